@@ -1,0 +1,5 @@
+//! One file per subcommand.
+
+pub mod check;
+pub mod emit;
+pub mod isa;

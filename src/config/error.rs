@@ -1,0 +1,77 @@
+//! Typed configuration errors. Each names the file, the key path, line and column, the
+//! offending value, the rule it breaks and a fix.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub line: usize,
+    pub col: usize,
+}
+
+impl Location {
+    /// Line and column (both 1-based) of byte `offset` in `src`.
+    pub fn of_offset(src: &str, offset: usize) -> Location {
+        let offset = offset.min(src.len());
+        let before = &src[..offset];
+        let line = before.matches('\n').count() + 1;
+        let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        Location { line, col }
+    }
+}
+
+/// One problem in one parameter file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub key: String,
+    pub location: Option<Location>,
+    pub value: Option<String>,
+    pub rule: String,
+    pub fix: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    /// The file could not be read at all.
+    Unreadable { file: String, reason: String },
+    /// One or more problems found in the file.
+    Invalid {
+        file: String,
+        problems: Vec<Problem>,
+    },
+}
+
+impl std::error::Error for ConfigError {}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Unreadable { file, reason } => {
+                writeln!(f, "error: cannot read parameter file {file}: {reason}")?;
+                write!(
+                    f,
+                    "  fix:  check the path; the shipped parameter files are in configs/"
+                )
+            }
+            ConfigError::Invalid { file, problems } => {
+                for (i, p) in problems.iter().enumerate() {
+                    if i > 0 {
+                        writeln!(f)?;
+                    }
+                    let loc = p
+                        .location
+                        .as_ref()
+                        .map(|l| format!(":{}:{}", l.line, l.col))
+                        .unwrap_or_default();
+                    match &p.value {
+                        Some(v) => writeln!(f, "error: {file}{loc}: {} = {v}", p.key)?,
+                        None => writeln!(f, "error: {file}{loc}: {}", p.key)?,
+                    }
+                    writeln!(f, "  rule: {}", p.rule)?;
+                    write!(f, "  fix:  {}", p.fix)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}

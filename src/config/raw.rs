@@ -1,0 +1,97 @@
+//! serde structs that mirror the parameter file exactly. Every leaf keeps its span so that
+//! validation can point at the line and column of a bad value. Unknown keys are errors.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+pub type S<T> = Spanned<T>;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    pub name: Option<S<String>>,
+    pub array: Option<RawArray>,
+    pub datatype: Option<RawDatatype>,
+    pub buffers: Option<RawBuffers>,
+    pub memory: Option<RawMemory>,
+    pub vector: Option<RawVector>,
+    pub reset: Option<RawReset>,
+    pub control: Option<RawControl>,
+    pub branch: Option<Vec<RawBranch>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawArray {
+    pub rows: Option<S<i64>>,
+    pub cols: Option<S<i64>>,
+    pub dataflow: Option<S<String>>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawDatatype {
+    pub input: Option<S<String>>,
+    pub weight: Option<S<String>>,
+    pub accumulator: Option<S<String>>,
+    pub output: Option<S<String>>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawBuffers {
+    pub input_depth: Option<S<i64>>,
+    pub weight_depth: Option<S<i64>>,
+    pub accumulator_depth: Option<S<i64>>,
+    pub output_depth: Option<S<i64>>,
+    pub accumulator_double_buffer: Option<S<bool>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMemory {
+    pub data_width_bits: Option<S<i64>>,
+    pub latency_cycles: Option<S<i64>>,
+    pub bytes_per_cycle: Option<S<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawVector {
+    pub ops: Option<S<Vec<S<String>>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReset {
+    pub style: Option<S<String>>,
+    pub active: Option<S<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawControl {
+    pub imem_depth: Option<S<i64>>,
+    pub queue_depth: Option<S<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBranch {
+    pub name: S<String>,
+    pub batch: Option<S<i64>>,
+    pub priority: Option<S<i64>>,
+    pub fifo_depth: Option<S<i64>>,
+    pub unit: Option<Vec<RawUnit>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUnit {
+    pub name: S<String>,
+    pub cpf: S<i64>,
+    pub kpf: S<i64>,
+    pub h: Option<S<i64>>,
+    pub buffers: Option<RawBuffers>,
+    pub datatype: Option<RawDatatype>,
+}

@@ -1,0 +1,9 @@
+//! hwgen: a generator of DNN accelerators. A TOML parameter file becomes a validated
+//! [`design::Design`], which becomes lint-clean Verilog through askama templates.
+
+pub mod config;
+pub mod design;
+pub mod filemap;
+pub mod isa;
+pub mod rtl;
+pub mod sim;

@@ -1,0 +1,43 @@
+//! The `hwgen` command line.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "hwgen",
+    version,
+    about = "Generate DNN accelerators: TOML parameters in, lint-clean Verilog out"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Validate a parameter file and write the accelerator's Verilog, file list and manifest.
+    Emit(cmd::emit::Args),
+    /// Validate a parameter file only.
+    Check(cmd::check::Args),
+    /// Print the instruction-set tables (markdown).
+    Isa(cmd::isa::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Emit(a) => cmd::emit::run(a),
+        Command::Check(a) => cmd::check::run(a),
+        Command::Isa(a) => cmd::isa::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

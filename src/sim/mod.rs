@@ -1,0 +1,3 @@
+//! Simulation support: building Verilator models of generated RTL and testbenches.
+
+pub mod verilator;

@@ -1,0 +1,167 @@
+//! Build a Verilator model once and reuse it: the model is cached under a directory named
+//! by the hash of everything that shapes it (sources, top, parameters, flags, Verilator's
+//! version), so each configuration is verilated once however many cases run on it.
+
+use crate::design::fnv1a64;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Environment variable that turns a missing simulator from a skip into a failure. The
+/// project's test command sets it.
+pub const REQUIRE_ENV: &str = "HWGEN_REQUIRE_SIMULATORS";
+
+#[derive(Debug)]
+pub enum SimError {
+    /// Verilator is not installed.
+    Missing,
+    /// A tool ran and failed.
+    Failed {
+        what: String,
+        log: String,
+    },
+    Io(std::io::Error),
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Missing => write!(
+                f,
+                "verilator was not found on PATH; install it with scripts/setup.sh (apt-get install verilator)"
+            ),
+            SimError::Failed { what, log } => write!(f, "{what} failed:\n{log}"),
+            SimError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+impl From<std::io::Error> for SimError {
+    fn from(e: std::io::Error) -> Self {
+        SimError::Io(e)
+    }
+}
+
+/// Verilator's version line, or `None` when it is not installed.
+pub fn version() -> Option<String> {
+    let out = Command::new("verilator").arg("--version").output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// What to verilate.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// Top module name.
+    pub top: String,
+    /// Verilog sources in dependency order.
+    pub sources: Vec<PathBuf>,
+    /// Include directories.
+    pub include_dirs: Vec<PathBuf>,
+    /// C++ harness (its `main` drives the model built with `--prefix Vtb`).
+    pub harness: PathBuf,
+    /// Top-level parameter overrides (`-GNAME=VALUE`).
+    pub params: Vec<(String, String)>,
+}
+
+impl Model {
+    fn key(&self, version: &str) -> std::io::Result<String> {
+        let mut text = format!("{version}\n{}\n", self.top);
+        for p in self.sources.iter().chain([&self.harness]) {
+            text.push_str(&std::fs::read_to_string(p)?);
+        }
+        for (k, v) in &self.params {
+            text.push_str(&format!("-G{k}={v}\n"));
+        }
+        Ok(format!("{:016x}", fnv1a64(text.as_bytes())))
+    }
+
+    /// Build (or reuse) the model under `cache`; returns the path of the executable.
+    pub fn build(&self, cache: &Path) -> Result<PathBuf, SimError> {
+        let version = version().ok_or(SimError::Missing)?;
+        let dir = cache.join(format!("{}-{}", self.top, self.key(&version)?));
+        let exe = dir.join("Vtb");
+        if exe.is_file() {
+            return Ok(exe);
+        }
+        std::fs::create_dir_all(cache)?;
+        // Build in a private directory and rename it into place, so concurrent test
+        // processes never see a half-built model.
+        let stage = tempfile::Builder::new()
+            .prefix(".build-")
+            .tempdir_in(cache)?;
+        let mut cmd = Command::new("verilator");
+        cmd.args([
+            "--cc",
+            "--exe",
+            "--build",
+            "-j",
+            "2",
+            "-O3",
+            "--x-assign",
+            "fast",
+            "--x-initial",
+            "fast",
+            "--prefix",
+            "Vtb",
+            "-o",
+            "Vtb",
+            "-Wno-fatal",
+            "-Wno-lint",
+            "-Wno-style",
+            "--top-module",
+        ])
+        .arg(&self.top)
+        .arg("--Mdir")
+        .arg(stage.path());
+        for d in &self.include_dirs {
+            cmd.arg(format!("-I{}", d.display()));
+        }
+        for (k, v) in &self.params {
+            cmd.arg(format!("-G{k}={v}"));
+        }
+        cmd.args(&self.sources).arg(&self.harness);
+        let out = cmd.output()?;
+        if !out.status.success() {
+            return Err(SimError::Failed {
+                what: format!("verilating {}", self.top),
+                log: format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                ),
+            });
+        }
+        let built = stage.keep();
+        match std::fs::rename(&built, &dir) {
+            Ok(()) => {}
+            // Another process finished the same model first; use theirs.
+            Err(_) if exe.is_file() => {
+                let _ = std::fs::remove_dir_all(&built);
+            }
+            Err(e) => return Err(e.into()),
+        }
+        Ok(exe)
+    }
+}
+
+/// Run a built model with plusargs; returns stdout, or the failure with its output.
+pub fn run(exe: &Path, plusargs: &[String]) -> Result<String, SimError> {
+    let out = Command::new(exe).args(plusargs).output()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if !out.status.success() || text.contains("ERROR") {
+        return Err(SimError::Failed {
+            what: format!("simulation {}", exe.display()),
+            log: text,
+        });
+    }
+    Ok(text)
+}

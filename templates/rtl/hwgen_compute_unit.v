@@ -1,0 +1,342 @@
+{{ c.banner }}
+// Compute queue executor with the systolic array. A matmul streams input rows (two-level
+// strided loop over the input buffer) through the array into contiguous accumulator rows,
+// overwriting or accumulating, and may at the same time preload the next weight tile into
+// the idle weight bank. A bank is refilled only after the vectors using it have drained.
+// Semaphores are released when the instruction's last result has been written.
+module hwgen_compute_unit #(
+  parameter integer       INSTR_W       = 160,
+  parameter integer       NUM_SEM       = 10,
+  parameter [NUM_SEM-1:0] CONSUMED      = {NUM_SEM{1'b0}},
+  parameter [NUM_SEM-1:0] PRODUCED      = {NUM_SEM{1'b0}},
+  parameter integer       ROWS          = 8,
+  parameter integer       COLS          = 8,
+  parameter integer       INPUT_W       = 8,
+  parameter integer       WEIGHT_W      = 8,
+  parameter integer       ACC_W         = 32,
+  parameter integer       INPUT_SIGNED  = 1,
+  parameter integer       WEIGHT_SIGNED = 1,
+  parameter integer       SPAD_ADDR_W   = 16
+) (
+  input  wire                     clk_i,
+  input  wire                     {{ c.rst }},
+  // queue head
+  input  wire                     head_valid_i,
+  input  wire [INSTR_W-1:0]       head_instr_i,
+  output wire                     head_pop_o,
+  // semaphores
+  input  wire [NUM_SEM-1:0]       sem_available_i,
+  output wire [NUM_SEM-1:0]       sem_acquire_o,
+  output wire [NUM_SEM-1:0]       sem_release_o,
+  // input buffer (read)
+  output wire                     in_re_o,
+  output wire [SPAD_ADDR_W-1:0]   in_addr_o,
+  input  wire [ROWS*INPUT_W-1:0]  in_data_i,
+  // weight buffer (read)
+  output wire                     w_re_o,
+  output wire [SPAD_ADDR_W-1:0]   w_addr_o,
+  input  wire [COLS*WEIGHT_W-1:0] w_data_i,
+  // accumulator (this unit has priority on both ports)
+  output wire                     acc_rd_valid_o,
+  output wire [SPAD_ADDR_W-1:0]   acc_rd_addr_o,
+  input  wire [COLS*ACC_W-1:0]    acc_rd_data_i,
+  output wire                     acc_wr_valid_o,
+  output wire [SPAD_ADDR_W-1:0]   acc_wr_addr_o,
+  output wire [COLS*ACC_W-1:0]    acc_wr_data_o,
+  // performance
+  output wire                     busy_o,
+  output wire                     stall_o,
+  output wire                     mac_active_o
+);
+
+  localparam integer LATENCY = ROWS + COLS - 1;
+  localparam integer DRAIN   = LATENCY + 2;
+  localparam integer DRAIN_W = $clog2(DRAIN + 1);
+  localparam integer PL_W    = $clog2(ROWS + 1);
+  localparam integer TAG_W   = NUM_SEM + 1 + SPAD_ADDR_W;
+  localparam [DRAIN_W-1:0]     DRAIN_N   = DRAIN[DRAIN_W-1:0];
+  localparam [DRAIN_W-1:0]     DRAIN_ONE = 1;
+  localparam [PL_W-1:0]        PL_ONE    = 1;
+  localparam [PL_W-1:0]        PL_ROWS   = ROWS[PL_W-1:0];
+  localparam integer           ROWS_M1_INT = ROWS - 1;
+  localparam [SPAD_ADDR_W-1:0] ROWS_M1   = ROWS_M1_INT[SPAD_ADDR_W-1:0];
+
+  wire [NUM_SEM-1:0] f_wait;
+  wire [NUM_SEM-1:0] f_signal;
+  wire               f_preload;
+  wire               f_swap;
+  wire               f_accumulate;
+  wire [15:0]        f_weight_addr;
+  wire [15:0]        f_input_addr;
+  wire [15:0]        f_acc_addr;
+  wire [11:0]        f_count0;
+  wire [11:0]        f_stride0;
+  wire [11:0]        f_count1;
+  wire [15:0]        f_stride1;
+
+  hwgen_decode_matmul u_decode (
+    .instr_i       (head_instr_i),
+    .wait_o        (f_wait),
+    .signal_o      (f_signal),
+    .preload_o     (f_preload),
+    .swap_o        (f_swap),
+    .accumulate_o  (f_accumulate),
+    .weight_addr_o (f_weight_addr),
+    .input_addr_o  (f_input_addr),
+    .acc_addr_o    (f_acc_addr),
+    .count0_o      (f_count0),
+    .stride0_o     (f_stride0),
+    .count1_o      (f_count1),
+    .stride1_o     (f_stride1)
+  );
+
+  reg                   busy_q;
+  reg                   busy_d;
+  reg                   bank_q;
+  reg                   bank_d;
+  reg                   accumulate_q;
+  reg                   accumulate_d;
+  reg [SPAD_ADDR_W-1:0] acc_base_q;
+  reg [SPAD_ADDR_W-1:0] acc_base_d;
+  reg [NUM_SEM-1:0]     release_q;
+  reg [NUM_SEM-1:0]     release_d;
+  // weight preload
+  reg                   pl_active_q;
+  reg                   pl_active_d;
+  reg [SPAD_ADDR_W-1:0] pl_base_q;
+  reg [SPAD_ADDR_W-1:0] pl_base_d;
+  reg [PL_W-1:0]        pl_issued_q;
+  reg [PL_W-1:0]        pl_issued_d;
+  reg                   pl_data_q;
+  reg [DRAIN_W-1:0]     drain0_q;
+  reg [DRAIN_W-1:0]     drain0_d;
+  reg [DRAIN_W-1:0]     drain1_q;
+  reg [DRAIN_W-1:0]     drain1_d;
+  // input stream: a row read this cycle enters the array next cycle
+  reg                   tok_valid_q;
+  reg [SPAD_ADDR_W-1:0] tok_addr_q;
+  reg [SPAD_ADDR_W-1:0] tok_addr_d;
+
+  wire                   start;
+  wire                   agen_valid;
+  wire                   agen_last;
+  wire [SPAD_ADDR_W-1:0] agen_addr;
+  wire [23:0]            agen_index;
+
+  hwgen_issue #(
+    .NUM_SEM  (NUM_SEM),
+    .CONSUMED (CONSUMED)
+  ) u_issue (
+    .head_valid_i    (head_valid_i),
+    .head_wait_i     (f_wait),
+    .exec_idle_i     (!busy_q),
+    .sem_available_i (sem_available_i),
+    .head_pop_o      (head_pop_o),
+    .sem_acquire_o   (sem_acquire_o),
+    .start_o         (start),
+    .stall_o         (stall_o)
+  );
+
+  hwgen_addr_gen #(
+    .ADDR_W    (SPAD_ADDR_W),
+    .COUNT_W   (12),
+    .STRIDE0_W (12),
+    .STRIDE1_W (16),
+    .INDEX_W   (24)
+  ) u_agen (
+    .clk_i       (clk_i),
+    .{{ c.rst }} ({{ c.rst }}),
+    .start_i     (start),
+    .base_i      (f_input_addr),
+    .count0_i    (f_count0),
+    .stride0_i   (f_stride0),
+    .count1_i    (f_count1),
+    .stride1_i   (f_stride1),
+    .advance_i   (busy_q),
+    .valid_o     (agen_valid),
+    .last_o      (agen_last),
+    .addr_o      (agen_addr),
+    .index_o     (agen_index)
+  );
+
+  wire unused_agen;
+  assign unused_agen = ^{agen_last, agen_index[23:SPAD_ADDR_W]};
+
+  // The preload fills the bank the current tile does not use.
+  wire pl_bank     = !bank_q;
+  wire pl_drained  = pl_bank ? (drain1_q == {DRAIN_W{1'b0}}) : (drain0_q == {DRAIN_W{1'b0}});
+  wire pl_read     = pl_active_q && pl_drained && (pl_issued_q != PL_ROWS);
+  wire stream_read = busy_q && agen_valid;
+  wire finished    = busy_q && !agen_valid && !tok_valid_q && !pl_active_q && !pl_data_q;
+
+  always @* begin
+    busy_d       = busy_q;
+    bank_d       = bank_q;
+    accumulate_d = accumulate_q;
+    acc_base_d   = acc_base_q;
+    release_d    = release_q;
+    pl_active_d  = pl_active_q;
+    pl_base_d    = pl_base_q;
+    pl_issued_d  = pl_issued_q;
+    tok_addr_d   = acc_base_q + agen_index[SPAD_ADDR_W-1:0];
+    drain0_d     = (drain0_q == {DRAIN_W{1'b0}}) ? drain0_q : drain0_q - DRAIN_ONE;
+    drain1_d     = (drain1_q == {DRAIN_W{1'b0}}) ? drain1_q : drain1_q - DRAIN_ONE;
+
+    if (start) begin
+      busy_d       = 1'b1;
+      bank_d       = f_swap ? !bank_q : bank_q;
+      accumulate_d = f_accumulate;
+      acc_base_d   = f_acc_addr;
+      release_d    = f_signal & PRODUCED;
+      pl_active_d  = f_preload;
+      pl_base_d    = f_weight_addr;
+      pl_issued_d  = {PL_W{1'b0}};
+    end else if (finished) begin
+      busy_d = 1'b0;
+    end
+
+    if (pl_read) begin
+      pl_issued_d = pl_issued_q + PL_ONE;
+      if (pl_issued_q == PL_ROWS - PL_ONE) begin
+        pl_active_d = 1'b0;
+      end
+    end
+
+    if (tok_valid_q) begin
+      if (bank_q) begin
+        drain1_d = DRAIN_N;
+      end else begin
+        drain0_d = DRAIN_N;
+      end
+    end
+  end
+
+  always @(posedge clk_i{{ c.rst_edge }}) begin
+    if ({{ c.rst_on }}) begin
+      busy_q       <= 1'b0;
+      bank_q       <= 1'b0;
+      accumulate_q <= 1'b0;
+      acc_base_q   <= {SPAD_ADDR_W{1'b0}};
+      release_q    <= {NUM_SEM{1'b0}};
+      pl_active_q  <= 1'b0;
+      pl_base_q    <= {SPAD_ADDR_W{1'b0}};
+      pl_issued_q  <= {PL_W{1'b0}};
+      pl_data_q    <= 1'b0;
+      drain0_q     <= {DRAIN_W{1'b0}};
+      drain1_q     <= {DRAIN_W{1'b0}};
+      tok_valid_q  <= 1'b0;
+      tok_addr_q   <= {SPAD_ADDR_W{1'b0}};
+    end else begin
+      busy_q       <= busy_d;
+      bank_q       <= bank_d;
+      accumulate_q <= accumulate_d;
+      acc_base_q   <= acc_base_d;
+      release_q    <= release_d;
+      pl_active_q  <= pl_active_d;
+      pl_base_q    <= pl_base_d;
+      pl_issued_q  <= pl_issued_d;
+      pl_data_q    <= pl_read;
+      drain0_q     <= drain0_d;
+      drain1_q     <= drain1_d;
+      tok_valid_q  <= stream_read;
+      tok_addr_q   <= tok_addr_d;
+    end
+  end
+
+  // Weight rows are read last row first: after ROWS shifts, row r holds weight_addr + r.
+  assign w_re_o   = pl_read;
+  assign w_addr_o = pl_base_q + ROWS_M1 - { {(SPAD_ADDR_W-PL_W){1'b0}}, pl_issued_q};
+  assign in_re_o   = stream_read;
+  assign in_addr_o = agen_addr;
+
+  // The systolic array. The tag carries the accumulator row, the accumulate flag and, on a
+  // bubble injected when the instruction finishes, the semaphores to release.
+  wire [TAG_W-1:0]       in_tag = {finished ? release_q : {NUM_SEM{1'b0}}, accumulate_q, tok_addr_q};
+  wire                   out_valid;
+  wire [TAG_W-1:0]       out_tag;
+  wire [COLS*ACC_W-1:0]  out_psum;
+
+  hwgen_systolic_array #(
+    .ROWS          (ROWS),
+    .COLS          (COLS),
+    .INPUT_W       (INPUT_W),
+    .WEIGHT_W      (WEIGHT_W),
+    .ACC_W         (ACC_W),
+    .INPUT_SIGNED  (INPUT_SIGNED),
+    .WEIGHT_SIGNED (WEIGHT_SIGNED),
+    .TAG_W         (TAG_W)
+  ) u_array (
+    .clk_i         (clk_i),
+    .{{ c.rst }}   ({{ c.rst }}),
+    .in_valid_i    (tok_valid_q),
+    .in_bank_i     (bank_q),
+    .in_tag_i      (in_tag),
+    .in_act_i      (in_data_i),
+    .wshift_en_i   (pl_data_q),
+    .wshift_bank_i (pl_bank),
+    .wshift_row_i  (w_data_i),
+    .out_valid_o   (out_valid),
+    .out_tag_o     (out_tag),
+    .out_psum_o    (out_psum)
+  );
+
+  wire [NUM_SEM-1:0]     out_release    = out_tag[TAG_W-1 -: NUM_SEM];
+  wire                   out_accumulate = out_tag[SPAD_ADDR_W];
+  wire [SPAD_ADDR_W-1:0] out_addr       = out_tag[SPAD_ADDR_W-1:0];
+
+  // Write-back: read the old row (accumulate) as the result leaves the array, add and write
+  // one cycle later. A row written in the previous cycle is forwarded.
+  reg                   wb_valid_q;
+  reg                   wb_accumulate_q;
+  reg [SPAD_ADDR_W-1:0] wb_addr_q;
+  reg [COLS*ACC_W-1:0]  wb_psum_q;
+  reg [NUM_SEM-1:0]     wb_release_q;
+  reg                   last_valid_q;
+  reg [SPAD_ADDR_W-1:0] last_addr_q;
+  reg [COLS*ACC_W-1:0]  last_data_q;
+  wire [COLS*ACC_W-1:0] wb_sum;
+
+  wire                  forward = last_valid_q && (last_addr_q == wb_addr_q);
+  wire [COLS*ACC_W-1:0] wb_old  = forward ? last_data_q : acc_rd_data_i;
+
+  genvar col;
+  generate
+    for (col = 0; col < COLS; col = col + 1) begin : gen_col
+      assign wb_sum[col*ACC_W +: ACC_W] = wb_accumulate_q
+          ? wb_old[col*ACC_W +: ACC_W] + wb_psum_q[col*ACC_W +: ACC_W]
+          : wb_psum_q[col*ACC_W +: ACC_W];
+    end
+  endgenerate
+
+  always @(posedge clk_i{{ c.rst_edge }}) begin
+    if ({{ c.rst_on }}) begin
+      wb_valid_q      <= 1'b0;
+      wb_accumulate_q <= 1'b0;
+      wb_addr_q       <= {SPAD_ADDR_W{1'b0}};
+      wb_psum_q       <= {(COLS*ACC_W){1'b0}};
+      wb_release_q    <= {NUM_SEM{1'b0}};
+      last_valid_q    <= 1'b0;
+      last_addr_q     <= {SPAD_ADDR_W{1'b0}};
+      last_data_q     <= {(COLS*ACC_W){1'b0}};
+    end else begin
+      wb_valid_q      <= out_valid;
+      wb_accumulate_q <= out_accumulate;
+      wb_addr_q       <= out_addr;
+      wb_psum_q       <= out_psum;
+      wb_release_q    <= out_release;
+      last_valid_q    <= wb_valid_q;
+      last_addr_q     <= wb_addr_q;
+      last_data_q     <= wb_sum;
+    end
+  end
+
+  assign acc_rd_valid_o = out_valid && out_accumulate;
+  assign acc_rd_addr_o  = out_addr;
+  assign acc_wr_valid_o = wb_valid_q;
+  assign acc_wr_addr_o  = wb_addr_q;
+  assign acc_wr_data_o  = wb_sum;
+  assign sem_release_o  = wb_release_q;
+  assign busy_o         = busy_q;
+  assign mac_active_o   = tok_valid_q;
+
+endmodule

@@ -1,0 +1,589 @@
+{{ c.banner }}
+// One engine: instruction memory, fetch and dispatch, four in-order queues (load, compute,
+// vector, store) synchronised by counting semaphores, the scratchpads, the systolic array,
+// the vector unit and one external-memory port shared by the load and store units.
+`include "hwgen_isa.vh"
+module hwgen_core #(
+  // array and datatypes
+  parameter integer CPF           = 8,
+  parameter integer KPF           = 8,
+  parameter integer INPUT_W       = 8,
+  parameter integer INPUT_SIGNED  = 1,
+  parameter integer WEIGHT_W      = 8,
+  parameter integer WEIGHT_SIGNED = 1,
+  parameter integer ACC_W         = 32,
+  parameter integer OUTPUT_W      = 8,
+  parameter integer OUTPUT_SIGNED = 1,
+  // scratchpads (entries)
+  parameter integer INPUT_DEPTH   = 512,
+  parameter integer WEIGHT_DEPTH  = 512,
+  parameter integer ACC_DEPTH     = 256,
+  parameter integer ACC_BANKS     = 2,
+  parameter integer OUTPUT_DEPTH  = 256,
+  // memory and control
+  parameter integer MEM_W         = 64,
+  parameter integer MEM_ADDR_W    = 32,
+  parameter integer RSP_DEPTH     = 32,
+  parameter integer IMEM_DEPTH    = 1024,
+  parameter integer IMEM_ADDR_W   = 10,
+  parameter integer QUEUE_DEPTH   = 8,
+  parameter integer SEM_COUNT_W   = 4,
+  // vector operations
+  parameter integer ENABLE_BIAS   = 1,
+  parameter integer ENABLE_RELU   = 1,
+  parameter integer ENABLE_POOL   = 1,
+  parameter integer ENABLE_ADD    = 1
+) (
+  input  wire                       clk_i,
+  input  wire                       {{ c.rst }},
+  // control
+  input  wire                       start_i,
+  output wire                       busy_o,
+  output wire                       error_o,
+  // program load
+  input  wire                       prog_we_i,
+  input  wire [IMEM_ADDR_W-1:0]     prog_addr_i,
+  input  wire [`HWGEN_INSTR_W-1:0]  prog_data_i,
+  // external memory
+  output wire                       mem_req_valid_o,
+  input  wire                       mem_req_ready_i,
+  output wire                       mem_req_write_o,
+  output wire [MEM_ADDR_W-1:0]      mem_req_addr_o,
+  output wire [MEM_W-1:0]           mem_req_wdata_o,
+  input  wire                       mem_rsp_valid_i,
+  input  wire [MEM_W-1:0]           mem_rsp_rdata_i,
+  // stream from the previous unit of the branch
+  input  wire                       stream_in_valid_i,
+  output wire                       stream_in_ready_o,
+  input  wire [MEM_W-1:0]           stream_in_data_i,
+  // stream to the next unit of the branch
+  output wire                       stream_out_valid_o,
+  input  wire                       stream_out_ready_i,
+  output wire [MEM_W-1:0]           stream_out_data_o,
+  // performance counters, `HWGEN_PERF_COUNTERS x 32 bits
+  output wire [`HWGEN_PERF_COUNTERS*32-1:0] perf_o
+);
+
+  localparam integer INSTR_W      = `HWGEN_INSTR_W;
+  localparam integer NUM_SEM      = `HWGEN_NUM_SEM;
+  localparam integer SPAD_ADDR_W  = `HWGEN_SPAD_ADDR_W;
+  localparam integer QUEUE_PTR_W  = $clog2(QUEUE_DEPTH);
+  localparam integer RSP_PTR_W    = $clog2(RSP_DEPTH);
+  localparam integer INPUT_ROW_W  = CPF * INPUT_W;
+  localparam integer WEIGHT_ROW_W = KPF * WEIGHT_W;
+  localparam integer ACC_ROW_W    = KPF * ACC_W;
+  localparam integer OUTPUT_ROW_W = KPF * OUTPUT_W;
+  localparam integer BEATS_INPUT  = INPUT_ROW_W / MEM_W;
+  localparam integer BEATS_WEIGHT = WEIGHT_ROW_W / MEM_W;
+  localparam integer BEATS_ACC    = ACC_ROW_W / MEM_W;
+  localparam integer BEATS_OUTPUT = OUTPUT_ROW_W / MEM_W;
+  localparam integer ROW_MAX_W    = max4(INPUT_ROW_W, WEIGHT_ROW_W, ACC_ROW_W, OUTPUT_ROW_W);
+  localparam integer BEAT_W       = $clog2(ROW_MAX_W / MEM_W + 1);
+  localparam integer STORE_BEAT_W = $clog2(BEATS_OUTPUT + 1);
+
+  function integer max4;
+    input integer a;
+    input integer b;
+    input integer c;
+    input integer d;
+    integer m;
+    begin
+      m = a;
+      if (b > m) m = b;
+      if (c > m) m = c;
+      if (d > m) m = d;
+      max4 = m;
+    end
+  endfunction
+
+  // ---------------------------------------------------------------------------------------
+  // Run control: busy from start until fetch has stopped and every queue has drained.
+  // ---------------------------------------------------------------------------------------
+  wire       fetching;
+  wire       illegal;
+  wire [3:0] queue_valid;
+  wire [3:0] exec_busy;
+  wire [3:0] exec_stall;
+  wire       mac_active;
+  wire [NUM_SEM-1:0] sem_overflow;
+  reg        running_q;
+  reg        running_d;
+
+  wire idle_now = !start_i && !fetching && (queue_valid == 4'b0000) && (exec_busy == 4'b0000);
+
+  always @* begin
+    running_d = running_q;
+    if (start_i) begin
+      running_d = 1'b1;
+    end else if (idle_now) begin
+      running_d = 1'b0;
+    end
+  end
+
+  always @(posedge clk_i{{ c.rst_edge }}) begin
+    if ({{ c.rst_on }}) begin
+      running_q <= 1'b0;
+    end else begin
+      running_q <= running_d;
+    end
+  end
+
+  assign busy_o  = running_q;
+  assign error_o = illegal || (sem_overflow != {NUM_SEM{1'b0}});
+
+  // ---------------------------------------------------------------------------------------
+  // Instruction memory, fetch and the four queues.
+  // ---------------------------------------------------------------------------------------
+  wire                   imem_re;
+  wire [IMEM_ADDR_W-1:0] imem_addr;
+  wire [INSTR_W-1:0]     imem_data;
+  wire [3:0]             push_valid;
+  wire [3:0]             push_ready;
+  wire [INSTR_W-1:0]     push_data;
+  wire [3:0]             head_pop;
+  wire [4*INSTR_W-1:0]   head_instr;
+
+  hwgen_sram #(
+    .WIDTH   (INSTR_W),
+    .DEPTH   (IMEM_DEPTH),
+    .ADDR_W  (IMEM_ADDR_W),
+    .INDEX_W (IMEM_ADDR_W)
+  ) u_imem (
+    .clk_i   (clk_i),
+    .we_i    (prog_we_i),
+    .waddr_i (prog_addr_i),
+    .wdata_i (prog_data_i),
+    .re_i    (imem_re),
+    .raddr_i (imem_addr),
+    .rdata_o (imem_data)
+  );
+
+  hwgen_fetch #(
+    .INSTR_W     (INSTR_W),
+    .IMEM_ADDR_W (IMEM_ADDR_W)
+  ) u_fetch (
+    .clk_i         (clk_i),
+    .{{ c.rst }}   ({{ c.rst }}),
+    .start_i       (start_i),
+    .imem_re_o     (imem_re),
+    .imem_addr_o   (imem_addr),
+    .imem_data_i   (imem_data),
+    .queue_valid_o (push_valid),
+    .queue_ready_i (push_ready),
+    .queue_data_o  (push_data),
+    .fetching_o    (fetching),
+    .illegal_o     (illegal)
+  );
+
+  genvar q;
+  generate
+    for (q = 0; q < 4; q = q + 1) begin : gen_queue
+      wire [QUEUE_PTR_W:0] unused_count;
+      hwgen_fifo #(
+        .WIDTH   (INSTR_W),
+        .DEPTH   (QUEUE_DEPTH),
+        .PTR_W   (QUEUE_PTR_W),
+        .COUNT_W (QUEUE_PTR_W + 1)
+      ) u_queue (
+        .clk_i       (clk_i),
+        .{{ c.rst }} ({{ c.rst }}),
+        .in_valid_i  (push_valid[q]),
+        .in_ready_o  (push_ready[q]),
+        .in_data_i   (push_data),
+        .out_valid_o (queue_valid[q]),
+        .out_ready_i (head_pop[q]),
+        .out_data_o  (head_instr[q*INSTR_W +: INSTR_W]),
+        .count_o     (unused_count)
+      );
+    end
+  endgenerate
+
+  // ---------------------------------------------------------------------------------------
+  // Semaphores: each is released by its producer queue and acquired by its consumer queue.
+  // ---------------------------------------------------------------------------------------
+  wire [NUM_SEM-1:0] sem_available;
+  wire [NUM_SEM-1:0] load_acquire;
+  wire [NUM_SEM-1:0] load_release;
+  wire [NUM_SEM-1:0] compute_acquire;
+  wire [NUM_SEM-1:0] compute_release;
+  wire [NUM_SEM-1:0] vector_acquire;
+  wire [NUM_SEM-1:0] vector_release;
+  wire [NUM_SEM-1:0] store_acquire;
+  wire [NUM_SEM-1:0] store_release;
+
+  wire [NUM_SEM-1:0] sem_release = load_release | compute_release | vector_release | store_release;
+  wire [NUM_SEM-1:0] sem_acquire = load_acquire | compute_acquire | vector_acquire | store_acquire;
+
+  genvar s;
+  generate
+    for (s = 0; s < NUM_SEM; s = s + 1) begin : gen_sem
+      hwgen_semaphore #(
+        .COUNT_W (SEM_COUNT_W)
+      ) u_sem (
+        .clk_i       (clk_i),
+        .{{ c.rst }} ({{ c.rst }}),
+        .clear_i     (start_i),
+        .release_i   (sem_release[s]),
+        .acquire_i   (sem_acquire[s]),
+        .available_o (sem_available[s]),
+        .overflow_o  (sem_overflow[s])
+      );
+    end
+  endgenerate
+
+  // ---------------------------------------------------------------------------------------
+  // Scratchpads.
+  // ---------------------------------------------------------------------------------------
+  wire                   ld_wr_valid;
+  wire                   ld_wr_ready;
+  wire [1:0]             ld_wr_buffer;
+  wire [SPAD_ADDR_W-1:0] ld_wr_addr;
+  wire [ROW_MAX_W-1:0]   ld_wr_data;
+
+  wire                    in_re;
+  wire [SPAD_ADDR_W-1:0]  in_addr;
+  wire [INPUT_ROW_W-1:0]  in_data;
+  wire                    w_re;
+  wire [SPAD_ADDR_W-1:0]  w_addr;
+  wire [WEIGHT_ROW_W-1:0] w_data;
+
+  wire                   acc_hi_rd_valid;
+  wire [SPAD_ADDR_W-1:0] acc_hi_rd_addr;
+  wire [ACC_ROW_W-1:0]   acc_hi_rd_data;
+  wire                   acc_lo_rd_valid;
+  wire [SPAD_ADDR_W-1:0] acc_lo_rd_addr;
+  wire                   acc_lo_rd_grant;
+  wire [ACC_ROW_W-1:0]   acc_lo_rd_data;
+  wire                   acc_hi_wr_valid;
+  wire [SPAD_ADDR_W-1:0] acc_hi_wr_addr;
+  wire [ACC_ROW_W-1:0]   acc_hi_wr_data;
+  wire                   acc_lo_wr_grant;
+
+  wire                    out_hi_rd_valid;
+  wire [SPAD_ADDR_W-1:0]  out_hi_rd_addr;
+  wire [OUTPUT_ROW_W-1:0] out_hi_rd_data;
+  wire                    out_lo_rd_valid;
+  wire [SPAD_ADDR_W-1:0]  out_lo_rd_addr;
+  wire                    out_lo_rd_grant;
+  wire [OUTPUT_ROW_W-1:0] out_lo_rd_data;
+  wire                    out_hi_wr_valid;
+  wire [SPAD_ADDR_W-1:0]  out_hi_wr_addr;
+  wire [OUTPUT_ROW_W-1:0] out_hi_wr_data;
+  wire                    out_lo_wr_grant;
+
+  wire ld_to_input  = ld_wr_valid && (ld_wr_buffer == `HWGEN_BUFFER_INPUT);
+  wire ld_to_weight = ld_wr_valid && (ld_wr_buffer == `HWGEN_BUFFER_WEIGHT);
+  wire ld_to_acc    = ld_wr_valid && (ld_wr_buffer == `HWGEN_BUFFER_ACCUMULATOR);
+  wire ld_to_output = ld_wr_valid && (ld_wr_buffer == `HWGEN_BUFFER_OUTPUT);
+
+  assign ld_wr_ready = ld_to_input || ld_to_weight || acc_lo_wr_grant || out_lo_wr_grant;
+
+  hwgen_sram #(
+    .WIDTH   (INPUT_ROW_W),
+    .DEPTH   (INPUT_DEPTH),
+    .ADDR_W  (SPAD_ADDR_W),
+    .INDEX_W ($clog2(INPUT_DEPTH))
+  ) u_input_buffer (
+    .clk_i   (clk_i),
+    .we_i    (ld_to_input),
+    .waddr_i (ld_wr_addr),
+    .wdata_i (ld_wr_data[INPUT_ROW_W-1:0]),
+    .re_i    (in_re),
+    .raddr_i (in_addr),
+    .rdata_o (in_data)
+  );
+
+  hwgen_sram #(
+    .WIDTH   (WEIGHT_ROW_W),
+    .DEPTH   (WEIGHT_DEPTH),
+    .ADDR_W  (SPAD_ADDR_W),
+    .INDEX_W ($clog2(WEIGHT_DEPTH))
+  ) u_weight_buffer (
+    .clk_i   (clk_i),
+    .we_i    (ld_to_weight),
+    .waddr_i (ld_wr_addr),
+    .wdata_i (ld_wr_data[WEIGHT_ROW_W-1:0]),
+    .re_i    (w_re),
+    .raddr_i (w_addr),
+    .rdata_o (w_data)
+  );
+
+  hwgen_shared_buffer #(
+    .WIDTH   (ACC_ROW_W),
+    .DEPTH   (ACC_DEPTH),
+    .INDEX_W ($clog2(ACC_DEPTH)),
+    .BANKS   (ACC_BANKS),
+    .ADDR_W  (SPAD_ADDR_W)
+  ) u_acc_buffer (
+    .clk_i         (clk_i),
+    .{{ c.rst }}   ({{ c.rst }}),
+    .hi_rd_valid_i (acc_hi_rd_valid),
+    .hi_rd_addr_i  (acc_hi_rd_addr),
+    .hi_rd_data_o  (acc_hi_rd_data),
+    .lo_rd_valid_i (acc_lo_rd_valid),
+    .lo_rd_addr_i  (acc_lo_rd_addr),
+    .lo_rd_grant_o (acc_lo_rd_grant),
+    .lo_rd_data_o  (acc_lo_rd_data),
+    .hi_wr_valid_i (acc_hi_wr_valid),
+    .hi_wr_addr_i  (acc_hi_wr_addr),
+    .hi_wr_data_i  (acc_hi_wr_data),
+    .lo_wr_valid_i (ld_to_acc),
+    .lo_wr_addr_i  (ld_wr_addr),
+    .lo_wr_data_i  (ld_wr_data[ACC_ROW_W-1:0]),
+    .lo_wr_grant_o (acc_lo_wr_grant)
+  );
+
+  hwgen_shared_buffer #(
+    .WIDTH   (OUTPUT_ROW_W),
+    .DEPTH   (OUTPUT_DEPTH),
+    .INDEX_W ($clog2(OUTPUT_DEPTH)),
+    .BANKS   (1),
+    .ADDR_W  (SPAD_ADDR_W)
+  ) u_output_buffer (
+    .clk_i         (clk_i),
+    .{{ c.rst }}   ({{ c.rst }}),
+    .hi_rd_valid_i (out_hi_rd_valid),
+    .hi_rd_addr_i  (out_hi_rd_addr),
+    .hi_rd_data_o  (out_hi_rd_data),
+    .lo_rd_valid_i (out_lo_rd_valid),
+    .lo_rd_addr_i  (out_lo_rd_addr),
+    .lo_rd_grant_o (out_lo_rd_grant),
+    .lo_rd_data_o  (out_lo_rd_data),
+    .hi_wr_valid_i (out_hi_wr_valid),
+    .hi_wr_addr_i  (out_hi_wr_addr),
+    .hi_wr_data_i  (out_hi_wr_data),
+    .lo_wr_valid_i (ld_to_output),
+    .lo_wr_addr_i  (ld_wr_addr),
+    .lo_wr_data_i  (ld_wr_data[OUTPUT_ROW_W-1:0]),
+    .lo_wr_grant_o (out_lo_wr_grant)
+  );
+
+  // ---------------------------------------------------------------------------------------
+  // Executors.
+  // ---------------------------------------------------------------------------------------
+  wire                  ld_mem_valid;
+  wire                  ld_mem_ready;
+  wire [MEM_ADDR_W-1:0] ld_mem_addr;
+  wire                  ld_rsp_valid;
+  wire                  st_mem_valid;
+  wire                  st_mem_ready;
+  wire [MEM_ADDR_W-1:0] st_mem_addr;
+  wire [MEM_W-1:0]      st_mem_wdata;
+  wire                  unused_st_rsp_valid;
+  wire [MEM_W-1:0]      port_rsp_rdata;
+
+  hwgen_load_unit #(
+    .INSTR_W      (INSTR_W),
+    .NUM_SEM      (NUM_SEM),
+    .CONSUMED     (`HWGEN_SEM_CONSUMED_BY_LOAD),
+    .PRODUCED     (`HWGEN_SEM_PRODUCED_BY_LOAD),
+    .MEM_W        (MEM_W),
+    .ADDR_W       (MEM_ADDR_W),
+    .SPAD_ADDR_W  (SPAD_ADDR_W),
+    .BEATS_INPUT  (BEATS_INPUT),
+    .BEATS_WEIGHT (BEATS_WEIGHT),
+    .BEATS_ACC    (BEATS_ACC),
+    .BEATS_OUTPUT (BEATS_OUTPUT),
+    .BEAT_W       (BEAT_W),
+    .ROW_MAX_W    (ROW_MAX_W),
+    .RSP_DEPTH    (RSP_DEPTH),
+    .RSP_PTR_W    (RSP_PTR_W)
+  ) u_load (
+    .clk_i           (clk_i),
+    .{{ c.rst }}     ({{ c.rst }}),
+    .head_valid_i    (queue_valid[`HWGEN_QUEUE_LOAD]),
+    .head_instr_i    (head_instr[`HWGEN_QUEUE_LOAD*INSTR_W +: INSTR_W]),
+    .head_pop_o      (head_pop[`HWGEN_QUEUE_LOAD]),
+    .sem_available_i (sem_available),
+    .sem_acquire_o   (load_acquire),
+    .sem_release_o   (load_release),
+    .mem_req_valid_o (ld_mem_valid),
+    .mem_req_ready_i (ld_mem_ready),
+    .mem_req_addr_o  (ld_mem_addr),
+    .mem_rsp_valid_i (ld_rsp_valid),
+    .mem_rsp_rdata_i (port_rsp_rdata),
+    .stream_valid_i  (stream_in_valid_i),
+    .stream_ready_o  (stream_in_ready_o),
+    .stream_data_i   (stream_in_data_i),
+    .wr_valid_o      (ld_wr_valid),
+    .wr_ready_i      (ld_wr_ready),
+    .wr_buffer_o     (ld_wr_buffer),
+    .wr_addr_o       (ld_wr_addr),
+    .wr_data_o       (ld_wr_data),
+    .busy_o          (exec_busy[`HWGEN_QUEUE_LOAD]),
+    .stall_o         (exec_stall[`HWGEN_QUEUE_LOAD])
+  );
+
+  hwgen_compute_unit #(
+    .INSTR_W       (INSTR_W),
+    .NUM_SEM       (NUM_SEM),
+    .CONSUMED      (`HWGEN_SEM_CONSUMED_BY_COMPUTE),
+    .PRODUCED      (`HWGEN_SEM_PRODUCED_BY_COMPUTE),
+    .ROWS          (CPF),
+    .COLS          (KPF),
+    .INPUT_W       (INPUT_W),
+    .WEIGHT_W      (WEIGHT_W),
+    .ACC_W         (ACC_W),
+    .INPUT_SIGNED  (INPUT_SIGNED),
+    .WEIGHT_SIGNED (WEIGHT_SIGNED),
+    .SPAD_ADDR_W   (SPAD_ADDR_W)
+  ) u_compute (
+    .clk_i           (clk_i),
+    .{{ c.rst }}     ({{ c.rst }}),
+    .head_valid_i    (queue_valid[`HWGEN_QUEUE_COMPUTE]),
+    .head_instr_i    (head_instr[`HWGEN_QUEUE_COMPUTE*INSTR_W +: INSTR_W]),
+    .head_pop_o      (head_pop[`HWGEN_QUEUE_COMPUTE]),
+    .sem_available_i (sem_available),
+    .sem_acquire_o   (compute_acquire),
+    .sem_release_o   (compute_release),
+    .in_re_o         (in_re),
+    .in_addr_o       (in_addr),
+    .in_data_i       (in_data),
+    .w_re_o          (w_re),
+    .w_addr_o        (w_addr),
+    .w_data_i        (w_data),
+    .acc_rd_valid_o  (acc_hi_rd_valid),
+    .acc_rd_addr_o   (acc_hi_rd_addr),
+    .acc_rd_data_i   (acc_hi_rd_data),
+    .acc_wr_valid_o  (acc_hi_wr_valid),
+    .acc_wr_addr_o   (acc_hi_wr_addr),
+    .acc_wr_data_o   (acc_hi_wr_data),
+    .busy_o          (exec_busy[`HWGEN_QUEUE_COMPUTE]),
+    .stall_o         (exec_stall[`HWGEN_QUEUE_COMPUTE]),
+    .mac_active_o    (mac_active)
+  );
+
+  hwgen_vector_unit #(
+    .INSTR_W     (INSTR_W),
+    .NUM_SEM     (NUM_SEM),
+    .CONSUMED    (`HWGEN_SEM_CONSUMED_BY_VECTOR),
+    .PRODUCED    (`HWGEN_SEM_PRODUCED_BY_VECTOR),
+    .COLS        (KPF),
+    .ACC_W       (ACC_W),
+    .OUT_W       (OUTPUT_W),
+    .OUT_SIGNED  (OUTPUT_SIGNED),
+    .SPAD_ADDR_W (SPAD_ADDR_W),
+    .ENABLE_BIAS (ENABLE_BIAS),
+    .ENABLE_RELU (ENABLE_RELU),
+    .ENABLE_POOL (ENABLE_POOL),
+    .ENABLE_ADD  (ENABLE_ADD)
+  ) u_vector (
+    .clk_i           (clk_i),
+    .{{ c.rst }}     ({{ c.rst }}),
+    .head_valid_i    (queue_valid[`HWGEN_QUEUE_VECTOR]),
+    .head_instr_i    (head_instr[`HWGEN_QUEUE_VECTOR*INSTR_W +: INSTR_W]),
+    .head_pop_o      (head_pop[`HWGEN_QUEUE_VECTOR]),
+    .sem_available_i (sem_available),
+    .sem_acquire_o   (vector_acquire),
+    .sem_release_o   (vector_release),
+    .acc_rd_valid_o  (acc_lo_rd_valid),
+    .acc_rd_addr_o   (acc_lo_rd_addr),
+    .acc_rd_grant_i  (acc_lo_rd_grant),
+    .acc_rd_data_i   (acc_lo_rd_data),
+    .out_rd_valid_o  (out_hi_rd_valid),
+    .out_rd_addr_o   (out_hi_rd_addr),
+    .out_rd_data_i   (out_hi_rd_data),
+    .out_wr_valid_o  (out_hi_wr_valid),
+    .out_wr_addr_o   (out_hi_wr_addr),
+    .out_wr_data_o   (out_hi_wr_data),
+    .busy_o          (exec_busy[`HWGEN_QUEUE_VECTOR]),
+    .stall_o         (exec_stall[`HWGEN_QUEUE_VECTOR])
+  );
+
+  hwgen_store_unit #(
+    .INSTR_W     (INSTR_W),
+    .NUM_SEM     (NUM_SEM),
+    .CONSUMED    (`HWGEN_SEM_CONSUMED_BY_STORE),
+    .PRODUCED    (`HWGEN_SEM_PRODUCED_BY_STORE),
+    .MEM_W       (MEM_W),
+    .ADDR_W      (MEM_ADDR_W),
+    .SPAD_ADDR_W (SPAD_ADDR_W),
+    .BEATS       (BEATS_OUTPUT),
+    .BEAT_W      (STORE_BEAT_W),
+    .ROW_W       (OUTPUT_ROW_W)
+  ) u_store (
+    .clk_i           (clk_i),
+    .{{ c.rst }}     ({{ c.rst }}),
+    .head_valid_i    (queue_valid[`HWGEN_QUEUE_STORE]),
+    .head_instr_i    (head_instr[`HWGEN_QUEUE_STORE*INSTR_W +: INSTR_W]),
+    .head_pop_o      (head_pop[`HWGEN_QUEUE_STORE]),
+    .sem_available_i (sem_available),
+    .sem_acquire_o   (store_acquire),
+    .sem_release_o   (store_release),
+    .rd_valid_o      (out_lo_rd_valid),
+    .rd_addr_o       (out_lo_rd_addr),
+    .rd_grant_i      (out_lo_rd_grant),
+    .rd_data_i       (out_lo_rd_data),
+    .mem_req_valid_o (st_mem_valid),
+    .mem_req_ready_i (st_mem_ready),
+    .mem_req_addr_o  (st_mem_addr),
+    .mem_req_wdata_o (st_mem_wdata),
+    .stream_valid_o  (stream_out_valid_o),
+    .stream_ready_i  (stream_out_ready_i),
+    .stream_data_o   (stream_out_data_o),
+    .busy_o          (exec_busy[`HWGEN_QUEUE_STORE]),
+    .stall_o         (exec_stall[`HWGEN_QUEUE_STORE])
+  );
+
+  // Load (port 0) and store (port 1) share the unit's memory port.
+  hwgen_mem_arbiter #(
+    .PORTS    (2),
+    .PORT_W   (1),
+    .ADDR_W   (MEM_ADDR_W),
+    .DATA_W   (MEM_W),
+    .ID_DEPTH (RSP_DEPTH),
+    .ID_PTR_W (RSP_PTR_W)
+  ) u_port (
+    .clk_i           (clk_i),
+    .{{ c.rst }}     ({{ c.rst }}),
+    .req_valid_i     ({st_mem_valid, ld_mem_valid}),
+    .req_ready_o     ({st_mem_ready, ld_mem_ready}),
+    .req_write_i     (2'b10),
+    .req_addr_i      ({st_mem_addr, ld_mem_addr}),
+    .req_wdata_i     ({st_mem_wdata, {MEM_W{1'b0}}}),
+    .rsp_valid_o     ({unused_st_rsp_valid, ld_rsp_valid}),
+    .rsp_rdata_o     (port_rsp_rdata),
+    .mem_req_valid_o (mem_req_valid_o),
+    .mem_req_ready_i (mem_req_ready_i),
+    .mem_req_write_o (mem_req_write_o),
+    .mem_req_addr_o  (mem_req_addr_o),
+    .mem_req_wdata_o (mem_req_wdata_o),
+    .mem_rsp_valid_i (mem_rsp_valid_i),
+    .mem_rsp_rdata_i (mem_rsp_rdata_i)
+  );
+
+  // ---------------------------------------------------------------------------------------
+  // Performance counters, cleared by start: busy and stall cycles of each queue (load,
+  // compute, vector, store) and cycles in which a vector entered the systolic array.
+  // ---------------------------------------------------------------------------------------
+  wire [`HWGEN_PERF_COUNTERS-1:0] perf_event = {mac_active,
+                                                exec_stall[3], exec_busy[3],
+                                                exec_stall[2], exec_busy[2],
+                                                exec_stall[1], exec_busy[1],
+                                                exec_stall[0], exec_busy[0]};
+
+  genvar k;
+  generate
+    for (k = 0; k < `HWGEN_PERF_COUNTERS; k = k + 1) begin : gen_perf
+      reg [31:0] count_q;
+      reg [31:0] count_d;
+      always @* begin
+        count_d = count_q;
+        if (start_i) begin
+          count_d = 32'd0;
+        end else if (running_q && perf_event[k]) begin
+          count_d = count_q + 32'd1;
+        end
+      end
+      always @(posedge clk_i{{ c.rst_edge }}) begin
+        if ({{ c.rst_on }}) begin
+          count_q <= 32'd0;
+        end else begin
+          count_q <= count_d;
+        end
+      end
+      assign perf_o[k*32 +: 32] = count_q;
+    end
+  endgenerate
+
+endmodule

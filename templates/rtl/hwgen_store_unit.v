@@ -1,0 +1,231 @@
+{{ c.banner }}
+// Store queue executor: reads output-buffer rows and writes them, BEATS beats per row
+// (least significant first), to external memory or to the downstream stream, addressed by a
+// two-level strided loop.
+module hwgen_store_unit #(
+  parameter integer       INSTR_W     = 160,
+  parameter integer       NUM_SEM     = 10,
+  parameter [NUM_SEM-1:0] CONSUMED    = {NUM_SEM{1'b0}},
+  parameter [NUM_SEM-1:0] PRODUCED    = {NUM_SEM{1'b0}},
+  parameter integer       MEM_W       = 64,
+  parameter integer       ADDR_W      = 32,
+  parameter integer       SPAD_ADDR_W = 16,
+  parameter integer       BEATS       = 1,
+  parameter integer       BEAT_W      = 1,
+  parameter integer       ROW_W       = 64
+) (
+  input  wire                   clk_i,
+  input  wire                   {{ c.rst }},
+  // queue head
+  input  wire                   head_valid_i,
+  input  wire [INSTR_W-1:0]     head_instr_i,
+  output wire                   head_pop_o,
+  // semaphores
+  input  wire [NUM_SEM-1:0]     sem_available_i,
+  output wire [NUM_SEM-1:0]     sem_acquire_o,
+  output wire [NUM_SEM-1:0]     sem_release_o,
+  // output-buffer reads
+  output wire                   rd_valid_o,
+  output wire [SPAD_ADDR_W-1:0] rd_addr_o,
+  input  wire                   rd_grant_i,
+  input  wire [ROW_W-1:0]       rd_data_i,
+  // external memory (writes only)
+  output wire                   mem_req_valid_o,
+  input  wire                   mem_req_ready_i,
+  output wire [ADDR_W-1:0]      mem_req_addr_o,
+  output wire [MEM_W-1:0]       mem_req_wdata_o,
+  // downstream stream
+  output wire                   stream_valid_o,
+  input  wire                   stream_ready_i,
+  output wire [MEM_W-1:0]       stream_data_o,
+  // performance
+  output wire                   busy_o,
+  output wire                   stall_o
+);
+
+  localparam [1:0]        PHASE_IDLE = 2'd0;
+  localparam [1:0]        PHASE_READ = 2'd1;
+  localparam [1:0]        PHASE_LOAD = 2'd2;
+  localparam [1:0]        PHASE_SEND = 2'd3;
+  localparam [BEAT_W-1:0] BEAT_ONE   = 1;
+  localparam integer      BEATS_M1   = BEATS - 1;
+  localparam [BEAT_W-1:0] BEAT_LAST  = BEATS_M1[BEAT_W-1:0];
+
+  wire [NUM_SEM-1:0] f_wait;
+  wire [NUM_SEM-1:0] f_signal;
+  wire               f_stream;
+  wire [1:0]         f_buffer;
+  wire [15:0]        f_spad_addr;
+  wire [31:0]        f_ext_addr;
+  wire [11:0]        f_count0;
+  wire [19:0]        f_stride0;
+  wire [11:0]        f_count1;
+  wire [23:0]        f_stride1;
+
+  hwgen_decode_transfer u_decode (
+    .instr_i     (head_instr_i),
+    .wait_o      (f_wait),
+    .signal_o    (f_signal),
+    .stream_o    (f_stream),
+    .buffer_o    (f_buffer),
+    .spad_addr_o (f_spad_addr),
+    .ext_addr_o  (f_ext_addr),
+    .count0_o    (f_count0),
+    .stride0_o   (f_stride0),
+    .count1_o    (f_count1),
+    .stride1_o   (f_stride1)
+  );
+
+  // A store always reads the output buffer; the buffer field is checked by the assembler.
+  wire unused_buffer;
+  assign unused_buffer = ^f_buffer;
+
+  reg [1:0]             phase_q;
+  reg [1:0]             phase_d;
+  reg                   stream_q;
+  reg                   stream_d;
+  reg [SPAD_ADDR_W-1:0] spad_base_q;
+  reg [SPAD_ADDR_W-1:0] spad_base_d;
+  reg [NUM_SEM-1:0]     release_q;
+  reg [NUM_SEM-1:0]     release_d;
+  reg [ROW_W-1:0]       row_q;
+  reg [ROW_W-1:0]       row_d;
+  reg [BEAT_W-1:0]      beat_q;
+  reg [BEAT_W-1:0]      beat_d;
+  reg                   done;
+
+  wire              start;
+  wire              agen_valid;
+  wire              agen_last;
+  wire [ADDR_W-1:0] agen_addr;
+  wire [23:0]       agen_index;
+
+  wire unused_index_hi;
+  assign unused_index_hi = ^agen_index[23:SPAD_ADDR_W];
+
+  wire sending   = (phase_q == PHASE_SEND);
+  wire beat_fire = sending && (stream_q ? stream_ready_i : mem_req_ready_i);
+  wire row_done  = beat_fire && (beat_q == BEAT_LAST);
+
+  hwgen_issue #(
+    .NUM_SEM  (NUM_SEM),
+    .CONSUMED (CONSUMED)
+  ) u_issue (
+    .head_valid_i    (head_valid_i),
+    .head_wait_i     (f_wait),
+    .exec_idle_i     (phase_q == PHASE_IDLE),
+    .sem_available_i (sem_available_i),
+    .head_pop_o      (head_pop_o),
+    .sem_acquire_o   (sem_acquire_o),
+    .start_o         (start),
+    .stall_o         (stall_o)
+  );
+
+  hwgen_addr_gen #(
+    .ADDR_W    (ADDR_W),
+    .COUNT_W   (12),
+    .STRIDE0_W (20),
+    .STRIDE1_W (24),
+    .INDEX_W   (24)
+  ) u_agen (
+    .clk_i       (clk_i),
+    .{{ c.rst }} ({{ c.rst }}),
+    .start_i     (start),
+    .base_i      (f_ext_addr),
+    .count0_i    (f_count0),
+    .stride0_i   (f_stride0),
+    .count1_i    (f_count1),
+    .stride1_i   (f_stride1),
+    .advance_i   (row_done),
+    .valid_o     (agen_valid),
+    .last_o      (agen_last),
+    .addr_o      (agen_addr),
+    .index_o     (agen_index)
+  );
+
+  // The row being sent shifts down one beat at a time.
+  wire [ROW_W-1:0] row_shifted;
+  generate
+    if (ROW_W > MEM_W) begin : gen_multi_beat
+      assign row_shifted = { {MEM_W{1'b0}}, row_q[ROW_W-1:MEM_W]};
+    end else begin : gen_single_beat
+      assign row_shifted = {ROW_W{1'b0}};
+    end
+  endgenerate
+
+  always @* begin
+    phase_d     = phase_q;
+    stream_d    = stream_q;
+    spad_base_d = spad_base_q;
+    release_d   = release_q;
+    row_d       = row_q;
+    beat_d      = beat_q;
+    done        = 1'b0;
+    case (phase_q)
+      PHASE_IDLE: begin
+        if (start) begin
+          phase_d     = PHASE_READ;
+          stream_d    = f_stream;
+          spad_base_d = f_spad_addr;
+          release_d   = f_signal & PRODUCED;
+        end
+      end
+      PHASE_READ: begin
+        if (!agen_valid) begin
+          phase_d = PHASE_IDLE;
+          done    = 1'b1;
+        end else if (rd_grant_i) begin
+          phase_d = PHASE_LOAD;
+        end
+      end
+      PHASE_LOAD: begin
+        phase_d = PHASE_SEND;
+        row_d   = rd_data_i;
+        beat_d  = {BEAT_W{1'b0}};
+      end
+      default: begin
+        if (beat_fire) begin
+          row_d  = row_shifted;
+          beat_d = beat_q + BEAT_ONE;
+        end
+        if (row_done) begin
+          if (agen_last) begin
+            phase_d = PHASE_IDLE;
+            done    = 1'b1;
+          end else begin
+            phase_d = PHASE_READ;
+          end
+        end
+      end
+    endcase
+  end
+
+  always @(posedge clk_i{{ c.rst_edge }}) begin
+    if ({{ c.rst_on }}) begin
+      phase_q     <= PHASE_IDLE;
+      stream_q    <= 1'b0;
+      spad_base_q <= {SPAD_ADDR_W{1'b0}};
+      release_q   <= {NUM_SEM{1'b0}};
+      row_q       <= {ROW_W{1'b0}};
+      beat_q      <= {BEAT_W{1'b0}};
+    end else begin
+      phase_q     <= phase_d;
+      stream_q    <= stream_d;
+      spad_base_q <= spad_base_d;
+      release_q   <= release_d;
+      row_q       <= row_d;
+      beat_q      <= beat_d;
+    end
+  end
+
+  assign rd_valid_o      = (phase_q == PHASE_READ) && agen_valid;
+  assign rd_addr_o       = spad_base_q + agen_index[SPAD_ADDR_W-1:0];
+  assign mem_req_valid_o = sending && !stream_q;
+  assign mem_req_addr_o  = agen_addr + { {(ADDR_W-BEAT_W){1'b0}}, beat_q};
+  assign mem_req_wdata_o = row_q[MEM_W-1:0];
+  assign stream_valid_o  = sending && stream_q;
+  assign stream_data_o   = row_q[MEM_W-1:0];
+  assign sem_release_o   = done ? release_q : {NUM_SEM{1'b0}};
+  assign busy_o          = (phase_q != PHASE_IDLE);
+
+endmodule

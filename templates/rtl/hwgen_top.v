@@ -1,0 +1,177 @@
+{{ c.banner }}
+// Top level of design "{{ design_name }}": {{ cores.len() }} engine(s) in {{ branch_count }} branch(es).
+// Consecutive units of a branch are linked by elastic FIFOs (replica r to replica r); all
+// engines share one external-memory port through a round-robin arbiter.
+//
+// Engines (program-load index: branch.unit[replica]):
+{%- for k in cores %}
+//   {{ k.index }}: {{ k.label }}  cpf={{ k.cpf }} kpf={{ k.kpf }}
+{%- endfor %}
+`include "hwgen_isa.vh"
+module hwgen_top #(
+  parameter [63:0]  DESIGN_ID   = 64'h{{ design_id }},
+  parameter integer MEM_W       = {{ mem_w }},
+  parameter integer MEM_ADDR_W  = 32,
+  parameter integer IMEM_ADDR_W = {{ imem_addr_w }},
+  parameter integer CORE_SEL_W  = {{ core_sel_w }},
+  parameter integer CSR_ADDR_W  = 12
+) (
+  input  wire                      clk_i,
+  input  wire                      {{ c.rst }},
+  // control and status registers
+  input  wire                      csr_we_i,
+  input  wire [CSR_ADDR_W-1:0]     csr_addr_i,
+  input  wire [31:0]               csr_wdata_i,
+  output wire [31:0]               csr_rdata_o,
+  // program load: instruction prog_addr_i of engine prog_core_i
+  input  wire                      prog_we_i,
+  input  wire [CORE_SEL_W-1:0]     prog_core_i,
+  input  wire [IMEM_ADDR_W-1:0]    prog_addr_i,
+  input  wire [`HWGEN_INSTR_W-1:0] prog_data_i,
+  // external memory (addresses count MEM_W-bit beats)
+  output wire                      mem_req_valid_o,
+  input  wire                      mem_req_ready_i,
+  output wire                      mem_req_write_o,
+  output wire [MEM_ADDR_W-1:0]     mem_req_addr_o,
+  output wire [MEM_W-1:0]          mem_req_wdata_o,
+  input  wire                      mem_rsp_valid_i,
+  input  wire [MEM_W-1:0]          mem_rsp_rdata_i
+);
+
+  localparam integer NUM_CORES = {{ cores.len() }};
+  localparam integer PERF_W    = `HWGEN_PERF_COUNTERS * 32;
+
+  wire                         start;
+  wire [NUM_CORES-1:0]         core_busy;
+  wire [NUM_CORES-1:0]         core_error;
+  wire [NUM_CORES*PERF_W-1:0]  perf;
+  wire [NUM_CORES-1:0]         port_valid;
+  wire [NUM_CORES-1:0]         port_ready;
+  wire [NUM_CORES-1:0]         port_write;
+  wire [NUM_CORES*MEM_ADDR_W-1:0] port_addr;
+  wire [NUM_CORES*MEM_W-1:0]   port_wdata;
+  wire [NUM_CORES-1:0]         port_rsp_valid;
+  wire [MEM_W-1:0]             port_rsp_rdata;
+{% for l in links %}
+  // {{ l.doc }}
+  wire             {{ l.name }}_in_valid;
+  wire             {{ l.name }}_in_ready;
+  wire [MEM_W-1:0] {{ l.name }}_in_data;
+  wire             {{ l.name }}_out_valid;
+  wire             {{ l.name }}_out_ready;
+  wire [MEM_W-1:0] {{ l.name }}_out_data;
+  wire [{{ l.ptr_w }}:0]       unused_{{ l.name }}_count;
+
+  hwgen_fifo #(
+    .WIDTH   (MEM_W),
+    .DEPTH   ({{ l.depth }}),
+    .PTR_W   ({{ l.ptr_w }}),
+    .COUNT_W ({{ l.ptr_w }} + 1)
+  ) u_{{ l.name }} (
+    .clk_i       (clk_i),
+    .{{ c.rst }} ({{ c.rst }}),
+    .in_valid_i  ({{ l.name }}_in_valid),
+    .in_ready_o  ({{ l.name }}_in_ready),
+    .in_data_i   ({{ l.name }}_in_data),
+    .out_valid_o ({{ l.name }}_out_valid),
+    .out_ready_i ({{ l.name }}_out_ready),
+    .out_data_o  ({{ l.name }}_out_data),
+    .count_o     (unused_{{ l.name }}_count)
+  );
+{% endfor %}
+{%- for k in cores %}
+  // Engine {{ k.index }}: {{ k.label }}
+{%- if !k.has_stream_in %}
+  wire             unused_{{ k.name }}_stream_in_ready;
+{%- endif %}
+{%- if !k.has_stream_out %}
+  wire             unused_{{ k.name }}_stream_out_valid;
+  wire [MEM_W-1:0] unused_{{ k.name }}_stream_out_data;
+{%- endif %}
+
+  hwgen_core #(
+{%- for p in k.params %}
+    .{{ p.name }} ({{ p.value }}){% if !loop.last %},{% endif %}
+{%- endfor %}
+  ) u_{{ k.name }} (
+    .clk_i              (clk_i),
+    .{{ c.rst }}        ({{ c.rst }}),
+    .start_i            (start),
+    .busy_o             (core_busy[{{ k.index }}]),
+    .error_o            (core_error[{{ k.index }}]),
+    .prog_we_i          (prog_we_i && (prog_core_i == {{ k.sel }})),
+    .prog_addr_i        (prog_addr_i),
+    .prog_data_i        (prog_data_i),
+    .mem_req_valid_o    (port_valid[{{ k.index }}]),
+    .mem_req_ready_i    (port_ready[{{ k.index }}]),
+    .mem_req_write_o    (port_write[{{ k.index }}]),
+    .mem_req_addr_o     (port_addr[{{ k.index }}*MEM_ADDR_W +: MEM_ADDR_W]),
+    .mem_req_wdata_o    (port_wdata[{{ k.index }}*MEM_W +: MEM_W]),
+    .mem_rsp_valid_i    (port_rsp_valid[{{ k.index }}]),
+    .mem_rsp_rdata_i    (port_rsp_rdata),
+{%- if let Some(l) = k.stream_in %}
+    .stream_in_valid_i  ({{ l }}_out_valid),
+    .stream_in_ready_o  ({{ l }}_out_ready),
+    .stream_in_data_i   ({{ l }}_out_data),
+{%- else %}
+    .stream_in_valid_i  (1'b0),
+    .stream_in_ready_o  (unused_{{ k.name }}_stream_in_ready),
+    .stream_in_data_i   ({MEM_W{1'b0}}),
+{%- endif %}
+{%- if let Some(l) = k.stream_out %}
+    .stream_out_valid_o ({{ l }}_in_valid),
+    .stream_out_ready_i ({{ l }}_in_ready),
+    .stream_out_data_o  ({{ l }}_in_data),
+{%- else %}
+    .stream_out_valid_o (unused_{{ k.name }}_stream_out_valid),
+    .stream_out_ready_i (1'b0),
+    .stream_out_data_o  (unused_{{ k.name }}_stream_out_data),
+{%- endif %}
+    .perf_o             (perf[{{ k.index }}*PERF_W +: PERF_W])
+  );
+{% endfor %}
+  hwgen_mem_arbiter #(
+    .PORTS    (NUM_CORES),
+    .PORT_W   ({{ port_w }}),
+    .ADDR_W   (MEM_ADDR_W),
+    .DATA_W   (MEM_W),
+    .ID_DEPTH ({{ id_depth }}),
+    .ID_PTR_W ({{ id_ptr_w }})
+  ) u_mem_arbiter (
+    .clk_i           (clk_i),
+    .{{ c.rst }}     ({{ c.rst }}),
+    .req_valid_i     (port_valid),
+    .req_ready_o     (port_ready),
+    .req_write_i     (port_write),
+    .req_addr_i      (port_addr),
+    .req_wdata_i     (port_wdata),
+    .rsp_valid_o     (port_rsp_valid),
+    .rsp_rdata_o     (port_rsp_rdata),
+    .mem_req_valid_o (mem_req_valid_o),
+    .mem_req_ready_i (mem_req_ready_i),
+    .mem_req_write_o (mem_req_write_o),
+    .mem_req_addr_o  (mem_req_addr_o),
+    .mem_req_wdata_o (mem_req_wdata_o),
+    .mem_rsp_valid_i (mem_rsp_valid_i),
+    .mem_rsp_rdata_i (mem_rsp_rdata_i)
+  );
+
+  hwgen_csr #(
+    .CSR_ADDR_W    (CSR_ADDR_W),
+    .NUM_CORES     (NUM_CORES),
+    .PERF_COUNTERS (`HWGEN_PERF_COUNTERS),
+    .DESIGN_ID     (DESIGN_ID)
+  ) u_csr (
+    .clk_i        (clk_i),
+    .{{ c.rst }}  ({{ c.rst }}),
+    .csr_we_i     (csr_we_i),
+    .csr_addr_i   (csr_addr_i),
+    .csr_wdata_i  (csr_wdata_i),
+    .csr_rdata_o  (csr_rdata_o),
+    .start_o      (start),
+    .core_busy_i  (core_busy),
+    .core_error_i (core_error),
+    .perf_i       (perf)
+  );
+
+endmodule

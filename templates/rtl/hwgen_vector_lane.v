@@ -1,0 +1,138 @@
+{{ c.banner }}
+// One lane of the vector unit: a four-stage pipeline that turns an accumulator value into an
+// output element.
+//   stage 1: x = acc + bias (when bias_i)
+//   stage 2: p = x * multiplier (multiplier unsigned)
+//   stage 3: q = saturate((p + 2^(shift-1)) >>> shift + zero_point)   [round half up]
+//   stage 4: r = q; if add_i r = saturate(r + operand); if relu_i r = max(r, zero_point);
+//            if pool_i r = max(r, operand)
+// The pipeline never stalls; control holds the flags steady for a whole instruction.
+module hwgen_vector_lane #(
+  parameter integer ACC_W       = 32,
+  parameter integer OUT_W       = 8,
+  parameter integer OUT_SIGNED  = 1,
+  parameter integer ENABLE_BIAS = 1,
+  parameter integer ENABLE_RELU = 1,
+  parameter integer ENABLE_POOL = 1,
+  parameter integer ENABLE_ADD  = 1
+) (
+  input  wire             clk_i,
+  input  wire             {{ c.rst }},
+  // per instruction
+  input  wire             bias_i,
+  input  wire             relu_i,
+  input  wire             add_i,
+  input  wire             pool_i,
+  input  wire [15:0]      multiplier_i,
+  input  wire [5:0]       shift_i,
+  input  wire [15:0]      zero_point_i,
+  input  wire [ACC_W-1:0] bias_value_i,
+  // per element (stage 1 inputs)
+  input  wire [ACC_W-1:0] acc_i,
+  input  wire [OUT_W-1:0] operand_i,
+  // result (after stage 4)
+  output wire [OUT_W-1:0] result_o
+);
+
+  localparam integer X_W    = ACC_W + 1;
+  localparam integer P_W    = X_W + 17;
+  localparam integer WIDE_W = (P_W + 2 > 34) ? P_W + 2 : 34;
+  localparam signed [WIDE_W-1:0] WIDE_ONE = 1;
+  localparam signed [WIDE_W-1:0] OUT_MAX  = (OUT_SIGNED != 0) ? (WIDE_ONE <<< (OUT_W - 1)) - WIDE_ONE
+                                                              : (WIDE_ONE <<< OUT_W) - WIDE_ONE;
+  localparam signed [WIDE_W-1:0] OUT_MIN  = (OUT_SIGNED != 0) ? -(WIDE_ONE <<< (OUT_W - 1))
+                                                              : {WIDE_W{1'b0}};
+
+  reg signed [X_W-1:0]    x_q;
+  reg signed [X_W-1:0]    x_d;
+  reg [OUT_W-1:0]         opnd1_q;
+  reg signed [P_W-1:0]    p_q;
+  reg signed [P_W-1:0]    p_d;
+  reg [OUT_W-1:0]         opnd2_q;
+  reg [OUT_W-1:0]         q_q;
+  reg [OUT_W-1:0]         q_d;
+  reg [OUT_W-1:0]         opnd3_q;
+  reg [OUT_W-1:0]         r_q;
+  reg [OUT_W-1:0]         r_d;
+  reg signed [WIDE_W-1:0] rounded;
+
+  wire signed [X_W-1:0]    acc_ext  = {acc_i[ACC_W-1], acc_i};
+  wire signed [X_W-1:0]    bias_ext = {bias_value_i[ACC_W-1], bias_value_i};
+  wire signed [16:0]       mult_ext = {1'b0, multiplier_i};
+  wire signed [WIDE_W-1:0] zp_wide  = { {(WIDE_W-16){zero_point_i[15]}}, zero_point_i};
+  wire signed [WIDE_W-1:0] p_wide   = { {(WIDE_W-P_W){p_q[P_W-1]}}, p_q};
+  wire [OUT_W-1:0]         zp_out   = clamp(zp_wide);
+
+  // Saturate a wide value to the output type.
+  function [OUT_W-1:0] clamp;
+    input signed [WIDE_W-1:0] v;
+    begin
+      if (v > OUT_MAX) begin
+        clamp = OUT_MAX[OUT_W-1:0];
+      end else if (v < OUT_MIN) begin
+        clamp = OUT_MIN[OUT_W-1:0];
+      end else begin
+        clamp = v[OUT_W-1:0];
+      end
+    end
+  endfunction
+
+  // Extend an output element (signed or unsigned) to the wide signed type.
+  function signed [WIDE_W-1:0] widen;
+    input [OUT_W-1:0] e;
+    begin
+      widen = { {(WIDE_W-OUT_W){(OUT_SIGNED != 0) && e[OUT_W-1]}}, e};
+    end
+  endfunction
+
+  always @* begin
+    // stage 1
+    x_d = acc_ext;
+    if ((ENABLE_BIAS != 0) && bias_i) begin
+      x_d = acc_ext + bias_ext;
+    end
+    // stage 2
+    p_d = x_q * mult_ext;
+    // stage 3
+    if (shift_i == 6'd0) begin
+      rounded = p_wide;
+    end else begin
+      rounded = (p_wide + (WIDE_ONE <<< (shift_i - 6'd1))) >>> shift_i;
+    end
+    q_d = clamp(rounded + zp_wide);
+    // stage 4
+    r_d = q_q;
+    if ((ENABLE_ADD != 0) && add_i) begin
+      r_d = clamp(widen(r_d) + widen(opnd3_q));
+    end
+    if ((ENABLE_RELU != 0) && relu_i && (widen(r_d) < widen(zp_out))) begin
+      r_d = zp_out;
+    end
+    if ((ENABLE_POOL != 0) && pool_i && (widen(r_d) < widen(opnd3_q))) begin
+      r_d = opnd3_q;
+    end
+  end
+
+  always @(posedge clk_i{{ c.rst_edge }}) begin
+    if ({{ c.rst_on }}) begin
+      x_q     <= {X_W{1'b0}};
+      opnd1_q <= {OUT_W{1'b0}};
+      p_q     <= {P_W{1'b0}};
+      opnd2_q <= {OUT_W{1'b0}};
+      q_q     <= {OUT_W{1'b0}};
+      opnd3_q <= {OUT_W{1'b0}};
+      r_q     <= {OUT_W{1'b0}};
+    end else begin
+      x_q     <= x_d;
+      opnd1_q <= operand_i;
+      p_q     <= p_d;
+      opnd2_q <= opnd1_q;
+      q_q     <= q_d;
+      opnd3_q <= opnd2_q;
+      r_q     <= r_d;
+    end
+  end
+
+  assign result_o = r_q;
+
+endmodule

@@ -1,0 +1,301 @@
+{{ c.banner }}
+// Vector queue executor: for each of count rows, reads an accumulator row (and, for add or
+// pool, an output-buffer operand row), runs it through COLS lanes of bias, requantization,
+// element-wise add, ReLU and max-pool, and writes the output-buffer row. One row per cycle
+// once the accumulator read port is granted; the lanes are a fixed five-cycle pipeline.
+module hwgen_vector_unit #(
+  parameter integer       INSTR_W     = 160,
+  parameter integer       NUM_SEM     = 10,
+  parameter [NUM_SEM-1:0] CONSUMED    = {NUM_SEM{1'b0}},
+  parameter [NUM_SEM-1:0] PRODUCED    = {NUM_SEM{1'b0}},
+  parameter integer       COLS        = 8,
+  parameter integer       ACC_W       = 32,
+  parameter integer       OUT_W       = 8,
+  parameter integer       OUT_SIGNED  = 1,
+  parameter integer       SPAD_ADDR_W = 16,
+  parameter integer       ENABLE_BIAS = 1,
+  parameter integer       ENABLE_RELU = 1,
+  parameter integer       ENABLE_POOL = 1,
+  parameter integer       ENABLE_ADD  = 1
+) (
+  input  wire                   clk_i,
+  input  wire                   {{ c.rst }},
+  // queue head
+  input  wire                   head_valid_i,
+  input  wire [INSTR_W-1:0]     head_instr_i,
+  output wire                   head_pop_o,
+  // semaphores
+  input  wire [NUM_SEM-1:0]     sem_available_i,
+  output wire [NUM_SEM-1:0]     sem_acquire_o,
+  output wire [NUM_SEM-1:0]     sem_release_o,
+  // accumulator reads (shared; may wait for a grant)
+  output wire                   acc_rd_valid_o,
+  output wire [SPAD_ADDR_W-1:0] acc_rd_addr_o,
+  input  wire                   acc_rd_grant_i,
+  input  wire [COLS*ACC_W-1:0]  acc_rd_data_i,
+  // output buffer (this unit has priority on both ports)
+  output wire                   out_rd_valid_o,
+  output wire [SPAD_ADDR_W-1:0] out_rd_addr_o,
+  input  wire [COLS*OUT_W-1:0]  out_rd_data_i,
+  output wire                   out_wr_valid_o,
+  output wire [SPAD_ADDR_W-1:0] out_wr_addr_o,
+  output wire [COLS*OUT_W-1:0]  out_wr_data_o,
+  // performance
+  output wire                   busy_o,
+  output wire                   stall_o
+);
+
+  localparam integer       LANE_LATENCY = 5;
+  localparam [1:0]         PHASE_IDLE   = 2'd0;
+  localparam [1:0]         PHASE_BIAS   = 2'd1;
+  localparam [1:0]         PHASE_BIAS_D = 2'd2;
+  localparam [1:0]         PHASE_RUN    = 2'd3;
+  localparam [11:0]        COUNT_ONE    = 1;
+
+  wire [NUM_SEM-1:0] f_wait;
+  wire [NUM_SEM-1:0] f_signal;
+  wire               f_relu;
+  wire               f_add;
+  wire               f_pool;
+  wire               f_bias;
+  wire               f_load_bias;
+  wire [15:0]        f_acc_addr;
+  wire [15:0]        f_out_addr;
+  wire [15:0]        f_opnd_addr;
+  wire [15:0]        f_bias_addr;
+  wire [11:0]        f_count;
+  wire [15:0]        f_multiplier;
+  wire [5:0]         f_shift;
+  wire [15:0]        f_zero_point;
+
+  hwgen_decode_vector u_decode (
+    .instr_i      (head_instr_i),
+    .wait_o       (f_wait),
+    .signal_o     (f_signal),
+    .relu_o       (f_relu),
+    .add_o        (f_add),
+    .pool_o       (f_pool),
+    .bias_o       (f_bias),
+    .load_bias_o  (f_load_bias),
+    .acc_addr_o   (f_acc_addr),
+    .out_addr_o   (f_out_addr),
+    .opnd_addr_o  (f_opnd_addr),
+    .bias_addr_o  (f_bias_addr),
+    .count_o      (f_count),
+    .multiplier_o (f_multiplier),
+    .shift_o      (f_shift),
+    .zero_point_o (f_zero_point)
+  );
+
+  reg [1:0]             phase_q;
+  reg [1:0]             phase_d;
+  reg                   relu_q;
+  reg                   relu_d;
+  reg                   add_q;
+  reg                   add_d;
+  reg                   pool_q;
+  reg                   pool_d;
+  reg                   bias_q;
+  reg                   bias_d;
+  reg [15:0]            acc_base_q;
+  reg [15:0]            acc_base_d;
+  reg [15:0]            out_base_q;
+  reg [15:0]            out_base_d;
+  reg [15:0]            opnd_base_q;
+  reg [15:0]            opnd_base_d;
+  reg [15:0]            bias_addr_q;
+  reg [15:0]            bias_addr_d;
+  reg [11:0]            count_q;
+  reg [11:0]            count_d;
+  reg [15:0]            multiplier_q;
+  reg [15:0]            multiplier_d;
+  reg [5:0]             shift_q;
+  reg [5:0]             shift_d;
+  reg [15:0]            zero_point_q;
+  reg [15:0]            zero_point_d;
+  reg [NUM_SEM-1:0]     release_q;
+  reg [NUM_SEM-1:0]     release_d;
+  reg [11:0]            issued_q;
+  reg [11:0]            issued_d;
+  reg [11:0]            written_q;
+  reg [11:0]            written_d;
+  reg [COLS*ACC_W-1:0]  bias_value_q;
+  reg [COLS*ACC_W-1:0]  bias_value_d;
+  reg                   done;
+
+  wire start;
+
+  hwgen_issue #(
+    .NUM_SEM  (NUM_SEM),
+    .CONSUMED (CONSUMED)
+  ) u_issue (
+    .head_valid_i    (head_valid_i),
+    .head_wait_i     (f_wait),
+    .exec_idle_i     (phase_q == PHASE_IDLE),
+    .sem_available_i (sem_available_i),
+    .head_pop_o      (head_pop_o),
+    .sem_acquire_o   (sem_acquire_o),
+    .start_o         (start),
+    .stall_o         (stall_o)
+  );
+
+  wire issue_row = (phase_q == PHASE_RUN) && (issued_q != count_q);
+  wire row_fire  = issue_row && acc_rd_grant_i;
+  wire bias_fire = (phase_q == PHASE_BIAS) && acc_rd_grant_i;
+  wire wb_valid;
+  wire [SPAD_ADDR_W-1:0] wb_addr;
+
+  always @* begin
+    phase_d      = phase_q;
+    relu_d       = relu_q;
+    add_d        = add_q;
+    pool_d       = pool_q;
+    bias_d       = bias_q;
+    acc_base_d   = acc_base_q;
+    out_base_d   = out_base_q;
+    opnd_base_d  = opnd_base_q;
+    bias_addr_d  = bias_addr_q;
+    count_d      = count_q;
+    multiplier_d = multiplier_q;
+    shift_d      = shift_q;
+    zero_point_d = zero_point_q;
+    release_d    = release_q;
+    issued_d     = issued_q;
+    written_d    = written_q;
+    bias_value_d = bias_value_q;
+    done         = 1'b0;
+    case (phase_q)
+      PHASE_IDLE: begin
+        if (start) begin
+          phase_d      = f_load_bias ? PHASE_BIAS : PHASE_RUN;
+          relu_d       = f_relu;
+          add_d        = f_add;
+          pool_d       = f_pool;
+          bias_d       = f_bias;
+          acc_base_d   = f_acc_addr;
+          out_base_d   = f_out_addr;
+          opnd_base_d  = f_opnd_addr;
+          bias_addr_d  = f_bias_addr;
+          count_d      = f_count;
+          multiplier_d = f_multiplier;
+          shift_d      = f_shift;
+          zero_point_d = f_zero_point;
+          release_d    = f_signal & PRODUCED;
+          issued_d     = 12'd0;
+          written_d    = 12'd0;
+        end
+      end
+      PHASE_BIAS: begin
+        if (bias_fire) begin
+          phase_d = PHASE_BIAS_D;
+        end
+      end
+      PHASE_BIAS_D: begin
+        bias_value_d = acc_rd_data_i;
+        phase_d      = PHASE_RUN;
+      end
+      default: begin
+        if (row_fire) begin
+          issued_d = issued_q + COUNT_ONE;
+        end
+        if (wb_valid) begin
+          written_d = written_q + COUNT_ONE;
+        end
+        if (written_q == count_q) begin
+          phase_d = PHASE_IDLE;
+          done    = 1'b1;
+        end
+      end
+    endcase
+  end
+
+  always @(posedge clk_i{{ c.rst_edge }}) begin
+    if ({{ c.rst_on }}) begin
+      phase_q      <= PHASE_IDLE;
+      relu_q       <= 1'b0;
+      add_q        <= 1'b0;
+      pool_q       <= 1'b0;
+      bias_q       <= 1'b0;
+      acc_base_q   <= 16'd0;
+      out_base_q   <= 16'd0;
+      opnd_base_q  <= 16'd0;
+      bias_addr_q  <= 16'd0;
+      count_q      <= 12'd0;
+      multiplier_q <= 16'd0;
+      shift_q      <= 6'd0;
+      zero_point_q <= 16'd0;
+      release_q    <= {NUM_SEM{1'b0}};
+      issued_q     <= 12'd0;
+      written_q    <= 12'd0;
+      bias_value_q <= {(COLS*ACC_W){1'b0}};
+    end else begin
+      phase_q      <= phase_d;
+      relu_q       <= relu_d;
+      add_q        <= add_d;
+      pool_q       <= pool_d;
+      bias_q       <= bias_d;
+      acc_base_q   <= acc_base_d;
+      out_base_q   <= out_base_d;
+      opnd_base_q  <= opnd_base_d;
+      bias_addr_q  <= bias_addr_d;
+      count_q      <= count_d;
+      multiplier_q <= multiplier_d;
+      shift_q      <= shift_d;
+      zero_point_q <= zero_point_d;
+      release_q    <= release_d;
+      issued_q     <= issued_d;
+      written_q    <= written_d;
+      bias_value_q <= bias_value_d;
+    end
+  end
+
+  // Destination rows travel alongside the lane pipeline.
+  hwgen_delay #(
+    .WIDTH (1 + SPAD_ADDR_W),
+    .DEPTH (LANE_LATENCY)
+  ) u_wb_delay (
+    .clk_i       (clk_i),
+    .{{ c.rst }} ({{ c.rst }}),
+    .data_i      ({row_fire, out_base_q + {4'd0, issued_q}}),
+    .data_o      ({wb_valid, wb_addr})
+  );
+
+  genvar lane;
+  generate
+    for (lane = 0; lane < COLS; lane = lane + 1) begin : gen_lane
+      hwgen_vector_lane #(
+        .ACC_W       (ACC_W),
+        .OUT_W       (OUT_W),
+        .OUT_SIGNED  (OUT_SIGNED),
+        .ENABLE_BIAS (ENABLE_BIAS),
+        .ENABLE_RELU (ENABLE_RELU),
+        .ENABLE_POOL (ENABLE_POOL),
+        .ENABLE_ADD  (ENABLE_ADD)
+      ) u_lane (
+        .clk_i        (clk_i),
+        .{{ c.rst }}  ({{ c.rst }}),
+        .bias_i       (bias_q),
+        .relu_i       (relu_q),
+        .add_i        (add_q),
+        .pool_i       (pool_q),
+        .multiplier_i (multiplier_q),
+        .shift_i      (shift_q),
+        .zero_point_i (zero_point_q),
+        .bias_value_i (bias_value_q[lane*ACC_W +: ACC_W]),
+        .acc_i        (acc_rd_data_i[lane*ACC_W +: ACC_W]),
+        .operand_i    (out_rd_data_i[lane*OUT_W +: OUT_W]),
+        .result_o     (out_wr_data_o[lane*OUT_W +: OUT_W])
+      );
+    end
+  endgenerate
+
+  assign acc_rd_valid_o = issue_row || (phase_q == PHASE_BIAS);
+  assign acc_rd_addr_o  = (phase_q == PHASE_BIAS) ? bias_addr_q : acc_base_q + {4'd0, issued_q};
+  assign out_rd_valid_o = row_fire && (add_q || pool_q);
+  assign out_rd_addr_o  = opnd_base_q + {4'd0, issued_q};
+  assign out_wr_valid_o = wb_valid;
+  assign out_wr_addr_o  = wb_addr;
+  assign sem_release_o  = done ? release_q : {NUM_SEM{1'b0}};
+  assign busy_o         = (phase_q != PHASE_IDLE);
+
+endmodule

@@ -1,0 +1,126 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Where verilated models are cached between test runs.
+pub fn sim_cache() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("verilator-cache")
+}
+
+/// True when `tool --version` runs. When it does not: under the project's test command
+/// (HWGEN_REQUIRE_SIMULATORS=1) that is a failure; in a plain `cargo test` the test says
+/// that it skipped.
+pub fn have_tool(tool: &str, test: &str) -> bool {
+    let ok = std::process::Command::new(tool)
+        .arg(if tool == "iverilog" {
+            "-V"
+        } else {
+            "--version"
+        })
+        .output()
+        .map(|o| o.status.success() || tool == "iverilog")
+        .unwrap_or(false);
+    if ok {
+        return true;
+    }
+    if std::env::var(hwgen::sim::verilator::REQUIRE_ENV).as_deref() == Ok("1") {
+        panic!("{test}: {tool} is required (HWGEN_REQUIRE_SIMULATORS=1) but was not found; run scripts/setup.sh");
+    }
+    eprintln!("skipped {test}: {tool} not found (run scripts/setup.sh to install it)");
+    false
+}
+
+/// The RTL of the 8x8 config (async active-low reset), emitted once per test process.
+pub fn module_rtl() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("module-rtl-{}", std::process::id()));
+        let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
+        hwgen::rtl::emit(&design).write_atomic(&dir).unwrap();
+        dir
+    })
+}
+
+pub fn rtl_file(name: &str) -> PathBuf {
+    module_rtl().join("rtl").join(name)
+}
+
+pub fn testbench(name: &str) -> PathBuf {
+    repo().join("rtl-tests/tb").join(name)
+}
+
+/// xorshift64*: a small deterministic generator for test stimulus.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in lo..=hi.
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next() % ((hi - lo + 1) as u64)) as i64
+    }
+}
+
+/// Pack `values` (two's complement, `width` bits each, element 0 least significant) into a
+/// `$readmemh` line.
+pub fn pack_hex(values: &[i64], width: u32) -> String {
+    let total = values.len() as u32 * width;
+    let mut bits = vec![false; total as usize];
+    for (i, v) in values.iter().enumerate() {
+        for b in 0..width {
+            bits[i * width as usize + b as usize] = (v >> b) & 1 == 1;
+        }
+    }
+    let digits = total.div_ceil(4);
+    (0..digits)
+        .rev()
+        .map(|d| {
+            let mut nib = 0;
+            for b in 0..4 {
+                let i = (d * 4 + b) as usize;
+                if i < bits.len() && bits[i] {
+                    nib |= 1 << b;
+                }
+            }
+            char::from_digit(nib, 16).unwrap()
+        })
+        .collect()
+}
+
+/// Split a hex string into `count` fields of `width` bits, field 0 least significant,
+/// each as an unsigned value.
+pub fn unpack_hex(hex: &str, count: usize, width: u32) -> Vec<u64> {
+    let bits: Vec<bool> = hex
+        .trim()
+        .chars()
+        .rev()
+        .flat_map(|c| {
+            let n = c
+                .to_digit(16)
+                .unwrap_or_else(|| panic!("bad hex digit {c:?} in {hex}"));
+            (0..4).map(move |b| (n >> b) & 1 == 1)
+        })
+        .collect();
+    (0..count)
+        .map(|i| {
+            (0..width).fold(0u64, |acc, b| {
+                let idx = i * width as usize + b as usize;
+                acc | (u64::from(*bits.get(idx).unwrap_or(&false)) << b)
+            })
+        })
+        .collect()
+}
