@@ -43,10 +43,12 @@ fn toml_problem(src: &str, e: &toml::de::Error) -> Problem {
         .as_ref()
         .and_then(|s| key_path_at(src, s.start))
         .unwrap_or_else(|| "<document>".to_string());
+    // For an unknown key the span covers the key itself, which is not a value.
     let value = span
         .as_ref()
         .map(|s| src[s.clone()].trim().to_string())
-        .filter(|v| !v.is_empty() && !v.contains('\n') && v.len() < 80);
+        .filter(|v| !v.is_empty() && !v.contains('\n') && v.len() < 80)
+        .filter(|_| !message.starts_with("unknown field"));
     let (rule, fix) = if message.starts_with("unknown field") {
         (
             message.clone(),

@@ -354,7 +354,14 @@ pub(super) fn resolve(
                     "memory.data_width_bits",
                     s,
                     "memory.data_width_bits must be a multiple of 8 between 8 and 2048",
-                    format!("use {}", (v.clamp(8, 2048) / 8).max(1) * 8),
+                    {
+                        let below = (v.clamp(8, 2048) / 8).max(1) * 8;
+                        if below == v.clamp(8, 2048) || below + 8 > 2048 {
+                            format!("use {below}")
+                        } else {
+                            format!("use {below} or {}", below + 8)
+                        }
+                    },
                 );
             } else {
                 memory.data_width_bits = v as u32;
@@ -598,9 +605,16 @@ pub(super) fn resolve(
                         .saturating_mul(*ru.kpf.get_ref())
                         .saturating_mul(h_val);
                     let (cpf, kpf, h) = if product == 0 {
+                        let (which, span): (&str, &S<i64>) = if *ru.cpf.get_ref() == 0 {
+                            ("cpf", &ru.cpf)
+                        } else if *ru.kpf.get_ref() == 0 {
+                            ("kpf", &ru.kpf)
+                        } else {
+                            ("h", ru.h.as_ref().unwrap_or(&ru.cpf))
+                        };
                         ctx.bad(
-                            &ukey,
-                            &ru.cpf,
+                            &format!("{ukey}.{which}"),
+                            span,
                             format!(
                                 "unit \"{}\" has no compute: cpf x kpf x h = {} x {} x {} = 0",
                                 ru.name.get_ref(),
@@ -673,6 +687,10 @@ pub(super) fn resolve(
     // tile every scratchpad row and every element.
     if ctx.problems.is_empty() {
         let mem_w = memory.data_width_bits;
+        let all_units: Vec<&Unit> = branches.iter().flat_map(|b| b.units.iter()).collect();
+        let suggestion = suggest_memory_width(&all_units)
+            .map(|w| format!("use memory.data_width_bits = {w}, which fits every unit"))
+            .unwrap_or_else(|| "no memory width fits every unit; make the element types of all units multiples of 8 bits".to_string());
         for (branch, keys) in branches.iter().zip(&unit_keys) {
             for (unit, key) in branch.units.iter().zip(keys) {
                 let tile = unit.cpf.max(unit.kpf);
@@ -696,6 +714,15 @@ pub(super) fn resolve(
                         );
                     }
                 }
+                if unit.buffers.accumulator_depth * unit.acc_banks() > 65536 {
+                    ctx.problem(
+                        &format!("{}.accumulator_depth", key.prefix),
+                        key.spans[2].clone(),
+                        Some(unit.buffers.accumulator_depth.to_string()),
+                        "a double-buffered accumulator has two banks of accumulator_depth rows, and instructions address at most 65536 rows",
+                        "use accumulator_depth = 32768 or less, or accumulator_double_buffer = false",
+                    );
+                }
                 for (what, t) in [
                     ("input", unit.datatype.input),
                     ("weight", unit.datatype.weight),
@@ -711,7 +738,7 @@ pub(super) fn resolve(
                                 "a memory beat must hold whole elements, but {mem_w} bits is not a multiple of the {}-bit {what} type {t} of unit \"{}\"",
                                 t.bits, unit.name
                             ),
-                            format!("use a multiple of {} bits", lcm(8, t.bits)),
+                            suggestion.clone(),
                         );
                     }
                 }
@@ -730,7 +757,7 @@ pub(super) fn resolve(
                                 "a scratchpad row must be a whole number of memory beats, but a row of the {what} of unit \"{}\" is {bits} bits",
                                 unit.name
                             ),
-                            format!("use a memory width that divides {bits}, for example {}", gcd(bits, mem_w)),
+                            suggestion.clone(),
                         );
                     }
                 }
@@ -754,6 +781,40 @@ pub(super) fn resolve(
         vector,
         branches,
     })
+}
+
+/// The widest memory beat (a multiple of 8 bits) that holds whole elements of every type
+/// and divides every scratchpad row of every unit.
+fn suggest_memory_width(units: &[&Unit]) -> Option<u32> {
+    let rows: Vec<u32> = units
+        .iter()
+        .flat_map(|u| {
+            [
+                u.input_row_bits(),
+                u.weight_row_bits(),
+                u.acc_row_bits(),
+                u.output_row_bits(),
+            ]
+        })
+        .collect();
+    let elems: Vec<u32> = units
+        .iter()
+        .flat_map(|u| {
+            let d = u.datatype;
+            [
+                d.input.bits,
+                d.weight.bits,
+                d.accumulator.bits,
+                d.output.bits,
+            ]
+        })
+        .collect();
+    let g = rows.iter().fold(0, |a, b| gcd(a, *b));
+    let l = elems.iter().fold(8, |a, b| lcm(a, *b));
+    (1..=g / 8)
+        .rev()
+        .map(|k| k * 8)
+        .find(|w| g.is_multiple_of(*w) && w.is_multiple_of(l))
 }
 
 fn gcd(a: u32, b: u32) -> u32 {

@@ -121,11 +121,53 @@ fn common(design: &Design) -> Common {
 }
 
 fn render<T: Template>(t: &T) -> String {
-    let mut s = t.render().expect("templates render from validated designs");
+    let mut s = align_connections(&t.render().expect("templates render from validated designs"));
     if !s.ends_with('\n') {
         s.push('\n');
     }
     s
+}
+
+/// Align named connections (`.name (value)`) in each run of consecutive lines, the way a
+/// person lays out an instantiation: templates cannot know how long a substituted name is.
+fn align_connections(text: &str) -> String {
+    fn split(line: &str) -> Option<(&str, &str, &str)> {
+        let indent = &line[..line.len() - line.trim_start().len()];
+        let rest = line.trim_start().strip_prefix('.')?;
+        let name_end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
+        let (name, tail) = rest.split_at(name_end);
+        let tail = tail.trim_start();
+        if name.is_empty() || !tail.starts_with('(') {
+            return None;
+        }
+        Some((indent, name, tail))
+    }
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let mut j = i;
+        while j < lines.len() && split(lines[j]).is_some() {
+            j += 1;
+        }
+        if j == i {
+            out.push(lines[i].to_string());
+            i += 1;
+            continue;
+        }
+        let width = lines[i..j]
+            .iter()
+            .filter_map(|l| split(l))
+            .map(|(_, n, _)| n.len())
+            .max()
+            .unwrap_or(0);
+        for l in &lines[i..j] {
+            let (indent, name, tail) = split(l).expect("matched above");
+            out.push(format!("{indent}.{name:<width$} {tail}"));
+        }
+        i = j;
+    }
+    out.join("\n")
 }
 
 /// The RTL modules in dependency order (leaves first), as file names under `rtl/`.
