@@ -503,3 +503,115 @@ pub fn markdown() -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// xorshift for test values
+    fn next(s: &mut u64) -> u64 {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        *s
+    }
+
+    #[test]
+    fn fields_are_contiguous_and_fit() {
+        for op in Opcode::ALL {
+            let f = format(op);
+            let mut lsb = 0;
+            for fl in &f.fields {
+                assert_eq!(fl.lsb, lsb, "{}.{} is not packed", op.mnemonic(), fl.name);
+                assert!(fl.width > 0);
+                lsb += fl.width;
+            }
+            assert!(lsb <= INSTR_BITS, "{} is {lsb} bits", op.mnemonic());
+            // The common header sits at the same place in every format.
+            assert_eq!(f.field("opcode").lsb, 0);
+            assert_eq!(f.field("wait").lsb, OPCODE_BITS);
+            assert_eq!(f.field("signal").lsb, OPCODE_BITS + NUM_SEMAPHORES);
+        }
+    }
+
+    #[test]
+    fn encode_decode_round_trips_every_opcode() {
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        for op in Opcode::ALL {
+            let f = format(op);
+            for trial in 0..200 {
+                let mut instr = Instr::new(op);
+                for fl in f.fields.iter().skip(1) {
+                    // All zeros, all ones, then random values.
+                    let v = match trial {
+                        0 => 0,
+                        1 => fl.max(),
+                        _ => next(&mut seed) & fl.max(),
+                    };
+                    instr = instr.set(fl.name, v).unwrap();
+                }
+                let word = instr.encode();
+                assert_eq!(Instr::decode(&word).unwrap(), instr);
+                let hex = word.to_hex();
+                assert_eq!(hex.len(), (INSTR_BITS / 4) as usize);
+                assert_eq!(Word::from_hex(&hex).unwrap(), word);
+            }
+        }
+    }
+
+    #[test]
+    fn hand_encoded_load() {
+        // load with wait = bit 7 (vector_to_load), buffer = weight (1), spad_addr = 3,
+        // ext_addr = 0x100: opcode 1 in bits 3:0, wait in 13:4, buffer in 26:25,
+        // spad_addr in 42:27, ext_addr in 74:43.
+        let i = Instr::new(Opcode::Load)
+            .set("wait", 1 << 7)
+            .unwrap()
+            .set("buffer", 1)
+            .unwrap()
+            .set("spad_addr", 3)
+            .unwrap()
+            .set("ext_addr", 0x100)
+            .unwrap();
+        let expect: u128 = 1 | (1 << (4 + 7)) | (1 << 25) | (3 << 27) | (0x100u128 << 43);
+        assert_eq!(i.encode().to_hex(), format!("{expect:040x}"));
+    }
+
+    #[test]
+    fn rejects_values_too_wide_and_unknown_fields() {
+        assert!(matches!(
+            Instr::new(Opcode::Matmul).set("count0", 4096),
+            Err(IsaError::TooWide { .. })
+        ));
+        assert!(matches!(
+            Instr::new(Opcode::Matmul).set("bogus", 1),
+            Err(IsaError::UnknownField { .. })
+        ));
+        assert!(Instr::decode(&Word::from_hex("f").unwrap()).is_err());
+    }
+
+    #[test]
+    fn masks_follow_producer_and_consumer() {
+        let l2c = semaphore_index(Queue::Load, Queue::Compute).unwrap();
+        let ok = Instr::new(Opcode::Matmul).set("wait", 1 << l2c).unwrap();
+        assert!(ok.check_masks().is_ok());
+        // The compute queue cannot signal load_to_compute: it does not produce it.
+        let bad = Instr::new(Opcode::Matmul).set("signal", 1 << l2c).unwrap();
+        assert!(bad.check_masks().is_err());
+        for q in Queue::ALL {
+            assert_eq!(consumed_mask(q) & produced_mask(q), 0);
+        }
+        let all = Queue::ALL.iter().fold(0, |m, q| m | consumed_mask(*q));
+        assert_eq!(all, (1 << NUM_SEMAPHORES) - 1);
+    }
+
+    #[test]
+    fn markdown_lists_every_field() {
+        let md = markdown();
+        for op in Opcode::ALL {
+            for fl in format(op).fields {
+                assert!(md.contains(&format!("| {} | {}:{} |", fl.name, fl.msb(), fl.lsb)));
+            }
+        }
+    }
+}

@@ -317,6 +317,24 @@ fn isa_header(c: &Common) -> IsaHeader<'_> {
             },
         );
     }
+    for (format, op) in [
+        ("TRANSFER", isa::Opcode::Load),
+        ("MATMUL", isa::Opcode::Matmul),
+        ("VECTOR", isa::Opcode::Vector),
+    ] {
+        for (i, fl) in isa::format(op).fields.iter().skip(3).enumerate() {
+            let doc = if i == 0 {
+                format!("field widths of the {} format", format.to_lowercase())
+            } else {
+                String::new()
+            };
+            def(
+                &format!("{format}_{}_W", fl.name.to_uppercase()),
+                fl.width.to_string(),
+                &doc,
+            );
+        }
+    }
     for (i, q) in isa::Queue::ALL.iter().enumerate() {
         let n = isa::NUM_SEMAPHORES;
         def(

@@ -4,6 +4,7 @@
 // overwriting or accumulating, and may at the same time preload the next weight tile into
 // the idle weight bank. A bank is refilled only after the vectors using it have drained.
 // Semaphores are released when the instruction's last result has been written.
+`include "hwgen_isa.vh"
 module hwgen_compute_unit #(
   parameter integer       INSTR_W       = 160,
   parameter integer       NUM_SEM       = 10,
@@ -54,6 +55,7 @@ module hwgen_compute_unit #(
   localparam integer DRAIN_W = $clog2(DRAIN + 1);
   localparam integer PL_W    = $clog2(ROWS + 1);
   localparam integer TAG_W   = NUM_SEM + 1 + SPAD_ADDR_W;
+  localparam integer INDEX_W = `HWGEN_MATMUL_COUNT0_W + `HWGEN_MATMUL_COUNT1_W;
   localparam [DRAIN_W-1:0]     DRAIN_N   = DRAIN[DRAIN_W-1:0];
   localparam [DRAIN_W-1:0]     DRAIN_ONE = 1;
   localparam [PL_W-1:0]        PL_ONE    = 1;
@@ -66,13 +68,13 @@ module hwgen_compute_unit #(
   wire               f_preload;
   wire               f_swap;
   wire               f_accumulate;
-  wire [15:0]        f_weight_addr;
-  wire [15:0]        f_input_addr;
-  wire [15:0]        f_acc_addr;
-  wire [11:0]        f_count0;
-  wire [11:0]        f_stride0;
-  wire [11:0]        f_count1;
-  wire [15:0]        f_stride1;
+  wire [`HWGEN_MATMUL_WEIGHT_ADDR_W-1:0] f_weight_addr;
+  wire [`HWGEN_MATMUL_INPUT_ADDR_W-1:0]  f_input_addr;
+  wire [`HWGEN_MATMUL_ACC_ADDR_W-1:0]    f_acc_addr;
+  wire [`HWGEN_MATMUL_COUNT0_W-1:0]      f_count0;
+  wire [`HWGEN_MATMUL_STRIDE0_W-1:0]     f_stride0;
+  wire [`HWGEN_MATMUL_COUNT1_W-1:0]      f_count1;
+  wire [`HWGEN_MATMUL_STRIDE1_W-1:0]     f_stride1;
 
   hwgen_decode_matmul u_decode (
     .instr_i       (head_instr_i),
@@ -121,7 +123,7 @@ module hwgen_compute_unit #(
   wire                   agen_valid;
   wire                   agen_last;
   wire [SPAD_ADDR_W-1:0] agen_addr;
-  wire [23:0]            agen_index;
+  wire [INDEX_W-1:0]     agen_index;
 
   hwgen_issue #(
     .NUM_SEM  (NUM_SEM),
@@ -139,10 +141,10 @@ module hwgen_compute_unit #(
 
   hwgen_addr_gen #(
     .ADDR_W    (SPAD_ADDR_W),
-    .COUNT_W   (12),
-    .STRIDE0_W (12),
-    .STRIDE1_W (16),
-    .INDEX_W   (24)
+    .COUNT_W   (`HWGEN_MATMUL_COUNT0_W),
+    .STRIDE0_W (`HWGEN_MATMUL_STRIDE0_W),
+    .STRIDE1_W (`HWGEN_MATMUL_STRIDE1_W),
+    .INDEX_W   (INDEX_W)
   ) u_agen (
     .clk_i       (clk_i),
     .{{ c.rst }} ({{ c.rst }}),
@@ -160,7 +162,7 @@ module hwgen_compute_unit #(
   );
 
   wire unused_agen;
-  assign unused_agen = ^{agen_last, agen_index[23:SPAD_ADDR_W]};
+  assign unused_agen = ^{agen_last, agen_index[INDEX_W-1:SPAD_ADDR_W]};
 
   // The preload fills the bank the current tile does not use.
   wire pl_bank     = !bank_q;

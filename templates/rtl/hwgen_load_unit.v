@@ -2,6 +2,7 @@
 // Load queue executor: moves rows from external memory (or the upstream stream) into a
 // scratchpad. Rows are fetched by a two-level strided loop; each row is BEATS_<buffer>
 // consecutive beats, least significant beat first. Up to RSP_DEPTH reads are in flight.
+`include "hwgen_isa.vh"
 module hwgen_load_unit #(
   parameter integer       INSTR_W       = 160,
   parameter integer       NUM_SEM       = 10,
@@ -50,7 +51,7 @@ module hwgen_load_unit #(
   output wire                   stall_o
 );
 
-  localparam integer TOTAL_W = 24;
+  localparam integer TOTAL_W = `HWGEN_TRANSFER_COUNT0_W + `HWGEN_TRANSFER_COUNT1_W;
   localparam [BEAT_W-1:0]      BEAT_ONE   = 1;
   localparam [TOTAL_W-1:0]     TOTAL_ONE  = 1;
   localparam [RSP_PTR_W:0]     FLIGHT_ONE = 1;
@@ -67,13 +68,13 @@ module hwgen_load_unit #(
   wire [NUM_SEM-1:0] f_wait;
   wire [NUM_SEM-1:0] f_signal;
   wire               f_stream;
-  wire [1:0]         f_buffer;
-  wire [15:0]        f_spad_addr;
-  wire [31:0]        f_ext_addr;
-  wire [11:0]        f_count0;
-  wire [19:0]        f_stride0;
-  wire [11:0]        f_count1;
-  wire [23:0]        f_stride1;
+  wire [`HWGEN_TRANSFER_BUFFER_W-1:0]    f_buffer;
+  wire [`HWGEN_TRANSFER_SPAD_ADDR_W-1:0] f_spad_addr;
+  wire [`HWGEN_TRANSFER_EXT_ADDR_W-1:0]  f_ext_addr;
+  wire [`HWGEN_TRANSFER_COUNT0_W-1:0]    f_count0;
+  wire [`HWGEN_TRANSFER_STRIDE0_W-1:0]   f_stride0;
+  wire [`HWGEN_TRANSFER_COUNT1_W-1:0]    f_count1;
+  wire [`HWGEN_TRANSFER_STRIDE1_W-1:0]   f_stride1;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -147,9 +148,9 @@ module hwgen_load_unit #(
 
   hwgen_addr_gen #(
     .ADDR_W    (ADDR_W),
-    .COUNT_W   (12),
-    .STRIDE0_W (20),
-    .STRIDE1_W (24),
+    .COUNT_W   (`HWGEN_TRANSFER_COUNT0_W),
+    .STRIDE0_W (`HWGEN_TRANSFER_STRIDE0_W),
+    .STRIDE1_W (`HWGEN_TRANSFER_STRIDE1_W),
     .INDEX_W   (TOTAL_W)
   ) u_agen (
     .clk_i       (clk_i),

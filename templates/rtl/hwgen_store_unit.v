@@ -2,6 +2,7 @@
 // Store queue executor: reads output-buffer rows and writes them, BEATS beats per row
 // (least significant first), to external memory or to the downstream stream, addressed by a
 // two-level strided loop.
+`include "hwgen_isa.vh"
 module hwgen_store_unit #(
   parameter integer       INSTR_W     = 160,
   parameter integer       NUM_SEM     = 10,
@@ -47,6 +48,7 @@ module hwgen_store_unit #(
   localparam [1:0]        PHASE_READ = 2'd1;
   localparam [1:0]        PHASE_LOAD = 2'd2;
   localparam [1:0]        PHASE_SEND = 2'd3;
+  localparam integer      INDEX_W    = `HWGEN_TRANSFER_COUNT0_W + `HWGEN_TRANSFER_COUNT1_W;
   localparam [BEAT_W-1:0] BEAT_ONE   = 1;
   localparam integer      BEATS_M1   = BEATS - 1;
   localparam [BEAT_W-1:0] BEAT_LAST  = BEATS_M1[BEAT_W-1:0];
@@ -54,13 +56,13 @@ module hwgen_store_unit #(
   wire [NUM_SEM-1:0] f_wait;
   wire [NUM_SEM-1:0] f_signal;
   wire               f_stream;
-  wire [1:0]         f_buffer;
-  wire [15:0]        f_spad_addr;
-  wire [31:0]        f_ext_addr;
-  wire [11:0]        f_count0;
-  wire [19:0]        f_stride0;
-  wire [11:0]        f_count1;
-  wire [23:0]        f_stride1;
+  wire [`HWGEN_TRANSFER_BUFFER_W-1:0]    f_buffer;
+  wire [`HWGEN_TRANSFER_SPAD_ADDR_W-1:0] f_spad_addr;
+  wire [`HWGEN_TRANSFER_EXT_ADDR_W-1:0]  f_ext_addr;
+  wire [`HWGEN_TRANSFER_COUNT0_W-1:0]    f_count0;
+  wire [`HWGEN_TRANSFER_STRIDE0_W-1:0]   f_stride0;
+  wire [`HWGEN_TRANSFER_COUNT1_W-1:0]    f_count1;
+  wire [`HWGEN_TRANSFER_STRIDE1_W-1:0]   f_stride1;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -98,10 +100,10 @@ module hwgen_store_unit #(
   wire              agen_valid;
   wire              agen_last;
   wire [ADDR_W-1:0] agen_addr;
-  wire [23:0]       agen_index;
+  wire [INDEX_W-1:0] agen_index;
 
   wire unused_index_hi;
-  assign unused_index_hi = ^agen_index[23:SPAD_ADDR_W];
+  assign unused_index_hi = ^agen_index[INDEX_W-1:SPAD_ADDR_W];
 
   wire sending   = (phase_q == PHASE_SEND);
   wire beat_fire = sending && (stream_q ? stream_ready_i : mem_req_ready_i);
@@ -123,10 +125,10 @@ module hwgen_store_unit #(
 
   hwgen_addr_gen #(
     .ADDR_W    (ADDR_W),
-    .COUNT_W   (12),
-    .STRIDE0_W (20),
-    .STRIDE1_W (24),
-    .INDEX_W   (24)
+    .COUNT_W   (`HWGEN_TRANSFER_COUNT0_W),
+    .STRIDE0_W (`HWGEN_TRANSFER_STRIDE0_W),
+    .STRIDE1_W (`HWGEN_TRANSFER_STRIDE1_W),
+    .INDEX_W   (INDEX_W)
   ) u_agen (
     .clk_i       (clk_i),
     .{{ c.rst }} ({{ c.rst }}),

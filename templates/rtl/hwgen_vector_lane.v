@@ -9,6 +9,9 @@
 // The pipeline never stalls; control holds the flags steady for a whole instruction.
 module hwgen_vector_lane #(
   parameter integer ACC_W       = 32,
+  parameter integer MULT_W      = 16,
+  parameter integer SHIFT_W     = 6,
+  parameter integer ZP_W        = 16,
   parameter integer OUT_W       = 8,
   parameter integer OUT_SIGNED  = 1,
   parameter integer ENABLE_BIAS = 1,
@@ -23,9 +26,9 @@ module hwgen_vector_lane #(
   input  wire             relu_i,
   input  wire             add_i,
   input  wire             pool_i,
-  input  wire [15:0]      multiplier_i,
-  input  wire [5:0]       shift_i,
-  input  wire [15:0]      zero_point_i,
+  input  wire [MULT_W-1:0]  multiplier_i,
+  input  wire [SHIFT_W-1:0] shift_i,
+  input  wire [ZP_W-1:0]    zero_point_i,
   input  wire [ACC_W-1:0] bias_value_i,
   // per element (stage 1 inputs)
   input  wire [ACC_W-1:0] acc_i,
@@ -35,9 +38,10 @@ module hwgen_vector_lane #(
 );
 
   localparam integer X_W    = ACC_W + 1;
-  localparam integer P_W    = X_W + 17;
+  localparam integer P_W    = X_W + MULT_W + 1;
   localparam integer WIDE_W = (P_W + 2 > 34) ? P_W + 2 : 34;
   localparam signed [WIDE_W-1:0] WIDE_ONE = 1;
+  localparam [SHIFT_W-1:0]       SHIFT_ONE = 1;
   localparam signed [WIDE_W-1:0] OUT_MAX  = (OUT_SIGNED != 0) ? (WIDE_ONE <<< (OUT_W - 1)) - WIDE_ONE
                                                               : (WIDE_ONE <<< OUT_W) - WIDE_ONE;
   localparam signed [WIDE_W-1:0] OUT_MIN  = (OUT_SIGNED != 0) ? -(WIDE_ONE <<< (OUT_W - 1))
@@ -58,8 +62,8 @@ module hwgen_vector_lane #(
 
   wire signed [X_W-1:0]    acc_ext  = {acc_i[ACC_W-1], acc_i};
   wire signed [X_W-1:0]    bias_ext = {bias_value_i[ACC_W-1], bias_value_i};
-  wire signed [16:0]       mult_ext = {1'b0, multiplier_i};
-  wire signed [WIDE_W-1:0] zp_wide  = { {(WIDE_W-16){zero_point_i[15]}}, zero_point_i};
+  wire signed [MULT_W:0]   mult_ext = {1'b0, multiplier_i};
+  wire signed [WIDE_W-1:0] zp_wide  = { {(WIDE_W-ZP_W){zero_point_i[ZP_W-1]}}, zero_point_i};
   wire signed [WIDE_W-1:0] p_wide   = { {(WIDE_W-P_W){p_q[P_W-1]}}, p_q};
   wire [OUT_W-1:0]         zp_out   = clamp(zp_wide);
 
@@ -94,10 +98,10 @@ module hwgen_vector_lane #(
     // stage 2
     p_d = x_q * mult_ext;
     // stage 3
-    if (shift_i == 6'd0) begin
+    if (shift_i == {SHIFT_W{1'b0}}) begin
       rounded = p_wide;
     end else begin
-      rounded = (p_wide + (WIDE_ONE <<< (shift_i - 6'd1))) >>> shift_i;
+      rounded = (p_wide + (WIDE_ONE <<< (shift_i - SHIFT_ONE))) >>> shift_i;
     end
     q_d = clamp(rounded + zp_wide);
     // stage 4

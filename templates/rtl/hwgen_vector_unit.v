@@ -3,6 +3,7 @@
 // pool, an output-buffer operand row), runs it through COLS lanes of bias, requantization,
 // element-wise add, ReLU and max-pool, and writes the output-buffer row. One row per cycle
 // once the accumulator read port is granted; the lanes are a fixed five-cycle pipeline.
+`include "hwgen_isa.vh"
 module hwgen_vector_unit #(
   parameter integer       INSTR_W     = 160,
   parameter integer       NUM_SEM     = 10,
@@ -50,7 +51,11 @@ module hwgen_vector_unit #(
   localparam [1:0]         PHASE_BIAS   = 2'd1;
   localparam [1:0]         PHASE_BIAS_D = 2'd2;
   localparam [1:0]         PHASE_RUN    = 2'd3;
-  localparam [11:0]        COUNT_ONE    = 1;
+  localparam integer       COUNT_W      = `HWGEN_VECTOR_COUNT_W;
+  localparam integer       MULT_W       = `HWGEN_VECTOR_MULTIPLIER_W;
+  localparam integer       SHIFT_W      = `HWGEN_VECTOR_SHIFT_W;
+  localparam integer       ZP_W         = `HWGEN_VECTOR_ZERO_POINT_W;
+  localparam [COUNT_W-1:0] COUNT_ONE    = 1;
 
   wire [NUM_SEM-1:0] f_wait;
   wire [NUM_SEM-1:0] f_signal;
@@ -59,14 +64,14 @@ module hwgen_vector_unit #(
   wire               f_pool;
   wire               f_bias;
   wire               f_load_bias;
-  wire [15:0]        f_acc_addr;
-  wire [15:0]        f_out_addr;
-  wire [15:0]        f_opnd_addr;
-  wire [15:0]        f_bias_addr;
-  wire [11:0]        f_count;
-  wire [15:0]        f_multiplier;
-  wire [5:0]         f_shift;
-  wire [15:0]        f_zero_point;
+  wire [`HWGEN_VECTOR_ACC_ADDR_W-1:0]   f_acc_addr;
+  wire [`HWGEN_VECTOR_OUT_ADDR_W-1:0]   f_out_addr;
+  wire [`HWGEN_VECTOR_OPND_ADDR_W-1:0]  f_opnd_addr;
+  wire [`HWGEN_VECTOR_BIAS_ADDR_W-1:0]  f_bias_addr;
+  wire [COUNT_W-1:0]                    f_count;
+  wire [MULT_W-1:0]                     f_multiplier;
+  wire [SHIFT_W-1:0]                    f_shift;
+  wire [ZP_W-1:0]                       f_zero_point;
 
   hwgen_decode_vector u_decode (
     .instr_i      (head_instr_i),
@@ -97,28 +102,28 @@ module hwgen_vector_unit #(
   reg                   pool_d;
   reg                   bias_q;
   reg                   bias_d;
-  reg [15:0]            acc_base_q;
-  reg [15:0]            acc_base_d;
-  reg [15:0]            out_base_q;
-  reg [15:0]            out_base_d;
-  reg [15:0]            opnd_base_q;
-  reg [15:0]            opnd_base_d;
-  reg [15:0]            bias_addr_q;
-  reg [15:0]            bias_addr_d;
-  reg [11:0]            count_q;
-  reg [11:0]            count_d;
-  reg [15:0]            multiplier_q;
-  reg [15:0]            multiplier_d;
-  reg [5:0]             shift_q;
-  reg [5:0]             shift_d;
-  reg [15:0]            zero_point_q;
-  reg [15:0]            zero_point_d;
+  reg [SPAD_ADDR_W-1:0] acc_base_q;
+  reg [SPAD_ADDR_W-1:0] acc_base_d;
+  reg [SPAD_ADDR_W-1:0] out_base_q;
+  reg [SPAD_ADDR_W-1:0] out_base_d;
+  reg [SPAD_ADDR_W-1:0] opnd_base_q;
+  reg [SPAD_ADDR_W-1:0] opnd_base_d;
+  reg [SPAD_ADDR_W-1:0] bias_addr_q;
+  reg [SPAD_ADDR_W-1:0] bias_addr_d;
+  reg [COUNT_W-1:0]     count_q;
+  reg [COUNT_W-1:0]     count_d;
+  reg [MULT_W-1:0]      multiplier_q;
+  reg [MULT_W-1:0]      multiplier_d;
+  reg [SHIFT_W-1:0]     shift_q;
+  reg [SHIFT_W-1:0]     shift_d;
+  reg [ZP_W-1:0]        zero_point_q;
+  reg [ZP_W-1:0]        zero_point_d;
   reg [NUM_SEM-1:0]     release_q;
   reg [NUM_SEM-1:0]     release_d;
-  reg [11:0]            issued_q;
-  reg [11:0]            issued_d;
-  reg [11:0]            written_q;
-  reg [11:0]            written_d;
+  reg [COUNT_W-1:0]     issued_q;
+  reg [COUNT_W-1:0]     issued_d;
+  reg [COUNT_W-1:0]     written_q;
+  reg [COUNT_W-1:0]     written_d;
   reg [COLS*ACC_W-1:0]  bias_value_q;
   reg [COLS*ACC_W-1:0]  bias_value_d;
   reg                   done;
@@ -143,6 +148,8 @@ module hwgen_vector_unit #(
   wire row_fire  = issue_row && acc_rd_grant_i;
   wire bias_fire = (phase_q == PHASE_BIAS) && acc_rd_grant_i;
   wire wb_valid;
+  // Row index widened to an address (SPAD_ADDR_W > COUNT_W).
+  wire [SPAD_ADDR_W-1:0] issued_ext = { {(SPAD_ADDR_W-COUNT_W){1'b0}}, issued_q};
   wire [SPAD_ADDR_W-1:0] wb_addr;
 
   always @* begin
@@ -181,8 +188,8 @@ module hwgen_vector_unit #(
           shift_d      = f_shift;
           zero_point_d = f_zero_point;
           release_d    = f_signal & PRODUCED;
-          issued_d     = 12'd0;
-          written_d    = 12'd0;
+          issued_d     = {COUNT_W{1'b0}};
+          written_d    = {COUNT_W{1'b0}};
         end
       end
       PHASE_BIAS: begin
@@ -216,17 +223,17 @@ module hwgen_vector_unit #(
       add_q        <= 1'b0;
       pool_q       <= 1'b0;
       bias_q       <= 1'b0;
-      acc_base_q   <= 16'd0;
-      out_base_q   <= 16'd0;
-      opnd_base_q  <= 16'd0;
-      bias_addr_q  <= 16'd0;
-      count_q      <= 12'd0;
-      multiplier_q <= 16'd0;
-      shift_q      <= 6'd0;
-      zero_point_q <= 16'd0;
+      acc_base_q   <= {SPAD_ADDR_W{1'b0}};
+      out_base_q   <= {SPAD_ADDR_W{1'b0}};
+      opnd_base_q  <= {SPAD_ADDR_W{1'b0}};
+      bias_addr_q  <= {SPAD_ADDR_W{1'b0}};
+      count_q      <= {COUNT_W{1'b0}};
+      multiplier_q <= {MULT_W{1'b0}};
+      shift_q      <= {SHIFT_W{1'b0}};
+      zero_point_q <= {ZP_W{1'b0}};
       release_q    <= {NUM_SEM{1'b0}};
-      issued_q     <= 12'd0;
-      written_q    <= 12'd0;
+      issued_q     <= {COUNT_W{1'b0}};
+      written_q    <= {COUNT_W{1'b0}};
       bias_value_q <= {(COLS*ACC_W){1'b0}};
     end else begin
       phase_q      <= phase_d;
@@ -256,7 +263,7 @@ module hwgen_vector_unit #(
   ) u_wb_delay (
     .clk_i       (clk_i),
     .{{ c.rst }} ({{ c.rst }}),
-    .data_i      ({row_fire, out_base_q + {4'd0, issued_q}}),
+    .data_i      ({row_fire, out_base_q + issued_ext}),
     .data_o      ({wb_valid, wb_addr})
   );
 
@@ -265,6 +272,9 @@ module hwgen_vector_unit #(
     for (lane = 0; lane < COLS; lane = lane + 1) begin : gen_lane
       hwgen_vector_lane #(
         .ACC_W       (ACC_W),
+        .MULT_W      (MULT_W),
+        .SHIFT_W     (SHIFT_W),
+        .ZP_W        (ZP_W),
         .OUT_W       (OUT_W),
         .OUT_SIGNED  (OUT_SIGNED),
         .ENABLE_BIAS (ENABLE_BIAS),
@@ -290,9 +300,9 @@ module hwgen_vector_unit #(
   endgenerate
 
   assign acc_rd_valid_o = issue_row || (phase_q == PHASE_BIAS);
-  assign acc_rd_addr_o  = (phase_q == PHASE_BIAS) ? bias_addr_q : acc_base_q + {4'd0, issued_q};
+  assign acc_rd_addr_o  = (phase_q == PHASE_BIAS) ? bias_addr_q : acc_base_q + issued_ext;
   assign out_rd_valid_o = row_fire && (add_q || pool_q);
-  assign out_rd_addr_o  = opnd_base_q + {4'd0, issued_q};
+  assign out_rd_addr_o  = opnd_base_q + issued_ext;
   assign out_wr_valid_o = wb_valid;
   assign out_wr_addr_o  = wb_addr;
   assign sem_release_o  = done ? release_q : {NUM_SEM{1'b0}};

@@ -1,0 +1,207 @@
+// Whole-accelerator testbench for hwgen_top: loads every engine's program through the
+// program port, models external memory (fixed read latency, one request per cycle,
+// optional random back-pressure), starts the run through the CSRs, waits for done with a
+// watchdog, then dumps a memory region and the cycle and performance counters.
+//   +imem=FILE       program of engine 0 ($readmemh, one instruction per line)
+//   +dmem=FILE       initial memory image ($readmemh, one MEM_W-bit beat per line)
+//   +dump=FILE       where to write the dumped beats, one per line
+//   +dump_base=N +dump_count=N +stall_pct=N +seed=N +max_cycles=N
+module tb #(
+  parameter integer MEM_W       = 64,
+  parameter integer INSTR_W     = 160,
+  parameter integer IMEM_ADDR_W = 8,
+  parameter integer CORE_SEL_W  = 1,
+  parameter integer LATENCY     = 20,
+  parameter integer MEM_WORDS   = 65536,
+  parameter integer PERF_WORDS  = 9
+) (
+  input wire clk_i
+);
+  localparam integer IMEM_DEPTH = 1 << IMEM_ADDR_W;
+
+  reg [MEM_W-1:0]   mem  [0:MEM_WORDS-1];
+  reg [INSTR_W-1:0] prog [0:IMEM_DEPTH-1];
+  reg [1023:0]      imem_file;
+  reg [1023:0]      dmem_file;
+  reg [1023:0]      dump_file;
+  integer           dump_base;
+  integer           dump_count;
+  integer           stall_pct;
+  integer           seed;
+  integer           max_cycles;
+  integer           cycle;
+  integer           i;
+  integer           fd;
+
+  reg                    rst_ni;
+  reg                    csr_we;
+  reg  [11:0]            csr_addr;
+  reg  [31:0]            csr_wdata;
+  wire [31:0]            csr_rdata;
+  reg                    prog_we;
+  reg  [CORE_SEL_W-1:0]  prog_core;
+  reg  [IMEM_ADDR_W-1:0] prog_addr;
+  reg  [INSTR_W-1:0]     prog_data;
+  wire                   mem_req_valid;
+  reg                    mem_req_ready;
+  wire                   mem_req_write;
+  wire [31:0]            mem_req_addr;
+  wire [MEM_W-1:0]       mem_req_wdata;
+  reg                    mem_rsp_valid;
+  reg  [MEM_W-1:0]       mem_rsp_rdata;
+
+  hwgen_top dut (
+    .clk_i           (clk_i),
+    .rst_ni          (rst_ni),
+    .csr_we_i        (csr_we),
+    .csr_addr_i      (csr_addr),
+    .csr_wdata_i     (csr_wdata),
+    .csr_rdata_o     (csr_rdata),
+    .prog_we_i       (prog_we),
+    .prog_core_i     (prog_core),
+    .prog_addr_i     (prog_addr),
+    .prog_data_i     (prog_data),
+    .mem_req_valid_o (mem_req_valid),
+    .mem_req_ready_i (mem_req_ready),
+    .mem_req_write_o (mem_req_write),
+    .mem_req_addr_o  (mem_req_addr),
+    .mem_req_wdata_o (mem_req_wdata),
+    .mem_rsp_valid_i (mem_rsp_valid),
+    .mem_rsp_rdata_i (mem_rsp_rdata)
+  );
+
+  // Read responses come back LATENCY cycles after the request was accepted.
+  reg             pipe_valid [0:LATENCY-1];
+  reg [MEM_W-1:0] pipe_data  [0:LATENCY-1];
+
+  initial begin
+    if (!$value$plusargs("imem=%s", imem_file)) $fatal(1, "missing +imem");
+    if (!$value$plusargs("dmem=%s", dmem_file)) $fatal(1, "missing +dmem");
+    if (!$value$plusargs("dump=%s", dump_file)) $fatal(1, "missing +dump");
+    if (!$value$plusargs("dump_base=%d", dump_base)) dump_base = 0;
+    if (!$value$plusargs("dump_count=%d", dump_count)) dump_count = 0;
+    if (!$value$plusargs("stall_pct=%d", stall_pct)) stall_pct = 0;
+    if (!$value$plusargs("seed=%d", seed)) seed = 1;
+    if (!$value$plusargs("max_cycles=%d", max_cycles)) max_cycles = 1000000;
+    for (i = 0; i < IMEM_DEPTH; i = i + 1) prog[i] = {INSTR_W{1'b0}};
+    for (i = 0; i < MEM_WORDS; i = i + 1) mem[i] = {MEM_W{1'b0}};
+    $readmemh(imem_file, prog);
+    $readmemh(dmem_file, mem);
+    for (i = 0; i < LATENCY; i = i + 1) begin
+      pipe_valid[i] = 1'b0;
+      pipe_data[i]  = {MEM_W{1'b0}};
+    end
+    cycle = 0;
+    rst_ni = 1'b0;
+    csr_we = 1'b0;
+    csr_addr = 12'd0;
+    csr_wdata = 32'd0;
+    prog_we = 1'b0;
+    prog_core = {CORE_SEL_W{1'b0}};
+    prog_addr = {IMEM_ADDR_W{1'b0}};
+    prog_data = {INSTR_W{1'b0}};
+    mem_req_ready = 1'b0;
+    mem_rsp_valid = 1'b0;
+    mem_rsp_rdata = {MEM_W{1'b0}};
+  end
+
+  // Memory model.
+  always @(posedge clk_i) begin
+    mem_rsp_valid <= pipe_valid[LATENCY-1];
+    mem_rsp_rdata <= pipe_data[LATENCY-1];
+    for (i = LATENCY - 1; i > 0; i = i - 1) begin
+      pipe_valid[i] <= pipe_valid[i-1];
+      pipe_data[i]  <= pipe_data[i-1];
+    end
+    pipe_valid[0] <= 1'b0;
+    if (mem_req_valid && mem_req_ready) begin
+      if (mem_req_addr >= MEM_WORDS) begin
+        $display("ERROR: memory access at beat %0d is outside the model", mem_req_addr);
+        $finish;
+      end
+      if (mem_req_write) begin
+        mem[mem_req_addr] <= mem_req_wdata;
+      end else begin
+        pipe_valid[0] <= 1'b1;
+        pipe_data[0]  <= mem[mem_req_addr];
+      end
+    end
+  end
+
+  always @(negedge clk_i) begin
+    mem_req_ready <= (($random(seed) % 100 + 100) % 100) >= stall_pct;
+  end
+
+  // Control sequence: reset, program load, start, poll for done, report.
+  localparam integer S_RESET = 0, S_PROG = 1, S_START = 2, S_POLL = 3, S_READ = 4, S_REPORT = 5;
+  integer state;
+  integer counter;
+  reg [31:0] words [0:6+PERF_WORDS];
+  initial begin
+    state = S_RESET;
+    counter = 0;
+  end
+
+  always @(negedge clk_i) begin
+    cycle = cycle + 1;
+    csr_we  <= 1'b0;
+    prog_we <= 1'b0;
+    if (cycle > max_cycles) begin
+      $display("ERROR: watchdog: no done after %0d cycles", max_cycles);
+      $finish;
+    end
+    case (state)
+      S_RESET: begin
+        rst_ni <= (cycle > 3);
+        if (cycle > 5) begin
+          state = S_PROG;
+          counter = 0;
+        end
+      end
+      S_PROG: begin
+        prog_we   <= 1'b1;
+        prog_addr <= counter[IMEM_ADDR_W-1:0];
+        prog_data <= prog[counter];
+        counter = counter + 1;
+        if (counter == IMEM_DEPTH) state = S_START;
+      end
+      S_START: begin
+        csr_we    <= 1'b1;
+        csr_addr  <= 12'h002;
+        csr_wdata <= 32'd1;
+        state = S_POLL;
+        counter = 0;
+      end
+      S_POLL: begin
+        csr_addr <= 12'h003;
+        // csr_rdata answers the address of the previous cycle.
+        counter = counter + 1;
+        if (counter > 3 && csr_rdata[2]) begin
+          $display("ERROR: the accelerator raised its error flag");
+          $finish;
+        end
+        if (counter > 3 && csr_rdata[1]) begin
+          state = S_READ;
+          counter = 0;
+        end
+      end
+      S_READ: begin
+        // Read ID, cycles and engine 0's counters: issue address k, capture k-1.
+        if (counter < 7) csr_addr <= counter[11:0];
+        else csr_addr <= 12'h010 + counter[11:0] - 12'd7;
+        if (counter > 0) words[counter-1] = csr_rdata;
+        counter = counter + 1;
+        if (counter == 8 + PERF_WORDS) state = S_REPORT;
+      end
+      default: begin
+        fd = $fopen(dump_file, "w");
+        for (i = 0; i < dump_count; i = i + 1) $fwrite(fd, "%h\n", mem[dump_base + i]);
+        $fclose(fd);
+        $display("ID %h%h", words[1], words[0]);
+        $display("CYCLES %0d", {words[5], words[4]});
+        for (i = 0; i < PERF_WORDS; i = i + 1) $display("PERF %0d %0d", i, words[7+i]);
+        $finish;
+      end
+    endcase
+  end
+endmodule

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, clippy, unit and integration tests, snapshots (never
+# written here), and every RTL test in Verilator, Icarus and Yosys. Simulator tests must
+# run, not skip: HWGEN_REQUIRE_SIMULATORS=1 turns a missing tool into a failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+
+export HWGEN_REQUIRE_SIMULATORS=1
+export INSTA_UPDATE=no
+export CARGO_TERM_COLOR=never
+
+cargo fmt --all -- --check
+cargo clippy --all-targets -- -D warnings
+cargo test
