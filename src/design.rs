@@ -141,7 +141,7 @@ pub struct Branch {
 pub struct Design {
     /// Short name of the design (from `name`, else the file stem).
     pub name: String,
-    /// The parameter file as it was given on the command line.
+    /// File name of the parameter file (without its directory).
     pub source: String,
     pub dataflow: String,
     pub reset: Reset,

@@ -21,7 +21,13 @@ pub fn load(path: &Path) -> Result<Design, ConfigError> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "design".to_string());
-    parse_str(&src, &file, &stem)
+    let mut design = parse_str(&src, &file, &stem)?;
+    // Outputs name the parameter file without its directory, so they do not depend on where
+    // hwgen ran.
+    if let Some(name) = path.file_name() {
+        design.source = name.to_string_lossy().into_owned();
+    }
+    Ok(design)
 }
 
 /// Validate parameter-file text. `file` is used in messages; `stem` names the design when
