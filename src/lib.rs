@@ -4,6 +4,7 @@
 pub mod config;
 pub mod design;
 pub mod filemap;
+pub mod interp;
 pub mod isa;
 pub mod rtl;
 pub mod sim;
