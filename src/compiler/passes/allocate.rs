@@ -1,0 +1,152 @@
+//! allocate: place every tensor (with the zero border its consumers need), every weight tile
+//! and every bias row in external memory. Activations are stored as channel tiles of cpf
+//! channels, one pixel per scratchpad row; the border stays zero because nothing writes it.
+
+use super::legalize::{Graph, Node};
+use crate::compiler::TensorLayout;
+use crate::design::Design;
+use crate::model::Op;
+use std::collections::HashMap;
+
+/// A cpf x kpf block of weights: row r (an input channel) holds kpf output channels.
+pub type WeightTile = Vec<Vec<i64>>;
+
+#[derive(Debug, Clone)]
+pub struct Alloc {
+    pub tensors: HashMap<String, TensorLayout>,
+    /// (node, oct) → first beat of the node's weight tiles for that output-channel tile, and
+    /// the taps (ict, ky, kx) stored there one after another, cpf rows each.
+    pub weights: HashMap<(usize, usize), (u64, Vec<(usize, usize, usize)>)>,
+    /// The identity tile used by pooling and add layers.
+    pub identity: u64,
+    /// (node, oct) → first beat of the bias row.
+    pub bias: HashMap<(usize, usize), u64>,
+    /// Beats per weight row, bias row and activation row.
+    pub weight_beats: u64,
+    pub acc_beats: u64,
+    pub act_beats: u64,
+    pub end: u64,
+}
+
+/// Kernel size, stride and padding of the matmul a node runs.
+pub fn window(n: &Node) -> (usize, usize, usize, usize) {
+    match &n.op {
+        Op::Conv { kh, kw, stride, pad, .. } => (*kh, *kw, *stride, *pad),
+        Op::MaxPool { k, stride } | Op::AvgPool { k, stride, .. } => (*k, *k, *stride, 0),
+        Op::Add { .. } | Op::Upsample { .. } => (1, 1, 1, 0),
+    }
+}
+
+/// The weights of tile (oct, ict, ky, kx) of node `n`, or `None` when the tile connects no
+/// input channel to an output channel (across groups, and off the diagonal of pooling and
+/// add layers).
+pub fn weight_tile(n: &Node, cin: usize, t: usize, oct: usize, ict: usize, ky: usize, kx: usize) -> Option<WeightTile> {
+    let mut tile = vec![vec![0i64; t]; t];
+    let mut any = false;
+    match &n.op {
+        Op::Conv { kw, groups, cout, weights, .. } => {
+            let cin_g = cin / groups;
+            let cout_g = cout / groups;
+            for (r, row) in tile.iter_mut().enumerate() {
+                let ci = ict * t + r;
+                if ci >= cin {
+                    continue;
+                }
+                for (c, v) in row.iter_mut().enumerate() {
+                    let co = oct * t + c;
+                    if co >= *cout || ci / cin_g != co / cout_g {
+                        continue;
+                    }
+                    *v = weights[((ky * kw + kx) * cin_g + ci % cin_g) * cout + co];
+                    // Structurally present, even if the trained values happen to be zero:
+                    // every output tile must be written by at least one matmul.
+                    any = true;
+                }
+            }
+        }
+        _ => {
+            if oct != ict {
+                return None;
+            }
+            for (r, row) in tile.iter_mut().enumerate() {
+                if oct * t + r < cin {
+                    row[r] = 1;
+                    any = true;
+                }
+            }
+        }
+    }
+    any.then_some(tile)
+}
+
+pub fn run(design: &Design, g: &Graph) -> Alloc {
+    let u = &g.unit;
+    let t = u.cpf as usize;
+    let mem_w = u64::from(design.memory.data_width_bits);
+    let act_beats = u64::from(u.input_row_bits()) / mem_w;
+    let weight_beats = u64::from(u.weight_row_bits()) / mem_w;
+    let acc_beats = u64::from(u.acc_row_bits()) / mem_w;
+    let mut next = 0u64;
+    let mut tensors = HashMap::new();
+    let mut place = |name: &str, shape: [usize; 3], pad: usize, next: &mut u64| {
+        let layout = TensorLayout {
+            name: name.to_string(),
+            h: shape[0],
+            w: shape[1],
+            c: shape[2],
+            pad,
+            tiles: shape[2].div_ceil(t),
+            tile: t,
+            base: *next,
+            beats: act_beats,
+        };
+        *next += layout.size_beats();
+        tensors.insert(name.to_string(), layout);
+    };
+    let pad_of = |name: &str| {
+        g.consumers(name)
+            .iter()
+            .filter(|&&c| g.nodes[c].input == name)
+            .map(|&c| window(&g.nodes[c]).3)
+            .max()
+            .unwrap_or(0)
+    };
+    place(&g.input, g.input_shape, pad_of(&g.input), &mut next);
+
+    // Weights, the identity tile and biases.
+    let mut weights = HashMap::new();
+    let mut bias = HashMap::new();
+    let identity = next;
+    next += t as u64 * weight_beats;
+    for (i, n) in g.nodes.iter().enumerate() {
+        let cin = g.shape_of(&n.input)[2];
+        let (kh, kw, _, _) = window(n);
+        let octs = n.out[2].div_ceil(t);
+        let icts = cin.div_ceil(t);
+        if let Op::Conv { bias: b, .. } = &n.op {
+            for oct in 0..octs {
+                let mut taps = Vec::new();
+                for ict in 0..icts {
+                    for ky in 0..kh {
+                        for kx in 0..kw {
+                            if weight_tile(n, cin, t, oct, ict, ky, kx).is_some() {
+                                taps.push((ict, ky, kx));
+                            }
+                        }
+                    }
+                }
+                let base = next;
+                next += (taps.len() * t) as u64 * weight_beats;
+                weights.insert((i, oct), (base, taps));
+                if b.iter().any(|v| *v != 0) {
+                    bias.insert((i, oct), next);
+                    next += acc_beats;
+                }
+            }
+        }
+    }
+    for n in &g.nodes {
+        place(&n.name, n.out, pad_of(&n.name), &mut next);
+    }
+    Alloc { tensors, weights, identity, bias, weight_beats, acc_beats, act_beats, end: next }
+}

@@ -1,0 +1,180 @@
+//! encode: check every instruction against the ISA and the Design, append `end`, and build
+//! the memory images: the input, weight tiles, the identity tile and bias rows before the
+//! run, and the output tensor as the golden model says it must be after the run.
+
+use super::allocate::{weight_tile, window, Alloc};
+use super::legalize::Graph;
+use super::schedule::Res;
+use super::sync::Synced;
+use super::tile::Tiling;
+use crate::compiler::{CompileError, LayerReport, Program, TensorLayout};
+use crate::design::{Design, IntType};
+use crate::interp::Memory;
+use crate::isa::{Buffer, Instr, Opcode};
+use crate::model::{Model, Tensor};
+
+/// Write a tensor into its layout (channels past `c` in the last tile stay zero).
+pub fn write_tensor(mem: &mut Memory, l: &TensorLayout, x: &Tensor, t: IntType) {
+    for ct in 0..l.tiles {
+        for y in 0..l.h {
+            for xx in 0..l.w {
+                let row: Vec<i64> = (0..l.tile)
+                    .map(|k| {
+                        let ch = ct * l.tile + k;
+                        if ch < l.c { x.at(y, xx, ch) } else { 0 }
+                    })
+                    .collect();
+                mem.write_row(l.addr(ct, y + l.pad, xx + l.pad), l.beats, &row, t);
+            }
+        }
+    }
+}
+
+/// Read a tensor back from its layout (only the real channels).
+pub fn read_tensor(mem: &Memory, l: &TensorLayout, t: IntType) -> Tensor {
+    let mut x = Tensor::zeros(l.h, l.w, l.c);
+    for ct in 0..l.tiles {
+        for y in 0..l.h {
+            for xx in 0..l.w {
+                let row = mem.read_row(l.addr(ct, y + l.pad, xx + l.pad), l.beats, l.tile, t);
+                for (k, v) in row.iter().enumerate() {
+                    let ch = ct * l.tile + k;
+                    if ch < l.c {
+                        x.set(y, xx, ch, *v);
+                    }
+                }
+            }
+        }
+    }
+    x
+}
+
+pub fn run(
+    design: &Design,
+    model: &Model,
+    g: &Graph,
+    alloc: &Alloc,
+    tiling: &[Tiling],
+    synced: Synced,
+) -> Result<Program, CompileError> {
+    let u = &g.unit;
+    let t = u.cpf as usize;
+    let mut instrs = synced.instrs;
+    instrs.push(Instr::new(Opcode::End));
+    if instrs.len() > design.control.imem_depth as usize {
+        return Err(CompileError::new(
+            None,
+            format!(
+                "the program has {} instructions; the instruction memory holds {}",
+                instrs.len(),
+                design.control.imem_depth
+            ),
+            "raise control.imem_depth in the config, or compile a smaller model",
+        ));
+    }
+    for (pc, i) in instrs.iter().enumerate() {
+        i.check_masks()
+            .map_err(|e| CompileError::new(None, format!("instruction {pc}: {e}"), "this is a compiler bug; please report it"))?;
+    }
+
+    // Memory before the run.
+    let mem_w = design.memory.data_width_bits;
+    let mut dmem = Memory::new(mem_w, alloc.end as usize);
+    write_tensor(&mut dmem, &alloc.tensors[&g.input], &model.input, g.act);
+    let identity: Vec<Vec<i64>> = (0..t).map(|r| (0..t).map(|c| i64::from(r == c)).collect()).collect();
+    for (r, row) in identity.iter().enumerate() {
+        dmem.write_row(alloc.identity + r as u64 * alloc.weight_beats, alloc.weight_beats, row, u.datatype.weight);
+    }
+    for (&(ni, oct), (base, taps)) in &alloc.weights {
+        let n = &g.nodes[ni];
+        let cin = g.shape_of(&n.input)[2];
+        for (k, &(ict, ky, kx)) in taps.iter().enumerate() {
+            let tile = weight_tile(n, cin, t, oct, ict, ky, kx).expect("allocated tiles exist");
+            for (r, row) in tile.iter().enumerate() {
+                let at = base + ((k * t + r) as u64) * alloc.weight_beats;
+                dmem.write_row(at, alloc.weight_beats, row, u.datatype.weight);
+            }
+        }
+    }
+    for (&(ni, oct), &base) in &alloc.bias {
+        let crate::model::Op::Conv { bias, .. } = &g.nodes[ni].op else { unreachable!() };
+        let row: Vec<i64> = (0..t).map(|k| bias.get(oct * t + k).copied().unwrap_or(0)).collect();
+        dmem.write_row(base, alloc.acc_beats, &row, u.datatype.accumulator);
+    }
+
+    // The golden model's output in the output layout.
+    let golden = crate::golden::run(model, u.datatype.accumulator);
+    let model_output = &model.layers.last().expect("layers").name;
+    let output = alloc.tensors[&g.output].clone();
+    let mut expected = Memory::new(mem_w, alloc.end as usize);
+    write_tensor(&mut expected, &output, &golden[model_output], g.act);
+
+    // Per-layer report with the estimator.
+    let bytes_per_beat = u64::from(mem_w / 8);
+    let bw = u64::from(design.memory.bytes_per_cycle).max(1);
+    let fill = u64::from(u.cpf + u.kpf) + u64::from(design.memory.latency_cycles);
+    let mut layers = Vec::new();
+    for (ni, n) in g.nodes.iter().enumerate() {
+        let steps: Vec<_> = synced.steps.iter().filter(|s| s.node == ni).collect();
+        let compute: u64 = steps
+            .iter()
+            .filter(|s| s.instr.opcode == Opcode::Matmul)
+            .map(|s| {
+                let rows = s.instr.get("count0") * s.instr.get("count1");
+                // A preload-only matmul costs cpf cycles of weight shifting; a streaming one
+                // its rows plus the issue bubble.
+                if rows == 0 { 0 } else { rows + 2 }
+            })
+            .sum();
+        let vector: u64 = steps
+            .iter()
+            .filter(|s| s.instr.opcode == Opcode::Vector)
+            .map(|s| s.instr.get("count") + 7)
+            .sum();
+        let beats: u64 = steps
+            .iter()
+            .filter(|s| matches!(s.instr.opcode, Opcode::Load | Opcode::Store))
+            .map(|s| {
+                let rows = s.instr.get("count0") * s.instr.get("count1");
+                let per_row = match (s.instr.opcode, s.writes.first(), s.reads.first()) {
+                    (Opcode::Load, Some(Res::Spad(b, ..)), _) => beats_of(alloc, *b),
+                    _ => alloc.act_beats,
+                };
+                rows * per_row
+            })
+            .sum();
+        let memory = beats * bytes_per_beat / bw;
+        let (kh, kw, _, _) = window(n);
+        let macs = match n.op {
+            crate::model::Op::Conv { groups, .. } => {
+                (n.out[0] * n.out[1] * n.out[2] * kh * kw * g.shape_of(&n.input)[2] / groups) as u64
+            }
+            _ => 0,
+        };
+        let _ = tiling;
+        layers.push(LayerReport {
+            name: n.name.clone(),
+            op: n.op.name().to_string(),
+            macs,
+            instructions: steps.len(),
+            estimated_cycles: compute.max(memory).max(vector) + fill,
+        });
+    }
+    Ok(Program {
+        design_hash: design.hash(),
+        instrs,
+        dmem,
+        output,
+        expected,
+        macs: layers.iter().map(|l| l.macs).sum(),
+        layers,
+    })
+}
+
+fn beats_of(alloc: &Alloc, b: Buffer) -> u64 {
+    match b {
+        Buffer::Input | Buffer::Output => alloc.act_beats,
+        Buffer::Weight => alloc.weight_beats,
+        Buffer::Accumulator => alloc.acc_beats,
+    }
+}

@@ -1,0 +1,168 @@
+//! legalize: check the model against the Design and build the layer graph (petgraph).
+
+use crate::compiler::CompileError;
+use crate::design::{Design, IntType, Unit};
+use crate::model::{Model, Op};
+use petgraph::graph::{DiGraph, NodeIndex};
+use std::collections::HashMap;
+
+/// One layer as the later passes see it.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub name: String,
+    pub op: Op,
+    /// The tensor the matmul streams (the first input).
+    pub input: String,
+    /// A tensor added element-wise in the vector unit (add layers, fused residuals).
+    pub residual: Option<String>,
+    pub out: [usize; 3],
+}
+
+#[derive(Debug, Clone)]
+pub struct Graph {
+    pub unit: Unit,
+    pub act: IntType,
+    pub nodes: Vec<Node>,
+    /// Tensor edges producer → consumer, over node indices; the input has no producer node.
+    pub dag: DiGraph<usize, String>,
+    pub input: String,
+    pub input_shape: [usize; 3],
+    pub output: String,
+}
+
+impl Graph {
+    pub fn shape_of(&self, t: &str) -> [usize; 3] {
+        if t == self.input {
+            return self.input_shape;
+        }
+        self.nodes.iter().find(|n| n.name == t).expect("tensor exists").out
+    }
+
+    /// Nodes reading tensor `t` (as matmul input or as residual).
+    pub fn consumers(&self, t: &str) -> Vec<usize> {
+        (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].input == t || self.nodes[i].residual.as_deref() == Some(t))
+            .collect()
+    }
+}
+
+pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
+    let cores = design.cores();
+    if cores.len() != 1 {
+        return Err(CompileError::new(
+            None,
+            format!("the Design has {} engines; the compiler maps a model onto one engine so far", cores.len()),
+            "compile for a single-engine config (no [[branch]], or one unit with h = 1)",
+        ));
+    }
+    let unit = cores[0].1.clone();
+    if unit.cpf != unit.kpf {
+        return Err(CompileError::new(
+            None,
+            format!("the array is {}x{}; activations are stored in tiles of cpf channels and written in tiles of kpf channels, so the compiler needs cpf = kpf", unit.cpf, unit.kpf),
+            "use a square array",
+        ));
+    }
+    let d = unit.datatype;
+    if model.act_type != d.input || model.act_type != d.output {
+        return Err(CompileError::new(
+            None,
+            format!("the model's activations are {} but the Design's input and output types are {} and {}", model.act_type, d.input, d.output),
+            "set type in the model to the Design's input type, or compile for a matching config",
+        ));
+    }
+    if model.weight_type != d.weight {
+        return Err(CompileError::new(
+            None,
+            format!("the model's weights are {} but the Design's weight type is {}", model.weight_type, d.weight),
+            "set weight_type in the model to the Design's weight type",
+        ));
+    }
+    let mut nodes = Vec::new();
+    for l in &model.layers {
+        let name = Some(l.name.as_str());
+        let need = |ok: bool, what: &str| {
+            if ok {
+                Ok(())
+            } else {
+                Err(CompileError::new(
+                    name,
+                    format!("{what} is not enabled in the Design's vector unit"),
+                    format!("add \"{what}\" to [vector] ops in the config"),
+                ))
+            }
+        };
+        match &l.op {
+            Op::Conv { bias, relu, .. } => {
+                if bias.iter().any(|b| *b != 0) {
+                    need(design.vector.bias, "bias")?;
+                }
+                if *relu {
+                    need(design.vector.relu, "relu")?;
+                }
+            }
+            Op::MaxPool { .. } => need(design.vector.maxpool, "maxpool")?,
+            Op::AvgPool { .. } => {}
+            Op::Add { relu, .. } => {
+                need(design.vector.add, "add")?;
+                if *relu {
+                    need(design.vector.relu, "relu")?;
+                }
+            }
+            Op::Upsample { .. } => {
+                return Err(CompileError::new(
+                    name,
+                    "nearest upsampling is not mapped onto the accelerator yet",
+                    "remove the upsample layer for now",
+                ))
+            }
+        }
+        nodes.push(Node {
+            name: l.name.clone(),
+            op: l.op.clone(),
+            input: l.inputs[0].clone(),
+            residual: l.inputs.get(1).cloned(),
+            out: l.out,
+        });
+    }
+    let mut g = Graph {
+        unit,
+        act: model.act_type,
+        output: nodes.last().expect("a model has layers").name.clone(),
+        nodes,
+        dag: DiGraph::new(),
+        input: model.input_name.clone(),
+        input_shape: model.input.shape(),
+    };
+    g.rebuild_dag();
+    Ok(g)
+}
+
+impl Graph {
+    /// Rebuild the tensor edges after a pass changed the nodes.
+    pub fn rebuild_dag(&mut self) {
+        let mut dag = DiGraph::new();
+        let idx: Vec<NodeIndex> = (0..self.nodes.len()).map(|i| dag.add_node(i)).collect();
+        let by_name: HashMap<&str, usize> =
+            self.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i)).collect();
+        for (i, n) in self.nodes.iter().enumerate() {
+            for t in std::iter::once(&n.input).chain(n.residual.iter()) {
+                if let Some(&p) = by_name.get(t.as_str()) {
+                    dag.add_edge(idx[p], idx[i], t.clone());
+                }
+            }
+        }
+        self.dag = dag;
+    }
+
+    /// Index of the last node that reads tensor `t` (its end of life), from the DAG.
+    pub fn last_use(&self, t: &str) -> Option<usize> {
+        self.dag
+            .edge_indices()
+            .filter(|e| self.dag[*e] == t)
+            .filter_map(|e| self.dag.edge_endpoints(e))
+            .map(|(_, to)| self.dag[to])
+            .max()
+            .or_else(|| self.consumers(t).into_iter().max())
+    }
+}

@@ -1,0 +1,90 @@
+//! tile: choose, for every layer, the output tile (th rows x tw columns of output pixels) so
+//! that a tile's input window fits half the input buffer (the other half is being loaded),
+//! its accumulator rows fit one accumulator bank (less the row that holds the bias), and its
+//! output rows fit a quarter of the output buffer (results and residual operands, each
+//! double-buffered). Channels are tiled by cpf (input) and kpf (output); kernel taps are
+//! separate matmuls that accumulate.
+
+use super::allocate::{window, Alloc};
+use super::legalize::Graph;
+use crate::compiler::CompileError;
+use crate::design::Design;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tiling {
+    pub th: usize,
+    pub tw: usize,
+}
+
+/// Scratchpad regions the schedule uses.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    pub input_half: usize,
+    pub acc_bank: usize,
+    pub acc_rows: usize,
+    pub out_quarter: usize,
+    pub weight_slots: usize,
+}
+
+pub fn budget(design: &Design, g: &Graph) -> Budget {
+    let b = g.unit.buffers;
+    let _ = design;
+    Budget {
+        input_half: b.input_depth as usize / 2,
+        acc_bank: b.accumulator_depth as usize,
+        acc_rows: b.accumulator_depth as usize - 1,
+        out_quarter: b.output_depth as usize / 4,
+        weight_slots: (b.weight_depth / g.unit.cpf) as usize,
+    }
+}
+
+pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, CompileError> {
+    let bud = budget(design, g);
+    if !g.unit.buffers.accumulator_double_buffer {
+        return Err(CompileError::new(
+            None,
+            "the schedule alternates tiles between the two accumulator banks",
+            "set buffers.accumulator_double_buffer = true",
+        ));
+    }
+    if bud.weight_slots < 2 {
+        return Err(CompileError::new(None, "the weight buffer must hold two weight tiles (2 x cpf rows)", "raise buffers.weight_depth"));
+    }
+    let mut out = Vec::new();
+    for n in &g.nodes {
+        let (kh, kw, s, _) = window(n);
+        let [oh, ow, _] = n.out;
+        let rows_cap = bud.acc_rows.min(bud.out_quarter);
+        let mut best: Option<Tiling> = None;
+        for tw in (1..=ow).rev() {
+            let win_w = (tw - 1) * s + kw;
+            if win_w * kh > bud.input_half || tw > rows_cap {
+                continue;
+            }
+            let th_in = bud.input_half / win_w;
+            let th = ((th_in - kh) / s + 1).min(rows_cap / tw).min(oh);
+            if th == 0 {
+                continue;
+            }
+            let cand = Tiling { th, tw };
+            if best.is_none_or(|b| cand.th * cand.tw > b.th * b.tw) {
+                best = Some(cand);
+            }
+            if tw == ow && th == oh {
+                break;
+            }
+        }
+        let t = best.ok_or_else(|| {
+            CompileError::new(
+                Some(&n.name),
+                format!(
+                    "one output pixel needs a {kh}x{kw} input window, more than half the input buffer ({} rows)",
+                    bud.input_half
+                ),
+                "raise buffers.input_depth",
+            )
+        })?;
+        out.push(t);
+    }
+    Ok(out)
+}

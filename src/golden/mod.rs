@@ -1,0 +1,206 @@
+//! The golden model: every operator as the hardware computes it, written directly from the
+//! numeric rules in the README (integer products, accumulation modulo 2^acc_bits, bias added
+//! exactly, requantization rounding half up, saturation), independently of the compiler and
+//! of the ISA interpreter.
+
+use crate::design::IntType;
+use crate::model::{Layer, Model, Op, Requant, Tensor};
+use std::collections::HashMap;
+
+/// Saturate to the range of `t`.
+pub fn saturate(v: i128, t: IntType) -> i64 {
+    v.clamp(i128::from(t.min()), i128::from(t.max())) as i64
+}
+
+/// Two's-complement wrap of `v` to `bits` bits.
+pub fn wrap(v: i128, bits: u32) -> i64 {
+    let m = v.rem_euclid(1i128 << bits);
+    if m >= 1i128 << (bits - 1) {
+        (m - (1i128 << bits)) as i64
+    } else {
+        m as i64
+    }
+}
+
+/// q = saturate(floor((x * multiplier + 2^(shift-1)) / 2^shift) + zero_point)
+pub fn requantize(x: i128, r: Requant, t: IntType) -> i64 {
+    let p = x * i128::from(r.multiplier);
+    let rounded = if r.shift == 0 {
+        p
+    } else {
+        (p + (1i128 << (r.shift - 1))).div_euclid(1i128 << r.shift)
+    };
+    saturate(rounded + i128::from(r.zero_point), t)
+}
+
+fn relu(q: i64, r: Requant, t: IntType) -> i64 {
+    q.max(saturate(i128::from(r.zero_point), t))
+}
+
+pub fn conv(x: &Tensor, layer: &Layer, acc: IntType, out_t: IntType) -> Tensor {
+    let Op::Conv { kh, kw, stride, pad, groups, cout, weights, bias, requant, relu: act } = &layer.op else {
+        unreachable!("conv called on {}", layer.op.name())
+    };
+    let [oh, ow, _] = layer.out;
+    let cin_g = x.c / groups;
+    let cout_g = cout / groups;
+    let mut y = Tensor::zeros(oh, ow, *cout);
+    for oy in 0..oh {
+        for ox in 0..ow {
+            for co in 0..*cout {
+                let g = co / cout_g;
+                let mut sum: i128 = 0;
+                for ky in 0..*kh {
+                    for kx in 0..*kw {
+                        let iy = (oy * stride + ky) as i64 - *pad as i64;
+                        let ix = (ox * stride + kx) as i64 - *pad as i64;
+                        if iy < 0 || ix < 0 || iy >= x.h as i64 || ix >= x.w as i64 {
+                            continue; // zero padding
+                        }
+                        for ci in 0..cin_g {
+                            let a = x.at(iy as usize, ix as usize, g * cin_g + ci);
+                            let w = weights[((ky * kw + kx) * cin_g + ci) * cout + co];
+                            sum += i128::from(a) * i128::from(w);
+                        }
+                    }
+                }
+                let accumulated = wrap(sum, acc.bits);
+                let q = requantize(i128::from(accumulated) + i128::from(bias[co]), *requant, out_t);
+                y.set(oy, ox, co, if *act { relu(q, *requant, out_t) } else { q });
+            }
+        }
+    }
+    y
+}
+
+pub fn pool(x: &Tensor, layer: &Layer, out_t: IntType) -> Tensor {
+    let [oh, ow, c] = layer.out;
+    let mut y = Tensor::zeros(oh, ow, c);
+    for oy in 0..oh {
+        for ox in 0..ow {
+            for ch in 0..c {
+                let v = match &layer.op {
+                    Op::MaxPool { k, stride } => (0..*k)
+                        .flat_map(|ky| (0..*k).map(move |kx| (ky, kx)))
+                        .map(|(ky, kx)| x.at(oy * stride + ky, ox * stride + kx, ch))
+                        .max()
+                        .expect("window"),
+                    Op::AvgPool { k, stride, requant } => {
+                        let sum: i128 = (0..*k)
+                            .flat_map(|ky| (0..*k).map(move |kx| (ky, kx)))
+                            .map(|(ky, kx)| i128::from(x.at(oy * stride + ky, ox * stride + kx, ch)))
+                            .sum();
+                        requantize(sum, *requant, out_t)
+                    }
+                    _ => unreachable!(),
+                };
+                y.set(oy, ox, ch, v);
+            }
+        }
+    }
+    y
+}
+
+pub fn add(a: &Tensor, b: &Tensor, layer: &Layer, out_t: IntType) -> Tensor {
+    let Op::Add { requant, relu: act } = &layer.op else { unreachable!() };
+    let mut y = a.clone();
+    for (i, v) in y.data.iter_mut().enumerate() {
+        let q = saturate(i128::from(requantize(i128::from(a.data[i]), *requant, out_t)) + i128::from(b.data[i]), out_t);
+        *v = if *act { relu(q, *requant, out_t) } else { q };
+    }
+    y
+}
+
+pub fn upsample(x: &Tensor, factor: usize) -> Tensor {
+    let mut y = Tensor::zeros(x.h * factor, x.w * factor, x.c);
+    for oy in 0..y.h {
+        for ox in 0..y.w {
+            for ch in 0..x.c {
+                y.set(oy, ox, ch, x.at(oy / factor, ox / factor, ch));
+            }
+        }
+    }
+    y
+}
+
+/// Run the whole model; returns every tensor by name (the input included).
+pub fn run(model: &Model, acc: IntType) -> HashMap<String, Tensor> {
+    let out_t = model.act_type;
+    let mut t: HashMap<String, Tensor> = HashMap::new();
+    t.insert(model.input_name.clone(), model.input.clone());
+    for l in &model.layers {
+        let x = &t[&l.inputs[0]];
+        let y = match &l.op {
+            Op::Conv { .. } => conv(x, l, acc, out_t),
+            Op::MaxPool { .. } | Op::AvgPool { .. } => pool(x, l, out_t),
+            Op::Add { .. } => add(x, &t[&l.inputs[1]], l, out_t),
+            Op::Upsample { factor } => upsample(x, *factor),
+        };
+        t.insert(l.name.clone(), y);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const I8: IntType = IntType::new(true, 8);
+    const I32: IntType = IntType::new(true, 32);
+
+    fn layer(op: Op, out: [usize; 3]) -> Layer {
+        Layer { name: "l".into(), inputs: vec!["x".into()], op, out }
+    }
+
+    #[test]
+    fn requantize_by_hand() {
+        let r = |m, s, z| Requant { multiplier: m, shift: s, zero_point: z };
+        assert_eq!(requantize(5, r(1, 1, 0), I8), 3); // 2.5 -> 3
+        assert_eq!(requantize(-5, r(1, 1, 0), I8), -2); // -2.5 -> -2
+        assert_eq!(requantize(-7, r(1, 2, 0), I8), -2); // -1.75 -> -2
+        assert_eq!(requantize(1024, r(3, 4, -70), I8), 122); // 3072/16 - 70
+        assert_eq!(requantize(100_000, r(1, 0, 0), I8), 127);
+        assert_eq!(wrap(1i128 << 31, 32), -(1i64 << 31));
+    }
+
+    #[test]
+    fn conv_3x3_padding_stride_by_hand() {
+        // 3x3 input of 1..9, one channel; 3x3 kernel of ones; padding 1, stride 2:
+        // outputs at (0,0), (0,2), (2,0), (2,2) are the sums of the clipped windows:
+        // (0,0): 1+2+4+5 = 12; (0,1): 2+3+5+6 = 16; (1,0): 4+5+7+8 = 24; (1,1): 5+6+8+9 = 28.
+        let x = Tensor { h: 3, w: 3, c: 1, data: (1..=9).collect() };
+        let op = Op::Conv {
+            kh: 3, kw: 3, stride: 2, pad: 1, groups: 1, cout: 1,
+            weights: vec![1; 9], bias: vec![100], requant: Requant::IDENTITY, relu: false,
+        };
+        let y = conv(&x, &layer(op, [2, 2, 1]), I32, IntType::new(true, 16));
+        assert_eq!(y.data, vec![112, 116, 124, 128]);
+    }
+
+    #[test]
+    fn depthwise_keeps_channels_apart() {
+        // Two channels, 1x1 depthwise kernel [2, -3]: channel 0 doubles, channel 1 * -3.
+        let x = Tensor { h: 1, w: 2, c: 2, data: vec![1, 2, 3, 4] };
+        let op = Op::Conv {
+            kh: 1, kw: 1, stride: 1, pad: 0, groups: 2, cout: 2,
+            weights: vec![2, -3], bias: vec![0, 0], requant: Requant::IDENTITY, relu: true,
+        };
+        let y = conv(&x, &layer(op, [1, 2, 2]), I32, I8);
+        assert_eq!(y.data, vec![2, 0, 6, 0]); // ReLU clamps -6 and -12 to 0
+    }
+
+    #[test]
+    fn pools_add_upsample_by_hand() {
+        let x = Tensor { h: 2, w: 2, c: 1, data: vec![1, -5, 7, 3] };
+        let y = pool(&x, &layer(Op::MaxPool { k: 2, stride: 2 }, [1, 1, 1]), I8);
+        assert_eq!(y.data, vec![7]);
+        // Sum 6 * 16384 / 65536 = 1.5 -> 2 (half up).
+        let avg = Op::AvgPool { k: 2, stride: 2, requant: Requant { multiplier: 16384, shift: 16, zero_point: 0 } };
+        assert_eq!(pool(&x, &layer(avg, [1, 1, 1]), I8).data, vec![2]);
+        let b = Tensor { h: 2, w: 2, c: 1, data: vec![127, 0, 0, -128] };
+        let s = add(&x, &b, &layer(Op::Add { requant: Requant::IDENTITY, relu: false }, [2, 2, 1]), I8);
+        assert_eq!(s.data, vec![127, -5, 7, -125]);
+        let u = upsample(&Tensor { h: 1, w: 2, c: 1, data: vec![4, 9] }, 2);
+        assert_eq!(u.data, vec![4, 4, 9, 9, 4, 4, 9, 9]);
+    }
+}

@@ -1,0 +1,485 @@
+//! The native model format: a TOML file describing a quantized network as an input tensor
+//! and a list of layers, each producing a tensor named after the layer. Weights, biases and
+//! the input come from `.npy` files (paths relative to the model file) or from a seeded
+//! generator (`"random"`). Tensors are HWC (batch 1); convolution weights are
+//! [kh][kw][cin/groups][cout]; fully-connected weights are [h*w*c][cout] over the HWC
+//! flattening of their input.
+
+pub mod npy;
+
+use crate::design::IntType;
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tensor {
+    pub h: usize,
+    pub w: usize,
+    pub c: usize,
+    /// Values in HWC order.
+    pub data: Vec<i64>,
+}
+
+impl Tensor {
+    pub fn zeros(h: usize, w: usize, c: usize) -> Tensor {
+        Tensor { h, w, c, data: vec![0; h * w * c] }
+    }
+    pub fn at(&self, y: usize, x: usize, ch: usize) -> i64 {
+        self.data[(y * self.w + x) * self.c + ch]
+    }
+    pub fn set(&mut self, y: usize, x: usize, ch: usize, v: i64) {
+        self.data[(y * self.w + x) * self.c + ch] = v;
+    }
+    pub fn shape(&self) -> [usize; 3] {
+        [self.h, self.w, self.c]
+    }
+}
+
+/// Requantization as the hardware does it (see the README).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Requant {
+    pub multiplier: u64,
+    pub shift: u32,
+    pub zero_point: i64,
+}
+
+impl Requant {
+    pub const IDENTITY: Requant = Requant { multiplier: 1, shift: 0, zero_point: 0 };
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// Convolution (fully-connected layers are convolutions whose kernel covers the input).
+    Conv {
+        kh: usize,
+        kw: usize,
+        stride: usize,
+        pad: usize,
+        groups: usize,
+        cout: usize,
+        weights: Vec<i64>,
+        bias: Vec<i64>,
+        requant: Requant,
+        relu: bool,
+    },
+    MaxPool { k: usize, stride: usize },
+    AvgPool { k: usize, stride: usize, requant: Requant },
+    /// y = saturate(requant(a) + b)
+    Add { requant: Requant, relu: bool },
+    Upsample { factor: usize },
+}
+
+impl Op {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Conv { .. } => "conv2d",
+            Op::MaxPool { .. } => "maxpool",
+            Op::AvgPool { .. } => "avgpool",
+            Op::Add { .. } => "add",
+            Op::Upsample { .. } => "upsample",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layer {
+    pub name: String,
+    pub inputs: Vec<String>,
+    pub op: Op,
+    /// Output shape (h, w, c).
+    pub out: [usize; 3],
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Model {
+    pub name: String,
+    /// Element type of every activation tensor.
+    pub act_type: IntType,
+    pub weight_type: IntType,
+    pub input_name: String,
+    pub input: Tensor,
+    pub layers: Vec<Layer>,
+}
+
+impl Model {
+    /// Shape of a named tensor.
+    pub fn shape_of(&self, name: &str) -> Option<[usize; 3]> {
+        if name == self.input_name {
+            return Some(self.input.shape());
+        }
+        self.layers.iter().find(|l| l.name == name).map(|l| l.out)
+    }
+
+    /// Multiply-accumulates of the network (convolutions only).
+    pub fn macs(&self) -> u64 {
+        self.layers
+            .iter()
+            .map(|l| match &l.op {
+                Op::Conv { kh, kw, groups, .. } => {
+                    let cin = self.shape_of(&l.inputs[0]).unwrap()[2];
+                    (l.out[0] * l.out[1] * l.out[2] * kh * kw * (cin / groups)) as u64
+                }
+                _ => 0,
+            })
+            .sum()
+    }
+}
+
+/// A problem in a model file: file, layer, field, rule and fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelError {
+    pub file: String,
+    pub layer: Option<String>,
+    pub field: String,
+    pub rule: String,
+    pub fix: String,
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.layer {
+            Some(l) => writeln!(f, "error: {}: layer {l}: {}", self.file, self.field)?,
+            None => writeln!(f, "error: {}: {}", self.file, self.field)?,
+        }
+        writeln!(f, "  rule: {}", self.rule)?;
+        write!(f, "  fix:  {}", self.fix)
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModel {
+    name: Option<String>,
+    seed: Option<u64>,
+    #[serde(rename = "type")]
+    act_type: Option<String>,
+    weight_type: Option<String>,
+    input: RawInput,
+    layer: Vec<RawLayer>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInput {
+    name: Option<String>,
+    shape: Vec<i64>,
+    data: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Kernel {
+    Square(i64),
+    Rect(Vec<i64>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRequant {
+    multiplier: i64,
+    shift: i64,
+    zero_point: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLayer {
+    name: String,
+    op: String,
+    input: Option<String>,
+    residual: Option<String>,
+    out_channels: Option<i64>,
+    kernel: Option<Kernel>,
+    stride: Option<i64>,
+    padding: Option<i64>,
+    groups: Option<i64>,
+    weights: Option<String>,
+    bias: Option<String>,
+    requant: Option<RawRequant>,
+    activation: Option<String>,
+    factor: Option<i64>,
+}
+
+struct Ctx<'a> {
+    file: String,
+    dir: PathBuf,
+    layer: Option<String>,
+    rng: u64,
+    _src: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(&self, field: &str, rule: impl Into<String>, fix: impl Into<String>) -> ModelError {
+        ModelError {
+            file: self.file.clone(),
+            layer: self.layer.clone(),
+            field: field.to_string(),
+            rule: rule.into(),
+            fix: fix.into(),
+        }
+    }
+
+    fn next(&mut self) -> u64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.rng
+    }
+
+    fn positive(&self, field: &str, v: Option<i64>, default: Option<i64>, max: i64) -> Result<usize, ModelError> {
+        let v = match (v, default) {
+            (Some(v), _) => v,
+            (None, Some(d)) => d,
+            (None, None) => return Err(self.err(field, format!("{field} is required"), format!("add {field} = ..."))),
+        };
+        if v < 1 || v > max {
+            return Err(self.err(
+                &format!("{field} = {v}"),
+                format!("{field} must be between 1 and {max}"),
+                format!("use a value from 1 to {max}"),
+            ));
+        }
+        Ok(v as usize)
+    }
+
+    /// Values from `"random"` (uniform in lo..=hi) or a `.npy` file with `shape`.
+    fn data(&mut self, field: &str, spec: &str, shape: &[usize], lo: i64, hi: i64) -> Result<Vec<i64>, ModelError> {
+        let count: usize = shape.iter().product();
+        if spec == "random" {
+            let span = (hi - lo + 1) as u64;
+            return Ok((0..count).map(|_| lo + (self.next() % span) as i64).collect());
+        }
+        let path = self.dir.join(spec);
+        let npy = npy::read(&path).map_err(|e| {
+            self.err(field, e, "give the path of a .npy file relative to the model file, or \"random\"")
+        })?;
+        if npy.shape.iter().product::<usize>() != count {
+            return Err(self.err(
+                field,
+                format!("{} has shape {:?}, expected {:?} ({} values)", spec, npy.shape, shape, count),
+                "export the array with the expected shape",
+            ));
+        }
+        if let Some(v) = npy.data.iter().find(|v| **v < lo || **v > hi) {
+            return Err(self.err(
+                field,
+                format!("{spec} holds {v}, outside {lo}..={hi}"),
+                "quantize the data to the element type first",
+            ));
+        }
+        Ok(npy.data)
+    }
+
+    fn requant(&self, r: Option<&RawRequant>, default: Requant) -> Result<Requant, ModelError> {
+        let Some(r) = r else { return Ok(default) };
+        if !(0..=65535).contains(&r.multiplier) {
+            return Err(self.err(
+                &format!("requant.multiplier = {}", r.multiplier),
+                "the requantization multiplier is an unsigned 16-bit integer",
+                "use 0..=65535 and adjust shift",
+            ));
+        }
+        if !(0..=63).contains(&r.shift) {
+            return Err(self.err(&format!("requant.shift = {}", r.shift), "shift is 0..=63", "use 0..=63"));
+        }
+        let zp = r.zero_point.unwrap_or(0);
+        if !(-32768..=32767).contains(&zp) {
+            return Err(self.err(&format!("requant.zero_point = {zp}"), "the zero point is a signed 16-bit integer", "use -32768..=32767"));
+        }
+        Ok(Requant { multiplier: r.multiplier as u64, shift: r.shift as u32, zero_point: zp })
+    }
+}
+
+fn parse_type(ctx: &Ctx, field: &str, s: Option<&str>) -> Result<IntType, ModelError> {
+    let s = s.unwrap_or("int8");
+    let (signed, d) = if let Some(d) = s.strip_prefix("uint") {
+        (false, d)
+    } else if let Some(d) = s.strip_prefix("int") {
+        (true, d)
+    } else {
+        (true, "")
+    };
+    match d.parse::<u32>() {
+        Ok(b) if (4..=16).contains(&b) => Ok(IntType::new(signed, b)),
+        _ => Err(ctx.err(&format!("{field} = {s}"), "element types are intN or uintN with N from 4 to 16", "use \"int8\"")),
+    }
+}
+
+/// Read and check a model file.
+pub fn load(path: &Path) -> Result<Model, ModelError> {
+    let file = path.display().to_string();
+    let src = std::fs::read_to_string(path).map_err(|e| ModelError {
+        file: file.clone(),
+        layer: None,
+        field: "<file>".into(),
+        rule: format!("cannot read the model file: {e}"),
+        fix: "check the path; sample models are in models/".into(),
+    })?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    parse_str(&src, &file, &dir)
+}
+
+pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
+    let raw: RawModel = toml::from_str(src).map_err(|e| {
+        let loc = e
+            .span()
+            .map(|s| crate::config::Location::of_offset(src, s.start))
+            .map(|l| format!(" (line {}, column {})", l.line, l.col))
+            .unwrap_or_default();
+        ModelError {
+            file: file.to_string(),
+            layer: None,
+            field: format!("<document>{loc}"),
+            rule: e.message().to_string(),
+            fix: "fix the TOML at that position; unknown keys are errors".into(),
+        }
+    })?;
+    let mut ctx = Ctx {
+        file: file.to_string(),
+        dir: dir.to_path_buf(),
+        layer: None,
+        rng: raw.seed.unwrap_or(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+        _src: src,
+    };
+    let act_type = parse_type(&ctx, "type", raw.act_type.as_deref())?;
+    let weight_type = parse_type(&ctx, "weight_type", raw.weight_type.as_deref())?;
+    if raw.input.shape.len() != 3 || raw.input.shape.iter().any(|d| *d < 1 || *d > 4096) {
+        return Err(ctx.err(
+            &format!("input.shape = {:?}", raw.input.shape),
+            "the input shape is [height, width, channels], each 1..=4096",
+            "write for example shape = [8, 8, 16]",
+        ));
+    }
+    let shape: Vec<usize> = raw.input.shape.iter().map(|d| *d as usize).collect();
+    let input_name = raw.input.name.clone().unwrap_or_else(|| "input".into());
+    let data = ctx.data("input.data", raw.input.data.as_deref().unwrap_or("random"), &shape, act_type.min(), act_type.max())?;
+    let input = Tensor { h: shape[0], w: shape[1], c: shape[2], data };
+
+    let mut shapes: HashMap<String, [usize; 3]> = HashMap::new();
+    shapes.insert(input_name.clone(), input.shape());
+    let mut layers: Vec<Layer> = Vec::new();
+    let mut prev = input_name.clone();
+    if raw.layer.is_empty() {
+        return Err(ctx.err("layer", "a model needs at least one [[layer]]", "add a [[layer]] table"));
+    }
+    for rl in &raw.layer {
+        ctx.layer = Some(rl.name.clone());
+        if shapes.contains_key(&rl.name) {
+            return Err(ctx.err("name", format!("tensor name {} is already used", rl.name), "give every layer its own name"));
+        }
+        let src_name = rl.input.clone().unwrap_or_else(|| prev.clone());
+        let [h, w, c] = *shapes.get(&src_name).ok_or_else(|| {
+            ctx.err(&format!("input = {src_name}"), "the input must name the model input or an earlier layer", "use the name of an earlier layer")
+        })?;
+        let relu = match rl.activation.as_deref() {
+            None | Some("none") => false,
+            Some("relu") => true,
+            Some(other) => {
+                return Err(ctx.err(
+                    &format!("activation = {other}"),
+                    "supported activations: none, relu (ReLU6 and the piecewise-quadratic unit are not implemented yet)",
+                    "use \"relu\" or remove the key",
+                ))
+            }
+        };
+        let mut inputs = vec![src_name.clone()];
+        let (op, out) = match rl.op.as_str() {
+            "conv2d" | "fc" => {
+                let fc = rl.op == "fc";
+                let cout = ctx.positive("out_channels", rl.out_channels, None, 65536)?;
+                let (kh, kw) = if fc {
+                    (h, w)
+                } else {
+                    match &rl.kernel {
+                        Some(Kernel::Square(k)) => (ctx.positive("kernel", Some(*k), None, 15)?, ctx.positive("kernel", Some(*k), None, 15)?),
+                        Some(Kernel::Rect(v)) if v.len() == 2 => (ctx.positive("kernel", Some(v[0]), None, 15)?, ctx.positive("kernel", Some(v[1]), None, 15)?),
+                        _ => return Err(ctx.err("kernel", "conv2d needs kernel = K or [KH, KW]", "add kernel = 3")),
+                    }
+                };
+                let stride = if fc { 1 } else { ctx.positive("stride", rl.stride, Some(1), 8)? };
+                let pad = if fc { 0 } else { rl.padding.unwrap_or(0).clamp(0, 16) as usize };
+                if !fc && rl.padding.is_some_and(|p| !(0..=16).contains(&p)) {
+                    return Err(ctx.err("padding", "padding is 0..=16", "use a padding from 0 to 16"));
+                }
+                let groups = if fc { 1 } else { ctx.positive("groups", rl.groups, Some(1), 65536)? };
+                if c % groups != 0 || cout % groups != 0 {
+                    return Err(ctx.err(
+                        &format!("groups = {groups}"),
+                        format!("groups must divide the input channels ({c}) and out_channels ({cout})"),
+                        "use a divisor of both (groups = channels is a depthwise convolution)",
+                    ));
+                }
+                if h + 2 * pad < kh || w + 2 * pad < kw {
+                    return Err(ctx.err("kernel", format!("the {kh}x{kw} kernel is larger than the padded {h}x{w} input"), "use a smaller kernel or more padding"));
+                }
+                let oh = (h + 2 * pad - kh) / stride + 1;
+                let ow = (w + 2 * pad - kw) / stride + 1;
+                let wshape = [kh, kw, c / groups, cout];
+                let wt = weight_type;
+                let weights = ctx.data("weights", rl.weights.as_deref().unwrap_or("random"), &wshape, wt.min(), wt.max())?;
+                let bias = match rl.bias.as_deref() {
+                    None => vec![0; cout],
+                    Some(spec) => ctx.data("bias", spec, &[cout], -(1 << 20), 1 << 20)?,
+                };
+                let requant = ctx.requant(rl.requant.as_ref(), Requant { multiplier: 1, shift: 8, zero_point: 0 })?;
+                (
+                    Op::Conv { kh, kw, stride, pad, groups, cout, weights, bias, requant, relu },
+                    [oh, ow, cout],
+                )
+            }
+            "maxpool" | "avgpool" => {
+                let k = match &rl.kernel {
+                    Some(Kernel::Square(k)) => ctx.positive("kernel", Some(*k), None, 15)?,
+                    _ => return Err(ctx.err("kernel", "pooling needs a square kernel = K", "add kernel = 2")),
+                };
+                let stride = ctx.positive("stride", rl.stride, Some(k as i64), 8)?;
+                if h < k || w < k {
+                    return Err(ctx.err("kernel", format!("the {k}x{k} window is larger than the {h}x{w} input"), "use a smaller window"));
+                }
+                let out = [(h - k) / stride + 1, (w - k) / stride + 1, c];
+                if rl.op == "maxpool" {
+                    (Op::MaxPool { k, stride }, out)
+                } else {
+                    // Default: divide by k*k with a 16-bit fixed-point multiplier.
+                    let default = Requant { multiplier: ((1u64 << 16) + (k * k) as u64 / 2) / (k * k) as u64, shift: 16, zero_point: 0 };
+                    (Op::AvgPool { k, stride, requant: ctx.requant(rl.requant.as_ref(), default)? }, out)
+                }
+            }
+            "add" => {
+                let other = rl.residual.clone().ok_or_else(|| ctx.err("residual", "add needs residual = <tensor>", "name the tensor to add"))?;
+                let os = *shapes.get(&other).ok_or_else(|| ctx.err(&format!("residual = {other}"), "residual must name an earlier tensor", "use the name of an earlier layer"))?;
+                if os != [h, w, c] {
+                    return Err(ctx.err("residual", format!("shapes differ: {:?} and {:?}", [h, w, c], os), "add tensors of the same shape"));
+                }
+                inputs.push(other);
+                (Op::Add { requant: ctx.requant(rl.requant.as_ref(), Requant::IDENTITY)?, relu }, [h, w, c])
+            }
+            "upsample" => {
+                let f = ctx.positive("factor", rl.factor, Some(2), 8)?;
+                (Op::Upsample { factor: f }, [h * f, w * f, c])
+            }
+            other => {
+                return Err(ctx.err(
+                    &format!("op = {other}"),
+                    "supported operators: conv2d, fc, maxpool, avgpool, add, upsample",
+                    "use one of those (flatten is implicit: fc takes the HWC flattening of its input)",
+                ))
+            }
+        };
+        shapes.insert(rl.name.clone(), out);
+        prev = rl.name.clone();
+        layers.push(Layer { name: rl.name.clone(), inputs, op, out });
+    }
+    Ok(Model {
+        name: raw.name.unwrap_or_else(|| "model".into()),
+        act_type,
+        weight_type,
+        input_name,
+        input,
+        layers,
+    })
+}
