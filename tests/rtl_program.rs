@@ -231,7 +231,7 @@ fn model_exe() -> std::path::PathBuf {
         include_dirs: vec![module_rtl().join("rtl")],
         harness: testbench("sim_main.cpp"),
         params: vec![
-            ("IMEM_ADDR_W".into(), "8".into()),
+            ("IMEM_ADDR_W".into(), "10".into()),
             ("LATENCY".into(), "20".into()),
         ],
     };

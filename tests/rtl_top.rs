@@ -259,7 +259,7 @@ fn matmul_bias_requant_relu_end_to_end() {
         include_dirs: vec![rtl],
         harness: testbench("sim_main.cpp"),
         params: vec![
-            ("IMEM_ADDR_W".into(), "8".into()),
+            ("IMEM_ADDR_W".into(), "10".into()),
             ("LATENCY".into(), "20".into()),
         ],
     };
