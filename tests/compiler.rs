@@ -8,27 +8,45 @@ use std::path::Path;
 
 pub fn check(config: &str, model_src: &str) -> hwgen::compiler::Program {
     let design = hwgen::config::load(Path::new(config)).unwrap();
-    let model = hwgen::model::parse_str(model_src, "test.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let model = hwgen::model::parse_str(model_src, "test.toml", Path::new("."))
+        .unwrap_or_else(|e| panic!("{e}"));
     let program = hwgen::compiler::compile(&design, &model).unwrap_or_else(|e| panic!("{e}"));
     let mut mem = program.dmem.clone();
     let mut engine = Engine::new(&design, &design.branches[0].units[0]);
-    engine.run(&program.instrs, &mut mem).unwrap_or_else(|e| panic!("{e}"));
+    engine
+        .run(&program.instrs, &mut mem)
+        .unwrap_or_else(|e| panic!("{e}"));
     let got = read_tensor(&mem, &program.output, model.act_type);
     let golden = hwgen::golden::run(&model, design.branches[0].units[0].datatype.accumulator);
     let want = &golden[&model.layers.last().unwrap().name];
     assert_eq!(got.shape(), want.shape());
-    let diffs = got.data.iter().zip(&want.data).filter(|(a, b)| a != b).count();
-    assert_eq!(diffs, 0, "{diffs} of {} values differ; first: {:?}", got.data.len(),
-        got.data.iter().zip(&want.data).position(|(a, b)| a != b));
+    let diffs = got
+        .data
+        .iter()
+        .zip(&want.data)
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(
+        diffs,
+        0,
+        "{diffs} of {} values differ; first: {:?}",
+        got.data.len(),
+        got.data.iter().zip(&want.data).position(|(a, b)| a != b)
+    );
     // Guard against a degenerate test: the output must not be constant.
-    assert!(want.data.iter().any(|v| *v != want.data[0]), "constant output");
+    assert!(
+        want.data.iter().any(|v| *v != want.data[0]),
+        "constant output"
+    );
     program
 }
 
 #[test]
 fn matmul_37x53x71() {
     // A fully-connected layer over 37 rows: input [37, 1, 53] x weights [53, 71].
-    check("configs/8x8_int8.toml", r#"
+    check(
+        "configs/8x8_int8.toml",
+        r#"
 [input]
 shape = [37, 1, 53]
 [[layer]]
@@ -38,12 +56,15 @@ kernel = 1
 out_channels = 71
 bias = "random"
 requant = { multiplier = 300, shift = 14, zero_point = 3 }
-"#);
+"#,
+    );
 }
 
 #[test]
 fn conv3x3_stride1_pad1_relu() {
-    check("configs/8x8_int8.toml", r#"
+    check(
+        "configs/8x8_int8.toml",
+        r#"
 [input]
 shape = [10, 12, 16]
 [[layer]]
@@ -55,12 +76,15 @@ out_channels = 24
 bias = "random"
 activation = "relu"
 requant = { multiplier = 200, shift = 15, zero_point = -4 }
-"#);
+"#,
+    );
 }
 
 #[test]
 fn conv3x3_stride2_and_1x1() {
-    check("configs/16x16_int8.toml", r#"
+    check(
+        "configs/16x16_int8.toml",
+        r#"
 seed = 5
 [input]
 shape = [13, 11, 20]
@@ -79,12 +103,15 @@ kernel = 1
 out_channels = 40
 bias = "random"
 requant = { multiplier = 600, shift = 15 }
-"#);
+"#,
+    );
 }
 
 #[test]
 fn depthwise_and_pools() {
-    check("configs/8x8_int8.toml", r#"
+    check(
+        "configs/8x8_int8.toml",
+        r#"
 seed = 9
 [input]
 shape = [12, 12, 12]
@@ -105,12 +132,15 @@ name = "ap"
 op = "avgpool"
 kernel = 3
 stride = 1
-"#);
+"#,
+    );
 }
 
 #[test]
 fn residual_block() {
-    check("configs/8x8_int8.toml", r#"
+    check(
+        "configs/8x8_int8.toml",
+        r#"
 seed = 11
 [input]
 shape = [8, 8, 8]
@@ -134,7 +164,8 @@ name = "sum"
 op = "add"
 residual = "input"
 activation = "relu"
-"#);
+"#,
+    );
 }
 
 #[test]
@@ -142,7 +173,9 @@ fn layer_tiled_in_every_dimension() {
     // A 6x24 output with 12 input and 12 output channels on the 8x8 engine (64-row input
     // halves, 32-row output quarters): the 3x3 window of a full output row does not fit,
     // so tiles split height and width, and channels split into two tiles each way.
-    let p = check("configs/8x8_int8.toml", r#"
+    let p = check(
+        "configs/8x8_int8.toml",
+        r#"
 seed = 13
 [input]
 shape = [6, 24, 12]
@@ -153,9 +186,17 @@ kernel = 3
 padding = 1
 out_channels = 12
 requant = { multiplier = 90, shift = 13 }
-"#);
+"#,
+    );
     // The largest tile: th = 2, tw = 12 (a 4 x 14 = 56-row window, 24 accumulator rows),
     // so 3 x 2 spatial tiles for each of the 2 output-channel tiles.
-    let tiles = p.instrs.iter().filter(|i| i.opcode == hwgen::isa::Opcode::Store).count();
-    assert_eq!(tiles, 12, "expected 3 x 2 spatial tiles x 2 output-channel tiles");
+    let tiles = p
+        .instrs
+        .iter()
+        .filter(|i| i.opcode == hwgen::isa::Opcode::Store)
+        .count();
+    assert_eq!(
+        tiles, 12,
+        "expected 3 x 2 spatial tiles x 2 output-channel tiles"
+    );
 }

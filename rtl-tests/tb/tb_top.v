@@ -5,7 +5,10 @@
 //   +imem=FILE       program of engine 0 ($readmemh, one instruction per line)
 //   +dmem=FILE       initial memory image ($readmemh, one MEM_W-bit beat per line)
 //   +dump=FILE       where to write the dumped beats, one per line
+//   +design_id=HEX   the Design hash the program was compiled for; a mismatch with the
+//                    ID register stops the run before it starts
 //   +dump_base=N +dump_count=N +stall_pct=N +seed=N +max_cycles=N
+// Memory bandwidth is limited to BYTES_PER_CYCLE by a token bucket.
 module tb #(
   parameter integer MEM_W       = 64,
   parameter integer INSTR_W     = 160,
@@ -13,7 +16,8 @@ module tb #(
   parameter integer CORE_SEL_W  = 1,
   parameter integer LATENCY     = 20,
   parameter integer MEM_WORDS   = 65536,
-  parameter integer PERF_WORDS  = 9
+  parameter integer PERF_WORDS  = 9,
+  parameter integer BYTES_PER_CYCLE = MEM_W / 8
 ) (
   input wire clk_i
 );
@@ -24,6 +28,9 @@ module tb #(
   reg [1023:0]      imem_file;
   reg [1023:0]      dmem_file;
   reg [1023:0]      dump_file;
+  reg [63:0]        design_id;
+  reg               check_id;
+  integer           credit;
   integer           dump_base;
   integer           dump_count;
   integer           stall_pct;
@@ -83,6 +90,8 @@ module tb #(
     if (!$value$plusargs("stall_pct=%d", stall_pct)) stall_pct = 0;
     if (!$value$plusargs("seed=%d", seed)) seed = 1;
     if (!$value$plusargs("max_cycles=%d", max_cycles)) max_cycles = 1000000;
+    check_id = $value$plusargs("design_id=%h", design_id);
+    credit = 0;
     for (i = 0; i < IMEM_DEPTH; i = i + 1) prog[i] = {INSTR_W{1'b0}};
     for (i = 0; i < MEM_WORDS; i = i + 1) mem[i] = {MEM_W{1'b0}};
     $readmemh(imem_file, prog);
@@ -128,12 +137,16 @@ module tb #(
     end
   end
 
+  // One beat needs MEM_W/8 bytes of credit; BYTES_PER_CYCLE arrive every cycle.
   always @(negedge clk_i) begin
-    mem_req_ready <= (($random(seed) % 100 + 100) % 100) >= stall_pct;
+    if (mem_req_valid && mem_req_ready) credit = credit - MEM_W / 8;
+    if (credit < MEM_W / 8) credit = credit + BYTES_PER_CYCLE;
+    mem_req_ready <= (credit >= MEM_W / 8) && ((($random(seed) % 100 + 100) % 100) >= stall_pct);
   end
 
   // Control sequence: reset, program load, start, poll for done, report.
-  localparam integer S_RESET = 0, S_PROG = 1, S_START = 2, S_POLL = 3, S_READ = 4, S_REPORT = 5;
+  localparam integer S_RESET = 0, S_PROG = 1, S_START = 2, S_POLL = 3, S_READ = 4, S_REPORT = 5,
+                     S_ID = 6;
   integer state;
   integer counter;
   reg [31:0] words [0:6+PERF_WORDS];
@@ -163,7 +176,25 @@ module tb #(
         prog_addr <= counter[IMEM_ADDR_W-1:0];
         prog_data <= prog[counter];
         counter = counter + 1;
-        if (counter == IMEM_DEPTH) state = S_START;
+        if (counter == IMEM_DEPTH) begin
+          state = S_ID;
+          counter = 0;
+        end
+      end
+      S_ID: begin
+        // Read the ID register (two words) and refuse a program built for another Design.
+        // csr_rdata answers the address set one cycle earlier.
+        csr_addr <= counter[11:0];
+        if (counter == 1) words[0] = csr_rdata;
+        if (counter == 2) begin
+          words[1] = csr_rdata;
+          if (check_id && {words[1], words[0]} != design_id) begin
+            $display("ERROR: program compiled for design %h, but this RTL is design %h", design_id, {words[1], words[0]});
+            $finish;
+          end
+          state = S_START;
+        end
+        counter = counter + 1;
       end
       S_START: begin
         csr_we    <= 1'b1;

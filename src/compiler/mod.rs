@@ -29,7 +29,11 @@ pub struct CompileError {
 
 impl CompileError {
     pub fn new(layer: Option<&str>, rule: impl Into<String>, fix: impl Into<String>) -> Self {
-        CompileError { layer: layer.map(str::to_string), rule: rule.into(), fix: fix.into() }
+        CompileError {
+            layer: layer.map(str::to_string),
+            rule: rule.into(),
+            fix: fix.into(),
+        }
     }
 }
 

@@ -38,7 +38,19 @@ fn relu(q: i64, r: Requant, t: IntType) -> i64 {
 }
 
 pub fn conv(x: &Tensor, layer: &Layer, acc: IntType, out_t: IntType) -> Tensor {
-    let Op::Conv { kh, kw, stride, pad, groups, cout, weights, bias, requant, relu: act } = &layer.op else {
+    let Op::Conv {
+        kh,
+        kw,
+        stride,
+        pad,
+        groups,
+        cout,
+        weights,
+        bias,
+        requant,
+        relu: act,
+    } = &layer.op
+    else {
         unreachable!("conv called on {}", layer.op.name())
     };
     let [oh, ow, _] = layer.out;
@@ -65,7 +77,11 @@ pub fn conv(x: &Tensor, layer: &Layer, acc: IntType, out_t: IntType) -> Tensor {
                     }
                 }
                 let accumulated = wrap(sum, acc.bits);
-                let q = requantize(i128::from(accumulated) + i128::from(bias[co]), *requant, out_t);
+                let q = requantize(
+                    i128::from(accumulated) + i128::from(bias[co]),
+                    *requant,
+                    out_t,
+                );
                 y.set(oy, ox, co, if *act { relu(q, *requant, out_t) } else { q });
             }
         }
@@ -88,7 +104,9 @@ pub fn pool(x: &Tensor, layer: &Layer, out_t: IntType) -> Tensor {
                     Op::AvgPool { k, stride, requant } => {
                         let sum: i128 = (0..*k)
                             .flat_map(|ky| (0..*k).map(move |kx| (ky, kx)))
-                            .map(|(ky, kx)| i128::from(x.at(oy * stride + ky, ox * stride + kx, ch)))
+                            .map(|(ky, kx)| {
+                                i128::from(x.at(oy * stride + ky, ox * stride + kx, ch))
+                            })
                             .sum();
                         requantize(sum, *requant, out_t)
                     }
@@ -102,10 +120,15 @@ pub fn pool(x: &Tensor, layer: &Layer, out_t: IntType) -> Tensor {
 }
 
 pub fn add(a: &Tensor, b: &Tensor, layer: &Layer, out_t: IntType) -> Tensor {
-    let Op::Add { requant, relu: act } = &layer.op else { unreachable!() };
+    let Op::Add { requant, relu: act } = &layer.op else {
+        unreachable!()
+    };
     let mut y = a.clone();
     for (i, v) in y.data.iter_mut().enumerate() {
-        let q = saturate(i128::from(requantize(i128::from(a.data[i]), *requant, out_t)) + i128::from(b.data[i]), out_t);
+        let q = saturate(
+            i128::from(requantize(i128::from(a.data[i]), *requant, out_t)) + i128::from(b.data[i]),
+            out_t,
+        );
         *v = if *act { relu(q, *requant, out_t) } else { q };
     }
     y
@@ -149,12 +172,21 @@ mod tests {
     const I32: IntType = IntType::new(true, 32);
 
     fn layer(op: Op, out: [usize; 3]) -> Layer {
-        Layer { name: "l".into(), inputs: vec!["x".into()], op, out }
+        Layer {
+            name: "l".into(),
+            inputs: vec!["x".into()],
+            op,
+            out,
+        }
     }
 
     #[test]
     fn requantize_by_hand() {
-        let r = |m, s, z| Requant { multiplier: m, shift: s, zero_point: z };
+        let r = |m, s, z| Requant {
+            multiplier: m,
+            shift: s,
+            zero_point: z,
+        };
         assert_eq!(requantize(5, r(1, 1, 0), I8), 3); // 2.5 -> 3
         assert_eq!(requantize(-5, r(1, 1, 0), I8), -2); // -2.5 -> -2
         assert_eq!(requantize(-7, r(1, 2, 0), I8), -2); // -1.75 -> -2
@@ -168,10 +200,23 @@ mod tests {
         // 3x3 input of 1..9, one channel; 3x3 kernel of ones; padding 1, stride 2:
         // outputs at (0,0), (0,2), (2,0), (2,2) are the sums of the clipped windows:
         // (0,0): 1+2+4+5 = 12; (0,1): 2+3+5+6 = 16; (1,0): 4+5+7+8 = 24; (1,1): 5+6+8+9 = 28.
-        let x = Tensor { h: 3, w: 3, c: 1, data: (1..=9).collect() };
+        let x = Tensor {
+            h: 3,
+            w: 3,
+            c: 1,
+            data: (1..=9).collect(),
+        };
         let op = Op::Conv {
-            kh: 3, kw: 3, stride: 2, pad: 1, groups: 1, cout: 1,
-            weights: vec![1; 9], bias: vec![100], requant: Requant::IDENTITY, relu: false,
+            kh: 3,
+            kw: 3,
+            stride: 2,
+            pad: 1,
+            groups: 1,
+            cout: 1,
+            weights: vec![1; 9],
+            bias: vec![100],
+            requant: Requant::IDENTITY,
+            relu: false,
         };
         let y = conv(&x, &layer(op, [2, 2, 1]), I32, IntType::new(true, 16));
         assert_eq!(y.data, vec![112, 116, 124, 128]);
@@ -180,10 +225,23 @@ mod tests {
     #[test]
     fn depthwise_keeps_channels_apart() {
         // Two channels, 1x1 depthwise kernel [2, -3]: channel 0 doubles, channel 1 * -3.
-        let x = Tensor { h: 1, w: 2, c: 2, data: vec![1, 2, 3, 4] };
+        let x = Tensor {
+            h: 1,
+            w: 2,
+            c: 2,
+            data: vec![1, 2, 3, 4],
+        };
         let op = Op::Conv {
-            kh: 1, kw: 1, stride: 1, pad: 0, groups: 2, cout: 2,
-            weights: vec![2, -3], bias: vec![0, 0], requant: Requant::IDENTITY, relu: true,
+            kh: 1,
+            kw: 1,
+            stride: 1,
+            pad: 0,
+            groups: 2,
+            cout: 2,
+            weights: vec![2, -3],
+            bias: vec![0, 0],
+            requant: Requant::IDENTITY,
+            relu: true,
         };
         let y = conv(&x, &layer(op, [1, 2, 2]), I32, I8);
         assert_eq!(y.data, vec![2, 0, 6, 0]); // ReLU clamps -6 and -12 to 0
@@ -191,16 +249,53 @@ mod tests {
 
     #[test]
     fn pools_add_upsample_by_hand() {
-        let x = Tensor { h: 2, w: 2, c: 1, data: vec![1, -5, 7, 3] };
+        let x = Tensor {
+            h: 2,
+            w: 2,
+            c: 1,
+            data: vec![1, -5, 7, 3],
+        };
         let y = pool(&x, &layer(Op::MaxPool { k: 2, stride: 2 }, [1, 1, 1]), I8);
         assert_eq!(y.data, vec![7]);
         // Sum 6 * 16384 / 65536 = 1.5 -> 2 (half up).
-        let avg = Op::AvgPool { k: 2, stride: 2, requant: Requant { multiplier: 16384, shift: 16, zero_point: 0 } };
+        let avg = Op::AvgPool {
+            k: 2,
+            stride: 2,
+            requant: Requant {
+                multiplier: 16384,
+                shift: 16,
+                zero_point: 0,
+            },
+        };
         assert_eq!(pool(&x, &layer(avg, [1, 1, 1]), I8).data, vec![2]);
-        let b = Tensor { h: 2, w: 2, c: 1, data: vec![127, 0, 0, -128] };
-        let s = add(&x, &b, &layer(Op::Add { requant: Requant::IDENTITY, relu: false }, [2, 2, 1]), I8);
+        let b = Tensor {
+            h: 2,
+            w: 2,
+            c: 1,
+            data: vec![127, 0, 0, -128],
+        };
+        let s = add(
+            &x,
+            &b,
+            &layer(
+                Op::Add {
+                    requant: Requant::IDENTITY,
+                    relu: false,
+                },
+                [2, 2, 1],
+            ),
+            I8,
+        );
         assert_eq!(s.data, vec![127, -5, 7, -125]);
-        let u = upsample(&Tensor { h: 1, w: 2, c: 1, data: vec![4, 9] }, 2);
+        let u = upsample(
+            &Tensor {
+                h: 1,
+                w: 2,
+                c: 1,
+                data: vec![4, 9],
+            },
+            2,
+        );
         assert_eq!(u.data, vec![4, 4, 9, 9, 4, 4, 9, 9]);
     }
 }

@@ -24,7 +24,12 @@ pub struct Tensor {
 
 impl Tensor {
     pub fn zeros(h: usize, w: usize, c: usize) -> Tensor {
-        Tensor { h, w, c, data: vec![0; h * w * c] }
+        Tensor {
+            h,
+            w,
+            c,
+            data: vec![0; h * w * c],
+        }
     }
     pub fn at(&self, y: usize, x: usize, ch: usize) -> i64 {
         self.data[(y * self.w + x) * self.c + ch]
@@ -46,7 +51,11 @@ pub struct Requant {
 }
 
 impl Requant {
-    pub const IDENTITY: Requant = Requant { multiplier: 1, shift: 0, zero_point: 0 };
+    pub const IDENTITY: Requant = Requant {
+        multiplier: 1,
+        shift: 0,
+        zero_point: 0,
+    };
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,11 +73,23 @@ pub enum Op {
         requant: Requant,
         relu: bool,
     },
-    MaxPool { k: usize, stride: usize },
-    AvgPool { k: usize, stride: usize, requant: Requant },
+    MaxPool {
+        k: usize,
+        stride: usize,
+    },
+    AvgPool {
+        k: usize,
+        stride: usize,
+        requant: Requant,
+    },
     /// y = saturate(requant(a) + b)
-    Add { requant: Requant, relu: bool },
-    Upsample { factor: usize },
+    Add {
+        requant: Requant,
+        relu: bool,
+    },
+    Upsample {
+        factor: usize,
+    },
 }
 
 impl Op {
@@ -230,11 +251,23 @@ impl Ctx<'_> {
         self.rng
     }
 
-    fn positive(&self, field: &str, v: Option<i64>, default: Option<i64>, max: i64) -> Result<usize, ModelError> {
+    fn positive(
+        &self,
+        field: &str,
+        v: Option<i64>,
+        default: Option<i64>,
+        max: i64,
+    ) -> Result<usize, ModelError> {
         let v = match (v, default) {
             (Some(v), _) => v,
             (None, Some(d)) => d,
-            (None, None) => return Err(self.err(field, format!("{field} is required"), format!("add {field} = ..."))),
+            (None, None) => {
+                return Err(self.err(
+                    field,
+                    format!("{field} is required"),
+                    format!("add {field} = ..."),
+                ))
+            }
         };
         if v < 1 || v > max {
             return Err(self.err(
@@ -247,20 +280,36 @@ impl Ctx<'_> {
     }
 
     /// Values from `"random"` (uniform in lo..=hi) or a `.npy` file with `shape`.
-    fn data(&mut self, field: &str, spec: &str, shape: &[usize], lo: i64, hi: i64) -> Result<Vec<i64>, ModelError> {
+    fn data(
+        &mut self,
+        field: &str,
+        spec: &str,
+        shape: &[usize],
+        lo: i64,
+        hi: i64,
+    ) -> Result<Vec<i64>, ModelError> {
         let count: usize = shape.iter().product();
         if spec == "random" {
             let span = (hi - lo + 1) as u64;
-            return Ok((0..count).map(|_| lo + (self.next() % span) as i64).collect());
+            return Ok((0..count)
+                .map(|_| lo + (self.next() % span) as i64)
+                .collect());
         }
         let path = self.dir.join(spec);
         let npy = npy::read(&path).map_err(|e| {
-            self.err(field, e, "give the path of a .npy file relative to the model file, or \"random\"")
+            self.err(
+                field,
+                e,
+                "give the path of a .npy file relative to the model file, or \"random\"",
+            )
         })?;
         if npy.shape.iter().product::<usize>() != count {
             return Err(self.err(
                 field,
-                format!("{} has shape {:?}, expected {:?} ({} values)", spec, npy.shape, shape, count),
+                format!(
+                    "{} has shape {:?}, expected {:?} ({} values)",
+                    spec, npy.shape, shape, count
+                ),
                 "export the array with the expected shape",
             ));
         }
@@ -284,13 +333,25 @@ impl Ctx<'_> {
             ));
         }
         if !(0..=63).contains(&r.shift) {
-            return Err(self.err(&format!("requant.shift = {}", r.shift), "shift is 0..=63", "use 0..=63"));
+            return Err(self.err(
+                &format!("requant.shift = {}", r.shift),
+                "shift is 0..=63",
+                "use 0..=63",
+            ));
         }
         let zp = r.zero_point.unwrap_or(0);
         if !(-32768..=32767).contains(&zp) {
-            return Err(self.err(&format!("requant.zero_point = {zp}"), "the zero point is a signed 16-bit integer", "use -32768..=32767"));
+            return Err(self.err(
+                &format!("requant.zero_point = {zp}"),
+                "the zero point is a signed 16-bit integer",
+                "use -32768..=32767",
+            ));
         }
-        Ok(Requant { multiplier: r.multiplier as u64, shift: r.shift as u32, zero_point: zp })
+        Ok(Requant {
+            multiplier: r.multiplier as u64,
+            shift: r.shift as u32,
+            zero_point: zp,
+        })
     }
 }
 
@@ -305,7 +366,11 @@ fn parse_type(ctx: &Ctx, field: &str, s: Option<&str>) -> Result<IntType, ModelE
     };
     match d.parse::<u32>() {
         Ok(b) if (4..=16).contains(&b) => Ok(IntType::new(signed, b)),
-        _ => Err(ctx.err(&format!("{field} = {s}"), "element types are intN or uintN with N from 4 to 16", "use \"int8\"")),
+        _ => Err(ctx.err(
+            &format!("{field} = {s}"),
+            "element types are intN or uintN with N from 4 to 16",
+            "use \"int8\"",
+        )),
     }
 }
 
@@ -356,24 +421,47 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
     }
     let shape: Vec<usize> = raw.input.shape.iter().map(|d| *d as usize).collect();
     let input_name = raw.input.name.clone().unwrap_or_else(|| "input".into());
-    let data = ctx.data("input.data", raw.input.data.as_deref().unwrap_or("random"), &shape, act_type.min(), act_type.max())?;
-    let input = Tensor { h: shape[0], w: shape[1], c: shape[2], data };
+    let data = ctx.data(
+        "input.data",
+        raw.input.data.as_deref().unwrap_or("random"),
+        &shape,
+        act_type.min(),
+        act_type.max(),
+    )?;
+    let input = Tensor {
+        h: shape[0],
+        w: shape[1],
+        c: shape[2],
+        data,
+    };
 
     let mut shapes: HashMap<String, [usize; 3]> = HashMap::new();
     shapes.insert(input_name.clone(), input.shape());
     let mut layers: Vec<Layer> = Vec::new();
     let mut prev = input_name.clone();
     if raw.layer.is_empty() {
-        return Err(ctx.err("layer", "a model needs at least one [[layer]]", "add a [[layer]] table"));
+        return Err(ctx.err(
+            "layer",
+            "a model needs at least one [[layer]]",
+            "add a [[layer]] table",
+        ));
     }
     for rl in &raw.layer {
         ctx.layer = Some(rl.name.clone());
         if shapes.contains_key(&rl.name) {
-            return Err(ctx.err("name", format!("tensor name {} is already used", rl.name), "give every layer its own name"));
+            return Err(ctx.err(
+                "name",
+                format!("tensor name {} is already used", rl.name),
+                "give every layer its own name",
+            ));
         }
         let src_name = rl.input.clone().unwrap_or_else(|| prev.clone());
         let [h, w, c] = *shapes.get(&src_name).ok_or_else(|| {
-            ctx.err(&format!("input = {src_name}"), "the input must name the model input or an earlier layer", "use the name of an earlier layer")
+            ctx.err(
+                &format!("input = {src_name}"),
+                "the input must name the model input or an earlier layer",
+                "use the name of an earlier layer",
+            )
         })?;
         let relu = match rl.activation.as_deref() {
             None | Some("none") => false,
@@ -395,84 +483,188 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                     (h, w)
                 } else {
                     match &rl.kernel {
-                        Some(Kernel::Square(k)) => (ctx.positive("kernel", Some(*k), None, 15)?, ctx.positive("kernel", Some(*k), None, 15)?),
-                        Some(Kernel::Rect(v)) if v.len() == 2 => (ctx.positive("kernel", Some(v[0]), None, 15)?, ctx.positive("kernel", Some(v[1]), None, 15)?),
-                        _ => return Err(ctx.err("kernel", "conv2d needs kernel = K or [KH, KW]", "add kernel = 3")),
+                        Some(Kernel::Square(k)) => (
+                            ctx.positive("kernel", Some(*k), None, 15)?,
+                            ctx.positive("kernel", Some(*k), None, 15)?,
+                        ),
+                        Some(Kernel::Rect(v)) if v.len() == 2 => (
+                            ctx.positive("kernel", Some(v[0]), None, 15)?,
+                            ctx.positive("kernel", Some(v[1]), None, 15)?,
+                        ),
+                        _ => {
+                            return Err(ctx.err(
+                                "kernel",
+                                "conv2d needs kernel = K or [KH, KW]",
+                                "add kernel = 3",
+                            ))
+                        }
                     }
                 };
-                let stride = if fc { 1 } else { ctx.positive("stride", rl.stride, Some(1), 8)? };
-                let pad = if fc { 0 } else { rl.padding.unwrap_or(0).clamp(0, 16) as usize };
+                let stride = if fc {
+                    1
+                } else {
+                    ctx.positive("stride", rl.stride, Some(1), 8)?
+                };
+                let pad = if fc {
+                    0
+                } else {
+                    rl.padding.unwrap_or(0).clamp(0, 16) as usize
+                };
                 if !fc && rl.padding.is_some_and(|p| !(0..=16).contains(&p)) {
-                    return Err(ctx.err("padding", "padding is 0..=16", "use a padding from 0 to 16"));
+                    return Err(ctx.err(
+                        "padding",
+                        "padding is 0..=16",
+                        "use a padding from 0 to 16",
+                    ));
                 }
-                let groups = if fc { 1 } else { ctx.positive("groups", rl.groups, Some(1), 65536)? };
+                let groups = if fc {
+                    1
+                } else {
+                    ctx.positive("groups", rl.groups, Some(1), 65536)?
+                };
                 if c % groups != 0 || cout % groups != 0 {
                     return Err(ctx.err(
                         &format!("groups = {groups}"),
-                        format!("groups must divide the input channels ({c}) and out_channels ({cout})"),
+                        format!(
+                            "groups must divide the input channels ({c}) and out_channels ({cout})"
+                        ),
                         "use a divisor of both (groups = channels is a depthwise convolution)",
                     ));
                 }
                 if h + 2 * pad < kh || w + 2 * pad < kw {
-                    return Err(ctx.err("kernel", format!("the {kh}x{kw} kernel is larger than the padded {h}x{w} input"), "use a smaller kernel or more padding"));
+                    return Err(ctx.err(
+                        "kernel",
+                        format!("the {kh}x{kw} kernel is larger than the padded {h}x{w} input"),
+                        "use a smaller kernel or more padding",
+                    ));
                 }
                 let oh = (h + 2 * pad - kh) / stride + 1;
                 let ow = (w + 2 * pad - kw) / stride + 1;
                 let wshape = [kh, kw, c / groups, cout];
                 let wt = weight_type;
-                let weights = ctx.data("weights", rl.weights.as_deref().unwrap_or("random"), &wshape, wt.min(), wt.max())?;
+                let weights = ctx.data(
+                    "weights",
+                    rl.weights.as_deref().unwrap_or("random"),
+                    &wshape,
+                    wt.min(),
+                    wt.max(),
+                )?;
                 let bias = match rl.bias.as_deref() {
                     None => vec![0; cout],
                     Some(spec) => ctx.data("bias", spec, &[cout], -(1 << 20), 1 << 20)?,
                 };
-                let requant = ctx.requant(rl.requant.as_ref(), Requant { multiplier: 1, shift: 8, zero_point: 0 })?;
+                let requant = ctx.requant(
+                    rl.requant.as_ref(),
+                    Requant {
+                        multiplier: 1,
+                        shift: 8,
+                        zero_point: 0,
+                    },
+                )?;
                 (
-                    Op::Conv { kh, kw, stride, pad, groups, cout, weights, bias, requant, relu },
+                    Op::Conv {
+                        kh,
+                        kw,
+                        stride,
+                        pad,
+                        groups,
+                        cout,
+                        weights,
+                        bias,
+                        requant,
+                        relu,
+                    },
                     [oh, ow, cout],
                 )
             }
             "maxpool" | "avgpool" => {
                 let k = match &rl.kernel {
                     Some(Kernel::Square(k)) => ctx.positive("kernel", Some(*k), None, 15)?,
-                    _ => return Err(ctx.err("kernel", "pooling needs a square kernel = K", "add kernel = 2")),
+                    _ => {
+                        return Err(ctx.err(
+                            "kernel",
+                            "pooling needs a square kernel = K",
+                            "add kernel = 2",
+                        ))
+                    }
                 };
                 let stride = ctx.positive("stride", rl.stride, Some(k as i64), 8)?;
                 if h < k || w < k {
-                    return Err(ctx.err("kernel", format!("the {k}x{k} window is larger than the {h}x{w} input"), "use a smaller window"));
+                    return Err(ctx.err(
+                        "kernel",
+                        format!("the {k}x{k} window is larger than the {h}x{w} input"),
+                        "use a smaller window",
+                    ));
                 }
                 let out = [(h - k) / stride + 1, (w - k) / stride + 1, c];
                 if rl.op == "maxpool" {
                     (Op::MaxPool { k, stride }, out)
                 } else {
                     // Default: divide by k*k with a 16-bit fixed-point multiplier.
-                    let default = Requant { multiplier: ((1u64 << 16) + (k * k) as u64 / 2) / (k * k) as u64, shift: 16, zero_point: 0 };
-                    (Op::AvgPool { k, stride, requant: ctx.requant(rl.requant.as_ref(), default)? }, out)
+                    let default = Requant {
+                        multiplier: ((1u64 << 16) + (k * k) as u64 / 2) / (k * k) as u64,
+                        shift: 16,
+                        zero_point: 0,
+                    };
+                    (
+                        Op::AvgPool {
+                            k,
+                            stride,
+                            requant: ctx.requant(rl.requant.as_ref(), default)?,
+                        },
+                        out,
+                    )
                 }
             }
             "add" => {
-                let other = rl.residual.clone().ok_or_else(|| ctx.err("residual", "add needs residual = <tensor>", "name the tensor to add"))?;
-                let os = *shapes.get(&other).ok_or_else(|| ctx.err(&format!("residual = {other}"), "residual must name an earlier tensor", "use the name of an earlier layer"))?;
+                let other = rl.residual.clone().ok_or_else(|| {
+                    ctx.err(
+                        "residual",
+                        "add needs residual = <tensor>",
+                        "name the tensor to add",
+                    )
+                })?;
+                let os = *shapes.get(&other).ok_or_else(|| {
+                    ctx.err(
+                        &format!("residual = {other}"),
+                        "residual must name an earlier tensor",
+                        "use the name of an earlier layer",
+                    )
+                })?;
                 if os != [h, w, c] {
-                    return Err(ctx.err("residual", format!("shapes differ: {:?} and {:?}", [h, w, c], os), "add tensors of the same shape"));
+                    return Err(ctx.err(
+                        "residual",
+                        format!("shapes differ: {:?} and {:?}", [h, w, c], os),
+                        "add tensors of the same shape",
+                    ));
                 }
                 inputs.push(other);
-                (Op::Add { requant: ctx.requant(rl.requant.as_ref(), Requant::IDENTITY)?, relu }, [h, w, c])
+                (
+                    Op::Add {
+                        requant: ctx.requant(rl.requant.as_ref(), Requant::IDENTITY)?,
+                        relu,
+                    },
+                    [h, w, c],
+                )
             }
             "upsample" => {
                 let f = ctx.positive("factor", rl.factor, Some(2), 8)?;
                 (Op::Upsample { factor: f }, [h * f, w * f, c])
             }
-            other => {
-                return Err(ctx.err(
-                    &format!("op = {other}"),
-                    "supported operators: conv2d, fc, maxpool, avgpool, add, upsample",
-                    "use one of those (flatten is implicit: fc takes the HWC flattening of its input)",
-                ))
-            }
+            other => return Err(ctx.err(
+                &format!("op = {other}"),
+                "supported operators: conv2d, fc, maxpool, avgpool, add, upsample",
+                "use one of those (flatten is implicit: fc takes the HWC flattening of its input)",
+            )),
         };
         shapes.insert(rl.name.clone(), out);
         prev = rl.name.clone();
-        layers.push(Layer { name: rl.name.clone(), inputs, op, out });
+        layers.push(Layer {
+            name: rl.name.clone(),
+            inputs,
+            op,
+            out,
+        });
     }
     Ok(Model {
         name: raw.name.unwrap_or_else(|| "model".into()),

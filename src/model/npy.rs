@@ -34,7 +34,10 @@ pub fn read(path: &Path) -> Result<Npy, String> {
     let descr = descr.trim_start_matches('\'');
     let descr = &descr[..descr.find('\'').ok_or("bad descr")?];
     if field("fortran_order").is_some_and(|f| f.starts_with("True")) {
-        return Err(format!("{}: Fortran order is not supported; save with C order", path.display()));
+        return Err(format!(
+            "{}: Fortran order is not supported; save with C order",
+            path.display()
+        ));
     }
     let shape_text = field("shape").ok_or("no shape in header")?;
     let shape_text = &shape_text[1..shape_text.find(')').ok_or("bad shape")?];
@@ -55,13 +58,17 @@ pub fn read(path: &Path) -> Result<Npy, String> {
         "<i8" => (8, true),
         other => {
             return Err(format!(
-                "{}: dtype {other} is not supported; use int8, uint8, int16, uint16, int32 or int64",
-                path.display()
-            ))
+            "{}: dtype {other} is not supported; use int8, uint8, int16, uint16, int32 or int64",
+            path.display()
+        ))
         }
     };
     if body.len() < count * size {
-        return Err(format!("{}: {} values expected, file is short", path.display(), count));
+        return Err(format!(
+            "{}: {} values expected, file is short",
+            path.display(),
+            count
+        ));
     }
     let data = (0..count)
         .map(|i| {
@@ -88,7 +95,7 @@ pub fn write_i64(path: &Path, shape: &[usize], data: &[i64]) -> std::io::Result<
         format!("({})", dims.join(", "))
     };
     let mut header = format!("{{'descr': '<i8', 'fortran_order': False, 'shape': {shape_text}, }}");
-    while (10 + header.len() + 1) % 64 != 0 {
+    while !(10 + header.len() + 1).is_multiple_of(64) {
         header.push(' ');
     }
     header.push('\n');
@@ -118,7 +125,7 @@ mod tests {
         // The bytes numpy writes for np.array([[1, -1], [127, -128]], dtype=np.int8).
         let header = "{'descr': '|i1', 'fortran_order': False, 'shape': (2, 2), }";
         let mut h = header.to_string();
-        while (10 + h.len() + 1) % 64 != 0 {
+        while !(10 + h.len() + 1).is_multiple_of(64) {
             h.push(' ');
         }
         h.push('\n');

@@ -1,3 +1,4 @@
 //! Simulation support: building Verilator models of generated RTL and testbenches.
 
+pub mod run;
 pub mod verilator;

@@ -11,12 +11,15 @@ use std::collections::HashMap;
 /// A cpf x kpf block of weights: row r (an input channel) holds kpf output channels.
 pub type WeightTile = Vec<Vec<i64>>;
 
+/// A kernel tap of one input-channel tile: (ict, ky, kx).
+pub type Tap = (usize, usize, usize);
+
 #[derive(Debug, Clone)]
 pub struct Alloc {
     pub tensors: HashMap<String, TensorLayout>,
     /// (node, oct) → first beat of the node's weight tiles for that output-channel tile, and
     /// the taps (ict, ky, kx) stored there one after another, cpf rows each.
-    pub weights: HashMap<(usize, usize), (u64, Vec<(usize, usize, usize)>)>,
+    pub weights: HashMap<(usize, usize), (u64, Vec<Tap>)>,
     /// The identity tile used by pooling and add layers.
     pub identity: u64,
     /// (node, oct) → first beat of the bias row.
@@ -31,7 +34,13 @@ pub struct Alloc {
 /// Kernel size, stride and padding of the matmul a node runs.
 pub fn window(n: &Node) -> (usize, usize, usize, usize) {
     match &n.op {
-        Op::Conv { kh, kw, stride, pad, .. } => (*kh, *kw, *stride, *pad),
+        Op::Conv {
+            kh,
+            kw,
+            stride,
+            pad,
+            ..
+        } => (*kh, *kw, *stride, *pad),
         Op::MaxPool { k, stride } | Op::AvgPool { k, stride, .. } => (*k, *k, *stride, 0),
         Op::Add { .. } | Op::Upsample { .. } => (1, 1, 1, 0),
     }
@@ -40,11 +49,25 @@ pub fn window(n: &Node) -> (usize, usize, usize, usize) {
 /// The weights of tile (oct, ict, ky, kx) of node `n`, or `None` when the tile connects no
 /// input channel to an output channel (across groups, and off the diagonal of pooling and
 /// add layers).
-pub fn weight_tile(n: &Node, cin: usize, t: usize, oct: usize, ict: usize, ky: usize, kx: usize) -> Option<WeightTile> {
+pub fn weight_tile(
+    n: &Node,
+    cin: usize,
+    t: usize,
+    oct: usize,
+    ict: usize,
+    ky: usize,
+    kx: usize,
+) -> Option<WeightTile> {
     let mut tile = vec![vec![0i64; t]; t];
     let mut any = false;
     match &n.op {
-        Op::Conv { kw, groups, cout, weights, .. } => {
+        Op::Conv {
+            kw,
+            groups,
+            cout,
+            weights,
+            ..
+        } => {
             let cin_g = cin / groups;
             let cout_g = cout / groups;
             for (r, row) in tile.iter_mut().enumerate() {
@@ -148,5 +171,14 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
     for n in &g.nodes {
         place(&n.name, n.out, pad_of(&n.name), &mut next);
     }
-    Alloc { tensors, weights, identity, bias, weight_beats, acc_beats, act_beats, end: next }
+    Alloc {
+        tensors,
+        weights,
+        identity,
+        bias,
+        weight_beats,
+        acc_beats,
+        act_beats,
+        end: next,
+    }
 }

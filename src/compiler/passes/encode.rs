@@ -21,7 +21,11 @@ pub fn write_tensor(mem: &mut Memory, l: &TensorLayout, x: &Tensor, t: IntType) 
                 let row: Vec<i64> = (0..l.tile)
                     .map(|k| {
                         let ch = ct * l.tile + k;
-                        if ch < l.c { x.at(y, xx, ch) } else { 0 }
+                        if ch < l.c {
+                            x.at(y, xx, ch)
+                        } else {
+                            0
+                        }
                     })
                     .collect();
                 mem.write_row(l.addr(ct, y + l.pad, xx + l.pad), l.beats, &row, t);
@@ -73,17 +77,29 @@ pub fn run(
         ));
     }
     for (pc, i) in instrs.iter().enumerate() {
-        i.check_masks()
-            .map_err(|e| CompileError::new(None, format!("instruction {pc}: {e}"), "this is a compiler bug; please report it"))?;
+        i.check_masks().map_err(|e| {
+            CompileError::new(
+                None,
+                format!("instruction {pc}: {e}"),
+                "this is a compiler bug; please report it",
+            )
+        })?;
     }
 
     // Memory before the run.
     let mem_w = design.memory.data_width_bits;
     let mut dmem = Memory::new(mem_w, alloc.end as usize);
     write_tensor(&mut dmem, &alloc.tensors[&g.input], &model.input, g.act);
-    let identity: Vec<Vec<i64>> = (0..t).map(|r| (0..t).map(|c| i64::from(r == c)).collect()).collect();
+    let identity: Vec<Vec<i64>> = (0..t)
+        .map(|r| (0..t).map(|c| i64::from(r == c)).collect())
+        .collect();
     for (r, row) in identity.iter().enumerate() {
-        dmem.write_row(alloc.identity + r as u64 * alloc.weight_beats, alloc.weight_beats, row, u.datatype.weight);
+        dmem.write_row(
+            alloc.identity + r as u64 * alloc.weight_beats,
+            alloc.weight_beats,
+            row,
+            u.datatype.weight,
+        );
     }
     for (&(ni, oct), (base, taps)) in &alloc.weights {
         let n = &g.nodes[ni];
@@ -97,8 +113,12 @@ pub fn run(
         }
     }
     for (&(ni, oct), &base) in &alloc.bias {
-        let crate::model::Op::Conv { bias, .. } = &g.nodes[ni].op else { unreachable!() };
-        let row: Vec<i64> = (0..t).map(|k| bias.get(oct * t + k).copied().unwrap_or(0)).collect();
+        let crate::model::Op::Conv { bias, .. } = &g.nodes[ni].op else {
+            unreachable!()
+        };
+        let row: Vec<i64> = (0..t)
+            .map(|k| bias.get(oct * t + k).copied().unwrap_or(0))
+            .collect();
         dmem.write_row(base, alloc.acc_beats, &row, u.datatype.accumulator);
     }
 
@@ -123,7 +143,11 @@ pub fn run(
                 let rows = s.instr.get("count0") * s.instr.get("count1");
                 // A preload-only matmul costs cpf cycles of weight shifting; a streaming one
                 // its rows plus the issue bubble.
-                if rows == 0 { 0 } else { rows + 2 }
+                if rows == 0 {
+                    0
+                } else {
+                    rows + 2
+                }
             })
             .sum();
         let vector: u64 = steps

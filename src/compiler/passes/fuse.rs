@@ -28,7 +28,9 @@ pub fn run(mut g: Graph) -> Graph {
         };
         if let Some(c) = fusable {
             let add = g.nodes.remove(c);
-            let Op::Add { relu: add_relu, .. } = add.op else { unreachable!() };
+            let Op::Add { relu: add_relu, .. } = add.op else {
+                unreachable!()
+            };
             let conv = &mut g.nodes[i];
             if let Op::Conv { relu, .. } = &mut conv.op {
                 *relu = add_relu;

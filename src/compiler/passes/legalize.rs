@@ -35,7 +35,11 @@ impl Graph {
         if t == self.input {
             return self.input_shape;
         }
-        self.nodes.iter().find(|n| n.name == t).expect("tensor exists").out
+        self.nodes
+            .iter()
+            .find(|n| n.name == t)
+            .expect("tensor exists")
+            .out
     }
 
     /// Nodes reading tensor `t` (as matmul input or as residual).
@@ -51,7 +55,10 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
     if cores.len() != 1 {
         return Err(CompileError::new(
             None,
-            format!("the Design has {} engines; the compiler maps a model onto one engine so far", cores.len()),
+            format!(
+                "the Design has {} engines; the compiler maps a model onto one engine so far",
+                cores.len()
+            ),
             "compile for a single-engine config (no [[branch]], or one unit with h = 1)",
         ));
     }
@@ -74,7 +81,10 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
     if model.weight_type != d.weight {
         return Err(CompileError::new(
             None,
-            format!("the model's weights are {} but the Design's weight type is {}", model.weight_type, d.weight),
+            format!(
+                "the model's weights are {} but the Design's weight type is {}",
+                model.weight_type, d.weight
+            ),
             "set weight_type in the model to the Design's weight type",
         ));
     }
@@ -143,8 +153,12 @@ impl Graph {
     pub fn rebuild_dag(&mut self) {
         let mut dag = DiGraph::new();
         let idx: Vec<NodeIndex> = (0..self.nodes.len()).map(|i| dag.add_node(i)).collect();
-        let by_name: HashMap<&str, usize> =
-            self.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i)).collect();
+        let by_name: HashMap<&str, usize> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect();
         for (i, n) in self.nodes.iter().enumerate() {
             for t in std::iter::once(&n.input).chain(n.residual.iter()) {
                 if let Some(&p) = by_name.get(t.as_str()) {

@@ -49,7 +49,9 @@ impl Step {
 fn instr(op: Opcode, fields: &[(&str, u64)]) -> Instr {
     let mut i = Instr::new(op);
     for (k, v) in fields {
-        i = i.set(k, *v).unwrap_or_else(|e| panic!("schedule built a bad {}: {e}", op.mnemonic()));
+        i = i
+            .set(k, *v)
+            .unwrap_or_else(|e| panic!("schedule built a bad {}: {e}", op.mnemonic()));
     }
     i
 }
@@ -82,7 +84,12 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
             Op::Upsample { .. } => unreachable!("legalize refuses upsample"),
         };
         let push = |steps: &mut Vec<Step>, instr: Instr, reads: Vec<Res>, writes: Vec<Res>| {
-            steps.push(Step { instr, reads, writes, node: ni });
+            steps.push(Step {
+                instr,
+                reads,
+                writes,
+                node: ni,
+            });
         };
         for oct in 0..cout.div_ceil(t) {
             for oy0 in (0..oh).step_by(th) {
@@ -104,38 +111,77 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                     if let Some(r) = res {
                         let base = r.addr(oct, r.pad + oy0, r.pad + ox0);
                         let rs = r.wp() as u64 * r.beats;
-                        push(&mut steps, instr(Opcode::Load, &[
-                            ("buffer", Buffer::Output as u64), ("spad_addr", opnd0), ("ext_addr", base),
-                            ("count0", w), ("stride0", r.beats), ("count1", h), ("stride1", rs),
-                        ]), vec![span(base, w, r.beats, h, rs, r.beats)], vec![opnd_region]);
+                        push(
+                            &mut steps,
+                            instr(
+                                Opcode::Load,
+                                &[
+                                    ("buffer", Buffer::Output as u64),
+                                    ("spad_addr", opnd0),
+                                    ("ext_addr", base),
+                                    ("count0", w),
+                                    ("stride0", r.beats),
+                                    ("count1", h),
+                                    ("stride1", rs),
+                                ],
+                            ),
+                            vec![span(base, w, r.beats, h, rs, r.beats)],
+                            vec![opnd_region],
+                        );
                     }
                     let bias = alloc.bias.get(&(ni, oct)).copied();
                     if let Some(b) = bias {
-                        push(&mut steps, instr(Opcode::Load, &[
-                            ("buffer", Buffer::Accumulator as u64), ("spad_addr", bias_row), ("ext_addr", b),
-                            ("count0", 1), ("stride0", alloc.acc_beats), ("count1", 1),
-                        ]), vec![Res::Dram(b, b + alloc.acc_beats)], vec![Res::Spad(Buffer::Accumulator, bias_row, bias_row + 1)]);
+                        push(
+                            &mut steps,
+                            instr(
+                                Opcode::Load,
+                                &[
+                                    ("buffer", Buffer::Accumulator as u64),
+                                    ("spad_addr", bias_row),
+                                    ("ext_addr", b),
+                                    ("count0", 1),
+                                    ("stride0", alloc.acc_beats),
+                                    ("count1", 1),
+                                ],
+                            ),
+                            vec![Res::Dram(b, b + alloc.acc_beats)],
+                            vec![Res::Spad(Buffer::Accumulator, bias_row, bias_row + 1)],
+                        );
                     }
 
                     // Every (input-channel tile, tap) of this output tile, in order, with
                     // where its weights come from.
-                    let taps: Vec<(usize, usize, usize, u64)> = match alloc.weights.get(&(ni, oct)) {
+                    let taps: Vec<(usize, usize, usize, u64)> = match alloc.weights.get(&(ni, oct))
+                    {
                         Some((base, list)) => list
                             .iter()
                             .enumerate()
-                            .map(|(k, &(ict, ky, kx))| (ict, ky, kx, base + (k * t) as u64 * alloc.weight_beats))
+                            .map(|(k, &(ict, ky, kx))| {
+                                (ict, ky, kx, base + (k * t) as u64 * alloc.weight_beats)
+                            })
                             .collect(),
                         None => (0..cin.div_ceil(t))
-                            .flat_map(|ict| (0..kh).flat_map(move |ky| (0..kw).map(move |kx| (ict, ky, kx))))
-                            .filter(|&(ict, ky, kx)| weight_tile(n, cin, t, oct, ict, ky, kx).is_some())
+                            .flat_map(|ict| {
+                                (0..kh).flat_map(move |ky| (0..kw).map(move |kx| (ict, ky, kx)))
+                            })
+                            .filter(|&(ict, ky, kx)| {
+                                weight_tile(n, cin, t, oct, ict, ky, kx).is_some()
+                            })
                             .map(|(ict, ky, kx)| (ict, ky, kx, alloc.identity))
                             .collect(),
                     };
                     let identity = !matches!(n.op, Op::Conv { .. });
-                    let (win_h, win_w) = ((h - 1) * s as u64 + kh as u64, (w - 1) * s as u64 + kw as u64);
+                    let (win_h, win_w) = (
+                        (h - 1) * s as u64 + kh as u64,
+                        (w - 1) * s as u64 + kw as u64,
+                    );
                     // Weight slots: taps are loaded in groups into alternating halves of the
                     // weight buffer; an identity tile is loaded once per output tile.
-                    let group = if identity { taps.len() } else { bud.weight_slots / 2 };
+                    let group = if identity {
+                        taps.len()
+                    } else {
+                        bud.weight_slots / 2
+                    };
                     let half_rows = (bud.weight_slots / 2 * t) as u64;
                     let mut slot_of = vec![0u64; taps.len()];
                     let mut group_loads: Vec<Option<Step>> = vec![None; taps.len()];
@@ -143,23 +189,39 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                         let first = k * group.max(1);
                         let half = (w_no % 2) as u64 * half_rows;
                         w_no += 1;
-                        let rows = if identity { t as u64 } else { (chunk.len() * t) as u64 };
+                        let rows = if identity {
+                            t as u64
+                        } else {
+                            (chunk.len() * t) as u64
+                        };
                         for j in 0..chunk.len() {
-                            slot_of[first + j] = if identity { half } else { half + (j * t) as u64 };
+                            slot_of[first + j] = if identity {
+                                half
+                            } else {
+                                half + (j * t) as u64
+                            };
                         }
                         let src_addr = chunk[0].3;
                         let w_region = Res::Spad(Buffer::Weight, half, half + rows);
                         group_loads[first] = Some(Step {
-                            instr: instr(Opcode::Load, &[
-                                ("buffer", Buffer::Weight as u64), ("spad_addr", half), ("ext_addr", src_addr),
-                                ("count0", rows), ("stride0", alloc.weight_beats), ("count1", 1),
-                            ]),
+                            instr: instr(
+                                Opcode::Load,
+                                &[
+                                    ("buffer", Buffer::Weight as u64),
+                                    ("spad_addr", half),
+                                    ("ext_addr", src_addr),
+                                    ("count0", rows),
+                                    ("stride0", alloc.weight_beats),
+                                    ("count1", 1),
+                                ],
+                            ),
                             reads: vec![Res::Dram(src_addr, src_addr + rows * alloc.weight_beats)],
                             writes: vec![w_region],
                             node: ni,
                         });
                     }
-                    let w_slot = |k: usize| Res::Spad(Buffer::Weight, slot_of[k], slot_of[k] + t as u64);
+                    let w_slot =
+                        |k: usize| Res::Spad(Buffer::Weight, slot_of[k], slot_of[k] + t as u64);
                     let mut in_region = Res::Spad(Buffer::Input, 0, 0);
                     let mut in0 = 0;
                     let mut cur_ict = usize::MAX;
@@ -175,16 +237,40 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                             let base = src.addr(ict, y0, x0);
                             let rs = src.wp() as u64 * src.beats;
                             in_region = Res::Spad(Buffer::Input, in0, in0 + win_h * win_w);
-                            push(&mut steps, instr(Opcode::Load, &[
-                                ("buffer", Buffer::Input as u64), ("spad_addr", in0), ("ext_addr", base),
-                                ("count0", win_w), ("stride0", src.beats), ("count1", win_h), ("stride1", rs),
-                            ]), vec![span(base, win_w, src.beats, win_h, rs, src.beats)], vec![in_region]);
+                            push(
+                                &mut steps,
+                                instr(
+                                    Opcode::Load,
+                                    &[
+                                        ("buffer", Buffer::Input as u64),
+                                        ("spad_addr", in0),
+                                        ("ext_addr", base),
+                                        ("count0", win_w),
+                                        ("stride0", src.beats),
+                                        ("count1", win_h),
+                                        ("stride1", rs),
+                                    ],
+                                ),
+                                vec![span(base, win_w, src.beats, win_h, rs, src.beats)],
+                                vec![in_region],
+                            );
                         }
                         if k == 0 {
                             steps.push(group_loads[0].take().expect("first group"));
-                            push(&mut steps, instr(Opcode::Matmul, &[
-                                ("preload", 1), ("weight_addr", slot_of[0]), ("count0", 0), ("count1", 1),
-                            ]), vec![w_slot(0)], vec![]);
+                            push(
+                                &mut steps,
+                                instr(
+                                    Opcode::Matmul,
+                                    &[
+                                        ("preload", 1),
+                                        ("weight_addr", slot_of[0]),
+                                        ("count0", 0),
+                                        ("count1", 1),
+                                    ],
+                                ),
+                                vec![w_slot(0)],
+                                vec![],
+                            );
                         }
                         // The next tap's weights are shifted in while this tap streams.
                         let next = k + 1 < taps.len();
@@ -197,20 +283,46 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                         if next {
                             reads.push(w_slot(k + 1));
                         }
-                        push(&mut steps, instr(Opcode::Matmul, &[
-                            ("swap", 1), ("accumulate", u64::from(k > 0 && !pool)),
-                            ("preload", u64::from(next)), ("weight_addr", if next { slot_of[k + 1] } else { 0 }),
-                            ("input_addr", in0 + (ky as u64) * win_w + kx as u64),
-                            ("count0", w), ("stride0", s as u64), ("count1", h), ("stride1", s as u64 * win_w),
-                            ("acc_addr", acc0),
-                        ]), reads, vec![acc_region]);
+                        push(
+                            &mut steps,
+                            instr(
+                                Opcode::Matmul,
+                                &[
+                                    ("swap", 1),
+                                    ("accumulate", u64::from(k > 0 && !pool)),
+                                    ("preload", u64::from(next)),
+                                    ("weight_addr", if next { slot_of[k + 1] } else { 0 }),
+                                    ("input_addr", in0 + (ky as u64) * win_w + kx as u64),
+                                    ("count0", w),
+                                    ("stride0", s as u64),
+                                    ("count1", h),
+                                    ("stride1", s as u64 * win_w),
+                                    ("acc_addr", acc0),
+                                ],
+                            ),
+                            reads,
+                            vec![acc_region],
+                        );
                         if pool {
                             // Max-pool: each tap's values go through the vector unit and are
                             // folded into the output rows in place.
-                            push(&mut steps, instr(Opcode::Vector, &[
-                                ("acc_addr", acc0), ("out_addr", out0), ("opnd_addr", out0), ("count", rows),
-                                ("pool", u64::from(k > 0)), ("multiplier", 1), ("shift", 0),
-                            ]), vec![acc_region, out_region], vec![out_region]);
+                            push(
+                                &mut steps,
+                                instr(
+                                    Opcode::Vector,
+                                    &[
+                                        ("acc_addr", acc0),
+                                        ("out_addr", out0),
+                                        ("opnd_addr", out0),
+                                        ("count", rows),
+                                        ("pool", u64::from(k > 0)),
+                                        ("multiplier", 1),
+                                        ("shift", 0),
+                                    ],
+                                ),
+                                vec![acc_region, out_region],
+                                vec![out_region],
+                            );
                         }
                     }
                     if !pool {
@@ -221,18 +333,46 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                         if res.is_some() {
                             reads.push(opnd_region);
                         }
-                        push(&mut steps, instr(Opcode::Vector, &[
-                            ("acc_addr", acc0), ("out_addr", out0), ("opnd_addr", opnd0), ("count", rows),
-                            ("bias", u64::from(bias.is_some())), ("load_bias", u64::from(bias.is_some())),
-                            ("bias_addr", bias_row), ("add", u64::from(res.is_some())), ("relu", u64::from(relu)),
-                            ("multiplier", requant.multiplier), ("shift", u64::from(requant.shift)),
-                            ("zero_point", (requant.zero_point as u64) & 0xffff),
-                        ]), reads, vec![out_region]);
+                        push(
+                            &mut steps,
+                            instr(
+                                Opcode::Vector,
+                                &[
+                                    ("acc_addr", acc0),
+                                    ("out_addr", out0),
+                                    ("opnd_addr", opnd0),
+                                    ("count", rows),
+                                    ("bias", u64::from(bias.is_some())),
+                                    ("load_bias", u64::from(bias.is_some())),
+                                    ("bias_addr", bias_row),
+                                    ("add", u64::from(res.is_some())),
+                                    ("relu", u64::from(relu)),
+                                    ("multiplier", requant.multiplier),
+                                    ("shift", u64::from(requant.shift)),
+                                    ("zero_point", (requant.zero_point as u64) & 0xffff),
+                                ],
+                            ),
+                            reads,
+                            vec![out_region],
+                        );
                     }
-                    push(&mut steps, instr(Opcode::Store, &[
-                        ("buffer", Buffer::Output as u64), ("spad_addr", out0), ("ext_addr", dst_base),
-                        ("count0", w), ("stride0", dst.beats), ("count1", h), ("stride1", row_stride),
-                    ]), vec![out_region], vec![span(dst_base, w, dst.beats, h, row_stride, dst.beats)]);
+                    push(
+                        &mut steps,
+                        instr(
+                            Opcode::Store,
+                            &[
+                                ("buffer", Buffer::Output as u64),
+                                ("spad_addr", out0),
+                                ("ext_addr", dst_base),
+                                ("count0", w),
+                                ("stride0", dst.beats),
+                                ("count1", h),
+                                ("stride1", row_stride),
+                            ],
+                        ),
+                        vec![out_region],
+                        vec![span(dst_base, w, dst.beats, h, row_stride, dst.beats)],
+                    );
                 }
             }
         }

@@ -29,12 +29,21 @@ pub fn run(steps: Vec<Step>) -> Synced {
             if qp == qc {
                 continue;
             }
-            let conflict = steps[p].writes.iter().any(|w| steps[c].reads.iter().chain(&steps[c].writes).any(|r| w.overlaps(r)))
-                || steps[p].reads.iter().any(|r| steps[c].writes.iter().any(|w| r.overlaps(w)));
+            let conflict = steps[p].writes.iter().any(|w| {
+                steps[c]
+                    .reads
+                    .iter()
+                    .chain(&steps[c].writes)
+                    .any(|r| w.overlaps(r))
+            }) || steps[p]
+                .reads
+                .iter()
+                .any(|r| steps[c].writes.iter().any(|w| r.overlaps(w)));
             if !conflict {
                 continue;
             }
-            let sem = semaphore_index(qp, qc).unwrap_or_else(|| panic!("no semaphore {qp:?} -> {qc:?}"));
+            let sem =
+                semaphore_index(qp, qc).unwrap_or_else(|| panic!("no semaphore {qp:?} -> {qc:?}"));
             if !need.iter().any(|(s, _)| *s == sem) {
                 need.push((sem, p)); // scanning backwards: the first found is the latest
             }
@@ -45,7 +54,11 @@ pub fn run(steps: Vec<Step>) -> Synced {
             }
             satisfied[sem] = Some(p);
             wait[c] |= 1 << sem;
-            debug_assert_eq!(signal[p] & (1 << sem), 0, "a producer signals once per semaphore");
+            debug_assert_eq!(
+                signal[p] & (1 << sem),
+                0,
+                "a producer signals once per semaphore"
+            );
             signal[p] |= 1 << sem;
         }
     }

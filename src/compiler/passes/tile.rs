@@ -48,7 +48,11 @@ pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, Co
         ));
     }
     if bud.weight_slots < 2 {
-        return Err(CompileError::new(None, "the weight buffer must hold two weight tiles (2 x cpf rows)", "raise buffers.weight_depth"));
+        return Err(CompileError::new(
+            None,
+            "the weight buffer must hold two weight tiles (2 x cpf rows)",
+            "raise buffers.weight_depth",
+        ));
     }
     let mut out = Vec::new();
     for n in &g.nodes {

@@ -1,0 +1,189 @@
+//! Run a compiled program on the generated RTL in Verilator: emit the RTL into a cache
+//! directory named by the Design hash, verilate it once with the whole-accelerator
+//! testbench, load the memories, run, and compare the output tensor with the golden model.
+
+use super::verilator::{self, Model, SimError};
+use crate::compiler::passes::encode::read_tensor;
+use crate::compiler::Program;
+use crate::design::{clog2, Design};
+use crate::interp::Memory;
+use crate::rtl::PERF_COUNTER_NAMES;
+use std::path::{Path, PathBuf};
+
+const TB_TOP: &str = include_str!("../../rtl-tests/tb/tb_top.v");
+const SIM_MAIN: &str = include_str!("../../rtl-tests/tb/sim_main.cpp");
+
+/// Words of external memory the testbench models.
+pub const TB_MEM_WORDS: u64 = 1 << 20;
+
+#[derive(Debug, Clone)]
+pub struct SimResult {
+    pub matched: bool,
+    pub mismatches: usize,
+    pub cycles: u64,
+    /// Engine 0's counters, in `PERF_COUNTER_NAMES` order.
+    pub perf: Vec<u64>,
+    pub memory: Memory,
+}
+
+impl SimResult {
+    pub fn counter(&self, name: &str) -> u64 {
+        PERF_COUNTER_NAMES
+            .iter()
+            .position(|n| *n == name)
+            .map_or(0, |i| self.perf[i])
+    }
+}
+
+/// Default cache: `$HWGEN_CACHE`, else `$XDG_CACHE_HOME/hwgen`, else `~/.cache/hwgen`.
+pub fn default_cache() -> PathBuf {
+    if let Ok(d) = std::env::var("HWGEN_CACHE") {
+        return PathBuf::from(d);
+    }
+    if let Ok(d) = std::env::var("XDG_CACHE_HOME") {
+        return PathBuf::from(d).join("hwgen");
+    }
+    std::env::var("HOME")
+        .map(|h| PathBuf::from(h).join(".cache/hwgen"))
+        .unwrap_or_else(|_| std::env::temp_dir().join("hwgen-cache"))
+}
+
+/// Emit the Design's RTL and the testbench under `cache/<hash>/` and verilate (once).
+pub fn build(design: &Design, cache: &Path) -> Result<PathBuf, SimError> {
+    let dir = cache.join(format!("{:016x}", design.hash()));
+    let rtl = dir.join("rtl-out");
+    if !rtl.join("hwgen.f").is_file() {
+        crate::rtl::emit(design).write_atomic(&rtl)?;
+    }
+    std::fs::create_dir_all(dir.join("tb"))?;
+    let tb = dir.join("tb/tb_top.v");
+    let main = dir.join("tb/sim_main.cpp");
+    if std::fs::read_to_string(&tb).ok().as_deref() != Some(TB_TOP) {
+        std::fs::write(&tb, TB_TOP)?;
+    }
+    if std::fs::read_to_string(&main).ok().as_deref() != Some(SIM_MAIN) {
+        std::fs::write(&main, SIM_MAIN)?;
+    }
+    let mut sources: Vec<PathBuf> = std::fs::read_to_string(rtl.join("hwgen.f"))?
+        .lines()
+        .filter(|l| l.ends_with(".v"))
+        .map(|l| rtl.join(l))
+        .collect();
+    sources.push(tb);
+    let cores = design.cores().len() as u64;
+    let model = Model {
+        top: "tb".into(),
+        sources,
+        include_dirs: vec![rtl.join("rtl")],
+        harness: main,
+        params: vec![
+            ("MEM_W".into(), design.memory.data_width_bits.to_string()),
+            (
+                "IMEM_ADDR_W".into(),
+                clog2(u64::from(design.control.imem_depth)).to_string(),
+            ),
+            ("CORE_SEL_W".into(), clog2(cores).to_string()),
+            ("LATENCY".into(), design.memory.latency_cycles.to_string()),
+            (
+                "BYTES_PER_CYCLE".into(),
+                design.memory.bytes_per_cycle.to_string(),
+            ),
+            ("MEM_WORDS".into(), TB_MEM_WORDS.to_string()),
+        ],
+    };
+    model.build(&dir.join("verilator"))
+}
+
+/// Write the program's memory images into `dir` (imem0.hex, dmem.hex, expected.hex).
+pub fn write_images(program: &Program, dir: &Path) -> std::io::Result<()> {
+    let mut imem = format!("// hwgen program for design {:016x}\n", program.design_hash);
+    for i in &program.instrs {
+        imem.push_str(&i.encode().to_hex());
+        imem.push('\n');
+    }
+    std::fs::write(dir.join("imem0.hex"), imem)?;
+    let dmem: String = (0..program.dmem.beats())
+        .map(|b| program.dmem.beat_hex(b) + "\n")
+        .collect();
+    std::fs::write(dir.join("dmem.hex"), dmem)?;
+    let range = program.output_range();
+    let mut expected = format!(
+        "// output region: beats {}..{} (valid channels as in manifest)\n@{:x}\n",
+        range.start, range.end, range.start
+    );
+    for b in range {
+        expected.push_str(&program.expected.beat_hex(b as usize));
+        expected.push('\n');
+    }
+    std::fs::write(dir.join("expected.hex"), expected)
+}
+
+/// Run `program` on the verilated model `exe`.
+pub fn run(
+    design: &Design,
+    exe: &Path,
+    program: &Program,
+    stall_pct: u32,
+    seed: u64,
+) -> Result<SimResult, SimError> {
+    if program.dmem.beats() as u64 > TB_MEM_WORDS {
+        return Err(SimError::Failed {
+            what: "loading the memory image".into(),
+            log: format!(
+                "the program needs {} beats; the testbench models {TB_MEM_WORDS}",
+                program.dmem.beats()
+            ),
+        });
+    }
+    let dir = tempfile::tempdir()?;
+    write_images(program, dir.path())?;
+    let range = program.output_range();
+    let out = verilator::run(
+        exe,
+        &[
+            format!("+imem={}", dir.path().join("imem0.hex").display()),
+            format!("+dmem={}", dir.path().join("dmem.hex").display()),
+            format!("+dump={}", dir.path().join("dump.hex").display()),
+            format!("+dump_base={}", range.start),
+            format!("+dump_count={}", range.end - range.start),
+            format!("+design_id={:016x}", program.design_hash),
+            format!("+stall_pct={stall_pct}"),
+            format!("+seed={seed}"),
+            format!("+max_cycles={}", 50_000_000),
+        ],
+    )?;
+    let dump = std::fs::read_to_string(dir.path().join("dump.hex"))?;
+    let mut memory = Memory::new(design.memory.data_width_bits, range.end as usize);
+    for (k, line) in dump.lines().enumerate() {
+        memory.set_beat_hex(range.start as usize + k, line);
+    }
+    let t = program_act_type(design);
+    let got = read_tensor(&memory, &program.output, t);
+    let want = read_tensor(&program.expected, &program.output, t);
+    let mismatches = got
+        .data
+        .iter()
+        .zip(&want.data)
+        .filter(|(a, b)| a != b)
+        .count();
+    let field = |key: &str| -> Option<u64> {
+        out.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    let cycles = field("CYCLES ").unwrap_or(0);
+    let perf = (0..PERF_COUNTER_NAMES.len())
+        .map(|i| field(&format!("PERF {i} ")).unwrap_or(0))
+        .collect();
+    Ok(SimResult {
+        matched: mismatches == 0,
+        mismatches,
+        cycles,
+        perf,
+        memory,
+    })
+}
+
+fn program_act_type(design: &Design) -> crate::design::IntType {
+    design.branches[0].units[0].datatype.output
+}

@@ -1,0 +1,84 @@
+//! The whole-program cases of rtl-tests/cases.toml: golden model = ISA interpreter = RTL,
+//! bit for bit. Each config is verilated once (cached by Design hash) for all its cases.
+
+mod common;
+
+use common::*;
+use hwgen::compiler::passes::encode::read_tensor;
+use hwgen::interp::Engine;
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Cases {
+    case: Vec<Case>,
+}
+
+#[derive(Deserialize)]
+struct Case {
+    model: String,
+    config: String,
+    stall_pct: Option<u32>,
+}
+
+#[test]
+fn rtl_cases() {
+    if !have_tool("verilator", "rtl_cases") {
+        return;
+    }
+    let cases: Cases =
+        toml::from_str(&std::fs::read_to_string(repo().join("rtl-tests/cases.toml")).unwrap())
+            .unwrap();
+    assert!(cases.case.len() >= 12);
+    for c in &cases.case {
+        let design = hwgen::config::load(&repo().join(&c.config)).unwrap();
+        let model = hwgen::model::load(&repo().join("rtl-tests").join(&c.model))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let program = hwgen::compiler::compile(&design, &model)
+            .unwrap_or_else(|e| panic!("{}: {e}", c.model));
+        let unit = &design.branches[0].units[0];
+
+        // Golden = interpreter.
+        let mut mem = program.dmem.clone();
+        Engine::new(&design, unit)
+            .run(&program.instrs, &mut mem)
+            .unwrap_or_else(|e| panic!("{}: {e}", c.model));
+        let interp = read_tensor(&mem, &program.output, model.act_type);
+        let golden = read_tensor(&program.expected, &program.output, model.act_type);
+        assert_eq!(
+            interp, golden,
+            "{} on {}: interpreter differs from the golden model",
+            c.model, c.config
+        );
+        assert!(
+            golden.data.iter().any(|v| *v != golden.data[0]),
+            "{}: constant output",
+            c.model
+        );
+
+        // Interpreter = RTL.
+        let exe = hwgen::sim::run::build(&design, &sim_cache()).unwrap_or_else(|e| panic!("{e}"));
+        let r = hwgen::sim::run::run(&design, &exe, &program, c.stall_pct.unwrap_or(0), 1)
+            .unwrap_or_else(|e| panic!("{} on {}: {e}", c.model, c.config));
+        assert!(
+            r.matched,
+            "{} on {}: {} values differ from the golden model",
+            c.model, c.config, r.mismatches
+        );
+        let ideal = program.macs.div_ceil(u64::from(unit.cpf * unit.kpf));
+        assert!(
+            r.cycles >= ideal,
+            "{}: {} cycles is below the ideal {}",
+            c.model,
+            r.cycles,
+            ideal
+        );
+        eprintln!(
+            "{:<40} {:<24} cycles {:>7} ideal {:>6} estimated {:>7}",
+            c.model,
+            c.config,
+            r.cycles,
+            ideal,
+            program.estimated_cycles()
+        );
+    }
+}
