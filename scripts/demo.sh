@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# The main job, end to end as far as hwgen goes today: emit the 32x32 accelerator and
-# lint the generated Verilog with Verilator -Wall.
+# The main job, end to end: emit the 32x32 int8 accelerator (lint it with verilator -Wall),
+# compile the sample network for it, simulate the program on the generated RTL in
+# Verilator, compare bit for bit with the golden model, and print cycles and utilization.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 
 config=${1:-configs/32x32_int8.toml}
-out=${2:-out/$(basename "$config" .toml)}
+model=${2:-models/sample_cnn.toml}
+out=out/$(basename "$config" .toml)
 
 cargo build --release --quiet
 ./target/release/hwgen emit --config "$config" -o "$out"
 (cd "$out" && verilator --lint-only -Wall -f hwgen.f --top-module hwgen_top)
-echo "demo: $out/rtl is lint-clean under verilator -Wall ($(grep -c '\.v$' "$out/hwgen.f") modules)"
+echo "demo: $out/rtl is lint-clean under verilator -Wall"
+./target/release/hwgen compile --config "$config" --model "$model" -o "$out/program"
+HWGEN_CACHE=${HWGEN_CACHE:-$PWD/target/hwgen-cache} \
+  ./target/release/hwgen sim --config "$config" --model "$model"

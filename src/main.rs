@@ -24,6 +24,10 @@ enum Command {
     Check(cmd::check::Args),
     /// Print the instruction-set tables (markdown).
     Isa(cmd::isa::Args),
+    /// Compile a model into the instruction and data memories of a Design.
+    Compile(cmd::compile::Args),
+    /// Compile a model, run it on the generated RTL in Verilator and compare with the golden model.
+    Sim(cmd::sim::Args),
 }
 
 fn main() -> ExitCode {
@@ -32,6 +36,8 @@ fn main() -> ExitCode {
         Command::Emit(a) => cmd::emit::run(a),
         Command::Check(a) => cmd::check::run(a),
         Command::Isa(a) => cmd::isa::run(a),
+        Command::Compile(a) => cmd::compile::run(a),
+        Command::Sim(a) => cmd::sim::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

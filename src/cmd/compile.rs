@@ -1,0 +1,74 @@
+use anyhow::{Context, Result};
+use hwgen::filemap::FileMap;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Parameter file (TOML) of the target accelerator.
+    #[arg(long, short)]
+    pub config: PathBuf,
+    /// Model file (TOML); see the README for the format.
+    #[arg(long, short)]
+    pub model: PathBuf,
+    /// Output directory: imem0.hex, dmem.hex, expected.hex, listing.asm, report.json.
+    #[arg(long, short, default_value = "out/program")]
+    pub out: PathBuf,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let design = hwgen::config::load(&args.config)?;
+    let model = hwgen::model::load(&args.model)?;
+    let program = hwgen::compiler::compile(&design, &model)?;
+    let stage = tempfile::tempdir()?;
+    hwgen::sim::run::write_images(&program, stage.path())?;
+    let mut files = FileMap::new();
+    for name in ["imem0.hex", "dmem.hex", "expected.hex"] {
+        files.add(name, std::fs::read_to_string(stage.path().join(name))?);
+    }
+    let mut listing = format!(
+        "; {} compiled for design {} (hash {:016x})\n",
+        model.name,
+        design.name,
+        design.hash()
+    );
+    for (pc, i) in program.instrs.iter().enumerate() {
+        listing.push_str(&format!("{pc:5}: {}\n", i.to_asm()));
+    }
+    files.add("listing.asm", listing);
+    files.add("report.json", report(&design, &model, &program));
+    files
+        .write_atomic(&args.out)
+        .with_context(|| format!("cannot write {}", args.out.display()))?;
+    println!(
+        "{}: {} instructions, {} MACs, estimated {} cycles; wrote {}",
+        args.model.display(),
+        program.instrs.len(),
+        program.macs,
+        program.estimated_cycles(),
+        args.out.display()
+    );
+    Ok(())
+}
+
+pub fn report(
+    design: &hwgen::design::Design,
+    model: &hwgen::model::Model,
+    p: &hwgen::compiler::Program,
+) -> String {
+    let range = p.output_range();
+    let v = serde_json::json!({
+        "model": model.name,
+        "design": design.name,
+        "design_hash": format!("{:016x}", design.hash()),
+        "instructions": p.instrs.len(),
+        "macs": p.macs,
+        "estimated_cycles": p.estimated_cycles(),
+        "output": {
+            "tensor": p.output.name, "shape": [p.output.h, p.output.w, p.output.c],
+            "first_beat": range.start, "beats": range.end - range.start,
+            "pad": p.output.pad, "channel_tiles": p.output.tiles,
+        },
+        "layers": p.layers,
+    });
+    serde_json::to_string_pretty(&v).expect("report serializes") + "\n"
+}

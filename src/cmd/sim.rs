@@ -1,0 +1,110 @@
+use anyhow::{bail, Result};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Parameter file (TOML) of the accelerator.
+    #[arg(long, short)]
+    pub config: PathBuf,
+    /// Model file (TOML).
+    #[arg(long, short)]
+    pub model: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Percentage of cycles in which the memory model refuses a request.
+    #[arg(long, default_value_t = 0)]
+    pub stall_pct: u32,
+    /// Seed of the memory model's stalls.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Where verilated models are cached (default: $HWGEN_CACHE or ~/.cache/hwgen).
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let design = hwgen::config::load(&args.config)?;
+    let model = hwgen::model::load(&args.model)?;
+    let program = hwgen::compiler::compile(&design, &model)?;
+    let cache = args
+        .cache
+        .clone()
+        .unwrap_or_else(hwgen::sim::run::default_cache);
+    if !args.json {
+        eprintln!(
+            "hwgen sim: building (or reusing) the Verilator model in {}",
+            cache.display()
+        );
+    }
+    let exe = hwgen::sim::run::build(&design, &cache)?;
+    let r = hwgen::sim::run::run(&design, &exe, &program, args.stall_pct, args.seed)?;
+    let unit = &design.branches[0].units[0];
+    let pes = u64::from(unit.cpf * unit.kpf);
+    let ideal = program.macs.div_ceil(pes);
+    let util = if r.cycles > 0 {
+        ideal as f64 / r.cycles as f64
+    } else {
+        0.0
+    };
+    let est = program.estimated_cycles();
+    let est_err = if r.cycles > 0 {
+        (est as f64 - r.cycles as f64) / r.cycles as f64
+    } else {
+        0.0
+    };
+    if args.json {
+        let perf: serde_json::Map<String, serde_json::Value> = hwgen::rtl::PERF_COUNTER_NAMES
+            .iter()
+            .zip(&r.perf)
+            .map(|(n, v)| (n.to_string(), serde_json::json!(v)))
+            .collect();
+        let v = serde_json::json!({
+            "match": r.matched,
+            "mismatches": r.mismatches,
+            "cycles": r.cycles,
+            "ideal_cycles": ideal,
+            "mac_utilization": util,
+            "estimated_cycles": est,
+            "estimator_error": est_err,
+            "macs": program.macs,
+            "pes": pes,
+            "instructions": program.instrs.len(),
+            "perf": perf,
+        });
+        println!("{v}");
+    } else {
+        println!(
+            "{} on {} ({} PEs): {} instructions, {} MACs",
+            model.name,
+            design.name,
+            pes,
+            program.instrs.len(),
+            program.macs
+        );
+        if r.matched {
+            println!("result:      bit-exact against the golden model");
+        } else {
+            println!("result:      MISMATCH in {} output values", r.mismatches);
+        }
+        println!("cycles:      {}", r.cycles);
+        println!("ideal:       {ideal} (MACs / PEs)");
+        println!("utilization: {:.1}% of peak MAC throughput", util * 100.0);
+        println!(
+            "estimated:   {est} cycles ({:+.1}% against measured)",
+            est_err * 100.0
+        );
+        println!(
+            "queues:      busy/stall cycles  load {}/{}  compute {}/{}  vector {}/{}  store {}/{}",
+            r.perf[0], r.perf[1], r.perf[2], r.perf[3], r.perf[4], r.perf[5], r.perf[6], r.perf[7]
+        );
+        println!("mac-active:  {} cycles", r.perf[8]);
+    }
+    if !r.matched {
+        bail!(
+            "the RTL result differs from the golden model in {} values",
+            r.mismatches
+        );
+    }
+    Ok(())
+}
