@@ -504,6 +504,37 @@ pub fn markdown() -> String {
     s
 }
 
+impl Instr {
+    /// One line of assembly: mnemonic, the non-zero fields, and the semaphores by name.
+    pub fn to_asm(&self) -> String {
+        let mut parts = vec![self.opcode.mnemonic().to_string()];
+        for (name, v) in &self.values {
+            let always = *name == "buffer" || (*name == "count1" && *v != 1);
+            if (*v == 0 && !always) || *name == "wait" || *name == "signal" {
+                continue;
+            }
+            if *name == "buffer" {
+                parts.push(format!("buffer={}", Buffer::ALL[*v as usize].name()));
+            } else if *name == "ext_addr" {
+                parts.push(format!("ext_addr=0x{v:x}"));
+            } else {
+                parts.push(format!("{name}={v}"));
+            }
+        }
+        for field in ["wait", "signal"] {
+            let m = self.get(field);
+            if m != 0 {
+                let names: Vec<String> = (0..NUM_SEMAPHORES as usize)
+                    .filter(|i| m & (1 << i) != 0)
+                    .map(|i| SEMAPHORES[i].name())
+                    .collect();
+                parts.push(format!("{field}={}", names.join("|")));
+            }
+        }
+        parts.join(" ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -613,36 +644,5 @@ mod tests {
                 assert!(md.contains(&format!("| {} | {}:{} |", fl.name, fl.msb(), fl.lsb)));
             }
         }
-    }
-}
-
-impl Instr {
-    /// One line of assembly: mnemonic, the non-zero fields, and the semaphores by name.
-    pub fn to_asm(&self) -> String {
-        let mut parts = vec![self.opcode.mnemonic().to_string()];
-        for (name, v) in &self.values {
-            let always = *name == "buffer" || (*name == "count1" && *v != 1);
-            if (*v == 0 && !always) || *name == "wait" || *name == "signal" {
-                continue;
-            }
-            if *name == "buffer" {
-                parts.push(format!("buffer={}", Buffer::ALL[*v as usize].name()));
-            } else if *name == "ext_addr" {
-                parts.push(format!("ext_addr=0x{v:x}"));
-            } else {
-                parts.push(format!("{name}={v}"));
-            }
-        }
-        for field in ["wait", "signal"] {
-            let m = self.get(field);
-            if m != 0 {
-                let names: Vec<String> = (0..NUM_SEMAPHORES as usize)
-                    .filter(|i| m & (1 << i) != 0)
-                    .map(|i| SEMAPHORES[i].name())
-                    .collect();
-                parts.push(format!("{field}={}", names.join("|")));
-            }
-        }
-        parts.join(" ")
     }
 }
