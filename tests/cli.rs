@@ -105,3 +105,89 @@ fn every_subcommand_has_help() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("--config"));
     }
 }
+
+#[test]
+fn compile_writes_the_program_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hwgen()
+        .args([
+            "compile",
+            "-c",
+            "configs/8x8_int8.toml",
+            "-m",
+            "rtl-tests/cases/conv_relu.toml",
+            "-o",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for f in [
+        "imem0.hex",
+        "dmem.hex",
+        "expected.hex",
+        "listing.asm",
+        "report.json",
+    ] {
+        assert!(dir.path().join(f).is_file(), "{f} missing");
+    }
+    let design = hwgen::config::load(std::path::Path::new("configs/8x8_int8.toml")).unwrap();
+    let imem = std::fs::read_to_string(dir.path().join("imem0.hex")).unwrap();
+    assert!(imem.starts_with(&format!(
+        "// hwgen program for design {:016x}",
+        design.hash()
+    )));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    // conv_relu: 8x8 output pixels x 16 output channels x 3x3 taps x 16 input channels.
+    assert_eq!(report["macs"], 8 * 8 * 16 * 9 * 16);
+}
+
+#[test]
+fn sim_json_reports_a_bit_exact_run() {
+    let have = std::process::Command::new("verilator")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !have {
+        if std::env::var("HWGEN_REQUIRE_SIMULATORS").as_deref() == Ok("1") {
+            panic!("verilator is required");
+        }
+        eprintln!("skipped sim_json_reports_a_bit_exact_run: verilator not found");
+        return;
+    }
+    let cache = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("verilator-cache");
+    let out = hwgen()
+        .args([
+            "sim",
+            "-c",
+            "configs/8x8_int8.toml",
+            "-m",
+            "rtl-tests/cases/residual_block.toml",
+            "--json",
+            "--cache",
+        ])
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["match"], true);
+    let cycles = v["cycles"].as_u64().unwrap();
+    let ideal = v["ideal_cycles"].as_u64().unwrap();
+    // Two 3x3 convolutions of 8x8x8 on 64 PEs: 2 * 8*8*8*9*8 / 64 = 1152 ideal cycles.
+    assert_eq!(ideal, 1152);
+    assert!(cycles > ideal);
+    let util = v["mac_utilization"].as_f64().unwrap();
+    assert!((util - ideal as f64 / cycles as f64).abs() < 1e-9);
+    assert!(v["estimated_cycles"].as_u64().unwrap() > 0);
+}

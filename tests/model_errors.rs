@@ -1,0 +1,40 @@
+//! Bad models and models the compiler cannot map get clear messages (file, layer, field,
+//! rule, fix), snapshot-tested like RTL.
+
+use std::path::Path;
+
+#[test]
+fn bad_models() {
+    insta::glob!("bad_models/*.toml", |path| {
+        let name = path.file_name().unwrap().to_string_lossy();
+        let rel = Path::new("tests/bad_models").join(&*name);
+        let err = hwgen::model::load(&rel).expect_err("a bad model must be refused");
+        insta::assert_snapshot!(err.to_string());
+    });
+}
+
+fn compile_err(config: &str, model: &str) -> String {
+    let design = hwgen::config::load(Path::new(config)).unwrap();
+    let model = hwgen::model::parse_str(model, "m.toml", Path::new(".")).unwrap();
+    hwgen::compiler::compile(&design, &model)
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn compile_errors() {
+    let conv = "[input]\nshape = [4, 4, 8]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\nkernel = 1\nout_channels = 8\n";
+    insta::assert_snapshot!(
+        "multi_engine",
+        compile_err("configs/elastic_3unit_int8.toml", conv)
+    );
+    let up = "[input]\nshape = [4, 4, 8]\n[[layer]]\nname = \"u\"\nop = \"upsample\"\n";
+    insta::assert_snapshot!("upsample", compile_err("configs/8x8_int8.toml", up));
+    let wide = "type = \"int16\"\n[input]\nshape = [4, 4, 8]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\nkernel = 1\nout_channels = 8\n";
+    insta::assert_snapshot!("type_mismatch", compile_err("configs/8x8_int8.toml", wide));
+    let big = "[input]\nshape = [60, 60, 8]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\nkernel = 3\npadding = 1\nout_channels = 8\n";
+    insta::assert_snapshot!(
+        "too_many_instructions",
+        compile_err("configs/8x8_int8.toml", big)
+    );
+}
