@@ -170,15 +170,15 @@ activation = "relu"
 
 #[test]
 fn layer_tiled_in_every_dimension() {
-    // A 6x24 output with 12 input and 12 output channels on the 8x8 engine (64-row input
-    // halves, 32-row output quarters): the 3x3 window of a full output row does not fit,
-    // so tiles split height and width, and channels split into two tiles each way.
+    // A 12x24 output with 12 input and 12 output channels on the 8x8 engine (64-row input
+    // halves, 63 accumulator rows): the 3x3 window of a full output row does not fit, so
+    // tiles split height and width, and channels split into two tiles each way.
     let p = check(
         "configs/8x8_int8.toml",
         r#"
 seed = 13
 [input]
-shape = [6, 24, 12]
+shape = [12, 24, 12]
 [[layer]]
 name = "big"
 op = "conv2d"
@@ -188,15 +188,16 @@ out_channels = 12
 requant = { multiplier = 90, shift = 13 }
 "#,
     );
-    // The largest tile: th = 2, tw = 12 (a 4 x 14 = 56-row window, 24 accumulator rows),
-    // so 3 x 2 spatial tiles for each of the 2 output-channel tiles.
+    // The largest tile: th = 6, tw = 6 (an 8 x 8 = 64-row window, 36 accumulator rows; no
+    // other width gives more than 35 rows), so 2 x 4 spatial tiles for each of the 2
+    // output-channel tiles.
     let tiles = p
         .instrs
         .iter()
         .filter(|i| i.opcode == hwgen::isa::Opcode::Store)
         .count();
     assert_eq!(
-        tiles, 12,
-        "expected 3 x 2 spatial tiles x 2 output-channel tiles"
+        tiles, 16,
+        "expected 2 x 4 spatial tiles x 2 output-channel tiles"
     );
 }

@@ -62,6 +62,11 @@ fn random_layers_golden_interpreter_rtl() {
             .unwrap_or_else(|e| panic!("{e}\n{src}"));
         let program = match hwgen::compiler::compile(&design, &model) {
             Ok(p) => p,
+            // A legitimate limit of the target, not a wrong result: say so and go on.
+            Err(e) if e.rule.contains("instruction memory holds") => {
+                eprintln!("seed {seed:4} {config:<24} skipped: {}", e.rule);
+                continue;
+            }
             Err(e) => panic!("seed {seed}: {e}\n{src}"),
         };
         let mut mem = program.dmem.clone();

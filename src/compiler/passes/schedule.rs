@@ -99,7 +99,12 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                     let bank = (tile_no % 2) as u64;
                     let acc0 = bank * bud.acc_bank as u64;
                     let bias_row = acc0 + bud.acc_rows as u64;
-                    let out0 = (tile_no % 2) as u64 * bud.out_quarter as u64;
+                    let out_rows = if res.is_some() {
+                        bud.out_quarter
+                    } else {
+                        2 * bud.out_quarter
+                    };
+                    let out0 = (tile_no % 2) as u64 * out_rows as u64;
                     let opnd0 = (2 + tile_no % 2) as u64 * bud.out_quarter as u64;
                     tile_no += 1;
                     let acc_region = Res::Spad(Buffer::Accumulator, acc0, acc0 + rows);

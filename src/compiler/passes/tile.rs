@@ -58,7 +58,14 @@ pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, Co
     for n in &g.nodes {
         let (kh, kw, s, _) = window(n);
         let [oh, ow, _] = n.out;
-        let rows_cap = bud.acc_rows.min(bud.out_quarter);
+        // Output rows: half the output buffer, or a quarter when residual operands need the
+        // other half.
+        let out_rows = if n.residual.is_some() {
+            bud.out_quarter
+        } else {
+            2 * bud.out_quarter
+        };
+        let rows_cap = bud.acc_rows.min(out_rows);
         let mut best: Option<Tiling> = None;
         for tw in (1..=ow).rev() {
             let win_w = (tw - 1) * s + kw;
