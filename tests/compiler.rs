@@ -201,3 +201,28 @@ requant = { multiplier = 90, shift = 13 }
         "expected 2 x 4 spatial tiles x 2 output-channel tiles"
     );
 }
+
+#[test]
+fn grouped_output_tiles_with_residual() {
+    // 37 channels on the 16x16 engine: three output-channel tiles share each input window
+    // (grouping) while their residual operands share two quarters of the output buffer.
+    check(
+        "configs/16x16_int8.toml",
+        r#"
+seed = 29
+[input]
+shape = [8, 7, 37]
+[[layer]]
+name = "conv"
+op = "conv2d"
+kernel = 3
+padding = 1
+out_channels = 37
+requant = { multiplier = 22, shift = 13 }
+[[layer]]
+name = "sum"
+op = "add"
+residual = "input"
+"#,
+    );
+}

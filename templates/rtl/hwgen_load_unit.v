@@ -1,7 +1,9 @@
 {{ c.banner }}
 // Load queue executor: moves rows from external memory (or the upstream stream) into a
 // scratchpad. Rows are fetched by a two-level strided loop; each row is BEATS_<buffer>
-// consecutive beats, least significant beat first. Up to RSP_DEPTH reads are in flight.
+// consecutive beats, least significant beat first. Up to RSP_DEPTH reads are in flight, and
+// the next instruction's requests start while the previous one's responses still arrive:
+// the memory latency is paid once per burst of loads, not once per instruction.
 `include "hwgen_isa.vh"
 module hwgen_load_unit #(
   parameter integer       INSTR_W       = 160,
@@ -90,35 +92,29 @@ module hwgen_load_unit #(
     .stride1_o   (f_stride1)
   );
 
-  reg                   busy_q;
-  reg                   busy_d;
-  reg                   stream_q;
-  reg                   stream_d;
-  reg [1:0]             buffer_q;
-  reg [1:0]             buffer_d;
-  reg [SPAD_ADDR_W-1:0] spad_base_q;
-  reg [SPAD_ADDR_W-1:0] spad_base_d;
-  reg [NUM_SEM-1:0]     release_q;
-  reg [NUM_SEM-1:0]     release_d;
-  reg [BEAT_W-1:0]      beats_q;
-  reg [BEAT_W-1:0]      beats_d;
-  reg [TOTAL_W-1:0]     total_q;
-  reg [TOTAL_W-1:0]     total_d;
+  // ---------------------------------------------------------------------------------------
+  // Request side: runs one instruction at a time, issuing its beats; it hands the
+  // instruction's context to the response side through a small FIFO and may start the next
+  // instruction while earlier responses are still arriving.
+  // ---------------------------------------------------------------------------------------
+  localparam integer CTX_W = 1 + 2 + SPAD_ADDR_W + BEAT_W + TOTAL_W + NUM_SEM;
+
+  reg                   req_busy_q;
+  reg                   req_busy_d;
+  reg                   req_stream_q;
+  reg                   req_stream_d;
+  reg [BEAT_W-1:0]      req_beats_q;
+  reg [BEAT_W-1:0]      req_beats_d;
   reg [BEAT_W-1:0]      req_beat_q;
   reg [BEAT_W-1:0]      req_beat_d;
   reg [RSP_PTR_W:0]     inflight_q;
   reg [RSP_PTR_W:0]     inflight_d;
-  reg [ROW_MAX_W-1:0]   asm_q;
-  reg [ROW_MAX_W-1:0]   asm_d;
-  reg [BEAT_W-1:0]      asm_beat_q;
-  reg [BEAT_W-1:0]      asm_beat_d;
-  reg                   wr_pending_q;
-  reg                   wr_pending_d;
-  reg [TOTAL_W-1:0]     written_q;
-  reg [TOTAL_W-1:0]     written_d;
+  reg [RSP_PTR_W:0]     mem_pending_q;
+  reg [RSP_PTR_W:0]     mem_pending_d;
   reg [BEAT_W-1:0]      beats_of_head;
 
   wire start;
+  wire ctx_in_ready;
   wire agen_valid;
   wire agen_last;
   wire [ADDR_W-1:0]  agen_addr;
@@ -130,7 +126,7 @@ module hwgen_load_unit #(
   ) u_issue (
     .head_valid_i    (head_valid_i),
     .head_wait_i     (f_wait),
-    .exec_idle_i     (!busy_q),
+    .exec_idle_i     (!req_busy_q && ctx_in_ready),
     .sem_available_i (sem_available_i),
     .head_pop_o      (head_pop_o),
     .sem_acquire_o   (sem_acquire_o),
@@ -138,13 +134,15 @@ module hwgen_load_unit #(
     .stall_o         (stall_o)
   );
 
-  // Beat-request side: walk rows with the address generator, beats within a row here.
+  // A stream transfer starts only when no memory read is still in flight, so the response
+  // FIFO never receives from both sources in one cycle.
   wire credit    = (inflight_q != FLIGHT_MAX);
-  wire issuing   = busy_q && agen_valid && credit;
-  wire mem_fire  = issuing && !stream_q && mem_req_ready_i;
-  wire strm_fire = issuing && stream_q && stream_valid_i;
+  wire issuing   = req_busy_q && agen_valid && credit &&
+                   (!req_stream_q || (mem_pending_q == {(RSP_PTR_W+1){1'b0}}));
+  wire mem_fire  = issuing && !req_stream_q && mem_req_ready_i;
+  wire strm_fire = issuing && req_stream_q && stream_valid_i;
   wire beat_fire = mem_fire || strm_fire;
-  wire row_sent  = beat_fire && (req_beat_q == beats_q - BEAT_ONE);
+  wire row_sent  = beat_fire && (req_beat_q == req_beats_q - BEAT_ONE);
 
   hwgen_addr_gen #(
     .ADDR_W    (ADDR_W),
@@ -168,20 +166,84 @@ module hwgen_load_unit #(
     .index_o     (agen_index)
   );
 
-  // Response side: beats wait in a FIFO, then are assembled into rows.
-  wire             rsp_in_valid = stream_q ? strm_fire : mem_rsp_valid_i;
-  wire [MEM_W-1:0] rsp_in_data  = stream_q ? stream_data_i : mem_rsp_rdata_i;
+  wire unused_agen;
+  assign unused_agen = ^{agen_last, agen_index};
+
+  always @* begin
+    case (f_buffer)
+      BUF_INPUT:  beats_of_head = BEATS_INPUT_N;
+      BUF_WEIGHT: beats_of_head = BEATS_WEIGHT_N;
+      BUF_ACC:    beats_of_head = BEATS_ACC_N;
+      default:    beats_of_head = BEATS_OUTPUT_N;
+    endcase
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // Instruction contexts, oldest first.
+  // ---------------------------------------------------------------------------------------
+  wire [TOTAL_W-1:0] head_total = f_count0 * f_count1;
+  wire [CTX_W-1:0]   ctx_in     = {f_stream, f_buffer, f_spad_addr[SPAD_ADDR_W-1:0], beats_of_head,
+                                   head_total, f_signal & PRODUCED};
+  wire               ctx_valid;
+  wire               ctx_pop;
+  wire [CTX_W-1:0]   ctx;
+  wire [2:0]         unused_ctx_count;
+
+  hwgen_fifo #(
+    .WIDTH   (CTX_W),
+    .DEPTH   (4),
+    .PTR_W   (2),
+    .COUNT_W (3)
+  ) u_ctx_fifo (
+    .clk_i       (clk_i),
+    .{{ c.rst }} ({{ c.rst }}),
+    .in_valid_i  (start),
+    .in_ready_o  (ctx_in_ready),
+    .in_data_i   (ctx_in),
+    .out_valid_o (ctx_valid),
+    .out_ready_i (ctx_pop),
+    .out_data_o  (ctx),
+    .count_o     (unused_ctx_count)
+  );
+
+  wire [NUM_SEM-1:0]     ctx_release   = ctx[NUM_SEM-1:0];
+  wire [TOTAL_W-1:0]     ctx_total     = ctx[NUM_SEM +: TOTAL_W];
+  wire [BEAT_W-1:0]      ctx_beats     = ctx[NUM_SEM + TOTAL_W +: BEAT_W];
+  wire [SPAD_ADDR_W-1:0] ctx_spad_base = ctx[NUM_SEM + TOTAL_W + BEAT_W +: SPAD_ADDR_W];
+  wire [1:0]             ctx_buffer    = ctx[NUM_SEM + TOTAL_W + BEAT_W + SPAD_ADDR_W +: 2];
+  wire                   ctx_stream    = ctx[CTX_W-1];
+  wire                   unused_ctx_stream;
+  assign unused_ctx_stream = ctx_stream;
+
+  // ---------------------------------------------------------------------------------------
+  // Response side: beats wait in a FIFO, are assembled into rows and written, for the
+  // oldest context; when its last row is written its semaphores are released.
+  // ---------------------------------------------------------------------------------------
+  reg [ROW_MAX_W-1:0] asm_q;
+  reg [ROW_MAX_W-1:0] asm_d;
+  reg [BEAT_W-1:0]    asm_beat_q;
+  reg [BEAT_W-1:0]    asm_beat_d;
+  reg                 wr_pending_q;
+  reg                 wr_pending_d;
+  reg [TOTAL_W-1:0]   written_q;
+  reg [TOTAL_W-1:0]   written_d;
+  reg [TOTAL_W-1:0]   built_q;
+  reg [TOTAL_W-1:0]   built_d;
+
+  wire             rsp_in_valid = strm_fire || mem_rsp_valid_i;
+  wire [MEM_W-1:0] rsp_in_data  = strm_fire ? stream_data_i : mem_rsp_rdata_i;
   wire             rsp_valid;
   wire [MEM_W-1:0] rsp_data;
   wire             wr_fire   = wr_pending_q && wr_ready_i;
-  wire             rsp_pop   = rsp_valid && (!wr_pending_q || wr_fire);
-  wire             row_built = rsp_pop && (asm_beat_q == beats_q - BEAT_ONE);
-  wire             done      = busy_q && (written_q == total_q) && !wr_pending_q;
+  // Beats past the oldest context's last row belong to the next one: leave them queued.
+  wire             rsp_pop   = ctx_valid && rsp_valid && (built_q != ctx_total) &&
+                               (!wr_pending_q || wr_fire);
+  wire             row_built = rsp_pop && (asm_beat_q == ctx_beats - BEAT_ONE);
+  wire             done      = ctx_valid && (written_q == ctx_total) && !wr_pending_q;
   wire             unused_rsp_ready;
   wire [RSP_PTR_W:0] unused_rsp_count;
-  wire             unused_agen;
 
-  assign unused_agen = ^{agen_last, agen_index};
+  assign ctx_pop = done;
 
   hwgen_fifo #(
     .WIDTH   (MEM_W),
@@ -212,42 +274,25 @@ module hwgen_load_unit #(
   endgenerate
 
   always @* begin
-    case (f_buffer)
-      BUF_INPUT:  beats_of_head = BEATS_INPUT_N;
-      BUF_WEIGHT: beats_of_head = BEATS_WEIGHT_N;
-      BUF_ACC:    beats_of_head = BEATS_ACC_N;
-      default:    beats_of_head = BEATS_OUTPUT_N;
-    endcase
-  end
-
-  always @* begin
-    busy_d       = busy_q;
-    stream_d     = stream_q;
-    buffer_d     = buffer_q;
-    spad_base_d  = spad_base_q;
-    release_d    = release_q;
-    beats_d      = beats_q;
-    total_d      = total_q;
-    req_beat_d   = req_beat_q;
-    inflight_d   = inflight_q;
-    asm_d        = asm_q;
-    asm_beat_d   = asm_beat_q;
-    wr_pending_d = wr_pending_q;
-    written_d    = written_q;
+    req_busy_d    = req_busy_q;
+    req_stream_d  = req_stream_q;
+    req_beats_d   = req_beats_q;
+    req_beat_d    = req_beat_q;
+    inflight_d    = inflight_q;
+    mem_pending_d = mem_pending_q;
+    asm_d         = asm_q;
+    asm_beat_d    = asm_beat_q;
+    wr_pending_d  = wr_pending_q;
+    written_d     = written_q;
+    built_d       = built_q;
 
     if (start) begin
-      busy_d      = 1'b1;
-      stream_d    = f_stream;
-      buffer_d    = f_buffer;
-      spad_base_d = f_spad_addr;
-      release_d   = f_signal & PRODUCED;
-      beats_d     = beats_of_head;
-      total_d     = f_count0 * f_count1;
-      req_beat_d  = {BEAT_W{1'b0}};
-      asm_beat_d  = {BEAT_W{1'b0}};
-      written_d   = {TOTAL_W{1'b0}};
-    end else if (done) begin
-      busy_d = 1'b0;
+      req_busy_d   = 1'b1;
+      req_stream_d = f_stream;
+      req_beats_d  = beats_of_head;
+      req_beat_d   = {BEAT_W{1'b0}};
+    end else if (req_busy_q && !agen_valid) begin
+      req_busy_d = 1'b0;
     end
 
     if (beat_fire) begin
@@ -258,53 +303,61 @@ module hwgen_load_unit #(
     end else if (rsp_pop && !beat_fire) begin
       inflight_d = inflight_q - FLIGHT_ONE;
     end
+    if (mem_fire && !mem_rsp_valid_i) begin
+      mem_pending_d = mem_pending_q + FLIGHT_ONE;
+    end else if (mem_rsp_valid_i && !mem_fire) begin
+      mem_pending_d = mem_pending_q - FLIGHT_ONE;
+    end
 
     if (rsp_pop) begin
       asm_d      = asm_shifted;
       asm_beat_d = row_built ? {BEAT_W{1'b0}} : asm_beat_q + BEAT_ONE;
     end
     wr_pending_d = (wr_pending_q && !wr_fire) || row_built;
-    if (wr_fire) begin
-      written_d = written_q + TOTAL_ONE;
+    if (done) begin
+      written_d = {TOTAL_W{1'b0}};
+      built_d   = {TOTAL_W{1'b0}};
+    end else begin
+      if (wr_fire) begin
+        written_d = written_q + TOTAL_ONE;
+      end
+      if (row_built) begin
+        built_d = built_q + TOTAL_ONE;
+      end
     end
   end
 
-
   always @(posedge clk_i{{ c.rst_edge }}) begin
     if ({{ c.rst_on }}) begin
-      busy_q       <= 1'b0;
-      stream_q     <= 1'b0;
-      buffer_q     <= 2'd0;
-      spad_base_q  <= {SPAD_ADDR_W{1'b0}};
-      release_q    <= {NUM_SEM{1'b0}};
-      beats_q      <= BEAT_ONE;
-      total_q      <= {TOTAL_W{1'b0}};
-      req_beat_q   <= {BEAT_W{1'b0}};
-      inflight_q   <= {(RSP_PTR_W+1){1'b0}};
-      asm_q        <= {ROW_MAX_W{1'b0}};
-      asm_beat_q   <= {BEAT_W{1'b0}};
-      wr_pending_q <= 1'b0;
-      written_q    <= {TOTAL_W{1'b0}};
+      req_busy_q    <= 1'b0;
+      req_stream_q  <= 1'b0;
+      req_beats_q   <= BEAT_ONE;
+      req_beat_q    <= {BEAT_W{1'b0}};
+      inflight_q    <= {(RSP_PTR_W+1){1'b0}};
+      mem_pending_q <= {(RSP_PTR_W+1){1'b0}};
+      asm_q         <= {ROW_MAX_W{1'b0}};
+      asm_beat_q    <= {BEAT_W{1'b0}};
+      wr_pending_q  <= 1'b0;
+      written_q     <= {TOTAL_W{1'b0}};
+      built_q       <= {TOTAL_W{1'b0}};
     end else begin
-      busy_q       <= busy_d;
-      stream_q     <= stream_d;
-      buffer_q     <= buffer_d;
-      spad_base_q  <= spad_base_d;
-      release_q    <= release_d;
-      beats_q      <= beats_d;
-      total_q      <= total_d;
-      req_beat_q   <= req_beat_d;
-      inflight_q   <= inflight_d;
-      asm_q        <= asm_d;
-      asm_beat_q   <= asm_beat_d;
-      wr_pending_q <= wr_pending_d;
-      written_q    <= written_d;
+      req_busy_q    <= req_busy_d;
+      req_stream_q  <= req_stream_d;
+      req_beats_q   <= req_beats_d;
+      req_beat_q    <= req_beat_d;
+      inflight_q    <= inflight_d;
+      mem_pending_q <= mem_pending_d;
+      asm_q         <= asm_d;
+      asm_beat_q    <= asm_beat_d;
+      wr_pending_q  <= wr_pending_d;
+      written_q     <= written_d;
+      built_q       <= built_d;
     end
   end
 
   // Right-align the assembled row for the target buffer.
   always @* begin
-    case (buffer_q)
+    case (ctx_buffer)
       BUF_INPUT:  wr_data_o = asm_q >> (ROW_MAX_W - BEATS_INPUT * MEM_W);
       BUF_WEIGHT: wr_data_o = asm_q >> (ROW_MAX_W - BEATS_WEIGHT * MEM_W);
       BUF_ACC:    wr_data_o = asm_q >> (ROW_MAX_W - BEATS_ACC * MEM_W);
@@ -312,13 +365,13 @@ module hwgen_load_unit #(
     endcase
   end
 
-  assign mem_req_valid_o = issuing && !stream_q;
+  assign mem_req_valid_o = issuing && !req_stream_q;
   assign mem_req_addr_o  = agen_addr + { {(ADDR_W-BEAT_W){1'b0}}, req_beat_q};
-  assign stream_ready_o  = issuing && stream_q;
+  assign stream_ready_o  = issuing && req_stream_q;
   assign wr_valid_o      = wr_pending_q;
-  assign wr_buffer_o     = buffer_q;
-  assign wr_addr_o       = spad_base_q + written_q[SPAD_ADDR_W-1:0];
-  assign sem_release_o   = done ? release_q : {NUM_SEM{1'b0}};
-  assign busy_o          = busy_q;
+  assign wr_buffer_o     = ctx_buffer;
+  assign wr_addr_o       = ctx_spad_base + written_q[SPAD_ADDR_W-1:0];
+  assign sem_release_o   = done ? ctx_release : {NUM_SEM{1'b0}};
+  assign busy_o          = req_busy_q || ctx_valid;
 
 endmodule

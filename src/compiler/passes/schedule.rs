@@ -1,11 +1,13 @@
-//! schedule: the instruction stream in program order. For every layer, output-channel
-//! tile and spatial tile: load the residual operand and the bias, then for every input-
-//! channel tile load the input window (alternating input-buffer halves) and for every kernel
-//! tap load the weight tile (round-robin weight slots), preload it and stream the window
-//! through the array, accumulating; then requantize in the vector unit and store. Tiles
-//! alternate accumulator banks and output-buffer halves, so the next tile's loads and
-//! matmuls overlap this tile's vector and store work once `sync` adds the semaphores.
-//! Every instruction lists the buffer rows and memory beats it reads and writes.
+//! schedule: the instruction stream in program order. For every layer, spatial tile and
+//! group of `g` output-channel tiles: load the residual operands and biases, then for every
+//! input-channel tile load the input window once (alternating input-buffer halves) and, for
+//! every output-channel tile of the group and every kernel tap, stream it through the array
+//! into that tile's accumulator rows. Weight tiles are loaded in groups into alternating
+//! halves of the weight buffer, and each matmul preloads the next one's weights while it
+//! streams. Then each output-channel tile is requantized in the vector unit and stored.
+//! Groups alternate accumulator banks and tiles alternate output-buffer halves, so the next
+//! group's loads and matmuls overlap this group's vector and store work once `sync` adds the
+//! semaphores. Every instruction lists the buffer rows and memory beats it reads and writes.
 
 use super::allocate::{weight_tile, window, Alloc};
 use super::legalize::Graph;
@@ -62,12 +64,21 @@ fn span(base: u64, c0: u64, s0: u64, c1: u64, s1: u64, beats: u64) -> Res {
     Res::Dram(base, last + beats)
 }
 
-#[allow(clippy::too_many_lines)]
+/// One matmul of a group: input-channel tile, output-channel tile (index in the group),
+/// kernel tap, and the external address of its weights.
+struct Entry {
+    ict: usize,
+    j: usize,
+    ky: usize,
+    kx: usize,
+    waddr: u64,
+}
+
 pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<Step> {
     let t = g.unit.cpf as usize;
     let bud = budget(design, g);
     let mut steps: Vec<Step> = Vec::new();
-    let (mut tile_no, mut in_no, mut w_no) = (0usize, 0usize, 0usize);
+    let (mut group_no, mut out_no, mut in_no, mut w_no) = (0usize, 0usize, 0usize, 0usize);
     for (ni, n) in g.nodes.iter().enumerate() {
         let (kh, kw, s, pad) = window(n);
         let src = &alloc.tensors[&n.input];
@@ -75,7 +86,7 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
         let res = n.residual.as_ref().map(|r| &alloc.tensors[r]);
         let cin = src.c;
         let [oh, ow, cout] = n.out;
-        let Tiling { th, tw } = tiling[ni];
+        let Tiling { th, tw, g: group } = tiling[ni];
         let (requant, relu, pool) = match &n.op {
             Op::Conv { requant, relu, .. } => (*requant, *relu, false),
             Op::AvgPool { requant, .. } => (*requant, false, false),
@@ -83,6 +94,7 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
             Op::MaxPool { .. } => (Requant::IDENTITY, false, true),
             Op::Upsample { .. } => unreachable!("legalize refuses upsample"),
         };
+        let identity = !matches!(n.op, Op::Conv { .. });
         let push = |steps: &mut Vec<Step>, instr: Instr, reads: Vec<Res>, writes: Vec<Res>| {
             steps.push(Step {
                 instr,
@@ -91,147 +103,167 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                 node: ni,
             });
         };
-        for oct in 0..cout.div_ceil(t) {
-            for oy0 in (0..oh).step_by(th) {
-                for ox0 in (0..ow).step_by(tw) {
-                    let (h, w) = (th.min(oh - oy0) as u64, tw.min(ow - ox0) as u64);
-                    let rows = h * w;
-                    let bank = (tile_no % 2) as u64;
-                    let acc0 = bank * bud.acc_bank as u64;
-                    let bias_row = acc0 + bud.acc_rows as u64;
+        let octs = cout.div_ceil(t);
+        for oy0 in (0..oh).step_by(th) {
+            for ox0 in (0..ow).step_by(tw) {
+                let (h, w) = (th.min(oh - oy0) as u64, tw.min(ow - ox0) as u64);
+                let rows = h * w;
+                for og in (0..octs).step_by(group) {
+                    let members: Vec<usize> = (og..octs.min(og + group)).collect();
+                    let bank = (group_no % 2) as u64 * bud.acc_bank as u64;
+                    group_no += 1;
+                    let acc_of = |j: usize| bank + j as u64 * rows;
+                    let acc_region =
+                        |j: usize| Res::Spad(Buffer::Accumulator, acc_of(j), acc_of(j) + rows);
+                    let bias_row = |j: usize| bank + (bud.acc_bank - 1 - j) as u64;
                     let out_rows = if res.is_some() {
                         bud.out_quarter
                     } else {
                         2 * bud.out_quarter
-                    };
-                    let out0 = (tile_no % 2) as u64 * out_rows as u64;
-                    let opnd0 = (2 + tile_no % 2) as u64 * bud.out_quarter as u64;
-                    tile_no += 1;
-                    let acc_region = Res::Spad(Buffer::Accumulator, acc0, acc0 + rows);
-                    let out_region = Res::Spad(Buffer::Output, out0, out0 + rows);
-                    let opnd_region = Res::Spad(Buffer::Output, opnd0, opnd0 + rows);
-                    let dst_base = dst.addr(oct, dst.pad + oy0, dst.pad + ox0);
-                    let row_stride = dst.wp() as u64 * dst.beats;
+                    } as u64;
+                    // Output rows (and residual operand rows) of every member, alternating halves.
+                    let outs: Vec<(u64, u64)> = members
+                        .iter()
+                        .map(|_| {
+                            let k = (out_no % 2) as u64;
+                            out_no += 1;
+                            (k * out_rows, (2 + k) * bud.out_quarter as u64)
+                        })
+                        .collect();
+                    let out_region =
+                        |j: usize| Res::Spad(Buffer::Output, outs[j].0, outs[j].0 + rows);
+                    let opnd_region =
+                        |j: usize| Res::Spad(Buffer::Output, outs[j].1, outs[j].1 + rows);
 
-                    if let Some(r) = res {
-                        let base = r.addr(oct, r.pad + oy0, r.pad + ox0);
-                        let rs = r.wp() as u64 * r.beats;
-                        push(
-                            &mut steps,
-                            instr(
-                                Opcode::Load,
-                                &[
-                                    ("buffer", Buffer::Output as u64),
-                                    ("spad_addr", opnd0),
-                                    ("ext_addr", base),
-                                    ("count0", w),
-                                    ("stride0", r.beats),
-                                    ("count1", h),
-                                    ("stride1", rs),
-                                ],
-                            ),
-                            vec![span(base, w, r.beats, h, rs, r.beats)],
-                            vec![opnd_region],
-                        );
-                    }
-                    let bias = alloc.bias.get(&(ni, oct)).copied();
-                    if let Some(b) = bias {
-                        push(
-                            &mut steps,
-                            instr(
-                                Opcode::Load,
-                                &[
-                                    ("buffer", Buffer::Accumulator as u64),
-                                    ("spad_addr", bias_row),
-                                    ("ext_addr", b),
-                                    ("count0", 1),
-                                    ("stride0", alloc.acc_beats),
-                                    ("count1", 1),
-                                ],
-                            ),
-                            vec![Res::Dram(b, b + alloc.acc_beats)],
-                            vec![Res::Spad(Buffer::Accumulator, bias_row, bias_row + 1)],
-                        );
+                    // Biases (residual operands are loaded just before their vector
+                    // instruction: members share the two operand quarters).
+                    let mut has_bias = vec![false; members.len()];
+                    for (j, &oct) in members.iter().enumerate() {
+                        if let Some(&b) = alloc.bias.get(&(ni, oct)) {
+                            has_bias[j] = true;
+                            push(
+                                &mut steps,
+                                instr(
+                                    Opcode::Load,
+                                    &[
+                                        ("buffer", Buffer::Accumulator as u64),
+                                        ("spad_addr", bias_row(j)),
+                                        ("ext_addr", b),
+                                        ("count0", 1),
+                                        ("stride0", alloc.acc_beats),
+                                        ("count1", 1),
+                                    ],
+                                ),
+                                vec![Res::Dram(b, b + alloc.acc_beats)],
+                                vec![Res::Spad(Buffer::Accumulator, bias_row(j), bias_row(j) + 1)],
+                            );
+                        }
                     }
 
-                    // Every (input-channel tile, tap) of this output tile, in order, with
-                    // where its weights come from.
-                    let taps: Vec<(usize, usize, usize, u64)> = match alloc.weights.get(&(ni, oct))
-                    {
-                        Some((base, list)) => list
-                            .iter()
-                            .enumerate()
-                            .map(|(k, &(ict, ky, kx))| {
-                                (ict, ky, kx, base + (k * t) as u64 * alloc.weight_beats)
-                            })
-                            .collect(),
-                        None => (0..cin.div_ceil(t))
-                            .flat_map(|ict| {
-                                (0..kh).flat_map(move |ky| (0..kw).map(move |kx| (ict, ky, kx)))
-                            })
-                            .filter(|&(ict, ky, kx)| {
-                                weight_tile(n, cin, t, oct, ict, ky, kx).is_some()
-                            })
-                            .map(|(ict, ky, kx)| (ict, ky, kx, alloc.identity))
-                            .collect(),
-                    };
-                    let identity = !matches!(n.op, Op::Conv { .. });
-                    let (win_h, win_w) = (
-                        (h - 1) * s as u64 + kh as u64,
-                        (w - 1) * s as u64 + kw as u64,
-                    );
-                    // Weight slots: taps are loaded in groups into alternating halves of the
-                    // weight buffer; an identity tile is loaded once per output tile.
-                    let group = if identity {
-                        taps.len()
-                    } else {
-                        bud.weight_slots / 2
-                    };
-                    let half_rows = (bud.weight_slots / 2 * t) as u64;
-                    let mut slot_of = vec![0u64; taps.len()];
-                    let mut group_loads: Vec<Option<Step>> = vec![None; taps.len()];
-                    for (k, chunk) in taps.chunks(group.max(1)).enumerate() {
-                        let first = k * group.max(1);
+                    // Every matmul of the group, input-channel tile outermost.
+                    let mut entries: Vec<Entry> = Vec::new();
+                    for ict in 0..cin.div_ceil(t) {
+                        for (j, &oct) in members.iter().enumerate() {
+                            match alloc.weights.get(&(ni, oct)) {
+                                Some((base, list)) => {
+                                    for (k, &(i, ky, kx)) in list.iter().enumerate() {
+                                        if i == ict {
+                                            let waddr = base + (k * t) as u64 * alloc.weight_beats;
+                                            entries.push(Entry {
+                                                ict,
+                                                j,
+                                                ky,
+                                                kx,
+                                                waddr,
+                                            });
+                                        }
+                                    }
+                                }
+                                None => {
+                                    for ky in 0..kh {
+                                        for kx in 0..kw {
+                                            if weight_tile(n, cin, t, oct, ict, ky, kx).is_some() {
+                                                entries.push(Entry {
+                                                    ict,
+                                                    j,
+                                                    ky,
+                                                    kx,
+                                                    waddr: alloc.identity,
+                                                });
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    // Weight loads: runs of entries with contiguous weights, at most half the
+                    // weight buffer each; an identity tile is loaded once.
+                    let half_slots = bud.weight_slots / 2;
+                    let half_rows = (half_slots * t) as u64;
+                    let mut slot_of = vec![0u64; entries.len()];
+                    let mut loads: Vec<Option<Step>> = (0..entries.len()).map(|_| None).collect();
+                    let mut k = 0;
+                    while k < entries.len() {
+                        let mut end = k + 1;
+                        if identity {
+                            end = entries.len();
+                        } else {
+                            while end < entries.len()
+                                && end - k < half_slots
+                                && entries[end].waddr
+                                    == entries[end - 1].waddr + t as u64 * alloc.weight_beats
+                            {
+                                end += 1;
+                            }
+                        }
                         let half = (w_no % 2) as u64 * half_rows;
                         w_no += 1;
-                        let rows = if identity {
-                            t as u64
-                        } else {
-                            (chunk.len() * t) as u64
-                        };
-                        for j in 0..chunk.len() {
-                            slot_of[first + j] = if identity {
+                        for (m, slot) in slot_of[k..end].iter_mut().enumerate() {
+                            *slot = if identity {
                                 half
                             } else {
-                                half + (j * t) as u64
+                                half + (m * t) as u64
                             };
                         }
-                        let src_addr = chunk[0].3;
-                        let w_region = Res::Spad(Buffer::Weight, half, half + rows);
-                        group_loads[first] = Some(Step {
+                        let nrows = if identity {
+                            t as u64
+                        } else {
+                            ((end - k) * t) as u64
+                        };
+                        let src_addr = entries[k].waddr;
+                        loads[k] = Some(Step {
                             instr: instr(
                                 Opcode::Load,
                                 &[
                                     ("buffer", Buffer::Weight as u64),
                                     ("spad_addr", half),
                                     ("ext_addr", src_addr),
-                                    ("count0", rows),
+                                    ("count0", nrows),
                                     ("stride0", alloc.weight_beats),
                                     ("count1", 1),
                                 ],
                             ),
-                            reads: vec![Res::Dram(src_addr, src_addr + rows * alloc.weight_beats)],
-                            writes: vec![w_region],
+                            reads: vec![Res::Dram(src_addr, src_addr + nrows * alloc.weight_beats)],
+                            writes: vec![Res::Spad(Buffer::Weight, half, half + nrows)],
                             node: ni,
                         });
+                        k = end;
                     }
                     let w_slot =
                         |k: usize| Res::Spad(Buffer::Weight, slot_of[k], slot_of[k] + t as u64);
+
+                    let (win_h, win_w) = (
+                        (h - 1) * s as u64 + kh as u64,
+                        (w - 1) * s as u64 + kw as u64,
+                    );
                     let mut in_region = Res::Spad(Buffer::Input, 0, 0);
                     let mut in0 = 0;
                     let mut cur_ict = usize::MAX;
-                    for k in 0..taps.len() {
-                        let (ict, ky, kx, _) = taps[k];
+                    let mut first_of = vec![true; members.len()];
+                    let mut tap_of = vec![0usize; members.len()];
+                    for k in 0..entries.len() {
+                        let Entry { ict, j, ky, kx, .. } = entries[k];
                         if ict != cur_ict {
                             // The input window of this tile, in the source tensor's padded frame.
                             cur_ict = ict;
@@ -261,7 +293,7 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                             );
                         }
                         if k == 0 {
-                            steps.push(group_loads[0].take().expect("first group"));
+                            steps.push(loads[0].take().expect("first weight load"));
                             push(
                                 &mut steps,
                                 instr(
@@ -277,10 +309,10 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                 vec![],
                             );
                         }
-                        // The next tap's weights are shifted in while this tap streams.
-                        let next = k + 1 < taps.len();
+                        // The next matmul's weights are shifted in while this one streams.
+                        let next = k + 1 < entries.len();
                         if next {
-                            if let Some(load) = group_loads[k + 1].take() {
+                            if let Some(load) = loads[k + 1].take() {
                                 steps.push(load);
                             }
                         }
@@ -294,7 +326,7 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                 Opcode::Matmul,
                                 &[
                                     ("swap", 1),
-                                    ("accumulate", u64::from(k > 0 && !pool)),
+                                    ("accumulate", u64::from(!first_of[j] && !pool)),
                                     ("preload", u64::from(next)),
                                     ("weight_addr", if next { slot_of[k + 1] } else { 0 }),
                                     ("input_addr", in0 + (ky as u64) * win_w + kx as u64),
@@ -302,12 +334,13 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                     ("stride0", s as u64),
                                     ("count1", h),
                                     ("stride1", s as u64 * win_w),
-                                    ("acc_addr", acc0),
+                                    ("acc_addr", acc_of(j)),
                                 ],
                             ),
                             reads,
-                            vec![acc_region],
+                            vec![acc_region(j)],
                         );
+                        first_of[j] = false;
                         if pool {
                             // Max-pool: each tap's values go through the vector unit and are
                             // folded into the output rows in place.
@@ -316,68 +349,100 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                 instr(
                                     Opcode::Vector,
                                     &[
-                                        ("acc_addr", acc0),
-                                        ("out_addr", out0),
-                                        ("opnd_addr", out0),
+                                        ("acc_addr", acc_of(j)),
+                                        ("out_addr", outs[j].0),
+                                        ("opnd_addr", outs[j].0),
                                         ("count", rows),
-                                        ("pool", u64::from(k > 0)),
+                                        ("pool", u64::from(tap_of[j] > 0)),
                                         ("multiplier", 1),
                                         ("shift", 0),
                                     ],
                                 ),
-                                vec![acc_region, out_region],
-                                vec![out_region],
+                                vec![acc_region(j), out_region(j)],
+                                vec![out_region(j)],
                             );
+                            tap_of[j] += 1;
                         }
                     }
-                    if !pool {
-                        let mut reads = vec![acc_region];
-                        if bias.is_some() {
-                            reads.push(Res::Spad(Buffer::Accumulator, bias_row, bias_row + 1));
+
+                    // Requantize and store every output-channel tile of the group.
+                    for (j, &oct) in members.iter().enumerate() {
+                        if let Some(r) = res {
+                            let base = r.addr(oct, r.pad + oy0, r.pad + ox0);
+                            let rs = r.wp() as u64 * r.beats;
+                            push(
+                                &mut steps,
+                                instr(
+                                    Opcode::Load,
+                                    &[
+                                        ("buffer", Buffer::Output as u64),
+                                        ("spad_addr", outs[j].1),
+                                        ("ext_addr", base),
+                                        ("count0", w),
+                                        ("stride0", r.beats),
+                                        ("count1", h),
+                                        ("stride1", rs),
+                                    ],
+                                ),
+                                vec![span(base, w, r.beats, h, rs, r.beats)],
+                                vec![opnd_region(j)],
+                            );
                         }
-                        if res.is_some() {
-                            reads.push(opnd_region);
+                        if !pool {
+                            let mut reads = vec![acc_region(j)];
+                            if has_bias[j] {
+                                reads.push(Res::Spad(
+                                    Buffer::Accumulator,
+                                    bias_row(j),
+                                    bias_row(j) + 1,
+                                ));
+                            }
+                            if res.is_some() {
+                                reads.push(opnd_region(j));
+                            }
+                            push(
+                                &mut steps,
+                                instr(
+                                    Opcode::Vector,
+                                    &[
+                                        ("acc_addr", acc_of(j)),
+                                        ("out_addr", outs[j].0),
+                                        ("opnd_addr", outs[j].1),
+                                        ("count", rows),
+                                        ("bias", u64::from(has_bias[j])),
+                                        ("load_bias", u64::from(has_bias[j])),
+                                        ("bias_addr", bias_row(j)),
+                                        ("add", u64::from(res.is_some())),
+                                        ("relu", u64::from(relu)),
+                                        ("multiplier", requant.multiplier),
+                                        ("shift", u64::from(requant.shift)),
+                                        ("zero_point", (requant.zero_point as u64) & 0xffff),
+                                    ],
+                                ),
+                                reads,
+                                vec![out_region(j)],
+                            );
                         }
+                        let dst_base = dst.addr(oct, dst.pad + oy0, dst.pad + ox0);
+                        let row_stride = dst.wp() as u64 * dst.beats;
                         push(
                             &mut steps,
                             instr(
-                                Opcode::Vector,
+                                Opcode::Store,
                                 &[
-                                    ("acc_addr", acc0),
-                                    ("out_addr", out0),
-                                    ("opnd_addr", opnd0),
-                                    ("count", rows),
-                                    ("bias", u64::from(bias.is_some())),
-                                    ("load_bias", u64::from(bias.is_some())),
-                                    ("bias_addr", bias_row),
-                                    ("add", u64::from(res.is_some())),
-                                    ("relu", u64::from(relu)),
-                                    ("multiplier", requant.multiplier),
-                                    ("shift", u64::from(requant.shift)),
-                                    ("zero_point", (requant.zero_point as u64) & 0xffff),
+                                    ("buffer", Buffer::Output as u64),
+                                    ("spad_addr", outs[j].0),
+                                    ("ext_addr", dst_base),
+                                    ("count0", w),
+                                    ("stride0", dst.beats),
+                                    ("count1", h),
+                                    ("stride1", row_stride),
                                 ],
                             ),
-                            reads,
-                            vec![out_region],
+                            vec![out_region(j)],
+                            vec![span(dst_base, w, dst.beats, h, row_stride, dst.beats)],
                         );
                     }
-                    push(
-                        &mut steps,
-                        instr(
-                            Opcode::Store,
-                            &[
-                                ("buffer", Buffer::Output as u64),
-                                ("spad_addr", out0),
-                                ("ext_addr", dst_base),
-                                ("count0", w),
-                                ("stride0", dst.beats),
-                                ("count1", h),
-                                ("stride1", row_stride),
-                            ],
-                        ),
-                        vec![out_region],
-                        vec![span(dst_base, w, dst.beats, h, row_stride, dst.beats)],
-                    );
                 }
             }
         }

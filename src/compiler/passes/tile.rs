@@ -14,7 +14,14 @@ use crate::design::Design;
 pub struct Tiling {
     pub th: usize,
     pub tw: usize,
+    /// Output-channel tiles that share each loaded input window (their accumulator rows sit
+    /// side by side in one bank).
+    pub g: usize,
 }
+
+/// Output-channel tiles a convolution tries to group: each input window is then loaded once
+/// for `GROUP` weight tiles, which keeps large layers compute-bound.
+const GROUP: usize = 4;
 
 /// Scratchpad regions the schedule uses.
 #[derive(Debug, Clone, Copy)]
@@ -57,7 +64,15 @@ pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, Co
     let mut out = Vec::new();
     for n in &g.nodes {
         let (kh, kw, s, _) = window(n);
-        let [oh, ow, _] = n.out;
+        let [oh, ow, cout] = n.out;
+        let octs = cout.div_ceil(g.unit.kpf as usize);
+        // Pooling and add layers read one input-channel tile per output-channel tile, so
+        // grouping would not save a load.
+        let want = if matches!(n.op, crate::model::Op::Conv { .. }) {
+            octs.min(GROUP)
+        } else {
+            1
+        };
         // Output rows: half the output buffer, or a quarter when residual operands need the
         // other half.
         let out_rows = if n.residual.is_some() {
@@ -65,7 +80,12 @@ pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, Co
         } else {
             2 * bud.out_quarter
         };
-        let rows_cap = bud.acc_rows.min(out_rows);
+        // A group needs its accumulator rows plus one bias row per member in one bank; small
+        // tiles make the preload of the next weights the bottleneck, so never shrink a tile
+        // below 4 x cpf rows for the sake of grouping.
+        let min_rows = 4 * g.unit.cpf as usize;
+        let g0 = want.min((bud.acc_bank / (min_rows + 1)).max(1));
+        let rows_cap = ((bud.acc_bank - g0) / g0).min(bud.acc_rows).min(out_rows);
         let mut best: Option<Tiling> = None;
         for tw in (1..=ow).rev() {
             let win_w = (tw - 1) * s + kw;
@@ -77,7 +97,7 @@ pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, Co
             if th == 0 {
                 continue;
             }
-            let cand = Tiling { th, tw };
+            let cand = Tiling { th, tw, g: 1 };
             if best.is_none_or(|b| cand.th * cand.tw > b.th * b.tw) {
                 best = Some(cand);
             }
@@ -85,7 +105,7 @@ pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, Co
                 break;
             }
         }
-        let t = best.ok_or_else(|| {
+        let mut t = best.ok_or_else(|| {
             CompileError::new(
                 Some(&n.name),
                 format!(
@@ -95,6 +115,7 @@ pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, Co
                 "raise buffers.input_depth",
             )
         })?;
+        t.g = g0.min((bud.acc_bank / (t.th * t.tw + 1)).max(1));
         out.push(t);
     }
     Ok(out)
