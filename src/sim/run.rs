@@ -48,12 +48,19 @@ pub fn default_cache() -> PathBuf {
         .unwrap_or_else(|_| std::env::temp_dir().join("hwgen-cache"))
 }
 
-/// Emit the Design's RTL and the testbench under `cache/<hash>/` and verilate (once).
+/// Emit the Design's RTL and the testbench under `cache/<design hash>-<RTL hash>/` and
+/// verilate (once). The RTL hash keeps a model built by an older hwgen from being reused.
 pub fn build(design: &Design, cache: &Path) -> Result<PathBuf, SimError> {
-    let dir = cache.join(format!("{:016x}", design.hash()));
+    let files = crate::rtl::emit(design);
+    let mut text = String::new();
+    for (p, c) in files.iter() {
+        text.push_str(p);
+        text.push_str(c);
+    }
+    let dir = cache.join(format!("{:016x}-{:016x}", design.hash(), crate::design::fnv1a64(text.as_bytes())));
     let rtl = dir.join("rtl-out");
     if !rtl.join("hwgen.f").is_file() {
-        crate::rtl::emit(design).write_atomic(&rtl)?;
+        files.write_atomic(&rtl)?;
     }
     std::fs::create_dir_all(dir.join("tb"))?;
     let tb = dir.join("tb/tb_top.v");
