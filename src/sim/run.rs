@@ -57,7 +57,11 @@ pub fn build(design: &Design, cache: &Path) -> Result<PathBuf, SimError> {
         text.push_str(p);
         text.push_str(c);
     }
-    let dir = cache.join(format!("{:016x}-{:016x}", design.hash(), crate::design::fnv1a64(text.as_bytes())));
+    let dir = cache.join(format!(
+        "{:016x}-{:016x}",
+        design.hash(),
+        crate::design::fnv1a64(text.as_bytes())
+    ));
     let rtl = dir.join("rtl-out");
     if !rtl.join("hwgen.f").is_file() {
         files.write_atomic(&rtl)?;

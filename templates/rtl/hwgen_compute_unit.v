@@ -120,6 +120,7 @@ module hwgen_compute_unit #(
   reg [SPAD_ADDR_W-1:0] tok_addr_d;
 
   wire                   start;
+  wire                   finished;
   wire                   agen_valid;
   wire                   agen_last;
   wire [SPAD_ADDR_W-1:0] agen_addr;
@@ -131,7 +132,7 @@ module hwgen_compute_unit #(
   ) u_issue (
     .head_valid_i    (head_valid_i),
     .head_wait_i     (f_wait),
-    .exec_idle_i     (!busy_q),
+    .exec_idle_i     (!busy_q || finished),
     .sem_available_i (sem_available_i),
     .head_pop_o      (head_pop_o),
     .sem_acquire_o   (sem_acquire_o),
@@ -169,7 +170,10 @@ module hwgen_compute_unit #(
   wire pl_drained  = pl_bank ? (drain1_q == {DRAIN_W{1'b0}}) : (drain0_q == {DRAIN_W{1'b0}});
   wire pl_read     = pl_active_q && pl_drained && (pl_issued_q != PL_ROWS);
   wire stream_read = busy_q && agen_valid;
-  wire finished    = busy_q && !agen_valid && !tok_valid_q && !pl_active_q && !pl_data_q;
+  // Done once every input row has been read and the preload has shifted in; the last row may
+  // still be entering the array: it carries the semaphores to release (or, when no row is
+  // entering, a bubble does). The next instruction may start in the same cycle.
+  assign finished = busy_q && !agen_valid && !pl_active_q && !pl_data_q;
 
   always @* begin
     busy_d       = busy_q;

@@ -198,9 +198,8 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                         }
                     }
                     // Weight loads: runs of entries with contiguous weights, at most half the
-                    // weight buffer each; an identity tile is loaded once.
+                    // weight buffer each; an identity tile is loaded once per group.
                     let half_slots = bud.weight_slots / 2;
-                    let half_rows = (half_slots * t) as u64;
                     let mut slot_of = vec![0u64; entries.len()];
                     let mut loads: Vec<Option<Step>> = (0..entries.len()).map(|_| None).collect();
                     let mut k = 0;
@@ -217,8 +216,15 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                 end += 1;
                             }
                         }
-                        let half = (w_no % 2) as u64 * half_rows;
-                        w_no += 1;
+                        // Weight slots form a ring: a group takes the next free run of slots, so
+                        // loads can run many matmuls ahead; `sync` makes a load that wraps
+                        // around wait for the preloads of the slots it overwrites.
+                        let len = if identity { 1 } else { end - k };
+                        if w_no + len > bud.weight_slots {
+                            w_no = 0;
+                        }
+                        let half = (w_no * t) as u64;
+                        w_no += len;
                         for (m, slot) in slot_of[k..end].iter_mut().enumerate() {
                             *slot = if identity {
                                 half
@@ -257,41 +263,62 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                         (h - 1) * s as u64 + kh as u64,
                         (w - 1) * s as u64 + kw as u64,
                     );
-                    let mut in_region = Res::Spad(Buffer::Input, 0, 0);
-                    let mut in0 = 0;
-                    let mut cur_ict = usize::MAX;
+                    // Input windows, one per input-channel tile, alternating halves. Each is
+                    // loaded while the previous tile's matmuls run (one tile ahead).
+                    let mut icts: Vec<usize> = entries.iter().map(|e| e.ict).collect();
+                    icts.dedup();
+                    let windows: Vec<(u64, Res)> = icts
+                        .iter()
+                        .map(|_| {
+                            let in0 = (in_no % 2) as u64 * bud.input_half as u64;
+                            in_no += 1;
+                            (in0, Res::Spad(Buffer::Input, in0, in0 + win_h * win_w))
+                        })
+                        .collect();
+                    let load_window = |steps: &mut Vec<Step>, i: usize| {
+                        let y0 = oy0 * s + src.pad - pad;
+                        let x0 = ox0 * s + src.pad - pad;
+                        let base = src.addr(icts[i], y0, x0);
+                        let rs = src.wp() as u64 * src.beats;
+                        steps.push(Step {
+                            instr: instr(
+                                Opcode::Load,
+                                &[
+                                    ("buffer", Buffer::Input as u64),
+                                    ("spad_addr", windows[i].0),
+                                    ("ext_addr", base),
+                                    ("count0", win_w),
+                                    ("stride0", src.beats),
+                                    ("count1", win_h),
+                                    ("stride1", rs),
+                                ],
+                            ),
+                            reads: vec![span(base, win_w, src.beats, win_h, rs, src.beats)],
+                            writes: vec![windows[i].1],
+                            node: ni,
+                        });
+                    };
+                    if !icts.is_empty() {
+                        load_window(&mut steps, 0);
+                    }
+                    let mut window = 0usize;
                     let mut first_of = vec![true; members.len()];
                     let mut tap_of = vec![0usize; members.len()];
                     for k in 0..entries.len() {
                         let Entry { ict, j, ky, kx, .. } = entries[k];
-                        if ict != cur_ict {
-                            // The input window of this tile, in the source tensor's padded frame.
-                            cur_ict = ict;
-                            let y0 = oy0 * s + src.pad - pad;
-                            let x0 = ox0 * s + src.pad - pad;
-                            in0 = (in_no % 2) as u64 * bud.input_half as u64;
-                            in_no += 1;
-                            let base = src.addr(ict, y0, x0);
-                            let rs = src.wp() as u64 * src.beats;
-                            in_region = Res::Spad(Buffer::Input, in0, in0 + win_h * win_w);
-                            push(
-                                &mut steps,
-                                instr(
-                                    Opcode::Load,
-                                    &[
-                                        ("buffer", Buffer::Input as u64),
-                                        ("spad_addr", in0),
-                                        ("ext_addr", base),
-                                        ("count0", win_w),
-                                        ("stride0", src.beats),
-                                        ("count1", win_h),
-                                        ("stride1", rs),
-                                    ],
-                                ),
-                                vec![span(base, win_w, src.beats, win_h, rs, src.beats)],
-                                vec![in_region],
-                            );
+                        if ict != icts[window] {
+                            window += 1;
                         }
+                        let (in0, in_region) = windows[window];
+                        // Prefetch the next window after this window's second-to-last matmul,
+                        // so its beats overlap the last two matmuls and do not delay the weight
+                        // loads queued before them.
+                        let last_of_window = k + 1 == entries.len() || entries[k + 1].ict != ict;
+                        let second_to_last = k + 2 < entries.len() + 1
+                            && !last_of_window
+                            && (k + 2 == entries.len() || entries[k + 2].ict != ict);
+                        let single = last_of_window && (k == 0 || entries[k - 1].ict != ict);
+                        let prefetch_here = second_to_last || single;
                         if k == 0 {
                             steps.push(loads[0].take().expect("first weight load"));
                             push(
@@ -341,6 +368,9 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                             vec![acc_region(j)],
                         );
                         first_of[j] = false;
+                        if prefetch_here && window + 1 < icts.len() {
+                            load_window(&mut steps, window + 1);
+                        }
                         if pool {
                             // Max-pool: each tap's values go through the vector unit and are
                             // folded into the output rows in place.

@@ -82,8 +82,9 @@ pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, Co
         };
         // A group needs its accumulator rows plus one bias row per member in one bank; small
         // tiles make the preload of the next weights the bottleneck, so never shrink a tile
-        // below 4 x cpf rows for the sake of grouping.
-        let min_rows = 4 * g.unit.cpf as usize;
+        // below 3 x cpf rows for the sake of grouping (a matmul streams at least as long as the
+        // next weights take to drain the idle bank and shift in).
+        let min_rows = 3 * g.unit.cpf as usize;
         let g0 = want.min((bud.acc_bank / (min_rows + 1)).max(1));
         let rows_cap = ((bud.acc_bank - g0) / g0).min(bud.acc_rows).min(out_rows);
         let mut best: Option<Tiling> = None;
@@ -115,6 +116,10 @@ pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, Co
                 "raise buffers.input_depth",
             )
         })?;
+        // Balance: as many tiles as needed, but of equal size, so no small remainder tile
+        // runs matmuls shorter than the weight preload.
+        t.th = oh.div_ceil(oh.div_ceil(t.th));
+        t.tw = ow.div_ceil(ow.div_ceil(t.tw));
         t.g = g0.min((bud.acc_bank / (t.th * t.tw + 1)).max(1));
         out.push(t);
     }
