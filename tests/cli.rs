@@ -191,3 +191,44 @@ fn sim_json_reports_a_bit_exact_run() {
     assert!((util - ideal as f64 / cycles as f64).abs() < 1e-9);
     assert!(v["estimated_cycles"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn sim_trace_writes_an_fst_waveform() {
+    let have = std::process::Command::new("verilator")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !have {
+        if std::env::var("HWGEN_REQUIRE_SIMULATORS").as_deref() == Ok("1") {
+            panic!("verilator is required");
+        }
+        eprintln!("skipped sim_trace_writes_an_fst_waveform: verilator not found");
+        return;
+    }
+    let cache = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("verilator-cache");
+    let dir = tempfile::tempdir().unwrap();
+    let fst = dir.path().join("run.fst");
+    let out = hwgen()
+        .args([
+            "sim",
+            "-c",
+            "configs/8x8_int8.toml",
+            "-m",
+            "rtl-tests/cases/avgpool.toml",
+            "--json",
+            "--cache",
+        ])
+        .arg(&cache)
+        .arg("--trace")
+        .arg(&fst)
+        .output()
+        .unwrap();
+    // avgpool.toml has 20 channels: fine on the 8x8 engine as well.
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&fst).unwrap();
+    assert!(bytes.len() > 1000, "the waveform is empty");
+}

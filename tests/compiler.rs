@@ -188,17 +188,19 @@ out_channels = 12
 requant = { multiplier = 90, shift = 13 }
 "#,
     );
-    // The largest tile: th = 6, tw = 6 (an 8 x 8 = 64-row window, 36 accumulator rows; no
-    // other width gives more than 35 rows), so 2 x 4 spatial tiles for each of the 2
-    // output-channel tiles.
+    // The two output-channel tiles are grouped (each needs 3 x cpf = 24 rows, two fit a
+    // 64-row bank), so a tile has at most (64 - 2) / 2 = 31 accumulator rows and an input
+    // window of at most 64 rows. The first largest tile is th = 3, tw = 10 (a 5 x 12 window,
+    // 30 rows); balanced over 12 x 24 outputs: th = 3, tw = 8, so 4 x 3 spatial tiles,
+    // each storing 2 output-channel tiles.
     let tiles = p
         .instrs
         .iter()
         .filter(|i| i.opcode == hwgen::isa::Opcode::Store)
         .count();
     assert_eq!(
-        tiles, 16,
-        "expected 2 x 4 spatial tiles x 2 output-channel tiles"
+        tiles, 24,
+        "expected 4 x 3 spatial tiles x 2 output-channel tiles"
     );
 }
 

@@ -58,6 +58,7 @@ fn check_shape(s: &Shape, seeds: &[u64]) {
                 u8::from(s.weight_signed).to_string(),
             ),
         ],
+        trace: false,
     };
     let exe = model
         .build(&sim_cache())

@@ -82,3 +82,31 @@ fn rtl_cases() {
         );
     }
 }
+
+#[test]
+fn testbench_refuses_a_program_for_another_design() {
+    if !have_tool(
+        "verilator",
+        "testbench_refuses_a_program_for_another_design",
+    ) {
+        return;
+    }
+    let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
+    let model = hwgen::model::load(&repo().join("rtl-tests/cases/conv_relu.toml")).unwrap();
+    let mut program = hwgen::compiler::compile(&design, &model).unwrap();
+    // A program compiled for the 16x16 design, presented to the 8x8 RTL.
+    let other = hwgen::config::load(&repo().join("configs/16x16_int8.toml")).unwrap();
+    program.design_hash = other.hash();
+    let exe = hwgen::sim::run::build(&design, &sim_cache()).unwrap();
+    let err = hwgen::sim::run::run(&design, &exe, &program, 0, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!(
+            "program compiled for design {:016x}, but this RTL is design {:016x}",
+            other.hash(),
+            design.hash()
+        )),
+        "{err}"
+    );
+}

@@ -19,6 +19,7 @@ fn fifo_model(depth: u32) -> Option<std::path::PathBuf> {
             ("DEPTH".into(), depth.to_string()),
             ("PTR_W".into(), depth.trailing_zeros().to_string()),
         ],
+        trace: false,
     };
     Some(model.build(&sim_cache()).unwrap_or_else(|e| panic!("{e}")))
 }
@@ -76,6 +77,7 @@ fn semaphore_counts_and_flags_overflow() {
             include_dirs: vec![],
             harness: testbench("sim_main.cpp"),
             params: vec![("COUNT_W".into(), count_w.to_string())],
+            trace: false,
         };
         let exe = model.build(&sim_cache()).unwrap_or_else(|e| panic!("{e}"));
         for seed in 1..=3 {

@@ -234,6 +234,7 @@ fn model_exe() -> std::path::PathBuf {
             ("IMEM_ADDR_W".into(), "10".into()),
             ("LATENCY".into(), "20".into()),
         ],
+        trace: false,
     };
     model.build(&sim_cache()).unwrap_or_else(|e| panic!("{e}"))
 }

@@ -262,6 +262,7 @@ fn matmul_bias_requant_relu_end_to_end() {
             ("IMEM_ADDR_W".into(), "10".into()),
             ("LATENCY".into(), "20".into()),
         ],
+        trace: false,
     };
     let exe = model.build(&sim_cache()).unwrap_or_else(|e| panic!("{e}"));
     let cases = [

@@ -21,6 +21,9 @@ pub struct Args {
     /// Where verilated models are cached (default: $HWGEN_CACHE or ~/.cache/hwgen).
     #[arg(long)]
     pub cache: Option<PathBuf>,
+    /// Write an FST waveform of the whole run to FILE (uses a separately verilated model).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -37,8 +40,16 @@ pub fn run(args: Args) -> Result<()> {
             cache.display()
         );
     }
-    let exe = hwgen::sim::run::build(&design, &cache)?;
-    let r = hwgen::sim::run::run(&design, &exe, &program, args.stall_pct, args.seed)?;
+    let exe = hwgen::sim::run::build_with(&design, &cache, args.trace.is_some())?;
+    let trace = args.trace.as_ref().map(std::path::absolute).transpose()?;
+    let r = hwgen::sim::run::run_traced(
+        &design,
+        &exe,
+        &program,
+        args.stall_pct,
+        args.seed,
+        trace.as_deref(),
+    )?;
     let unit = &design.branches[0].units[0];
     let pes = u64::from(unit.cpf * unit.kpf);
     let ideal = program.macs.div_ceil(pes);

@@ -51,6 +51,11 @@ pub fn default_cache() -> PathBuf {
 /// Emit the Design's RTL and the testbench under `cache/<design hash>-<RTL hash>/` and
 /// verilate (once). The RTL hash keeps a model built by an older hwgen from being reused.
 pub fn build(design: &Design, cache: &Path) -> Result<PathBuf, SimError> {
+    build_with(design, cache, false)
+}
+
+/// As [`build`], optionally with FST waveform support.
+pub fn build_with(design: &Design, cache: &Path, trace: bool) -> Result<PathBuf, SimError> {
     let files = crate::rtl::emit(design);
     let mut text = String::new();
     for (p, c) in files.iter() {
@@ -101,6 +106,7 @@ pub fn build(design: &Design, cache: &Path) -> Result<PathBuf, SimError> {
             ),
             ("MEM_WORDS".into(), TB_MEM_WORDS.to_string()),
         ],
+        trace,
     };
     model.build(&dir.join("verilator"))
 }
@@ -137,6 +143,18 @@ pub fn run(
     stall_pct: u32,
     seed: u64,
 ) -> Result<SimResult, SimError> {
+    run_traced(design, exe, program, stall_pct, seed, None)
+}
+
+/// As [`run`], writing an FST waveform to `trace` (the model must be built with tracing).
+pub fn run_traced(
+    design: &Design,
+    exe: &Path,
+    program: &Program,
+    stall_pct: u32,
+    seed: u64,
+    trace: Option<&Path>,
+) -> Result<SimResult, SimError> {
     if program.dmem.beats() as u64 > TB_MEM_WORDS {
         return Err(SimError::Failed {
             what: "loading the memory image".into(),
@@ -161,6 +179,9 @@ pub fn run(
             format!("+stall_pct={stall_pct}"),
             format!("+seed={seed}"),
             format!("+max_cycles={}", 50_000_000),
+            trace
+                .map(|t| format!("+trace={}", t.display()))
+                .unwrap_or_default(),
         ],
     )?;
     let dump = std::fs::read_to_string(dir.path().join("dump.hex"))?;

@@ -66,6 +66,8 @@ pub struct Model {
     pub harness: PathBuf,
     /// Top-level parameter overrides (`-GNAME=VALUE`).
     pub params: Vec<(String, String)>,
+    /// Build with FST waveform support (`+trace=FILE` then writes one).
+    pub trace: bool,
 }
 
 impl Model {
@@ -76,6 +78,9 @@ impl Model {
         }
         for (k, v) in &self.params {
             text.push_str(&format!("-G{k}={v}\n"));
+        }
+        if self.trace {
+            text.push_str("--trace-fst\n");
         }
         Ok(format!("{:016x}", fnv1a64(text.as_bytes())))
     }
@@ -124,6 +129,9 @@ impl Model {
         for (k, v) in &self.params {
             cmd.arg(format!("-G{k}={v}"));
         }
+        if self.trace {
+            cmd.arg("--trace-fst");
+        }
         cmd.args(&self.sources).arg(&self.harness);
         let out = cmd.output()?;
         if !out.status.success() {
@@ -151,7 +159,9 @@ impl Model {
 
 /// Run a built model with plusargs; returns stdout, or the failure with its output.
 pub fn run(exe: &Path, plusargs: &[String]) -> Result<String, SimError> {
-    let out = Command::new(exe).args(plusargs).output()?;
+    let out = Command::new(exe)
+        .args(plusargs.iter().filter(|a| !a.is_empty()))
+        .output()?;
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
