@@ -228,3 +228,26 @@ residual = "input"
 "#,
     );
 }
+
+#[test]
+fn nearest_upsample() {
+    check(
+        "configs/8x8_int8.toml",
+        r#"
+seed = 31
+[input]
+shape = [5, 6, 12]
+[[layer]]
+name = "up"
+op = "upsample"
+factor = 2
+[[layer]]
+name = "conv"
+op = "conv2d"
+kernel = 3
+padding = 1
+out_channels = 8
+requant = { multiplier = 100, shift = 12 }
+"#,
+    );
+}

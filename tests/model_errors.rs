@@ -28,8 +28,11 @@ fn compile_errors() {
         "multi_engine",
         compile_err("configs/elastic_3unit_int8.toml", conv)
     );
-    let up = "[input]\nshape = [4, 4, 8]\n[[layer]]\nname = \"u\"\nop = \"upsample\"\n";
-    insta::assert_snapshot!("upsample", compile_err("configs/8x8_int8.toml", up));
+    let up = "[input]\nshape = [2, 40, 8]\n[[layer]]\nname = \"u\"\nop = \"upsample\"\n";
+    insta::assert_snapshot!(
+        "upsample_too_wide",
+        compile_err("configs/8x8_int8.toml", up)
+    );
     let wide = "type = \"int16\"\n[input]\nshape = [4, 4, 8]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\nkernel = 1\nout_channels = 8\n";
     insta::assert_snapshot!("type_mismatch", compile_err("configs/8x8_int8.toml", wide));
     let big = "[input]\nshape = [60, 60, 8]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\nkernel = 3\npadding = 1\nout_channels = 8\n";

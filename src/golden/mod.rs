@@ -33,8 +33,13 @@ pub fn requantize(x: i128, r: Requant, t: IntType) -> i64 {
     saturate(rounded + i128::from(r.zero_point), t)
 }
 
-fn relu(q: i64, r: Requant, t: IntType) -> i64 {
-    q.max(saturate(i128::from(r.zero_point), t))
+/// ReLU in the quantized domain (max with the zero point), then the ReLU6 clamp if any.
+fn activate(q: i64, r: Requant, clamp: Option<i64>, t: IntType) -> i64 {
+    let q = q.max(saturate(i128::from(r.zero_point), t));
+    match clamp {
+        Some(hi) => q.min(hi),
+        None => q,
+    }
 }
 
 pub fn conv(x: &Tensor, layer: &Layer, acc: IntType, out_t: IntType) -> Tensor {
@@ -49,6 +54,7 @@ pub fn conv(x: &Tensor, layer: &Layer, acc: IntType, out_t: IntType) -> Tensor {
         bias,
         requant,
         relu: act,
+        clamp,
     } = &layer.op
     else {
         unreachable!("conv called on {}", layer.op.name())
@@ -82,7 +88,16 @@ pub fn conv(x: &Tensor, layer: &Layer, acc: IntType, out_t: IntType) -> Tensor {
                     *requant,
                     out_t,
                 );
-                y.set(oy, ox, co, if *act { relu(q, *requant, out_t) } else { q });
+                y.set(
+                    oy,
+                    ox,
+                    co,
+                    if *act {
+                        activate(q, *requant, *clamp, out_t)
+                    } else {
+                        q
+                    },
+                );
             }
         }
     }
@@ -120,7 +135,12 @@ pub fn pool(x: &Tensor, layer: &Layer, out_t: IntType) -> Tensor {
 }
 
 pub fn add(a: &Tensor, b: &Tensor, layer: &Layer, out_t: IntType) -> Tensor {
-    let Op::Add { requant, relu: act } = &layer.op else {
+    let Op::Add {
+        requant,
+        relu: act,
+        clamp,
+    } = &layer.op
+    else {
         unreachable!()
     };
     let mut y = a.clone();
@@ -129,7 +149,11 @@ pub fn add(a: &Tensor, b: &Tensor, layer: &Layer, out_t: IntType) -> Tensor {
             i128::from(requantize(i128::from(a.data[i]), *requant, out_t)) + i128::from(b.data[i]),
             out_t,
         );
-        *v = if *act { relu(q, *requant, out_t) } else { q };
+        *v = if *act {
+            activate(q, *requant, *clamp, out_t)
+        } else {
+            q
+        };
     }
     y
 }
@@ -217,9 +241,36 @@ mod tests {
             bias: vec![100],
             requant: Requant::IDENTITY,
             relu: false,
+            clamp: None,
         };
         let y = conv(&x, &layer(op, [2, 2, 1]), I32, IntType::new(true, 16));
         assert_eq!(y.data, vec![112, 116, 124, 128]);
+    }
+
+    #[test]
+    fn relu6_clamps_above() {
+        // acc 1, 50, 200 with requant identity, zero point 0, ReLU6 at 64: 1, 50, 64.
+        let x = Tensor {
+            h: 1,
+            w: 3,
+            c: 1,
+            data: vec![1, 50, 200],
+        };
+        let op = Op::Conv {
+            kh: 1,
+            kw: 1,
+            stride: 1,
+            pad: 0,
+            groups: 1,
+            cout: 1,
+            weights: vec![1],
+            bias: vec![0],
+            requant: Requant::IDENTITY,
+            relu: true,
+            clamp: Some(64),
+        };
+        let y = conv(&x, &layer(op, [1, 3, 1]), I32, IntType::new(true, 16));
+        assert_eq!(y.data, vec![1, 50, 64]);
     }
 
     #[test]
@@ -242,6 +293,7 @@ mod tests {
             bias: vec![0, 0],
             requant: Requant::IDENTITY,
             relu: true,
+            clamp: None,
         };
         let y = conv(&x, &layer(op, [1, 2, 2]), I32, I8);
         assert_eq!(y.data, vec![2, 0, 6, 0]); // ReLU clamps -6 and -12 to 0
@@ -281,6 +333,7 @@ mod tests {
                 Op::Add {
                     requant: Requant::IDENTITY,
                     relu: false,
+                    clamp: None,
                 },
                 [2, 2, 1],
             ),

@@ -72,7 +72,8 @@ pub fn wrap(v: i64, t: IntType) -> i64 {
     }
 }
 
-/// The vector lane of the README: round half up, saturate, then add, ReLU and pool.
+/// The vector lane of the README: round half up, saturate, then add, ReLU, the ReLU6 clamp
+/// and pool.
 #[allow(clippy::too_many_arguments)]
 pub fn vector_lane(
     acc: i64,
@@ -83,6 +84,7 @@ pub fn vector_lane(
     out: IntType,
     add: Option<i64>,
     relu: bool,
+    clamp_hi: Option<i64>,
     pool: Option<i64>,
 ) -> i64 {
     let x = acc + bias.unwrap_or(0);
@@ -100,6 +102,12 @@ pub fn vector_lane(
     let zp = clamp(i128::from(zero_point));
     if relu && q < zp {
         q = zp;
+    }
+    if let Some(hi) = clamp_hi {
+        let hi = clamp(i128::from(hi));
+        if q > hi {
+            q = hi;
+        }
     }
     if let Some(o) = pool {
         q = q.max(o);
@@ -347,6 +355,8 @@ impl Engine {
                                 out_t,
                                 add.then_some(opnd[c]),
                                 i.get("relu") != 0,
+                                (i.get("clamp") != 0)
+                                    .then_some((i.get("clamp_max") as u16) as i16 as i64),
                                 pool.then_some(opnd[c]),
                             )
                         })
@@ -370,41 +380,68 @@ mod tests {
     #[test]
     fn requantization_rounds_half_up_and_saturates() {
         // 5 * 1 >> 1 = 2.5 -> 3 ; -5 >> 1 = -2.5 -> -2 (half up, toward +infinity).
-        assert_eq!(vector_lane(5, None, 1, 1, 0, I8, None, false, None), 3);
-        assert_eq!(vector_lane(-5, None, 1, 1, 0, I8, None, false, None), -2);
+        assert_eq!(
+            vector_lane(5, None, 1, 1, 0, I8, None, false, None, None),
+            3
+        );
+        assert_eq!(
+            vector_lane(-5, None, 1, 1, 0, I8, None, false, None, None),
+            -2
+        );
         // 7/4 = 1.75 -> 2 ; -7/4 = -1.75 -> -2.
-        assert_eq!(vector_lane(7, None, 1, 2, 0, I8, None, false, None), 2);
-        assert_eq!(vector_lane(-7, None, 1, 2, 0, I8, None, false, None), -2);
+        assert_eq!(
+            vector_lane(7, None, 1, 2, 0, I8, None, false, None, None),
+            2
+        );
+        assert_eq!(
+            vector_lane(-7, None, 1, 2, 0, I8, None, false, None, None),
+            -2
+        );
         // (1000 + 24) * 3 = 3072, >> 4 = 192, + zp -70 = 122.
         assert_eq!(
-            vector_lane(1000, Some(24), 3, 4, -70, I8, None, false, None),
+            vector_lane(1000, Some(24), 3, 4, -70, I8, None, false, None, None),
             122
         );
         // Saturation to int8 and to uint8.
         assert_eq!(
-            vector_lane(1 << 20, None, 1, 0, 0, I8, None, false, None),
+            vector_lane(1 << 20, None, 1, 0, 0, I8, None, false, None, None),
             127
         );
         assert_eq!(
-            vector_lane(-(1 << 20), None, 1, 0, 0, I8, None, false, None),
+            vector_lane(-(1 << 20), None, 1, 0, 0, I8, None, false, None, None),
             -128
         );
-        assert_eq!(vector_lane(-3, None, 1, 0, 0, U8, None, false, None), 0);
-        assert_eq!(vector_lane(300, None, 1, 0, 0, U8, None, false, None), 255);
+        assert_eq!(
+            vector_lane(-3, None, 1, 0, 0, U8, None, false, None, None),
+            0
+        );
+        assert_eq!(
+            vector_lane(300, None, 1, 0, 0, U8, None, false, None, None),
+            255
+        );
     }
 
     #[test]
     fn add_relu_pool() {
         // q = 100; add 50 saturates at 127.
         assert_eq!(
-            vector_lane(100, None, 1, 0, 0, I8, Some(50), false, None),
+            vector_lane(100, None, 1, 0, 0, I8, Some(50), false, None, None),
             127
         );
         // q = -10 with zero point 5 -> -5; ReLU clamps to the zero point 5.
-        assert_eq!(vector_lane(-10, None, 1, 0, 5, I8, None, true, None), 5);
+        assert_eq!(
+            vector_lane(-10, None, 1, 0, 5, I8, None, true, None, None),
+            5
+        );
         // Pool keeps the larger of q = 7 and the operand 9.
-        assert_eq!(vector_lane(7, None, 1, 0, 0, I8, None, false, Some(9)), 9);
-        assert_eq!(vector_lane(7, None, 1, 0, 0, I8, None, false, Some(-9)), 7);
+        assert_eq!(
+            vector_lane(7, None, 1, 0, 0, I8, None, false, None, Some(9)),
+            9
+        );
+        assert_eq!(
+            vector_lane(7, None, 1, 0, 0, I8, None, false, None, Some(-9)),
+            7
+        );
     }
 
     #[test]

@@ -256,7 +256,7 @@ const MATMUL: [FieldSpec; 10] = [
     ("stride1", 16, "input-buffer rows between outer iterations"),
 ];
 
-const VECTOR: [FieldSpec; 13] = [
+const VECTOR: [FieldSpec; 15] = [
     ("relu", 1, "clamp below at the output zero point"),
     ("add", 1, "add the operand row element-wise (saturating)"),
     (
@@ -282,6 +282,8 @@ const VECTOR: [FieldSpec; 13] = [
     ("multiplier", 16, "requantization multiplier (unsigned)"),
     ("shift", 6, "requantization right shift, rounding half up"),
     ("zero_point", 16, "output zero point (two's complement)"),
+    ("clamp", 1, "clamp above at clamp_max after ReLU (ReLU6)"),
+    ("clamp_max", 16, "upper clamp (two's complement)"),
 ];
 
 /// The format of `op`, with every field placed.

@@ -72,6 +72,8 @@ pub enum Op {
         bias: Vec<i64>,
         requant: Requant,
         relu: bool,
+        /// ReLU6: the upper clamp, as a quantized output value.
+        clamp: Option<i64>,
     },
     MaxPool {
         k: usize,
@@ -86,6 +88,7 @@ pub enum Op {
     Add {
         requant: Requant,
         relu: bool,
+        clamp: Option<i64>,
     },
     Upsample {
         factor: usize,
@@ -222,6 +225,7 @@ struct RawLayer {
     bias: Option<String>,
     requant: Option<RawRequant>,
     activation: Option<String>,
+    relu6_max: Option<i64>,
     factor: Option<i64>,
 }
 
@@ -463,14 +467,31 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                 "use the name of an earlier layer",
             )
         })?;
-        let relu = match rl.activation.as_deref() {
-            None | Some("none") => false,
-            Some("relu") => true,
+        let (relu, clamp) = match rl.activation.as_deref() {
+            None | Some("none") => (false, None),
+            Some("relu") => (true, None),
+            Some("relu6") => match rl.relu6_max {
+                Some(m) if (act_type.min()..=act_type.max()).contains(&m) => (true, Some(m)),
+                Some(m) => {
+                    return Err(ctx.err(
+                        &format!("relu6_max = {m}"),
+                        format!("relu6_max is the quantized value of 6.0 and must be a {} value", act_type),
+                        format!("use a value from {} to {}", act_type.min(), act_type.max()),
+                    ))
+                }
+                None => {
+                    return Err(ctx.err(
+                        "relu6_max",
+                        "activation = \"relu6\" needs relu6_max, the quantized value of 6.0 (zero_point + round(6 / scale))",
+                        "add relu6_max = <value>",
+                    ))
+                }
+            },
             Some(other) => {
                 return Err(ctx.err(
                     &format!("activation = {other}"),
-                    "supported activations: none, relu (ReLU6 and the piecewise-quadratic unit are not implemented yet)",
-                    "use \"relu\" or remove the key",
+                    "supported activations: none, relu, relu6 (the piecewise-quadratic unit for GeLU, sigmoid and tanh is not implemented yet)",
+                    "use \"relu\" or \"relu6\", or remove the key",
                 ))
             }
         };
@@ -573,6 +594,7 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                         bias,
                         requant,
                         relu,
+                        clamp,
                     },
                     [oh, ow, cout],
                 )
@@ -643,6 +665,7 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                     Op::Add {
                         requant: ctx.requant(rl.requant.as_ref(), Requant::IDENTITY)?,
                         relu,
+                        clamp,
                     },
                     [h, w, c],
                 )

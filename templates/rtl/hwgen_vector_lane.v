@@ -5,7 +5,7 @@
 //   stage 2: p = x * multiplier (multiplier unsigned)
 //   stage 3: q = saturate((p + 2^(shift-1)) >>> shift + zero_point)   [round half up]
 //   stage 4: r = q; if add_i r = saturate(r + operand); if relu_i r = max(r, zero_point);
-//            if pool_i r = max(r, operand)
+//            if clamp_i r = min(r, clamp_max) (ReLU6); if pool_i r = max(r, operand)
 // The pipeline never stalls; control holds the flags steady for a whole instruction.
 module hwgen_vector_lane #(
   parameter integer ACC_W       = 32,
@@ -29,6 +29,8 @@ module hwgen_vector_lane #(
   input  wire [MULT_W-1:0]  multiplier_i,
   input  wire [SHIFT_W-1:0] shift_i,
   input  wire [ZP_W-1:0]    zero_point_i,
+  input  wire               clamp_i,
+  input  wire [ZP_W-1:0]    clamp_max_i,
   input  wire [ACC_W-1:0] bias_value_i,
   // per element (stage 1 inputs)
   input  wire [ACC_W-1:0] acc_i,
@@ -66,6 +68,8 @@ module hwgen_vector_lane #(
   wire signed [WIDE_W-1:0] zp_wide  = { {(WIDE_W-ZP_W){zero_point_i[ZP_W-1]}}, zero_point_i};
   wire signed [WIDE_W-1:0] p_wide   = { {(WIDE_W-P_W){p_q[P_W-1]}}, p_q};
   wire [OUT_W-1:0]         zp_out   = clamp(zp_wide);
+  wire signed [WIDE_W-1:0] hi_wide  = { {(WIDE_W-ZP_W){clamp_max_i[ZP_W-1]}}, clamp_max_i};
+  wire [OUT_W-1:0]         hi_out   = clamp(hi_wide);
 
   // Saturate a wide value to the output type.
   function [OUT_W-1:0] clamp;
@@ -111,6 +115,9 @@ module hwgen_vector_lane #(
     end
     if ((ENABLE_RELU != 0) && relu_i && (widen(r_d) < widen(zp_out))) begin
       r_d = zp_out;
+    end
+    if ((ENABLE_RELU != 0) && clamp_i && (widen(r_d) > widen(hi_out))) begin
+      r_d = hi_out;
     end
     if ((ENABLE_POOL != 0) && pool_i && (widen(r_d) < widen(opnd3_q))) begin
       r_d = opnd3_q;

@@ -72,6 +72,8 @@ module hwgen_vector_unit #(
   wire [MULT_W-1:0]                     f_multiplier;
   wire [SHIFT_W-1:0]                    f_shift;
   wire [ZP_W-1:0]                       f_zero_point;
+  wire                                  f_clamp;
+  wire [ZP_W-1:0]                       f_clamp_max;
 
   hwgen_decode_vector u_decode (
     .instr_i      (head_instr_i),
@@ -89,7 +91,9 @@ module hwgen_vector_unit #(
     .count_o      (f_count),
     .multiplier_o (f_multiplier),
     .shift_o      (f_shift),
-    .zero_point_o (f_zero_point)
+    .zero_point_o (f_zero_point),
+    .clamp_o      (f_clamp),
+    .clamp_max_o  (f_clamp_max)
   );
 
   reg [1:0]             phase_q;
@@ -118,6 +122,10 @@ module hwgen_vector_unit #(
   reg [SHIFT_W-1:0]     shift_d;
   reg [ZP_W-1:0]        zero_point_q;
   reg [ZP_W-1:0]        zero_point_d;
+  reg                   clamp_q;
+  reg                   clamp_d;
+  reg [ZP_W-1:0]        clamp_max_q;
+  reg [ZP_W-1:0]        clamp_max_d;
   reg [NUM_SEM-1:0]     release_q;
   reg [NUM_SEM-1:0]     release_d;
   reg [COUNT_W-1:0]     issued_q;
@@ -166,6 +174,8 @@ module hwgen_vector_unit #(
     multiplier_d = multiplier_q;
     shift_d      = shift_q;
     zero_point_d = zero_point_q;
+    clamp_d      = clamp_q;
+    clamp_max_d  = clamp_max_q;
     release_d    = release_q;
     issued_d     = issued_q;
     written_d    = written_q;
@@ -187,6 +197,8 @@ module hwgen_vector_unit #(
           multiplier_d = f_multiplier;
           shift_d      = f_shift;
           zero_point_d = f_zero_point;
+          clamp_d      = f_clamp;
+          clamp_max_d  = f_clamp_max;
           release_d    = f_signal & PRODUCED;
           issued_d     = {COUNT_W{1'b0}};
           written_d    = {COUNT_W{1'b0}};
@@ -231,6 +243,8 @@ module hwgen_vector_unit #(
       multiplier_q <= {MULT_W{1'b0}};
       shift_q      <= {SHIFT_W{1'b0}};
       zero_point_q <= {ZP_W{1'b0}};
+      clamp_q      <= 1'b0;
+      clamp_max_q  <= {ZP_W{1'b0}};
       release_q    <= {NUM_SEM{1'b0}};
       issued_q     <= {COUNT_W{1'b0}};
       written_q    <= {COUNT_W{1'b0}};
@@ -249,6 +263,8 @@ module hwgen_vector_unit #(
       multiplier_q <= multiplier_d;
       shift_q      <= shift_d;
       zero_point_q <= zero_point_d;
+      clamp_q      <= clamp_d;
+      clamp_max_q  <= clamp_max_d;
       release_q    <= release_d;
       issued_q     <= issued_d;
       written_q    <= written_d;
@@ -291,6 +307,8 @@ module hwgen_vector_unit #(
         .multiplier_i (multiplier_q),
         .shift_i      (shift_q),
         .zero_point_i (zero_point_q),
+        .clamp_i      (clamp_q),
+        .clamp_max_i  (clamp_max_q),
         .bias_value_i (bias_value_q[lane*ACC_W +: ACC_W]),
         .acc_i        (acc_rd_data_i[lane*ACC_W +: ACC_W]),
         .operand_i    (out_rd_data_i[lane*OUT_W +: OUT_W]),

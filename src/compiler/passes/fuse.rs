@@ -28,12 +28,18 @@ pub fn run(mut g: Graph) -> Graph {
         };
         if let Some(c) = fusable {
             let add = g.nodes.remove(c);
-            let Op::Add { relu: add_relu, .. } = add.op else {
+            let Op::Add {
+                relu: add_relu,
+                clamp: add_clamp,
+                ..
+            } = add.op
+            else {
                 unreachable!()
             };
             let conv = &mut g.nodes[i];
-            if let Op::Conv { relu, .. } = &mut conv.op {
+            if let Op::Conv { relu, clamp, .. } = &mut conv.op {
                 *relu = add_relu;
+                *clamp = add_clamp;
             }
             conv.residual = add.residual;
             conv.name = add.name;

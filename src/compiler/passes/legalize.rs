@@ -119,13 +119,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
                     need(design.vector.relu, "relu")?;
                 }
             }
-            Op::Upsample { .. } => {
-                return Err(CompileError::new(
-                    name,
-                    "nearest upsampling is not mapped onto the accelerator yet",
-                    "remove the upsample layer for now",
-                ))
-            }
+            Op::Upsample { .. } => {}
         }
         nodes.push(Node {
             name: l.name.clone(),

@@ -87,12 +87,35 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
         let cin = src.c;
         let [oh, ow, cout] = n.out;
         let Tiling { th, tw, g: group } = tiling[ni];
-        let (requant, relu, pool) = match &n.op {
-            Op::Conv { requant, relu, .. } => (*requant, *relu, false),
-            Op::AvgPool { requant, .. } => (*requant, false, false),
-            Op::Add { requant, relu } => (*requant, *relu, false),
-            Op::MaxPool { .. } => (Requant::IDENTITY, false, true),
-            Op::Upsample { .. } => unreachable!("legalize refuses upsample"),
+        let (requant, relu, clamp, pool) = match &n.op {
+            Op::Conv {
+                requant,
+                relu,
+                clamp,
+                ..
+            } => (*requant, *relu, *clamp, false),
+            Op::AvgPool { requant, .. } => (*requant, false, None, false),
+            Op::Add {
+                requant,
+                relu,
+                clamp,
+            } => (*requant, *relu, *clamp, false),
+            Op::MaxPool { .. } => (Requant::IDENTITY, false, None, true),
+            Op::Upsample { factor } => {
+                upsample(
+                    &mut steps,
+                    ni,
+                    *factor,
+                    src,
+                    dst,
+                    tiling[ni],
+                    alloc,
+                    &bud,
+                    t,
+                    (&mut group_no, &mut out_no, &mut in_no, &mut w_no),
+                );
+                continue;
+            }
         };
         let identity = !matches!(n.op, Op::Conv { .. });
         let push = |steps: &mut Vec<Step>, instr: Instr, reads: Vec<Res>, writes: Vec<Res>| {
@@ -444,6 +467,8 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                         ("bias_addr", bias_row(j)),
                                         ("add", u64::from(res.is_some())),
                                         ("relu", u64::from(relu)),
+                                        ("clamp", u64::from(clamp.is_some())),
+                                        ("clamp_max", (clamp.unwrap_or(0) as u64) & 0xffff),
                                         ("multiplier", requant.multiplier),
                                         ("shift", u64::from(requant.shift)),
                                         ("zero_point", (requant.zero_point as u64) & 0xffff),
@@ -478,4 +503,177 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
         }
     }
     steps
+}
+
+/// Nearest upsampling by `f`: for each output row, one identity matmul repeats every pixel
+/// of its input row `f` times (inner loop: `f` times the same row; outer loop: the pixels),
+/// then the vector unit copies the rows and the store writes them.
+#[allow(clippy::too_many_arguments)]
+fn upsample(
+    steps: &mut Vec<Step>,
+    ni: usize,
+    f: usize,
+    src: &crate::compiler::TensorLayout,
+    dst: &crate::compiler::TensorLayout,
+    tiling: Tiling,
+    alloc: &Alloc,
+    bud: &super::tile::Budget,
+    t: usize,
+    counters: (&mut usize, &mut usize, &mut usize, &mut usize),
+) {
+    let (group_no, out_no, in_no, w_no) = counters;
+    let (oh, ow) = (dst.h, dst.w);
+    let in_w = src.w as u64;
+    let push = |steps: &mut Vec<Step>, instr: Instr, reads: Vec<Res>, writes: Vec<Res>| {
+        steps.push(Step {
+            instr,
+            reads,
+            writes,
+            node: ni,
+        });
+    };
+    for ct in 0..dst.tiles {
+        for oy0 in (0..oh).step_by(tiling.th) {
+            let h = tiling.th.min(oh - oy0);
+            let rows = (h * ow) as u64;
+            let acc0 = (*group_no % 2) as u64 * bud.acc_bank as u64;
+            *group_no += 1;
+            let out0 = (*out_no % 2) as u64 * 2 * bud.out_quarter as u64;
+            *out_no += 1;
+            let acc_region = Res::Spad(Buffer::Accumulator, acc0, acc0 + rows);
+            let out_region = Res::Spad(Buffer::Output, out0, out0 + rows);
+            // Input rows oy0/f ..= (oy0+h-1)/f, full width.
+            let iy0 = oy0 / f;
+            let in_rows = ((oy0 + h - 1) / f - iy0 + 1) as u64;
+            let in0 = (*in_no % 2) as u64 * bud.input_half as u64;
+            *in_no += 1;
+            let in_region = Res::Spad(Buffer::Input, in0, in0 + in_rows * in_w);
+            let base = src.addr(ct, src.pad + iy0, src.pad);
+            let rs = src.wp() as u64 * src.beats;
+            push(
+                steps,
+                instr(
+                    Opcode::Load,
+                    &[
+                        ("buffer", Buffer::Input as u64),
+                        ("spad_addr", in0),
+                        ("ext_addr", base),
+                        ("count0", in_w),
+                        ("stride0", src.beats),
+                        ("count1", in_rows),
+                        ("stride1", rs),
+                    ],
+                ),
+                vec![span(base, in_w, src.beats, in_rows, rs, src.beats)],
+                vec![in_region],
+            );
+            if *w_no + 1 > bud.weight_slots {
+                *w_no = 0;
+            }
+            let slot = (*w_no * t) as u64;
+            *w_no += 1;
+            let w_region = Res::Spad(Buffer::Weight, slot, slot + t as u64);
+            let id_rows = t as u64;
+            push(
+                steps,
+                instr(
+                    Opcode::Load,
+                    &[
+                        ("buffer", Buffer::Weight as u64),
+                        ("spad_addr", slot),
+                        ("ext_addr", alloc.identity),
+                        ("count0", id_rows),
+                        ("stride0", alloc.weight_beats),
+                        ("count1", 1),
+                    ],
+                ),
+                vec![Res::Dram(
+                    alloc.identity,
+                    alloc.identity + id_rows * alloc.weight_beats,
+                )],
+                vec![w_region],
+            );
+            push(
+                steps,
+                instr(
+                    Opcode::Matmul,
+                    &[
+                        ("preload", 1),
+                        ("weight_addr", slot),
+                        ("count0", 0),
+                        ("count1", 1),
+                    ],
+                ),
+                vec![w_region],
+                vec![],
+            );
+            for r in 0..h {
+                let next = r + 1 < h;
+                let mut reads = vec![in_region];
+                if next {
+                    reads.push(w_region);
+                }
+                let in_row = ((oy0 + r) / f - iy0) as u64;
+                push(
+                    steps,
+                    instr(
+                        Opcode::Matmul,
+                        &[
+                            ("swap", 1),
+                            ("preload", u64::from(next)),
+                            ("weight_addr", slot),
+                            ("input_addr", in0 + in_row * in_w),
+                            ("count0", f as u64),
+                            ("stride0", 0),
+                            ("count1", in_w),
+                            ("stride1", 1),
+                            ("acc_addr", acc0 + (r * ow) as u64),
+                        ],
+                    ),
+                    reads,
+                    vec![Res::Spad(
+                        Buffer::Accumulator,
+                        acc0 + (r * ow) as u64,
+                        acc0 + ((r + 1) * ow) as u64,
+                    )],
+                );
+            }
+            push(
+                steps,
+                instr(
+                    Opcode::Vector,
+                    &[
+                        ("acc_addr", acc0),
+                        ("out_addr", out0),
+                        ("count", rows),
+                        ("multiplier", 1),
+                        ("shift", 0),
+                    ],
+                ),
+                vec![acc_region],
+                vec![out_region],
+            );
+            let dst_base = dst.addr(ct, dst.pad + oy0, dst.pad);
+            let row_stride = dst.wp() as u64 * dst.beats;
+            push(
+                steps,
+                instr(
+                    Opcode::Store,
+                    &[
+                        ("buffer", Buffer::Output as u64),
+                        ("spad_addr", out0),
+                        ("ext_addr", dst_base),
+                        ("count0", ow as u64),
+                        ("stride0", dst.beats),
+                        ("count1", h as u64),
+                        ("stride1", row_stride),
+                    ],
+                ),
+                vec![out_region],
+                vec![span(
+                    dst_base, ow as u64, dst.beats, h as u64, row_stride, dst.beats,
+                )],
+            );
+        }
+    }
 }

@@ -63,6 +63,28 @@ pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, Co
     }
     let mut out = Vec::new();
     for n in &g.nodes {
+        if let crate::model::Op::Upsample { factor } = n.op {
+            // Whole output rows: each is one matmul that repeats every input pixel.
+            let [oh, ow, _] = n.out;
+            let in_w = ow / factor;
+            let rows_cap = bud.acc_rows.min(2 * bud.out_quarter);
+            let th = (rows_cap / ow)
+                .min(oh)
+                .min((bud.input_half / in_w).saturating_sub(1) * factor);
+            if th == 0 {
+                return Err(CompileError::new(
+                    Some(&n.name),
+                    format!("an upsampled row of {ow} pixels does not fit the accumulator ({} rows) or its input row the input buffer", rows_cap),
+                    "upsample a narrower tensor, or raise buffers.accumulator_depth and buffers.output_depth",
+                ));
+            }
+            out.push(Tiling {
+                th: oh.div_ceil(oh.div_ceil(th)),
+                tw: ow,
+                g: 1,
+            });
+            continue;
+        }
         let (kh, kw, s, _) = window(n);
         let [oh, ow, cout] = n.out;
         let octs = cout.div_ceil(g.unit.kpf as usize);
