@@ -1,5 +1,7 @@
 //! The command line: emit, check, isa, help, and that a failed emit writes nothing.
 
+mod common;
+
 use std::process::Command;
 
 fn hwgen() -> Command {
@@ -150,18 +152,10 @@ fn compile_writes_the_program_files() {
 
 #[test]
 fn sim_json_reports_a_bit_exact_run() {
-    let have = std::process::Command::new("verilator")
-        .arg("--version")
-        .output()
-        .is_ok();
-    if !have {
-        if std::env::var("HWGEN_REQUIRE_SIMULATORS").as_deref() == Ok("1") {
-            panic!("verilator is required");
-        }
-        eprintln!("skipped sim_json_reports_a_bit_exact_run: verilator not found");
+    if !common::have_tool("verilator", "sim_json_reports_a_bit_exact_run") {
         return;
     }
-    let cache = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("verilator-cache");
+    let cache = common::sim_cache();
     let out = hwgen()
         .args([
             "sim",
@@ -194,18 +188,10 @@ fn sim_json_reports_a_bit_exact_run() {
 
 #[test]
 fn sim_trace_writes_an_fst_waveform() {
-    let have = std::process::Command::new("verilator")
-        .arg("--version")
-        .output()
-        .is_ok();
-    if !have {
-        if std::env::var("HWGEN_REQUIRE_SIMULATORS").as_deref() == Ok("1") {
-            panic!("verilator is required");
-        }
-        eprintln!("skipped sim_trace_writes_an_fst_waveform: verilator not found");
+    if !common::have_tool("verilator", "sim_trace_writes_an_fst_waveform") {
         return;
     }
-    let cache = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("verilator-cache");
+    let cache = common::sim_cache();
     let dir = tempfile::tempdir().unwrap();
     let fst = dir.path().join("run.fst");
     let out = hwgen()

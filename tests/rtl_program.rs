@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use hwgen::interp::{Engine, Memory};
 use hwgen::isa::{semaphore_index, Instr, Opcode, Queue};
-use hwgen::sim::verilator::{run, Model};
+use hwgen::sim::verilator::run;
 
 fn sem(p: Queue, c: Queue) -> u64 {
     1 << semaphore_index(p, c).unwrap()
@@ -217,26 +217,9 @@ fn random_programs_match_the_interpreter() {
 }
 
 fn model_exe() -> std::path::PathBuf {
-    let mut sources: Vec<std::path::PathBuf> =
-        std::fs::read_to_string(module_rtl().join("hwgen.f"))
-            .unwrap()
-            .lines()
-            .filter(|l| l.ends_with(".v"))
-            .map(|l| module_rtl().join(l))
-            .collect();
-    sources.push(testbench("tb_top.v"));
-    let model = Model {
-        top: "tb".into(),
-        sources,
-        include_dirs: vec![module_rtl().join("rtl")],
-        harness: testbench("sim_main.cpp"),
-        params: vec![
-            ("IMEM_ADDR_W".into(), "10".into()),
-            ("LATENCY".into(), "20".into()),
-        ],
-        trace: false,
-    };
-    model.build(&sim_cache()).unwrap_or_else(|e| panic!("{e}"))
+    top_model()
+        .build(&sim_cache())
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn check_program(

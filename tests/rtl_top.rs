@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use hwgen::isa::{semaphore_index, Instr, Opcode, Queue};
-use hwgen::sim::verilator::{run, Model};
+use hwgen::sim::verilator::run;
 
 fn sem(p: Queue, c: Queue) -> u64 {
     1 << semaphore_index(p, c).unwrap()
@@ -244,27 +244,9 @@ fn matmul_bias_requant_relu_end_to_end() {
     if !have_tool("verilator", "matmul_bias_requant_relu_end_to_end") {
         return;
     }
-    let rtl = module_rtl().join("rtl");
-    let mut sources: Vec<std::path::PathBuf> =
-        std::fs::read_to_string(module_rtl().join("hwgen.f"))
-            .unwrap()
-            .lines()
-            .filter(|l| l.ends_with(".v"))
-            .map(|l| module_rtl().join(l))
-            .collect();
-    sources.push(testbench("tb_top.v"));
-    let model = Model {
-        top: "tb".into(),
-        sources,
-        include_dirs: vec![rtl],
-        harness: testbench("sim_main.cpp"),
-        params: vec![
-            ("IMEM_ADDR_W".into(), "10".into()),
-            ("LATENCY".into(), "20".into()),
-        ],
-        trace: false,
-    };
-    let exe = model.build(&sim_cache()).unwrap_or_else(|e| panic!("{e}"));
+    let exe = top_model()
+        .build(&sim_cache())
+        .unwrap_or_else(|e| panic!("{e}"));
     let cases = [
         Case {
             rows: 20,

@@ -124,3 +124,26 @@ pub fn unpack_hex(hex: &str, count: usize, width: u32) -> Vec<u64> {
         })
         .collect()
 }
+
+/// The whole-accelerator testbench over the 8x8 config's RTL (`module_rtl`), as a model to
+/// verilate once per process and reuse.
+pub fn top_model() -> hwgen::sim::verilator::Model {
+    let mut sources: Vec<PathBuf> = std::fs::read_to_string(module_rtl().join("hwgen.f"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.ends_with(".v"))
+        .map(|l| module_rtl().join(l))
+        .collect();
+    sources.push(testbench("tb_top.v"));
+    hwgen::sim::verilator::Model {
+        top: "tb".into(),
+        sources,
+        include_dirs: vec![module_rtl().join("rtl")],
+        harness: testbench("sim_main.cpp"),
+        params: vec![
+            ("IMEM_ADDR_W".into(), "10".into()),
+            ("LATENCY".into(), "20".into()),
+        ],
+        trace: false,
+    }
+}
