@@ -251,3 +251,40 @@ requant = { multiplier = 100, shift = 12 }
 "#,
     );
 }
+
+#[test]
+fn dead_tensors_are_reused() {
+    let src = r#"
+seed = 41
+[input]
+shape = [6, 6, 16]
+[[layer]]
+name = "a"
+op = "conv2d"
+kernel = 1
+out_channels = 16
+requant = { multiplier = 100, shift = 11 }
+[[layer]]
+name = "b"
+op = "conv2d"
+kernel = 1
+out_channels = 16
+requant = { multiplier = 100, shift = 11 }
+[[layer]]
+name = "c"
+op = "conv2d"
+kernel = 1
+out_channels = 16
+requant = { multiplier = 100, shift = 11 }
+"#;
+    check("configs/8x8_int8.toml", src);
+    let design = hwgen::config::load(Path::new("configs/8x8_int8.toml")).unwrap();
+    let model = hwgen::model::parse_str(src, "m.toml", Path::new(".")).unwrap();
+    use hwgen::compiler::passes::*;
+    let g = fuse::run(legalize::run(&design, &model).unwrap());
+    let alloc = allocate::run(&design, &g);
+    // "input" is dead once "a" has run, so "b" takes its place; "a" is dead after "b", so
+    // "c" takes the place of "a".
+    assert_eq!(alloc.tensors["b"].base, alloc.tensors["input"].base);
+    assert_eq!(alloc.tensors["c"].base, alloc.tensors["a"].base);
+}

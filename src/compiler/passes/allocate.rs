@@ -110,21 +110,17 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
     let weight_beats = u64::from(u.weight_row_bits()) / mem_w;
     let acc_beats = u64::from(u.acc_row_bits()) / mem_w;
     let mut next = 0u64;
-    let mut tensors = HashMap::new();
-    let mut place = |name: &str, shape: [usize; 3], pad: usize, next: &mut u64| {
-        let layout = TensorLayout {
-            name: name.to_string(),
-            h: shape[0],
-            w: shape[1],
-            c: shape[2],
-            pad,
-            tiles: shape[2].div_ceil(t),
-            tile: t,
-            base: *next,
-            beats: act_beats,
-        };
-        *next += layout.size_beats();
-        tensors.insert(name.to_string(), layout);
+    let mut tensors: HashMap<String, TensorLayout> = HashMap::new();
+    let layout = |name: &str, shape: [usize; 3], pad: usize, base: u64| TensorLayout {
+        name: name.to_string(),
+        h: shape[0],
+        w: shape[1],
+        c: shape[2],
+        pad,
+        tiles: shape[2].div_ceil(t),
+        tile: t,
+        base,
+        beats: act_beats,
     };
     let pad_of = |name: &str| {
         g.consumers(name)
@@ -134,7 +130,9 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
             .max()
             .unwrap_or(0)
     };
-    place(&g.input, g.input_shape, pad_of(&g.input), &mut next);
+    let input = layout(&g.input, g.input_shape, pad_of(&g.input), next);
+    next += input.size_beats();
+    tensors.insert(g.input.clone(), input);
 
     // Weights, the identity tile and biases.
     let mut weights = HashMap::new();
@@ -168,8 +166,41 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
             }
         }
     }
-    for n in &g.nodes {
-        place(&n.name, n.out, pad_of(&n.name), &mut next);
+    // Activations: a tensor whose last reader has run frees its region; a later tensor
+    // without a zero border may reuse it (a bordered tensor needs memory that is still zero).
+    let mut free: Vec<(u64, u64)> = Vec::new(); // (base, beats)
+    let mut live: Vec<String> = vec![g.input.clone()];
+    for (i, n) in g.nodes.iter().enumerate() {
+        live.retain(|name| {
+            let dead = *name != g.output && g.last_use(name).is_some_and(|u| u < i);
+            if dead {
+                let l = &tensors[name];
+                free.push((l.base, l.size_beats()));
+            }
+            !dead
+        });
+        let pad = pad_of(&n.name);
+        let size = layout(&n.name, n.out, pad, 0).size_beats();
+        let reuse = if pad == 0 {
+            free.iter().position(|(_, beats)| *beats >= size)
+        } else {
+            None
+        };
+        let base = match reuse {
+            Some(k) => {
+                let (base, beats) = free.remove(k);
+                if beats > size {
+                    free.push((base + size, beats - size));
+                }
+                base
+            }
+            None => {
+                next += size;
+                next - size
+            }
+        };
+        tensors.insert(n.name.clone(), layout(&n.name, n.out, pad, base));
+        live.push(n.name.clone());
     }
     Alloc {
         tensors,
