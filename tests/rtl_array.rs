@@ -59,6 +59,7 @@ fn check_shape(s: &Shape, seeds: &[u64]) {
             ),
         ],
         trace: false,
+        defines: vec![],
     };
     let exe = model
         .build(&sim_cache())

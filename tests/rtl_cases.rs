@@ -110,3 +110,57 @@ fn testbench_refuses_a_program_for_another_design() {
         "{err}"
     );
 }
+
+#[test]
+fn lockstep_agrees_and_names_the_first_differing_instruction() {
+    if !have_tool(
+        "verilator",
+        "lockstep_agrees_and_names_the_first_differing_instruction",
+    ) {
+        return;
+    }
+    let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
+    let model = hwgen::model::load(&repo().join("rtl-tests/cases/residual_block.toml")).unwrap();
+    let program = hwgen::compiler::compile(&design, &model).unwrap();
+    let exe = hwgen::sim::run::build_with(&design, &sim_cache(), false, true).unwrap();
+    let (r, div) = hwgen::sim::run::lockstep(&design, &exe, &program, 20, 3).unwrap();
+    assert!(r.matched);
+    assert_eq!(div, None, "the RTL diverged from the interpreter");
+
+    // Corrupt one matmul result in the RTL's log: the comparator must name that matmul.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("w.log");
+    hwgen::sim::run::run_full(&design, &exe, &program, 0, 1, None, Some(&log)).unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut seen = 0;
+    let corrupted: String = text
+        .lines()
+        .map(|l| {
+            let mut l = l.to_string();
+            if l.starts_with("C ") {
+                seen += 1;
+                if seen == 40 {
+                    let flip = if l.ends_with('0') { '1' } else { '0' };
+                    l.pop();
+                    l.push(flip);
+                }
+            }
+            l + "\n"
+        })
+        .collect();
+    let mut engine = hwgen::interp::Engine::new(&design, &design.branches[0].units[0]);
+    engine.writes = Some(Vec::new());
+    let mut mem = program.dmem.clone();
+    engine.run(&program.instrs, &mut mem).unwrap();
+    let writes = engine.writes.take().unwrap();
+    let culprit = writes
+        .iter()
+        .filter(|w| program.instrs[w.pc].opcode == hwgen::isa::Opcode::Matmul)
+        .nth(39)
+        .unwrap()
+        .pc;
+    let d = hwgen::sim::run::first_divergence(&design, &program, &writes, &corrupted)
+        .expect("a divergence");
+    assert_eq!(d.pc, culprit);
+    assert!(d.listing.starts_with("matmul"), "{}", d.listing);
+}

@@ -20,6 +20,7 @@ fn fifo_model(depth: u32) -> Option<std::path::PathBuf> {
             ("PTR_W".into(), depth.trailing_zeros().to_string()),
         ],
         trace: false,
+        defines: vec![],
     };
     Some(model.build(&sim_cache()).unwrap_or_else(|e| panic!("{e}")))
 }
@@ -78,6 +79,7 @@ fn semaphore_counts_and_flags_overflow() {
             harness: testbench("sim_main.cpp"),
             params: vec![("COUNT_W".into(), count_w.to_string())],
             trace: false,
+            defines: vec![],
         };
         let exe = model.build(&sim_cache()).unwrap_or_else(|e| panic!("{e}"));
         for seed in 1..=3 {

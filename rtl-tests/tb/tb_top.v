@@ -9,6 +9,10 @@
 //                    ID register stops the run before it starts
 //   +dump_base=N +dump_count=N +stall_pct=N +seed=N +max_cycles=N
 // Memory bandwidth is limited to BYTES_PER_CYCLE by a token bucket.
+// Built with +define+HWGEN_LOCKSTEP and HWGEN_CORE0 (the hierarchical path of engine 0),
+// +writes=FILE logs every scratchpad row engine 0 writes, for lock-step comparison with the
+// ISA interpreter: "L buffer row data" (load unit), "C row data" (matmul results),
+// "V row data" (vector unit).
 module tb #(
   parameter integer MEM_W       = 64,
   parameter integer INSTR_W     = 160,
@@ -144,6 +148,26 @@ module tb #(
     mem_req_ready <= (credit >= MEM_W / 8) && ((($random(seed) % 100 + 100) % 100) >= stall_pct);
   end
 
+`ifdef HWGEN_LOCKSTEP
+  integer      wfd;
+  reg [1023:0] writes_file;
+  initial begin
+    wfd = 0;
+    if ($value$plusargs("writes=%s", writes_file)) wfd = $fopen(writes_file, "w");
+  end
+  always @(posedge clk_i) begin
+    if (wfd != 0 && rst_ni) begin
+      if (`HWGEN_CORE0.ld_wr_valid && `HWGEN_CORE0.ld_wr_ready)
+        $fwrite(wfd, "L %0d %0d %h\n", `HWGEN_CORE0.ld_wr_buffer, `HWGEN_CORE0.ld_wr_addr,
+                `HWGEN_CORE0.ld_wr_data);
+      if (`HWGEN_CORE0.acc_hi_wr_valid)
+        $fwrite(wfd, "C %0d %h\n", `HWGEN_CORE0.acc_hi_wr_addr, `HWGEN_CORE0.acc_hi_wr_data);
+      if (`HWGEN_CORE0.out_hi_wr_valid)
+        $fwrite(wfd, "V %0d %h\n", `HWGEN_CORE0.out_hi_wr_addr, `HWGEN_CORE0.out_hi_wr_data);
+    end
+  end
+`endif
+
   // Control sequence: reset, program load, start, poll for done, report.
   localparam integer S_RESET = 0, S_PROG = 1, S_START = 2, S_POLL = 3, S_READ = 4, S_REPORT = 5,
                      S_ID = 6;
@@ -231,6 +255,9 @@ module tb #(
         $display("ID %h%h", words[1], words[0]);
         $display("CYCLES %0d", {words[5], words[4]});
         for (i = 0; i < PERF_WORDS; i = i + 1) $display("PERF %0d %0d", i, words[7+i]);
+`ifdef HWGEN_LOCKSTEP
+        if (wfd != 0) $fclose(wfd);
+`endif
         $finish;
       end
     endcase

@@ -24,6 +24,10 @@ pub struct Args {
     /// Write an FST waveform of the whole run to FILE (uses a separately verilated model).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// Compare every scratchpad row each instruction writes with the ISA interpreter and
+    /// name the first instruction that differs.
+    #[arg(long)]
+    pub lockstep: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -40,7 +44,27 @@ pub fn run(args: Args) -> Result<()> {
             cache.display()
         );
     }
-    let exe = hwgen::sim::run::build_with(&design, &cache, args.trace.is_some())?;
+    if args.lockstep && args.trace.is_some() {
+        bail!("use --lockstep and --trace in separate runs");
+    }
+    let exe = hwgen::sim::run::build_with(&design, &cache, args.trace.is_some(), args.lockstep)?;
+    if args.lockstep {
+        let (r, div) =
+            hwgen::sim::run::lockstep(&design, &exe, &program, args.stall_pct, args.seed)?;
+        match div {
+            None => println!(
+                "lockstep: every scratchpad row written by all {} instructions equals the ISA interpreter's ({} cycles, {})",
+                program.instrs.len(),
+                r.cycles,
+                if r.matched { "output bit-exact" } else { "OUTPUT MISMATCH" }
+            ),
+            Some(d) => {
+                println!("lockstep: first difference at instruction {}: {}\n  {}", d.pc, d.listing, d.detail);
+                bail!("the RTL diverges from the ISA interpreter at instruction {}", d.pc);
+            }
+        }
+        return Ok(());
+    }
     let trace = args.trace.as_ref().map(std::path::absolute).transpose()?;
     let r = hwgen::sim::run::run_traced(
         &design,

@@ -59,6 +59,18 @@ pub struct Engine {
     pub sems: Vec<u32>,
     /// Instructions executed, in the order they started.
     pub trace: Vec<(usize, Opcode)>,
+    /// When `Some`, every scratchpad row an instruction writes, in write order:
+    /// (instruction index, buffer, row, values). Used by lock-step comparison with the RTL.
+    pub writes: Option<Vec<RowWrite>>,
+}
+
+/// One scratchpad row written by an instruction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowWrite {
+    pub pc: usize,
+    pub buffer: Buffer,
+    pub row: usize,
+    pub values: Vec<i64>,
 }
 
 /// Wrap `v` to the two's-complement or unsigned range of `t`.
@@ -134,6 +146,7 @@ impl Engine {
             bias: vec![0; kpf],
             sems: vec![0; isa::NUM_SEMAPHORES as usize],
             trace: Vec::new(),
+            writes: None,
         }
     }
 
@@ -238,6 +251,22 @@ impl Engine {
         }
     }
 
+    fn record(&mut self, pc: usize, buffer: Buffer, row: usize, values: &[i64]) {
+        if let Some(w) = &mut self.writes {
+            w.push(RowWrite {
+                pc,
+                buffer,
+                row,
+                values: values.to_vec(),
+            });
+        }
+    }
+
+    /// Element type and count of a row of `b`.
+    pub fn row_type(&self, b: Buffer) -> (usize, IntType) {
+        self.row_shape(b)
+    }
+
     // Matrix arithmetic reads best with explicit row and column indices.
     #[allow(clippy::needless_range_loop)]
     fn execute(&mut self, pc: usize, i: &Instr, mem: &mut Memory) -> Result<(), InterpError> {
@@ -268,6 +297,7 @@ impl Engine {
                         let row = ((i.get("spad_addr") + k) & 0xffff) as usize % depth;
                         if i.opcode == Opcode::Load {
                             let vals = mem.read_row(ext, beats, n, t);
+                            self.record(pc, buf, row, &vals);
                             self.rows_mut(buf)[row] = vals;
                         } else {
                             let vals = self.output[row].clone();
@@ -312,6 +342,8 @@ impl Engine {
                             };
                             self.acc[acc_row][c] = wrap(base.wrapping_add(dot), acc_t);
                         }
+                        let row = self.acc[acc_row].clone();
+                        self.record(pc, Buffer::Accumulator, acc_row, &row);
                     }
                 }
             }
@@ -361,6 +393,7 @@ impl Engine {
                             )
                         })
                         .collect();
+                    self.record(pc, Buffer::Output, out_row, &vals);
                     self.output[out_row] = vals;
                 }
             }

@@ -51,11 +51,16 @@ pub fn default_cache() -> PathBuf {
 /// Emit the Design's RTL and the testbench under `cache/<design hash>-<RTL hash>/` and
 /// verilate (once). The RTL hash keeps a model built by an older hwgen from being reused.
 pub fn build(design: &Design, cache: &Path) -> Result<PathBuf, SimError> {
-    build_with(design, cache, false)
+    build_with(design, cache, false, false)
 }
 
-/// As [`build`], optionally with FST waveform support.
-pub fn build_with(design: &Design, cache: &Path, trace: bool) -> Result<PathBuf, SimError> {
+/// As [`build`], optionally with FST waveform support and with the lock-step write log.
+pub fn build_with(
+    design: &Design,
+    cache: &Path,
+    trace: bool,
+    lockstep: bool,
+) -> Result<PathBuf, SimError> {
     let files = crate::rtl::emit(design);
     let mut text = String::new();
     for (p, c) in files.iter() {
@@ -107,6 +112,18 @@ pub fn build_with(design: &Design, cache: &Path, trace: bool) -> Result<PathBuf,
             ("MEM_WORDS".into(), TB_MEM_WORDS.to_string()),
         ],
         trace,
+        defines: if lockstep {
+            let (b, u, r) = design.cores()[0];
+            vec![
+                "HWGEN_LOCKSTEP".to_string(),
+                format!(
+                    "HWGEN_CORE0=dut.u_{}",
+                    crate::rtl::names::core_instance(&b.name, &u.name, r)
+                ),
+            ]
+        } else {
+            vec![]
+        },
     };
     model.build(&dir.join("verilator"))
 }
@@ -155,6 +172,21 @@ pub fn run_traced(
     seed: u64,
     trace: Option<&Path>,
 ) -> Result<SimResult, SimError> {
+    run_full(design, exe, program, stall_pct, seed, trace, None)
+}
+
+/// As [`run`], with an optional waveform and an optional log of engine 0's scratchpad
+/// writes (the model must be built for lock-step).
+#[allow(clippy::too_many_arguments)]
+pub fn run_full(
+    design: &Design,
+    exe: &Path,
+    program: &Program,
+    stall_pct: u32,
+    seed: u64,
+    trace: Option<&Path>,
+    writes: Option<&Path>,
+) -> Result<SimResult, SimError> {
     if program.dmem.beats() as u64 > TB_MEM_WORDS {
         return Err(SimError::Failed {
             what: "loading the memory image".into(),
@@ -181,6 +213,9 @@ pub fn run_traced(
             format!("+max_cycles={}", 50_000_000),
             trace
                 .map(|t| format!("+trace={}", t.display()))
+                .unwrap_or_default(),
+            writes
+                .map(|w| format!("+writes={}", w.display()))
                 .unwrap_or_default(),
         ],
     )?;
@@ -218,4 +253,128 @@ pub fn run_traced(
 
 fn program_act_type(design: &Design) -> crate::design::IntType {
     design.branches[0].units[0].datatype.output
+}
+
+/// The first instruction whose scratchpad writes differ between the RTL and the interpreter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Divergence {
+    pub pc: usize,
+    pub listing: String,
+    pub detail: String,
+}
+
+/// Run `program` on the RTL (built with `lockstep`) and on the ISA interpreter and compare,
+/// instruction by instruction, every scratchpad row each instruction writes. Returns the
+/// simulation result and the first instruction that differs, if any.
+pub fn lockstep(
+    design: &Design,
+    exe: &Path,
+    program: &Program,
+    stall_pct: u32,
+    seed: u64,
+) -> Result<(SimResult, Option<Divergence>), SimError> {
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("writes.log");
+    let result = run_full(design, exe, program, stall_pct, seed, None, Some(&log))?;
+    let unit = &design.branches[0].units[0];
+    let mut engine = crate::interp::Engine::new(design, unit);
+    engine.writes = Some(Vec::new());
+    let mut mem = program.dmem.clone();
+    engine
+        .run(&program.instrs, &mut mem)
+        .map_err(|e| SimError::Failed {
+            what: "the ISA interpreter".into(),
+            log: e.to_string(),
+        })?;
+    let expected = engine.writes.take().unwrap_or_default();
+
+    let text = std::fs::read_to_string(&log)?;
+    let div = first_divergence(design, program, &expected, &text);
+    Ok((result, div))
+}
+
+/// Compare the interpreter's row writes with the RTL's write log (see `tb_top.v`), writer by
+/// writer in order; the first instruction whose rows differ, if any.
+pub fn first_divergence(
+    design: &Design,
+    program: &Program,
+    expected: &[crate::interp::RowWrite],
+    log: &str,
+) -> Option<Divergence> {
+    let unit = &design.branches[0].units[0];
+    let engine = crate::interp::Engine::new(design, unit);
+    let mut streams: [Vec<(u64, String, Option<u64>)>; 3] = Default::default(); // (row, hex, buffer)
+    for line in log.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        match f.as_slice() {
+            ["L", b, row, hex] => {
+                streams[0].push((row.parse().unwrap_or(0), hex.to_string(), b.parse().ok()))
+            }
+            ["C", row, hex] => streams[1].push((row.parse().unwrap_or(0), hex.to_string(), None)),
+            ["V", row, hex] => streams[2].push((row.parse().unwrap_or(0), hex.to_string(), None)),
+            _ => {}
+        }
+    }
+    let mut next = [0usize; 3];
+    for w in expected {
+        let s = match program.instrs[w.pc].opcode {
+            crate::isa::Opcode::Load => 0,
+            crate::isa::Opcode::Matmul => 1,
+            _ => 2,
+        };
+        let (n, t) = engine.row_type(w.buffer);
+        let depth = match w.buffer {
+            crate::isa::Buffer::Input => unit.buffers.input_depth,
+            crate::isa::Buffer::Weight => unit.buffers.weight_depth,
+            crate::isa::Buffer::Accumulator => unit.buffers.accumulator_depth * unit.acc_banks(),
+            crate::isa::Buffer::Output => unit.buffers.output_depth,
+        } as u64;
+        let diverge = |detail: String| Divergence {
+            pc: w.pc,
+            listing: program.instrs[w.pc].to_asm(),
+            detail,
+        };
+        let Some((row, hex, buf)) = streams[s].get(next[s]) else {
+            return Some(diverge(format!(
+                "the RTL wrote nothing where the interpreter wrote {} row {}",
+                w.buffer.name(),
+                w.row
+            )));
+        };
+        next[s] += 1;
+        let got = row_values(hex, n, t);
+        if buf.is_some_and(|b| b != w.buffer as u64)
+            || row % depth != w.row as u64
+            || got != w.values
+        {
+            return Some(diverge(format!(
+                "{} row {}: interpreter {:?}, RTL wrote row {} of buffer {} with {:?}",
+                w.buffer.name(),
+                w.row,
+                w.values,
+                row % depth,
+                buf.map_or(w.buffer as u64, |b| b),
+                got
+            )));
+        }
+    }
+    None
+}
+
+/// Elements of a scratchpad row from the RTL's hex (element 0 least significant).
+fn row_values(hex: &str, n: usize, t: crate::design::IntType) -> Vec<i64> {
+    let digits: Vec<u32> = hex
+        .chars()
+        .rev()
+        .map(|c| c.to_digit(16).unwrap_or(0))
+        .collect();
+    let bit = |i: usize| digits.get(i / 4).is_some_and(|d| (d >> (i % 4)) & 1 == 1);
+    (0..n)
+        .map(|e| {
+            let v = (0..t.bits as usize).fold(0i64, |acc, b| {
+                acc | (i64::from(bit(e * t.bits as usize + b)) << b)
+            });
+            crate::interp::wrap(v, t)
+        })
+        .collect()
 }

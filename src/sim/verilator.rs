@@ -68,6 +68,8 @@ pub struct Model {
     pub params: Vec<(String, String)>,
     /// Build with FST waveform support (`+trace=FILE` then writes one).
     pub trace: bool,
+    /// Preprocessor defines (`NAME` or `NAME=VALUE`).
+    pub defines: Vec<String>,
 }
 
 impl Model {
@@ -81,6 +83,9 @@ impl Model {
         }
         if self.trace {
             text.push_str("--trace-fst\n");
+        }
+        for d in &self.defines {
+            text.push_str(&format!("+define+{d}\n"));
         }
         Ok(format!("{:016x}", fnv1a64(text.as_bytes())))
     }
@@ -131,6 +136,9 @@ impl Model {
         }
         if self.trace {
             cmd.arg("--trace-fst");
+        }
+        for d in &self.defines {
+            cmd.arg(format!("+define+{d}"));
         }
         cmd.args(&self.sources).arg(&self.harness);
         let out = cmd.output()?;

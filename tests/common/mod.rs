@@ -145,5 +145,6 @@ pub fn top_model() -> hwgen::sim::verilator::Model {
             ("LATENCY".into(), "20".into()),
         ],
         trace: false,
+        defines: vec![],
     }
 }
