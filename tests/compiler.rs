@@ -288,3 +288,34 @@ requant = { multiplier = 100, shift = 11 }
     assert_eq!(alloc.tensors["b"].base, alloc.tensors["input"].base);
     assert_eq!(alloc.tensors["c"].base, alloc.tensors["a"].base);
 }
+
+#[test]
+fn conv_then_maxpool_is_fused() {
+    let src = r#"
+seed = 43
+[input]
+shape = [6, 8, 12]
+[[layer]]
+name = "conv"
+op = "conv2d"
+kernel = 3
+padding = 1
+out_channels = 20
+bias = "random"
+activation = "relu"
+requant = { multiplier = 150, shift = 14, zero_point = -2 }
+[[layer]]
+name = "pool"
+op = "maxpool"
+kernel = 2
+stride = 2
+"#;
+    check("configs/8x8_int8.toml", src);
+    let design = hwgen::config::load(Path::new("configs/8x8_int8.toml")).unwrap();
+    let model = hwgen::model::parse_str(src, "m.toml", Path::new(".")).unwrap();
+    use hwgen::compiler::passes::*;
+    let g = fuse::run(legalize::run(&design, &model).unwrap());
+    assert_eq!(g.nodes.len(), 1, "conv and pool should be one node");
+    assert_eq!(g.nodes[0].pool, Some((2, 2)));
+    assert_eq!(g.nodes[0].name, "pool");
+}

@@ -2,7 +2,7 @@
 //! the memory images: the input, weight tiles, the identity tile and bias rows before the
 //! run, and the output tensor as the golden model says it must be after the run.
 
-use super::allocate::{weight_tile, window, Alloc};
+use super::allocate::{weight_tile, Alloc};
 use super::legalize::Graph;
 use super::schedule::Res;
 use super::sync::Synced;
@@ -168,13 +168,7 @@ pub fn run(
             })
             .sum();
         let memory = beats * bytes_per_beat / bw;
-        let (kh, kw, _, _) = window(n);
-        let macs = match n.op {
-            crate::model::Op::Conv { groups, .. } => {
-                (n.out[0] * n.out[1] * n.out[2] * kh * kw * g.shape_of(&n.input)[2] / groups) as u64
-            }
-            _ => 0,
-        };
+        let macs = n.macs;
         let _ = tiling;
         layers.push(LayerReport {
             name: n.name.clone(),

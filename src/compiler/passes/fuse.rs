@@ -1,6 +1,8 @@
 //! fuse: a convolution whose only consumer is an `add` (with identity requantization) gets
-//! the add folded into its vector instruction: y = saturate(requant(acc) + residual). ReLU
-//! moves with it. Activations were fused by the model format already.
+//! the add folded into its vector instruction: y = saturate(requant(acc) + residual); ReLU
+//! moves with it. A convolution (without residual) whose only consumer is a max-pool gets
+//! the pool folded in: the convolution runs once per pool tap at the pooled positions and
+//! the vector unit keeps the running maximum. Activations were fused by the model format.
 
 use super::legalize::Graph;
 use crate::model::{Op, Requant};
@@ -43,6 +45,31 @@ pub fn run(mut g: Graph) -> Graph {
             }
             conv.residual = add.residual;
             conv.name = add.name;
+        }
+        i += 1;
+    }
+    // conv + max-pool
+    let mut i = 0;
+    while i + 1 < g.nodes.len() {
+        let name = g.nodes[i].name.clone();
+        let pool = match (&g.nodes[i].op, &g.nodes[i + 1].op) {
+            (Op::Conv { .. }, Op::MaxPool { k, stride })
+                if g.nodes[i].residual.is_none()
+                    && g.nodes[i].pool.is_none()
+                    && g.nodes[i + 1].input == name
+                    && name != g.output
+                    && g.consumers(&name) == vec![i + 1] =>
+            {
+                Some((*k, *stride))
+            }
+            _ => None,
+        };
+        if let Some(p) = pool {
+            let pooled = g.nodes.remove(i + 1);
+            let conv = &mut g.nodes[i];
+            conv.pool = Some(p);
+            conv.out = pooled.out;
+            conv.name = pooled.name;
         }
         i += 1;
     }

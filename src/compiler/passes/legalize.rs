@@ -16,6 +16,11 @@ pub struct Node {
     /// A tensor added element-wise in the vector unit (add layers, fused residuals).
     pub residual: Option<String>,
     pub out: [usize; 3],
+    /// A max-pool (window, stride) fused into a convolution: each pool tap is a pass of the
+    /// convolution at the pooled positions, folded into the output rows by the vector unit.
+    pub pool: Option<(usize, usize)>,
+    /// Multiply-accumulates of the model layers this node implements.
+    pub macs: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -127,6 +132,14 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             input: l.inputs[0].clone(),
             residual: l.inputs.get(1).cloned(),
             out: l.out,
+            pool: None,
+            macs: match &l.op {
+                Op::Conv { kh, kw, groups, .. } => {
+                    let cin = model.shape_of(&l.inputs[0]).expect("input exists")[2];
+                    (l.out[0] * l.out[1] * l.out[2] * kh * kw * (cin / groups)) as u64
+                }
+                _ => 0,
+            },
         });
     }
     let mut g = Graph {

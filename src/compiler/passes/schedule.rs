@@ -81,6 +81,9 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
     let (mut group_no, mut out_no, mut in_no, mut w_no) = (0usize, 0usize, 0usize, 0usize);
     for (ni, n) in g.nodes.iter().enumerate() {
         let (kh, kw, s, pad) = window(n);
+        // A fused max-pool: the convolution runs once per pool tap, at stride s * pool stride.
+        let (fused_k, fused_s) = n.pool.unwrap_or((1, 1));
+        let (kh_e, kw_e, s_e) = (kh + (fused_k - 1) * s, kw + (fused_k - 1) * s, s * fused_s);
         let src = &alloc.tensors[&n.input];
         let dst = &alloc.tensors[&n.name];
         let res = n.residual.as_ref().map(|r| &alloc.tensors[r]);
@@ -183,238 +186,291 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                         }
                     }
 
-                    // Every matmul of the group, input-channel tile outermost.
-                    let mut entries: Vec<Entry> = Vec::new();
-                    for ict in 0..cin.div_ceil(t) {
-                        for (j, &oct) in members.iter().enumerate() {
-                            match alloc.weights.get(&(ni, oct)) {
-                                Some((base, list)) => {
-                                    for (k, &(i, ky, kx)) in list.iter().enumerate() {
-                                        if i == ict {
-                                            let waddr = base + (k * t) as u64 * alloc.weight_beats;
-                                            entries.push(Entry {
-                                                ict,
-                                                j,
-                                                ky,
-                                                kx,
-                                                waddr,
-                                            });
-                                        }
-                                    }
-                                }
-                                None => {
-                                    for ky in 0..kh {
-                                        for kx in 0..kw {
-                                            if weight_tile(n, cin, t, oct, ict, ky, kx).is_some() {
+                    for ptap in 0..fused_k * fused_k {
+                        let (dy, dx) = (ptap / fused_k, ptap % fused_k);
+                        // Every matmul of the group, input-channel tile outermost.
+                        let mut entries: Vec<Entry> = Vec::new();
+                        for ict in 0..cin.div_ceil(t) {
+                            for (j, &oct) in members.iter().enumerate() {
+                                match alloc.weights.get(&(ni, oct)) {
+                                    Some((base, list)) => {
+                                        for (k, &(i, ky, kx)) in list.iter().enumerate() {
+                                            if i == ict {
+                                                let waddr =
+                                                    base + (k * t) as u64 * alloc.weight_beats;
                                                 entries.push(Entry {
                                                     ict,
                                                     j,
                                                     ky,
                                                     kx,
-                                                    waddr: alloc.identity,
+                                                    waddr,
                                                 });
+                                            }
+                                        }
+                                    }
+                                    None => {
+                                        for ky in 0..kh {
+                                            for kx in 0..kw {
+                                                if weight_tile(n, cin, t, oct, ict, ky, kx)
+                                                    .is_some()
+                                                {
+                                                    entries.push(Entry {
+                                                        ict,
+                                                        j,
+                                                        ky,
+                                                        kx,
+                                                        waddr: alloc.identity,
+                                                    });
+                                                }
                                             }
                                         }
                                     }
                                 }
                             }
                         }
-                    }
-                    // Weight loads: runs of entries with contiguous weights, at most half the
-                    // weight buffer each; an identity tile is loaded once per group.
-                    let half_slots = bud.weight_slots / 2;
-                    let mut slot_of = vec![0u64; entries.len()];
-                    let mut loads: Vec<Option<Step>> = (0..entries.len()).map(|_| None).collect();
-                    let mut k = 0;
-                    while k < entries.len() {
-                        let mut end = k + 1;
-                        if identity {
-                            end = entries.len();
-                        } else {
-                            while end < entries.len()
-                                && end - k < half_slots
-                                && entries[end].waddr
-                                    == entries[end - 1].waddr + t as u64 * alloc.weight_beats
-                            {
-                                end += 1;
-                            }
-                        }
-                        // Weight slots form a ring: a group takes the next free run of slots, so
-                        // loads can run many matmuls ahead; `sync` makes a load that wraps
-                        // around wait for the preloads of the slots it overwrites.
-                        let len = if identity { 1 } else { end - k };
-                        if w_no + len > bud.weight_slots {
-                            w_no = 0;
-                        }
-                        let half = (w_no * t) as u64;
-                        w_no += len;
-                        for (m, slot) in slot_of[k..end].iter_mut().enumerate() {
-                            *slot = if identity {
-                                half
+                        // Weight loads: runs of entries with contiguous weights, at most half the
+                        // weight buffer each; an identity tile is loaded once per group.
+                        let half_slots = bud.weight_slots / 2;
+                        let mut slot_of = vec![0u64; entries.len()];
+                        let mut loads: Vec<Option<Step>> =
+                            (0..entries.len()).map(|_| None).collect();
+                        let mut k = 0;
+                        while k < entries.len() {
+                            let mut end = k + 1;
+                            if identity {
+                                end = entries.len();
                             } else {
-                                half + (m * t) as u64
+                                while end < entries.len()
+                                    && end - k < half_slots
+                                    && entries[end].waddr
+                                        == entries[end - 1].waddr + t as u64 * alloc.weight_beats
+                                {
+                                    end += 1;
+                                }
+                            }
+                            // Weight slots form a ring: a group takes the next free run of slots, so
+                            // loads can run many matmuls ahead; `sync` makes a load that wraps
+                            // around wait for the preloads of the slots it overwrites.
+                            let len = if identity { 1 } else { end - k };
+                            if w_no + len > bud.weight_slots {
+                                w_no = 0;
+                            }
+                            let half = (w_no * t) as u64;
+                            w_no += len;
+                            for (m, slot) in slot_of[k..end].iter_mut().enumerate() {
+                                *slot = if identity {
+                                    half
+                                } else {
+                                    half + (m * t) as u64
+                                };
+                            }
+                            let nrows = if identity {
+                                t as u64
+                            } else {
+                                ((end - k) * t) as u64
                             };
+                            let src_addr = entries[k].waddr;
+                            loads[k] = Some(Step {
+                                instr: instr(
+                                    Opcode::Load,
+                                    &[
+                                        ("buffer", Buffer::Weight as u64),
+                                        ("spad_addr", half),
+                                        ("ext_addr", src_addr),
+                                        ("count0", nrows),
+                                        ("stride0", alloc.weight_beats),
+                                        ("count1", 1),
+                                    ],
+                                ),
+                                reads: vec![Res::Dram(
+                                    src_addr,
+                                    src_addr + nrows * alloc.weight_beats,
+                                )],
+                                writes: vec![Res::Spad(Buffer::Weight, half, half + nrows)],
+                                node: ni,
+                            });
+                            k = end;
                         }
-                        let nrows = if identity {
-                            t as u64
-                        } else {
-                            ((end - k) * t) as u64
-                        };
-                        let src_addr = entries[k].waddr;
-                        loads[k] = Some(Step {
-                            instr: instr(
-                                Opcode::Load,
-                                &[
-                                    ("buffer", Buffer::Weight as u64),
-                                    ("spad_addr", half),
-                                    ("ext_addr", src_addr),
-                                    ("count0", nrows),
-                                    ("stride0", alloc.weight_beats),
-                                    ("count1", 1),
-                                ],
-                            ),
-                            reads: vec![Res::Dram(src_addr, src_addr + nrows * alloc.weight_beats)],
-                            writes: vec![Res::Spad(Buffer::Weight, half, half + nrows)],
-                            node: ni,
-                        });
-                        k = end;
-                    }
-                    let w_slot =
-                        |k: usize| Res::Spad(Buffer::Weight, slot_of[k], slot_of[k] + t as u64);
+                        let w_slot =
+                            |k: usize| Res::Spad(Buffer::Weight, slot_of[k], slot_of[k] + t as u64);
 
-                    let (win_h, win_w) = (
-                        (h - 1) * s as u64 + kh as u64,
-                        (w - 1) * s as u64 + kw as u64,
-                    );
-                    // Input windows, one per input-channel tile, alternating halves. Each is
-                    // loaded while the previous tile's matmuls run (one tile ahead).
-                    let mut icts: Vec<usize> = entries.iter().map(|e| e.ict).collect();
-                    icts.dedup();
-                    let windows: Vec<(u64, Res)> = icts
-                        .iter()
-                        .map(|_| {
-                            let in0 = (in_no % 2) as u64 * bud.input_half as u64;
-                            in_no += 1;
-                            (in0, Res::Spad(Buffer::Input, in0, in0 + win_h * win_w))
-                        })
-                        .collect();
-                    let load_window = |steps: &mut Vec<Step>, i: usize| {
-                        let y0 = oy0 * s + src.pad - pad;
-                        let x0 = ox0 * s + src.pad - pad;
-                        let base = src.addr(icts[i], y0, x0);
-                        let rs = src.wp() as u64 * src.beats;
-                        steps.push(Step {
-                            instr: instr(
-                                Opcode::Load,
-                                &[
-                                    ("buffer", Buffer::Input as u64),
-                                    ("spad_addr", windows[i].0),
-                                    ("ext_addr", base),
-                                    ("count0", win_w),
-                                    ("stride0", src.beats),
-                                    ("count1", win_h),
-                                    ("stride1", rs),
-                                ],
-                            ),
-                            reads: vec![span(base, win_w, src.beats, win_h, rs, src.beats)],
-                            writes: vec![windows[i].1],
-                            node: ni,
-                        });
-                    };
-                    if !icts.is_empty() {
-                        load_window(&mut steps, 0);
-                    }
-                    let mut window = 0usize;
-                    let mut first_of = vec![true; members.len()];
-                    let mut tap_of = vec![0usize; members.len()];
-                    for k in 0..entries.len() {
-                        let Entry { ict, j, ky, kx, .. } = entries[k];
-                        if ict != icts[window] {
-                            window += 1;
+                        let (win_h, win_w) = (
+                            (h - 1) * s_e as u64 + kh_e as u64,
+                            (w - 1) * s_e as u64 + kw_e as u64,
+                        );
+                        let poff = ((dy * s) as u64) * win_w + (dx * s) as u64;
+                        // Input windows, one per input-channel tile, alternating halves. Each is
+                        // loaded while the previous tile's matmuls run (one tile ahead).
+                        let mut icts: Vec<usize> = entries.iter().map(|e| e.ict).collect();
+                        icts.dedup();
+                        let windows: Vec<(u64, Res)> = icts
+                            .iter()
+                            .map(|_| {
+                                let in0 = (in_no % 2) as u64 * bud.input_half as u64;
+                                in_no += 1;
+                                (in0, Res::Spad(Buffer::Input, in0, in0 + win_h * win_w))
+                            })
+                            .collect();
+                        let load_window = |steps: &mut Vec<Step>, i: usize| {
+                            let y0 = oy0 * s_e + src.pad - pad;
+                            let x0 = ox0 * s_e + src.pad - pad;
+                            let base = src.addr(icts[i], y0, x0);
+                            let rs = src.wp() as u64 * src.beats;
+                            steps.push(Step {
+                                instr: instr(
+                                    Opcode::Load,
+                                    &[
+                                        ("buffer", Buffer::Input as u64),
+                                        ("spad_addr", windows[i].0),
+                                        ("ext_addr", base),
+                                        ("count0", win_w),
+                                        ("stride0", src.beats),
+                                        ("count1", win_h),
+                                        ("stride1", rs),
+                                    ],
+                                ),
+                                reads: vec![span(base, win_w, src.beats, win_h, rs, src.beats)],
+                                writes: vec![windows[i].1],
+                                node: ni,
+                            });
+                        };
+                        if !icts.is_empty() {
+                            load_window(&mut steps, 0);
                         }
-                        let (in0, in_region) = windows[window];
-                        // Prefetch the next window after this window's second-to-last matmul,
-                        // so its beats overlap the last two matmuls and do not delay the weight
-                        // loads queued before them.
-                        let last_of_window = k + 1 == entries.len() || entries[k + 1].ict != ict;
-                        let second_to_last = k + 2 < entries.len() + 1
-                            && !last_of_window
-                            && (k + 2 == entries.len() || entries[k + 2].ict != ict);
-                        let single = last_of_window && (k == 0 || entries[k - 1].ict != ict);
-                        let prefetch_here = second_to_last || single;
-                        if k == 0 {
-                            steps.push(loads[0].take().expect("first weight load"));
+                        let mut window = 0usize;
+                        let mut first_of = vec![true; members.len()];
+                        let mut tap_of = vec![0usize; members.len()];
+                        for k in 0..entries.len() {
+                            let Entry { ict, j, ky, kx, .. } = entries[k];
+                            if ict != icts[window] {
+                                window += 1;
+                            }
+                            let (in0, in_region) = windows[window];
+                            // Prefetch the next window after this window's second-to-last matmul,
+                            // so its beats overlap the last two matmuls and do not delay the weight
+                            // loads queued before them.
+                            let last_of_window =
+                                k + 1 == entries.len() || entries[k + 1].ict != ict;
+                            let second_to_last = k + 2 < entries.len() + 1
+                                && !last_of_window
+                                && (k + 2 == entries.len() || entries[k + 2].ict != ict);
+                            let single = last_of_window && (k == 0 || entries[k - 1].ict != ict);
+                            let prefetch_here = second_to_last || single;
+                            if k == 0 {
+                                steps.push(loads[0].take().expect("first weight load"));
+                                push(
+                                    &mut steps,
+                                    instr(
+                                        Opcode::Matmul,
+                                        &[
+                                            ("preload", 1),
+                                            ("weight_addr", slot_of[0]),
+                                            ("count0", 0),
+                                            ("count1", 1),
+                                        ],
+                                    ),
+                                    vec![w_slot(0)],
+                                    vec![],
+                                );
+                            }
+                            // The next matmul's weights are shifted in while this one streams.
+                            let next = k + 1 < entries.len();
+                            if next {
+                                if let Some(load) = loads[k + 1].take() {
+                                    steps.push(load);
+                                }
+                            }
+                            let mut reads = vec![in_region];
+                            if next {
+                                reads.push(w_slot(k + 1));
+                            }
                             push(
                                 &mut steps,
                                 instr(
                                     Opcode::Matmul,
                                     &[
-                                        ("preload", 1),
-                                        ("weight_addr", slot_of[0]),
-                                        ("count0", 0),
-                                        ("count1", 1),
+                                        ("swap", 1),
+                                        ("accumulate", u64::from(!first_of[j] && !pool)),
+                                        ("preload", u64::from(next)),
+                                        ("weight_addr", if next { slot_of[k + 1] } else { 0 }),
+                                        (
+                                            "input_addr",
+                                            in0 + poff + (ky as u64) * win_w + kx as u64,
+                                        ),
+                                        ("count0", w),
+                                        ("stride0", s_e as u64),
+                                        ("count1", h),
+                                        ("stride1", s_e as u64 * win_w),
+                                        ("acc_addr", acc_of(j)),
                                     ],
                                 ),
-                                vec![w_slot(0)],
-                                vec![],
+                                reads,
+                                vec![acc_region(j)],
                             );
-                        }
-                        // The next matmul's weights are shifted in while this one streams.
-                        let next = k + 1 < entries.len();
-                        if next {
-                            if let Some(load) = loads[k + 1].take() {
-                                steps.push(load);
+                            first_of[j] = false;
+                            if prefetch_here && window + 1 < icts.len() {
+                                load_window(&mut steps, window + 1);
+                            }
+                            if pool {
+                                // Max-pool: each tap's values go through the vector unit and are
+                                // folded into the output rows in place.
+                                push(
+                                    &mut steps,
+                                    instr(
+                                        Opcode::Vector,
+                                        &[
+                                            ("acc_addr", acc_of(j)),
+                                            ("out_addr", outs[j].0),
+                                            ("opnd_addr", outs[j].0),
+                                            ("count", rows),
+                                            ("pool", u64::from(tap_of[j] > 0)),
+                                            ("multiplier", 1),
+                                            ("shift", 0),
+                                        ],
+                                    ),
+                                    vec![acc_region(j), out_region(j)],
+                                    vec![out_region(j)],
+                                );
+                                tap_of[j] += 1;
                             }
                         }
-                        let mut reads = vec![in_region];
-                        if next {
-                            reads.push(w_slot(k + 1));
-                        }
-                        push(
-                            &mut steps,
-                            instr(
-                                Opcode::Matmul,
-                                &[
-                                    ("swap", 1),
-                                    ("accumulate", u64::from(!first_of[j] && !pool)),
-                                    ("preload", u64::from(next)),
-                                    ("weight_addr", if next { slot_of[k + 1] } else { 0 }),
-                                    ("input_addr", in0 + (ky as u64) * win_w + kx as u64),
-                                    ("count0", w),
-                                    ("stride0", s as u64),
-                                    ("count1", h),
-                                    ("stride1", s as u64 * win_w),
-                                    ("acc_addr", acc_of(j)),
-                                ],
-                            ),
-                            reads,
-                            vec![acc_region(j)],
-                        );
-                        first_of[j] = false;
-                        if prefetch_here && window + 1 < icts.len() {
-                            load_window(&mut steps, window + 1);
-                        }
-                        if pool {
-                            // Max-pool: each tap's values go through the vector unit and are
-                            // folded into the output rows in place.
-                            push(
-                                &mut steps,
-                                instr(
-                                    Opcode::Vector,
-                                    &[
-                                        ("acc_addr", acc_of(j)),
-                                        ("out_addr", outs[j].0),
-                                        ("opnd_addr", outs[j].0),
-                                        ("count", rows),
-                                        ("pool", u64::from(tap_of[j] > 0)),
-                                        ("multiplier", 1),
-                                        ("shift", 0),
-                                    ],
-                                ),
-                                vec![acc_region(j), out_region(j)],
-                                vec![out_region(j)],
-                            );
-                            tap_of[j] += 1;
+
+                        if n.pool.is_some() {
+                            // Fused max-pool: requantize this pool tap and keep the maximum.
+                            for j in 0..members.len() {
+                                let mut reads = vec![acc_region(j), out_region(j)];
+                                if has_bias[j] {
+                                    reads.push(Res::Spad(
+                                        Buffer::Accumulator,
+                                        bias_row(j),
+                                        bias_row(j) + 1,
+                                    ));
+                                }
+                                push(
+                                    &mut steps,
+                                    instr(
+                                        Opcode::Vector,
+                                        &[
+                                            ("acc_addr", acc_of(j)),
+                                            ("out_addr", outs[j].0),
+                                            ("opnd_addr", outs[j].0),
+                                            ("count", rows),
+                                            ("pool", u64::from(ptap > 0)),
+                                            ("bias", u64::from(has_bias[j])),
+                                            ("load_bias", u64::from(has_bias[j])),
+                                            ("bias_addr", bias_row(j)),
+                                            ("relu", u64::from(relu)),
+                                            ("clamp", u64::from(clamp.is_some())),
+                                            ("clamp_max", (clamp.unwrap_or(0) as u64) & 0xffff),
+                                            ("multiplier", requant.multiplier),
+                                            ("shift", u64::from(requant.shift)),
+                                            ("zero_point", (requant.zero_point as u64) & 0xffff),
+                                        ],
+                                    ),
+                                    reads,
+                                    vec![out_region(j)],
+                                );
+                            }
                         }
                     }
 
@@ -441,7 +497,7 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                 vec![opnd_region(j)],
                             );
                         }
-                        if !pool {
+                        if !pool && n.pool.is_none() {
                             let mut reads = vec![acc_region(j)];
                             if has_bias[j] {
                                 reads.push(Res::Spad(

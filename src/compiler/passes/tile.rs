@@ -85,7 +85,13 @@ pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, Co
             });
             continue;
         }
-        let (kh, kw, s, _) = window(n);
+        let (mut kh, mut kw, mut s, _) = window(n);
+        if let Some((k, ps)) = n.pool {
+            // A fused pool: the window covers every pool tap of every pooled pixel.
+            kh += (k - 1) * s;
+            kw += (k - 1) * s;
+            s *= ps;
+        }
         let [oh, ow, cout] = n.out;
         let octs = cout.div_ceil(g.unit.kpf as usize);
         // Pooling and add layers read one input-channel tile per output-channel tile, so
