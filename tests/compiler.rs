@@ -294,7 +294,7 @@ fn conv_then_maxpool_is_fused() {
     let src = r#"
 seed = 43
 [input]
-shape = [6, 8, 12]
+shape = [16, 12, 20]
 [[layer]]
 name = "conv"
 op = "conv2d"
@@ -310,8 +310,8 @@ op = "maxpool"
 kernel = 2
 stride = 2
 "#;
-    check("configs/8x8_int8.toml", src);
-    let design = hwgen::config::load(Path::new("configs/8x8_int8.toml")).unwrap();
+    check("configs/16x16_int8.toml", src);
+    let design = hwgen::config::load(Path::new("configs/16x16_int8.toml")).unwrap();
     let model = hwgen::model::parse_str(src, "m.toml", Path::new(".")).unwrap();
     use hwgen::compiler::passes::*;
     let g = fuse::run(legalize::run(&design, &model).unwrap());

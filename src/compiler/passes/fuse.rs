@@ -1,8 +1,9 @@
 //! fuse: a convolution whose only consumer is an `add` (with identity requantization) gets
 //! the add folded into its vector instruction: y = saturate(requant(acc) + residual); ReLU
 //! moves with it. A convolution (without residual) whose only consumer is a max-pool gets
-//! the pool folded in: the convolution runs once per pool tap at the pooled positions and
-//! the vector unit keeps the running maximum. Activations were fused by the model format.
+//! the pool folded in when the pooled map has at least 3 x cpf pixels: the convolution runs
+//! once per pool tap at the pooled positions and the vector unit keeps the running maximum.
+//! Activations were fused by the model format.
 
 use super::legalize::Graph;
 use crate::model::{Op, Requant};
@@ -58,7 +59,10 @@ pub fn run(mut g: Graph) -> Graph {
                     && g.nodes[i].pool.is_none()
                     && g.nodes[i + 1].input == name
                     && name != g.output
-                    && g.consumers(&name) == vec![i + 1] =>
+                    && g.consumers(&name) == vec![i + 1]
+                    // Each pool tap becomes a matmul over the pooled pixels; with fewer than
+                    // 3 x cpf of them the weight preload would dominate, so keep them apart.
+                    && g.nodes[i + 1].out[0] * g.nodes[i + 1].out[1] >= 3 * g.unit.cpf as usize =>
             {
                 Some((*k, *stride))
             }
