@@ -24,10 +24,17 @@ fn compile_err(config: &str, model: &str) -> String {
 #[test]
 fn compile_errors() {
     let conv = "[input]\nshape = [4, 4, 8]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\nkernel = 1\nout_channels = 8\n";
-    insta::assert_snapshot!(
-        "multi_engine",
-        compile_err("configs/elastic_3unit_int8.toml", conv)
-    );
+    let rect = std::env::temp_dir().join(format!("hwgen-rect-{}.toml", std::process::id()));
+    std::fs::write(
+        &rect,
+        "[array]
+rows = 8
+cols = 16
+",
+    )
+    .unwrap();
+    insta::assert_snapshot!("non_square", compile_err(rect.to_str().unwrap(), conv));
+    let _ = std::fs::remove_file(&rect);
     let up = "[input]\nshape = [2, 40, 8]\n[[layer]]\nname = \"u\"\nop = \"upsample\"\n";
     insta::assert_snapshot!(
         "upsample_too_wide",

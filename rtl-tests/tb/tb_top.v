@@ -18,6 +18,7 @@ module tb #(
   parameter integer INSTR_W     = 160,
   parameter integer IMEM_ADDR_W = 8,
   parameter integer CORE_SEL_W  = 1,
+  parameter integer NUM_CORES   = 1,
   parameter integer LATENCY     = 20,
   parameter integer MEM_WORDS   = 65536,
   parameter integer PERF_WORDS  = 9,
@@ -63,7 +64,11 @@ module tb #(
 
   hwgen_top dut (
     .clk_i           (clk_i),
+`ifdef HWGEN_RST_HIGH
+    .rst_i           (!rst_ni),
+`else
     .rst_ni          (rst_ni),
+`endif
     .csr_we_i        (csr_we),
     .csr_addr_i      (csr_addr),
     .csr_wdata_i     (csr_wdata),
@@ -196,11 +201,13 @@ module tb #(
         end
       end
       S_PROG: begin
+        // Engine 0 gets the program; every other engine an empty one (all `end`).
         prog_we   <= 1'b1;
-        prog_addr <= counter[IMEM_ADDR_W-1:0];
-        prog_data <= prog[counter];
+        prog_core <= counter / IMEM_DEPTH;
+        prog_addr <= counter % IMEM_DEPTH;
+        prog_data <= (counter < IMEM_DEPTH) ? prog[counter] : {INSTR_W{1'b0}};
         counter = counter + 1;
-        if (counter == IMEM_DEPTH) begin
+        if (counter == IMEM_DEPTH * NUM_CORES) begin
           state = S_ID;
           counter = 0;
         end

@@ -104,6 +104,7 @@ pub fn build_with(
                 clog2(u64::from(design.control.imem_depth)).to_string(),
             ),
             ("CORE_SEL_W".into(), clog2(cores).to_string()),
+            ("NUM_CORES".into(), cores.to_string()),
             ("LATENCY".into(), design.memory.latency_cycles.to_string()),
             (
                 "BYTES_PER_CYCLE".into(),
@@ -112,17 +113,20 @@ pub fn build_with(
             ("MEM_WORDS".into(), TB_MEM_WORDS.to_string()),
         ],
         trace,
-        defines: if lockstep {
-            let (b, u, r) = design.cores()[0];
-            vec![
-                "HWGEN_LOCKSTEP".to_string(),
-                format!(
+        defines: {
+            let mut d = Vec::new();
+            if !design.reset.active_low {
+                d.push("HWGEN_RST_HIGH".to_string());
+            }
+            if lockstep {
+                let (b, u, r) = design.cores()[0];
+                d.push("HWGEN_LOCKSTEP".to_string());
+                d.push(format!(
                     "HWGEN_CORE0=dut.u_{}",
                     crate::rtl::names::core_instance(&b.name, &u.name, r)
-                ),
-            ]
-        } else {
-            vec![]
+                ));
+            }
+            d
         },
     };
     model.build(&dir.join("verilator"))

@@ -56,17 +56,10 @@ impl Graph {
 }
 
 pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
+    // The whole model runs on the first engine (the first unit of the first branch); the
+    // other engines of an elastic Design get empty programs. Mapping layers onto several
+    // units and branches is the next step.
     let cores = design.cores();
-    if cores.len() != 1 {
-        return Err(CompileError::new(
-            None,
-            format!(
-                "the Design has {} engines; the compiler maps a model onto one engine so far",
-                cores.len()
-            ),
-            "compile for a single-engine config (no [[branch]], or one unit with h = 1)",
-        ));
-    }
     let unit = cores[0].1.clone();
     if unit.cpf != unit.kpf {
         return Err(CompileError::new(
