@@ -9,5 +9,6 @@ pub mod golden;
 pub mod interp;
 pub mod isa;
 pub mod model;
+pub mod numeric;
 pub mod rtl;
 pub mod sim;

@@ -1,0 +1,157 @@
+//! FP8 (E4M3, E5M2) and BF16 conversions against an independent reference: PyPI's
+//! ml_dtypes, through rtl-tests/ref/fp_reference.py (test-only; scripts/test.sh installs
+//! numpy and ml_dtypes). Decoding is checked on every code; encoding on specials, powers of
+//! two and their f32 neighbours, every tie between neighbouring codes, values around the
+//! largest finite value, subnormals, and seeded random f32 bit patterns.
+
+mod common;
+
+use common::*;
+use hwgen::numeric::{MiniFloat, BF16, E4M3, E5M2};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// The Python with the reference packages: $HWGEN_PYTHON (scripts/test.sh sets it), else python3.
+fn python() -> String {
+    std::env::var("HWGEN_PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
+
+fn have_reference() -> bool {
+    let ok = Command::new(python())
+        .args(["-c", "import ml_dtypes, numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return true;
+    }
+    if std::env::var(hwgen::sim::verilator::REQUIRE_ENV).as_deref() == Ok("1") {
+        panic!("python with numpy and ml_dtypes is required (scripts/test.sh installs them)");
+    }
+    eprintln!("skipped numeric reference tests: python3 -m pip install numpy ml_dtypes");
+    false
+}
+
+fn reference(mode: &str, f: &MiniFloat, input: &str) -> Vec<String> {
+    let mut child = Command::new(python())
+        .arg(repo().join("rtl-tests/ref/fp_reference.py"))
+        .args([mode, f.name])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn bits_or_nan(v: f64) -> String {
+    if v.is_nan() {
+        "nan".into()
+    } else {
+        format!("{:016x}", v.to_bits())
+    }
+}
+
+#[test]
+fn decode_every_code() {
+    if !have_reference() {
+        return;
+    }
+    for f in [E4M3, E5M2, BF16] {
+        let want = reference("decode", &f, "");
+        assert_eq!(want.len(), 1 << f.bits());
+        for (code, w) in want.iter().enumerate() {
+            assert_eq!(
+                &bits_or_nan(f.decode(code as u32)),
+                w,
+                "{} code {code:#x}",
+                f.name
+            );
+        }
+    }
+}
+
+#[test]
+fn encode_matches_ml_dtypes() {
+    if !have_reference() {
+        return;
+    }
+    for f in [E4M3, E5M2, BF16] {
+        let mut inputs: Vec<f32> = vec![
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MIN_POSITIVE,
+            f32::from_bits(1),
+            f32::MAX,
+            -f32::MAX,
+        ];
+        for e in -149..=20 {
+            let p = 2f32.powi(e);
+            for d in [-3i32, -2, -1, 0, 1, 2, 3] {
+                let v = f32::from_bits((p.to_bits() as i32 + d) as u32);
+                inputs.push(v);
+                inputs.push(-v);
+            }
+        }
+        // Every tie and its neighbours between consecutive finite codes.
+        let codes = 1u32 << (f.bits() - 1);
+        for c in 0..codes - 1 {
+            let (a, b) = (f.decode(c), f.decode(c + 1));
+            if a.is_finite() && b.is_finite() {
+                let mid = ((a + b) / 2.0) as f32;
+                for d in [-1i32, 0, 1] {
+                    let v = f32::from_bits((mid.to_bits() as i32 + d).max(0) as u32);
+                    inputs.push(v);
+                    inputs.push(-v);
+                }
+            }
+        }
+        // Around the largest finite value.
+        let max = f.max_value() as f32;
+        for k in 0..64 {
+            inputs.push(max * (1.0 + k as f32 / 32.0));
+        }
+        let mut rng = Rng::new(2026);
+        for _ in 0..20000 {
+            inputs.push(f32::from_bits(rng.next() as u32));
+        }
+        let text: String = inputs
+            .iter()
+            .map(|x| format!("{:08x}\n", x.to_bits()))
+            .collect();
+        let want = reference("encode", &f, &text);
+        assert_eq!(want.len(), inputs.len());
+        for (x, w) in inputs.iter().zip(&want) {
+            let got = f.encode(*x);
+            let w = u32::from_str_radix(w, 16).unwrap();
+            if x.is_nan() {
+                assert!(
+                    f.decode(got).is_nan() && f.decode(w).is_nan(),
+                    "{}: NaN",
+                    f.name
+                );
+            } else {
+                assert_eq!(
+                    got,
+                    w,
+                    "{}: encode({x:e} = {:#010x}) = {got:#x}, ml_dtypes {w:#x}",
+                    f.name,
+                    x.to_bits()
+                );
+            }
+        }
+    }
+}
