@@ -155,3 +155,91 @@ fn encode_matches_ml_dtypes() {
         }
     }
 }
+
+fn have_gfloat() -> bool {
+    let ok = Command::new(python())
+        .args(["-c", "import gfloat, numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok && std::env::var(hwgen::sim::verilator::REQUIRE_ENV).as_deref() == Ok("1") {
+        panic!("python with numpy and gfloat is required (scripts/test.sh installs them)");
+    }
+    if !ok {
+        eprintln!("skipped MX reference test: python3 -m pip install numpy gfloat");
+    }
+    ok
+}
+
+#[test]
+fn mxint8_blocks_match_gfloat() {
+    use hwgen::numeric::mx::{quantize_block, MXINT8};
+    if !have_gfloat() {
+        return;
+    }
+    let mut rng = Rng::new(99);
+    let mut blocks: Vec<Vec<f32>> = Vec::new();
+    for b in 0..3000 {
+        // Magnitudes across the whole f32 range, including subnormal blocks, exact powers
+        // of two, values a few ulps below them, zeros and ties.
+        let exp = (b % 300) as i32 - 160;
+        let block: Vec<f32> = (0..32)
+            .map(|k| {
+                let r = rng.next();
+                match (b + k) % 7 {
+                    0 => 0.0,
+                    1 => 2f32.powi((exp + (r % 8) as i32).clamp(-149, 127)),
+                    2 => f32::from_bits(2f32.powi(exp.clamp(-126, 127)).to_bits() - (r % 4) as u32),
+                    3 => -(((r % 255) as f32 + 0.5) * 2f32.powi((exp - 6).clamp(-149, 100))),
+                    _ => {
+                        let m = f32::from_bits(0x3f80_0000 | (r as u32 & 0x7f_ffff));
+                        let s = if r >> 40 & 1 == 1 { -1.0 } else { 1.0 };
+                        s * m * 2f32.powi((exp + (r >> 50) as i32 % 4).clamp(-149, 127))
+                    }
+                }
+            })
+            .filter(|v: &f32| v.is_finite())
+            .collect();
+        blocks.push(block);
+    }
+    blocks.push(vec![0.0; 32]);
+    let input: String = blocks
+        .iter()
+        .map(|b| {
+            b.iter()
+                .map(|v| format!("{:08x}", v.to_bits()))
+                .collect::<Vec<_>>()
+                .join(" ")
+                + "\n"
+        })
+        .collect();
+    let mut child = Command::new(python())
+        .arg(repo().join("rtl-tests/ref/mx_reference.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), blocks.len());
+    for (b, line) in blocks.iter().zip(lines) {
+        let want: Vec<i32> = line
+            .split_whitespace()
+            .map(|w| w.parse().unwrap())
+            .collect();
+        let (scale, q) = quantize_block(b, MXINT8);
+        assert_eq!(i32::from(scale), want[0], "scale of {b:?}");
+        assert_eq!(q, want[1..].to_vec(), "elements of {b:?}");
+    }
+}
