@@ -181,7 +181,7 @@ fn mxint8_blocks_match_gfloat() {
     for b in 0..3000 {
         // Magnitudes across the whole f32 range, including subnormal blocks, exact powers
         // of two, values a few ulps below them, zeros and ties.
-        let exp = (b % 300) as i32 - 160;
+        let exp = (b % 300) - 160;
         let block: Vec<f32> = (0..32)
             .map(|k| {
                 let r = rng.next();
