@@ -8,6 +8,7 @@
 //! keep infinities. NaN stays NaN (E4M3: S.1111.111; E5M2: S.11111.11; BF16: quiet NaN).
 //! Subnormals of the source are converted exactly like any other value (no flushing).
 
+pub mod fp32;
 pub mod mx;
 
 /// A small binary floating-point format.

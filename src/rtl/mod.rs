@@ -259,6 +259,18 @@ pub fn emit(design: &Design) -> FileMap {
     files
 }
 
+/// The arithmetic blocks of the MX and floating-point datapaths (`hwgen_fp32_add`,
+/// `hwgen_mx_dequant`), under the FP32 contract of `numeric::fp32`. They are verified
+/// module by module (tests/rtl_arith.rs) and linted; `emit` does not include them yet
+/// because no Design's datapath instantiates them until MX/FP configs are accepted.
+pub fn arithmetic_blocks(design: &Design) -> FileMap {
+    let c = common(design);
+    let mut files = FileMap::new();
+    files.add("rtl/hwgen_fp32_add.v", render(&Fp32Add { c: &c }));
+    files.add("rtl/hwgen_mx_dequant.v", render(&MxDequant { c: &c }));
+    files
+}
+
 fn isa_header(c: &Common) -> IsaHeader<'_> {
     let mut defines = Vec::new();
     let mut def = |name: &str, value: String, doc: &str| {

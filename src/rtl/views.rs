@@ -41,6 +41,8 @@ static_module!(VectorLane, "rtl/hwgen_vector_lane.v");
 static_module!(VectorUnit, "rtl/hwgen_vector_unit.v");
 static_module!(Fetch, "rtl/hwgen_fetch.v");
 static_module!(Core, "rtl/hwgen_core.v");
+static_module!(Fp32Add, "rtl/hwgen_fp32_add.v");
+static_module!(MxDequant, "rtl/hwgen_mx_dequant.v");
 
 pub struct Define {
     pub name: String,
