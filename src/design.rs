@@ -37,12 +37,45 @@ impl fmt::Display for IntType {
     }
 }
 
+/// An OCP MX block format: integer elements with an implicit 2^-frac, one E8M0 scale per
+/// block of `block_size` elements along the reduction dimension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MxFormat {
+    /// `mxint8` or `mxint4`.
+    pub element: &'static str,
+    pub bits: u32,
+    pub frac: u32,
+    pub block_size: u32,
+}
+
+impl MxFormat {
+    /// Width of the exact integer partial sum of one block pair.
+    pub fn psum_bits(&self) -> u32 {
+        2 * self.bits + self.block_size.trailing_zeros()
+    }
+    pub fn numeric(&self) -> crate::numeric::mx::MxInt {
+        crate::numeric::mx::MxInt {
+            name: self.element,
+            bits: self.bits,
+            frac: self.frac,
+        }
+    }
+}
+
+/// Width of an E8M0 scale.
+pub const SCALE_BITS: u32 = 8;
+
+/// Element types. With `mx` set, input, weight and output hold the MX element codes (signed
+/// integers of `mx.bits`), every input and output row carries one E8M0 scale, and the
+/// accumulator holds FP32 bit patterns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Datatypes {
     pub input: IntType,
     pub weight: IntType,
     pub accumulator: IntType,
     pub output: IntType,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mx: Option<MxFormat>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -103,8 +136,25 @@ pub struct Unit {
 }
 
 impl Unit {
-    pub fn input_row_bits(&self) -> u32 {
+    /// Bits of the block scale carried by an input or output row (0 without MX).
+    pub fn scale_bits(&self) -> u32 {
+        if self.datatype.mx.is_some() {
+            SCALE_BITS
+        } else {
+            0
+        }
+    }
+    /// Bits of the elements of an input row.
+    pub fn input_elem_bits(&self) -> u32 {
         self.cpf * self.datatype.input.bits
+    }
+    /// Bits of the elements of an output row.
+    pub fn output_elem_bits(&self) -> u32 {
+        self.kpf * self.datatype.output.bits
+    }
+    /// Width of an input-buffer row: the elements, then (MX) the block scale.
+    pub fn input_row_bits(&self) -> u32 {
+        self.input_elem_bits() + self.scale_bits()
     }
     pub fn weight_row_bits(&self) -> u32 {
         self.kpf * self.datatype.weight.bits
@@ -112,8 +162,14 @@ impl Unit {
     pub fn acc_row_bits(&self) -> u32 {
         self.kpf * self.datatype.accumulator.bits
     }
+    /// Width of an output-buffer row: the elements, then (MX) the block scale.
     pub fn output_row_bits(&self) -> u32 {
-        self.kpf * self.datatype.output.bits
+        self.output_elem_bits() + self.scale_bits()
+    }
+    /// Memory beats of a row of `bits`: the elements fill whole beats and an MX scale takes
+    /// one more beat of its own.
+    pub fn row_beats(bits: u32, mem_w: u32) -> u32 {
+        bits.div_ceil(mem_w)
     }
     /// Accumulator addresses: one bank, or two when double-buffered.
     pub fn acc_banks(&self) -> u32 {

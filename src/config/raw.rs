@@ -35,6 +35,8 @@ pub struct RawDatatype {
     pub weight: Option<S<String>>,
     pub accumulator: Option<S<String>>,
     pub output: Option<S<String>>,
+    pub block_size: Option<S<i64>>,
+    pub scale: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize, Clone)]

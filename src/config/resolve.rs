@@ -10,6 +10,22 @@ const DEFAULT_DATATYPES: Datatypes = Datatypes {
     weight: IntType::new(true, 8),
     accumulator: IntType::new(true, 32),
     output: IntType::new(true, 8),
+    mx: None,
+};
+
+/// What a datatype string names.
+#[derive(Clone, Copy, PartialEq)]
+enum Parsed {
+    Int(IntType),
+    Mx(MxFormat),
+    Fp32,
+}
+
+const MXINT8: MxFormat = MxFormat {
+    element: "mxint8",
+    bits: 8,
+    frac: 6,
+    block_size: 32,
 };
 
 const DEFAULT_BUFFERS: Buffers = Buffers {
@@ -113,22 +129,45 @@ impl Ctx<'_> {
     }
 }
 
-fn parse_type(ctx: &mut Ctx, key: &str, s: &S<String>, accumulator: bool) -> Option<IntType> {
+fn parse_type(ctx: &mut Ctx, key: &str, s: &S<String>, accumulator: bool) -> Option<Parsed> {
     let text = s.get_ref().trim().to_ascii_lowercase();
-    const LATER: [&str; 7] = [
-        "mxint8", "mxint4", "fp8_e4m3", "fp8_e5m2", "e4m3", "e5m2", "bf16",
-    ];
-    if LATER.contains(&text.as_str()) || text == "fp32" {
+    match (text.as_str(), accumulator) {
+        ("mxint8", false) => return Some(Parsed::Mx(MXINT8)),
+        ("fp32", true) => return Some(Parsed::Fp32),
+        ("mxint8" | "mxint4", true) => {
+            ctx.bad(
+                key,
+                s,
+                format!(
+                    "{key}: {text} is an element type; MX partial sums are accumulated in FP32"
+                ),
+                "use \"fp32\"",
+            );
+            return None;
+        }
+        ("fp32", false) => {
+            ctx.bad(
+                key,
+                s,
+                format!("{key}: fp32 is only an accumulator type"),
+                "use an integer type such as \"int8\" or \"mxint8\"",
+            );
+            return None;
+        }
+        _ => {}
+    }
+    const LATER: [&str; 6] = ["mxint4", "fp8_e4m3", "fp8_e5m2", "e4m3", "e5m2", "bf16"];
+    if LATER.contains(&text.as_str()) {
         ctx.bad(
             key,
             s,
             format!(
-                "{key}: datatype {text} is not supported yet (MX and floating-point types arrive with the datatype work); this release supports signed and unsigned integers"
+                "{key}: datatype {text} is not supported by the generated hardware yet; this release supports signed and unsigned integers and mxint8"
             ),
             if accumulator {
-                "use \"int32\"".to_string()
+                "use \"int32\", or \"fp32\" with mxint8 elements".to_string()
             } else {
-                "use an integer type such as \"int8\"".to_string()
+                "use an integer type such as \"int8\", or \"mxint8\"".to_string()
             },
         );
         return None;
@@ -181,7 +220,7 @@ fn parse_type(ctx: &mut Ctx, key: &str, s: &S<String>, accumulator: bool) -> Opt
         );
         return None;
     }
-    Some(IntType::new(signed, bits))
+    Some(Parsed::Int(IntType::new(signed, bits)))
 }
 
 fn resolve_datatypes(
@@ -192,20 +231,162 @@ fn resolve_datatypes(
 ) -> Datatypes {
     let mut d = base;
     let Some(raw) = raw else { return d };
-    let fields: [(&str, &Option<S<String>>, &mut IntType, bool); 4] = [
-        ("input", &raw.input, &mut d.input, false),
-        ("weight", &raw.weight, &mut d.weight, false),
-        ("accumulator", &raw.accumulator, &mut d.accumulator, true),
-        ("output", &raw.output, &mut d.output, false),
+    if base.mx.is_some() {
+        // Per-unit overrides of an MX design: the whole design shares one MX format.
+        for (name, val) in [
+            ("input", &raw.input),
+            ("weight", &raw.weight),
+            ("accumulator", &raw.accumulator),
+            ("output", &raw.output),
+            ("scale", &raw.scale),
+        ] {
+            if let Some(s) = val {
+                ctx.bad(
+                    &format!("{prefix}.{name}"),
+                    s,
+                    format!("{prefix}.{name}: the datatypes of an MX design are set once, in [datatype]"),
+                    format!("remove {prefix}"),
+                );
+            }
+        }
+        if let Some(s) = &raw.block_size {
+            ctx.bad(
+                &format!("{prefix}.block_size"),
+                s,
+                format!("{prefix}.block_size: the datatypes of an MX design are set once, in [datatype]"),
+                format!("remove {prefix}"),
+            );
+        }
+        return d;
+    }
+    let elements = [
+        ("input", &raw.input),
+        ("weight", &raw.weight),
+        ("output", &raw.output),
     ];
-    for (name, val, slot, acc) in fields {
+    let mut parsed: Vec<(&str, &S<String>, Parsed)> = Vec::new();
+    for (name, val) in elements {
         if let Some(s) = val {
-            if let Some(t) = parse_type(ctx, &format!("{prefix}.{name}"), s, acc) {
-                *slot = t;
+            if let Some(p) = parse_type(ctx, &format!("{prefix}.{name}"), s, false) {
+                parsed.push((name, s, p));
             }
         }
     }
-    if let Some(s) = raw.accumulator.as_ref() {
+    let accumulator = match &raw.accumulator {
+        Some(s) => parse_type(ctx, &format!("{prefix}.accumulator"), s, true).map(|p| (s, p)),
+        None => None,
+    };
+
+    // MX: one element type for input, weight and output, FP32 accumulation.
+    let mx_key = parsed.iter().find(|(_, _, p)| matches!(p, Parsed::Mx(_)));
+    if let Some(&(mx_name, mx_s, Parsed::Mx(format))) = mx_key {
+        let mx_text = mx_s.get_ref().trim().to_ascii_lowercase();
+        for (name, val) in elements {
+            let same = parsed
+                .iter()
+                .any(|(n, _, p)| *n == name && *p == Parsed::Mx(format));
+            if same {
+                continue;
+            }
+            let key = format!("{prefix}.{name}");
+            let rule = format!(
+                "{key}: an MX design uses one element type for input, weight and output ({prefix}.{mx_name} is {mx_text})"
+            );
+            let fix = format!("set {key} = \"{mx_text}\"");
+            match val {
+                Some(s) => {
+                    if parsed.iter().any(|(n, _, _)| *n == name) {
+                        ctx.bad(&key, s, rule, fix);
+                    }
+                }
+                None => {
+                    let loc = ctx.loc(mx_s);
+                    ctx.problem(&key, loc, None, rule, fix);
+                }
+            }
+        }
+        if let Some((s, p)) = &accumulator {
+            if *p != Parsed::Fp32 {
+                ctx.bad(
+                    &format!("{prefix}.accumulator"),
+                    s,
+                    format!(
+                        "{prefix}.accumulator: MX block sums are dequantized and accumulated in FP32"
+                    ),
+                    "use \"fp32\" (or leave it out: it is the default for MX)",
+                );
+            }
+        }
+        let mut format = format;
+        if let Some(s) = &raw.block_size {
+            let v = *s.get_ref();
+            if [16, 32, 64].contains(&v) {
+                format.block_size = v as u32;
+            } else {
+                ctx.bad(
+                    &format!("{prefix}.block_size"),
+                    s,
+                    format!("{prefix}.block_size must be 16, 32 (the OCP MX block) or 64"),
+                    "use block_size = 32",
+                );
+            }
+        }
+        if let Some(s) = &raw.scale {
+            if s.get_ref().trim().to_ascii_lowercase() != "e8m0" {
+                ctx.bad(
+                    &format!("{prefix}.scale"),
+                    s,
+                    format!("{prefix}.scale: MX scales are E8M0"),
+                    "use scale = \"e8m0\"",
+                );
+            }
+        }
+        let element = IntType::new(true, format.bits);
+        d.input = element;
+        d.weight = element;
+        d.output = element;
+        d.accumulator = IntType::new(true, 32);
+        d.mx = Some(format);
+        return d;
+    }
+
+    // Integer elements (or inherited MX ones).
+    for (name, _, p) in &parsed {
+        let Parsed::Int(t) = p else { continue };
+        match *name {
+            "input" => d.input = *t,
+            "weight" => d.weight = *t,
+            _ => d.output = *t,
+        }
+    }
+    if let Some(s) = raw.block_size.as_ref() {
+        ctx.bad(
+            &format!("{prefix}.block_size"),
+            s,
+            format!("{prefix}.block_size applies to MX element types only"),
+            "remove it, or use input, weight and output = \"mxint8\"",
+        );
+    }
+    if let Some(s) = raw.scale.as_ref() {
+        ctx.bad(
+            &format!("{prefix}.scale"),
+            s,
+            format!("{prefix}.scale applies to MX element types only"),
+            "remove it, or use input, weight and output = \"mxint8\"",
+        );
+    }
+    if let Some((s, p)) = &accumulator {
+        match p {
+            Parsed::Int(t) => d.accumulator = *t,
+            _ => {
+                ctx.bad(
+                    &format!("{prefix}.accumulator"),
+                    s,
+                    format!("{prefix}.accumulator: fp32 accumulation needs MX elements"),
+                    "use \"int32\", or input, weight and output = \"mxint8\"",
+                );
+            }
+        }
         let need = d.input.bits + d.weight.bits;
         if d.accumulator.bits < need {
             ctx.bad(
@@ -344,6 +525,12 @@ pub(super) fn resolve(
         latency_cycles: 20,
         bytes_per_cycle: 8,
     };
+    let block_size_loc = raw.datatype.as_ref().and_then(|d| {
+        d.block_size
+            .as_ref()
+            .and_then(|s| ctx.loc(s))
+            .or_else(|| d.input.as_ref().and_then(|s| ctx.loc(s)))
+    });
     let mut mem_width_loc = None;
     if let Some(m) = &raw.memory {
         if let Some(s) = &m.data_width_bits {
@@ -641,6 +828,22 @@ pub(super) fn resolve(
                         ru.datatype.as_ref(),
                         datatype,
                     );
+                    if udt.mx.is_some() && datatype.mx.is_none() {
+                        if let Some(rd) = ru.datatype.as_ref() {
+                            let first = [&rd.input, &rd.weight, &rd.output]
+                                .into_iter()
+                                .flatten()
+                                .next();
+                            if let Some(s) = first {
+                                ctx.bad(
+                                    &format!("{ukey}.datatype"),
+                                    s,
+                                    format!("{ukey}.datatype: MX is chosen for the whole design, in [datatype], not per unit"),
+                                    "move the MX types to [datatype]",
+                                );
+                            }
+                        }
+                    }
                     let ubuf = resolve_buffers(
                         &mut ctx,
                         &format!("{ukey}.buffers"),
@@ -742,11 +945,33 @@ pub(super) fn resolve(
                         );
                     }
                 }
+                if let Some(mx) = unit.datatype.mx {
+                    if unit.cpf != mx.block_size || unit.kpf != mx.block_size {
+                        ctx.problem(
+                            "datatype.block_size",
+                            block_size_loc.clone(),
+                            Some(mx.block_size.to_string()),
+                            format!(
+                                "an MX block must span the array exactly: one block of the reduction runs down the {} rows per pass and the vector unit quantizes the {} columns of an output row as one block, so block_size must equal both (unit \"{}\")",
+                                unit.cpf, unit.kpf, unit.name
+                            ),
+                            if unit.cpf == unit.kpf && [16, 32, 64].contains(&unit.cpf) {
+                                format!("use block_size = {}", unit.cpf)
+                            } else {
+                                format!(
+                                    "use a square {0}x{0} array (block_size 16, 32 and 64 need 16x16, 32x32 and 64x64)",
+                                    mx.block_size
+                                )
+                            },
+                        );
+                    }
+                }
+                // Rows are whole beats of elements; an MX row's scale takes one more beat.
                 for (what, bits) in [
-                    ("input buffer", unit.input_row_bits()),
+                    ("input buffer", unit.input_elem_bits()),
                     ("weight buffer", unit.weight_row_bits()),
                     ("accumulator", unit.acc_row_bits()),
-                    ("output buffer", unit.output_row_bits()),
+                    ("output buffer", unit.output_elem_bits()),
                 ] {
                     if !bits.is_multiple_of(mem_w) {
                         ctx.problem(
@@ -790,10 +1015,10 @@ fn suggest_memory_width(units: &[&Unit]) -> Option<u32> {
         .iter()
         .flat_map(|u| {
             [
-                u.input_row_bits(),
+                u.input_elem_bits(),
                 u.weight_row_bits(),
                 u.acc_row_bits(),
-                u.output_row_bits(),
+                u.output_elem_bits(),
             ]
         })
         .collect();
