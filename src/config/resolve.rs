@@ -332,7 +332,7 @@ fn resolve_datatypes(
             }
         }
         if let Some(s) = &raw.scale {
-            if s.get_ref().trim().to_ascii_lowercase() != "e8m0" {
+            if !s.get_ref().trim().eq_ignore_ascii_case("e8m0") {
                 ctx.bad(
                     &format!("{prefix}.scale"),
                     s,
