@@ -221,6 +221,14 @@ impl Design {
         v
     }
 
+    /// The MX format when the design computes in MX (validation makes it design-wide).
+    pub fn mx(&self) -> Option<MxFormat> {
+        self.branches
+            .iter()
+            .flat_map(|b| b.units.iter())
+            .find_map(|u| u.datatype.mx)
+    }
+
     /// 64-bit FNV-1a hash of everything that shapes the hardware (not the name or path).
     /// Programs carry it; the ID register of the generated top returns it.
     pub fn hash(&self) -> u64 {

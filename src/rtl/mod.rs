@@ -117,6 +117,7 @@ fn common(design: &Design) -> Common {
         rst: rst.to_string(),
         rst_edge,
         rst_on,
+        mx: design.mx().is_some(),
     }
 }
 
@@ -185,6 +186,19 @@ pub fn emit(design: &Design) -> FileMap {
     add(&mut files, "hwgen_isa.vh", render(&isa_header(&c)));
     add(&mut files, "hwgen_delay.v", render(&Delay { c: &c }));
     add(&mut files, "hwgen_pe.v", render(&Pe { c: &c }));
+    if c.mx {
+        add(&mut files, "hwgen_fp32_add.v", render(&Fp32Add { c: &c }));
+        add(
+            &mut files,
+            "hwgen_mx_dequant.v",
+            render(&MxDequant { c: &c }),
+        );
+        add(
+            &mut files,
+            "hwgen_mx_quantize.v",
+            render(&MxQuantize { c: &c }),
+        );
+    }
     add(
         &mut files,
         "hwgen_systolic_array.v",
@@ -259,15 +273,15 @@ pub fn emit(design: &Design) -> FileMap {
     files
 }
 
-/// The arithmetic blocks of the MX and floating-point datapaths (`hwgen_fp32_add`,
-/// `hwgen_mx_dequant`), under the FP32 contract of `numeric::fp32`. They are verified
-/// module by module (tests/rtl_arith.rs) and linted; `emit` does not include them yet
-/// because no Design's datapath instantiates them until MX/FP configs are accepted.
+/// The arithmetic blocks of the MX datapath (`hwgen_fp32_add`, `hwgen_mx_dequant`,
+/// `hwgen_mx_quantize`) under the FP32 contract of `numeric::fp32`, for module-level tests
+/// (tests/rtl_arith.rs); `emit` includes them in MX designs.
 pub fn arithmetic_blocks(design: &Design) -> FileMap {
     let c = common(design);
     let mut files = FileMap::new();
     files.add("rtl/hwgen_fp32_add.v", render(&Fp32Add { c: &c }));
     files.add("rtl/hwgen_mx_dequant.v", render(&MxDequant { c: &c }));
+    files.add("rtl/hwgen_mx_quantize.v", render(&MxQuantize { c: &c }));
     files
 }
 
@@ -464,7 +478,7 @@ fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
     let mut views: Vec<CoreView> = Vec::new();
     for (i, (b, u, r)) in cores.iter().enumerate() {
         let d = u.datatype;
-        let params: Vec<(&str, String)> = vec![
+        let mut params: Vec<(&str, String)> = vec![
             ("CPF", u.cpf.to_string()),
             ("KPF", u.kpf.to_string()),
             ("INPUT_W", d.input.bits.to_string()),
@@ -491,6 +505,14 @@ fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
             ("ENABLE_POOL", bool_param(design.vector.maxpool)),
             ("ENABLE_ADD", bool_param(design.vector.add)),
         ];
+        if let Some(mx) = d.mx {
+            let at = params
+                .iter()
+                .position(|(n, _)| *n == "OUTPUT_SIGNED")
+                .unwrap()
+                + 1;
+            params.insert(at, ("MX_FRAC", mx.frac.to_string()));
+        }
         views.push(CoreView {
             index: i as u32,
             sel: format!("{core_sel_w}'d{i}"),

@@ -12,6 +12,9 @@ pub struct Common {
     pub rst_edge: String,
     /// Condition under which reset is asserted (`!rst_ni` or `rst_i`).
     pub rst_on: String,
+    /// MX datapath: rows carry E8M0 scales, block sums are dequantized and accumulated in
+    /// FP32, the vector unit quantizes output rows to MX blocks.
+    pub mx: bool,
 }
 
 macro_rules! static_module {
@@ -43,6 +46,7 @@ static_module!(Fetch, "rtl/hwgen_fetch.v");
 static_module!(Core, "rtl/hwgen_core.v");
 static_module!(Fp32Add, "rtl/hwgen_fp32_add.v");
 static_module!(MxDequant, "rtl/hwgen_mx_dequant.v");
+static_module!(MxQuantize, "rtl/hwgen_mx_quantize.v");
 
 pub struct Define {
     pub name: String,

@@ -4,6 +4,14 @@
 // overwriting or accumulating, and may at the same time preload the next weight tile into
 // the idle weight bank. A bank is refilled only after the vectors using it have drained.
 // Semaphores are released when the instruction's last result has been written.
+{%- if c.mx %}
+//
+// MX: every input row carries the E8M0 scale of its block after the elements, and a weight
+// tile is ROWS element rows followed by one row of the COLS column scales, preloaded into a
+// scale register of the bank. The array forms exact integer block sums; at each column
+// output the sum is dequantized with the two scales to FP32 and written, or added in FP32
+// to the accumulator row (round to nearest even, subnormals flushed).
+{%- endif %}
 `include "hwgen_isa.vh"
 module hwgen_compute_unit #(
   parameter integer       INSTR_W       = 160,
@@ -17,6 +25,9 @@ module hwgen_compute_unit #(
   parameter integer       ACC_W         = 32,
   parameter integer       INPUT_SIGNED  = 1,
   parameter integer       WEIGHT_SIGNED = 1,
+{%- if c.mx %}
+  parameter integer       MX_FRAC       = 6,
+{%- endif %}
   parameter integer       SPAD_ADDR_W   = 16
 ) (
   input  wire                     clk_i,
@@ -32,7 +43,11 @@ module hwgen_compute_unit #(
   // input buffer (read)
   output wire                     in_re_o,
   output wire [SPAD_ADDR_W-1:0]   in_addr_o,
+{%- if c.mx %}
+  input  wire [ROWS*INPUT_W+7:0]  in_data_i,     // elements, then the E8M0 scale
+{%- else %}
   input  wire [ROWS*INPUT_W-1:0]  in_data_i,
+{%- endif %}
   // weight buffer (read)
   output wire                     w_re_o,
   output wire [SPAD_ADDR_W-1:0]   w_addr_o,
@@ -53,15 +68,24 @@ module hwgen_compute_unit #(
   localparam integer LATENCY = ROWS + COLS - 1;
   localparam integer DRAIN   = LATENCY + 2;
   localparam integer DRAIN_W = $clog2(DRAIN + 1);
+{%- if c.mx %}
+  localparam integer SCALE_W = 8;
+  localparam integer PSUM_W  = INPUT_W + WEIGHT_W + $clog2(ROWS);  // exact block sum
+  localparam integer PL_ROWS_INT = ROWS + 1;                       // elements + scale row
+  localparam integer PL_W    = $clog2(ROWS + 2);
+  localparam integer TAG_W   = NUM_SEM + 1 + 1 + SCALE_W + SPAD_ADDR_W;
+{%- else %}
+  localparam integer PL_ROWS_INT = ROWS;
   localparam integer PL_W    = $clog2(ROWS + 1);
   localparam integer TAG_W   = NUM_SEM + 1 + SPAD_ADDR_W;
+{%- endif %}
   localparam integer INDEX_W = `HWGEN_MATMUL_COUNT0_W + `HWGEN_MATMUL_COUNT1_W;
   localparam [DRAIN_W-1:0]     DRAIN_N   = DRAIN[DRAIN_W-1:0];
   localparam [DRAIN_W-1:0]     DRAIN_ONE = 1;
   localparam [PL_W-1:0]        PL_ONE    = 1;
-  localparam [PL_W-1:0]        PL_ROWS   = ROWS[PL_W-1:0];
-  localparam integer           ROWS_M1_INT = ROWS - 1;
-  localparam [SPAD_ADDR_W-1:0] ROWS_M1   = ROWS_M1_INT[SPAD_ADDR_W-1:0];
+  localparam [PL_W-1:0]        PL_ROWS   = PL_ROWS_INT[PL_W-1:0];
+  localparam integer           PL_LAST_INT = PL_ROWS_INT - 1;
+  localparam [SPAD_ADDR_W-1:0] PL_LAST   = PL_LAST_INT[SPAD_ADDR_W-1:0];
 
   wire [NUM_SEM-1:0] f_wait;
   wire [NUM_SEM-1:0] f_signal;
@@ -110,6 +134,11 @@ module hwgen_compute_unit #(
   reg [PL_W-1:0]        pl_issued_q;
   reg [PL_W-1:0]        pl_issued_d;
   reg                   pl_data_q;
+{%- if c.mx %}
+  reg                   pl_scale_q;      // the row arriving is the tile's scale row
+  reg [COLS*SCALE_W-1:0] wscale0_q;      // column scales of weight bank 0
+  reg [COLS*SCALE_W-1:0] wscale1_q;      // column scales of weight bank 1
+{%- endif %}
   reg [DRAIN_W-1:0]     drain0_q;
   reg [DRAIN_W-1:0]     drain0_d;
   reg [DRAIN_W-1:0]     drain1_q;
@@ -228,6 +257,11 @@ module hwgen_compute_unit #(
       pl_base_q    <= {SPAD_ADDR_W{1'b0}};
       pl_issued_q  <= {PL_W{1'b0}};
       pl_data_q    <= 1'b0;
+{%- if c.mx %}
+      pl_scale_q   <= 1'b0;
+      wscale0_q    <= {(COLS*SCALE_W){1'b0}};
+      wscale1_q    <= {(COLS*SCALE_W){1'b0}};
+{%- endif %}
       drain0_q     <= {DRAIN_W{1'b0}};
       drain1_q     <= {DRAIN_W{1'b0}};
       tok_valid_q  <= 1'b0;
@@ -242,18 +276,45 @@ module hwgen_compute_unit #(
       pl_base_q    <= pl_base_d;
       pl_issued_q  <= pl_issued_d;
       pl_data_q    <= pl_read;
+{%- if c.mx %}
+      pl_scale_q   <= pl_read && (pl_issued_q == {PL_W{1'b0}});
+      if (pl_data_q && pl_scale_q && pl_bank) begin
+        wscale1_q <= w_data_i;
+      end
+      if (pl_data_q && pl_scale_q && !pl_bank) begin
+        wscale0_q <= w_data_i;
+      end
+{%- endif %}
       drain0_q     <= drain0_d;
       drain1_q     <= drain1_d;
       tok_valid_q  <= stream_read;
       tok_addr_q   <= tok_addr_d;
     end
   end
+{%- if c.mx %}
+
+  // The scale row (weight_addr + ROWS) is read first, then the weight rows last row first:
+  // after ROWS shifts, row r holds weight_addr + r.
+{%- else %}
 
   // Weight rows are read last row first: after ROWS shifts, row r holds weight_addr + r.
+{%- endif %}
   assign w_re_o   = pl_read;
-  assign w_addr_o = pl_base_q + ROWS_M1 - { {(SPAD_ADDR_W-PL_W){1'b0}}, pl_issued_q};
+  assign w_addr_o = pl_base_q + PL_LAST - { {(SPAD_ADDR_W-PL_W){1'b0}}, pl_issued_q};
   assign in_re_o   = stream_read;
   assign in_addr_o = agen_addr;
+{%- if c.mx %}
+
+  // The systolic array. The tag carries the accumulator row, the accumulate flag, the weight
+  // bank and the input row's scale and, on a bubble injected when the instruction finishes,
+  // the semaphores to release.
+  wire [SCALE_W-1:0]     in_scale = in_data_i[ROWS*INPUT_W +: SCALE_W];
+  wire [TAG_W-1:0]       in_tag = {finished ? release_q : {NUM_SEM{1'b0}}, accumulate_q, bank_q,
+                                   in_scale, tok_addr_q};
+  wire                   out_valid;
+  wire [TAG_W-1:0]       out_tag;
+  wire [COLS*PSUM_W-1:0] out_psum;
+{%- else %}
 
   // The systolic array. The tag carries the accumulator row, the accumulate flag and, on a
   // bubble injected when the instruction finishes, the semaphores to release.
@@ -261,13 +322,18 @@ module hwgen_compute_unit #(
   wire                   out_valid;
   wire [TAG_W-1:0]       out_tag;
   wire [COLS*ACC_W-1:0]  out_psum;
+{%- endif %}
 
   hwgen_systolic_array #(
     .ROWS          (ROWS),
     .COLS          (COLS),
     .INPUT_W       (INPUT_W),
     .WEIGHT_W      (WEIGHT_W),
+{%- if c.mx %}
+    .ACC_W         (PSUM_W),
+{%- else %}
     .ACC_W         (ACC_W),
+{%- endif %}
     .INPUT_SIGNED  (INPUT_SIGNED),
     .WEIGHT_SIGNED (WEIGHT_SIGNED),
     .TAG_W         (TAG_W)
@@ -277,8 +343,16 @@ module hwgen_compute_unit #(
     .in_valid_i    (tok_valid_q),
     .in_bank_i     (bank_q),
     .in_tag_i      (in_tag),
+{%- if c.mx %}
+    .in_act_i      (in_data_i[ROWS*INPUT_W-1:0]),
+{%- else %}
     .in_act_i      (in_data_i),
+{%- endif %}
+{%- if c.mx %}
+    .wshift_en_i   (pl_data_q && !pl_scale_q),
+{%- else %}
     .wshift_en_i   (pl_data_q),
+{%- endif %}
     .wshift_bank_i (pl_bank),
     .wshift_row_i  (w_data_i),
     .out_valid_o   (out_valid),
@@ -287,8 +361,20 @@ module hwgen_compute_unit #(
   );
 
   wire [NUM_SEM-1:0]     out_release    = out_tag[TAG_W-1 -: NUM_SEM];
+{%- if c.mx %}
+  wire                   out_accumulate = out_tag[SPAD_ADDR_W+SCALE_W+1];
+  wire                   out_bank       = out_tag[SPAD_ADDR_W+SCALE_W];
+  wire [SCALE_W-1:0]     out_scale      = out_tag[SPAD_ADDR_W +: SCALE_W];
+{%- else %}
   wire                   out_accumulate = out_tag[SPAD_ADDR_W];
+{%- endif %}
   wire [SPAD_ADDR_W-1:0] out_addr       = out_tag[SPAD_ADDR_W-1:0];
+{%- if c.mx %}
+
+  // Block dequantization at the column outputs: integer block sum x 2^(scales) -> FP32.
+  wire [COLS*SCALE_W-1:0] out_wscale = out_bank ? wscale1_q : wscale0_q;
+  wire [COLS*ACC_W-1:0]   out_value;
+{%- endif %}
 
   // Write-back: read the old row (accumulate) as the result leaves the array, add and write
   // one cycle later. A row written in the previous cycle is forwarded.
@@ -308,9 +394,31 @@ module hwgen_compute_unit #(
   genvar col;
   generate
     for (col = 0; col < COLS; col = col + 1) begin : gen_col
+{%- if c.mx %}
+      wire [ACC_W-1:0] fp_sum;
+
+      hwgen_mx_dequant #(
+        .PSUM_W (PSUM_W),
+        .FRAC   (MX_FRAC)
+      ) u_dequant (
+        .psum_i    (out_psum[col*PSUM_W +: PSUM_W]),
+        .scale_a_i (out_scale),
+        .scale_b_i (out_wscale[col*SCALE_W +: SCALE_W]),
+        .value_o   (out_value[col*ACC_W +: ACC_W])
+      );
+
+      hwgen_fp32_add u_add (
+        .a_i   (wb_old[col*ACC_W +: ACC_W]),
+        .b_i   (wb_psum_q[col*ACC_W +: ACC_W]),
+        .sum_o (fp_sum)
+      );
+
+      assign wb_sum[col*ACC_W +: ACC_W] = wb_accumulate_q ? fp_sum : wb_psum_q[col*ACC_W +: ACC_W];
+{%- else %}
       assign wb_sum[col*ACC_W +: ACC_W] = wb_accumulate_q
           ? wb_old[col*ACC_W +: ACC_W] + wb_psum_q[col*ACC_W +: ACC_W]
           : wb_psum_q[col*ACC_W +: ACC_W];
+{%- endif %}
     end
   endgenerate
 
@@ -328,7 +436,11 @@ module hwgen_compute_unit #(
       wb_valid_q      <= out_valid;
       wb_accumulate_q <= out_accumulate;
       wb_addr_q       <= out_addr;
+{%- if c.mx %}
+      wb_psum_q       <= out_value;
+{%- else %}
       wb_psum_q       <= out_psum;
+{%- endif %}
       wb_release_q    <= out_release;
       last_valid_q    <= wb_valid_q;
       last_addr_q     <= wb_addr_q;

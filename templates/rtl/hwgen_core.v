@@ -14,6 +14,10 @@ module hwgen_core #(
   parameter integer ACC_W         = 32,
   parameter integer OUTPUT_W      = 8,
   parameter integer OUTPUT_SIGNED = 1,
+{%- if c.mx %}
+  // MX: elements carry an implicit 2^-MX_FRAC; input and output rows carry an E8M0 scale
+  parameter integer MX_FRAC       = 6,
+{%- endif %}
   // scratchpads (entries)
   parameter integer INPUT_DEPTH   = 512,
   parameter integer WEIGHT_DEPTH  = 512,
@@ -69,6 +73,20 @@ module hwgen_core #(
   localparam integer SPAD_ADDR_W  = `HWGEN_SPAD_ADDR_W;
   localparam integer QUEUE_PTR_W  = $clog2(QUEUE_DEPTH);
   localparam integer RSP_PTR_W    = $clog2(RSP_DEPTH);
+{%- if c.mx %}
+  // An MX row: the elements, then the block's E8M0 scale in a beat of its own.
+  localparam integer SCALE_W      = 8;
+  localparam integer INPUT_ROW_W  = CPF * INPUT_W + SCALE_W;
+  localparam integer WEIGHT_ROW_W = KPF * WEIGHT_W;
+  localparam integer ACC_ROW_W    = KPF * ACC_W;
+  localparam integer OUTPUT_ROW_W = KPF * OUTPUT_W + SCALE_W;
+  localparam integer BEATS_INPUT  = (INPUT_ROW_W + MEM_W - 1) / MEM_W;
+  localparam integer BEATS_WEIGHT = WEIGHT_ROW_W / MEM_W;
+  localparam integer BEATS_ACC    = ACC_ROW_W / MEM_W;
+  localparam integer BEATS_OUTPUT = (OUTPUT_ROW_W + MEM_W - 1) / MEM_W;
+  localparam integer ROW_MAX_W    = max4(BEATS_INPUT * MEM_W, WEIGHT_ROW_W, ACC_ROW_W,
+                                         BEATS_OUTPUT * MEM_W);
+{%- else %}
   localparam integer INPUT_ROW_W  = CPF * INPUT_W;
   localparam integer WEIGHT_ROW_W = KPF * WEIGHT_W;
   localparam integer ACC_ROW_W    = KPF * ACC_W;
@@ -78,6 +96,7 @@ module hwgen_core #(
   localparam integer BEATS_ACC    = ACC_ROW_W / MEM_W;
   localparam integer BEATS_OUTPUT = OUTPUT_ROW_W / MEM_W;
   localparam integer ROW_MAX_W    = max4(INPUT_ROW_W, WEIGHT_ROW_W, ACC_ROW_W, OUTPUT_ROW_W);
+{%- endif %}
   localparam integer BEAT_W       = $clog2(ROW_MAX_W / MEM_W + 1);
   localparam integer STORE_BEAT_W = $clog2(BEATS_OUTPUT + 1);
 
@@ -426,6 +445,9 @@ module hwgen_core #(
     .ACC_W         (ACC_W),
     .INPUT_SIGNED  (INPUT_SIGNED),
     .WEIGHT_SIGNED (WEIGHT_SIGNED),
+{%- if c.mx %}
+    .MX_FRAC       (MX_FRAC),
+{%- endif %}
     .SPAD_ADDR_W   (SPAD_ADDR_W)
   ) u_compute (
     .clk_i           (clk_i),
@@ -462,6 +484,10 @@ module hwgen_core #(
     .ACC_W       (ACC_W),
     .OUT_W       (OUTPUT_W),
     .OUT_SIGNED  (OUTPUT_SIGNED),
+{%- if c.mx %}
+    .MX_FRAC     (MX_FRAC),
+    .OUT_ROW_W   (OUTPUT_ROW_W),
+{%- endif %}
     .SPAD_ADDR_W (SPAD_ADDR_W),
     .ENABLE_BIAS (ENABLE_BIAS),
     .ENABLE_RELU (ENABLE_RELU),
@@ -500,7 +526,11 @@ module hwgen_core #(
     .SPAD_ADDR_W (SPAD_ADDR_W),
     .BEATS       (BEATS_OUTPUT),
     .BEAT_W      (STORE_BEAT_W),
+{%- if c.mx %}
+    .ROW_W       (BEATS_OUTPUT * MEM_W)
+{%- else %}
     .ROW_W       (OUTPUT_ROW_W)
+{%- endif %}
   ) u_store (
     .clk_i           (clk_i),
     .{{ c.rst }}     ({{ c.rst }}),
@@ -513,7 +543,11 @@ module hwgen_core #(
     .rd_valid_o      (out_lo_rd_valid),
     .rd_addr_o       (out_lo_rd_addr),
     .rd_grant_i      (out_lo_rd_grant),
+{%- if c.mx %}
+    .rd_data_i       ({ {(BEATS_OUTPUT*MEM_W-OUTPUT_ROW_W){1'b0}}, out_lo_rd_data}),
+{%- else %}
     .rd_data_i       (out_lo_rd_data),
+{%- endif %}
     .mem_req_valid_o (st_mem_valid),
     .mem_req_ready_i (st_mem_ready),
     .mem_req_addr_o  (st_mem_addr),

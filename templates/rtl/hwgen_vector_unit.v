@@ -3,6 +3,12 @@
 // pool, an output-buffer operand row), runs it through COLS lanes of bias, requantization,
 // element-wise add, ReLU and max-pool, and writes the output-buffer row. One row per cycle
 // once the accumulator read port is granted; the lanes are a fixed five-cycle pipeline.
+{%- if c.mx %}
+//
+// MX: the accumulator rows are FP32; each row goes through ReLU (when relu) and is quantized
+// to one MX block (hwgen_mx_quantize) written as {scale, elements}. Bias, requantization,
+// add and pool are integer operations and do not apply.
+{%- endif %}
 `include "hwgen_isa.vh"
 module hwgen_vector_unit #(
   parameter integer       INSTR_W     = 160,
@@ -13,6 +19,12 @@ module hwgen_vector_unit #(
   parameter integer       ACC_W       = 32,
   parameter integer       OUT_W       = 8,
   parameter integer       OUT_SIGNED  = 1,
+{%- if c.mx %}
+  parameter integer       MX_FRAC     = 6,
+  parameter integer       OUT_ROW_W   = COLS * OUT_W + 8,
+{%- else %}
+  parameter integer       OUT_ROW_W   = COLS * OUT_W,
+{%- endif %}
   parameter integer       SPAD_ADDR_W = 16,
   parameter integer       ENABLE_BIAS = 1,
   parameter integer       ENABLE_RELU = 1,
@@ -37,10 +49,10 @@ module hwgen_vector_unit #(
   // output buffer (this unit has priority on both ports)
   output wire                   out_rd_valid_o,
   output wire [SPAD_ADDR_W-1:0] out_rd_addr_o,
-  input  wire [COLS*OUT_W-1:0]  out_rd_data_i,
+  input  wire [OUT_ROW_W-1:0]   out_rd_data_i,
   output wire                   out_wr_valid_o,
   output wire [SPAD_ADDR_W-1:0] out_wr_addr_o,
-  output wire [COLS*OUT_W-1:0]  out_wr_data_o,
+  output wire [OUT_ROW_W-1:0]   out_wr_data_o,
   // performance
   output wire                   busy_o,
   output wire                   stall_o
@@ -282,6 +294,27 @@ module hwgen_vector_unit #(
     .data_i      ({row_fire, out_base_q + issued_ext}),
     .data_o      ({wb_valid, wb_addr})
   );
+{%- if c.mx %}
+
+  hwgen_mx_quantize #(
+    .COLS  (COLS),
+    .OUT_W (OUT_W),
+    .FRAC  (MX_FRAC)
+  ) u_quantize (
+    .clk_i       (clk_i),
+    .{{ c.rst }} ({{ c.rst }}),
+    .relu_i      (relu_q),
+    .acc_i       (acc_rd_data_i),
+    .result_o    (out_wr_data_o)
+  );
+
+  // Integer-only controls have no effect in the MX datapath.
+  wire unused_integer_path;
+  assign unused_integer_path = ^{bias_q, add_q, pool_q, multiplier_q, shift_q, zero_point_q,
+                                 clamp_q, clamp_max_q, bias_value_q, out_rd_data_i,
+                                 OUT_SIGNED[0], ENABLE_BIAS[0], ENABLE_RELU[0], ENABLE_POOL[0],
+                                 ENABLE_ADD[0]};
+{%- else %}
 
   genvar lane;
   generate
@@ -316,6 +349,7 @@ module hwgen_vector_unit #(
       );
     end
   endgenerate
+{%- endif %}
 
   assign acc_rd_valid_o = issue_row || (phase_q == PHASE_BIAS);
   assign acc_rd_addr_o  = (phase_q == PHASE_BIAS) ? bias_addr_q : acc_base_q + issued_ext;
