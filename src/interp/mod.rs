@@ -3,12 +3,17 @@
 //! four queues are modelled with their semaphores and bounded depths, so a program that
 //! would deadlock in hardware deadlocks here too; each instruction executes atomically when
 //! it starts. For race-free programs this computes exactly what the RTL computes.
+//!
+//! MX designs: an input or output row holds its elements followed by the block's E8M0 scale
+//! (as one more 8-bit value), accumulator rows hold FP32 bit patterns (as int32), and a
+//! weight tile is `cpf` element rows followed by a row of column scales.
 
 mod memory;
 
 pub use memory::Memory;
 
-use crate::design::{Design, IntType, Unit};
+use crate::design::{Design, IntType, MxFormat, Unit};
+use crate::numeric::{fp32, mx};
 use crate::isa::{self, Buffer, Instr, Opcode, Queue};
 use std::collections::VecDeque;
 use std::fmt;
@@ -56,6 +61,8 @@ pub struct Engine {
     pub banks: [Vec<Vec<i64>>; 2],
     pub cur_bank: usize,
     pub bias: Vec<i64>,
+    /// MX: column scales (E8M0 codes) of the two weight banks.
+    pub bank_scales: [Vec<u8>; 2],
     pub sems: Vec<u32>,
     /// Instructions executed, in the order they started.
     pub trace: Vec<(usize, Opcode)>,
@@ -127,36 +134,65 @@ pub fn vector_lane(
     q
 }
 
+/// The MX vector path on one FP32 accumulator row: ReLU (negative values and -0 become +0,
+/// NaN stays NaN), then quantization of the row to one MX block; the row returned is the
+/// elements followed by the scale code (wrapped like an element).
+pub fn mx_vector_row(acc: &[u32], relu: bool, mx: MxFormat) -> Vec<i64> {
+    let x: Vec<f32> = acc
+        .iter()
+        .map(|&b| {
+            let b = fp32::flush(b);
+            let v = f32::from_bits(b);
+            if relu && !v.is_nan() && b >> 31 == 1 {
+                0.0
+            } else {
+                v
+            }
+        })
+        .collect();
+    let (scale, q) = mx::quantize_block(&x, mx.numeric());
+    let t = IntType::new(true, mx.bits);
+    q.iter()
+        .map(|v| i64::from(*v))
+        .chain(std::iter::once(wrap(i64::from(scale), t)))
+        .collect()
+}
+
 impl Engine {
     pub fn new(design: &Design, unit: &Unit) -> Engine {
         let b = unit.buffers;
         let cpf = unit.cpf as usize;
         let kpf = unit.kpf as usize;
+        let scale = usize::from(unit.datatype.mx.is_some());
         Engine {
             unit: unit.clone(),
             mem_w: design.memory.data_width_bits,
             queue_depth: design.control.queue_depth as usize,
             sem_max: (1 << crate::rtl::SEM_COUNT_W) - 1,
-            input: vec![vec![0; cpf]; b.input_depth as usize],
+            input: vec![vec![0; cpf + scale]; b.input_depth as usize],
             weight: vec![vec![0; kpf]; b.weight_depth as usize],
             acc: vec![vec![0; kpf]; (b.accumulator_depth * unit.acc_banks()) as usize],
-            output: vec![vec![0; kpf]; b.output_depth as usize],
+            output: vec![vec![0; kpf + scale]; b.output_depth as usize],
             banks: [vec![vec![0; kpf]; cpf], vec![vec![0; kpf]; cpf]],
             cur_bank: 0,
             bias: vec![0; kpf],
+            bank_scales: [vec![0; kpf], vec![0; kpf]],
             sems: vec![0; isa::NUM_SEMAPHORES as usize],
             trace: Vec::new(),
             writes: None,
         }
     }
 
+    /// Values in a row of `buf` and their type. An MX input or output row has one more
+    /// value, the scale, which (MXINT8) packs like an element.
     fn row_shape(&self, buf: Buffer) -> (usize, IntType) {
         let d = self.unit.datatype;
+        let scale = usize::from(d.mx.is_some());
         match buf {
-            Buffer::Input => (self.unit.cpf as usize, d.input),
+            Buffer::Input => (self.unit.cpf as usize + scale, d.input),
             Buffer::Weight => (self.unit.kpf as usize, d.weight),
             Buffer::Accumulator => (self.unit.kpf as usize, d.accumulator),
-            Buffer::Output => (self.unit.kpf as usize, d.output),
+            Buffer::Output => (self.unit.kpf as usize + scale, d.output),
         }
     }
 
@@ -172,7 +208,7 @@ impl Engine {
     /// Beats of one row of `buf`.
     pub fn beats(&self, buf: Buffer) -> u64 {
         let (n, t) = self.row_shape(buf);
-        (n as u64 * u64::from(t.bits)) / u64::from(self.mem_w)
+        (n as u64 * u64::from(t.bits)).div_ceil(u64::from(self.mem_w))
     }
 
     /// Run `program` to its `end` with `mem` as external memory.
@@ -312,11 +348,17 @@ impl Engine {
                 if i.get("swap") != 0 {
                     self.cur_bank ^= 1;
                 }
+                let mx = self.unit.datatype.mx;
                 if i.get("preload") != 0 {
                     let depth = self.weight.len();
                     for r in 0..cpf {
                         let row = ((i.get("weight_addr") + r as u64) & 0xffff) as usize % depth;
                         self.banks[self.cur_bank ^ 1][r] = self.weight[row].clone();
+                    }
+                    if mx.is_some() {
+                        let row = ((i.get("weight_addr") + cpf as u64) & 0xffff) as usize % depth;
+                        self.bank_scales[self.cur_bank ^ 1] =
+                            self.weight[row].iter().map(|v| *v as u8).collect();
                     }
                 }
                 let acc_t = self.unit.datatype.accumulator;
@@ -331,6 +373,28 @@ impl Engine {
                         let acc_row = ((i.get("acc_addr") + k) & 0xffff) as usize % self.acc.len();
                         let a = &self.input[in_row];
                         let w = &self.banks[self.cur_bank];
+                        if let Some(mx) = mx {
+                            let accumulate = i.get("accumulate") != 0;
+                            for c in 0..kpf {
+                                let psum: i64 = (0..cpf).map(|r| a[r] * w[r][c]).sum();
+                                let value = fp32::mx_dequant(
+                                    psum,
+                                    a[cpf] as u8,
+                                    self.bank_scales[self.cur_bank][c],
+                                    mx.numeric(),
+                                );
+                                let old = self.acc[acc_row][c] as u32;
+                                let new = if accumulate {
+                                    fp32::add(old, value)
+                                } else {
+                                    value
+                                };
+                                self.acc[acc_row][c] = i64::from(new as i32);
+                            }
+                            let row = self.acc[acc_row].clone();
+                            self.record(pc, Buffer::Accumulator, acc_row, &row);
+                            continue;
+                        }
                         for c in 0..kpf {
                             let dot: i64 = (0..cpf)
                                 .map(|r| a[r] * w[r][c])
@@ -370,6 +434,17 @@ impl Engine {
                     return Err(illegal(
                         "the operand rows overlap the rows being written (only the same rows, in place, are allowed)".into(),
                     ));
+                }
+                if let Some(mx) = self.unit.datatype.mx {
+                    for j in 0..n {
+                        let acc_row = ((i.get("acc_addr") + j) & 0xffff) as usize % self.acc.len();
+                        let out_row = ((out_base + j) & 0xffff) as usize % self.output.len();
+                        let bits: Vec<u32> = self.acc[acc_row].iter().map(|v| *v as u32).collect();
+                        let vals = mx_vector_row(&bits, i.get("relu") != 0, mx);
+                        self.record(pc, Buffer::Output, out_row, &vals);
+                        self.output[out_row] = vals;
+                    }
+                    return Ok(());
                 }
                 for j in 0..n {
                     let acc_row = ((i.get("acc_addr") + j) & 0xffff) as usize % self.acc.len();
