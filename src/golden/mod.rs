@@ -3,8 +3,9 @@
 //! exactly, requantization rounding half up, saturation), independently of the compiler and
 //! of the ISA interpreter.
 
-use crate::design::IntType;
+use crate::design::{IntType, MxFormat};
 use crate::model::{Layer, Model, Op, Requant, Tensor};
+use crate::numeric::{fp32, mx};
 use std::collections::HashMap;
 
 /// Saturate to the range of `t`.
@@ -168,6 +169,127 @@ pub fn upsample(x: &Tensor, factor: usize) -> Tensor {
         }
     }
     y
+}
+
+/// An MX tensor: element codes (HWC) and one E8M0 scale per pixel and channel block,
+/// `scales[(y * w + x) * (c / block) + b]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MxTensor {
+    pub t: Tensor,
+    pub scales: Vec<u8>,
+}
+
+/// An MX convolution as the MX datapath computes it (README, "Number formats"): for every
+/// output, the block sums over input-channel blocks b and kernel taps (ky, kx) are taken in
+/// the order b outermost, then ky, then kx; each is dequantized to FP32 with the input
+/// pixel's scale and the weight block's scale (a padding pixel has zero elements and scale
+/// code 0) and accumulated in FP32, the first block initialising the sum. The FP32 row of
+/// each pixel's block of output channels is then passed through ReLU (if any) and quantized
+/// to an MX block.
+pub fn mx_conv(x: &MxTensor, layer: &Layer, weight_scales: &[u8], f: MxFormat) -> MxTensor {
+    let Op::Conv { cout, relu, .. } = &layer.op else {
+        unreachable!("mx_conv called on {}", layer.op.name())
+    };
+    let bs = f.block_size as usize;
+    let [oh, ow, _] = layer.out;
+    let out_blocks = cout / bs;
+    let acc = mx_conv_accumulate(x, layer, weight_scales, f);
+    let mut y = MxTensor {
+        t: Tensor::zeros(oh, ow, *cout),
+        scales: vec![0; oh * ow * out_blocks],
+    };
+    for (p, row) in acc.chunks(*cout).enumerate() {
+        let (oy, ox) = (p / ow, p % ow);
+        for ob in 0..out_blocks {
+            let (scale, q) =
+                mx::quantize_fp32_row(&row[ob * bs..(ob + 1) * bs], *relu, f.numeric());
+            y.scales[p * out_blocks + ob] = scale;
+            for (k, v) in q.iter().enumerate() {
+                y.t.set(oy, ox, ob * bs + k, i64::from(*v));
+            }
+        }
+    }
+    y
+}
+
+/// The FP32 sums of an MX convolution before ReLU and quantization (HWC, bit patterns), in
+/// the accumulation order of `mx_conv`.
+pub fn mx_conv_accumulate(
+    x: &MxTensor,
+    layer: &Layer,
+    weight_scales: &[u8],
+    f: MxFormat,
+) -> Vec<u32> {
+    let Op::Conv {
+        kh,
+        kw,
+        stride,
+        pad,
+        cout,
+        weights,
+        ..
+    } = &layer.op
+    else {
+        unreachable!("mx_conv called on {}", layer.op.name())
+    };
+    let bs = f.block_size as usize;
+    let [oh, ow, _] = layer.out;
+    let (cin, in_blocks) = (x.t.c, x.t.c / bs);
+    let mut out = Vec::with_capacity(oh * ow * cout);
+    for oy in 0..oh {
+        for ox in 0..ow {
+            for co in 0..*cout {
+                let mut acc: Option<u32> = None;
+                for b in 0..in_blocks {
+                    for ky in 0..*kh {
+                        for kx in 0..*kw {
+                            let iy = (oy * stride + ky) as i64 - *pad as i64;
+                            let ix = (ox * stride + kx) as i64 - *pad as i64;
+                            let inside =
+                                iy >= 0 && ix >= 0 && iy < x.t.h as i64 && ix < x.t.w as i64;
+                            let (psum, scale_a) = if inside {
+                                let (iy, ix) = (iy as usize, ix as usize);
+                                let psum: i64 = (0..bs)
+                                    .map(|k| {
+                                        let ci = b * bs + k;
+                                        x.t.at(iy, ix, ci)
+                                            * weights[((ky * kw + kx) * cin + ci) * cout + co]
+                                    })
+                                    .sum();
+                                (psum, x.scales[(iy * x.t.w + ix) * in_blocks + b])
+                            } else {
+                                (0, 0)
+                            };
+                            let scale_b =
+                                weight_scales[((ky * kw + kx) * in_blocks + b) * cout + co];
+                            let term = fp32::mx_dequant(psum, scale_a, scale_b, f.numeric());
+                            acc = Some(acc.map_or(term, |s| fp32::add(s, term)));
+                        }
+                    }
+                }
+                out.push(acc.expect("a convolution has at least one tap"));
+            }
+        }
+    }
+    out
+}
+
+/// Run an MX model; every tensor by name (the input included).
+pub fn run_mx(model: &Model) -> HashMap<String, MxTensor> {
+    let mx = model.mx.as_ref().expect("an MX model");
+    let mut t: HashMap<String, MxTensor> = HashMap::new();
+    t.insert(
+        model.input_name.clone(),
+        MxTensor {
+            t: model.input.clone(),
+            scales: mx.input_scales.clone(),
+        },
+    );
+    for l in &model.layers {
+        let y = mx_conv(&t[&l.inputs[0]], l, &mx.weight_scales[&l.name], mx.format);
+        t.insert(l.name.clone(), y);
+    }
+    t
 }
 
 /// Run the whole model; returns every tensor by name (the input included).

@@ -13,8 +13,8 @@ mod memory;
 pub use memory::Memory;
 
 use crate::design::{Design, IntType, MxFormat, Unit};
-use crate::numeric::{fp32, mx};
 use crate::isa::{self, Buffer, Instr, Opcode, Queue};
+use crate::numeric::{fp32, mx};
 use std::collections::VecDeque;
 use std::fmt;
 
@@ -134,23 +134,10 @@ pub fn vector_lane(
     q
 }
 
-/// The MX vector path on one FP32 accumulator row: ReLU (negative values and -0 become +0,
-/// NaN stays NaN), then quantization of the row to one MX block; the row returned is the
+/// The MX vector path on one FP32 accumulator row (`numeric::mx::quantize_fp32_row`): the
 /// elements followed by the scale code (wrapped like an element).
 pub fn mx_vector_row(acc: &[u32], relu: bool, mx: MxFormat) -> Vec<i64> {
-    let x: Vec<f32> = acc
-        .iter()
-        .map(|&b| {
-            let b = fp32::flush(b);
-            let v = f32::from_bits(b);
-            if relu && !v.is_nan() && b >> 31 == 1 {
-                0.0
-            } else {
-                v
-            }
-        })
-        .collect();
-    let (scale, q) = mx::quantize_block(&x, mx.numeric());
+    let (scale, q) = mx::quantize_fp32_row(acc, relu, mx.numeric());
     let t = IntType::new(true, mx.bits);
     q.iter()
         .map(|v| i64::from(*v))

@@ -7,7 +7,8 @@
 
 pub mod npy;
 
-use crate::design::IntType;
+use crate::design::{IntType, MxFormat};
+use crate::numeric::mx::quantize_block;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::fmt;
@@ -119,12 +120,27 @@ pub struct Layer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Model {
     pub name: String,
+    /// MX models (`type = "mxint8"`): element codes live in the tensors and weights as
+    /// integers; the block scales are here.
+    pub mx: Option<MxModel>,
     /// Element type of every activation tensor.
     pub act_type: IntType,
     pub weight_type: IntType,
     pub input_name: String,
     pub input: Tensor,
     pub layers: Vec<Layer>,
+}
+
+/// The block scales of an MX model. Blocks run along the channels (the reduction dimension
+/// of the next convolution): the input's scale of pixel (y, x) and channel block b is
+/// `input_scales[(y * w + x) * (c / block) + b]`; a convolution's weight scale of tap
+/// (ky, kx), input-channel block b and output channel co is
+/// `weight_scales[layer][((ky * kw + kx) * (cin / block) + b) * cout + co]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MxModel {
+    pub format: MxFormat,
+    pub input_scales: Vec<u8>,
+    pub weight_scales: HashMap<String, Vec<u8>>,
 }
 
 impl Model {
@@ -182,6 +198,7 @@ struct RawModel {
     #[serde(rename = "type")]
     act_type: Option<String>,
     weight_type: Option<String>,
+    block_size: Option<i64>,
     input: RawInput,
     layer: Vec<RawLayer>,
 }
@@ -283,6 +300,18 @@ impl Ctx<'_> {
         Ok(v as usize)
     }
 
+    /// Approximately standard normal values (Irwin-Hall: the sum of 12 uniforms, minus 6).
+    fn gaussian(&mut self, count: usize) -> Vec<f32> {
+        (0..count)
+            .map(|_| {
+                let s: f64 = (0..12)
+                    .map(|_| (self.next() >> 11) as f64 / (1u64 << 53) as f64)
+                    .sum();
+                (s - 6.0) as f32
+            })
+            .collect()
+    }
+
     /// Values from `"random"` (uniform in lo..=hi) or a `.npy` file with `shape`.
     fn data(
         &mut self,
@@ -325,6 +354,40 @@ impl Ctx<'_> {
             ));
         }
         Ok(npy.data)
+    }
+
+    /// Float values for an MX model: `"random"` (or absent) draws from a seeded normal
+    /// distribution; a `.npy` file must hold float32 values of `shape`.
+    fn floats(
+        &mut self,
+        field: &str,
+        spec: Option<&str>,
+        shape: &[usize],
+    ) -> Result<Vec<f32>, ModelError> {
+        let count: usize = shape.iter().product();
+        let spec = spec.unwrap_or("random");
+        if spec == "random" {
+            return Ok(self.gaussian(count));
+        }
+        let path = self.dir.join(spec);
+        let v = npy::read_f32(&path).map_err(|e| {
+            self.err(
+                field,
+                e,
+                "give the path of a float32 .npy file relative to the model file, or \"random\"",
+            )
+        })?;
+        if v.shape.iter().product::<usize>() != count {
+            return Err(self.err(
+                field,
+                format!(
+                    "{} has shape {:?}, expected {:?} ({} values)",
+                    spec, v.shape, shape, count
+                ),
+                "export the array with the expected shape",
+            ));
+        }
+        Ok(v.data)
     }
 
     fn requant(&self, r: Option<&RawRequant>, default: Requant) -> Result<Requant, ModelError> {
@@ -414,8 +477,50 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
         rng: raw.seed.unwrap_or(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
         _src: src,
     };
-    let act_type = parse_type(&ctx, "type", raw.act_type.as_deref())?;
-    let weight_type = parse_type(&ctx, "weight_type", raw.weight_type.as_deref())?;
+    let mx_format = match raw.act_type.as_deref() {
+        Some("mxint8") => {
+            if let Some(w) = raw.weight_type.as_deref().filter(|w| *w != "mxint8") {
+                return Err(ctx.err(
+                    &format!("weight_type = {w}"),
+                    "an MX model uses mxint8 for activations and weights",
+                    "remove weight_type or set it to \"mxint8\"",
+                ));
+            }
+            let block_size = raw.block_size.unwrap_or(32);
+            if ![16, 32, 64].contains(&block_size) {
+                return Err(ctx.err(
+                    &format!("block_size = {block_size}"),
+                    "the MX block size is 16, 32 or 64",
+                    "use block_size = 32",
+                ));
+            }
+            Some(MxFormat {
+                element: "mxint8",
+                bits: 8,
+                frac: 6,
+                block_size: block_size as u32,
+            })
+        }
+        _ => {
+            if let Some(b) = raw.block_size {
+                return Err(ctx.err(
+                    &format!("block_size = {b}"),
+                    "block_size applies to MX models (type = \"mxint8\") only",
+                    "remove block_size, or set type = \"mxint8\"",
+                ));
+            }
+            None
+        }
+    };
+    let (act_type, weight_type) = if mx_format.is_some() {
+        (IntType::new(true, 8), IntType::new(true, 8))
+    } else {
+        (
+            parse_type(&ctx, "type", raw.act_type.as_deref())?,
+            parse_type(&ctx, "weight_type", raw.weight_type.as_deref())?,
+        )
+    };
+    let mut weight_scales: HashMap<String, Vec<u8>> = HashMap::new();
     if raw.input.shape.len() != 3 || raw.input.shape.iter().any(|d| *d < 1 || *d > 4096) {
         return Err(ctx.err(
             &format!("input.shape = {:?}", raw.input.shape),
@@ -425,13 +530,30 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
     }
     let shape: Vec<usize> = raw.input.shape.iter().map(|d| *d as usize).collect();
     let input_name = raw.input.name.clone().unwrap_or_else(|| "input".into());
-    let data = ctx.data(
-        "input.data",
-        raw.input.data.as_deref().unwrap_or("random"),
-        &shape,
-        act_type.min(),
-        act_type.max(),
-    )?;
+    let mut input_scales = Vec::new();
+    let data = match mx_format {
+        Some(f) => {
+            let bs = f.block_size as usize;
+            if !shape[2].is_multiple_of(bs) {
+                return Err(ctx.err(
+                    &format!("input.shape = {:?}", raw.input.shape),
+                    format!("MX blocks of {bs} run along the channels, so the channels must be a multiple of {bs}"),
+                    format!("use {} channels", shape[2].div_ceil(bs) * bs),
+                ));
+            }
+            let x = ctx.floats("input.data", raw.input.data.as_deref(), &shape)?;
+            let (codes, scales) = quantize_rows(&x, bs, f);
+            input_scales = scales;
+            codes
+        }
+        None => ctx.data(
+            "input.data",
+            raw.input.data.as_deref().unwrap_or("random"),
+            &shape,
+            act_type.min(),
+            act_type.max(),
+        )?,
+    };
     let input = Tensor {
         h: shape[0],
         w: shape[1],
@@ -563,13 +685,21 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                 let ow = (w + 2 * pad - kw) / stride + 1;
                 let wshape = [kh, kw, c / groups, cout];
                 let wt = weight_type;
-                let weights = ctx.data(
-                    "weights",
-                    rl.weights.as_deref().unwrap_or("random"),
-                    &wshape,
-                    wt.min(),
-                    wt.max(),
-                )?;
+                let weights = if let Some(f) = mx_format {
+                    check_mx_conv(&ctx, rl, f, c, cout, groups)?;
+                    let w = ctx.floats("weights", rl.weights.as_deref(), &wshape)?;
+                    let (codes, scales) = quantize_weights(&w, kh * kw, c, cout, f);
+                    weight_scales.insert(rl.name.clone(), scales);
+                    codes
+                } else {
+                    ctx.data(
+                        "weights",
+                        rl.weights.as_deref().unwrap_or("random"),
+                        &wshape,
+                        wt.min(),
+                        wt.max(),
+                    )?
+                };
                 let bias = match rl.bias.as_deref() {
                     None => vec![0; cout],
                     Some(spec) => ctx.data("bias", spec, &[cout], -(1 << 20), 1 << 20)?,
@@ -598,6 +728,13 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                     },
                     [oh, ow, cout],
                 )
+            }
+            other if mx_format.is_some() => {
+                return Err(ctx.err(
+                    &format!("op = {other}"),
+                    "MX models support conv2d and fc layers (with activation none or relu) so far",
+                    "use type = \"int8\" for networks with pooling, add or upsample layers",
+                ))
             }
             "maxpool" | "avgpool" => {
                 let k = match &rl.kernel {
@@ -691,10 +828,108 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
     }
     Ok(Model {
         name: raw.name.unwrap_or_else(|| "model".into()),
+        mx: mx_format.map(|format| MxModel {
+            format,
+            input_scales,
+            weight_scales,
+        }),
         act_type,
         weight_type,
         input_name,
         input,
         layers,
     })
+}
+
+/// Quantize HWC floats to MX blocks along the channels: (element codes, scales per pixel and
+/// block).
+fn quantize_rows(x: &[f32], block: usize, f: MxFormat) -> (Vec<i64>, Vec<u8>) {
+    let mut codes = Vec::with_capacity(x.len());
+    let mut scales = Vec::with_capacity(x.len() / block);
+    for chunk in x.chunks(block) {
+        let (s, q) = quantize_block(chunk, f.numeric());
+        scales.push(s);
+        codes.extend(q.iter().map(|v| i64::from(*v)));
+    }
+    (codes, scales)
+}
+
+/// Quantize [taps][cin][cout] float weights to MX blocks along cin (one block per tap, input
+/// channel block and output channel): (element codes in the same layout, scales as
+/// [taps][cin / block][cout]).
+fn quantize_weights(
+    w: &[f32],
+    taps: usize,
+    cin: usize,
+    cout: usize,
+    f: MxFormat,
+) -> (Vec<i64>, Vec<u8>) {
+    let bs = f.block_size as usize;
+    let mut codes = vec![0i64; w.len()];
+    let mut scales = vec![0u8; taps * (cin / bs) * cout];
+    for tap in 0..taps {
+        for b in 0..cin / bs {
+            for co in 0..cout {
+                let at = |k: usize| (tap * cin + b * bs + k) * cout + co;
+                let block: Vec<f32> = (0..bs).map(|k| w[at(k)]).collect();
+                let (s, q) = quantize_block(&block, f.numeric());
+                scales[(tap * (cin / bs) + b) * cout + co] = s;
+                for (k, v) in q.iter().enumerate() {
+                    codes[at(k)] = i64::from(*v);
+                }
+            }
+        }
+    }
+    (codes, scales)
+}
+
+/// The layer rules of the MX datapath.
+fn check_mx_conv(
+    ctx: &Ctx,
+    rl: &RawLayer,
+    f: MxFormat,
+    cin: usize,
+    cout: usize,
+    groups: usize,
+) -> Result<(), ModelError> {
+    let bs = f.block_size as usize;
+    if groups != 1 {
+        return Err(ctx.err(
+            &format!("groups = {groups}"),
+            "MX blocks run along the input channels of a convolution; grouped and depthwise convolutions are not supported for MX",
+            "use groups = 1, or type = \"int8\"",
+        ));
+    }
+    if !cin.is_multiple_of(bs) || !cout.is_multiple_of(bs) {
+        return Err(ctx.err(
+            "out_channels",
+            format!("an MX layer's input ({cin}) and output ({cout}) channels must be multiples of the block size {bs}"),
+            format!("use out_channels = {}", cout.div_ceil(bs) * bs),
+        ));
+    }
+    for (key, present) in [
+        ("bias", rl.bias.is_some()),
+        ("requant", rl.requant.is_some()),
+        ("relu6_max", rl.relu6_max.is_some()),
+    ] {
+        if present {
+            return Err(ctx.err(
+                key,
+                "MX layers accumulate in FP32 and quantize their outputs to MX blocks: bias, requantization and ReLU6 are integer-path operations",
+                format!("remove {key}"),
+            ));
+        }
+    }
+    if rl
+        .activation
+        .as_deref()
+        .is_some_and(|a| a != "relu" && a != "none")
+    {
+        return Err(ctx.err(
+            "activation",
+            "MX layers support activation = \"relu\" or none",
+            "use activation = \"relu\"",
+        ));
+    }
+    Ok(())
 }

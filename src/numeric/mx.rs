@@ -85,6 +85,25 @@ pub fn quantize_block(x: &[f32], t: MxInt) -> (u8, Vec<i32>) {
     (scale_code, q)
 }
 
+/// The vector unit's MX output path on one row of FP32 accumulator values (bit patterns):
+/// subnormals read as zero (the FP32 contract), ReLU when `relu` (negative values and -0
+/// become +0, NaN stays NaN), then `quantize_block`.
+pub fn quantize_fp32_row(acc: &[u32], relu: bool, t: MxInt) -> (u8, Vec<i32>) {
+    let x: Vec<f32> = acc
+        .iter()
+        .map(|&b| {
+            let b = super::fp32::flush(b);
+            let v = f32::from_bits(b);
+            if relu && !v.is_nan() && b >> 31 == 1 {
+                0.0
+            } else {
+                v
+            }
+        })
+        .collect();
+    quantize_block(&x, t)
+}
+
 /// Values of a block.
 pub fn dequantize_block(scale_code: u8, q: &[i32], t: MxInt) -> Vec<f64> {
     let s = e8m0_value(scale_code);

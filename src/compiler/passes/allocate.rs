@@ -18,7 +18,7 @@ pub type Tap = (usize, usize, usize);
 pub struct Alloc {
     pub tensors: HashMap<String, TensorLayout>,
     /// (node, oct) → first beat of the node's weight tiles for that output-channel tile, and
-    /// the taps (ict, ky, kx) stored there one after another, cpf rows each.
+    /// the taps (ict, ky, kx) stored there one after another, `weight_tile_rows` rows each.
     pub weights: HashMap<(usize, usize), (u64, Vec<Tap>)>,
     /// The identity tile used by pooling and add layers.
     pub identity: u64,
@@ -28,6 +28,8 @@ pub struct Alloc {
     pub weight_beats: u64,
     pub acc_beats: u64,
     pub act_beats: u64,
+    /// Rows of a weight tile: cpf, plus (MX) the row of the kpf column scales.
+    pub weight_tile_rows: u64,
     pub end: u64,
 }
 
@@ -106,7 +108,9 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
     let u = &g.unit;
     let t = u.cpf as usize;
     let mem_w = u64::from(design.memory.data_width_bits);
-    let act_beats = u64::from(u.input_row_bits()) / mem_w;
+    // An MX activation row is its elements and then the block scale in a beat of its own.
+    let act_beats = u64::from(u.input_row_bits()).div_ceil(mem_w);
+    let weight_tile_rows = t as u64 + u64::from(u.datatype.mx.is_some());
     let weight_beats = u64::from(u.weight_row_bits()) / mem_w;
     let acc_beats = u64::from(u.acc_row_bits()) / mem_w;
     let mut next = 0u64;
@@ -157,7 +161,7 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
                     }
                 }
                 let base = next;
-                next += (taps.len() * t) as u64 * weight_beats;
+                next += taps.len() as u64 * weight_tile_rows * weight_beats;
                 weights.insert((i, oct), (base, taps));
                 if b.iter().any(|v| *v != 0) {
                     bias.insert((i, oct), next);
@@ -208,6 +212,7 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
         identity,
         bias,
         weight_beats,
+        weight_tile_rows,
         acc_beats,
         act_beats,
         end: next,

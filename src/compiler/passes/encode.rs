@@ -9,6 +9,7 @@ use super::sync::Synced;
 use super::tile::Tiling;
 use crate::compiler::{CompileError, LayerReport, Program, TensorLayout};
 use crate::design::{Design, IntType};
+use crate::golden::MxTensor;
 use crate::interp::Memory;
 use crate::isa::{Buffer, Instr, Opcode};
 use crate::model::{Model, Tensor};
@@ -28,6 +29,22 @@ pub fn write_tensor(mem: &mut Memory, l: &TensorLayout, x: &Tensor, t: IntType) 
                         }
                     })
                     .collect();
+                mem.write_row(l.addr(ct, y + l.pad, xx + l.pad), l.beats, &row, t);
+            }
+        }
+    }
+}
+
+/// Write an MX tensor: each row is a channel tile (one block) followed by its scale.
+pub fn write_mx_tensor(mem: &mut Memory, l: &TensorLayout, x: &MxTensor, t: IntType) {
+    for ct in 0..l.tiles {
+        for y in 0..l.h {
+            for xx in 0..l.w {
+                let mut row: Vec<i64> = (0..l.tile)
+                    .map(|k| x.t.at(y, xx, ct * l.tile + k))
+                    .collect();
+                let scale = x.scales[(y * l.w + xx) * l.tiles + ct];
+                row.push(crate::interp::wrap(i64::from(scale), t));
                 mem.write_row(l.addr(ct, y + l.pad, xx + l.pad), l.beats, &row, t);
             }
         }
@@ -89,7 +106,15 @@ pub fn run(
     // Memory before the run.
     let mem_w = design.memory.data_width_bits;
     let mut dmem = Memory::new(mem_w, alloc.end as usize);
-    write_tensor(&mut dmem, &alloc.tensors[&g.input], &model.input, g.act);
+    let mx_input = model.mx.as_ref().map(|m| MxTensor {
+        t: model.input.clone(),
+        scales: m.input_scales.clone(),
+    });
+    match &mx_input {
+        Some(x) => write_mx_tensor(&mut dmem, &alloc.tensors[&g.input], x, g.act),
+        None => write_tensor(&mut dmem, &alloc.tensors[&g.input], &model.input, g.act),
+    }
+    let wt = alloc.weight_tile_rows as usize;
     let identity: Vec<Vec<i64>> = (0..t)
         .map(|r| (0..t).map(|c| i64::from(r == c)).collect())
         .collect();
@@ -107,8 +132,24 @@ pub fn run(
         for (k, &(ict, ky, kx)) in taps.iter().enumerate() {
             let tile = weight_tile(n, cin, t, oct, ict, ky, kx).expect("allocated tiles exist");
             for (r, row) in tile.iter().enumerate() {
-                let at = base + ((k * t + r) as u64) * alloc.weight_beats;
+                let at = base + ((k * wt + r) as u64) * alloc.weight_beats;
                 dmem.write_row(at, alloc.weight_beats, row, u.datatype.weight);
+            }
+            if let Some(mx) = &model.mx {
+                // The tile's scale row: the E8M0 scale of each output channel's block.
+                let crate::model::Op::Conv { kw, cout, .. } = &n.op else {
+                    unreachable!("weight tiles belong to convolutions")
+                };
+                let scales = &mx.weight_scales[&n.name];
+                let blocks = cin / t;
+                let row: Vec<i64> = (0..t)
+                    .map(|c| {
+                        let s = scales[((ky * kw + kx) * blocks + ict) * cout + oct * t + c];
+                        crate::interp::wrap(i64::from(s), u.datatype.weight)
+                    })
+                    .collect();
+                let at = base + ((k * wt + t) as u64) * alloc.weight_beats;
+                dmem.write_row(at, alloc.weight_beats, &row, u.datatype.weight);
             }
         }
     }
@@ -123,11 +164,16 @@ pub fn run(
     }
 
     // The golden model's output in the output layout.
-    let golden = crate::golden::run(model, u.datatype.accumulator);
     let model_output = &model.layers.last().expect("layers").name;
     let output = alloc.tensors[&g.output].clone();
     let mut expected = Memory::new(mem_w, alloc.end as usize);
-    write_tensor(&mut expected, &output, &golden[model_output], g.act);
+    if model.mx.is_some() {
+        let golden = crate::golden::run_mx(model);
+        write_mx_tensor(&mut expected, &output, &golden[model_output], g.act);
+    } else {
+        let golden = crate::golden::run(model, u.datatype.accumulator);
+        write_tensor(&mut expected, &output, &golden[model_output], g.act);
+    }
 
     // Per-layer report with the estimator.
     let bytes_per_beat = u64::from(mem_w / 8);

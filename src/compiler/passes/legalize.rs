@@ -69,6 +69,42 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
         ));
     }
     let d = unit.datatype;
+    match (d.mx, &model.mx) {
+        (Some(f), None) => {
+            return Err(CompileError::new(
+                None,
+                format!(
+                    "the Design computes in {} blocks but the model is {}",
+                    f.element, model.act_type
+                ),
+                format!(
+                    "set type = \"{}\" in the model, or compile for an integer config",
+                    f.element
+                ),
+            ))
+        }
+        (None, Some(m)) => {
+            return Err(CompileError::new(
+                None,
+                format!(
+                    "the model is {} but the Design's datatypes are {} x {}",
+                    m.format.element, d.input, d.weight
+                ),
+                "compile for an MX config such as configs/32x32_mxint8.toml",
+            ))
+        }
+        (Some(f), Some(m)) if f.block_size != m.format.block_size => {
+            return Err(CompileError::new(
+                None,
+                format!(
+                    "the model's MX blocks have {} elements, the Design's {}",
+                    m.format.block_size, f.block_size
+                ),
+                format!("set block_size = {} in the model", f.block_size),
+            ))
+        }
+        _ => {}
+    }
     if model.act_type != d.input || model.act_type != d.output {
         return Err(CompileError::new(
             None,

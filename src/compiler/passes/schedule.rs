@@ -76,6 +76,8 @@ struct Entry {
 
 pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<Step> {
     let t = g.unit.cpf as usize;
+    // Rows of a weight tile in memory and in the weight buffer (MX: + the scale row).
+    let wt = alloc.weight_tile_rows as usize;
     let bud = budget(design, g);
     let mut steps: Vec<Step> = Vec::new();
     let (mut group_no, mut out_no, mut in_no, mut w_no) = (0usize, 0usize, 0usize, 0usize);
@@ -197,7 +199,7 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                         for (k, &(i, ky, kx)) in list.iter().enumerate() {
                                             if i == ict {
                                                 let waddr =
-                                                    base + (k * t) as u64 * alloc.weight_beats;
+                                                    base + (k * wt) as u64 * alloc.weight_beats;
                                                 entries.push(Entry {
                                                     ict,
                                                     j,
@@ -243,7 +245,7 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                 while end < entries.len()
                                     && end - k < half_slots
                                     && entries[end].waddr
-                                        == entries[end - 1].waddr + t as u64 * alloc.weight_beats
+                                        == entries[end - 1].waddr + wt as u64 * alloc.weight_beats
                                 {
                                     end += 1;
                                 }
@@ -255,19 +257,19 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                             if w_no + len > bud.weight_slots {
                                 w_no = 0;
                             }
-                            let half = (w_no * t) as u64;
+                            let half = (w_no * wt) as u64;
                             w_no += len;
                             for (m, slot) in slot_of[k..end].iter_mut().enumerate() {
                                 *slot = if identity {
                                     half
                                 } else {
-                                    half + (m * t) as u64
+                                    half + (m * wt) as u64
                                 };
                             }
                             let nrows = if identity {
                                 t as u64
                             } else {
-                                ((end - k) * t) as u64
+                                ((end - k) * wt) as u64
                             };
                             let src_addr = entries[k].waddr;
                             loads[k] = Some(Step {
@@ -291,8 +293,9 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                             });
                             k = end;
                         }
-                        let w_slot =
-                            |k: usize| Res::Spad(Buffer::Weight, slot_of[k], slot_of[k] + t as u64);
+                        let w_slot = |k: usize| {
+                            Res::Spad(Buffer::Weight, slot_of[k], slot_of[k] + wt as u64)
+                        };
 
                         let (win_h, win_w) = (
                             (h - 1) * s_e as u64 + kh_e as u64,
