@@ -413,7 +413,7 @@ fn mx_fp32_accumulation_order_matches_the_golden_model() {
     // equal the golden model's bit for bit.
     let dir = tempfile::tempdir().unwrap();
     let mut rng = common::Rng::new(21);
-    let input: Vec<f32> = (0..5 * 5 * 96)
+    let input: Vec<f32> = (0..5 * 5 * 96usize)
         .map(|i| {
             let block_exp = ((i / 32) * 7919 % 61) as i32 - 30;
             (rng.range(-1000, 1000) as f32 / 1000.0) * 2f32.powi(block_exp)
