@@ -117,10 +117,11 @@ pub fn run(args: Args) -> Result<()> {
             program.instrs.len(),
             program.macs
         );
+        let unit = mismatch_unit(&design);
         if r.matched {
             println!("result:      bit-exact against the golden model");
         } else {
-            println!("result:      MISMATCH in {} output values", r.mismatches);
+            println!("result:      MISMATCH in {} output {unit}", r.mismatches);
         }
         println!("cycles:      {}", r.cycles);
         println!("ideal:       {ideal} (MACs / PEs)");
@@ -136,10 +137,20 @@ pub fn run(args: Args) -> Result<()> {
         println!("mac-active:  {} cycles", r.perf[8]);
     }
     if !r.matched {
+        let unit = mismatch_unit(&design);
         bail!(
-            "the RTL result differs from the golden model in {} values",
+            "the RTL result differs from the golden model in {} {unit}",
             r.mismatches
         );
     }
     Ok(())
+}
+
+/// What `SimResult::mismatches` counts: element values, or (MX) memory beats.
+fn mismatch_unit(design: &hwgen::design::Design) -> &'static str {
+    if design.mx().is_some() {
+        "beats (elements and block scales)"
+    } else {
+        "values"
+    }
 }

@@ -19,6 +19,7 @@ pub const TB_MEM_WORDS: u64 = 1 << 20;
 #[derive(Debug, Clone)]
 pub struct SimResult {
     pub matched: bool,
+    /// Differing output values; for MX designs, differing output beats (scales included).
     pub mismatches: usize,
     pub cycles: u64,
     /// Engine 0's counters, in `PERF_COUNTER_NAMES` order.
@@ -228,15 +229,24 @@ pub fn run_full(
     for (k, line) in dump.lines().enumerate() {
         memory.set_beat_hex(range.start as usize + k, line);
     }
-    let t = program_act_type(design);
-    let got = read_tensor(&memory, &program.output, t);
-    let want = read_tensor(&program.expected, &program.output, t);
-    let mismatches = got
-        .data
-        .iter()
-        .zip(&want.data)
-        .filter(|(a, b)| a != b)
-        .count();
+    let mismatches = if design.mx().is_some() {
+        // MX rows fill whole channel tiles: every beat of the region, block scales included,
+        // must be the golden model's. Counted in beats.
+        range
+            .clone()
+            .filter(|&b| memory.beat_hex(b as usize) != program.expected.beat_hex(b as usize))
+            .count()
+    } else {
+        // The real channels (a partial last channel tile holds don't-care values).
+        let t = program_act_type(design);
+        let got = read_tensor(&memory, &program.output, t);
+        let want = read_tensor(&program.expected, &program.output, t);
+        got.data
+            .iter()
+            .zip(&want.data)
+            .filter(|(a, b)| a != b)
+            .count()
+    };
     let field = |key: &str| -> Option<u64> {
         out.lines()
             .find_map(|l| l.strip_prefix(key))
