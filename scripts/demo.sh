@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The main job, end to end: emit the 32x32 int8 accelerator (lint it with verilator -Wall),
-# compile the sample network for it, simulate the program on the generated RTL in
-# Verilator, compare bit for bit with the golden model, and print cycles and utilization.
+# The main job, end to end: emit the 32x32 MXINT8 accelerator (lint it with verilator -Wall),
+# compile the sample MXINT8 network for it, simulate the program on the generated RTL in
+# Verilator, compare bit for bit (elements and block scales) with the golden model, and print
+# cycles and utilization. Other configs and models: scripts/demo.sh CONFIG MODEL, for
+# example scripts/demo.sh configs/32x32_int8.toml models/sample_cnn.toml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 
-config=${1:-configs/32x32_int8.toml}
-model=${2:-models/sample_cnn.toml}
+config=${1:-configs/32x32_mxint8.toml}
+model=${2:-models/sample_mx.toml}
 out=out/$(basename "$config" .toml)
 
 cargo build --release --quiet

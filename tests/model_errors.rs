@@ -22,6 +22,25 @@ fn compile_err(config: &str, model: &str) -> String {
 }
 
 #[test]
+fn mx_and_integer_mismatch() {
+    let int_model = "[input]\nshape = [4, 4, 32]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\nkernel = 1\nout_channels = 32\n";
+    let mx_model = format!("type = \"mxint8\"\n{int_model}");
+    insta::assert_snapshot!(
+        "int_model_on_mx_design",
+        compile_err("configs/32x32_mxint8.toml", int_model)
+    );
+    insta::assert_snapshot!(
+        "mx_model_on_int_design",
+        compile_err("configs/32x32_int8.toml", &mx_model)
+    );
+    let block16 = format!("block_size = 16\n{mx_model}");
+    insta::assert_snapshot!(
+        "mx_block_size_mismatch",
+        compile_err("configs/32x32_mxint8.toml", &block16)
+    );
+}
+
+#[test]
 fn compile_errors() {
     let conv = "[input]\nshape = [4, 4, 8]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\nkernel = 1\nout_channels = 8\n";
     let rect = std::env::temp_dir().join(format!("hwgen-rect-{}.toml", std::process::id()));
