@@ -256,6 +256,34 @@ fn arithmetic_blocks_lint_clean() {
         ("hwgen_mx_dequant", vec!["-GPSUM_W=21", "-GFRAC=6"]),
         ("hwgen_mx_dequant", vec!["-GPSUM_W=13", "-GFRAC=2"]),
         ("hwgen_mx_dequant", vec!["-GPSUM_W=23", "-GFRAC=6"]),
+        (
+            "hwgen_mx_quantize",
+            vec!["-GCOLS=32", "-GOUT_W=8", "-GFRAC=6"],
+        ),
+        (
+            "hwgen_fp_mul",
+            vec!["-GEXP_W=4", "-GMAN_W=3", "-GBIAS=7", "-GIEEE=0"],
+        ),
+        (
+            "hwgen_fp_mul",
+            vec!["-GEXP_W=5", "-GMAN_W=2", "-GBIAS=15", "-GIEEE=1"],
+        ),
+        (
+            "hwgen_fp_mul",
+            vec!["-GEXP_W=8", "-GMAN_W=7", "-GBIAS=127", "-GIEEE=1"],
+        ),
+        (
+            "hwgen_fp32_to_mini",
+            vec!["-GEXP_W=4", "-GMAN_W=3", "-GBIAS=7", "-GIEEE=0"],
+        ),
+        (
+            "hwgen_fp32_to_mini",
+            vec!["-GEXP_W=5", "-GMAN_W=2", "-GBIAS=15", "-GIEEE=1"],
+        ),
+        (
+            "hwgen_fp32_to_mini",
+            vec!["-GEXP_W=8", "-GMAN_W=7", "-GBIAS=127", "-GIEEE=1"],
+        ),
     ] {
         let file = block(&format!("{top}.v"));
         let out = std::process::Command::new("verilator")
@@ -279,13 +307,178 @@ fn arithmetic_blocks_lint_clean() {
         .arg(dir.path().join("a.out"))
         .arg(block("hwgen_fp32_add.v"))
         .arg(block("hwgen_mx_dequant.v"))
+        .arg(block("hwgen_mx_quantize.v"))
+        .arg(block("hwgen_fp_mul.v"))
+        .arg(block("hwgen_fp32_to_mini.v"))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stderr);
-    // Two unconnected top modules are expected here; any other message is not.
+    // Several unconnected top modules are expected here; any message is not.
     let messages: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     assert!(
         out.status.success() && messages.is_empty(),
         "iverilog -g2005 -Wall:\n{text}"
     );
+}
+
+/// `hwgen_fp_mul` and `hwgen_fp32_to_mini` for one format: every pair of codes (FP8; random
+/// pairs and every special for BF16) multiplied, and FP32 values around every code, every
+/// tie between neighbours, the format's limits and random bit patterns converted, against
+/// `numeric::fp32::mini_mul` / `to_mini` (the host's IEEE arithmetic and the conversions
+/// checked against ml_dtypes).
+fn check_format(name: &str, f: hwgen::numeric::MiniFloat, seed: u64) {
+    if !have_tool("verilator", name) {
+        return;
+    }
+    let model = Model {
+        top: "tb".into(),
+        sources: vec![
+            block("hwgen_fp_mul.v"),
+            block("hwgen_fp32_to_mini.v"),
+            testbench("tb_fp_formats.v"),
+        ],
+        include_dirs: vec![],
+        harness: testbench("sim_main.cpp"),
+        params: vec![
+            ("EXP_W".into(), f.exp_bits.to_string()),
+            ("MAN_W".into(), f.man_bits.to_string()),
+            ("BIAS".into(), f.bias.to_string()),
+            ("IEEE".into(), u8::from(f.ieee_specials).to_string()),
+        ],
+        trace: false,
+        defines: vec![],
+    };
+    let exe = model
+        .build(&sim_cache())
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut rng = Rng::new(seed);
+    let codes = 1u32 << f.bits();
+    let mut muls: Vec<(u32, u32)> = Vec::new();
+    if f.bits() == 8 {
+        for a in 0..codes {
+            for b in 0..codes {
+                muls.push((a, b));
+            }
+        }
+    } else {
+        let specials = [
+            0u32, 1, 0x7f, 0x80, 0x81, 0x3f80, 0x3f81, 0x7f7f, 0x7f80, 0x7f81, 0x7fc0, 0x0080,
+            0x00ff, 0x1f80, 0x6000,
+        ];
+        for &a in &specials {
+            for &b in &specials {
+                muls.push((a, b));
+                muls.push((a | 0x8000, b));
+            }
+        }
+        while muls.len() < 200_000 {
+            muls.push((rng.next() as u32 & 0xffff, rng.next() as u32 & 0xffff));
+        }
+    }
+    let mut convs: Vec<u32> = Vec::new();
+    for code in 0..codes.min(1 << 16) {
+        let v = f.decode(code);
+        if v.is_finite() {
+            let x = v as f32;
+            let bits = x.to_bits();
+            convs.extend([bits, bits.wrapping_add(1), bits.wrapping_sub(1)]);
+            // The tie with the next code up.
+            let next = f.decode(code + 1);
+            if next.is_finite() && next.abs() > v.abs() {
+                convs.push((((v + next) / 2.0) as f32).to_bits());
+            }
+        }
+    }
+    convs.extend([
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0000,
+        0x7f7f_ffff,
+        0x0000_0001,
+        0x8000_0000,
+    ]);
+    for _ in 0..50_000 {
+        convs.push(rng.next() as u32);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = |x: &str| dir.path().join(x);
+    let mul_text: String = muls
+        .iter()
+        .map(|(a, b)| format!("{a:04x}{b:04x}\n"))
+        .collect();
+    let conv_text: String = convs.iter().map(|v| format!("{v:08x}\n")).collect();
+    std::fs::write(path("mul.hex"), mul_text).unwrap();
+    std::fs::write(path("conv.hex"), conv_text).unwrap();
+    run(
+        &exe,
+        &[
+            format!("+mul={}", path("mul.hex").display()),
+            format!("+mul_out={}", path("mul_out.hex").display()),
+            format!("+conv={}", path("conv.hex").display()),
+            format!("+conv_out={}", path("conv_out.hex").display()),
+            format!("+n_mul={}", muls.len()),
+            format!("+n_conv={}", convs.len()),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let read = |x: &str| -> Vec<u32> {
+        std::fs::read_to_string(path(x))
+            .unwrap()
+            .lines()
+            .map(|l| u32::from_str_radix(l, 16).unwrap())
+            .collect()
+    };
+    let products = read("mul_out.hex");
+    assert_eq!(products.len(), muls.len());
+    let wrong: Vec<String> = muls
+        .iter()
+        .zip(&products)
+        .filter(|((a, b), got)| **got != fp32::mini_mul(*a, *b, f))
+        .map(|((a, b), got)| {
+            format!(
+                "{a:#x} x {b:#x}: rtl {got:08x}, contract {:08x}",
+                fp32::mini_mul(*a, *b, f)
+            )
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{name}: {} products differ: {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(8)]
+    );
+    let got_codes = read("conv_out.hex");
+    assert_eq!(got_codes.len(), convs.len());
+    let wrong: Vec<String> = convs
+        .iter()
+        .zip(&got_codes)
+        .filter(|(v, got)| **got != fp32::to_mini(**v, f))
+        .map(|(v, got)| {
+            format!(
+                "{v:08x}: rtl {got:#x}, contract {:#x}",
+                fp32::to_mini(*v, f)
+            )
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{name}: {} conversions differ: {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(8)]
+    );
+}
+
+#[test]
+fn fp8_e4m3_multiply_and_convert() {
+    check_format("fp8_e4m3_multiply_and_convert", hwgen::numeric::E4M3, 4);
+}
+
+#[test]
+fn fp8_e5m2_multiply_and_convert() {
+    check_format("fp8_e5m2_multiply_and_convert", hwgen::numeric::E5M2, 5);
+}
+
+#[test]
+fn bf16_multiply_and_convert() {
+    check_format("bf16_multiply_and_convert", hwgen::numeric::BF16, 6);
 }

@@ -50,6 +50,21 @@ pub fn mx_dequant(psum: i64, scale_a: u8, scale_b: u8, t: MxInt) -> u32 {
     flush((exact as f32).to_bits())
 }
 
+/// The exact product of two small-float codes as FP32 under the contract (both operands of
+/// format `f`; NaN, infinity x zero give the canonical NaN).
+pub fn mini_mul(a: u32, b: u32, f: super::MiniFloat) -> u32 {
+    // Significands of at most 8 bits: the product is exact in f64, and the f64 -> f32
+    // conversion rounds (only at the ends of the range) to nearest even.
+    let p = f.decode(a) * f.decode(b);
+    flush((p as f32).to_bits())
+}
+
+/// An FP32 value (bit pattern) to a small-float code: the contract's flush first, then
+/// `MiniFloat::encode` (round to nearest even, saturating as documented there).
+pub fn to_mini(bits: u32, f: super::MiniFloat) -> u32 {
+    f.encode(f32::from_bits(flush(bits)))
+}
+
 /// The MX dot product of two vectors split into blocks of equal length: the integer partial
 /// sum of block k is dequantized and accumulated in FP32 in increasing k, the first block
 /// initialising the sum (no addition to a zero).

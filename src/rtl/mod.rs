@@ -273,15 +273,18 @@ pub fn emit(design: &Design) -> FileMap {
     files
 }
 
-/// The arithmetic blocks of the MX datapath (`hwgen_fp32_add`, `hwgen_mx_dequant`,
-/// `hwgen_mx_quantize`) under the FP32 contract of `numeric::fp32`, for module-level tests
-/// (tests/rtl_arith.rs); `emit` includes them in MX designs.
+/// The arithmetic blocks of the MX and floating-point datapaths (`hwgen_fp32_add`,
+/// `hwgen_mx_dequant`, `hwgen_mx_quantize`, `hwgen_fp_mul`, `hwgen_fp32_to_mini`) under the
+/// FP32 contract of `numeric::fp32`, for module-level tests (tests/rtl_arith.rs); `emit`
+/// includes the MX ones in MX designs (the FP8/BF16 ones have no datapath yet).
 pub fn arithmetic_blocks(design: &Design) -> FileMap {
     let c = common(design);
     let mut files = FileMap::new();
     files.add("rtl/hwgen_fp32_add.v", render(&Fp32Add { c: &c }));
     files.add("rtl/hwgen_mx_dequant.v", render(&MxDequant { c: &c }));
     files.add("rtl/hwgen_mx_quantize.v", render(&MxQuantize { c: &c }));
+    files.add("rtl/hwgen_fp_mul.v", render(&FpMul { c: &c }));
+    files.add("rtl/hwgen_fp32_to_mini.v", render(&Fp32ToMini { c: &c }));
     files
 }
 

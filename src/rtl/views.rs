@@ -47,6 +47,8 @@ static_module!(Core, "rtl/hwgen_core.v");
 static_module!(Fp32Add, "rtl/hwgen_fp32_add.v");
 static_module!(MxDequant, "rtl/hwgen_mx_dequant.v");
 static_module!(MxQuantize, "rtl/hwgen_mx_quantize.v");
+static_module!(FpMul, "rtl/hwgen_fp_mul.v");
+static_module!(Fp32ToMini, "rtl/hwgen_fp32_to_mini.v");
 
 pub struct Define {
     pub name: String,
