@@ -76,6 +76,10 @@ pub struct Datatypes {
     pub output: IntType,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mx: Option<MxFormat>,
+    /// Floating-point elements (FP8 E4M3/E5M2, BF16): input, weight and output hold the
+    /// codes (unsigned integers of the format's width), the accumulator FP32 bit patterns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fp: Option<crate::numeric::MiniFloat>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -219,6 +223,14 @@ impl Design {
             }
         }
         v
+    }
+
+    /// The floating-point element format when the design computes in FP8/BF16.
+    pub fn fp(&self) -> Option<crate::numeric::MiniFloat> {
+        self.branches
+            .iter()
+            .flat_map(|b| b.units.iter())
+            .find_map(|u| u.datatype.fp)
     }
 
     /// The MX format when the design computes in MX (validation makes it design-wide).

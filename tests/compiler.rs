@@ -458,3 +458,48 @@ out_channels = 32
         );
     }
 }
+
+#[test]
+fn fp8_and_bf16_convolutions() {
+    // Partial channel tiles (40 input, 24 and 20 output channels on 16-row arrays), padding,
+    // stride, ReLU; interpreter = golden model.
+    for (config, ty) in [
+        ("configs/16x16_fp8.toml", "fp8_e4m3"),
+        ("configs/16x16_bf16.toml", "bf16"),
+    ] {
+        let src = format!(
+            r#"
+type = "{ty}"
+seed = 3
+[input]
+shape = [7, 6, 40]
+[[layer]]
+name = "conv1"
+op = "conv2d"
+kernel = 3
+padding = 1
+out_channels = 24
+activation = "relu"
+[[layer]]
+name = "conv2"
+op = "conv2d"
+kernel = 3
+stride = 2
+out_channels = 20
+"#
+        );
+        let design = hwgen::config::load(Path::new(config)).unwrap();
+        let model = hwgen::model::parse_str(&src, "test.toml", Path::new(".")).unwrap();
+        let program = hwgen::compiler::compile(&design, &model).unwrap_or_else(|e| panic!("{e}"));
+        let mut mem = program.dmem.clone();
+        let mut engine = Engine::new(&design, &design.branches[0].units[0]);
+        engine.run(&program.instrs, &mut mem).unwrap();
+        let got = read_tensor(&mem, &program.output, model.act_type);
+        let want = &hwgen::golden::run_fp(&model, 16)["conv2"];
+        assert_eq!(&got, want, "{ty}");
+        assert!(
+            want.data.iter().filter(|v| **v != want.data[0]).count() > 100,
+            "{ty}: degenerate"
+        );
+    }
+}

@@ -11,6 +11,7 @@ const DEFAULT_DATATYPES: Datatypes = Datatypes {
     accumulator: IntType::new(true, 32),
     output: IntType::new(true, 8),
     mx: None,
+    fp: None,
 };
 
 /// What a datatype string names.
@@ -18,6 +19,7 @@ const DEFAULT_DATATYPES: Datatypes = Datatypes {
 enum Parsed {
     Int(IntType),
     Mx(MxFormat),
+    Fp(crate::numeric::MiniFloat),
     Fp32,
 }
 
@@ -133,13 +135,16 @@ fn parse_type(ctx: &mut Ctx, key: &str, s: &S<String>, accumulator: bool) -> Opt
     let text = s.get_ref().trim().to_ascii_lowercase();
     match (text.as_str(), accumulator) {
         ("mxint8", false) => return Some(Parsed::Mx(MXINT8)),
+        ("fp8_e4m3" | "e4m3", false) => return Some(Parsed::Fp(crate::numeric::E4M3)),
+        ("fp8_e5m2" | "e5m2", false) => return Some(Parsed::Fp(crate::numeric::E5M2)),
+        ("bf16", false) => return Some(Parsed::Fp(crate::numeric::BF16)),
         ("fp32", true) => return Some(Parsed::Fp32),
-        ("mxint8" | "mxint4", true) => {
+        ("mxint8" | "mxint4" | "fp8_e4m3" | "e4m3" | "fp8_e5m2" | "e5m2" | "bf16", true) => {
             ctx.bad(
                 key,
                 s,
                 format!(
-                    "{key}: {text} is an element type; MX partial sums are accumulated in FP32"
+                    "{key}: {text} is an element type; MX and floating-point products are accumulated in FP32"
                 ),
                 "use \"fp32\"",
             );
@@ -150,25 +155,21 @@ fn parse_type(ctx: &mut Ctx, key: &str, s: &S<String>, accumulator: bool) -> Opt
                 key,
                 s,
                 format!("{key}: fp32 is only an accumulator type"),
-                "use an integer type such as \"int8\" or \"mxint8\"",
+                "use an integer type such as \"int8\", or \"mxint8\", \"fp8_e4m3\", \"fp8_e5m2\" or \"bf16\"",
             );
             return None;
         }
         _ => {}
     }
-    const LATER: [&str; 6] = ["mxint4", "fp8_e4m3", "fp8_e5m2", "e4m3", "e5m2", "bf16"];
+    const LATER: [&str; 1] = ["mxint4"];
     if LATER.contains(&text.as_str()) {
         ctx.bad(
             key,
             s,
             format!(
-                "{key}: datatype {text} is not supported by the generated hardware yet; this release supports signed and unsigned integers and mxint8"
+                "{key}: datatype {text} is not supported by the generated hardware yet; this release supports signed and unsigned integers, mxint8, fp8_e4m3, fp8_e5m2 and bf16"
             ),
-            if accumulator {
-                "use \"int32\", or \"fp32\" with mxint8 elements".to_string()
-            } else {
-                "use an integer type such as \"int8\", or \"mxint8\"".to_string()
-            },
+            "use \"mxint8\"",
         );
         return None;
     }
@@ -231,8 +232,8 @@ fn resolve_datatypes(
 ) -> Datatypes {
     let mut d = base;
     let Some(raw) = raw else { return d };
-    if base.mx.is_some() {
-        // Per-unit overrides of an MX design: the whole design shares one MX format.
+    if base.mx.is_some() || base.fp.is_some() {
+        // Per-unit overrides of an MX or FP design: the whole design shares one format.
         for (name, val) in [
             ("input", &raw.input),
             ("weight", &raw.weight),
@@ -244,7 +245,7 @@ fn resolve_datatypes(
                 ctx.bad(
                     &format!("{prefix}.{name}"),
                     s,
-                    format!("{prefix}.{name}: the datatypes of an MX design are set once, in [datatype]"),
+                    format!("{prefix}.{name}: the datatypes of an MX or floating-point design are set once, in [datatype]"),
                     format!("remove {prefix}"),
                 );
             }
@@ -253,7 +254,7 @@ fn resolve_datatypes(
             ctx.bad(
                 &format!("{prefix}.block_size"),
                 s,
-                format!("{prefix}.block_size: the datatypes of an MX design are set once, in [datatype]"),
+                format!("{prefix}.block_size: the datatypes of an MX or floating-point design are set once, in [datatype]"),
                 format!("remove {prefix}"),
             );
         }
@@ -350,6 +351,66 @@ fn resolve_datatypes(
         return d;
     }
 
+    // Floating-point elements: one format for input, weight and output, FP32 accumulation.
+    let fp_key = parsed.iter().find(|(_, _, p)| matches!(p, Parsed::Fp(_)));
+    if let Some(&(fp_name, fp_s, Parsed::Fp(format))) = fp_key {
+        let fp_text = fp_s.get_ref().trim().to_ascii_lowercase();
+        for (name, val) in elements {
+            if parsed
+                .iter()
+                .any(|(n, _, p)| *n == name && *p == Parsed::Fp(format))
+            {
+                continue;
+            }
+            let key = format!("{prefix}.{name}");
+            let rule = format!(
+                "{key}: a floating-point design uses one element format for input, weight and output ({prefix}.{fp_name} is {fp_text})"
+            );
+            let fix = format!("set {key} = \"{fp_text}\"");
+            match val {
+                Some(s) => ctx.bad(&key, s, rule, fix),
+                None => {
+                    let loc = ctx.loc(fp_s);
+                    ctx.problem(&key, loc, None, rule, fix);
+                }
+            }
+        }
+        if let Some((s, p)) = &accumulator {
+            if *p != Parsed::Fp32 {
+                ctx.bad(
+                    &format!("{prefix}.accumulator"),
+                    s,
+                    format!(
+                        "{prefix}.accumulator: floating-point products are accumulated in FP32"
+                    ),
+                    "use \"fp32\" (or leave it out: it is the default for floating-point elements)",
+                );
+            }
+        }
+        for (key, present) in [
+            ("block_size", raw.block_size.is_some()),
+            ("scale", raw.scale.is_some()),
+        ] {
+            if present {
+                let loc = ctx.loc(fp_s);
+                ctx.problem(
+                    &format!("{prefix}.{key}"),
+                    loc,
+                    None,
+                    format!("{prefix}.{key} applies to MX element types only"),
+                    format!("remove {prefix}.{key}"),
+                );
+            }
+        }
+        let element = IntType::new(false, format.bits());
+        d.input = element;
+        d.weight = element;
+        d.output = element;
+        d.accumulator = IntType::new(true, 32);
+        d.fp = Some(format);
+        return d;
+    }
+
     // Integer elements (or inherited MX ones).
     for (name, _, p) in &parsed {
         let Parsed::Int(t) = p else { continue };
@@ -382,8 +443,8 @@ fn resolve_datatypes(
                 ctx.bad(
                     &format!("{prefix}.accumulator"),
                     s,
-                    format!("{prefix}.accumulator: fp32 accumulation needs MX elements"),
-                    "use \"int32\", or input, weight and output = \"mxint8\"",
+                    format!("{prefix}.accumulator: fp32 accumulation needs MX or floating-point elements"),
+                    "use \"int32\", or input, weight and output = \"mxint8\" (or \"fp8_e4m3\", \"fp8_e5m2\", \"bf16\")",
                 );
             }
         }
@@ -828,7 +889,9 @@ pub(super) fn resolve(
                         ru.datatype.as_ref(),
                         datatype,
                     );
-                    if udt.mx.is_some() && datatype.mx.is_none() {
+                    if (udt.mx.is_some() && datatype.mx.is_none())
+                        || (udt.fp.is_some() && datatype.fp.is_none())
+                    {
                         if let Some(rd) = ru.datatype.as_ref() {
                             let first = [&rd.input, &rd.weight, &rd.output]
                                 .into_iter()
@@ -838,8 +901,8 @@ pub(super) fn resolve(
                                 ctx.bad(
                                     &format!("{ukey}.datatype"),
                                     s,
-                                    format!("{ukey}.datatype: MX is chosen for the whole design, in [datatype], not per unit"),
-                                    "move the MX types to [datatype]",
+                                    format!("{ukey}.datatype: MX and floating-point types are chosen for the whole design, in [datatype], not per unit"),
+                                    "move the types to [datatype]",
                                 );
                             }
                         }

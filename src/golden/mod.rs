@@ -274,6 +274,79 @@ pub fn mx_conv_accumulate(
     out
 }
 
+/// A floating-point convolution as the FP datapath computes it (README, "Number formats"):
+/// the input channels are taken in tiles of `tile` (the array's rows; channels past the
+/// last are zero); for every output, the passes over input-channel tiles (outermost) and
+/// kernel taps (ky, then kx) each sum the tile's exact products in FP32 from +0 in channel
+/// order, and the pass sums are accumulated in FP32, the first initialising the sum. ReLU
+/// (if any) and the conversion to the element format follow (`interp::fp_output`).
+pub fn fp_conv(x: &Tensor, layer: &Layer, f: crate::numeric::MiniFloat, tile: usize) -> Tensor {
+    let Op::Conv {
+        kh,
+        kw,
+        stride,
+        pad,
+        cout,
+        weights,
+        relu,
+        ..
+    } = &layer.op
+    else {
+        unreachable!("fp_conv called on {}", layer.op.name())
+    };
+    let [oh, ow, _] = layer.out;
+    let cin = x.c;
+    let mut y = Tensor::zeros(oh, ow, *cout);
+    for oy in 0..oh {
+        for ox in 0..ow {
+            for co in 0..*cout {
+                let mut acc: Option<u32> = None;
+                for ict in 0..cin.div_ceil(tile) {
+                    for ky in 0..*kh {
+                        for kx in 0..*kw {
+                            let iy = (oy * stride + ky) as i64 - *pad as i64;
+                            let ix = (ox * stride + kx) as i64 - *pad as i64;
+                            let inside = iy >= 0 && ix >= 0 && iy < x.h as i64 && ix < x.w as i64;
+                            let column = (0..tile).fold(0u32, |s, r| {
+                                let ci = ict * tile + r;
+                                let (a, w) = if ci < cin {
+                                    (
+                                        if inside {
+                                            x.at(iy as usize, ix as usize, ci) as u32
+                                        } else {
+                                            0
+                                        },
+                                        weights[((ky * kw + kx) * cin + ci) * cout + co] as u32,
+                                    )
+                                } else {
+                                    (0, 0)
+                                };
+                                fp32::add(s, fp32::mini_mul(a, w, f))
+                            });
+                            acc = Some(acc.map_or(column, |s| fp32::add(s, column)));
+                        }
+                    }
+                }
+                let out = crate::interp::fp_output(acc.expect("at least one tap"), *relu, f);
+                y.set(oy, ox, co, i64::from(out));
+            }
+        }
+    }
+    y
+}
+
+/// Run a floating-point model on an array of `tile` rows; every tensor by name.
+pub fn run_fp(model: &Model, tile: usize) -> HashMap<String, Tensor> {
+    let f = model.fp.expect("a floating-point model");
+    let mut t: HashMap<String, Tensor> = HashMap::new();
+    t.insert(model.input_name.clone(), model.input.clone());
+    for l in &model.layers {
+        let y = fp_conv(&t[&l.inputs[0]], l, f, tile);
+        t.insert(l.name.clone(), y);
+    }
+    t
+}
+
 /// Run an MX model; every tensor by name (the input included).
 pub fn run_mx(model: &Model) -> HashMap<String, MxTensor> {
     let mx = model.mx.as_ref().expect("an MX model");

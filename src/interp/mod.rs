@@ -145,6 +145,18 @@ pub fn mx_vector_row(acc: &[u32], relu: bool, mx: MxFormat) -> Vec<i64> {
         .collect()
 }
 
+/// The floating-point vector path on one FP32 accumulator value: ReLU (negative values and
+/// -0 become +0, NaN stays NaN), then conversion to the element format.
+pub fn fp_output(acc: u32, relu: bool, f: crate::numeric::MiniFloat) -> u32 {
+    let v = f32::from_bits(acc);
+    let x = if relu && !v.is_nan() && acc >> 31 == 1 {
+        0
+    } else {
+        acc
+    };
+    fp32::to_mini(x, f)
+}
+
 impl Engine {
     pub fn new(design: &Design, unit: &Unit) -> Engine {
         let b = unit.buffers;
@@ -360,6 +372,26 @@ impl Engine {
                         let acc_row = ((i.get("acc_addr") + k) & 0xffff) as usize % self.acc.len();
                         let a = &self.input[in_row];
                         let w = &self.banks[self.cur_bank];
+                        if let Some(f) = self.unit.datatype.fp {
+                            // Each column sums its rows' exact products in FP32, top to
+                            // bottom from +0; the sum is written or added in FP32.
+                            let accumulate = i.get("accumulate") != 0;
+                            for c in 0..kpf {
+                                let column = (0..cpf).fold(0u32, |s, r| {
+                                    fp32::add(s, fp32::mini_mul(a[r] as u32, w[r][c] as u32, f))
+                                });
+                                let old = self.acc[acc_row][c] as u32;
+                                let new = if accumulate {
+                                    fp32::add(old, column)
+                                } else {
+                                    column
+                                };
+                                self.acc[acc_row][c] = i64::from(new as i32);
+                            }
+                            let row = self.acc[acc_row].clone();
+                            self.record(pc, Buffer::Accumulator, acc_row, &row);
+                            continue;
+                        }
                         if let Some(mx) = mx {
                             let accumulate = i.get("accumulate") != 0;
                             for c in 0..kpf {
@@ -421,6 +453,19 @@ impl Engine {
                     return Err(illegal(
                         "the operand rows overlap the rows being written (only the same rows, in place, are allowed)".into(),
                     ));
+                }
+                if let Some(f) = self.unit.datatype.fp {
+                    for j in 0..n {
+                        let acc_row = ((i.get("acc_addr") + j) & 0xffff) as usize % self.acc.len();
+                        let out_row = ((out_base + j) & 0xffff) as usize % self.output.len();
+                        let vals: Vec<i64> = self.acc[acc_row]
+                            .iter()
+                            .map(|v| i64::from(fp_output(*v as u32, i.get("relu") != 0, f)))
+                            .collect();
+                        self.record(pc, Buffer::Output, out_row, &vals);
+                        self.output[out_row] = vals;
+                    }
+                    return Ok(());
                 }
                 if let Some(mx) = self.unit.datatype.mx {
                     for j in 0..n {

@@ -123,6 +123,9 @@ pub struct Model {
     /// MX models (`type = "mxint8"`): element codes live in the tensors and weights as
     /// integers; the block scales are here.
     pub mx: Option<MxModel>,
+    /// Floating-point models (`type = "fp8_e4m3"`, `"fp8_e5m2"` or `"bf16"`): the tensors
+    /// and weights hold the codes.
+    pub fp: Option<crate::numeric::MiniFloat>,
     /// Element type of every activation tensor.
     pub act_type: IntType,
     pub weight_type: IntType,
@@ -501,6 +504,13 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                 block_size: block_size as u32,
             })
         }
+        Some("fp8_e4m3" | "fp8_e5m2" | "bf16") if raw.block_size.is_some() => {
+            return Err(ctx.err(
+                "block_size",
+                "block_size applies to MX models only",
+                "remove block_size",
+            ))
+        }
         _ => {
             if let Some(b) = raw.block_size {
                 return Err(ctx.err(
@@ -512,7 +522,27 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
             None
         }
     };
-    let (act_type, weight_type) = if mx_format.is_some() {
+    let fp_format = match raw.act_type.as_deref() {
+        Some("fp8_e4m3") => Some(crate::numeric::E4M3),
+        Some("fp8_e5m2") => Some(crate::numeric::E5M2),
+        Some("bf16") => Some(crate::numeric::BF16),
+        _ => None,
+    };
+    if let (Some(f), Some(w)) = (fp_format, raw.weight_type.as_deref()) {
+        if w != f.name {
+            return Err(ctx.err(
+                &format!("weight_type = {w}"),
+                format!(
+                    "a floating-point model uses {} for activations and weights",
+                    f.name
+                ),
+                format!("remove weight_type or set it to \"{}\"", f.name),
+            ));
+        }
+    }
+    let (act_type, weight_type) = if let Some(f) = fp_format {
+        (IntType::new(false, f.bits()), IntType::new(false, f.bits()))
+    } else if mx_format.is_some() {
         (IntType::new(true, 8), IntType::new(true, 8))
     } else {
         (
@@ -545,6 +575,11 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
             let (codes, scales) = quantize_rows(&x, bs, f);
             input_scales = scales;
             codes
+        }
+        None if fp_format.is_some() => {
+            let f = fp_format.expect("checked");
+            let x = ctx.floats("input.data", raw.input.data.as_deref(), &shape)?;
+            x.iter().map(|v| i64::from(f.encode(*v))).collect()
         }
         None => ctx.data(
             "input.data",
@@ -685,7 +720,11 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                 let ow = (w + 2 * pad - kw) / stride + 1;
                 let wshape = [kh, kw, c / groups, cout];
                 let wt = weight_type;
-                let weights = if let Some(f) = mx_format {
+                let weights = if let Some(f) = fp_format {
+                    check_fp_conv(&ctx, rl, groups)?;
+                    let w = ctx.floats("weights", rl.weights.as_deref(), &wshape)?;
+                    w.iter().map(|v| i64::from(f.encode(*v))).collect()
+                } else if let Some(f) = mx_format {
                     check_mx_conv(&ctx, rl, f, c, cout, groups)?;
                     let w = ctx.floats("weights", rl.weights.as_deref(), &wshape)?;
                     let (codes, scales) = quantize_weights(&w, kh * kw, c, cout, f);
@@ -728,6 +767,13 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                     },
                     [oh, ow, cout],
                 )
+            }
+            other if fp_format.is_some() => {
+                return Err(ctx.err(
+                    &format!("op = {other}"),
+                    "floating-point models support conv2d and fc layers (with activation none or relu) so far",
+                    "use type = \"int8\" for networks with pooling, add or upsample layers",
+                ))
             }
             other if mx_format.is_some() => {
                 return Err(ctx.err(
@@ -828,6 +874,7 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
     }
     Ok(Model {
         name: raw.name.unwrap_or_else(|| "model".into()),
+        fp: fp_format,
         mx: mx_format.map(|format| MxModel {
             format,
             input_scales,
@@ -928,6 +975,42 @@ fn check_mx_conv(
         return Err(ctx.err(
             "activation",
             "MX layers support activation = \"relu\" or none",
+            "use activation = \"relu\"",
+        ));
+    }
+    Ok(())
+}
+
+/// The layer rules of the floating-point datapath.
+fn check_fp_conv(ctx: &Ctx, rl: &RawLayer, groups: usize) -> Result<(), ModelError> {
+    if groups != 1 {
+        return Err(ctx.err(
+            &format!("groups = {groups}"),
+            "grouped and depthwise convolutions are not supported for floating-point models yet",
+            "use groups = 1, or type = \"int8\"",
+        ));
+    }
+    for (key, present) in [
+        ("bias", rl.bias.is_some()),
+        ("requant", rl.requant.is_some()),
+        ("relu6_max", rl.relu6_max.is_some()),
+    ] {
+        if present {
+            return Err(ctx.err(
+                key,
+                "floating-point layers accumulate in FP32 and convert their outputs to the element format: bias, requantization and ReLU6 are integer-path operations",
+                format!("remove {key}"),
+            ));
+        }
+    }
+    if rl
+        .activation
+        .as_deref()
+        .is_some_and(|a| a != "relu" && a != "none")
+    {
+        return Err(ctx.err(
+            "activation",
+            "floating-point layers support activation = \"relu\" or none",
             "use activation = \"relu\"",
         ));
     }

@@ -12,7 +12,7 @@ pub mod fp32;
 pub mod mx;
 
 /// A small binary floating-point format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct MiniFloat {
     pub name: &'static str,
     pub exp_bits: u32,

@@ -118,6 +118,7 @@ fn common(design: &Design) -> Common {
         rst_edge,
         rst_on,
         mx: design.mx().is_some(),
+        fp: design.fp().is_some(),
     }
 }
 
@@ -186,6 +187,16 @@ pub fn emit(design: &Design) -> FileMap {
     add(&mut files, "hwgen_isa.vh", render(&isa_header(&c)));
     add(&mut files, "hwgen_delay.v", render(&Delay { c: &c }));
     add(&mut files, "hwgen_pe.v", render(&Pe { c: &c }));
+    if c.fp {
+        add(&mut files, "hwgen_fp32_add.v", render(&Fp32Add { c: &c }));
+        add(&mut files, "hwgen_fp_mul.v", render(&FpMul { c: &c }));
+        add(
+            &mut files,
+            "hwgen_fp32_to_mini.v",
+            render(&Fp32ToMini { c: &c }),
+        );
+        add(&mut files, "hwgen_fp_output.v", render(&FpOutput { c: &c }));
+    }
     if c.mx {
         add(&mut files, "hwgen_fp32_add.v", render(&Fp32Add { c: &c }));
         add(
@@ -515,6 +526,22 @@ fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
                 .unwrap()
                 + 1;
             params.insert(at, ("MX_FRAC", mx.frac.to_string()));
+        }
+        if let Some(f) = d.fp {
+            let at = params
+                .iter()
+                .position(|(n, _)| *n == "OUTPUT_SIGNED")
+                .unwrap()
+                + 1;
+            let fp_params = [
+                ("FP_EXP_W", f.exp_bits.to_string()),
+                ("FP_MAN_W", f.man_bits.to_string()),
+                ("FP_BIAS", f.bias.to_string()),
+                ("FP_IEEE", bool_param(f.ieee_specials)),
+            ];
+            for (k, p) in fp_params.into_iter().enumerate() {
+                params.insert(at + k, p);
+            }
         }
         views.push(CoreView {
             index: i as u32,

@@ -15,6 +15,9 @@ pub struct Common {
     /// MX datapath: rows carry E8M0 scales, block sums are dequantized and accumulated in
     /// FP32, the vector unit quantizes output rows to MX blocks.
     pub mx: bool,
+    /// Floating-point datapath (FP8/BF16 elements): PEs multiply exactly to FP32 and add in
+    /// FP32 down the columns, the accumulator adds in FP32, the vector unit converts back.
+    pub fp: bool,
 }
 
 macro_rules! static_module {
@@ -49,6 +52,7 @@ static_module!(MxDequant, "rtl/hwgen_mx_dequant.v");
 static_module!(MxQuantize, "rtl/hwgen_mx_quantize.v");
 static_module!(FpMul, "rtl/hwgen_fp_mul.v");
 static_module!(Fp32ToMini, "rtl/hwgen_fp32_to_mini.v");
+static_module!(FpOutput, "rtl/hwgen_fp_output.v");
 
 pub struct Define {
     pub name: String,

@@ -12,6 +12,12 @@
 // output the sum is dequantized with the two scales to FP32 and written, or added in FP32
 // to the accumulator row (round to nearest even, subnormals flushed).
 {%- endif %}
+{%- if c.fp %}
+//
+// Floating point: the array's columns produce FP32 sums of exact FP8/BF16 products; they
+// are written, or added in FP32 to the accumulator row (round to nearest even, subnormals
+// flushed).
+{%- endif %}
 `include "hwgen_isa.vh"
 module hwgen_compute_unit #(
   parameter integer       INSTR_W       = 160,
@@ -27,6 +33,12 @@ module hwgen_compute_unit #(
   parameter integer       WEIGHT_SIGNED = 1,
 {%- if c.mx %}
   parameter integer       MX_FRAC       = 6,
+{%- endif %}
+{%- if c.fp %}
+  parameter integer       FP_EXP_W      = 4,
+  parameter integer       FP_MAN_W      = 3,
+  parameter integer       FP_BIAS       = 7,
+  parameter integer       FP_IEEE       = 0,
 {%- endif %}
   parameter integer       SPAD_ADDR_W   = 16
 ) (
@@ -336,6 +348,12 @@ module hwgen_compute_unit #(
 {%- endif %}
     .INPUT_SIGNED  (INPUT_SIGNED),
     .WEIGHT_SIGNED (WEIGHT_SIGNED),
+{%- if c.fp %}
+    .FP_EXP_W      (FP_EXP_W),
+    .FP_MAN_W      (FP_MAN_W),
+    .FP_BIAS       (FP_BIAS),
+    .FP_IEEE       (FP_IEEE),
+{%- endif %}
     .TAG_W         (TAG_W)
   ) u_array (
     .clk_i         (clk_i),
@@ -406,6 +424,16 @@ module hwgen_compute_unit #(
         .scale_b_i (out_wscale[col*SCALE_W +: SCALE_W]),
         .value_o   (out_value[col*ACC_W +: ACC_W])
       );
+
+      hwgen_fp32_add u_add (
+        .a_i   (wb_old[col*ACC_W +: ACC_W]),
+        .b_i   (wb_psum_q[col*ACC_W +: ACC_W]),
+        .sum_o (fp_sum)
+      );
+
+      assign wb_sum[col*ACC_W +: ACC_W] = wb_accumulate_q ? fp_sum : wb_psum_q[col*ACC_W +: ACC_W];
+{%- elif c.fp %}
+      wire [ACC_W-1:0] fp_sum;
 
       hwgen_fp32_add u_add (
         .a_i   (wb_old[col*ACC_W +: ACC_W]),

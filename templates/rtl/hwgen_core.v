@@ -18,6 +18,13 @@ module hwgen_core #(
   // MX: elements carry an implicit 2^-MX_FRAC; input and output rows carry an E8M0 scale
   parameter integer MX_FRAC       = 6,
 {%- endif %}
+{%- if c.fp %}
+  // floating-point elements: exponent and mantissa widths, bias, IEEE specials
+  parameter integer FP_EXP_W      = 4,
+  parameter integer FP_MAN_W      = 3,
+  parameter integer FP_BIAS       = 7,
+  parameter integer FP_IEEE       = 0,
+{%- endif %}
   // scratchpads (entries)
   parameter integer INPUT_DEPTH   = 512,
   parameter integer WEIGHT_DEPTH  = 512,
@@ -448,6 +455,12 @@ module hwgen_core #(
 {%- if c.mx %}
     .MX_FRAC       (MX_FRAC),
 {%- endif %}
+{%- if c.fp %}
+    .FP_EXP_W      (FP_EXP_W),
+    .FP_MAN_W      (FP_MAN_W),
+    .FP_BIAS       (FP_BIAS),
+    .FP_IEEE       (FP_IEEE),
+{%- endif %}
     .SPAD_ADDR_W   (SPAD_ADDR_W)
   ) u_compute (
     .clk_i           (clk_i),
@@ -487,6 +500,12 @@ module hwgen_core #(
 {%- if c.mx %}
     .MX_FRAC     (MX_FRAC),
     .OUT_ROW_W   (OUTPUT_ROW_W),
+{%- endif %}
+{%- if c.fp %}
+    .FP_EXP_W    (FP_EXP_W),
+    .FP_MAN_W    (FP_MAN_W),
+    .FP_BIAS     (FP_BIAS),
+    .FP_IEEE     (FP_IEEE),
 {%- endif %}
     .SPAD_ADDR_W (SPAD_ADDR_W),
     .ENABLE_BIAS (ENABLE_BIAS),

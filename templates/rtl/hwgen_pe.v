@@ -3,11 +3,23 @@
 // weights shift down a per-column chain into whichever of the two banks is idle, so the next
 // tile's weights load while the current tile computes. Each activation carries the bank its
 // tile uses.
+{%- if c.fp %}
+//
+// Floating point: the product of the two FP8/BF16 codes is formed exactly as FP32
+// (hwgen_fp_mul) and added to the partial sum in FP32 (hwgen_fp32_add), so a column sums
+// its rows top to bottom, starting from +0.
+{%- endif %}
 module hwgen_pe #(
   parameter integer INPUT_W       = 8,
   parameter integer WEIGHT_W      = 8,
   parameter integer ACC_W         = 32,
   parameter integer INPUT_SIGNED  = 1,
+{%- if c.fp %}
+  parameter integer FP_EXP_W      = 4,
+  parameter integer FP_MAN_W      = 3,
+  parameter integer FP_BIAS       = 7,
+  parameter integer FP_IEEE       = 0,
+{%- endif %}
   parameter integer WEIGHT_SIGNED = 1
 ) (
   input  wire                clk_i,
@@ -28,8 +40,10 @@ module hwgen_pe #(
   input  wire [WEIGHT_W-1:0] weight_i,
   output wire [WEIGHT_W-1:0] weight_o
 );
+{%- if !c.fp %}
 
   localparam integer PRODUCT_W = INPUT_W + WEIGHT_W + 2;
+{%- endif %}
 
   reg                act_valid_q;
   reg                act_bank_q;
@@ -40,6 +54,32 @@ module hwgen_pe #(
   reg [WEIGHT_W-1:0] weight0_d;
   reg [WEIGHT_W-1:0] weight1_q;
   reg [WEIGHT_W-1:0] weight1_d;
+{%- if c.fp %}
+
+  wire [WEIGHT_W-1:0] weight_sel = act_bank_i ? weight1_q : weight0_q;
+  wire [ACC_W-1:0]    product_acc;
+  wire [ACC_W-1:0]    psum_sum;
+
+  hwgen_fp_mul #(
+    .EXP_W (FP_EXP_W),
+    .MAN_W (FP_MAN_W),
+    .BIAS  (FP_BIAS),
+    .IEEE  (FP_IEEE)
+  ) u_mul (
+    .a_i       (act_i),
+    .b_i       (weight_sel),
+    .product_o (product_acc)
+  );
+
+  hwgen_fp32_add u_add (
+    .a_i   (psum_i),
+    .b_i   (product_acc),
+    .sum_o (psum_sum)
+  );
+
+  wire unused_signedness;
+  assign unused_signedness = ^{INPUT_SIGNED[0], WEIGHT_SIGNED[0]};
+{%- else %}
 
   // Both operands gain one bit (sign or zero) so one signed multiply serves every mix of
   // signed and unsigned types.
@@ -65,9 +105,14 @@ module hwgen_pe #(
       assign product_acc = { {(ACC_W-PRODUCT_W){product[PRODUCT_W-1]}}, product};
     end
   endgenerate
+{%- endif %}
 
   always @* begin
+{%- if c.fp %}
+    psum_d    = act_valid_i ? psum_sum : psum_i;
+{%- else %}
     psum_d    = act_valid_i ? psum_i + product_acc : psum_i;
+{%- endif %}
     weight0_d = weight0_q;
     weight1_d = weight1_q;
     if (wshift_en_i) begin

@@ -11,6 +11,12 @@ module hwgen_systolic_array #(
   parameter integer ACC_W         = 32,
   parameter integer INPUT_SIGNED  = 1,
   parameter integer WEIGHT_SIGNED = 1,
+{%- if c.fp %}
+  parameter integer FP_EXP_W      = 4,
+  parameter integer FP_MAN_W      = 3,
+  parameter integer FP_BIAS       = 7,
+  parameter integer FP_IEEE       = 0,
+{%- endif %}
   parameter integer TAG_W         = 1
 ) (
   input  wire                     clk_i,
@@ -62,6 +68,12 @@ module hwgen_systolic_array #(
           .WEIGHT_W      (WEIGHT_W),
           .ACC_W         (ACC_W),
           .INPUT_SIGNED  (INPUT_SIGNED),
+{%- if c.fp %}
+          .FP_EXP_W      (FP_EXP_W),
+          .FP_MAN_W      (FP_MAN_W),
+          .FP_BIAS       (FP_BIAS),
+          .FP_IEEE       (FP_IEEE),
+{%- endif %}
           .WEIGHT_SIGNED (WEIGHT_SIGNED)
         ) u_pe (
           .clk_i         (clk_i),

@@ -22,6 +22,12 @@ module hwgen_vector_unit #(
 {%- if c.mx %}
   parameter integer       MX_FRAC     = 6,
   parameter integer       OUT_ROW_W   = COLS * OUT_W + 8,
+{%- elif c.fp %}
+  parameter integer       FP_EXP_W    = 4,
+  parameter integer       FP_MAN_W    = 3,
+  parameter integer       FP_BIAS     = 7,
+  parameter integer       FP_IEEE     = 0,
+  parameter integer       OUT_ROW_W   = COLS * OUT_W,
 {%- else %}
   parameter integer       OUT_ROW_W   = COLS * OUT_W,
 {%- endif %}
@@ -309,6 +315,28 @@ module hwgen_vector_unit #(
   );
 
   // Integer-only controls have no effect in the MX datapath.
+  wire unused_integer_path;
+  assign unused_integer_path = ^{bias_q, add_q, pool_q, multiplier_q, shift_q, zero_point_q,
+                                 clamp_q, clamp_max_q, bias_value_q, out_rd_data_i,
+                                 OUT_SIGNED[0], ENABLE_BIAS[0], ENABLE_RELU[0], ENABLE_POOL[0],
+                                 ENABLE_ADD[0]};
+{%- elif c.fp %}
+
+  hwgen_fp_output #(
+    .COLS  (COLS),
+    .EXP_W (FP_EXP_W),
+    .MAN_W (FP_MAN_W),
+    .BIAS  (FP_BIAS),
+    .IEEE  (FP_IEEE)
+  ) u_output (
+    .clk_i       (clk_i),
+    .{{ c.rst }} ({{ c.rst }}),
+    .relu_i      (relu_q),
+    .acc_i       (acc_rd_data_i),
+    .result_o    (out_wr_data_o)
+  );
+
+  // Integer-only controls have no effect in the floating-point datapath.
   wire unused_integer_path;
   assign unused_integer_path = ^{bias_q, add_q, pool_q, multiplier_q, shift_q, zero_point_q,
                                  clamp_q, clamp_max_q, bias_value_q, out_rd_data_i,

@@ -167,7 +167,10 @@ pub fn run(
     let model_output = &model.layers.last().expect("layers").name;
     let output = alloc.tensors[&g.output].clone();
     let mut expected = Memory::new(mem_w, alloc.end as usize);
-    if model.mx.is_some() {
+    if model.fp.is_some() {
+        let golden = crate::golden::run_fp(model, t);
+        write_tensor(&mut expected, &output, &golden[model_output], g.act);
+    } else if model.mx.is_some() {
         let golden = crate::golden::run_mx(model);
         write_mx_tensor(&mut expected, &output, &golden[model_output], g.act);
     } else {

@@ -105,6 +105,33 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
         }
         _ => {}
     }
+    match (d.fp, model.fp) {
+        (Some(f), m) if m != Some(f) => {
+            return Err(CompileError::new(
+                None,
+                format!(
+                    "the Design computes in {} but the model is {}",
+                    f.name,
+                    m.map_or(model.act_type.to_string(), |m| m.name.to_string())
+                ),
+                format!(
+                    "set type = \"{}\" in the model, or compile for a matching config",
+                    f.name
+                ),
+            ))
+        }
+        (None, Some(m)) => {
+            return Err(CompileError::new(
+                None,
+                format!(
+                    "the model is {} but the Design's datatypes are {} x {}",
+                    m.name, d.input, d.weight
+                ),
+                "compile for a floating-point config such as configs/16x16_fp8.toml",
+            ))
+        }
+        _ => {}
+    }
     if model.act_type != d.input || model.act_type != d.output {
         return Err(CompileError::new(
             None,
