@@ -8,7 +8,8 @@
 #   mxint8: 8-bit products, exact 19-bit block sums, per-column MX dequantization and FP32
 #           accumulation (the RTL of configs/32x32_mxint8.toml, with ROWS = COLS = 8 set on
 #           the module; an 8x8 MX design is not a legal config because blocks are 16..64)
-# FP8 has no hardware yet, so it has no row.
+#   fp8:    E4M3 x E4M3 products formed exactly as FP32 and added in FP32 in every PE, FP32
+#           accumulation (the RTL of configs/16x16_fp8.toml with ROWS = COLS = 8)
 # Usage: scripts/area.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,3 +37,5 @@ synth() { # name rtl_dir chparam
 printf '%-8s %10s %14s\n' type cells transistors
 synth int8 "$work/int8" "-set ROWS 8 -set COLS 8"
 synth mxint8 "$work/mxint8" "-set ROWS 8 -set COLS 8 -set INPUT_W 8 -set WEIGHT_W 8 -set ACC_W 32 -set MX_FRAC 6"
+./target/release/hwgen emit --config configs/16x16_fp8.toml -o "$work/fp8" >/dev/null
+synth fp8 "$work/fp8" "-set ROWS 8 -set COLS 8 -set INPUT_W 8 -set WEIGHT_W 8 -set ACC_W 32 -set FP_EXP_W 4 -set FP_MAN_W 3 -set FP_BIAS 7 -set FP_IEEE 0"

@@ -503,3 +503,48 @@ out_channels = 20
         );
     }
 }
+
+#[test]
+fn bf16_fp32_accumulation_order_matches_the_golden_model() {
+    // One tile of 5x5 outputs (16 channels) of a 3x3 convolution over 40 input channels (three
+    // channel tiles, the last partial) stays in accumulator bank 0 in raster order. Inputs
+    // span 2^-30..2^30 so the FP32 sums round; the accumulator rows must equal the golden
+    // model's sums bit for bit (summing a tile's rows bottom to top, or taps outermost, makes
+    // this fail).
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = common::Rng::new(31);
+    let input: Vec<f32> = (0..5 * 5 * 40usize)
+        .map(|i| {
+            let exp = ((i * 7919) % 61) as i32 - 30;
+            (rng.range(-1000, 1000) as f32 / 1000.0) * 2f32.powi(exp)
+        })
+        .collect();
+    hwgen::model::npy::write_f32(&dir.path().join("x.npy"), &[5, 5, 40], &input).unwrap();
+    let src = r#"
+type = "bf16"
+seed = 31
+[input]
+shape = [5, 5, 40]
+data = "x.npy"
+[[layer]]
+name = "conv"
+op = "conv2d"
+kernel = 3
+padding = 1
+out_channels = 16
+"#;
+    let design = hwgen::config::load(Path::new("configs/16x16_bf16.toml")).unwrap();
+    let model = hwgen::model::parse_str(src, "test.toml", dir.path()).unwrap();
+    let program = hwgen::compiler::compile(&design, &model).unwrap();
+    let mut mem = program.dmem.clone();
+    let mut engine = Engine::new(&design, &design.branches[0].units[0]);
+    engine.run(&program.instrs, &mut mem).unwrap();
+    let want =
+        hwgen::golden::fp_conv_accumulate(&model.input, &model.layers[0], hwgen::numeric::BF16, 16);
+    for p in 0..25 {
+        let got: Vec<u32> = engine.acc[p].iter().map(|v| *v as u32).collect();
+        assert_eq!(got, want[p * 16..(p + 1) * 16], "pixel {p}");
+    }
+    let got = read_tensor(&mem, &program.output, model.act_type);
+    assert_eq!(got, hwgen::golden::run_fp(&model, 16)["conv"]);
+}

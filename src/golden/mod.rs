@@ -281,6 +281,27 @@ pub fn mx_conv_accumulate(
 /// order, and the pass sums are accumulated in FP32, the first initialising the sum. ReLU
 /// (if any) and the conversion to the element format follow (`interp::fp_output`).
 pub fn fp_conv(x: &Tensor, layer: &Layer, f: crate::numeric::MiniFloat, tile: usize) -> Tensor {
+    let Op::Conv { cout, relu, .. } = &layer.op else {
+        unreachable!("fp_conv called on {}", layer.op.name())
+    };
+    let [oh, ow, _] = layer.out;
+    let acc = fp_conv_accumulate(x, layer, f, tile);
+    let mut y = Tensor::zeros(oh, ow, *cout);
+    for (k, v) in acc.iter().enumerate() {
+        let out = crate::interp::fp_output(*v, *relu, f);
+        y.set(k / cout / ow, k / cout % ow, k % cout, i64::from(out));
+    }
+    y
+}
+
+/// The FP32 sums of a floating-point convolution before ReLU and conversion (HWC, bit
+/// patterns), in the order of `fp_conv`.
+pub fn fp_conv_accumulate(
+    x: &Tensor,
+    layer: &Layer,
+    f: crate::numeric::MiniFloat,
+    tile: usize,
+) -> Vec<u32> {
     let Op::Conv {
         kh,
         kw,
@@ -288,7 +309,6 @@ pub fn fp_conv(x: &Tensor, layer: &Layer, f: crate::numeric::MiniFloat, tile: us
         pad,
         cout,
         weights,
-        relu,
         ..
     } = &layer.op
     else {
@@ -296,7 +316,7 @@ pub fn fp_conv(x: &Tensor, layer: &Layer, f: crate::numeric::MiniFloat, tile: us
     };
     let [oh, ow, _] = layer.out;
     let cin = x.c;
-    let mut y = Tensor::zeros(oh, ow, *cout);
+    let mut out = Vec::with_capacity(oh * ow * cout);
     for oy in 0..oh {
         for ox in 0..ow {
             for co in 0..*cout {
@@ -327,12 +347,11 @@ pub fn fp_conv(x: &Tensor, layer: &Layer, f: crate::numeric::MiniFloat, tile: us
                         }
                     }
                 }
-                let out = crate::interp::fp_output(acc.expect("at least one tap"), *relu, f);
-                y.set(oy, ox, co, i64::from(out));
+                out.push(acc.expect("at least one tap"));
             }
         }
     }
-    y
+    out
 }
 
 /// Run a floating-point model on an array of `tile` rows; every tensor by name.
