@@ -548,3 +548,29 @@ out_channels = 16
     let got = read_tensor(&mem, &program.output, model.act_type);
     assert_eq!(got, hwgen::golden::run_fp(&model, 16)["conv"]);
 }
+
+#[test]
+fn mxint4_convolutions() {
+    check_mx(
+        "configs/32x32_mxint4.toml",
+        r#"
+type = "mxint4"
+seed = 41
+[input]
+shape = [6, 7, 64]
+[[layer]]
+name = "conv"
+op = "conv2d"
+kernel = 3
+padding = 1
+out_channels = 96
+activation = "relu"
+[[layer]]
+name = "down"
+op = "conv2d"
+kernel = 3
+stride = 2
+out_channels = 64
+"#,
+    );
+}

@@ -23,6 +23,13 @@ enum Parsed {
     Fp32,
 }
 
+const MXINT4: MxFormat = MxFormat {
+    element: "mxint4",
+    bits: 4,
+    frac: 2,
+    block_size: 32,
+};
+
 const MXINT8: MxFormat = MxFormat {
     element: "mxint8",
     bits: 8,
@@ -135,6 +142,7 @@ fn parse_type(ctx: &mut Ctx, key: &str, s: &S<String>, accumulator: bool) -> Opt
     let text = s.get_ref().trim().to_ascii_lowercase();
     match (text.as_str(), accumulator) {
         ("mxint8", false) => return Some(Parsed::Mx(MXINT8)),
+        ("mxint4", false) => return Some(Parsed::Mx(MXINT4)),
         ("fp8_e4m3" | "e4m3", false) => return Some(Parsed::Fp(crate::numeric::E4M3)),
         ("fp8_e5m2" | "e5m2", false) => return Some(Parsed::Fp(crate::numeric::E5M2)),
         ("bf16", false) => return Some(Parsed::Fp(crate::numeric::BF16)),
@@ -160,18 +168,6 @@ fn parse_type(ctx: &mut Ctx, key: &str, s: &S<String>, accumulator: bool) -> Opt
             return None;
         }
         _ => {}
-    }
-    const LATER: [&str; 1] = ["mxint4"];
-    if LATER.contains(&text.as_str()) {
-        ctx.bad(
-            key,
-            s,
-            format!(
-                "{key}: datatype {text} is not supported by the generated hardware yet; this release supports signed and unsigned integers, mxint8, fp8_e4m3, fp8_e5m2 and bf16"
-            ),
-            "use \"mxint8\"",
-        );
-        return None;
     }
     let (signed, digits) = if let Some(d) = text.strip_prefix("uint") {
         (false, d)

@@ -71,6 +71,22 @@ impl Memory {
         }
     }
 
+    /// An MX row: `n` elements of type `t` filling `elem_beats` beats, then the E8M0 scale in
+    /// the first byte of the next beat. Returns the elements followed by the scale (0..=255).
+    pub fn read_mx_row(&self, beat: u64, elem_beats: u64, n: usize, t: IntType) -> Vec<i64> {
+        let mut v = self.read_row(beat, elem_beats, n, t);
+        v.extend(self.read_row(beat + elem_beats, 1, 1, IntType::new(false, 8)));
+        v
+    }
+
+    /// Write an MX row (elements, then the scale) as `read_mx_row` reads it; the whole scale
+    /// beat is written (zero but the scale byte).
+    pub fn write_mx_row(&mut self, beat: u64, elem_beats: u64, vals: &[i64], t: IntType) {
+        let (scale, elems) = vals.split_last().expect("an MX row has a scale");
+        self.write_row(beat, elem_beats, elems, t);
+        self.write_row(beat + elem_beats, 1, &[*scale], IntType::new(false, 8));
+    }
+
     /// One beat as `$readmemh` text.
     pub fn beat_hex(&self, beat: usize) -> String {
         let bytes = (self.beat_bits / 8) as usize;

@@ -5,8 +5,9 @@
 //! it starts. For race-free programs this computes exactly what the RTL computes.
 //!
 //! MX designs: an input or output row holds its elements followed by the block's E8M0 scale
-//! (as one more 8-bit value), accumulator rows hold FP32 bit patterns (as int32), and a
-//! weight tile is `cpf` element rows followed by a row of column scales.
+//! (one more value, 0..=255), accumulator rows hold FP32 bit patterns (as int32), and a
+//! weight tile is `cpf` element rows followed by the rows of column scales (8 bits per
+//! column: one row for MXINT8, two for MXINT4).
 
 mod memory;
 
@@ -135,13 +136,12 @@ pub fn vector_lane(
 }
 
 /// The MX vector path on one FP32 accumulator row (`numeric::mx::quantize_fp32_row`): the
-/// elements followed by the scale code (wrapped like an element).
+/// elements followed by the scale code.
 pub fn mx_vector_row(acc: &[u32], relu: bool, mx: MxFormat) -> Vec<i64> {
     let (scale, q) = mx::quantize_fp32_row(acc, relu, mx.numeric());
-    let t = IntType::new(true, mx.bits);
     q.iter()
         .map(|v| i64::from(*v))
-        .chain(std::iter::once(wrap(i64::from(scale), t)))
+        .chain(std::iter::once(i64::from(scale)))
         .collect()
 }
 
@@ -183,7 +183,7 @@ impl Engine {
     }
 
     /// Values in a row of `buf` and their type. An MX input or output row has one more
-    /// value, the scale, which (MXINT8) packs like an element.
+    /// value, the scale (see `row_has_scale`).
     fn row_shape(&self, buf: Buffer) -> (usize, IntType) {
         let d = self.unit.datatype;
         let scale = usize::from(d.mx.is_some());
@@ -207,7 +207,21 @@ impl Engine {
     /// Beats of one row of `buf`.
     pub fn beats(&self, buf: Buffer) -> u64 {
         let (n, t) = self.row_shape(buf);
+        if self.row_has_scale(buf) {
+            return self.elem_beats(buf) + 1;
+        }
         (n as u64 * u64::from(t.bits)).div_ceil(u64::from(self.mem_w))
+    }
+
+    /// True for the rows of `buf` that end with an MX block scale.
+    pub fn row_has_scale(&self, buf: Buffer) -> bool {
+        self.unit.datatype.mx.is_some() && matches!(buf, Buffer::Input | Buffer::Output)
+    }
+
+    /// Beats of the elements of an MX row.
+    fn elem_beats(&self, buf: Buffer) -> u64 {
+        let (n, t) = self.row_shape(buf);
+        ((n as u64 - 1) * u64::from(t.bits)).div_ceil(u64::from(self.mem_w))
     }
 
     /// Run `program` to its `end` with `mem` as external memory.
@@ -330,10 +344,17 @@ impl Engine {
                             (i.get("ext_addr") + i1 * i.get("stride1") + i0 * i.get("stride0"))
                                 & 0xffff_ffff;
                         let row = ((i.get("spad_addr") + k) & 0xffff) as usize % depth;
-                        if i.opcode == Opcode::Load {
+                        if i.opcode == Opcode::Load && self.row_has_scale(buf) {
+                            let vals = mem.read_mx_row(ext, self.elem_beats(buf), n - 1, t);
+                            self.record(pc, buf, row, &vals);
+                            self.rows_mut(buf)[row] = vals;
+                        } else if i.opcode == Opcode::Load {
                             let vals = mem.read_row(ext, beats, n, t);
                             self.record(pc, buf, row, &vals);
                             self.rows_mut(buf)[row] = vals;
+                        } else if self.row_has_scale(buf) {
+                            let vals = self.output[row].clone();
+                            mem.write_mx_row(ext, self.elem_beats(buf), &vals, t);
                         } else {
                             let vals = self.output[row].clone();
                             mem.write_row(ext, beats, &vals, t);
@@ -354,10 +375,23 @@ impl Engine {
                         let row = ((i.get("weight_addr") + r as u64) & 0xffff) as usize % depth;
                         self.banks[self.cur_bank ^ 1][r] = self.weight[row].clone();
                     }
-                    if mx.is_some() {
-                        let row = ((i.get("weight_addr") + cpf as u64) & 0xffff) as usize % depth;
-                        self.bank_scales[self.cur_bank ^ 1] =
-                            self.weight[row].iter().map(|v| *v as u8).collect();
+                    if let Some(f) = mx {
+                        // Column c's scale is byte c of the scale rows after the elements.
+                        let w = f.bits as usize;
+                        let per_row = kpf * w / 8;
+                        self.bank_scales[self.cur_bank ^ 1] = (0..kpf)
+                            .map(|c| {
+                                let row = ((i.get("weight_addr") + (cpf + c / per_row) as u64)
+                                    & 0xffff) as usize
+                                    % depth;
+                                let first = (c % per_row) * 8 / w;
+                                (0..8 / w).fold(0u8, |b, k| {
+                                    let nibble = (self.weight[row][first + k] as u8)
+                                        & ((1u16 << w) - 1) as u8;
+                                    b | nibble << (k * w)
+                                })
+                            })
+                            .collect();
                     }
                 }
                 let acc_t = self.unit.datatype.accumulator;

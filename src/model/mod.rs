@@ -481,12 +481,12 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
         _src: src,
     };
     let mx_format = match raw.act_type.as_deref() {
-        Some("mxint8") => {
-            if let Some(w) = raw.weight_type.as_deref().filter(|w| *w != "mxint8") {
+        Some(ty @ ("mxint8" | "mxint4")) => {
+            if let Some(w) = raw.weight_type.as_deref().filter(|w| *w != ty) {
                 return Err(ctx.err(
                     &format!("weight_type = {w}"),
-                    "an MX model uses mxint8 for activations and weights",
-                    "remove weight_type or set it to \"mxint8\"",
+                    format!("an MX model uses {ty} for activations and weights"),
+                    format!("remove weight_type or set it to \"{ty}\""),
                 ));
             }
             let block_size = raw.block_size.unwrap_or(32);
@@ -497,10 +497,15 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                     "use block_size = 32",
                 ));
             }
+            let (element, bits, frac) = if ty == "mxint8" {
+                ("mxint8", 8, 6)
+            } else {
+                ("mxint4", 4, 2)
+            };
             Some(MxFormat {
-                element: "mxint8",
-                bits: 8,
-                frac: 6,
+                element,
+                bits,
+                frac,
                 block_size: block_size as u32,
             })
         }
@@ -543,7 +548,8 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
     let (act_type, weight_type) = if let Some(f) = fp_format {
         (IntType::new(false, f.bits()), IntType::new(false, f.bits()))
     } else if mx_format.is_some() {
-        (IntType::new(true, 8), IntType::new(true, 8))
+        let bits = mx_format.map_or(8, |f| f.bits);
+        (IntType::new(true, bits), IntType::new(true, bits))
     } else {
         (
             parse_type(&ctx, "type", raw.act_type.as_deref())?,

@@ -356,7 +356,16 @@ pub fn first_divergence(
             )));
         };
         next[s] += 1;
-        let got = row_values(hex, n, t);
+        let got = if engine.row_has_scale(w.buffer) {
+            // MX: the elements, then the 8-bit block scale right after them.
+            let mut v = row_values(hex, n - 1, t);
+            let bits = (n - 1) * t.bits as usize;
+            let scale = row_values(hex, bits / 8 + 1, crate::design::IntType::new(false, 8));
+            v.push(scale[bits / 8]);
+            v
+        } else {
+            row_values(hex, n, t)
+        };
         if buf.is_some_and(|b| b != w.buffer as u64)
             || row % depth != w.row as u64
             || got != w.values

@@ -7,10 +7,11 @@
 {%- if c.mx %}
 //
 // MX: every input row carries the E8M0 scale of its block after the elements, and a weight
-// tile is ROWS element rows followed by one row of the COLS column scales, preloaded into a
-// scale register of the bank. The array forms exact integer block sums; at each column
-// output the sum is dequantized with the two scales to FP32 and written, or added in FP32
-// to the accumulator row (round to nearest even, subnormals flushed).
+// tile is ROWS element rows followed by the COLS column scales (8 bits each: one row for
+// MXINT8, two for MXINT4), preloaded into a scale register of the bank. The array forms
+// exact integer block sums; at each column output the sum is dequantized with the two
+// scales to FP32 and written, or added in FP32 to the accumulator row (round to nearest
+// even, subnormals flushed).
 {%- endif %}
 {%- if c.fp %}
 //
@@ -83,8 +84,10 @@ module hwgen_compute_unit #(
 {%- if c.mx %}
   localparam integer SCALE_W = 8;
   localparam integer PSUM_W  = INPUT_W + WEIGHT_W + $clog2(ROWS);  // exact block sum
-  localparam integer PL_ROWS_INT = ROWS + 1;                       // elements + scale row
-  localparam integer PL_W    = $clog2(ROWS + 2);
+  localparam integer SCALE_ROWS  = SCALE_W / WEIGHT_W;              // rows of column scales
+  localparam integer PL_ROWS_INT = ROWS + SCALE_ROWS;               // elements + scale rows
+  localparam integer PL_W    = $clog2(ROWS + SCALE_ROWS + 1);
+  localparam [PL_W-1:0] PL_SCALE_ROWS = SCALE_ROWS[PL_W-1:0];
   localparam integer TAG_W   = NUM_SEM + 1 + 1 + SCALE_W + SPAD_ADDR_W;
 {%- else %}
   localparam integer PL_ROWS_INT = ROWS;
@@ -147,7 +150,7 @@ module hwgen_compute_unit #(
   reg [PL_W-1:0]        pl_issued_d;
   reg                   pl_data_q;
 {%- if c.mx %}
-  reg                   pl_scale_q;      // the row arriving is the tile's scale row
+  reg                   pl_scale_q;      // the row arriving is one of the tile's scale rows
   reg [COLS*SCALE_W-1:0] wscale0_q;      // column scales of weight bank 0
   reg [COLS*SCALE_W-1:0] wscale1_q;      // column scales of weight bank 1
 {%- endif %}
@@ -289,12 +292,12 @@ module hwgen_compute_unit #(
       pl_issued_q  <= pl_issued_d;
       pl_data_q    <= pl_read;
 {%- if c.mx %}
-      pl_scale_q   <= pl_read && (pl_issued_q == {PL_W{1'b0}});
+      pl_scale_q   <= pl_read && (pl_issued_q < PL_SCALE_ROWS);
       if (pl_data_q && pl_scale_q && pl_bank) begin
-        wscale1_q <= w_data_i;
+        wscale1_q <= wscale1_next;
       end
       if (pl_data_q && pl_scale_q && !pl_bank) begin
-        wscale0_q <= w_data_i;
+        wscale0_q <= wscale0_next;
       end
 {%- endif %}
       drain0_q     <= drain0_d;
@@ -305,8 +308,8 @@ module hwgen_compute_unit #(
   end
 {%- if c.mx %}
 
-  // The scale row (weight_addr + ROWS) is read first, then the weight rows last row first:
-  // after ROWS shifts, row r holds weight_addr + r.
+  // The scale rows (from weight_addr + ROWS) are read first, last row first, then the weight
+  // rows last row first: after ROWS shifts, row r holds weight_addr + r.
 {%- else %}
 
   // Weight rows are read last row first: after ROWS shifts, row r holds weight_addr + r.
@@ -388,6 +391,20 @@ module hwgen_compute_unit #(
 {%- endif %}
   wire [SPAD_ADDR_W-1:0] out_addr       = out_tag[SPAD_ADDR_W-1:0];
 {%- if c.mx %}
+
+  // A scale row arriving shifts the earlier ones up: the first row read (the last in
+  // memory) ends in the top part of the register.
+  wire [COLS*SCALE_W-1:0] wscale0_next;
+  wire [COLS*SCALE_W-1:0] wscale1_next;
+  generate
+    if (SCALE_ROWS == 1) begin : gen_scale_row
+      assign wscale0_next = w_data_i;
+      assign wscale1_next = w_data_i;
+    end else begin : gen_scale_rows
+      assign wscale0_next = {wscale0_q[COLS*(SCALE_W-WEIGHT_W)-1:0], w_data_i};
+      assign wscale1_next = {wscale1_q[COLS*(SCALE_W-WEIGHT_W)-1:0], w_data_i};
+    end
+  endgenerate
 
   // Block dequantization at the column outputs: integer block sum x 2^(scales) -> FP32.
   wire [COLS*SCALE_W-1:0] out_wscale = out_bank ? wscale1_q : wscale0_q;

@@ -109,8 +109,10 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
     let t = u.cpf as usize;
     let mem_w = u64::from(design.memory.data_width_bits);
     // An MX activation row is its elements and then the block scale in a beat of its own.
-    let act_beats = u64::from(u.input_row_bits()).div_ceil(mem_w);
-    let weight_tile_rows = t as u64 + u64::from(u.datatype.mx.is_some());
+    let act_beats =
+        u64::from(u.input_elem_bits()).div_ceil(mem_w) + u64::from(u.datatype.mx.is_some());
+    // An MX weight tile ends with the kpf column scales, 8 bits each, in whole rows.
+    let weight_tile_rows = t as u64 + u.datatype.mx.map_or(0, |m| u64::from(8 / m.bits));
     let weight_beats = u64::from(u.weight_row_bits()) / mem_w;
     let acc_beats = u64::from(u.acc_row_bits()) / mem_w;
     let mut next = 0u64;

@@ -43,9 +43,8 @@ pub fn write_mx_tensor(mem: &mut Memory, l: &TensorLayout, x: &MxTensor, t: IntT
                 let mut row: Vec<i64> = (0..l.tile)
                     .map(|k| x.t.at(y, xx, ct * l.tile + k))
                     .collect();
-                let scale = x.scales[(y * l.w + xx) * l.tiles + ct];
-                row.push(crate::interp::wrap(i64::from(scale), t));
-                mem.write_row(l.addr(ct, y + l.pad, xx + l.pad), l.beats, &row, t);
+                row.push(i64::from(x.scales[(y * l.w + xx) * l.tiles + ct]));
+                mem.write_mx_row(l.addr(ct, y + l.pad, xx + l.pad), l.beats - 1, &row, t);
             }
         }
     }
@@ -140,16 +139,25 @@ pub fn run(
                 let crate::model::Op::Conv { kw, cout, .. } = &n.op else {
                     unreachable!("weight tiles belong to convolutions")
                 };
+                // The tile's scale rows: byte c (little-endian across the rows) is the E8M0
+                // scale of output channel oct * t + c.
                 let scales = &mx.weight_scales[&n.name];
                 let blocks = cin / t;
-                let row: Vec<i64> = (0..t)
-                    .map(|c| {
-                        let s = scales[((ky * kw + kx) * blocks + ict) * cout + oct * t + c];
-                        crate::interp::wrap(i64::from(s), u.datatype.weight)
-                    })
+                let bytes: Vec<u8> = (0..t)
+                    .map(|c| scales[((ky * kw + kx) * blocks + ict) * cout + oct * t + c])
                     .collect();
-                let at = base + ((k * wt + t) as u64) * alloc.weight_beats;
-                dmem.write_row(at, alloc.weight_beats, &row, u.datatype.weight);
+                let w = u.datatype.weight.bits as usize;
+                for (s, r) in (t..wt).enumerate() {
+                    let row: Vec<i64> = (0..t)
+                        .map(|e| {
+                            let bit = (s * t + e) * w;
+                            let v = (bytes[bit / 8] >> (bit % 8)) & ((1u16 << w) - 1) as u8;
+                            crate::interp::wrap(i64::from(v), u.datatype.weight)
+                        })
+                        .collect();
+                    let at = base + ((k * wt + r) as u64) * alloc.weight_beats;
+                    dmem.write_row(at, alloc.weight_beats, &row, u.datatype.weight);
+                }
             }
         }
     }
