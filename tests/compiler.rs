@@ -405,40 +405,52 @@ activation = "relu"
     );
 }
 
+/// A one-layer 3x3 convolution (padding 1, 5x5 input of `cin` channels, `cout` outputs) of
+/// element type `ty` over a wide-range float input (magnitudes 2^-30..2^30, the exponent
+/// changing every `run` channels), compiled for `config` and run on the interpreter.
+fn wide_range_conv(
+    config: &str,
+    ty: &str,
+    cin: usize,
+    cout: usize,
+    run: usize,
+    seed: u64,
+) -> (
+    hwgen::model::Model,
+    hwgen::compiler::Program,
+    Engine,
+    hwgen::interp::Memory,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = common::Rng::new(seed);
+    let input: Vec<f32> = (0..5 * 5 * cin)
+        .map(|i| {
+            let exp = ((i / run) * 7919 % 61) as i32 - 30;
+            (rng.range(-1000, 1000) as f32 / 1000.0) * 2f32.powi(exp)
+        })
+        .collect();
+    hwgen::model::npy::write_f32(&dir.path().join("x.npy"), &[5, 5, cin], &input).unwrap();
+    let src = format!(
+        "type = \"{ty}\"\nseed = {seed}\n[input]\nshape = [5, 5, {cin}]\ndata = \"x.npy\"\n\
+         [[layer]]\nname = \"conv\"\nop = \"conv2d\"\nkernel = 3\npadding = 1\nout_channels = {cout}\n"
+    );
+    let design = hwgen::config::load(Path::new(config)).unwrap();
+    let model = hwgen::model::parse_str(&src, "test.toml", dir.path()).unwrap();
+    let program = hwgen::compiler::compile(&design, &model).unwrap();
+    let mut mem = program.dmem.clone();
+    let mut engine = Engine::new(&design, &design.branches[0].units[0]);
+    engine.run(&program.instrs, &mut mem).unwrap();
+    (model, program, engine, mem)
+}
+
 #[test]
 fn mx_fp32_accumulation_order_matches_the_golden_model() {
     // One tile: the 5x5 output of a 3x3 convolution over three input-channel blocks stays in
     // accumulator bank 0, rows in raster order. The input's blocks span 2^-30..2^30, so the
     // FP32 sums of the 27 block terms round, and differently in any other order; they must
     // equal the golden model's bit for bit.
-    let dir = tempfile::tempdir().unwrap();
-    let mut rng = common::Rng::new(21);
-    let input: Vec<f32> = (0..5 * 5 * 96usize)
-        .map(|i| {
-            let block_exp = ((i / 32) * 7919 % 61) as i32 - 30;
-            (rng.range(-1000, 1000) as f32 / 1000.0) * 2f32.powi(block_exp)
-        })
-        .collect();
-    hwgen::model::npy::write_f32(&dir.path().join("x.npy"), &[5, 5, 96], &input).unwrap();
-    let src = r#"
-type = "mxint8"
-seed = 21
-[input]
-shape = [5, 5, 96]
-data = "x.npy"
-[[layer]]
-name = "conv"
-op = "conv2d"
-kernel = 3
-padding = 1
-out_channels = 32
-"#;
-    let design = hwgen::config::load(Path::new("configs/32x32_mxint8.toml")).unwrap();
-    let model = hwgen::model::parse_str(src, "test.toml", dir.path()).unwrap();
-    let program = hwgen::compiler::compile(&design, &model).unwrap();
-    let mut mem = program.dmem.clone();
-    let mut engine = Engine::new(&design, &design.branches[0].units[0]);
-    engine.run(&program.instrs, &mut mem).unwrap();
+    let (model, program, engine, mem) =
+        wide_range_conv("configs/32x32_mxint8.toml", "mxint8", 96, 32, 32, 21);
     let mx = model.mx.as_ref().unwrap();
     let x = hwgen::golden::MxTensor {
         t: model.input.clone(),
@@ -511,34 +523,8 @@ fn bf16_fp32_accumulation_order_matches_the_golden_model() {
     // span 2^-30..2^30 so the FP32 sums round; the accumulator rows must equal the golden
     // model's sums bit for bit (summing a tile's rows bottom to top, or taps outermost, makes
     // this fail).
-    let dir = tempfile::tempdir().unwrap();
-    let mut rng = common::Rng::new(31);
-    let input: Vec<f32> = (0..5 * 5 * 40usize)
-        .map(|i| {
-            let exp = ((i * 7919) % 61) as i32 - 30;
-            (rng.range(-1000, 1000) as f32 / 1000.0) * 2f32.powi(exp)
-        })
-        .collect();
-    hwgen::model::npy::write_f32(&dir.path().join("x.npy"), &[5, 5, 40], &input).unwrap();
-    let src = r#"
-type = "bf16"
-seed = 31
-[input]
-shape = [5, 5, 40]
-data = "x.npy"
-[[layer]]
-name = "conv"
-op = "conv2d"
-kernel = 3
-padding = 1
-out_channels = 16
-"#;
-    let design = hwgen::config::load(Path::new("configs/16x16_bf16.toml")).unwrap();
-    let model = hwgen::model::parse_str(src, "test.toml", dir.path()).unwrap();
-    let program = hwgen::compiler::compile(&design, &model).unwrap();
-    let mut mem = program.dmem.clone();
-    let mut engine = Engine::new(&design, &design.branches[0].units[0]);
-    engine.run(&program.instrs, &mut mem).unwrap();
+    let (model, program, engine, mem) =
+        wide_range_conv("configs/16x16_bf16.toml", "bf16", 40, 16, 1, 31);
     let want =
         hwgen::golden::fp_conv_accumulate(&model.input, &model.layers[0], hwgen::numeric::BF16, 16);
     for p in 0..25 {

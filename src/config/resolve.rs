@@ -277,43 +277,22 @@ fn resolve_datatypes(
     // MX: one element type for input, weight and output, FP32 accumulation.
     let mx_key = parsed.iter().find(|(_, _, p)| matches!(p, Parsed::Mx(_)));
     if let Some(&(mx_name, mx_s, Parsed::Mx(format))) = mx_key {
-        let mx_text = mx_s.get_ref().trim().to_ascii_lowercase();
-        for (name, val) in elements {
-            let same = parsed
-                .iter()
-                .any(|(n, _, p)| *n == name && *p == Parsed::Mx(format));
-            if same {
-                continue;
-            }
-            let key = format!("{prefix}.{name}");
-            let rule = format!(
-                "{key}: an MX design uses one element type for input, weight and output ({prefix}.{mx_name} is {mx_text})"
-            );
-            let fix = format!("set {key} = \"{mx_text}\"");
-            match val {
-                Some(s) => {
-                    if parsed.iter().any(|(n, _, _)| *n == name) {
-                        ctx.bad(&key, s, rule, fix);
-                    }
-                }
-                None => {
-                    let loc = ctx.loc(mx_s);
-                    ctx.problem(&key, loc, None, rule, fix);
-                }
-            }
-        }
-        if let Some((s, p)) = &accumulator {
-            if *p != Parsed::Fp32 {
-                ctx.bad(
-                    &format!("{prefix}.accumulator"),
-                    s,
-                    format!(
-                        "{prefix}.accumulator: MX block sums are dequantized and accumulated in FP32"
-                    ),
-                    "use \"fp32\" (or leave it out: it is the default for MX)",
-                );
-            }
-        }
+        one_element_format(
+            ctx,
+            prefix,
+            &elements,
+            &parsed,
+            Parsed::Mx(format),
+            (mx_name, mx_s),
+            "an MX design uses one element type",
+        );
+        require_fp32(
+            ctx,
+            prefix,
+            &accumulator,
+            "MX block sums are dequantized and accumulated in FP32",
+            "MX",
+        );
         let mut format = format;
         if let Some(s) = &raw.block_size {
             let v = *s.get_ref();
@@ -350,39 +329,22 @@ fn resolve_datatypes(
     // Floating-point elements: one format for input, weight and output, FP32 accumulation.
     let fp_key = parsed.iter().find(|(_, _, p)| matches!(p, Parsed::Fp(_)));
     if let Some(&(fp_name, fp_s, Parsed::Fp(format))) = fp_key {
-        let fp_text = fp_s.get_ref().trim().to_ascii_lowercase();
-        for (name, val) in elements {
-            if parsed
-                .iter()
-                .any(|(n, _, p)| *n == name && *p == Parsed::Fp(format))
-            {
-                continue;
-            }
-            let key = format!("{prefix}.{name}");
-            let rule = format!(
-                "{key}: a floating-point design uses one element format for input, weight and output ({prefix}.{fp_name} is {fp_text})"
-            );
-            let fix = format!("set {key} = \"{fp_text}\"");
-            match val {
-                Some(s) => ctx.bad(&key, s, rule, fix),
-                None => {
-                    let loc = ctx.loc(fp_s);
-                    ctx.problem(&key, loc, None, rule, fix);
-                }
-            }
-        }
-        if let Some((s, p)) = &accumulator {
-            if *p != Parsed::Fp32 {
-                ctx.bad(
-                    &format!("{prefix}.accumulator"),
-                    s,
-                    format!(
-                        "{prefix}.accumulator: floating-point products are accumulated in FP32"
-                    ),
-                    "use \"fp32\" (or leave it out: it is the default for floating-point elements)",
-                );
-            }
-        }
+        one_element_format(
+            ctx,
+            prefix,
+            &elements,
+            &parsed,
+            Parsed::Fp(format),
+            (fp_name, fp_s),
+            "a floating-point design uses one element format",
+        );
+        require_fp32(
+            ctx,
+            prefix,
+            &accumulator,
+            "floating-point products are accumulated in FP32",
+            "floating-point elements",
+        );
         for (key, present) in [
             ("block_size", raw.block_size.is_some()),
             ("scale", raw.scale.is_some()),
@@ -458,6 +420,63 @@ fn resolve_datatypes(
         }
     }
     d
+}
+
+/// Every element key (input, weight, output) must name `want`, the format `first` names.
+fn one_element_format(
+    ctx: &mut Ctx,
+    prefix: &str,
+    elements: &[(&str, &Option<S<String>>)],
+    parsed: &[(&str, &S<String>, Parsed)],
+    want: Parsed,
+    first: (&str, &S<String>),
+    rule: &str,
+) {
+    let text = first.1.get_ref().trim().to_ascii_lowercase();
+    for (name, val) in elements {
+        if parsed.iter().any(|(n, _, p)| n == name && *p == want) {
+            continue;
+        }
+        let key = format!("{prefix}.{name}");
+        let rule = format!(
+            "{key}: {rule} for input, weight and output ({prefix}.{} is {text})",
+            first.0
+        );
+        let fix = format!("set {key} = \"{text}\"");
+        match val {
+            // A value that did not parse has its own message already.
+            Some(s) => {
+                if parsed.iter().any(|(n, _, _)| n == name) {
+                    ctx.bad(&key, s, rule, fix);
+                }
+            }
+            None => {
+                let loc = ctx.loc(first.1);
+                ctx.problem(&key, loc, None, rule, fix);
+            }
+        }
+    }
+}
+
+/// An explicit accumulator must be `fp32`; `why` explains, `default_for` names the elements
+/// that make it the default.
+fn require_fp32(
+    ctx: &mut Ctx,
+    prefix: &str,
+    accumulator: &Option<(&S<String>, Parsed)>,
+    why: &str,
+    default_for: &str,
+) {
+    if let Some((s, p)) = accumulator {
+        if *p != Parsed::Fp32 {
+            ctx.bad(
+                &format!("{prefix}.accumulator"),
+                s,
+                format!("{prefix}.accumulator: {why}"),
+                format!("use \"fp32\" (or leave it out: it is the default for {default_for})"),
+            );
+        }
+    }
 }
 
 fn resolve_buffers(

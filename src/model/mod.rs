@@ -960,31 +960,11 @@ fn check_mx_conv(
             format!("use out_channels = {}", cout.div_ceil(bs) * bs),
         ));
     }
-    for (key, present) in [
-        ("bias", rl.bias.is_some()),
-        ("requant", rl.requant.is_some()),
-        ("relu6_max", rl.relu6_max.is_some()),
-    ] {
-        if present {
-            return Err(ctx.err(
-                key,
-                "MX layers accumulate in FP32 and quantize their outputs to MX blocks: bias, requantization and ReLU6 are integer-path operations",
-                format!("remove {key}"),
-            ));
-        }
-    }
-    if rl
-        .activation
-        .as_deref()
-        .is_some_and(|a| a != "relu" && a != "none")
-    {
-        return Err(ctx.err(
-            "activation",
-            "MX layers support activation = \"relu\" or none",
-            "use activation = \"relu\"",
-        ));
-    }
-    Ok(())
+    check_fp32_layer(
+        ctx,
+        rl,
+        "MX layers accumulate in FP32 and quantize their outputs to MX blocks",
+    )
 }
 
 /// The layer rules of the floating-point datapath.
@@ -996,6 +976,16 @@ fn check_fp_conv(ctx: &Ctx, rl: &RawLayer, groups: usize) -> Result<(), ModelErr
             "use groups = 1, or type = \"int8\"",
         ));
     }
+    check_fp32_layer(
+        ctx,
+        rl,
+        "floating-point layers accumulate in FP32 and convert their outputs to the element format",
+    )
+}
+
+/// What MX and floating-point layers share: no integer post-processing (bias,
+/// requantization, ReLU6) and an activation of ReLU or none. `what` says why.
+fn check_fp32_layer(ctx: &Ctx, rl: &RawLayer, what: &str) -> Result<(), ModelError> {
     for (key, present) in [
         ("bias", rl.bias.is_some()),
         ("requant", rl.requant.is_some()),
@@ -1004,7 +994,7 @@ fn check_fp_conv(ctx: &Ctx, rl: &RawLayer, groups: usize) -> Result<(), ModelErr
         if present {
             return Err(ctx.err(
                 key,
-                "floating-point layers accumulate in FP32 and convert their outputs to the element format: bias, requantization and ReLU6 are integer-path operations",
+                format!("{what}: bias, requantization and ReLU6 are integer-path operations"),
                 format!("remove {key}"),
             ));
         }
@@ -1014,9 +1004,10 @@ fn check_fp_conv(ctx: &Ctx, rl: &RawLayer, groups: usize) -> Result<(), ModelErr
         .as_deref()
         .is_some_and(|a| a != "relu" && a != "none")
     {
+        let kind = what.split(" layers").next().unwrap_or(what);
         return Err(ctx.err(
             "activation",
-            "floating-point layers support activation = \"relu\" or none",
+            format!("{kind} layers support activation = \"relu\" or none"),
             "use activation = \"relu\"",
         ));
     }

@@ -313,13 +313,6 @@ module hwgen_vector_unit #(
     .acc_i       (acc_rd_data_i),
     .result_o    (out_wr_data_o)
   );
-
-  // Integer-only controls have no effect in the MX datapath.
-  wire unused_integer_path;
-  assign unused_integer_path = ^{bias_q, add_q, pool_q, multiplier_q, shift_q, zero_point_q,
-                                 clamp_q, clamp_max_q, bias_value_q, out_rd_data_i,
-                                 OUT_SIGNED[0], ENABLE_BIAS[0], ENABLE_RELU[0], ENABLE_POOL[0],
-                                 ENABLE_ADD[0]};
 {%- elif c.fp %}
 
   hwgen_fp_output #(
@@ -335,13 +328,6 @@ module hwgen_vector_unit #(
     .acc_i       (acc_rd_data_i),
     .result_o    (out_wr_data_o)
   );
-
-  // Integer-only controls have no effect in the floating-point datapath.
-  wire unused_integer_path;
-  assign unused_integer_path = ^{bias_q, add_q, pool_q, multiplier_q, shift_q, zero_point_q,
-                                 clamp_q, clamp_max_q, bias_value_q, out_rd_data_i,
-                                 OUT_SIGNED[0], ENABLE_BIAS[0], ENABLE_RELU[0], ENABLE_POOL[0],
-                                 ENABLE_ADD[0]};
 {%- else %}
 
   genvar lane;
@@ -377,6 +363,15 @@ module hwgen_vector_unit #(
       );
     end
   endgenerate
+{%- endif %}
+{%- if c.mx || c.fp %}
+
+  // Integer-only controls have no effect in the MX and floating-point datapaths.
+  wire unused_integer_path;
+  assign unused_integer_path = ^{bias_q, add_q, pool_q, multiplier_q, shift_q, zero_point_q,
+                                 clamp_q, clamp_max_q, bias_value_q, out_rd_data_i,
+                                 OUT_SIGNED[0], ENABLE_BIAS[0], ENABLE_RELU[0], ENABLE_POOL[0],
+                                 ENABLE_ADD[0]};
 {%- endif %}
 
   assign acc_rd_valid_o = issue_row || (phase_q == PHASE_BIAS);
