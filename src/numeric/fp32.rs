@@ -8,8 +8,8 @@
 //! * Every NaN result is the canonical quiet NaN 0x7FC0_0000.
 //!
 //! The functions here use the host's IEEE arithmetic and apply the flush rules around it, so
-//! the RTL blocks (`hwgen_fp32_add`, `hwgen_mx_dequant`) are checked against arithmetic that
-//! was not written here.
+//! the RTL blocks (`hwgen_fp32_add`, `hwgen_mx_dequant`, `hwgen_fp_mul`,
+//! `hwgen_fp32_to_mini`) are checked against arithmetic that was not written here.
 
 use super::mx::{MxInt, E8M0_NAN};
 

@@ -1,7 +1,7 @@
 //! Number formats beyond plain integers: FP8 (OCP E4M3 "fn" and E5M2) and BF16, converted
-//! from and to f32 with round-to-nearest-even. These are the reference conversions the MX/FP
-//! datapath work builds on; `tests/numeric_reference.rs` checks them exhaustively against
-//! `ml_dtypes`.
+//! from and to f32 with round-to-nearest-even. The golden model, the interpreter and the
+//! compiler use them for the FP datapath; `tests/numeric_reference.rs` checks them
+//! exhaustively against `ml_dtypes`.
 //!
 //! Overflow rule (a decision; the OCP spec allows either): finite values beyond the largest
 //! finite value saturate to it. E4M3 has no infinity, so +-inf also saturate; E5M2 and BF16

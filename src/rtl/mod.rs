@@ -287,7 +287,7 @@ pub fn emit(design: &Design) -> FileMap {
 /// The arithmetic blocks of the MX and floating-point datapaths (`hwgen_fp32_add`,
 /// `hwgen_mx_dequant`, `hwgen_mx_quantize`, `hwgen_fp_mul`, `hwgen_fp32_to_mini`) under the
 /// FP32 contract of `numeric::fp32`, for module-level tests (tests/rtl_arith.rs); `emit`
-/// includes the MX ones in MX designs (the FP8/BF16 ones have no datapath yet).
+/// includes the MX ones in MX designs and the FP ones in FP8/BF16 designs.
 pub fn arithmetic_blocks(design: &Design) -> FileMap {
     let c = common(design);
     let mut files = FileMap::new();
