@@ -1,6 +1,7 @@
 //! Seeded random differential test: random layer shapes and configs, compiled and checked
 //! golden model = ISA interpreter = RTL. A few cases run in the test suite;
-//! `scripts/random_sweep.sh N` (HWGEN_RANDOM_CASES=N) runs many.
+//! `scripts/random_sweep.sh N` (HWGEN_RANDOM_CASES=N) runs many. The second test does the
+//! same for the MX and floating-point types, one config each in turn.
 
 mod common;
 
@@ -86,6 +87,96 @@ fn random_layers_golden_interpreter_rtl() {
         );
         eprintln!(
             "seed {seed:4} {config:<24} ok ({} instructions, {} cycles)",
+            program.instrs.len(),
+            r.cycles
+        );
+    }
+}
+
+/// A random convolution or fully-connected model for an MX or floating-point type: MX
+/// channel counts are whole blocks of `block`; floating-point ones are arbitrary.
+fn random_float_model(rng: &mut Rng, seed: u64, ty: &str, block: Option<i64>) -> String {
+    let channels = |rng: &mut Rng| match block {
+        Some(b) => b * rng.range(1, 3),
+        None => rng.range(1, 40),
+    };
+    let (h, w, c) = (rng.range(3, 12), rng.range(3, 12), channels(rng));
+    let mut s = format!(
+        "name = \"random_{ty}_{seed}\"\nseed = {seed}\ntype = \"{ty}\"\n[input]\nshape = [{h}, {w}, {c}]\n"
+    );
+    let relu = if rng.range(0, 1) == 1 { "relu" } else { "none" };
+    if rng.range(0, 3) == 0 {
+        s.push_str(&format!(
+            "[[layer]]\nname = \"fc\"\nop = \"fc\"\nout_channels = {}\nactivation = \"{relu}\"\n",
+            channels(rng)
+        ));
+    } else {
+        let k = [1, 3][rng.range(0, 1) as usize];
+        s.push_str(&format!(
+            "[[layer]]\nname = \"conv\"\nop = \"conv2d\"\nkernel = {k}\nstride = {}\npadding = {}\nout_channels = {}\nactivation = \"{relu}\"\n",
+            rng.range(1, 2),
+            if k == 3 { rng.range(0, 1) } else { 0 },
+            channels(rng)
+        ));
+    }
+    s
+}
+
+#[test]
+fn random_mx_and_floating_point_layers_golden_interpreter_rtl() {
+    if !have_tool(
+        "verilator",
+        "random_mx_and_floating_point_layers_golden_interpreter_rtl",
+    ) {
+        return;
+    }
+    let n: u64 = std::env::var("HWGEN_RANDOM_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let targets = [
+        ("configs/32x32_mxint8.toml", "mxint8", Some(32)),
+        ("configs/16x16_fp8.toml", "fp8_e4m3", None),
+        ("configs/32x32_mxint4.toml", "mxint4", Some(32)),
+        ("configs/16x16_bf16.toml", "bf16", None),
+        ("configs/16x16_fp8_e5m2.toml", "fp8_e5m2", None),
+    ];
+    for seed in 1..=n {
+        let mut rng = Rng::new(seed * 7_919);
+        let (config, ty, block) = targets[((seed - 1) % targets.len() as u64) as usize];
+        let src = random_float_model(&mut rng, seed, ty, block);
+        let design = hwgen::config::load(&repo().join(config)).unwrap();
+        let model = hwgen::model::parse_str(&src, "random.toml", &repo())
+            .unwrap_or_else(|e| panic!("{e}\n{src}"));
+        let program = hwgen::compiler::compile(&design, &model)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
+        let mut mem = program.dmem.clone();
+        Engine::new(&design, &design.branches[0].units[0])
+            .run(&program.instrs, &mut mem)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
+        if model.mx.is_some() {
+            for beat in program.output_range() {
+                assert_eq!(
+                    mem.beat_hex(beat as usize),
+                    program.expected.beat_hex(beat as usize),
+                    "seed {seed}: interpreter != golden at beat {beat}\n{src}"
+                );
+            }
+        } else {
+            let interp = read_tensor(&mem, &program.output, model.act_type);
+            let golden = read_tensor(&program.expected, &program.output, model.act_type);
+            assert_eq!(interp, golden, "seed {seed}: interpreter != golden\n{src}");
+        }
+        let exe = hwgen::sim::run::build(&design, &sim_cache()).unwrap_or_else(|e| panic!("{e}"));
+        let r = hwgen::sim::run::run(&design, &exe, &program, (seed % 4) as u32 * 10, seed)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
+        assert!(
+            r.matched,
+            "seed {seed} on {config}: RTL differs in {} places\n{src}",
+            r.mismatches
+        );
+        eprintln!(
+            "seed {seed:4} {config:<28} {ty:<9} ok ({} instructions, {} cycles)",
             program.instrs.len(),
             r.cycles
         );
