@@ -346,13 +346,13 @@ fn check_mx(config: &str, model_src: &str) -> hwgen::compiler::Program {
     program
 }
 
-#[test]
-fn mx_conv3x3_relu_then_stride2() {
-    check_mx(
-        "configs/32x32_mxint8.toml",
+/// Two MX convolutions over a 6x7x64 input: 3x3 with padding and ReLU to 96 channels, then
+/// 3x3 with stride 2 to 64.
+fn mx_convs(ty: &str, seed: u64) -> String {
+    format!(
         r#"
-type = "mxint8"
-seed = 11
+type = "{ty}"
+seed = {seed}
 [input]
 shape = [6, 7, 64]
 [[layer]]
@@ -368,8 +368,13 @@ op = "conv2d"
 kernel = 3
 stride = 2
 out_channels = 64
-"#,
-    );
+"#
+    )
+}
+
+#[test]
+fn mx_conv3x3_relu_then_stride2() {
+    check_mx("configs/32x32_mxint8.toml", &mx_convs("mxint8", 11));
 }
 
 #[test]
@@ -537,26 +542,5 @@ fn bf16_fp32_accumulation_order_matches_the_golden_model() {
 
 #[test]
 fn mxint4_convolutions() {
-    check_mx(
-        "configs/32x32_mxint4.toml",
-        r#"
-type = "mxint4"
-seed = 41
-[input]
-shape = [6, 7, 64]
-[[layer]]
-name = "conv"
-op = "conv2d"
-kernel = 3
-padding = 1
-out_channels = 96
-activation = "relu"
-[[layer]]
-name = "down"
-op = "conv2d"
-kernel = 3
-stride = 2
-out_channels = 64
-"#,
-    );
+    check_mx("configs/32x32_mxint4.toml", &mx_convs("mxint4", 41));
 }

@@ -70,26 +70,7 @@ fn random_layers_golden_interpreter_rtl() {
             }
             Err(e) => panic!("seed {seed}: {e}\n{src}"),
         };
-        let mut mem = program.dmem.clone();
-        Engine::new(&design, &design.branches[0].units[0])
-            .run(&program.instrs, &mut mem)
-            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
-        let interp = read_tensor(&mem, &program.output, model.act_type);
-        let golden = read_tensor(&program.expected, &program.output, model.act_type);
-        assert_eq!(interp, golden, "seed {seed}: interpreter != golden\n{src}");
-        let exe = hwgen::sim::run::build(&design, &sim_cache()).unwrap_or_else(|e| panic!("{e}"));
-        let r = hwgen::sim::run::run(&design, &exe, &program, (seed % 4) as u32 * 10, seed)
-            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
-        assert!(
-            r.matched,
-            "seed {seed} on {config}: RTL differs in {} values\n{src}",
-            r.mismatches
-        );
-        eprintln!(
-            "seed {seed:4} {config:<24} ok ({} instructions, {} cycles)",
-            program.instrs.len(),
-            r.cycles
-        );
+        check(seed, config, "int8", &design, &model, &program, &src);
     }
 }
 
@@ -150,35 +131,49 @@ fn random_mx_and_floating_point_layers_golden_interpreter_rtl() {
             .unwrap_or_else(|e| panic!("{e}\n{src}"));
         let program = hwgen::compiler::compile(&design, &model)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
-        let mut mem = program.dmem.clone();
-        Engine::new(&design, &design.branches[0].units[0])
-            .run(&program.instrs, &mut mem)
-            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
-        if model.mx.is_some() {
-            for beat in program.output_range() {
-                assert_eq!(
-                    mem.beat_hex(beat as usize),
-                    program.expected.beat_hex(beat as usize),
-                    "seed {seed}: interpreter != golden at beat {beat}\n{src}"
-                );
-            }
-        } else {
-            let interp = read_tensor(&mem, &program.output, model.act_type);
-            let golden = read_tensor(&program.expected, &program.output, model.act_type);
-            assert_eq!(interp, golden, "seed {seed}: interpreter != golden\n{src}");
-        }
-        let exe = hwgen::sim::run::build(&design, &sim_cache()).unwrap_or_else(|e| panic!("{e}"));
-        let r = hwgen::sim::run::run(&design, &exe, &program, (seed % 4) as u32 * 10, seed)
-            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
-        assert!(
-            r.matched,
-            "seed {seed} on {config}: RTL differs in {} places\n{src}",
-            r.mismatches
-        );
-        eprintln!(
-            "seed {seed:4} {config:<28} {ty:<9} ok ({} instructions, {} cycles)",
-            program.instrs.len(),
-            r.cycles
-        );
+        check(seed, config, ty, &design, &model, &program, &src);
     }
+}
+
+/// Golden model = interpreter (every output beat for MX, the real channels otherwise) and
+/// = RTL under seed-dependent back-pressure.
+fn check(
+    seed: u64,
+    config: &str,
+    ty: &str,
+    design: &hwgen::design::Design,
+    model: &hwgen::model::Model,
+    program: &hwgen::compiler::Program,
+    src: &str,
+) {
+    let mut mem = program.dmem.clone();
+    Engine::new(design, &design.branches[0].units[0])
+        .run(&program.instrs, &mut mem)
+        .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
+    if model.mx.is_some() {
+        for beat in program.output_range() {
+            assert_eq!(
+                mem.beat_hex(beat as usize),
+                program.expected.beat_hex(beat as usize),
+                "seed {seed}: interpreter != golden at beat {beat}\n{src}"
+            );
+        }
+    } else {
+        let interp = read_tensor(&mem, &program.output, model.act_type);
+        let golden = read_tensor(&program.expected, &program.output, model.act_type);
+        assert_eq!(interp, golden, "seed {seed}: interpreter != golden\n{src}");
+    }
+    let exe = hwgen::sim::run::build(design, &sim_cache()).unwrap_or_else(|e| panic!("{e}"));
+    let r = hwgen::sim::run::run(design, &exe, program, (seed % 4) as u32 * 10, seed)
+        .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
+    assert!(
+        r.matched,
+        "seed {seed} on {config}: RTL differs in {} places\n{src}",
+        r.mismatches
+    );
+    eprintln!(
+        "seed {seed:4} {config:<28} {ty:<9} ok ({} instructions, {} cycles)",
+        program.instrs.len(),
+        r.cycles
+    );
 }
