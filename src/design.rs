@@ -51,7 +51,43 @@ pub struct MxFormat {
 impl MxFormat {
     /// Width of the exact integer partial sum of one block pair.
     pub fn psum_bits(&self) -> u32 {
-        2 * self.bits + self.block_size.trailing_zeros()
+        self.numeric().psum_bits(self.block_size)
+    }
+    /// Weight rows that hold the column scales of a weight tile (8 bits per column).
+    pub fn scale_rows(&self) -> u32 {
+        SCALE_BITS / self.bits
+    }
+    /// The column scales of a weight tile as `scale_rows()` weight rows of `scales.len()`
+    /// elements: scale c is byte c, little-endian across the rows (an MXINT4 row holds two
+    /// elements per scale, low nibble first). Element values are two's complement.
+    pub fn pack_scale_rows(&self, scales: &[u8]) -> Vec<Vec<i64>> {
+        let (w, cols) = (self.bits as usize, scales.len());
+        let t = IntType::new(true, self.bits);
+        (0..self.scale_rows() as usize)
+            .map(|r| {
+                (0..cols)
+                    .map(|e| {
+                        let bit = (r * cols + e) * w;
+                        let v = (scales[bit / 8] >> (bit % 8)) & ((1u16 << w) - 1) as u8;
+                        crate::interp::wrap(i64::from(v), t)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+    /// The inverse of `pack_scale_rows`: `rows` are the scale rows, in order.
+    pub fn unpack_scale_rows(&self, rows: &[&[i64]]) -> Vec<u8> {
+        let w = self.bits as usize;
+        let cols = rows[0].len();
+        (0..cols)
+            .map(|c| {
+                (0..SCALE_BITS as usize / w).fold(0u8, |b, k| {
+                    let e = c * SCALE_BITS as usize / w + k;
+                    let v = (rows[e / cols][e % cols] as u8) & ((1u16 << w) - 1) as u8;
+                    b | v << (k * w)
+                })
+            })
+            .collect()
     }
     pub fn numeric(&self) -> crate::numeric::mx::MxInt {
         crate::numeric::mx::MxInt {
@@ -175,6 +211,10 @@ impl Unit {
     pub fn row_beats(bits: u32, mem_w: u32) -> u32 {
         bits.div_ceil(mem_w)
     }
+    /// Rows of a weight tile: cpf element rows, then (MX) the rows of the kpf column scales.
+    pub fn weight_tile_rows(&self) -> u32 {
+        self.cpf + self.datatype.mx.map_or(0, |m| m.scale_rows())
+    }
     /// Accumulator addresses: one bank, or two when double-buffered.
     pub fn acc_banks(&self) -> u32 {
         if self.buffers.accumulator_double_buffer {
@@ -270,4 +310,37 @@ pub fn clog2(x: u64) -> u32 {
         n += 1;
     }
     n.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_rows_by_hand() {
+        let mx4 = MxFormat {
+            element: "mxint4",
+            bits: 4,
+            frac: 2,
+            block_size: 32,
+        };
+        // Four columns: two rows of four 4-bit elements; scale c is byte c, low nibble first.
+        let rows = mx4.pack_scale_rows(&[0x12, 0x34, 0xf0, 0x7f]);
+        assert_eq!(rows, vec![vec![2, 1, 4, 3], vec![0, -1, -1, 7]]);
+        let refs: Vec<&[i64]> = rows.iter().map(Vec::as_slice).collect();
+        assert_eq!(mx4.unpack_scale_rows(&refs), vec![0x12, 0x34, 0xf0, 0x7f]);
+        let mx8 = MxFormat {
+            element: "mxint8",
+            bits: 8,
+            frac: 6,
+            block_size: 32,
+        };
+        let rows = mx8.pack_scale_rows(&[127, 200]);
+        assert_eq!(rows, vec![vec![127, -56]]);
+        assert_eq!(mx8.unpack_scale_rows(&[&rows[0]]), vec![127, 200]);
+        assert_eq!(
+            (mx4.scale_rows(), mx8.scale_rows(), mx8.psum_bits()),
+            (2, 1, 21)
+        );
+    }
 }

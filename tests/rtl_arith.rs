@@ -101,10 +101,6 @@ fn add_vectors(rng: &mut Rng) -> Vec<(u32, u32)> {
     v
 }
 
-fn psum_width(t: MxInt, block_size: u32) -> u32 {
-    2 * t.bits + block_size.trailing_zeros()
-}
-
 fn dequant_vectors(t: MxInt, psum_w: u32, rng: &mut Rng) -> Vec<(i64, u8, u8)> {
     let block = 1i64 << (psum_w - 2 * t.bits);
     let max_mag = block << (2 * (t.bits - 1));
@@ -145,7 +141,7 @@ fn check(name: &str, t: MxInt, block_size: u32, n_add_max: usize, seed: u64) {
     if !have_tool("verilator", name) {
         return;
     }
-    let psum_w = psum_width(t, block_size);
+    let psum_w = t.psum_bits(block_size);
     let model = Model {
         top: "tb".into(),
         sources: vec![

@@ -43,6 +43,20 @@ fn activate(q: i64, r: Requant, clamp: Option<i64>, t: IntType) -> i64 {
     }
 }
 
+/// The input pixel kernel tap `tap` of output pixel `out` reads, or `None` in the zero
+/// padding.
+fn input_pixel(
+    out: (usize, usize),
+    tap: (usize, usize),
+    stride: usize,
+    pad: usize,
+    (h, w): (usize, usize),
+) -> Option<(usize, usize)> {
+    let iy = (out.0 * stride + tap.0).checked_sub(pad)?;
+    let ix = (out.1 * stride + tap.1).checked_sub(pad)?;
+    (iy < h && ix < w).then_some((iy, ix))
+}
+
 pub fn conv(x: &Tensor, layer: &Layer, acc: IntType, out_t: IntType) -> Tensor {
     let Op::Conv {
         kh,
@@ -71,13 +85,13 @@ pub fn conv(x: &Tensor, layer: &Layer, acc: IntType, out_t: IntType) -> Tensor {
                 let mut sum: i128 = 0;
                 for ky in 0..*kh {
                     for kx in 0..*kw {
-                        let iy = (oy * stride + ky) as i64 - *pad as i64;
-                        let ix = (ox * stride + kx) as i64 - *pad as i64;
-                        if iy < 0 || ix < 0 || iy >= x.h as i64 || ix >= x.w as i64 {
+                        let Some((iy, ix)) =
+                            input_pixel((oy, ox), (ky, kx), *stride, *pad, (x.h, x.w))
+                        else {
                             continue; // zero padding
-                        }
+                        };
                         for ci in 0..cin_g {
-                            let a = x.at(iy as usize, ix as usize, g * cin_g + ci);
+                            let a = x.at(iy, ix, g * cin_g + ci);
                             let w = weights[((ky * kw + kx) * cin_g + ci) * cout + co];
                             sum += i128::from(a) * i128::from(w);
                         }
@@ -243,12 +257,9 @@ pub fn mx_conv_accumulate(
                 for b in 0..in_blocks {
                     for ky in 0..*kh {
                         for kx in 0..*kw {
-                            let iy = (oy * stride + ky) as i64 - *pad as i64;
-                            let ix = (ox * stride + kx) as i64 - *pad as i64;
-                            let inside =
-                                iy >= 0 && ix >= 0 && iy < x.t.h as i64 && ix < x.t.w as i64;
-                            let (psum, scale_a) = if inside {
-                                let (iy, ix) = (iy as usize, ix as usize);
+                            let pixel =
+                                input_pixel((oy, ox), (ky, kx), *stride, *pad, (x.t.h, x.t.w));
+                            let (psum, scale_a) = if let Some((iy, ix)) = pixel {
                                 let psum: i64 = (0..bs)
                                     .map(|k| {
                                         let ci = b * bs + k;
@@ -324,18 +335,12 @@ pub fn fp_conv_accumulate(
                 for ict in 0..cin.div_ceil(tile) {
                     for ky in 0..*kh {
                         for kx in 0..*kw {
-                            let iy = (oy * stride + ky) as i64 - *pad as i64;
-                            let ix = (ox * stride + kx) as i64 - *pad as i64;
-                            let inside = iy >= 0 && ix >= 0 && iy < x.h as i64 && ix < x.w as i64;
+                            let pixel = input_pixel((oy, ox), (ky, kx), *stride, *pad, (x.h, x.w));
                             let column = (0..tile).fold(0u32, |s, r| {
                                 let ci = ict * tile + r;
                                 let (a, w) = if ci < cin {
                                     (
-                                        if inside {
-                                            x.at(iy as usize, ix as usize, ci) as u32
-                                        } else {
-                                            0
-                                        },
+                                        pixel.map_or(0, |(iy, ix)| x.at(iy, ix, ci) as u32),
                                         weights[((ky * kw + kx) * cin + ci) * cout + co] as u32,
                                     )
                                 } else {

@@ -376,22 +376,16 @@ impl Engine {
                         self.banks[self.cur_bank ^ 1][r] = self.weight[row].clone();
                     }
                     if let Some(f) = mx {
-                        // Column c's scale is byte c of the scale rows after the elements.
-                        let w = f.bits as usize;
-                        let per_row = kpf * w / 8;
-                        self.bank_scales[self.cur_bank ^ 1] = (0..kpf)
-                            .map(|c| {
-                                let row = ((i.get("weight_addr") + (cpf + c / per_row) as u64)
-                                    & 0xffff) as usize
+                        // The scale rows follow the element rows.
+                        let rows: Vec<&[i64]> = (0..f.scale_rows() as usize)
+                            .map(|s| {
+                                let row = ((i.get("weight_addr") + (cpf + s) as u64) & 0xffff)
+                                    as usize
                                     % depth;
-                                let first = (c % per_row) * 8 / w;
-                                (0..8 / w).fold(0u8, |b, k| {
-                                    let nibble = (self.weight[row][first + k] as u8)
-                                        & ((1u16 << w) - 1) as u8;
-                                    b | nibble << (k * w)
-                                })
+                                self.weight[row].as_slice()
                             })
                             .collect();
+                        self.bank_scales[self.cur_bank ^ 1] = f.unpack_scale_rows(&rows);
                     }
                 }
                 let acc_t = self.unit.datatype.accumulator;

@@ -33,6 +33,11 @@ pub const MXINT4: MxInt = MxInt {
 pub const E8M0_NAN: u8 = 0xff;
 
 impl MxInt {
+    /// Width of the exact two's-complement sum of `block_size` products of two elements:
+    /// |sum| <= block_size * 2^(2 * (bits - 1)).
+    pub fn psum_bits(&self, block_size: u32) -> u32 {
+        2 * self.bits + block_size.trailing_zeros()
+    }
     pub fn min(&self) -> i32 {
         -(1 << (self.bits - 1))
     }

@@ -29,10 +29,19 @@ module hwgen_fp32_to_mini #(
   localparam [E_W-1:0] REBIAS = REBIAS_INT[E_W-1:0];
   localparam integer EXP_MAX_INT = (1 << EXP_W) - 1;
   localparam [E_W-1:0] EXP_LIMIT = EXP_MAX_INT[E_W-1:0];
+  // The significand is shifted right inside SIG_W + GUARD_W bits; a shift of GUARD_W or more
+  // leaves less than half the smallest step, so the result rounds to zero (SHIFT_ZERO).
+  localparam integer SIG_W       = 24;
+  localparam integer GUARD_W     = 26;
+  localparam integer WIDE_W      = SIG_W + GUARD_W;
+  localparam integer SHIFT_W     = 6;
+  localparam [E_W-1:0]     EXTRA_MAX  = GUARD_W[E_W-1:0];
+  localparam [SHIFT_W-1:0] SHIFT_ZERO = WIDE_W[SHIFT_W-1:0];
+  localparam [SHIFT_W-1:0] SHIFT_NORM = DROP[SHIFT_W-1:0];
 
   wire        sign     = value_i[31];
   wire [7:0]  exp32    = value_i[30:23];
-  wire [23:0] mantissa = {1'b1, value_i[22:0]};
+  wire [SIG_W-1:0] mantissa = {1'b1, value_i[22:0]};
   wire        is_zero  = (exp32 == 8'd0);
   wire        is_inf   = (exp32 == 8'hff) && (value_i[22:0] == 23'd0);
   wire        is_nan   = (exp32 == 8'hff) && (value_i[22:0] != 23'd0);
@@ -40,18 +49,18 @@ module hwgen_fp32_to_mini #(
   // Target biased exponent (two's complement): exp32 - 127 + BIAS.
   wire [E_W-1:0] target_exp = {3'b000, exp32} + REBIAS;
   wire           subnormal  = target_exp[E_W-1] || (target_exp == {E_W{1'b0}});
-  // Right shift of the 24-bit significand: DROP for a normal result, plus 1 - target_exp
-  // for a subnormal one (capped: 26 or more leaves less than half the smallest step).
-  wire [E_W-1:0] sub_extra  = { {(E_W-1){1'b0}}, 1'b1} - target_exp;
-  wire [5:0]     shift      = !subnormal ? DROP[5:0]
-                            : (sub_extra > 11'd26) ? 6'd50
-                            : DROP[5:0] + sub_extra[5:0];
+  // Right shift of the significand: DROP for a normal result, plus 1 - target_exp for a
+  // subnormal one.
+  wire [E_W-1:0]     sub_extra = { {(E_W-1){1'b0}}, 1'b1} - target_exp;
+  wire [SHIFT_W-1:0] shift     = !subnormal ? SHIFT_NORM
+                               : (sub_extra > EXTRA_MAX) ? SHIFT_ZERO
+                               : SHIFT_NORM + sub_extra[SHIFT_W-1:0];
 
   // Keep the significand's bits above the shift and round on the bits below it.
-  wire [49:0]    wide      = {mantissa, 26'd0} >> shift;
-  wire [23:0]    kept      = wide[49:26];
-  wire           half      = wide[25];
-  wire           sticky    = |wide[24:0];
+  wire [WIDE_W-1:0] wide     = {mantissa, {GUARD_W{1'b0}}} >> shift;
+  wire [SIG_W-1:0]  kept     = wide[WIDE_W-1:GUARD_W];
+  wire              half     = wide[GUARD_W-1];
+  wire              sticky   = |wide[GUARD_W-2:0];
   wire           round_up  = half && (sticky || kept[0]);
   // A normal result: exponent field above the fraction bits (the hidden one is replaced by
   // the exponent); a subnormal result: the shifted significand is the code. A carry out of
@@ -63,7 +72,7 @@ module hwgen_fp32_to_mini #(
                                  || (rounded > { {(E_W-EXP_W){1'b0}}, MAX_CODE});
 
   wire unused_bits;
-  assign unused_bits = ^{kept[23:MAN_W], sub_extra[E_W-1:6]};
+  assign unused_bits = ^{kept[SIG_W-1:MAN_W], sub_extra[E_W-1:SHIFT_W]};
 
   always @* begin
     if (is_nan) begin

@@ -26,6 +26,10 @@ module hwgen_mx_quantize #(
   localparam [7:0]     ZERO_GAP = ZERO_INT[7:0];
   localparam integer   INT_W    = FRAC + 2;       // integer part after rounding: OUT_W bits
   localparam [7:0]     EXP_ONES = 8'hff;
+  // The 24-bit significand is shifted right inside 24 + GUARD_W bits; a shift below ZERO_GAP
+  // + BASE (at most 25) keeps every bit that decides the rounding.
+  localparam integer   GUARD_W  = 32;
+  localparam integer   WIDE_W   = 24 + GUARD_W;
   localparam integer   Q_MAX_INT = (1 << (OUT_W - 1)) - 1;
   localparam [INT_W-1:0] Q_MAX  = Q_MAX_INT[INT_W-1:0];
   localparam [INT_W-1:0] Q_MIN_MAG = Q_MAX + { {(INT_W-1){1'b0}}, 1'b1};
@@ -77,10 +81,10 @@ module hwgen_mx_quantize #(
       wire [7:0]       exp      = v2_q[col*32+23 +: 8];
       wire [23:0]      mantissa = {1'b1, v2_q[col*32 +: 23]};
       wire [7:0]       gap      = max_exp_q - exp;
-      wire [55:0]      shifted  = {mantissa, 32'd0} >> (BASE + {24'd0, gap});
-      wire [INT_W-1:0] int_part = shifted[32 +: INT_W];
-      wire             half     = shifted[31];
-      wire             sticky   = |shifted[30:0];
+      wire [WIDE_W-1:0] shifted = {mantissa, {GUARD_W{1'b0}}} >> (BASE + {24'd0, gap});
+      wire [INT_W-1:0] int_part = shifted[GUARD_W +: INT_W];
+      wire             half     = shifted[GUARD_W-1];
+      wire             sticky   = |shifted[GUARD_W-2:0];
       wire             round_up = half && (sticky || int_part[0]);
       wire [INT_W-1:0] magnitude = int_part + { {(INT_W-1){1'b0}}, round_up};
       wire [INT_W-1:0] pos_sat  = (magnitude > Q_MAX) ? Q_MAX : magnitude;
@@ -88,7 +92,7 @@ module hwgen_mx_quantize #(
       wire [INT_W-1:0] value    = sign ? (~neg_sat + { {(INT_W-1){1'b0}}, 1'b1}) : pos_sat;
       wire             zero     = (exp == 8'd0) || (gap >= ZERO_GAP) || special_q;
       wire unused_bits;
-      assign unused_bits = ^shifted[55:32+INT_W];
+      assign unused_bits = ^shifted[WIDE_W-1:GUARD_W+INT_W];
       assign q3_d[col*OUT_W +: OUT_W] = zero ? {OUT_W{1'b0}} : value;
     end
   endgenerate

@@ -112,7 +112,7 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
     let act_beats =
         u64::from(u.input_elem_bits()).div_ceil(mem_w) + u64::from(u.datatype.mx.is_some());
     // An MX weight tile ends with the kpf column scales, 8 bits each, in whole rows.
-    let weight_tile_rows = t as u64 + u.datatype.mx.map_or(0, |m| u64::from(8 / m.bits));
+    let weight_tile_rows = u64::from(u.weight_tile_rows());
     let weight_beats = u64::from(u.weight_row_bits()) / mem_w;
     let acc_beats = u64::from(u.acc_row_bits()) / mem_w;
     let mut next = 0u64;

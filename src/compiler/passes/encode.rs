@@ -146,17 +146,9 @@ pub fn run(
                 let bytes: Vec<u8> = (0..t)
                     .map(|c| scales[((ky * kw + kx) * blocks + ict) * cout + oct * t + c])
                     .collect();
-                let w = u.datatype.weight.bits as usize;
-                for (s, r) in (t..wt).enumerate() {
-                    let row: Vec<i64> = (0..t)
-                        .map(|e| {
-                            let bit = (s * t + e) * w;
-                            let v = (bytes[bit / 8] >> (bit % 8)) & ((1u16 << w) - 1) as u8;
-                            crate::interp::wrap(i64::from(v), u.datatype.weight)
-                        })
-                        .collect();
-                    let at = base + ((k * wt + r) as u64) * alloc.weight_beats;
-                    dmem.write_row(at, alloc.weight_beats, &row, u.datatype.weight);
+                for (s, row) in mx.format.pack_scale_rows(&bytes).iter().enumerate() {
+                    let at = base + ((k * wt + t + s) as u64) * alloc.weight_beats;
+                    dmem.write_row(at, alloc.weight_beats, row, u.datatype.weight);
                 }
             }
         }

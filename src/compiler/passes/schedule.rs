@@ -188,6 +188,24 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                         }
                     }
 
+                    // The fields every vector instruction of member j shares (bias and the
+                    // requantization and activation of the layer), after its own.
+                    let post = |j: usize, own: &[(&'static str, u64)]| {
+                        let mut fields = own.to_vec();
+                        fields.extend([
+                            ("bias", u64::from(has_bias[j])),
+                            ("load_bias", u64::from(has_bias[j])),
+                            ("bias_addr", bias_row(j)),
+                            ("relu", u64::from(relu)),
+                            ("clamp", u64::from(clamp.is_some())),
+                            ("clamp_max", (clamp.unwrap_or(0) as u64) & 0xffff),
+                            ("multiplier", requant.multiplier),
+                            ("shift", u64::from(requant.shift)),
+                            ("zero_point", (requant.zero_point as u64) & 0xffff),
+                        ]);
+                        fields
+                    };
+
                     for ptap in 0..fused_k * fused_k {
                         let (dy, dx) = (ptap / fused_k, ptap % fused_k);
                         // Every matmul of the group, input-channel tile outermost.
@@ -453,22 +471,16 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                     &mut steps,
                                     instr(
                                         Opcode::Vector,
-                                        &[
-                                            ("acc_addr", acc_of(j)),
-                                            ("out_addr", outs[j].0),
-                                            ("opnd_addr", outs[j].0),
-                                            ("count", rows),
-                                            ("pool", u64::from(ptap > 0)),
-                                            ("bias", u64::from(has_bias[j])),
-                                            ("load_bias", u64::from(has_bias[j])),
-                                            ("bias_addr", bias_row(j)),
-                                            ("relu", u64::from(relu)),
-                                            ("clamp", u64::from(clamp.is_some())),
-                                            ("clamp_max", (clamp.unwrap_or(0) as u64) & 0xffff),
-                                            ("multiplier", requant.multiplier),
-                                            ("shift", u64::from(requant.shift)),
-                                            ("zero_point", (requant.zero_point as u64) & 0xffff),
-                                        ],
+                                        &post(
+                                            j,
+                                            &[
+                                                ("acc_addr", acc_of(j)),
+                                                ("out_addr", outs[j].0),
+                                                ("opnd_addr", outs[j].0),
+                                                ("count", rows),
+                                                ("pool", u64::from(ptap > 0)),
+                                            ],
+                                        ),
                                     ),
                                     reads,
                                     vec![out_region(j)],
@@ -516,22 +528,16 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                 &mut steps,
                                 instr(
                                     Opcode::Vector,
-                                    &[
-                                        ("acc_addr", acc_of(j)),
-                                        ("out_addr", outs[j].0),
-                                        ("opnd_addr", outs[j].1),
-                                        ("count", rows),
-                                        ("bias", u64::from(has_bias[j])),
-                                        ("load_bias", u64::from(has_bias[j])),
-                                        ("bias_addr", bias_row(j)),
-                                        ("add", u64::from(res.is_some())),
-                                        ("relu", u64::from(relu)),
-                                        ("clamp", u64::from(clamp.is_some())),
-                                        ("clamp_max", (clamp.unwrap_or(0) as u64) & 0xffff),
-                                        ("multiplier", requant.multiplier),
-                                        ("shift", u64::from(requant.shift)),
-                                        ("zero_point", (requant.zero_point as u64) & 0xffff),
-                                    ],
+                                    &post(
+                                        j,
+                                        &[
+                                            ("acc_addr", acc_of(j)),
+                                            ("out_addr", outs[j].0),
+                                            ("opnd_addr", outs[j].1),
+                                            ("count", rows),
+                                            ("add", u64::from(res.is_some())),
+                                        ],
+                                    ),
                                 ),
                                 reads,
                                 vec![out_region(j)],

@@ -42,8 +42,7 @@ pub fn budget(design: &Design, g: &Graph) -> Budget {
         acc_rows: b.accumulator_depth as usize - 1,
         out_quarter: b.output_depth as usize / 4,
         // A weight tile is cpf rows, plus the rows of column scales in MX designs.
-        weight_slots: (b.weight_depth / (g.unit.cpf + g.unit.datatype.mx.map_or(0, |m| 8 / m.bits)))
-            as usize,
+        weight_slots: (b.weight_depth / g.unit.weight_tile_rows()) as usize,
     }
 }
 
