@@ -32,9 +32,17 @@ fn have_reference() -> bool {
 }
 
 fn reference(mode: &str, f: &MiniFloat, input: &str) -> Vec<String> {
+    run_reference("fp_reference.py", &[mode, f.name], input)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Run a reference script from rtl-tests/ref with `input` on stdin; its stdout.
+fn run_reference(script: &str, args: &[&str], input: &str) -> String {
     let mut child = Command::new(python())
-        .arg(repo().join("rtl-tests/ref/fp_reference.py"))
-        .args([mode, f.name])
+        .arg(repo().join("rtl-tests/ref").join(script))
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -46,12 +54,12 @@ fn reference(mode: &str, f: &MiniFloat, input: &str) -> Vec<String> {
         .write_all(input.as_bytes())
         .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
+    assert!(
+        out.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }
 
 fn bits_or_nan(v: f64) -> String {
@@ -212,25 +220,7 @@ fn mxint8_blocks_match_gfloat() {
                 + "\n"
         })
         .collect();
-    let mut child = Command::new(python())
-        .arg(repo().join("rtl-tests/ref/mx_reference.py"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = run_reference("mx_reference.py", &[], &input);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), blocks.len());
     for (b, line) in blocks.iter().zip(lines) {
