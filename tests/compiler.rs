@@ -544,3 +544,39 @@ fn bf16_fp32_accumulation_order_matches_the_golden_model() {
 fn mxint4_convolutions() {
     check_mx("configs/32x32_mxint4.toml", &mx_convs("mxint4", 41));
 }
+
+/// Regression: a tiled int8 layer feeding a slower, tiled 3x3 layer. The second layer's
+/// window loads each needed a different store of the first; waiting for exactly those let
+/// the store queue run 16 signals ahead and overflow the 4-bit semaphore (the interpreter
+/// and the RTL's error flag both caught it). Loads now wait for the latest earlier store.
+#[test]
+fn store_to_load_signals_stay_below_the_counter_limit() {
+    let src = r#"
+seed = 31
+[input]
+shape = [22, 22, 40]
+[[layer]]
+name = "stem"
+op = "conv2d"
+kernel = 3
+padding = 1
+out_channels = 48
+activation = "relu"
+requant = { multiplier = 2, shift = 14, zero_point = 0 }
+[[layer]]
+name = "body"
+op = "conv2d"
+kernel = 3
+padding = 1
+out_channels = 80
+activation = "relu"
+requant = { multiplier = 1, shift = 12 }
+[[layer]]
+name = "tail"
+op = "conv2d"
+kernel = 1
+out_channels = 24
+requant = { multiplier = 5, shift = 10 }
+"#;
+    check("configs/16x16_int8.toml", src);
+}

@@ -6,9 +6,16 @@
 //! Because the waits of a pair are in increasing producer order, the k-th wait consumes the
 //! k-th signal, which is exactly the producer it needs. Dependencies only point backwards
 //! in program order, so with in-order fetch the program cannot deadlock.
+//!
+//! Semaphore counters are 4 bits: at most 15 signals may be outstanding. A load that needs a
+//! store (it reads what an earlier layer stored) waits for the latest store before it in
+//! program order rather than the latest one it needs: signals and waits of that pair then
+//! alternate in program order, so with queues of at most 14 entries (queue_depth) no more than 15 signals
+//! can be outstanding. (Waiting for the exact store let a fast producer layer run up to one
+//! signal per window load of the next layer ahead: 16 and more on tiled layers.)
 
 use super::schedule::Step;
-use crate::isa::{semaphore_index, Instr};
+use crate::isa::{semaphore_index, Instr, Queue};
 
 pub struct Synced {
     pub steps: Vec<Step>,
@@ -48,7 +55,16 @@ pub fn run(steps: Vec<Step>) -> Synced {
                 need.push((sem, p)); // scanning backwards: the first found is the latest
             }
         }
+        let store_to_load = semaphore_index(Queue::Store, Queue::Load);
         for (sem, p) in need {
+            let p = if Some(sem) == store_to_load {
+                (p..c)
+                    .rev()
+                    .find(|&q| steps[q].queue() == Queue::Store)
+                    .expect("p is a store")
+            } else {
+                p
+            };
             if satisfied[sem].is_some_and(|q| q >= p) {
                 continue;
             }
