@@ -116,6 +116,12 @@ pub struct Datatypes {
     /// codes (unsigned integers of the format's width), the accumulator FP32 bit patterns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fp: Option<crate::numeric::MiniFloat>,
+    /// Multi-precision (with `mx`): the array also runs integer layers (elements of the MX
+    /// element width, int32 accumulation); each instruction selects the integer or the MX
+    /// path. Input and output rows have room for the scale; integer rows leave it out in
+    /// external memory.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub multi_precision: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -279,6 +285,14 @@ impl Design {
             .iter()
             .flat_map(|b| b.units.iter())
             .find_map(|u| u.datatype.mx)
+    }
+
+    /// True when the design runs both integer and MX layers (validation makes it design-wide).
+    pub fn multi_precision(&self) -> bool {
+        self.branches
+            .iter()
+            .flat_map(|b| b.units.iter())
+            .any(|u| u.datatype.multi_precision)
     }
 
     /// 64-bit FNV-1a hash of everything that shapes the hardware (not the name or path).

@@ -545,6 +545,82 @@ fn mxint4_convolutions() {
     check_mx("configs/32x32_mxint4.toml", &mx_convs("mxint4", 41));
 }
 
+/// Mixed precision on the multi-precision design, both directions: int8 -> MXINT8 (an int8
+/// conv's outputs tagged with a fixed scale), MXINT8 -> int8 (FP32 sums rounded at a fixed
+/// scale) feeding a max-pool, and an MX model with an int8 layer in the middle.
+#[test]
+fn mixed_int8_mxint8() {
+    let int_first = r#"
+seed = 11
+type = "int8"
+block_size = 16
+[input]
+shape = [9, 10, 32]
+[[layer]]
+name = "stem"
+op = "conv2d"
+kernel = 3
+padding = 1
+out_channels = 32
+bias = "random"
+activation = "relu"
+requant = { multiplier = 2, shift = 14, zero_point = 0 }
+output_exponent = -4
+[[layer]]
+name = "mx1"
+type = "mxint8"
+op = "conv2d"
+kernel = 3
+padding = 1
+out_channels = 48
+activation = "relu"
+[[layer]]
+name = "mx2"
+type = "mxint8"
+op = "conv2d"
+kernel = 1
+out_channels = 32
+output_exponent = 3
+[[layer]]
+name = "pool"
+op = "maxpool"
+kernel = 2
+"#;
+    check_mx("configs/16x16_int8_mxint8.toml", int_first);
+    let mx_first = r#"
+seed = 12
+type = "mxint8"
+block_size = 16
+[input]
+shape = [7, 6, 16]
+[[layer]]
+name = "a"
+op = "conv2d"
+kernel = 3
+padding = 1
+out_channels = 32
+output_exponent = 1
+[[layer]]
+name = "b"
+type = "int8"
+op = "conv2d"
+kernel = 3
+stride = 2
+padding = 1
+out_channels = 16
+requant = { multiplier = 3, shift = 12 }
+activation = "relu"
+output_exponent = -2
+[[layer]]
+name = "c"
+op = "conv2d"
+kernel = 1
+out_channels = 32
+activation = "relu"
+"#;
+    check_mx("configs/16x16_int8_mxint8.toml", mx_first);
+}
+
 /// Regression: a tiled int8 layer feeding a slower, tiled 3x3 layer. The second layer's
 /// window loads each needed a different store of the first; waiting for exactly those let
 /// the store queue run 16 signals ahead and overflow the 4-bit semaphore (the interpreter

@@ -38,6 +38,11 @@ fn mx_and_integer_mismatch() {
         "mx_block_size_mismatch",
         compile_err("configs/32x32_mxint8.toml", &block16)
     );
+    let mixed = std::fs::read_to_string("models/sample_mixed.toml").unwrap();
+    insta::assert_snapshot!(
+        "mixed_model_on_mx_design",
+        compile_err("configs/32x32_mxint8.toml", &mixed)
+    );
 }
 
 #[test]

@@ -280,6 +280,8 @@ fn arithmetic_blocks_lint_clean() {
             "hwgen_fp32_to_mini",
             vec!["-GEXP_W=8", "-GMAN_W=7", "-GBIAS=127", "-GIEEE=1"],
         ),
+        ("hwgen_fp32_to_int", vec!["-GOUT_W=8", "-GFRAC=6"]),
+        ("hwgen_fp32_to_int", vec!["-GOUT_W=4", "-GFRAC=2"]),
     ] {
         let file = block(&format!("{top}.v"));
         let out = std::process::Command::new("verilator")
@@ -306,6 +308,7 @@ fn arithmetic_blocks_lint_clean() {
         .arg(block("hwgen_mx_quantize.v"))
         .arg(block("hwgen_fp_mul.v"))
         .arg(block("hwgen_fp32_to_mini.v"))
+        .arg(block("hwgen_fp32_to_int.v"))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stderr);
@@ -477,4 +480,111 @@ fn fp8_e5m2_multiply_and_convert() {
 #[test]
 fn bf16_multiply_and_convert() {
     check_format("bf16_multiply_and_convert", hwgen::numeric::BF16, 6);
+}
+
+/// `hwgen_fp32_to_int` (the FP32 -> integer conversion of a multi-precision vector unit)
+/// against `numeric::fp32::to_fixed` (host f64 arithmetic and `round_ties_even`) for one
+/// element width: for a spread of scale codes, every integer and every tie between
+/// neighbours in and past the range, their f32 neighbours, specials, and random bit
+/// patterns with random scales, with and without ReLU.
+fn check_fixed(name: &str, out_w: u32, frac: u32, seed: u64) {
+    if !have_tool("verilator", name) {
+        return;
+    }
+    let model = Model {
+        top: "tb".into(),
+        sources: vec![block("hwgen_fp32_to_int.v"), testbench("tb_fp32_to_int.v")],
+        include_dirs: vec![],
+        harness: testbench("sim_main.cpp"),
+        params: vec![
+            ("OUT_W".into(), out_w.to_string()),
+            ("FRAC".into(), frac.to_string()),
+        ],
+        trace: false,
+        defines: vec![],
+    };
+    let exe = model
+        .build(&sim_cache())
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let (lo, hi) = (-(1i64 << (out_w - 1)), (1i64 << (out_w - 1)) - 1);
+    let mut rng = Rng::new(seed);
+    // The first clock edge records before the first vector is applied: vector 0 is +0, whose
+    // result is the reset value 0.
+    let mut vecs: Vec<(u32, u8, bool)> = vec![(0, 127, false)];
+    for scale in [
+        0u8, 1, 2, 60, 100, 126, 127, 128, 133, 140, 180, 230, 253, 254, 255,
+    ] {
+        // One unit of q is 2^(scale - 127 - frac).
+        let unit = 2f64.powi(i32::from(scale) - 127 - frac as i32);
+        for half in -(4 * hi + 6)..=(4 * hi + 6) {
+            let x = (half as f64 / 2.0 * unit) as f32;
+            if x.is_finite() && x != 0.0 {
+                let b = x.to_bits();
+                for v in [b, b.wrapping_add(1), b.wrapping_sub(1)] {
+                    vecs.push((v, scale, false));
+                    vecs.push((v, scale, true));
+                }
+            }
+        }
+        for v in special_values() {
+            vecs.push((v, scale, false));
+            vecs.push((v, scale, true));
+        }
+    }
+    while vecs.len() < 300_000 {
+        let r = rng.next();
+        vecs.push((r as u32, (r >> 32) as u8, (r >> 40) & 1 == 1));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = vecs
+        .iter()
+        .map(|(v, s, r)| format!("{:x}{s:02x}{v:08x}\n", u8::from(*r)))
+        .collect();
+    std::fs::write(dir.path().join("vec.hex"), text).unwrap();
+    run(
+        &exe,
+        &[
+            format!("+vec={}", dir.path().join("vec.hex").display()),
+            format!("+out={}", dir.path().join("out.hex").display()),
+            format!("+n={}", vecs.len()),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let got: Vec<i64> = std::fs::read_to_string(dir.path().join("out.hex"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let u = i64::from_str_radix(l, 16).unwrap();
+            if u > hi {
+                u - (1 << out_w)
+            } else {
+                u
+            }
+        })
+        .collect();
+    assert_eq!(got.len(), vecs.len());
+    let wrong: Vec<String> = vecs
+        .iter()
+        .zip(&got)
+        .filter(|((v, s, r), g)| **g != fp32::to_fixed(*v, *s, frac, lo, hi, *r))
+        .map(|((v, s, r), g)| {
+            format!(
+                "{v:08x} scale {s} relu {r}: rtl {g}, contract {}",
+                fp32::to_fixed(*v, *s, frac, lo, hi, *r)
+            )
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{name}: {} of {} conversions differ: {:?}",
+        wrong.len(),
+        vecs.len(),
+        &wrong[..wrong.len().min(8)]
+    );
+}
+
+#[test]
+fn fp32_to_int8_and_int4_at_fixed_scales() {
+    check_fixed("fp32_to_int8_at_fixed_scales", 8, 6, 21);
+    check_fixed("fp32_to_int4_at_fixed_scales", 4, 2, 22);
 }

@@ -43,7 +43,7 @@ fn rtl_cases() {
             .run(&program.instrs, &mut mem)
             .unwrap_or_else(|e| panic!("{}: {e}", c.model));
         let golden = read_tensor(&program.expected, &program.output, model.act_type);
-        if model.mx.is_some() {
+        if model.tensor_is_mx(&model.layers.last().expect("layers").name) {
             // Every output beat: elements and block scales (MX channels fill whole tiles).
             for beat in program.output_range() {
                 assert_eq!(

@@ -1,7 +1,8 @@
 //! Seeded random differential test: random layer shapes and configs, compiled and checked
 //! golden model = ISA interpreter = RTL. A few cases run in the test suite;
 //! `scripts/random_sweep.sh N` (HWGEN_RANDOM_CASES=N) runs many. The second test does the
-//! same for the MX and floating-point types, one config each in turn.
+//! same for the MX and floating-point types, one config each in turn; the third for random
+//! chains of int8 and MXINT8 layers on the multi-precision config.
 
 mod common;
 
@@ -135,6 +136,79 @@ fn random_mx_and_floating_point_layers_golden_interpreter_rtl() {
     }
 }
 
+/// A random chain of two to four convolutions (sometimes ending in a max-pool or an fc) on
+/// the multi-precision config, each layer int8 or MXINT8 at random, with the conversions at
+/// every change of type. Channel counts are whole blocks of 16.
+fn random_mixed_model(rng: &mut Rng, seed: u64) -> String {
+    let mx: Vec<bool> = (0..rng.range(2, 4)).map(|_| rng.range(0, 1) == 1).collect();
+    let ty = |m: bool| if m { "mxint8" } else { "int8" };
+    let (h, w, c) = (rng.range(4, 12), rng.range(4, 12), 16 * rng.range(1, 3));
+    let mut s = format!(
+        "name = \"random_mixed_{seed}\"\nseed = {seed}\ntype = \"{}\"\nblock_size = 16\n[input]\nshape = [{h}, {w}, {c}]\n",
+        ty(mx[0])
+    );
+    let (mut oh, mut ow) = (h, w);
+    for (i, &m) in mx.iter().enumerate() {
+        // 3x3 kernels are padded, so every layer fits whatever the strides before it.
+        let k = [1, 3][rng.range(0, 1) as usize];
+        let stride = rng.range(1, 2);
+        let relu = if rng.range(0, 1) == 1 { "relu" } else { "none" };
+        (oh, ow) = ((oh - 1) / stride + 1, (ow - 1) / stride + 1);
+        s.push_str(&format!(
+            "[[layer]]\nname = \"l{i}\"\ntype = \"{}\"\nop = \"conv2d\"\nkernel = {k}\nstride = {stride}\npadding = {}\nout_channels = {}\nactivation = \"{relu}\"\n",
+            ty(m),
+            k / 2,
+            16 * rng.range(1, 3)
+        ));
+        if !m {
+            // |acc| ~ 2^14 sqrt(k k c): a multiplier of 1..3 >> 14 keeps int8 outputs spread.
+            s.push_str(&format!(
+                "bias = \"random\"\nrequant = {{ multiplier = {}, shift = 14, zero_point = 0 }}\n",
+                rng.range(1, 3)
+            ));
+        }
+        match mx.get(i + 1) {
+            // int8 q -> MX values q / 2^2..2^6; MX sums (~10..1000) -> int8 at 2^1..2^5.
+            Some(&next) if next != m && m => {
+                s.push_str(&format!("output_exponent = {}\n", rng.range(1, 5)))
+            }
+            Some(&next) if next != m => {
+                s.push_str(&format!("output_exponent = {}\n", -rng.range(2, 6)))
+            }
+            _ => {}
+        }
+    }
+    if !mx[mx.len() - 1] && oh >= 2 && ow >= 2 && rng.range(0, 2) == 0 {
+        s.push_str("[[layer]]\nname = \"pool\"\nop = \"maxpool\"\nkernel = 2\nstride = 1\n");
+    }
+    s
+}
+
+#[test]
+fn random_mixed_precision_models_golden_interpreter_rtl() {
+    if !have_tool(
+        "verilator",
+        "random_mixed_precision_models_golden_interpreter_rtl",
+    ) {
+        return;
+    }
+    let n: u64 = std::env::var("HWGEN_RANDOM_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4);
+    let config = "configs/16x16_int8_mxint8.toml";
+    let design = hwgen::config::load(&repo().join(config)).unwrap();
+    for seed in 1..=n {
+        let mut rng = Rng::new(seed * 6_151);
+        let src = random_mixed_model(&mut rng, seed);
+        let model = hwgen::model::parse_str(&src, "random.toml", &repo())
+            .unwrap_or_else(|e| panic!("{e}\n{src}"));
+        let program = hwgen::compiler::compile(&design, &model)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
+        check(seed, config, "mixed", &design, &model, &program, &src);
+    }
+}
+
 /// Golden model = interpreter (every output beat for MX, the real channels otherwise) and
 /// = RTL under seed-dependent back-pressure.
 fn check(
@@ -150,7 +224,7 @@ fn check(
     Engine::new(design, &design.branches[0].units[0])
         .run(&program.instrs, &mut mem)
         .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
-    if model.mx.is_some() {
+    if model.tensor_is_mx(&model.layers.last().expect("layers").name) {
         for beat in program.output_range() {
             assert_eq!(
                 mem.beat_hex(beat as usize),

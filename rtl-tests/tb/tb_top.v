@@ -13,9 +13,10 @@
 // +writes=FILE logs every scratchpad row engine 0 writes, for lock-step comparison with the
 // ISA interpreter: "L buffer row data" (load unit), "C row data" (matmul results),
 // "V row data" (vector unit).
+`include "hwgen_isa.vh"
 module tb #(
   parameter integer MEM_W       = 64,
-  parameter integer INSTR_W     = 160,
+  parameter integer INSTR_W     = `HWGEN_INSTR_W,
   parameter integer IMEM_ADDR_W = 8,
   parameter integer CORE_SEL_W  = 1,
   parameter integer NUM_CORES   = 1,

@@ -31,12 +31,21 @@ pub struct RawArray {
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RawDatatype {
-    pub input: Option<S<String>>,
-    pub weight: Option<S<String>>,
+    pub input: Option<S<TypeSpec>>,
+    pub weight: Option<S<TypeSpec>>,
     pub accumulator: Option<S<String>>,
-    pub output: Option<S<String>>,
+    pub output: Option<S<TypeSpec>>,
     pub block_size: Option<S<i64>>,
     pub scale: Option<S<String>>,
+}
+
+/// An element type, or (multi-precision designs) the list of types the hardware selects from
+/// per instruction.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(untagged)]
+pub enum TypeSpec {
+    One(String),
+    List(Vec<String>),
 }
 
 #[derive(Debug, Deserialize, Clone)]

@@ -12,6 +12,7 @@ const DEFAULT_DATATYPES: Datatypes = Datatypes {
     output: IntType::new(true, 8),
     mx: None,
     fp: None,
+    multi_precision: false,
 };
 
 /// What a datatype string names.
@@ -228,13 +229,18 @@ fn resolve_datatypes(
 ) -> Datatypes {
     let mut d = base;
     let Some(raw) = raw else { return d };
+    let (input, weight, output) = (
+        as_text(&raw.input),
+        as_text(&raw.weight),
+        as_text(&raw.output),
+    );
     if base.mx.is_some() || base.fp.is_some() {
         // Per-unit overrides of an MX or FP design: the whole design shares one format.
         for (name, val) in [
-            ("input", &raw.input),
-            ("weight", &raw.weight),
+            ("input", &input),
+            ("weight", &weight),
             ("accumulator", &raw.accumulator),
-            ("output", &raw.output),
+            ("output", &output),
             ("scale", &raw.scale),
         ] {
             if let Some(s) = val {
@@ -256,11 +262,13 @@ fn resolve_datatypes(
         }
         return d;
     }
-    let elements = [
-        ("input", &raw.input),
-        ("weight", &raw.weight),
-        ("output", &raw.output),
-    ];
+    let lists = [&raw.input, &raw.weight, &raw.output]
+        .iter()
+        .any(|v| matches!(v.as_ref().map(|s| s.get_ref()), Some(TypeSpec::List(_))));
+    if lists {
+        return resolve_multi_precision(ctx, prefix, raw, d);
+    }
+    let elements = [("input", &input), ("weight", &weight), ("output", &output)];
     let mut parsed: Vec<(&str, &S<String>, Parsed)> = Vec::new();
     for (name, val) in elements {
         if let Some(s) = val {
@@ -293,30 +301,7 @@ fn resolve_datatypes(
             "MX block sums are dequantized and accumulated in FP32",
             "MX",
         );
-        let mut format = format;
-        if let Some(s) = &raw.block_size {
-            let v = *s.get_ref();
-            if [16, 32, 64].contains(&v) {
-                format.block_size = v as u32;
-            } else {
-                ctx.bad(
-                    &format!("{prefix}.block_size"),
-                    s,
-                    format!("{prefix}.block_size must be 16, 32 (the OCP MX block) or 64"),
-                    "use block_size = 32",
-                );
-            }
-        }
-        if let Some(s) = &raw.scale {
-            if !s.get_ref().trim().eq_ignore_ascii_case("e8m0") {
-                ctx.bad(
-                    &format!("{prefix}.scale"),
-                    s,
-                    format!("{prefix}.scale: MX scales are E8M0"),
-                    "use scale = \"e8m0\"",
-                );
-            }
-        }
+        let format = mx_block(ctx, prefix, raw, format);
         let element = IntType::new(true, format.bits);
         d.input = element;
         d.weight = element;
@@ -418,6 +403,155 @@ fn resolve_datatypes(
                 format!("use an accumulator of at least {need} bits, for example \"int32\""),
             );
         }
+    }
+    d
+}
+
+/// A type key as text, for messages (a list is shown as written).
+fn as_text(v: &Option<S<TypeSpec>>) -> Option<S<String>> {
+    v.as_ref().map(|s| {
+        let text = match s.get_ref() {
+            TypeSpec::One(t) => t.clone(),
+            TypeSpec::List(l) => format!(
+                "[{}]",
+                l.iter()
+                    .map(|t| format!("\"{t}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        S::new(s.span(), text)
+    })
+}
+
+/// `block_size` and `scale` of an MX format.
+fn mx_block(ctx: &mut Ctx, prefix: &str, raw: &RawDatatype, format: MxFormat) -> MxFormat {
+    let mut format = format;
+    if let Some(s) = &raw.block_size {
+        let v = *s.get_ref();
+        if [16, 32, 64].contains(&v) {
+            format.block_size = v as u32;
+        } else {
+            ctx.bad(
+                &format!("{prefix}.block_size"),
+                s,
+                format!("{prefix}.block_size must be 16, 32 (the OCP MX block) or 64"),
+                "use block_size = 32",
+            );
+        }
+    }
+    if let Some(s) = &raw.scale {
+        if !s.get_ref().trim().eq_ignore_ascii_case("e8m0") {
+            ctx.bad(
+                &format!("{prefix}.scale"),
+                s,
+                format!("{prefix}.scale: MX scales are E8M0"),
+                "use scale = \"e8m0\"",
+            );
+        }
+    }
+    format
+}
+
+/// A multi-precision design: input, weight and output list the same pair of types, a signed
+/// integer type and the MX type of the same width. Both run on the array's integer
+/// multipliers; each matmul and vector instruction says which path its layer takes.
+fn resolve_multi_precision(
+    ctx: &mut Ctx,
+    prefix: &str,
+    raw: &RawDatatype,
+    base: Datatypes,
+) -> Datatypes {
+    let mut d = base;
+    let rule = "a multi-precision design lists a signed integer type and the MX type of the same width (both run on the array's integer multipliers; FP8 and BF16 need floating-point ones)";
+    let fix = "use [\"int8\", \"mxint8\"] (or [\"int4\", \"mxint4\"])";
+    let mut pair: Option<(IntType, MxFormat, Vec<String>)> = None;
+    for name in ["input", "weight", "output"] {
+        let key = format!("{prefix}.{name}");
+        let val = match name {
+            "input" => &raw.input,
+            "weight" => &raw.weight,
+            _ => &raw.output,
+        };
+        let Some(s) = val else {
+            if name == "output" {
+                continue; // the same list as input
+            }
+            let loc = [&raw.input, &raw.weight, &raw.output]
+                .into_iter()
+                .flatten()
+                .next()
+                .and_then(|s| ctx.loc(s));
+            ctx.problem(
+                &key,
+                loc,
+                None,
+                format!("{key} is missing: {rule}, for input, weight and output"),
+                format!("set {key} = [\"int8\", \"mxint8\"]"),
+            );
+            continue;
+        };
+        let text = as_text(val).expect("present");
+        let TypeSpec::List(list) = s.get_ref() else {
+            ctx.bad(
+                &key,
+                &text,
+                format!("{key}: a multi-precision design lists the same types for input, weight and output"),
+                format!("set {key} to the list the other keys use, for example [\"int8\", \"mxint8\"]"),
+            );
+            continue;
+        };
+        let norm: Vec<String> = list.iter().map(|t| t.trim().to_ascii_lowercase()).collect();
+        let (mut int, mut mx, mut reported) = (None, None, false);
+        for t in list {
+            match parse_type(ctx, &key, &S::new(s.span(), t.clone()), false) {
+                Some(Parsed::Int(it)) if int.is_none() => int = Some(it),
+                Some(Parsed::Mx(f)) if mx.is_none() => mx = Some(f),
+                Some(_) => int = None,
+                None => reported = true,
+            }
+        }
+        if reported {
+            continue; // parse_type said what is wrong with the entry
+        }
+        let listed = S::new(s.span(), list.clone());
+        match (int, mx) {
+            (Some(it), Some(f)) if it.signed && it.bits == f.bits && norm.len() == 2 => match &pair
+            {
+                None => pair = Some((it, f, norm)),
+                Some((pi, pf, _)) if *pi == it && pf.element == f.element => {}
+                Some((_, _, first)) => {
+                    let first = first
+                        .iter()
+                        .map(|t| format!("\"{t}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    ctx.bad(
+                        &key,
+                        &listed,
+                        format!("{key}: a multi-precision design lists the same types for input, weight and output ({prefix}.input is [{first}])"),
+                        format!("set {key} = [{first}]"),
+                    );
+                }
+            },
+            _ => ctx.bad(&key, &listed, format!("{key}: {rule}"), fix),
+        }
+    }
+    if let Some(s) = &raw.accumulator {
+        ctx.bad(
+            &format!("{prefix}.accumulator"),
+            s,
+            format!("{prefix}.accumulator: a multi-precision design accumulates integer layers in int32 and MX layers in FP32"),
+            format!("remove {prefix}.accumulator"),
+        );
+    }
+    if let Some((it, f, _)) = pair {
+        d.input = it;
+        d.weight = it;
+        d.output = it;
+        d.accumulator = IntType::new(true, 32);
+        d.mx = Some(mx_block(ctx, prefix, raw, f));
+        d.multi_precision = true;
     }
     d
 }

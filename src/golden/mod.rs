@@ -389,6 +389,100 @@ pub fn run_mx(model: &Model) -> HashMap<String, MxTensor> {
     t
 }
 
+/// A tensor of a mixed model: integer elements, or MX blocks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Int(Tensor),
+    Mx(MxTensor),
+}
+
+/// Run a mixed model (integer and MX layers; README, "Multi-precision"). Integer layers
+/// compute as in `run`, MX layers as in `mx_conv`. At a boundary the values are what the
+/// model says they are: an integer tensor feeding MX layers holds q * 2^e (e the producer's
+/// output_exponent), which the MX layer reads as those real numbers quantized to MX blocks
+/// (OCP MX v1.0 6.3; exact, since q * 2^e has at most 8 significant bits); an MX layer
+/// feeding integer layers rounds its FP32 sums to q = x / 2^e (`fp32::to_fixed`).
+pub fn run_mixed(model: &Model, acc: IntType) -> HashMap<String, Value> {
+    let mx = model.mx.as_ref().expect("a model with MX layers");
+    let f = mx.format;
+    let out_t = model.act_type;
+    let mut t: HashMap<String, Value> = HashMap::new();
+    let input = if model.tensor_is_mx(&model.input_name) {
+        Value::Mx(MxTensor {
+            t: model.input.clone(),
+            scales: mx.input_scales.clone(),
+        })
+    } else {
+        Value::Int(model.input.clone())
+    };
+    t.insert(model.input_name.clone(), input);
+    let exponent_of = |name: &str| {
+        model
+            .layers
+            .iter()
+            .find(|l| l.name == name)
+            .and_then(|l| l.exponent)
+            .expect("an integer tensor read by an MX layer has an output_exponent")
+    };
+    for l in &model.layers {
+        let y = if l.mx {
+            let x = match &t[&l.inputs[0]] {
+                Value::Mx(x) => x.clone(),
+                Value::Int(q) => {
+                    let e = exponent_of(&l.inputs[0]);
+                    let real: Vec<f32> = q
+                        .data
+                        .iter()
+                        .map(|v| (*v as f64 * 2f64.powi(e)) as f32)
+                        .collect();
+                    let bs = f.block_size as usize;
+                    let mut x = MxTensor {
+                        t: Tensor::zeros(q.h, q.w, q.c),
+                        scales: Vec::with_capacity(real.len() / bs),
+                    };
+                    for (k, chunk) in real.chunks(bs).enumerate() {
+                        let (s, codes) = mx::quantize_block(chunk, f.numeric());
+                        x.scales.push(s);
+                        for (j, c) in codes.iter().enumerate() {
+                            x.t.data[k * bs + j] = i64::from(*c);
+                        }
+                    }
+                    x
+                }
+            };
+            if l.out_mx {
+                Value::Mx(mx_conv(&x, l, &mx.weight_scales[&l.name], f))
+            } else {
+                let Op::Conv { relu, .. } = &l.op else {
+                    unreachable!("MX layers are convolutions")
+                };
+                let scale = l.fixed_scale(f.frac).expect("a boundary has an exponent");
+                let sums = mx_conv_accumulate(&x, l, &mx.weight_scales[&l.name], f);
+                let [oh, ow, c] = l.out;
+                let mut y = Tensor::zeros(oh, ow, c);
+                for (k, v) in sums.iter().enumerate() {
+                    y.data[k] = fp32::to_fixed(*v, scale, f.frac, out_t.min(), out_t.max(), *relu);
+                }
+                Value::Int(y)
+            }
+        } else {
+            let int = |name: &String| match &t[name] {
+                Value::Int(x) => x,
+                Value::Mx(_) => unreachable!("an integer layer reads integer tensors"),
+            };
+            let x = int(&l.inputs[0]);
+            Value::Int(match &l.op {
+                Op::Conv { .. } => conv(x, l, acc, out_t),
+                Op::MaxPool { .. } | Op::AvgPool { .. } => pool(x, l, out_t),
+                Op::Add { .. } => add(x, int(&l.inputs[1]), l, out_t),
+                Op::Upsample { factor } => upsample(x, *factor),
+            })
+        };
+        t.insert(l.name.clone(), y);
+    }
+    t
+}
+
 /// Run the whole model; returns every tensor by name (the input included).
 pub fn run(model: &Model, acc: IntType) -> HashMap<String, Tensor> {
     let out_t = model.act_type;
@@ -420,6 +514,9 @@ mod tests {
             inputs: vec!["x".into()],
             op,
             out,
+            mx: false,
+            out_mx: false,
+            exponent: None,
         }
     }
 

@@ -335,6 +335,11 @@ impl Engine {
                 }
                 let (n, t) = self.row_shape(buf);
                 let beats = self.beats(buf);
+                // Multi-precision: an integer row (scale = 0) moves its elements only; the
+                // scale slot of the scratchpad row reads zero.
+                let int_row = self.unit.datatype.multi_precision
+                    && self.row_has_scale(buf)
+                    && i.get("scale") == 0;
                 let depth = self.rows_mut(buf).len();
                 let (c0, c1) = (i.get("count0"), i.get("count1"));
                 for i1 in 0..c1 {
@@ -344,7 +349,15 @@ impl Engine {
                             (i.get("ext_addr") + i1 * i.get("stride1") + i0 * i.get("stride0"))
                                 & 0xffff_ffff;
                         let row = ((i.get("spad_addr") + k) & 0xffff) as usize % depth;
-                        if i.opcode == Opcode::Load && self.row_has_scale(buf) {
+                        if int_row && i.opcode == Opcode::Load {
+                            let mut vals = mem.read_row(ext, self.elem_beats(buf), n - 1, t);
+                            vals.push(0);
+                            self.record(pc, buf, row, &vals);
+                            self.rows_mut(buf)[row] = vals;
+                        } else if int_row {
+                            let vals = self.output[row][..n - 1].to_vec();
+                            mem.write_row(ext, self.elem_beats(buf), &vals, t);
+                        } else if i.opcode == Opcode::Load && self.row_has_scale(buf) {
                             let vals = mem.read_mx_row(ext, self.elem_beats(buf), n - 1, t);
                             self.record(pc, buf, row, &vals);
                             self.rows_mut(buf)[row] = vals;
@@ -368,7 +381,12 @@ impl Engine {
                 if i.get("swap") != 0 {
                     self.cur_bank ^= 1;
                 }
-                let mx = self.unit.datatype.mx;
+                // Multi-precision: the instruction says whether this is an MX layer.
+                let mx = self
+                    .unit
+                    .datatype
+                    .mx
+                    .filter(|_| !self.unit.datatype.multi_precision || i.get("mx") != 0);
                 if i.get("preload") != 0 {
                     let depth = self.weight.len();
                     for r in 0..cpf {
@@ -422,6 +440,7 @@ impl Engine {
                         }
                         if let Some(mx) = mx {
                             let accumulate = i.get("accumulate") != 0;
+                            debug_assert!(a.len() == cpf + 1, "MX rows carry a scale");
                             for c in 0..kpf {
                                 let psum: i64 = (0..cpf).map(|r| a[r] * w[r][c]).sum();
                                 let value = fp32::mx_dequant(
@@ -495,7 +514,38 @@ impl Engine {
                     }
                     return Ok(());
                 }
-                if let Some(mx) = self.unit.datatype.mx {
+                let multi = self.unit.datatype.multi_precision;
+                let mx_in = self
+                    .unit
+                    .datatype
+                    .mx
+                    .filter(|_| !multi || i.get("mx_in") != 0);
+                if let (true, Some(mx), false) = (multi, mx_in, i.get("mx_out") != 0) {
+                    // FP32 rows to integers at the fixed scale, for an integer layer.
+                    let scale = i.get("fixed_scale") as u8;
+                    for j in 0..n {
+                        let acc_row = ((i.get("acc_addr") + j) & 0xffff) as usize % self.acc.len();
+                        let out_row = ((out_base + j) & 0xffff) as usize % self.output.len();
+                        let vals: Vec<i64> = self.acc[acc_row]
+                            .iter()
+                            .map(|v| {
+                                fp32::to_fixed(
+                                    *v as u32,
+                                    scale,
+                                    mx.frac,
+                                    out_t.min(),
+                                    out_t.max(),
+                                    i.get("relu") != 0,
+                                )
+                            })
+                            .chain(std::iter::once(0))
+                            .collect();
+                        self.record(pc, Buffer::Output, out_row, &vals);
+                        self.output[out_row] = vals;
+                    }
+                    return Ok(());
+                }
+                if let Some(mx) = mx_in {
                     for j in 0..n {
                         let acc_row = ((i.get("acc_addr") + j) & 0xffff) as usize % self.acc.len();
                         let out_row = ((out_base + j) & 0xffff) as usize % self.output.len();
@@ -511,6 +561,15 @@ impl Engine {
                     let out_row = ((out_base + j) & 0xffff) as usize % self.output.len();
                     let opnd_row = ((opnd_base + j) & 0xffff) as usize % self.output.len();
                     let opnd = self.output[opnd_row].clone();
+                    // Multi-precision: the row's scale slot is fixed_scale when the next layer
+                    // reads it as MX, else zero.
+                    let scale =
+                        (multi && i.get("mx_out") != 0).then(|| i.get("fixed_scale") as i64);
+                    let tail = if multi {
+                        Some(scale.unwrap_or(0))
+                    } else {
+                        None
+                    };
                     let vals: Vec<i64> = (0..self.unit.kpf as usize)
                         .map(|c| {
                             vector_lane(
@@ -527,6 +586,7 @@ impl Engine {
                                 pool.then_some(opnd[c]),
                             )
                         })
+                        .chain(tail)
                         .collect();
                     self.record(pc, Buffer::Output, out_row, &vals);
                     self.output[out_row] = vals;

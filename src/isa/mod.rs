@@ -9,7 +9,7 @@ pub use word::Word;
 use std::fmt::Write as _;
 
 /// Every instruction is this many bits wide.
-pub const INSTR_BITS: u32 = 160;
+pub const INSTR_BITS: u32 = 192;
 /// Width of the opcode field.
 pub const OPCODE_BITS: u32 = 4;
 
@@ -212,7 +212,7 @@ const HEADER: [FieldSpec; 3] = [
     ),
 ];
 
-const TRANSFER: [FieldSpec; 8] = [
+const TRANSFER: [FieldSpec; 9] = [
     (
         "stream",
         1,
@@ -229,9 +229,14 @@ const TRANSFER: [FieldSpec; 8] = [
     ("stride0", 20, "beats between consecutive inner rows"),
     ("count1", 12, "iterations of the outer loop"),
     ("stride1", 24, "beats between consecutive outer iterations"),
+    (
+        "scale",
+        1,
+        "input/output rows carry an MX block scale in one more beat (multi-precision designs; MX designs always move it)",
+    ),
 ];
 
-const MATMUL: [FieldSpec; 10] = [
+const MATMUL: [FieldSpec; 11] = [
     (
         "preload",
         1,
@@ -254,9 +259,14 @@ const MATMUL: [FieldSpec; 10] = [
     ("stride0", 12, "input-buffer rows between inner iterations"),
     ("count1", 12, "iterations of the outer loop"),
     ("stride1", 16, "input-buffer rows between outer iterations"),
+    (
+        "mx",
+        1,
+        "MX layer (multi-precision designs): preload the tile's scale rows too; dequantize block sums and accumulate in FP32",
+    ),
 ];
 
-const VECTOR: [FieldSpec; 15] = [
+const VECTOR: [FieldSpec; 18] = [
     ("relu", 1, "clamp below at the output zero point"),
     ("add", 1, "add the operand row element-wise (saturating)"),
     (
@@ -284,6 +294,21 @@ const VECTOR: [FieldSpec; 15] = [
     ("zero_point", 16, "output zero point (two's complement)"),
     ("clamp", 1, "clamp above at clamp_max after ReLU (ReLU6)"),
     ("clamp_max", 16, "upper clamp (two's complement)"),
+    (
+        "mx_in",
+        1,
+        "the accumulator rows are FP32 (MX layer of a multi-precision design)",
+    ),
+    (
+        "mx_out",
+        1,
+        "write MX rows: quantize FP32 rows to MX blocks, or tag integer rows with fixed_scale",
+    ),
+    (
+        "fixed_scale",
+        8,
+        "E8M0 code of an integer row crossing to or from MX: element q means 2^(code-127) q / 2^frac",
+    ),
 ];
 
 /// The format of `op`, with every field placed.
@@ -595,7 +620,7 @@ mod tests {
     #[test]
     fn hand_encoded_load() {
         // load with wait = bit 7 (vector_to_load), buffer = weight (1), spad_addr = 3,
-        // ext_addr = 0x100: opcode 1 in bits 3:0, wait in 13:4, buffer in 26:25,
+        // ext_addr = 0x100 (48 hex digits: 192 bits): opcode 1 in bits 3:0, wait in 13:4, buffer in 26:25,
         // spad_addr in 42:27, ext_addr in 74:43.
         let i = Instr::new(Opcode::Load)
             .set("wait", 1 << 7)
@@ -607,7 +632,7 @@ mod tests {
             .set("ext_addr", 0x100)
             .unwrap();
         let expect: u128 = 1 | (1 << (4 + 7)) | (1 << 25) | (3 << 27) | (0x100u128 << 43);
-        assert_eq!(i.encode().to_hex(), format!("{expect:040x}"));
+        assert_eq!(i.encode().to_hex(), format!("{expect:048x}"));
     }
 
     #[test]

@@ -115,6 +115,21 @@ pub struct Layer {
     pub op: Op,
     /// Output shape (h, w, c).
     pub out: [usize; 3],
+    /// The layer computes in MX (MX models, and MX layers of a mixed model).
+    pub mx: bool,
+    /// Its output tensor is stored as MX blocks (the type of the layers that read it).
+    pub out_mx: bool,
+    /// Mixed models, at a boundary between integer and MX layers: the output's integer
+    /// elements q stand for q * 2^exponent (`output_exponent`).
+    pub exponent: Option<i32>,
+}
+
+impl Layer {
+    /// The E8M0 code under which the integer rows at this layer's output are MX elements of
+    /// `frac` fraction bits: q * 2^exponent = 2^(code - 127) * q / 2^frac.
+    pub fn fixed_scale(&self, frac: u32) -> Option<u8> {
+        self.exponent.map(|e| (e + 127 + frac as i32) as u8)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,6 +162,19 @@ pub struct MxModel {
 }
 
 impl Model {
+    /// Both integer and MX layers (a model for a multi-precision design).
+    pub fn is_mixed(&self) -> bool {
+        self.layers.iter().any(|l| l.mx) && self.layers.iter().any(|l| !l.mx)
+    }
+
+    /// True when the tensor `name` is stored as MX blocks.
+    pub fn tensor_is_mx(&self, name: &str) -> bool {
+        if name == self.input_name {
+            return self.mx.as_ref().is_some_and(|m| !m.input_scales.is_empty());
+        }
+        self.layers.iter().any(|l| l.name == name && l.out_mx)
+    }
+
     /// Shape of a named tensor.
     pub fn shape_of(&self, name: &str) -> Option<[usize; 3]> {
         if name == self.input_name {
@@ -247,6 +275,9 @@ struct RawLayer {
     activation: Option<String>,
     relu6_max: Option<i64>,
     factor: Option<i64>,
+    #[serde(rename = "type")]
+    layer_type: Option<String>,
+    output_exponent: Option<i64>,
 }
 
 struct Ctx<'a> {
@@ -480,9 +511,47 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
         rng: raw.seed.unwrap_or(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
         _src: src,
     };
-    let mx_format = match raw.act_type.as_deref() {
+    // Per-layer types (mixed models): intN and mxintN of the same width.
+    let top = raw.act_type.as_deref().unwrap_or("int8");
+    let counterpart = match top {
+        "int8" => Some("mxint8"),
+        "mxint8" => Some("int8"),
+        "int4" => Some("mxint4"),
+        "mxint4" => Some("int4"),
+        _ => None,
+    };
+    let mut mixed_mx: Option<&str> = None;
+    for rl in &raw.layer {
+        let Some(lt) = rl.layer_type.as_deref() else {
+            continue;
+        };
+        if lt == top {
+            continue;
+        }
+        if Some(lt) != counterpart {
+            ctx.layer = Some(rl.name.clone());
+            let fix = match counterpart {
+                Some(c) => format!("use type = \"{top}\" or \"{c}\""),
+                None => format!("remove type (the model is {top} throughout)"),
+            };
+            return Err(ctx.err(
+                &format!("type = {lt}"),
+                format!("a layer's type is the model's ({top}) or its counterpart of the same width: a mixed model pairs int8 with mxint8 (or int4 with mxint4)"),
+                fix,
+            ));
+        }
+        if lt.starts_with("mx") {
+            mixed_mx = Some(lt);
+        }
+    }
+    let mx_type = if top.starts_with("mx") {
+        Some(top)
+    } else {
+        mixed_mx
+    };
+    let mx_format = match mx_type {
         Some(ty @ ("mxint8" | "mxint4")) => {
-            if let Some(w) = raw.weight_type.as_deref().filter(|w| *w != ty) {
+            if let Some(w) = raw.weight_type.as_deref().filter(|w| *w != top) {
                 return Err(ctx.err(
                     &format!("weight_type = {w}"),
                     format!("an MX model uses {ty} for activations and weights"),
@@ -547,9 +616,8 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
     }
     let (act_type, weight_type) = if let Some(f) = fp_format {
         (IntType::new(false, f.bits()), IntType::new(false, f.bits()))
-    } else if mx_format.is_some() {
-        let bits = mx_format.map_or(8, |f| f.bits);
-        (IntType::new(true, bits), IntType::new(true, bits))
+    } else if let Some(f) = mx_format {
+        (IntType::new(true, f.bits), IntType::new(true, f.bits))
     } else {
         (
             parse_type(&ctx, "type", raw.act_type.as_deref())?,
@@ -567,7 +635,8 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
     let shape: Vec<usize> = raw.input.shape.iter().map(|d| *d as usize).collect();
     let input_name = raw.input.name.clone().unwrap_or_else(|| "input".into());
     let mut input_scales = Vec::new();
-    let data = match mx_format {
+    let top_mx = top.starts_with("mx");
+    let data = match mx_format.filter(|_| top_mx) {
         Some(f) => {
             let bs = f.block_size as usize;
             if !shape[2].is_multiple_of(bs) {
@@ -658,6 +727,21 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                 ))
             }
         };
+        let layer_mx = rl
+            .layer_type
+            .as_deref()
+            .map_or(top_mx, |t| t.starts_with("mx"));
+        let exponent = match rl.output_exponent {
+            None => None,
+            Some(e) if (-100..=100).contains(&e) => Some(e as i32),
+            Some(e) => {
+                return Err(ctx.err(
+                    &format!("output_exponent = {e}"),
+                    "output_exponent is between -100 and 100 (the integer output q stands for q * 2^output_exponent)",
+                    "use an exponent from -100 to 100",
+                ))
+            }
+        };
         let mut inputs = vec![src_name.clone()];
         let (op, out) = match rl.op.as_str() {
             "conv2d" | "fc" => {
@@ -730,7 +814,7 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                     check_fp_conv(&ctx, rl, groups)?;
                     let w = ctx.floats("weights", rl.weights.as_deref(), &wshape)?;
                     w.iter().map(|v| i64::from(f.encode(*v))).collect()
-                } else if let Some(f) = mx_format {
+                } else if let Some(f) = mx_format.filter(|_| layer_mx) {
                     check_mx_conv(&ctx, rl, f, c, cout, groups)?;
                     let w = ctx.floats("weights", rl.weights.as_deref(), &wshape)?;
                     let (codes, scales) = quantize_weights(&w, kh * kw, c, cout, f);
@@ -781,7 +865,7 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                     "use type = \"int8\" for networks with pooling, add or upsample layers",
                 ))
             }
-            other if mx_format.is_some() => {
+            other if layer_mx => {
                 return Err(ctx.err(
                     &format!("op = {other}"),
                     "MX models support conv2d and fc layers (with activation none or relu) so far",
@@ -876,7 +960,13 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
             inputs,
             op,
             out,
+            mx: layer_mx,
+            out_mx: layer_mx,
+            exponent,
         });
+    }
+    if let Some(f) = mx_format {
+        type_boundaries(&mut ctx, &mut layers, &input_name, top_mx, f)?;
     }
     Ok(Model {
         name: raw.name.unwrap_or_else(|| "model".into()),
@@ -892,6 +982,103 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
         input,
         layers,
     })
+}
+
+/// The types of the tensors of a model with MX layers: every tensor is stored in the type of
+/// the layers that read it (they must agree); where that differs from its producer's type,
+/// the producer (a conv2d or fc layer) converts at a fixed scale 2^output_exponent.
+fn type_boundaries(
+    ctx: &mut Ctx,
+    layers: &mut [Layer],
+    input_name: &str,
+    top_mx: bool,
+    f: MxFormat,
+) -> Result<(), ModelError> {
+    let kind = |mx: bool| {
+        if mx {
+            f.element.to_string()
+        } else {
+            format!("int{}", f.bits)
+        }
+    };
+    let readers = |layers: &[Layer], t: &str| -> Vec<(String, bool)> {
+        layers
+            .iter()
+            .filter(|l| l.inputs.iter().any(|i| i == t))
+            .map(|l| (l.name.clone(), l.mx))
+            .collect()
+    };
+    for r in readers(layers, input_name) {
+        if r.1 != top_mx {
+            ctx.layer = Some(r.0.clone());
+            return Err(ctx.err(
+                "type",
+                format!("the layer is {} but reads the model input, which is {} (the model's type); types change only at the output of a conv2d or fc layer", kind(r.1), kind(top_mx)),
+                format!("set type = \"{}\" on this layer, or make the model's type {}", kind(top_mx), kind(r.1)),
+            ));
+        }
+    }
+    for i in 0..layers.len() {
+        let rs = readers(layers, &layers[i].name);
+        ctx.layer = Some(layers[i].name.clone());
+        let out_mx = rs.first().map_or(layers[i].mx, |r| r.1);
+        if let Some(other) = rs.iter().find(|r| r.1 != out_mx) {
+            return Err(ctx.err(
+                "type",
+                format!("layers {} ({}) and {} ({}) both read this layer's output; a tensor has one type", rs[0].0, kind(rs[0].1), other.0, kind(other.1)),
+                "give the layers that read one tensor the same type",
+            ));
+        }
+        let l = &mut layers[i];
+        l.out_mx = out_mx;
+        let boundary = out_mx != l.mx;
+        match (boundary, l.exponent) {
+            (true, None) => {
+                return Err(ctx.err(
+                    "output_exponent",
+                    format!("the layer is {} and its output is read by {} ({}): the conversion needs the fixed scale of the integer values, q * 2^output_exponent", kind(l.mx), rs[0].0, kind(out_mx)),
+                    "add output_exponent = <e> (for example -4: q stands for q / 16)",
+                ))
+            }
+            (false, Some(e)) => {
+                return Err(ctx.err(
+                    &format!("output_exponent = {e}"),
+                    "output_exponent applies only where the layers reading the output use the other type",
+                    "remove output_exponent",
+                ))
+            }
+            _ => {}
+        }
+        if boundary {
+            match &l.op {
+                Op::Conv { requant, clamp, .. } => {
+                    if !l.mx && requant.zero_point != 0 {
+                        return Err(ctx.err(
+                            &format!("requant.zero_point = {}", requant.zero_point),
+                            "an integer layer whose output becomes MX elements is symmetric: MX elements have no zero point",
+                            "use zero_point = 0",
+                        ));
+                    }
+                    if !l.mx && clamp.is_some() {
+                        return Err(ctx.err(
+                            "activation",
+                            "relu6 is not supported at an integer-to-MX boundary",
+                            "use activation = \"relu\"",
+                        ));
+                    }
+                }
+                _ => {
+                    return Err(ctx.err(
+                        &format!("op = {}", l.op.name()),
+                        "types change only at the output of a conv2d or fc layer",
+                        "insert the type change after a conv2d or fc layer",
+                    ))
+                }
+            }
+        }
+    }
+    ctx.layer = None;
+    Ok(())
 }
 
 /// Quantize HWC floats to MX blocks along the channels: (element codes, scales per pixel and

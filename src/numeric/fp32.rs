@@ -65,6 +65,35 @@ pub fn to_mini(bits: u32, f: super::MiniFloat) -> u32 {
     f.encode(f32::from_bits(flush(bits)))
 }
 
+/// An FP32 value (bit pattern) to a fixed-scale integer of a multi-precision design: the
+/// result q stands for 2^(scale - 127) * q / 2^frac, like an MX element with scale code
+/// `scale`, so q = x * 2^(127 + frac - scale) rounded to nearest, ties to even, and
+/// saturated to [lo, hi]. The contract's flush first (a subnormal is zero); NaN gives 0, an
+/// infinity the bound of its sign. With `relu`, a negative result becomes 0.
+pub fn to_fixed(bits: u32, scale: u8, frac: u32, lo: i64, hi: i64, relu: bool) -> i64 {
+    let x = f32::from_bits(flush(bits));
+    if x.is_nan() {
+        return 0;
+    }
+    let q = if x.is_infinite() {
+        if x > 0.0 {
+            hi
+        } else {
+            lo
+        }
+    } else {
+        // |x| < 2^128 and the factor is at most 2^(127 + frac): the product is exact in f64.
+        let exp = 127 + frac as i32 - i32::from(scale);
+        let y = (f64::from(x) * 2f64.powi(exp)).round_ties_even();
+        y.clamp(lo as f64, hi as f64) as i64
+    };
+    if relu {
+        q.max(0)
+    } else {
+        q
+    }
+}
+
 /// The MX dot product of two vectors split into blocks of equal length: the integer partial
 /// sum of block k is dequantized and accumulated in FP32 in increasing k, the first block
 /// initialising the sum (no addition to a zero).
@@ -129,6 +158,32 @@ mod tests {
         assert_eq!(mx_dequant(4096, 254, 128, MXINT8), f(f32::INFINITY));
         assert_eq!(mx_dequant(0, 200, 200, MXINT8), 0);
         assert_eq!(mx_dequant(1, 0xff, 127, MXINT8), CANONICAL_NAN);
+    }
+
+    #[test]
+    fn to_fixed_by_hand() {
+        // Scale code 127 + 6 - 6 = 127 with frac 6: q = x * 64.
+        assert_eq!(to_fixed(f(1.0), 127, 6, -128, 127, false), 64);
+        assert_eq!(to_fixed(f(-0.5), 127, 6, -128, 127, false), -32);
+        // Code 133: q = x (an int8 tensor with exponent 0). Ties go to even.
+        assert_eq!(to_fixed(f(2.5), 133, 6, -128, 127, false), 2);
+        assert_eq!(to_fixed(f(3.5), 133, 6, -128, 127, false), 4);
+        assert_eq!(to_fixed(f(-2.5), 133, 6, -128, 127, false), -2);
+        assert_eq!(to_fixed(f(2.5000002), 133, 6, -128, 127, false), 3);
+        // Code 135: q = x / 4. 0.5 * 4 = 2.0 -> 0.5 ties to 0; 6.0 -> 1.5 ties to 2.
+        assert_eq!(to_fixed(f(2.0), 135, 6, -128, 127, false), 0);
+        assert_eq!(to_fixed(f(6.0), 135, 6, -128, 127, false), 2);
+        // Saturation, infinities, NaN, subnormals, ReLU.
+        assert_eq!(to_fixed(f(1000.0), 133, 6, -128, 127, false), 127);
+        assert_eq!(to_fixed(f(-1000.0), 133, 6, -128, 127, false), -128);
+        assert_eq!(
+            to_fixed(f(f32::NEG_INFINITY), 133, 6, -128, 127, false),
+            -128
+        );
+        assert_eq!(to_fixed(0x7fc0_0000, 133, 6, -128, 127, false), 0);
+        assert_eq!(to_fixed(0x0000_0001, 0, 6, -128, 127, false), 0);
+        assert_eq!(to_fixed(f(-7.0), 133, 6, -128, 127, true), 0);
+        assert_eq!(to_fixed(f(7.0), 133, 6, -8, 7, true), 7);
     }
 
     #[test]

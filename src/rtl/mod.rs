@@ -119,6 +119,7 @@ fn common(design: &Design) -> Common {
         rst_on,
         mx: design.mx().is_some(),
         fp: design.fp().is_some(),
+        multi: design.multi_precision(),
     }
 }
 
@@ -210,6 +211,13 @@ pub fn emit(design: &Design) -> FileMap {
             render(&MxQuantize { c: &c }),
         );
     }
+    if c.multi {
+        add(
+            &mut files,
+            "hwgen_fp32_to_int.v",
+            render(&Fp32ToInt { c: &c }),
+        );
+    }
     add(
         &mut files,
         "hwgen_systolic_array.v",
@@ -285,9 +293,11 @@ pub fn emit(design: &Design) -> FileMap {
 }
 
 /// The arithmetic blocks of the MX and floating-point datapaths (`hwgen_fp32_add`,
-/// `hwgen_mx_dequant`, `hwgen_mx_quantize`, `hwgen_fp_mul`, `hwgen_fp32_to_mini`) under the
+/// `hwgen_mx_dequant`, `hwgen_mx_quantize`, `hwgen_fp_mul`, `hwgen_fp32_to_mini`,
+/// `hwgen_fp32_to_int`) under the
 /// FP32 contract of `numeric::fp32`, for module-level tests (tests/rtl_arith.rs); `emit`
-/// includes the MX ones in MX designs and the FP ones in FP8/BF16 designs.
+/// includes the MX ones in MX designs, the FP ones in FP8/BF16 designs and
+/// `hwgen_fp32_to_int` in multi-precision designs.
 pub fn arithmetic_blocks(design: &Design) -> FileMap {
     let c = common(design);
     let mut files = FileMap::new();
@@ -296,6 +306,7 @@ pub fn arithmetic_blocks(design: &Design) -> FileMap {
     files.add("rtl/hwgen_mx_quantize.v", render(&MxQuantize { c: &c }));
     files.add("rtl/hwgen_fp_mul.v", render(&FpMul { c: &c }));
     files.add("rtl/hwgen_fp32_to_mini.v", render(&Fp32ToMini { c: &c }));
+    files.add("rtl/hwgen_fp32_to_int.v", render(&Fp32ToInt { c: &c }));
     files
 }
 

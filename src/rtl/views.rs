@@ -18,6 +18,8 @@ pub struct Common {
     /// Floating-point datapath (FP8/BF16 elements): PEs multiply exactly to FP32 and add in
     /// FP32 down the columns, the accumulator adds in FP32, the vector unit converts back.
     pub fp: bool,
+    /// Multi-precision: integer and MX layers on one array, selected per instruction.
+    pub multi: bool,
 }
 
 macro_rules! static_module {
@@ -53,6 +55,7 @@ static_module!(MxQuantize, "rtl/hwgen_mx_quantize.v");
 static_module!(FpMul, "rtl/hwgen_fp_mul.v");
 static_module!(Fp32ToMini, "rtl/hwgen_fp32_to_mini.v");
 static_module!(FpOutput, "rtl/hwgen_fp_output.v");
+static_module!(Fp32ToInt, "rtl/hwgen_fp32_to_int.v");
 
 pub struct Define {
     pub name: String,

@@ -13,6 +13,11 @@
 // scales to FP32 and written, or added in FP32 to the accumulator row (round to nearest
 // even, subnormals flushed).
 {%- endif %}
+{%- if c.multi %}
+//
+// Multi-precision: a matmul with mx = 0 is an integer layer: its weight tile has no scale
+// rows and the block sums, sign-extended, are written or added as int32.
+{%- endif %}
 {%- if c.fp %}
 //
 // Floating point: the array's columns produce FP32 sums of exact FP8/BF16 products; they
@@ -21,7 +26,7 @@
 {%- endif %}
 `include "hwgen_isa.vh"
 module hwgen_compute_unit #(
-  parameter integer       INSTR_W       = 160,
+  parameter integer       INSTR_W       = `HWGEN_INSTR_W,
   parameter integer       NUM_SEM       = 10,
   parameter [NUM_SEM-1:0] CONSUMED      = {NUM_SEM{1'b0}},
   parameter [NUM_SEM-1:0] PRODUCED      = {NUM_SEM{1'b0}},
@@ -88,7 +93,14 @@ module hwgen_compute_unit #(
   localparam integer PL_ROWS_INT = ROWS + SCALE_ROWS;               // elements + scale rows
   localparam integer PL_W    = $clog2(ROWS + SCALE_ROWS + 1);
   localparam [PL_W-1:0] PL_SCALE_ROWS = SCALE_ROWS[PL_W-1:0];
+{%- if c.multi %}
+  localparam integer TAG_W   = NUM_SEM + 1 + 1 + 1 + SCALE_W + SPAD_ADDR_W;
+  localparam integer INT_LAST_INT = ROWS - 1;
+  localparam [PL_W-1:0] PL_INT_ROWS = ROWS[PL_W-1:0];
+  localparam [SPAD_ADDR_W-1:0] PL_INT_LAST = INT_LAST_INT[SPAD_ADDR_W-1:0];
+{%- else %}
   localparam integer TAG_W   = NUM_SEM + 1 + 1 + SCALE_W + SPAD_ADDR_W;
+{%- endif %}
 {%- else %}
   localparam integer PL_ROWS_INT = ROWS;
   localparam integer PL_W    = $clog2(ROWS + 1);
@@ -114,6 +126,7 @@ module hwgen_compute_unit #(
   wire [`HWGEN_MATMUL_STRIDE0_W-1:0]     f_stride0;
   wire [`HWGEN_MATMUL_COUNT1_W-1:0]      f_count1;
   wire [`HWGEN_MATMUL_STRIDE1_W-1:0]     f_stride1;
+  wire                                   f_mx;
 
   hwgen_decode_matmul u_decode (
     .instr_i       (head_instr_i),
@@ -128,8 +141,15 @@ module hwgen_compute_unit #(
     .count0_o      (f_count0),
     .stride0_o     (f_stride0),
     .count1_o      (f_count1),
-    .stride1_o     (f_stride1)
+    .stride1_o     (f_stride1),
+    .mx_o          (f_mx)
   );
+{%- if !c.multi %}
+
+  // Every matmul takes the design's one datapath.
+  wire unused_mx;
+  assign unused_mx = f_mx;
+{%- endif %}
 
   reg                   busy_q;
   reg                   busy_d;
@@ -141,6 +161,10 @@ module hwgen_compute_unit #(
   reg [SPAD_ADDR_W-1:0] acc_base_d;
   reg [NUM_SEM-1:0]     release_q;
   reg [NUM_SEM-1:0]     release_d;
+{%- if c.multi %}
+  reg                   mx_q;            // this matmul is an MX layer
+  reg                   mx_d;
+{%- endif %}
   // weight preload
   reg                   pl_active_q;
   reg                   pl_active_d;
@@ -148,6 +172,12 @@ module hwgen_compute_unit #(
   reg [SPAD_ADDR_W-1:0] pl_base_d;
   reg [PL_W-1:0]        pl_issued_q;
   reg [PL_W-1:0]        pl_issued_d;
+{%- if c.multi %}
+  reg [PL_W-1:0]        pl_rows_q;       // rows of the tile being preloaded
+  reg [PL_W-1:0]        pl_rows_d;
+  reg [SPAD_ADDR_W-1:0] pl_last_q;       // its last row, relative to weight_addr
+  reg [SPAD_ADDR_W-1:0] pl_last_d;
+{%- endif %}
   reg                   pl_data_q;
 {%- if c.mx %}
   reg                   pl_scale_q;      // the row arriving is one of the tile's scale rows
@@ -212,7 +242,11 @@ module hwgen_compute_unit #(
   // The preload fills the bank the current tile does not use.
   wire pl_bank     = !bank_q;
   wire pl_drained  = pl_bank ? (drain1_q == {DRAIN_W{1'b0}}) : (drain0_q == {DRAIN_W{1'b0}});
+{%- if c.multi %}
+  wire pl_read     = pl_active_q && pl_drained && (pl_issued_q != pl_rows_q);
+{%- else %}
   wire pl_read     = pl_active_q && pl_drained && (pl_issued_q != PL_ROWS);
+{%- endif %}
   wire stream_read = busy_q && agen_valid;
   // Done once every input row has been read and the preload has shifted in; the last row may
   // still be entering the array: it carries the semaphores to release (or, when no row is
@@ -228,6 +262,11 @@ module hwgen_compute_unit #(
     pl_active_d  = pl_active_q;
     pl_base_d    = pl_base_q;
     pl_issued_d  = pl_issued_q;
+{%- if c.multi %}
+    mx_d         = mx_q;
+    pl_rows_d    = pl_rows_q;
+    pl_last_d    = pl_last_q;
+{%- endif %}
     tok_addr_d   = acc_base_q + agen_index[SPAD_ADDR_W-1:0];
     drain0_d     = (drain0_q == {DRAIN_W{1'b0}}) ? drain0_q : drain0_q - DRAIN_ONE;
     drain1_d     = (drain1_q == {DRAIN_W{1'b0}}) ? drain1_q : drain1_q - DRAIN_ONE;
@@ -241,13 +280,22 @@ module hwgen_compute_unit #(
       pl_active_d  = f_preload;
       pl_base_d    = f_weight_addr;
       pl_issued_d  = {PL_W{1'b0}};
+{%- if c.multi %}
+      mx_d         = f_mx;
+      pl_rows_d    = f_mx ? PL_ROWS : PL_INT_ROWS;
+      pl_last_d    = f_mx ? PL_LAST : PL_INT_LAST;
+{%- endif %}
     end else if (finished) begin
       busy_d = 1'b0;
     end
 
     if (pl_read) begin
       pl_issued_d = pl_issued_q + PL_ONE;
+{%- if c.multi %}
+      if (pl_issued_q == pl_rows_q - PL_ONE) begin
+{%- else %}
       if (pl_issued_q == PL_ROWS - PL_ONE) begin
+{%- endif %}
         pl_active_d = 1'b0;
       end
     end
@@ -272,6 +320,11 @@ module hwgen_compute_unit #(
       pl_base_q    <= {SPAD_ADDR_W{1'b0}};
       pl_issued_q  <= {PL_W{1'b0}};
       pl_data_q    <= 1'b0;
+{%- if c.multi %}
+      mx_q         <= 1'b0;
+      pl_rows_q    <= PL_ROWS;
+      pl_last_q    <= PL_LAST;
+{%- endif %}
 {%- if c.mx %}
       pl_scale_q   <= 1'b0;
       wscale0_q    <= {(COLS*SCALE_W){1'b0}};
@@ -291,8 +344,15 @@ module hwgen_compute_unit #(
       pl_base_q    <= pl_base_d;
       pl_issued_q  <= pl_issued_d;
       pl_data_q    <= pl_read;
-{%- if c.mx %}
+{%- if c.multi %}
+      mx_q         <= mx_d;
+      pl_rows_q    <= pl_rows_d;
+      pl_last_q    <= pl_last_d;
+      pl_scale_q   <= pl_read && (pl_rows_q == PL_ROWS) && (pl_issued_q < PL_SCALE_ROWS);
+{%- elif c.mx %}
       pl_scale_q   <= pl_read && (pl_issued_q < PL_SCALE_ROWS);
+{%- endif %}
+{%- if c.mx %}
       if (pl_data_q && pl_scale_q && pl_bank) begin
         wscale1_q <= wscale1_next;
       end
@@ -315,7 +375,11 @@ module hwgen_compute_unit #(
   // Weight rows are read last row first: after ROWS shifts, row r holds weight_addr + r.
 {%- endif %}
   assign w_re_o   = pl_read;
+{%- if c.multi %}
+  assign w_addr_o = pl_base_q + pl_last_q - { {(SPAD_ADDR_W-PL_W){1'b0}}, pl_issued_q};
+{%- else %}
   assign w_addr_o = pl_base_q + PL_LAST - { {(SPAD_ADDR_W-PL_W){1'b0}}, pl_issued_q};
+{%- endif %}
   assign in_re_o   = stream_read;
   assign in_addr_o = agen_addr;
 {%- if c.mx %}
@@ -324,8 +388,13 @@ module hwgen_compute_unit #(
   // bank and the input row's scale and, on a bubble injected when the instruction finishes,
   // the semaphores to release.
   wire [SCALE_W-1:0]     in_scale = in_data_i[ROWS*INPUT_W +: SCALE_W];
+{%- if c.multi %}
+  wire [TAG_W-1:0]       in_tag = {finished ? release_q : {NUM_SEM{1'b0}}, mx_q, accumulate_q,
+                                   bank_q, in_scale, tok_addr_q};
+{%- else %}
   wire [TAG_W-1:0]       in_tag = {finished ? release_q : {NUM_SEM{1'b0}}, accumulate_q, bank_q,
                                    in_scale, tok_addr_q};
+{%- endif %}
   wire                   out_valid;
   wire [TAG_W-1:0]       out_tag;
   wire [COLS*PSUM_W-1:0] out_psum;
@@ -383,6 +452,9 @@ module hwgen_compute_unit #(
 
   wire [NUM_SEM-1:0]     out_release    = out_tag[TAG_W-1 -: NUM_SEM];
 {%- if c.mx %}
+{%- if c.multi %}
+  wire                   out_mx         = out_tag[SPAD_ADDR_W+SCALE_W+2];
+{%- endif %}
   wire                   out_accumulate = out_tag[SPAD_ADDR_W+SCALE_W+1];
   wire                   out_bank       = out_tag[SPAD_ADDR_W+SCALE_W];
   wire [SCALE_W-1:0]     out_scale      = out_tag[SPAD_ADDR_W +: SCALE_W];
@@ -409,12 +481,18 @@ module hwgen_compute_unit #(
   // Block dequantization at the column outputs: integer block sum x 2^(scales) -> FP32.
   wire [COLS*SCALE_W-1:0] out_wscale = out_bank ? wscale1_q : wscale0_q;
   wire [COLS*ACC_W-1:0]   out_value;
+{%- if c.multi %}
+  wire [COLS*ACC_W-1:0]   out_int;
+{%- endif %}
 {%- endif %}
 
   // Write-back: read the old row (accumulate) as the result leaves the array, add and write
   // one cycle later. A row written in the previous cycle is forwarded.
   reg                   wb_valid_q;
   reg                   wb_accumulate_q;
+{%- if c.multi %}
+  reg                   wb_mx_q;
+{%- endif %}
   reg [SPAD_ADDR_W-1:0] wb_addr_q;
   reg [COLS*ACC_W-1:0]  wb_psum_q;
   reg [NUM_SEM-1:0]     wb_release_q;
@@ -431,6 +509,12 @@ module hwgen_compute_unit #(
     for (col = 0; col < COLS; col = col + 1) begin : gen_col
 {%- if c.mx %}
       wire [ACC_W-1:0] fp_sum;
+{%- if c.multi %}
+
+      // An integer layer's block sum, sign-extended to the accumulator width.
+      assign out_int[col*ACC_W +: ACC_W] = { {(ACC_W-PSUM_W){out_psum[col*PSUM_W+PSUM_W-1]}},
+                                             out_psum[col*PSUM_W +: PSUM_W]};
+{%- endif %}
 
       hwgen_mx_dequant #(
         .PSUM_W (PSUM_W),
@@ -447,8 +531,16 @@ module hwgen_compute_unit #(
         .b_i   (wb_psum_q[col*ACC_W +: ACC_W]),
         .sum_o (fp_sum)
       );
+{%- if c.multi %}
+
+      wire [ACC_W-1:0] int_sum = wb_old[col*ACC_W +: ACC_W] + wb_psum_q[col*ACC_W +: ACC_W];
+
+      assign wb_sum[col*ACC_W +: ACC_W] = !wb_accumulate_q ? wb_psum_q[col*ACC_W +: ACC_W]
+                                        : wb_mx_q ? fp_sum : int_sum;
+{%- else %}
 
       assign wb_sum[col*ACC_W +: ACC_W] = wb_accumulate_q ? fp_sum : wb_psum_q[col*ACC_W +: ACC_W];
+{%- endif %}
 {%- elif c.fp %}
       wire [ACC_W-1:0] fp_sum;
 
@@ -471,6 +563,9 @@ module hwgen_compute_unit #(
     if ({{ c.rst_on }}) begin
       wb_valid_q      <= 1'b0;
       wb_accumulate_q <= 1'b0;
+{%- if c.multi %}
+      wb_mx_q         <= 1'b0;
+{%- endif %}
       wb_addr_q       <= {SPAD_ADDR_W{1'b0}};
       wb_psum_q       <= {(COLS*ACC_W){1'b0}};
       wb_release_q    <= {NUM_SEM{1'b0}};
@@ -481,7 +576,10 @@ module hwgen_compute_unit #(
       wb_valid_q      <= out_valid;
       wb_accumulate_q <= out_accumulate;
       wb_addr_q       <= out_addr;
-{%- if c.mx %}
+{%- if c.multi %}
+      wb_mx_q         <= out_mx;
+      wb_psum_q       <= out_mx ? out_value : out_int;
+{%- elif c.mx %}
       wb_psum_q       <= out_value;
 {%- else %}
       wb_psum_q       <= out_psum;

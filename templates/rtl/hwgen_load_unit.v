@@ -4,9 +4,14 @@
 // consecutive beats, least significant beat first. Up to RSP_DEPTH reads are in flight, and
 // the next instruction's requests start while the previous one's responses still arrive:
 // the memory latency is paid once per burst of loads, not once per instruction.
+{%- if c.multi %}
+//
+// Multi-precision: an input or output row has room for an MX block scale in its last beat;
+// a load with scale = 0 (an integer row) moves one beat less and leaves the scale zero.
+{%- endif %}
 `include "hwgen_isa.vh"
 module hwgen_load_unit #(
-  parameter integer       INSTR_W       = 160,
+  parameter integer       INSTR_W       = `HWGEN_INSTR_W,
   parameter integer       NUM_SEM       = 10,
   parameter [NUM_SEM-1:0] CONSUMED      = {NUM_SEM{1'b0}},
   parameter [NUM_SEM-1:0] PRODUCED      = {NUM_SEM{1'b0}},
@@ -77,6 +82,7 @@ module hwgen_load_unit #(
   wire [`HWGEN_TRANSFER_STRIDE0_W-1:0]   f_stride0;
   wire [`HWGEN_TRANSFER_COUNT1_W-1:0]    f_count1;
   wire [`HWGEN_TRANSFER_STRIDE1_W-1:0]   f_stride1;
+  wire                                   f_scale;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -89,7 +95,8 @@ module hwgen_load_unit #(
     .count0_o    (f_count0),
     .stride0_o   (f_stride0),
     .count1_o    (f_count1),
-    .stride1_o   (f_stride1)
+    .stride1_o   (f_stride1),
+    .scale_o     (f_scale)
   );
 
   // ---------------------------------------------------------------------------------------
@@ -168,6 +175,20 @@ module hwgen_load_unit #(
 
   wire unused_agen;
   assign unused_agen = ^{agen_last, agen_index};
+{%- if c.multi %}
+
+  // An integer row (scale = 0) leaves out the scale beat of an input or output row.
+  wire [BEAT_W-1:0] scale_beat = f_scale ? {BEAT_W{1'b0}} : BEAT_ONE;
+
+  always @* begin
+    case (f_buffer)
+      BUF_INPUT:  beats_of_head = BEATS_INPUT_N - scale_beat;
+      BUF_WEIGHT: beats_of_head = BEATS_WEIGHT_N;
+      BUF_ACC:    beats_of_head = BEATS_ACC_N;
+      default:    beats_of_head = BEATS_OUTPUT_N - scale_beat;
+    endcase
+  end
+{%- else %}
 
   always @* begin
     case (f_buffer)
@@ -177,6 +198,11 @@ module hwgen_load_unit #(
       default:    beats_of_head = BEATS_OUTPUT_N;
     endcase
   end
+
+  // Rows always have the buffer's width here (MX rows always carry their scale).
+  wire unused_scale;
+  assign unused_scale = f_scale;
+{%- endif %}
 
   // ---------------------------------------------------------------------------------------
   // Instruction contexts, oldest first.
@@ -356,6 +382,22 @@ module hwgen_load_unit #(
   end
 
   // Right-align the assembled row for the target buffer.
+{%- if c.multi %}
+  // An integer row is one beat short: its elements end below the scale, which reads zero.
+  wire ctx_short = (ctx_buffer == BUF_INPUT && ctx_beats != BEATS_INPUT_N) ||
+                   (ctx_buffer != BUF_INPUT && ctx_beats != BEATS_OUTPUT_N);
+
+  always @* begin
+    case (ctx_buffer)
+      BUF_INPUT:  wr_data_o = ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_INPUT - 1) * MEM_W)
+                                        : asm_q >> (ROW_MAX_W - BEATS_INPUT * MEM_W);
+      BUF_WEIGHT: wr_data_o = asm_q >> (ROW_MAX_W - BEATS_WEIGHT * MEM_W);
+      BUF_ACC:    wr_data_o = asm_q >> (ROW_MAX_W - BEATS_ACC * MEM_W);
+      default:    wr_data_o = ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_OUTPUT - 1) * MEM_W)
+                                        : asm_q >> (ROW_MAX_W - BEATS_OUTPUT * MEM_W);
+    endcase
+  end
+{%- else %}
   always @* begin
     case (ctx_buffer)
       BUF_INPUT:  wr_data_o = asm_q >> (ROW_MAX_W - BEATS_INPUT * MEM_W);
@@ -364,6 +406,7 @@ module hwgen_load_unit #(
       default:    wr_data_o = asm_q >> (ROW_MAX_W - BEATS_OUTPUT * MEM_W);
     endcase
   end
+{%- endif %}
 
   assign mem_req_valid_o = issuing && !req_stream_q;
   assign mem_req_addr_o  = agen_addr + { {(ADDR_W-BEAT_W){1'b0}}, req_beat_q};

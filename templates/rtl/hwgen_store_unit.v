@@ -2,9 +2,14 @@
 // Store queue executor: reads output-buffer rows and writes them, BEATS beats per row
 // (least significant first), to external memory or to the downstream stream, addressed by a
 // two-level strided loop.
+{%- if c.multi %}
+//
+// Multi-precision: an output row has room for an MX block scale in its last beat; a store
+// with scale = 0 (an integer row) leaves that beat out.
+{%- endif %}
 `include "hwgen_isa.vh"
 module hwgen_store_unit #(
-  parameter integer       INSTR_W     = 160,
+  parameter integer       INSTR_W     = `HWGEN_INSTR_W,
   parameter integer       NUM_SEM     = 10,
   parameter [NUM_SEM-1:0] CONSUMED    = {NUM_SEM{1'b0}},
   parameter [NUM_SEM-1:0] PRODUCED    = {NUM_SEM{1'b0}},
@@ -63,6 +68,7 @@ module hwgen_store_unit #(
   wire [`HWGEN_TRANSFER_STRIDE0_W-1:0]   f_stride0;
   wire [`HWGEN_TRANSFER_COUNT1_W-1:0]    f_count1;
   wire [`HWGEN_TRANSFER_STRIDE1_W-1:0]   f_stride1;
+  wire                                   f_scale;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -75,7 +81,8 @@ module hwgen_store_unit #(
     .count0_o    (f_count0),
     .stride0_o   (f_stride0),
     .count1_o    (f_count1),
-    .stride1_o   (f_stride1)
+    .stride1_o   (f_stride1),
+    .scale_o     (f_scale)
   );
 
   // A store always reads the output buffer; the buffer field is checked by the assembler.
@@ -94,6 +101,10 @@ module hwgen_store_unit #(
   reg [ROW_W-1:0]       row_d;
   reg [BEAT_W-1:0]      beat_q;
   reg [BEAT_W-1:0]      beat_d;
+{%- if c.multi %}
+  reg [BEAT_W-1:0]      last_beat_q;     // BEAT_LAST, or one less for an integer row
+  reg [BEAT_W-1:0]      last_beat_d;
+{%- endif %}
   reg                   done;
 
   wire              start;
@@ -107,7 +118,15 @@ module hwgen_store_unit #(
 
   wire sending   = (phase_q == PHASE_SEND);
   wire beat_fire = sending && (stream_q ? stream_ready_i : mem_req_ready_i);
+{%- if c.multi %}
+  wire row_done  = beat_fire && (beat_q == last_beat_q);
+{%- else %}
   wire row_done  = beat_fire && (beat_q == BEAT_LAST);
+
+  // Rows always have the buffer's width here (MX rows always carry their scale).
+  wire unused_scale;
+  assign unused_scale = f_scale;
+{%- endif %}
 
   hwgen_issue #(
     .NUM_SEM  (NUM_SEM),
@@ -162,6 +181,9 @@ module hwgen_store_unit #(
     release_d   = release_q;
     row_d       = row_q;
     beat_d      = beat_q;
+{%- if c.multi %}
+    last_beat_d = last_beat_q;
+{%- endif %}
     done        = 1'b0;
     case (phase_q)
       PHASE_IDLE: begin
@@ -170,6 +192,9 @@ module hwgen_store_unit #(
           stream_d    = f_stream;
           spad_base_d = f_spad_addr;
           release_d   = f_signal & PRODUCED;
+{%- if c.multi %}
+          last_beat_d = f_scale ? BEAT_LAST : BEAT_LAST - BEAT_ONE;
+{%- endif %}
         end
       end
       PHASE_READ: begin
@@ -210,6 +235,9 @@ module hwgen_store_unit #(
       release_q   <= {NUM_SEM{1'b0}};
       row_q       <= {ROW_W{1'b0}};
       beat_q      <= {BEAT_W{1'b0}};
+{%- if c.multi %}
+      last_beat_q <= BEAT_LAST;
+{%- endif %}
     end else begin
       phase_q     <= phase_d;
       stream_q    <= stream_d;
@@ -217,6 +245,9 @@ module hwgen_store_unit #(
       release_q   <= release_d;
       row_q       <= row_d;
       beat_q      <= beat_d;
+{%- if c.multi %}
+      last_beat_q <= last_beat_d;
+{%- endif %}
     end
   end
 

@@ -9,9 +9,16 @@
 // to one MX block (hwgen_mx_quantize) written as {scale, elements}. Bias, requantization,
 // add and pool are integer operations and do not apply.
 {%- endif %}
+{%- if c.multi %}
+//
+// Multi-precision: mx_in selects the path. mx_in = 0: the integer lanes above (int32
+// accumulator rows); with mx_out their row is tagged with the scale fixed_scale, which makes
+// it an MX row for the next layer. mx_in = 1: FP32 rows, quantized to MX blocks (mx_out) or
+// rounded to integers at the fixed scale (hwgen_fp32_to_int) for an integer layer.
+{%- endif %}
 `include "hwgen_isa.vh"
 module hwgen_vector_unit #(
-  parameter integer       INSTR_W     = 160,
+  parameter integer       INSTR_W     = `HWGEN_INSTR_W,
   parameter integer       NUM_SEM     = 10,
   parameter [NUM_SEM-1:0] CONSUMED    = {NUM_SEM{1'b0}},
   parameter [NUM_SEM-1:0] PRODUCED    = {NUM_SEM{1'b0}},
@@ -74,6 +81,9 @@ module hwgen_vector_unit #(
   localparam integer       SHIFT_W      = `HWGEN_VECTOR_SHIFT_W;
   localparam integer       ZP_W         = `HWGEN_VECTOR_ZERO_POINT_W;
   localparam [COUNT_W-1:0] COUNT_ONE    = 1;
+{%- if c.multi %}
+  localparam integer       SCALE_W      = `HWGEN_VECTOR_FIXED_SCALE_W;  // an E8M0 code
+{%- endif %}
 
   wire [NUM_SEM-1:0] f_wait;
   wire [NUM_SEM-1:0] f_signal;
@@ -92,6 +102,9 @@ module hwgen_vector_unit #(
   wire [ZP_W-1:0]                       f_zero_point;
   wire                                  f_clamp;
   wire [ZP_W-1:0]                       f_clamp_max;
+  wire                                  f_mx_in;
+  wire                                  f_mx_out;
+  wire [`HWGEN_VECTOR_FIXED_SCALE_W-1:0] f_fixed_scale;
 
   hwgen_decode_vector u_decode (
     .instr_i      (head_instr_i),
@@ -111,8 +124,17 @@ module hwgen_vector_unit #(
     .shift_o      (f_shift),
     .zero_point_o (f_zero_point),
     .clamp_o      (f_clamp),
-    .clamp_max_o  (f_clamp_max)
+    .clamp_max_o   (f_clamp_max),
+    .mx_in_o       (f_mx_in),
+    .mx_out_o      (f_mx_out),
+    .fixed_scale_o (f_fixed_scale)
   );
+{%- if !c.multi %}
+
+  // The design has one datapath; the multi-precision selectors do not apply.
+  wire unused_multi;
+  assign unused_multi = ^{f_mx_in, f_mx_out, f_fixed_scale};
+{%- endif %}
 
   reg [1:0]             phase_q;
   reg [1:0]             phase_d;
@@ -144,6 +166,14 @@ module hwgen_vector_unit #(
   reg                   clamp_d;
   reg [ZP_W-1:0]        clamp_max_q;
   reg [ZP_W-1:0]        clamp_max_d;
+{%- if c.multi %}
+  reg                   mx_in_q;
+  reg                   mx_in_d;
+  reg                   mx_out_q;
+  reg                   mx_out_d;
+  reg [SCALE_W-1:0]     fixed_scale_q;
+  reg [SCALE_W-1:0]     fixed_scale_d;
+{%- endif %}
   reg [NUM_SEM-1:0]     release_q;
   reg [NUM_SEM-1:0]     release_d;
   reg [COUNT_W-1:0]     issued_q;
@@ -194,6 +224,11 @@ module hwgen_vector_unit #(
     zero_point_d = zero_point_q;
     clamp_d      = clamp_q;
     clamp_max_d  = clamp_max_q;
+{%- if c.multi %}
+    mx_in_d       = mx_in_q;
+    mx_out_d      = mx_out_q;
+    fixed_scale_d = fixed_scale_q;
+{%- endif %}
     release_d    = release_q;
     issued_d     = issued_q;
     written_d    = written_q;
@@ -217,6 +252,11 @@ module hwgen_vector_unit #(
           zero_point_d = f_zero_point;
           clamp_d      = f_clamp;
           clamp_max_d  = f_clamp_max;
+{%- if c.multi %}
+          mx_in_d       = f_mx_in;
+          mx_out_d      = f_mx_out;
+          fixed_scale_d = f_fixed_scale;
+{%- endif %}
           release_d    = f_signal & PRODUCED;
           issued_d     = {COUNT_W{1'b0}};
           written_d    = {COUNT_W{1'b0}};
@@ -263,6 +303,11 @@ module hwgen_vector_unit #(
       zero_point_q <= {ZP_W{1'b0}};
       clamp_q      <= 1'b0;
       clamp_max_q  <= {ZP_W{1'b0}};
+{%- if c.multi %}
+      mx_in_q       <= 1'b0;
+      mx_out_q      <= 1'b0;
+      fixed_scale_q <= {SCALE_W{1'b0}};
+{%- endif %}
       release_q    <= {NUM_SEM{1'b0}};
       issued_q     <= {COUNT_W{1'b0}};
       written_q    <= {COUNT_W{1'b0}};
@@ -283,6 +328,11 @@ module hwgen_vector_unit #(
       zero_point_q <= zero_point_d;
       clamp_q      <= clamp_d;
       clamp_max_q  <= clamp_max_d;
+{%- if c.multi %}
+      mx_in_q       <= mx_in_d;
+      mx_out_q      <= mx_out_d;
+      fixed_scale_q <= fixed_scale_d;
+{%- endif %}
       release_q    <= release_d;
       issued_q     <= issued_d;
       written_q    <= written_d;
@@ -300,7 +350,91 @@ module hwgen_vector_unit #(
     .data_i      ({row_fire, out_base_q + issued_ext}),
     .data_o      ({wb_valid, wb_addr})
   );
-{%- if c.mx %}
+{%- if c.multi %}
+
+  // MX layers: FP32 rows to MX blocks ...
+  wire [OUT_ROW_W-1:0]  mx_row;
+
+  hwgen_mx_quantize #(
+    .COLS  (COLS),
+    .OUT_W (OUT_W),
+    .FRAC  (MX_FRAC)
+  ) u_quantize (
+    .clk_i       (clk_i),
+    .{{ c.rst }} ({{ c.rst }}),
+    .relu_i      (relu_q),
+    .acc_i       (acc_rd_data_i),
+    .result_o    (mx_row)
+  );
+
+  // ... or to integers at the fixed scale, delayed to the lanes' latency.
+  localparam integer FIXED_DELAY = LANE_LATENCY - 1;
+  wire [COLS*OUT_W-1:0] fixed_now;
+  wire [COLS*OUT_W-1:0] fixed_row;
+  // Integer layers: the lanes.
+  wire [COLS*OUT_W-1:0] lane_row;
+
+  genvar lane;
+  generate
+    for (lane = 0; lane < COLS; lane = lane + 1) begin : gen_lane
+      hwgen_fp32_to_int #(
+        .OUT_W (OUT_W),
+        .FRAC  (MX_FRAC)
+      ) u_fixed (
+        .value_i  (acc_rd_data_i[lane*ACC_W +: 32]),
+        .scale_i  (fixed_scale_q),
+        .relu_i   (relu_q),
+        .result_o (fixed_now[lane*OUT_W +: OUT_W])
+      );
+
+      hwgen_vector_lane #(
+        .ACC_W       (ACC_W),
+        .MULT_W      (MULT_W),
+        .SHIFT_W     (SHIFT_W),
+        .ZP_W        (ZP_W),
+        .OUT_W       (OUT_W),
+        .OUT_SIGNED  (OUT_SIGNED),
+        .ENABLE_BIAS (ENABLE_BIAS),
+        .ENABLE_RELU (ENABLE_RELU),
+        .ENABLE_POOL (ENABLE_POOL),
+        .ENABLE_ADD  (ENABLE_ADD)
+      ) u_lane (
+        .clk_i        (clk_i),
+        .{{ c.rst }}  ({{ c.rst }}),
+        .bias_i       (bias_q),
+        .relu_i       (relu_q),
+        .add_i        (add_q),
+        .pool_i       (pool_q),
+        .multiplier_i (multiplier_q),
+        .shift_i      (shift_q),
+        .zero_point_i (zero_point_q),
+        .clamp_i      (clamp_q),
+        .clamp_max_i  (clamp_max_q),
+        .bias_value_i (bias_value_q[lane*ACC_W +: ACC_W]),
+        .acc_i        (acc_rd_data_i[lane*ACC_W +: ACC_W]),
+        .operand_i    (out_rd_data_i[lane*OUT_W +: OUT_W]),
+        .result_o     (lane_row[lane*OUT_W +: OUT_W])
+      );
+    end
+  endgenerate
+
+  hwgen_delay #(
+    .WIDTH (COLS * OUT_W),
+    .DEPTH (FIXED_DELAY)
+  ) u_fixed_delay (
+    .clk_i       (clk_i),
+    .{{ c.rst }} ({{ c.rst }}),
+    .data_i      (fixed_now),
+    .data_o      (fixed_row)
+  );
+
+  // The scale of an operand row (add, pool) is not read: integer rows are combined.
+  wire unused_operand_scale;
+  assign unused_operand_scale = ^out_rd_data_i[OUT_ROW_W-1:COLS*OUT_W];
+
+  assign out_wr_data_o = mx_in_q ? (mx_out_q ? mx_row : { {SCALE_W{1'b0}}, fixed_row})
+                                 : {mx_out_q ? fixed_scale_q : {SCALE_W{1'b0}}, lane_row};
+{%- elif c.mx %}
 
   hwgen_mx_quantize #(
     .COLS  (COLS),
@@ -364,7 +498,7 @@ module hwgen_vector_unit #(
     end
   endgenerate
 {%- endif %}
-{%- if c.mx || c.fp %}
+{%- if (c.mx || c.fp) && !c.multi %}
 
   // Integer-only controls have no effect in the MX and floating-point datapaths.
   wire unused_integer_path;

@@ -28,9 +28,16 @@ pub struct Alloc {
     pub weight_beats: u64,
     pub acc_beats: u64,
     pub act_beats: u64,
-    /// Rows of a weight tile: cpf, plus (MX) the row of the kpf column scales.
+    /// Rows of a weight-buffer slot: cpf, plus (MX) the rows of the kpf column scales.
     pub weight_tile_rows: u64,
     pub end: u64,
+}
+
+/// Rows of one of node `n`'s weight tiles: cpf, plus the scale rows when it is an MX layer
+/// (in a multi-precision design an integer layer's tiles have none).
+pub fn tile_rows(u: &crate::design::Unit, n: &Node) -> u64 {
+    let scale_rows = u.datatype.mx.filter(|_| n.mx).map_or(0, |m| m.scale_rows());
+    u64::from(u.cpf + scale_rows)
 }
 
 /// Kernel size, stride and padding of the matmul a node runs.
@@ -108,9 +115,17 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
     let u = &g.unit;
     let t = u.cpf as usize;
     let mem_w = u64::from(design.memory.data_width_bits);
-    // An MX activation row is its elements and then the block scale in a beat of its own.
-    let act_beats =
-        u64::from(u.input_elem_bits()).div_ceil(mem_w) + u64::from(u.datatype.mx.is_some());
+    // An MX activation row is its elements and then the block scale in a beat of its own;
+    // integer tensors of a multi-precision design leave the scale beat out.
+    let elem_beats = u64::from(u.input_elem_bits()).div_ceil(mem_w);
+    let act_beats = elem_beats + u64::from(u.datatype.mx.is_some());
+    let beats_of = |name: &str| {
+        if u.datatype.multi_precision && !g.is_mx(name) {
+            elem_beats
+        } else {
+            act_beats
+        }
+    };
     // An MX weight tile ends with the kpf column scales, 8 bits each, in whole rows.
     let weight_tile_rows = u64::from(u.weight_tile_rows());
     let weight_beats = u64::from(u.weight_row_bits()) / mem_w;
@@ -126,7 +141,7 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
         tiles: shape[2].div_ceil(t),
         tile: t,
         base,
-        beats: act_beats,
+        beats: beats_of(name),
     };
     let pad_of = |name: &str| {
         g.consumers(name)
@@ -163,7 +178,7 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
                     }
                 }
                 let base = next;
-                next += taps.len() as u64 * weight_tile_rows * weight_beats;
+                next += taps.len() as u64 * tile_rows(u, n) * weight_beats;
                 weights.insert((i, oct), (base, taps));
                 if b.iter().any(|v| *v != 0) {
                     bias.insert((i, oct), next);

@@ -105,7 +105,7 @@ pub fn run(
     // Memory before the run.
     let mem_w = design.memory.data_width_bits;
     let mut dmem = Memory::new(mem_w, alloc.end as usize);
-    let mx_input = model.mx.as_ref().map(|m| MxTensor {
+    let mx_input = model.mx.as_ref().filter(|_| g.input_mx).map(|m| MxTensor {
         t: model.input.clone(),
         scales: m.input_scales.clone(),
     });
@@ -113,7 +113,6 @@ pub fn run(
         Some(x) => write_mx_tensor(&mut dmem, &alloc.tensors[&g.input], x, g.act),
         None => write_tensor(&mut dmem, &alloc.tensors[&g.input], &model.input, g.act),
     }
-    let wt = alloc.weight_tile_rows as usize;
     let identity: Vec<Vec<i64>> = (0..t)
         .map(|r| (0..t).map(|c| i64::from(r == c)).collect())
         .collect();
@@ -128,13 +127,14 @@ pub fn run(
     for (&(ni, oct), (base, taps)) in &alloc.weights {
         let n = &g.nodes[ni];
         let cin = g.shape_of(&n.input)[2];
+        let wt = super::allocate::tile_rows(u, n) as usize;
         for (k, &(ict, ky, kx)) in taps.iter().enumerate() {
             let tile = weight_tile(n, cin, t, oct, ict, ky, kx).expect("allocated tiles exist");
             for (r, row) in tile.iter().enumerate() {
                 let at = base + ((k * wt + r) as u64) * alloc.weight_beats;
                 dmem.write_row(at, alloc.weight_beats, row, u.datatype.weight);
             }
-            if let Some(mx) = &model.mx {
+            if let Some(mx) = model.mx.as_ref().filter(|_| n.mx) {
                 // The tile's scale row: the E8M0 scale of each output channel's block.
                 let crate::model::Op::Conv { kw, cout, .. } = &n.op else {
                     unreachable!("weight tiles belong to convolutions")
@@ -170,6 +170,12 @@ pub fn run(
     if model.fp.is_some() {
         let golden = crate::golden::run_fp(model, t);
         write_tensor(&mut expected, &output, &golden[model_output], g.act);
+    } else if model.is_mixed() {
+        let golden = crate::golden::run_mixed(model, u.datatype.accumulator);
+        match &golden[model_output] {
+            crate::golden::Value::Mx(y) => write_mx_tensor(&mut expected, &output, y, g.act),
+            crate::golden::Value::Int(y) => write_tensor(&mut expected, &output, y, g.act),
+        }
     } else if model.mx.is_some() {
         let golden = crate::golden::run_mx(model);
         write_mx_tensor(&mut expected, &output, &golden[model_output], g.act);
@@ -212,6 +218,15 @@ pub fn run(
                 let per_row = match (s.instr.opcode, s.writes.first(), s.reads.first()) {
                     (Opcode::Load, Some(Res::Spad(b, ..)), _) => beats_of(alloc, *b),
                     _ => alloc.act_beats,
+                };
+                // An integer row of a multi-precision design leaves out the scale beat.
+                let per_row = match s.writes.first().or(s.reads.first()) {
+                    Some(Res::Spad(Buffer::Input | Buffer::Output, ..))
+                        if u.datatype.multi_precision && s.instr.get("scale") == 0 =>
+                    {
+                        per_row - 1
+                    }
+                    _ => per_row,
                 };
                 rows * per_row
             })

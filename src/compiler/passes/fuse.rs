@@ -3,7 +3,8 @@
 //! moves with it. A convolution (without residual) whose only consumer is a max-pool gets
 //! the pool folded in when the pooled map has at least 3 x cpf pixels: the convolution runs
 //! once per pool tap at the pooled positions and the vector unit keeps the running maximum.
-//! Activations were fused by the model format.
+//! Activations were fused by the model format. MX layers are not fused (their vector path
+//! has no add or pool).
 
 use super::legalize::Graph;
 use crate::model::{Op, Requant};
@@ -12,7 +13,7 @@ pub fn run(mut g: Graph) -> Graph {
     let mut i = 0;
     while i < g.nodes.len() {
         let fusable = match &g.nodes[i].op {
-            Op::Conv { relu: false, .. } => {
+            Op::Conv { relu: false, .. } if !g.nodes[i].mx => {
                 let name = g.nodes[i].name.clone();
                 let consumers = g.consumers(&name);
                 match consumers.as_slice() {
@@ -46,6 +47,8 @@ pub fn run(mut g: Graph) -> Graph {
             }
             conv.residual = add.residual;
             conv.name = add.name;
+            conv.out_mx = add.out_mx;
+            conv.fixed_scale = add.fixed_scale;
         }
         i += 1;
     }
@@ -55,7 +58,8 @@ pub fn run(mut g: Graph) -> Graph {
         let name = g.nodes[i].name.clone();
         let pool = match (&g.nodes[i].op, &g.nodes[i + 1].op) {
             (Op::Conv { .. }, Op::MaxPool { k, stride })
-                if g.nodes[i].residual.is_none()
+                if !g.nodes[i].mx
+                    && g.nodes[i].residual.is_none()
                     && g.nodes[i].pool.is_none()
                     && g.nodes[i + 1].input == name
                     && name != g.output
@@ -74,6 +78,8 @@ pub fn run(mut g: Graph) -> Graph {
             conv.pool = Some(p);
             conv.out = pooled.out;
             conv.name = pooled.name;
+            conv.out_mx = pooled.out_mx;
+            conv.fixed_scale = pooled.fixed_scale;
         }
         i += 1;
     }

@@ -21,6 +21,11 @@ pub struct Node {
     pub pool: Option<(usize, usize)>,
     /// Multiply-accumulates of the model layers this node implements.
     pub macs: u64,
+    /// The node computes in MX; its output tensor is stored as MX; the E8M0 code of its
+    /// integer output rows at a type boundary (multi-precision; 0 elsewhere).
+    pub mx: bool,
+    pub out_mx: bool,
+    pub fixed_scale: u8,
 }
 
 #[derive(Debug, Clone)]
@@ -32,10 +37,20 @@ pub struct Graph {
     pub dag: DiGraph<usize, String>,
     pub input: String,
     pub input_shape: [usize; 3],
+    /// The model input is stored as MX blocks.
+    pub input_mx: bool,
     pub output: String,
 }
 
 impl Graph {
+    /// True when tensor `t` is stored as MX blocks (rows with a scale).
+    pub fn is_mx(&self, t: &str) -> bool {
+        if t == self.input {
+            return self.input_mx;
+        }
+        self.nodes.iter().any(|n| n.name == t && n.out_mx)
+    }
+
     pub fn shape_of(&self, t: &str) -> [usize; 3] {
         if t == self.input {
             return self.input_shape;
@@ -69,7 +84,19 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
         ));
     }
     let d = unit.datatype;
+    if model.is_mixed() && !d.multi_precision {
+        return Err(CompileError::new(
+            None,
+            format!(
+                "the model mixes int{0} and mxint{0} layers but the Design computes in {1} only",
+                model.act_type.bits,
+                d.mx.map_or(d.input.to_string(), |f| f.element.to_string())
+            ),
+            "compile for a multi-precision config such as configs/16x16_int8_mxint8.toml",
+        ));
+    }
     match (d.mx, &model.mx) {
+        (Some(_), None) if d.multi_precision => {}
         (Some(f), None) => {
             return Err(CompileError::new(
                 None,
@@ -189,6 +216,9 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             residual: l.inputs.get(1).cloned(),
             out: l.out,
             pool: None,
+            mx: l.mx,
+            out_mx: l.out_mx,
+            fixed_scale: d.mx.and_then(|f| l.fixed_scale(f.frac)).unwrap_or(0),
             macs: match &l.op {
                 Op::Conv { kh, kw, groups, .. } => {
                     let cin = model.shape_of(&l.inputs[0]).expect("input exists")[2];
@@ -206,6 +236,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
         dag: DiGraph::new(),
         input: model.input_name.clone(),
         input_shape: model.input.shape(),
+        input_mx: model.tensor_is_mx(&model.input_name),
     };
     g.rebuild_dag();
     Ok(g)

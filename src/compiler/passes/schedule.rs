@@ -9,7 +9,7 @@
 //! group's loads and matmuls overlap this group's vector and store work once `sync` adds the
 //! semaphores. Every instruction lists the buffer rows and memory beats it reads and writes.
 
-use super::allocate::{weight_tile, window, Alloc};
+use super::allocate::{tile_rows, weight_tile, window, Alloc};
 use super::legalize::Graph;
 use super::tile::{budget, Tiling};
 use crate::design::Design;
@@ -76,7 +76,7 @@ struct Entry {
 
 pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<Step> {
     let t = g.unit.cpf as usize;
-    // Rows of a weight tile in memory and in the weight buffer (MX: + the scale row).
+    // Rows of a weight-buffer slot (MX: + the scale rows); a node's tiles may be shorter.
     let wt = alloc.weight_tile_rows as usize;
     let bud = budget(design, g);
     let mut steps: Vec<Step> = Vec::new();
@@ -86,6 +86,14 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
         // A fused max-pool: the convolution runs once per pool tap, at stride s * pool stride.
         let (fused_k, fused_s) = n.pool.unwrap_or((1, 1));
         let (kh_e, kw_e, s_e) = (kh + (fused_k - 1) * s, kw + (fused_k - 1) * s, s * fused_s);
+        // Rows of this node's weight tiles in memory and in the buffer.
+        let nwt = tile_rows(&g.unit, n) as usize;
+        // Multi-precision selectors: the path of the layer, whether its rows carry scales.
+        let (mx, src_mx, out_mx) = (
+            u64::from(n.mx),
+            u64::from(g.is_mx(&n.input)),
+            u64::from(n.out_mx),
+        );
         let src = &alloc.tensors[&n.input];
         let dst = &alloc.tensors[&n.name];
         let res = n.residual.as_ref().map(|r| &alloc.tensors[r]);
@@ -202,6 +210,9 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                             ("multiplier", requant.multiplier),
                             ("shift", u64::from(requant.shift)),
                             ("zero_point", (requant.zero_point as u64) & 0xffff),
+                            ("mx_in", mx),
+                            ("mx_out", out_mx),
+                            ("fixed_scale", u64::from(n.fixed_scale)),
                         ]);
                         fields
                     };
@@ -217,7 +228,7 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                         for (k, &(i, ky, kx)) in list.iter().enumerate() {
                                             if i == ict {
                                                 let waddr =
-                                                    base + (k * wt) as u64 * alloc.weight_beats;
+                                                    base + (k * nwt) as u64 * alloc.weight_beats;
                                                 entries.push(Entry {
                                                     ict,
                                                     j,
@@ -263,7 +274,7 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                 while end < entries.len()
                                     && end - k < half_slots
                                     && entries[end].waddr
-                                        == entries[end - 1].waddr + wt as u64 * alloc.weight_beats
+                                        == entries[end - 1].waddr + nwt as u64 * alloc.weight_beats
                                 {
                                     end += 1;
                                 }
@@ -281,13 +292,13 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                 *slot = if identity {
                                     half
                                 } else {
-                                    half + (m * wt) as u64
+                                    half + (m * nwt) as u64
                                 };
                             }
                             let nrows = if identity {
                                 t as u64
                             } else {
-                                ((end - k) * wt) as u64
+                                ((end - k) * nwt) as u64
                             };
                             let src_addr = entries[k].waddr;
                             loads[k] = Some(Step {
@@ -312,7 +323,7 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                             k = end;
                         }
                         let w_slot = |k: usize| {
-                            Res::Spad(Buffer::Weight, slot_of[k], slot_of[k] + wt as u64)
+                            Res::Spad(Buffer::Weight, slot_of[k], slot_of[k] + nwt as u64)
                         };
 
                         let (win_h, win_w) = (
@@ -348,6 +359,7 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                         ("stride0", src.beats),
                                         ("count1", win_h),
                                         ("stride1", rs),
+                                        ("scale", src_mx),
                                     ],
                                 ),
                                 reads: vec![span(base, win_w, src.beats, win_h, rs, src.beats)],
@@ -388,6 +400,7 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                             ("weight_addr", slot_of[0]),
                                             ("count0", 0),
                                             ("count1", 1),
+                                            ("mx", mx),
                                         ],
                                     ),
                                     vec![w_slot(0)],
@@ -423,6 +436,7 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                         ("count1", h),
                                         ("stride1", s_e as u64 * win_w),
                                         ("acc_addr", acc_of(j)),
+                                        ("mx", mx),
                                     ],
                                 ),
                                 reads,
@@ -447,6 +461,8 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                             ("pool", u64::from(tap_of[j] > 0)),
                                             ("multiplier", 1),
                                             ("shift", 0),
+                                            ("mx_out", out_mx),
+                                            ("fixed_scale", u64::from(n.fixed_scale)),
                                         ],
                                     ),
                                     vec![acc_region(j), out_region(j)],
@@ -557,6 +573,7 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
                                     ("stride0", dst.beats),
                                     ("count1", h),
                                     ("stride1", row_stride),
+                                    ("scale", out_mx),
                                 ],
                             ),
                             vec![out_region(j)],
