@@ -656,3 +656,28 @@ requant = { multiplier = 5, shift = 10 }
 "#;
     check("configs/16x16_int8.toml", src);
 }
+/// Regression: a convolution with three output-channel tiles fused with a max-pool. With
+/// up to four tiles per group, the first and third took the same output-buffer half and the
+/// third overwrote the first's running maximum (900 of 2592 values wrong; found by the
+/// random mixed-precision test). A fused pool now groups at most two tiles.
+#[test]
+fn fused_maxpool_with_three_output_tiles() {
+    let src = r#"
+seed = 49
+[input]
+shape = [10, 7, 32]
+[[layer]]
+name = "conv"
+op = "conv2d"
+kernel = 1
+out_channels = 48
+bias = "random"
+requant = { multiplier = 2, shift = 14, zero_point = 0 }
+[[layer]]
+name = "pool"
+op = "maxpool"
+kernel = 2
+stride = 1
+"#;
+    check("configs/16x16_int8.toml", src);
+}

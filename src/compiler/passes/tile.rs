@@ -97,7 +97,11 @@ pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, Co
         let octs = cout.div_ceil(g.unit.kpf as usize);
         // Pooling and add layers read one input-channel tile per output-channel tile, so
         // grouping would not save a load.
-        let want = if matches!(n.op, crate::model::Op::Conv { .. }) {
+        // A fused max-pool keeps every member's running maximum in the output buffer until
+        // its last pool tap, and members take the two output halves in turn: at most two.
+        let want = if n.pool.is_some() {
+            octs.min(GROUP).min(2)
+        } else if matches!(n.op, crate::model::Op::Conv { .. }) {
             octs.min(GROUP)
         } else {
             1
