@@ -143,8 +143,10 @@ fn random_mixed_model(rng: &mut Rng, seed: u64) -> String {
     let mx: Vec<bool> = (0..rng.range(2, 4)).map(|_| rng.range(0, 1) == 1).collect();
     let ty = |m: bool| if m { "mxint8" } else { "int8" };
     let (h, w, c) = (rng.range(4, 12), rng.range(4, 12), 16 * rng.range(1, 3));
+    // An all-int8 chain runs on the integer path alone (block_size is for MX layers).
+    let block = if mx.contains(&true) { "block_size = 16\n" } else { "" };
     let mut s = format!(
-        "name = \"random_mixed_{seed}\"\nseed = {seed}\ntype = \"{}\"\nblock_size = 16\n[input]\nshape = [{h}, {w}, {c}]\n",
+        "name = \"random_mixed_{seed}\"\nseed = {seed}\ntype = \"{}\"\n{block}[input]\nshape = [{h}, {w}, {c}]\n",
         ty(mx[0])
     );
     let (mut oh, mut ow) = (h, w);

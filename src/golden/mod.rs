@@ -399,9 +399,10 @@ pub enum Value {
 /// Run a mixed model (integer and MX layers; README, "Multi-precision"). Integer layers
 /// compute as in `run`, MX layers as in `mx_conv`. At a boundary the values are what the
 /// model says they are: an integer tensor feeding MX layers holds q * 2^e (e the producer's
-/// output_exponent), which the MX layer reads as those real numbers quantized to MX blocks
-/// (OCP MX v1.0 6.3; exact, since q * 2^e has at most 8 significant bits); an MX layer
-/// feeding integer layers rounds its FP32 sums to q = x / 2^e (`fp32::to_fixed`).
+/// output_exponent), which the MX layer reads exactly, as blocks of elements q under the
+/// scale code e + 127 + frac (the OCP quantizer would not be exact: a block holding -128
+/// gets the next scale up and loses the last bit of its odd elements); an MX layer feeding
+/// integer layers rounds its FP32 sums to q = x / 2^e (`fp32::to_fixed`).
 pub fn run_mixed(model: &Model, acc: IntType) -> HashMap<String, Value> {
     let mx = model.mx.as_ref().expect("a model with MX layers");
     let f = mx.format;
@@ -429,25 +430,13 @@ pub fn run_mixed(model: &Model, acc: IntType) -> HashMap<String, Value> {
             let x = match &t[&l.inputs[0]] {
                 Value::Mx(x) => x.clone(),
                 Value::Int(q) => {
+                    // The integer elements themselves, under the scale code of 2^e: exact.
                     let e = exponent_of(&l.inputs[0]);
-                    let real: Vec<f32> = q
-                        .data
-                        .iter()
-                        .map(|v| (*v as f64 * 2f64.powi(e)) as f32)
-                        .collect();
-                    let bs = f.block_size as usize;
-                    let mut x = MxTensor {
-                        t: Tensor::zeros(q.h, q.w, q.c),
-                        scales: Vec::with_capacity(real.len() / bs),
-                    };
-                    for (k, chunk) in real.chunks(bs).enumerate() {
-                        let (s, codes) = mx::quantize_block(chunk, f.numeric());
-                        x.scales.push(s);
-                        for (j, c) in codes.iter().enumerate() {
-                            x.t.data[k * bs + j] = i64::from(*c);
-                        }
+                    let code = (e + 127 + f.frac as i32) as u8;
+                    MxTensor {
+                        t: q.clone(),
+                        scales: vec![code; q.data.len() / f.block_size as usize],
                     }
-                    x
                 }
             };
             if l.out_mx {

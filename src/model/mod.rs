@@ -636,6 +636,7 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
     let input_name = raw.input.name.clone().unwrap_or_else(|| "input".into());
     let mut input_scales = Vec::new();
     let top_mx = top.starts_with("mx");
+    let per_layer_types = raw.layer.iter().any(|l| l.layer_type.is_some());
     let data = match mx_format.filter(|_| top_mx) {
         Some(f) => {
             let bs = f.block_size as usize;
@@ -727,10 +728,14 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                 ))
             }
         };
-        let layer_mx = rl
-            .layer_type
-            .as_deref()
-            .map_or(top_mx, |t| t.starts_with("mx"));
+        // A layer's type: its own, else the model's; in a model with per-layer types,
+        // pooling, add and upsample are integer operations.
+        let conv = matches!(rl.op.as_str(), "conv2d" | "fc");
+        let layer_mx = match rl.layer_type.as_deref() {
+            Some(t) => t.starts_with("mx"),
+            None if !conv && per_layer_types => false,
+            None => top_mx,
+        };
         let exponent = match rl.output_exponent {
             None => None,
             Some(e) if (-100..=100).contains(&e) => Some(e as i32),
