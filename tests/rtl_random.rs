@@ -10,6 +10,14 @@ use common::*;
 use hwgen::compiler::passes::encode::read_tensor;
 use hwgen::interp::Engine;
 
+/// Cases to run: `HWGEN_RANDOM_CASES`, else `default` (the suite's share).
+fn case_count(default: u64) -> u64 {
+    std::env::var("HWGEN_RANDOM_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// A random single-layer (sometimes two-layer) model as TOML.
 fn random_model(rng: &mut Rng, seed: u64) -> String {
     let h = rng.range(3, 14);
@@ -50,10 +58,7 @@ fn random_layers_golden_interpreter_rtl() {
     if !have_tool("verilator", "random_layers_golden_interpreter_rtl") {
         return;
     }
-    let n: u64 = std::env::var("HWGEN_RANDOM_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(4);
+    let n = case_count(4);
     let configs = ["configs/8x8_int8.toml", "configs/16x16_int8.toml"];
     for seed in 1..=n {
         let mut rng = Rng::new(seed * 104_729);
@@ -112,10 +117,7 @@ fn random_mx_and_floating_point_layers_golden_interpreter_rtl() {
     ) {
         return;
     }
-    let n: u64 = std::env::var("HWGEN_RANDOM_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
+    let n = case_count(5);
     let targets = [
         ("configs/32x32_mxint8.toml", "mxint8", Some(32)),
         ("configs/16x16_fp8.toml", "fp8_e4m3", None),
@@ -144,7 +146,11 @@ fn random_mixed_model(rng: &mut Rng, seed: u64) -> String {
     let ty = |m: bool| if m { "mxint8" } else { "int8" };
     let (h, w, c) = (rng.range(4, 12), rng.range(4, 12), 16 * rng.range(1, 3));
     // An all-int8 chain runs on the integer path alone (block_size is for MX layers).
-    let block = if mx.contains(&true) { "block_size = 16\n" } else { "" };
+    let block = if mx.contains(&true) {
+        "block_size = 16\n"
+    } else {
+        ""
+    };
     let mut s = format!(
         "name = \"random_mixed_{seed}\"\nseed = {seed}\ntype = \"{}\"\n{block}[input]\nshape = [{h}, {w}, {c}]\n",
         ty(mx[0])
@@ -194,10 +200,7 @@ fn random_mixed_precision_models_golden_interpreter_rtl() {
     ) {
         return;
     }
-    let n: u64 = std::env::var("HWGEN_RANDOM_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(4);
+    let n = case_count(4);
     let config = "configs/16x16_int8_mxint8.toml";
     let design = hwgen::config::load(&repo().join(config)).unwrap();
     for seed in 1..=n {

@@ -350,10 +350,12 @@ module hwgen_vector_unit #(
     .data_i      ({row_fire, out_base_q + issued_ext}),
     .data_o      ({wb_valid, wb_addr})
   );
+{%- if c.mx %}
 {%- if c.multi %}
 
   // MX layers: FP32 rows to MX blocks ...
   wire [OUT_ROW_W-1:0]  mx_row;
+{%- endif %}
 
   hwgen_mx_quantize #(
     .COLS  (COLS),
@@ -364,56 +366,26 @@ module hwgen_vector_unit #(
     .{{ c.rst }} ({{ c.rst }}),
     .relu_i      (relu_q),
     .acc_i       (acc_rd_data_i),
-    .result_o    (mx_row)
+    .result_o    ({% if c.multi %}mx_row{% else %}out_wr_data_o{% endif %})
   );
+{%- if c.multi %}
 
   // ... or to integers at the fixed scale, delayed to the lanes' latency.
   localparam integer FIXED_DELAY = LANE_LATENCY - 1;
   wire [COLS*OUT_W-1:0] fixed_now;
   wire [COLS*OUT_W-1:0] fixed_row;
-  // Integer layers: the lanes.
-  wire [COLS*OUT_W-1:0] lane_row;
 
-  genvar lane;
+  genvar col;
   generate
-    for (lane = 0; lane < COLS; lane = lane + 1) begin : gen_lane
+    for (col = 0; col < COLS; col = col + 1) begin : gen_fixed
       hwgen_fp32_to_int #(
         .OUT_W (OUT_W),
         .FRAC  (MX_FRAC)
       ) u_fixed (
-        .value_i  (acc_rd_data_i[lane*ACC_W +: 32]),
+        .value_i  (acc_rd_data_i[col*ACC_W +: 32]),
         .scale_i  (fixed_scale_q),
         .relu_i   (relu_q),
-        .result_o (fixed_now[lane*OUT_W +: OUT_W])
-      );
-
-      hwgen_vector_lane #(
-        .ACC_W       (ACC_W),
-        .MULT_W      (MULT_W),
-        .SHIFT_W     (SHIFT_W),
-        .ZP_W        (ZP_W),
-        .OUT_W       (OUT_W),
-        .OUT_SIGNED  (OUT_SIGNED),
-        .ENABLE_BIAS (ENABLE_BIAS),
-        .ENABLE_RELU (ENABLE_RELU),
-        .ENABLE_POOL (ENABLE_POOL),
-        .ENABLE_ADD  (ENABLE_ADD)
-      ) u_lane (
-        .clk_i        (clk_i),
-        .{{ c.rst }}  ({{ c.rst }}),
-        .bias_i       (bias_q),
-        .relu_i       (relu_q),
-        .add_i        (add_q),
-        .pool_i       (pool_q),
-        .multiplier_i (multiplier_q),
-        .shift_i      (shift_q),
-        .zero_point_i (zero_point_q),
-        .clamp_i      (clamp_q),
-        .clamp_max_i  (clamp_max_q),
-        .bias_value_i (bias_value_q[lane*ACC_W +: ACC_W]),
-        .acc_i        (acc_rd_data_i[lane*ACC_W +: ACC_W]),
-        .operand_i    (out_rd_data_i[lane*OUT_W +: OUT_W]),
-        .result_o     (lane_row[lane*OUT_W +: OUT_W])
+        .result_o (fixed_now[col*OUT_W +: OUT_W])
       );
     end
   endgenerate
@@ -428,25 +400,15 @@ module hwgen_vector_unit #(
     .data_o      (fixed_row)
   );
 
-  // The scale of an operand row (add, pool) is not read: integer rows are combined.
+  // Integer layers: the lanes below. The scale of an operand row (add, pool) is not read:
+  // integer rows are combined.
+  wire [COLS*OUT_W-1:0] lane_row;
   wire unused_operand_scale;
   assign unused_operand_scale = ^out_rd_data_i[OUT_ROW_W-1:COLS*OUT_W];
 
   assign out_wr_data_o = mx_in_q ? (mx_out_q ? mx_row : { {SCALE_W{1'b0}}, fixed_row})
                                  : {mx_out_q ? fixed_scale_q : {SCALE_W{1'b0}}, lane_row};
-{%- elif c.mx %}
-
-  hwgen_mx_quantize #(
-    .COLS  (COLS),
-    .OUT_W (OUT_W),
-    .FRAC  (MX_FRAC)
-  ) u_quantize (
-    .clk_i       (clk_i),
-    .{{ c.rst }} ({{ c.rst }}),
-    .relu_i      (relu_q),
-    .acc_i       (acc_rd_data_i),
-    .result_o    (out_wr_data_o)
-  );
+{%- endif %}
 {%- elif c.fp %}
 
   hwgen_fp_output #(
@@ -462,7 +424,8 @@ module hwgen_vector_unit #(
     .acc_i       (acc_rd_data_i),
     .result_o    (out_wr_data_o)
   );
-{%- else %}
+{%- endif %}
+{%- if c.multi || !(c.mx || c.fp) %}
 
   genvar lane;
   generate
@@ -493,7 +456,7 @@ module hwgen_vector_unit #(
         .bias_value_i (bias_value_q[lane*ACC_W +: ACC_W]),
         .acc_i        (acc_rd_data_i[lane*ACC_W +: ACC_W]),
         .operand_i    (out_rd_data_i[lane*OUT_W +: OUT_W]),
-        .result_o     (out_wr_data_o[lane*OUT_W +: OUT_W])
+        .result_o     ({% if c.multi %}lane_row{% else %}out_wr_data_o{% endif %}[lane*OUT_W +: OUT_W])
       );
     end
   endgenerate
