@@ -10,6 +10,8 @@
 #           the module; an 8x8 MX design is not a legal config because blocks are 16..64)
 #   fp8:    E4M3 x E4M3 products formed exactly as FP32 and added in FP32 in every PE, FP32
 #           accumulation (the RTL of configs/16x16_fp8.toml with ROWS = COLS = 8)
+#   multi:  int8 and MXINT8 layers selected per instruction: the MXINT8 datapath plus the
+#           int32 write-back (the RTL of configs/16x16_int8_mxint8.toml with ROWS = COLS = 8)
 # Usage: scripts/area.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,3 +41,5 @@ synth int8 "$work/int8" "-set ROWS 8 -set COLS 8"
 synth mxint8 "$work/mxint8" "-set ROWS 8 -set COLS 8 -set INPUT_W 8 -set WEIGHT_W 8 -set ACC_W 32 -set MX_FRAC 6"
 ./target/release/hwgen emit --config configs/16x16_fp8.toml -o "$work/fp8" >/dev/null
 synth fp8 "$work/fp8" "-set ROWS 8 -set COLS 8 -set INPUT_W 8 -set WEIGHT_W 8 -set ACC_W 32 -set FP_EXP_W 4 -set FP_MAN_W 3 -set FP_BIAS 7 -set FP_IEEE 0"
+./target/release/hwgen emit --config configs/16x16_int8_mxint8.toml -o "$work/multi" >/dev/null
+synth multi "$work/multi" "-set ROWS 8 -set COLS 8 -set INPUT_W 8 -set WEIGHT_W 8 -set ACC_W 32 -set MX_FRAC 6"
