@@ -126,6 +126,6 @@ pub fn compile(design: &Design, model: &Model) -> Result<Program, CompileError> 
     let alloc = passes::allocate::run(design, &graph);
     let tiled = passes::tile::run(design, &graph, &alloc)?;
     let scheduled = passes::schedule::run(design, &graph, &alloc, &tiled);
-    let synced = passes::sync::run(scheduled);
+    let synced = passes::sync::run(scheduled, design.control.queue_depth);
     passes::encode::run(design, model, &graph, &alloc, &tiled, synced)
 }

@@ -7,12 +7,16 @@
 //! k-th signal, which is exactly the producer it needs. Dependencies only point backwards
 //! in program order, so with in-order fetch the program cannot deadlock.
 //!
-//! Semaphore counters are 4 bits: at most 15 signals may be outstanding. A load that needs a
-//! store (it reads what an earlier layer stored) waits for the latest store before it in
-//! program order rather than the latest one it needs: signals and waits of that pair then
-//! alternate in program order, so with queues of at most 14 entries (queue_depth) no more than 15 signals
-//! can be outstanding. (Waiting for the exact store let a fast producer layer run up to one
-//! signal per window load of the next layer ahead: 16 and more on tiled layers.)
+//! Semaphore counters are 4 bits: at most 15 signals may be outstanding. Waiting for the
+//! exact store it needs let every window load of a layer wait for a different store of the
+//! previous one, and a fast producer layer ran 16 and more signals ahead. So a load waits for
+//! the exact store at most `precise_waits` times in a row; the next time it waits for the
+//! latest store before it, which satisfies every earlier store, and the count starts again.
+//! Then for every store-to-load wait at most precise_waits + 1 signals sit at stores before
+//! it with waits after it, and a store after it can run only once it is fetched, so with a
+//! load queue of Q entries at most precise_waits + 1 + Q signals are outstanding:
+//! precise_waits = 14 - Q (6 for the usual Q = 8; 0 from Q = 14, where the bound needs
+//! Q <= 14). The first window loads of a layer thus still wait only for the rows they read.
 
 use super::schedule::Step;
 use crate::isa::{semaphore_index, Instr, Queue};
@@ -22,12 +26,15 @@ pub struct Synced {
     pub instrs: Vec<Instr>,
 }
 
-pub fn run(steps: Vec<Step>) -> Synced {
+pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
+    let precise_waits = 14usize.saturating_sub(queue_depth as usize);
     let n = steps.len();
     let mut wait = vec![0u64; n];
     let mut signal = vec![0u64; n];
     // satisfied[pair] = latest producer position already waited for.
     let mut satisfied: Vec<Option<usize>> = vec![None; 16];
+    // Exact store-to-load waits left before the next wait for the latest store.
+    let mut precise_left = precise_waits;
     for c in 0..n {
         let qc = steps[c].queue();
         let mut need: Vec<(usize, usize)> = Vec::new(); // (semaphore, producer)
@@ -57,18 +64,26 @@ pub fn run(steps: Vec<Step>) -> Synced {
         }
         let store_to_load = semaphore_index(Queue::Store, Queue::Load);
         for (sem, p) in need {
-            let p = if Some(sem) == store_to_load {
+            let exact = Some(sem) != store_to_load || precise_left > 0;
+            let p = if exact {
+                p
+            } else {
                 (p..c)
                     .rev()
                     .find(|&q| steps[q].queue() == Queue::Store)
                     .expect("p is a store")
-            } else {
-                p
             };
             if satisfied[sem].is_some_and(|q| q >= p) {
                 continue;
             }
             satisfied[sem] = Some(p);
+            if Some(sem) == store_to_load {
+                precise_left = if exact {
+                    precise_left - 1
+                } else {
+                    precise_waits
+                };
+            }
             wait[c] |= 1 << sem;
             debug_assert_eq!(
                 signal[p] & (1 << sem),
@@ -90,4 +105,46 @@ pub fn run(steps: Vec<Step>) -> Synced {
         })
         .collect();
     Synced { steps, instrs }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compiler::passes::schedule::Res;
+    use crate::isa::{Buffer, Opcode};
+
+    fn step(op: Opcode, reads: Vec<Res>, writes: Vec<Res>) -> Step {
+        Step {
+            instr: Instr::new(op),
+            reads,
+            writes,
+            node: 0,
+        }
+    }
+
+    /// Twenty stores, then twenty loads each reading what one store wrote: with a load
+    /// queue of 8, the first 14 - 8 = 6 loads wait for their own store, the seventh for the
+    /// last store (which covers the rest), so seven stores signal, not twenty.
+    #[test]
+    fn store_to_load_waits_are_exact_six_times_then_cover_the_rest() {
+        let mut steps = Vec::new();
+        for i in 0..20u64 {
+            let out = Res::Spad(Buffer::Output, i, i + 1);
+            steps.push(step(Opcode::Store, vec![out], vec![Res::Dram(i, i + 1)]));
+        }
+        for i in 0..20u64 {
+            let dst = Res::Spad(Buffer::Input, i, i + 1);
+            steps.push(step(Opcode::Load, vec![Res::Dram(i, i + 1)], vec![dst]));
+        }
+        let synced = run(steps, 8);
+        let sem = semaphore_index(Queue::Store, Queue::Load).unwrap();
+        let signals: Vec<usize> = (0..20)
+            .filter(|&i| synced.instrs[i].get("signal") & (1 << sem) != 0)
+            .collect();
+        assert_eq!(signals, vec![0, 1, 2, 3, 4, 5, 19]);
+        let waits: Vec<usize> = (20..40)
+            .filter(|&i| synced.instrs[i].get("wait") & (1 << sem) != 0)
+            .collect();
+        assert_eq!(waits, vec![20, 21, 22, 23, 24, 25, 26]);
+    }
 }
