@@ -141,18 +141,22 @@ fn random_mx_and_floating_point_layers_golden_interpreter_rtl() {
 /// A random chain of two to four convolutions (sometimes ending in a max-pool or an fc) on
 /// the multi-precision config, each layer int8 or MXINT8 at random, with the conversions at
 /// every change of type. Channel counts are whole blocks of 16.
-fn random_mixed_model(rng: &mut Rng, seed: u64) -> String {
+fn random_mixed_model(rng: &mut Rng, seed: u64, bits: u32, block: i64) -> String {
     let mx: Vec<bool> = (0..rng.range(2, 4)).map(|_| rng.range(0, 1) == 1).collect();
-    let ty = |m: bool| if m { "mxint8" } else { "int8" };
-    let (h, w, c) = (rng.range(4, 12), rng.range(4, 12), 16 * rng.range(1, 3));
-    // An all-int8 chain runs on the integer path alone (block_size is for MX layers).
-    let block = if mx.contains(&true) {
-        "block_size = 16\n"
+    let ty = |m: bool| format!("{}int{bits}", if m { "mx" } else { "" });
+    let (h, w, c) = (rng.range(4, 12), rng.range(4, 12), block * rng.range(1, 3));
+    // An all-integer chain runs on the integer path alone (block_size is for MX layers).
+    let mut header = if mx.contains(&true) {
+        format!("block_size = {block}\n")
     } else {
-        ""
+        String::new()
     };
+    if !mx[0] {
+        // Integer models say their weight type (the default is int8).
+        header.push_str(&format!("weight_type = \"int{bits}\"\n"));
+    }
     let mut s = format!(
-        "name = \"random_mixed_{seed}\"\nseed = {seed}\ntype = \"{}\"\n{block}[input]\nshape = [{h}, {w}, {c}]\n",
+        "name = \"random_mixed_{seed}\"\nseed = {seed}\ntype = \"{}\"\n{header}[input]\nshape = [{h}, {w}, {c}]\n",
         ty(mx[0])
     );
     let (mut oh, mut ow) = (h, w);
@@ -166,23 +170,33 @@ fn random_mixed_model(rng: &mut Rng, seed: u64) -> String {
             "[[layer]]\nname = \"l{i}\"\ntype = \"{}\"\nop = \"conv2d\"\nkernel = {k}\nstride = {stride}\npadding = {}\nout_channels = {}\nactivation = \"{relu}\"\n",
             ty(m),
             k / 2,
-            16 * rng.range(1, 3)
+            block * rng.range(1, 3)
         ));
         if !m {
-            // |acc| ~ 2^14 sqrt(k k c): a multiplier of 1..3 >> 14 keeps int8 outputs spread.
+            // |acc| ~ 2^(2 bits - 2) sqrt(k k c): a multiplier of 1..3 over 2^14 (int8) or
+            // 2^9 (int4) keeps the outputs spread over the range.
             s.push_str(&format!(
-                "bias = \"random\"\nrequant = {{ multiplier = {}, shift = 14, zero_point = 0 }}\n",
-                rng.range(1, 3)
+                "bias = \"random\"\nrequant = {{ multiplier = {}, shift = {}, zero_point = 0 }}\n",
+                rng.range(1, 3),
+                if bits == 8 { 14 } else { 9 }
             ));
         }
+        // Integer q -> MX values q / 2^2..2^6 (int8) or q / 2..2^3 (int4); MX sums
+        // (~10..1000) -> integers at 2^1..2^5 (int8) or 2^3..2^7 (int4).
+        let (to_mx, to_int) = if bits == 8 {
+            ((2, 6), (1, 5))
+        } else {
+            ((1, 3), (3, 7))
+        };
         match mx.get(i + 1) {
-            // int8 q -> MX values q / 2^2..2^6; MX sums (~10..1000) -> int8 at 2^1..2^5.
-            Some(&next) if next != m && m => {
-                s.push_str(&format!("output_exponent = {}\n", rng.range(1, 5)))
-            }
-            Some(&next) if next != m => {
-                s.push_str(&format!("output_exponent = {}\n", -rng.range(2, 6)))
-            }
+            Some(&next) if next != m && m => s.push_str(&format!(
+                "output_exponent = {}\n",
+                rng.range(to_int.0, to_int.1)
+            )),
+            Some(&next) if next != m => s.push_str(&format!(
+                "output_exponent = {}\n",
+                -rng.range(to_mx.0, to_mx.1)
+            )),
             _ => {}
         }
     }
@@ -201,11 +215,16 @@ fn random_mixed_precision_models_golden_interpreter_rtl() {
         return;
     }
     let n = case_count(4);
-    let config = "configs/16x16_int8_mxint8.toml";
-    let design = hwgen::config::load(&repo().join(config)).unwrap();
+    // int8/MXINT8 (blocks of 16) and int4/MXINT4 (blocks of 32) in turn.
+    let targets = [
+        ("configs/16x16_int8_mxint8.toml", 8, 16),
+        ("configs/32x32_int4_mxint4.toml", 4, 32),
+    ];
     for seed in 1..=n {
+        let (config, bits, block) = targets[((seed - 1) % 2) as usize];
+        let design = hwgen::config::load(&repo().join(config)).unwrap();
         let mut rng = Rng::new(seed * 6_151);
-        let src = random_mixed_model(&mut rng, seed);
+        let src = random_mixed_model(&mut rng, seed, bits, block);
         let model = hwgen::model::parse_str(&src, "random.toml", &repo())
             .unwrap_or_else(|e| panic!("{e}\n{src}"));
         let program = hwgen::compiler::compile(&design, &model)
