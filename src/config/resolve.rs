@@ -849,7 +849,16 @@ pub(super) fn resolve(
             }
         }
         if let Some(s) = &c.queue_depth {
-            if let Some(v) = ctx.pow2_in("control.queue_depth", s, 2, 64) {
+            if *s.get_ref() > 8 {
+                // The compiler keeps semaphore counts bounded by a margin of queue entries
+                // (src/compiler/passes/sync.rs); deeper queues would break that bound.
+                ctx.bad(
+                    "control.queue_depth",
+                    s,
+                    "control.queue_depth must be at most 8: the 4-bit semaphore counters must count every wait a full load queue can hold plus the signals the compiler lets run ahead",
+                    "use queue_depth = 8",
+                );
+            } else if let Some(v) = ctx.pow2_in("control.queue_depth", s, 2, 8) {
                 control.queue_depth = v;
             }
         }

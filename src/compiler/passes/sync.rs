@@ -15,8 +15,8 @@
 //! Then for every store-to-load wait at most precise_waits + 1 signals sit at stores before
 //! it with waits after it, and a store after it can run only once it is fetched, so with a
 //! load queue of Q entries at most precise_waits + 1 + Q signals are outstanding:
-//! precise_waits = 14 - Q (6 for the usual Q = 8; 0 from Q = 14, where the bound needs
-//! Q <= 14). The first window loads of a layer thus still wait only for the rows they read.
+//! precise_waits = 14 - Q (6 for Q = 8, the deepest queue validation allows). The first
+//! window loads of a layer thus still wait only for the rows they read.
 
 use super::schedule::Step;
 use crate::isa::{semaphore_index, Instr, Queue};
