@@ -681,3 +681,84 @@ stride = 1
 "#;
     check("configs/16x16_int8.toml", src);
 }
+
+/// `type = "auto"`: the compiler runs a layer in int8 unless the int8 error of its weights
+/// (one power-of-two scale) is more than 4x the MXINT8 error. Gaussian weights stay int8;
+/// the same weights with a few outliers 100x larger go to MXINT8. Golden = interpreter, and
+/// the report says which type each layer got.
+#[test]
+fn auto_layers_choose_int8_or_mxint8_from_their_weights() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = common::Rng::new(77);
+    let mut w: Vec<f32> = (0..3 * 3 * 32 * 32)
+        .map(|_| {
+            // Sum of uniforms: roughly normal, unit variance.
+            let u: f64 = (0..12).map(|_| (rng.next() % 1_000_000) as f64 / 1e6).sum();
+            (u - 6.0) as f32
+        })
+        .collect();
+    for k in [5, 1234, 4321, 8000] {
+        w[k] *= 100.0;
+    }
+    let npy = dir.path().join("outliers.npy");
+    hwgen::model::npy::write_f32(&npy, &[3, 3, 32, 32], &w).unwrap();
+    let src = format!(
+        r#"
+seed = 78
+type = "int8"
+block_size = 16
+[input]
+shape = [8, 8, 32]
+[[layer]]
+name = "stem"
+op = "conv2d"
+kernel = 3
+padding = 1
+out_channels = 32
+activation = "relu"
+requant = {{ multiplier = 2, shift = 14, zero_point = 0 }}
+output_exponent = -4
+[[layer]]
+name = "gauss"
+type = "auto"
+op = "conv2d"
+kernel = 3
+padding = 1
+out_channels = 32
+activation = "relu"
+output_exponent = 0
+[[layer]]
+name = "spiky"
+type = "auto"
+op = "conv2d"
+kernel = 3
+padding = 1
+out_channels = 32
+activation = "relu"
+weights = "{}"
+output_exponent = 4
+[[layer]]
+name = "tail"
+op = "conv2d"
+kernel = 1
+out_channels = 16
+requant = {{ multiplier = 1, shift = 9 }}
+"#,
+        npy.display()
+    );
+    let program = check_mx("configs/16x16_int8_mxint8.toml", &src);
+    let types: Vec<(&str, &str)> = program
+        .layers
+        .iter()
+        .map(|l| (l.name.as_str(), l.datatype.as_str()))
+        .collect();
+    assert_eq!(
+        types,
+        vec![
+            ("stem", "int8"),
+            ("gauss", "int8"),
+            ("spiky", "mxint8"),
+            ("tail", "int8")
+        ]
+    );
+}

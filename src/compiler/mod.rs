@@ -88,6 +88,8 @@ impl TensorLayout {
 pub struct LayerReport {
     pub name: String,
     pub op: String,
+    /// The datatype the layer runs in (per-layer and automatic choices included).
+    pub datatype: String,
     pub macs: u64,
     pub instructions: usize,
     pub estimated_cycles: u64,

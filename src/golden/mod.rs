@@ -506,6 +506,7 @@ mod tests {
             mx: false,
             out_mx: false,
             exponent: None,
+            auto: false,
         }
     }
 

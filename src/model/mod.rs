@@ -122,6 +122,8 @@ pub struct Layer {
     /// Mixed models, at a boundary between integer and MX layers: the output's integer
     /// elements q stand for q * 2^exponent (`output_exponent`).
     pub exponent: Option<i32>,
+    /// `type = "auto"`: the compiler chose `mx` from the weights.
+    pub auto: bool,
 }
 
 impl Layer {
@@ -162,9 +164,10 @@ pub struct MxModel {
 }
 
 impl Model {
-    /// Both integer and MX layers (a model for a multi-precision design).
+    /// Integer layers in a model with an MX format (per-layer or automatic types): a model
+    /// for a multi-precision design, run by `golden::run_mixed`.
     pub fn is_mixed(&self) -> bool {
-        self.layers.iter().any(|l| l.mx) && self.layers.iter().any(|l| !l.mx)
+        self.mx.is_some() && self.layers.iter().any(|l| !l.mx)
     }
 
     /// True when the tensor `name` is stored as MX blocks.
@@ -528,10 +531,16 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
         if lt == top {
             continue;
         }
+        if let (true, Some(cp)) = (lt == "auto", counterpart) {
+            // The compiler chooses; the MX format must be known either way.
+            let mx = if top.starts_with("mx") { top } else { cp };
+            mixed_mx = mixed_mx.or(Some(mx));
+            continue;
+        }
         if Some(lt) != counterpart {
             ctx.layer = Some(rl.name.clone());
             let fix = match counterpart {
-                Some(c) => format!("use type = \"{top}\" or \"{c}\""),
+                Some(c) => format!("use type = \"{top}\", \"{c}\" or \"auto\""),
                 None => format!("remove type (the model is {top} throughout)"),
             };
             return Err(ctx.err(
@@ -731,7 +740,16 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
         // A layer's type: its own, else the model's; in a model with per-layer types,
         // pooling, add and upsample are integer operations.
         let conv = matches!(rl.op.as_str(), "conv2d" | "fc");
-        let layer_mx = match rl.layer_type.as_deref() {
+        let auto = rl.layer_type.as_deref() == Some("auto");
+        if auto && !conv {
+            return Err(ctx.err(
+                "type = auto",
+                "the compiler chooses the type of conv2d and fc layers only",
+                "remove type (pooling, add and upsample are integer layers)",
+            ));
+        }
+        let mut layer_mx = match rl.layer_type.as_deref() {
+            Some("auto") => false, // decided from the weights below
             Some(t) => t.starts_with("mx"),
             None if !conv && per_layer_types => false,
             None => top_mx,
@@ -748,6 +766,7 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
             }
         };
         let mut inputs = vec![src_name.clone()];
+        let mut auto_requant: Option<Requant> = None;
         let (op, out) = match rl.op.as_str() {
             "conv2d" | "fc" => {
                 let fc = rl.op == "fc";
@@ -819,6 +838,27 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                     check_fp_conv(&ctx, rl, groups)?;
                     let w = ctx.floats("weights", rl.weights.as_deref(), &wshape)?;
                     w.iter().map(|v| i64::from(f.encode(*v))).collect()
+                } else if let Some(f) = mx_format.filter(|_| auto) {
+                    check_mx_conv(&ctx, rl, f, c, cout, groups)?;
+                    let w = ctx.floats("weights", rl.weights.as_deref(), &wshape)?;
+                    let (codes, scales) = quantize_weights(&w, kh * kw, c, cout, f);
+                    let (ws, int_codes) = quantize_pow2(&w, weight_type);
+                    let err_mx = relative_rms(&w, |i| {
+                        let b = (i / cout) % c / f.block_size as usize;
+                        let tap = i / (c * cout);
+                        let s = scales[(tap * (c / f.block_size as usize) + b) * cout + i % cout];
+                        codes[i] as f64 * crate::numeric::mx::e8m0_value(s)
+                            / f64::from(1u32 << f.frac)
+                    });
+                    let err_int = relative_rms(&w, |i| int_codes[i] as f64 * 2f64.powi(ws));
+                    layer_mx = err_int > AUTO_MX_ERROR_RATIO * err_mx;
+                    if layer_mx {
+                        weight_scales.insert(rl.name.clone(), scales);
+                        codes
+                    } else {
+                        auto_requant = Some(auto_int_requant(&ctx, &layers, &src_name, ws, exponent)?);
+                        int_codes
+                    }
                 } else if let Some(f) = mx_format.filter(|_| layer_mx) {
                     check_mx_conv(&ctx, rl, f, c, cout, groups)?;
                     let w = ctx.floats("weights", rl.weights.as_deref(), &wshape)?;
@@ -838,14 +878,17 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                     None => vec![0; cout],
                     Some(spec) => ctx.data("bias", spec, &[cout], -(1 << 20), 1 << 20)?,
                 };
-                let requant = ctx.requant(
-                    rl.requant.as_ref(),
-                    Requant {
-                        multiplier: 1,
-                        shift: 8,
-                        zero_point: 0,
-                    },
-                )?;
+                let requant = match auto_requant {
+                    Some(r) => r,
+                    None => ctx.requant(
+                        rl.requant.as_ref(),
+                        Requant {
+                            multiplier: 1,
+                            shift: 8,
+                            zero_point: 0,
+                        },
+                    )?,
+                };
                 (
                     Op::Conv {
                         kh,
@@ -968,6 +1011,7 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
             mx: layer_mx,
             out_mx: layer_mx,
             exponent,
+            auto,
         });
     }
     if let Some(f) = mx_format {
@@ -1034,6 +1078,10 @@ fn type_boundaries(
                 "give the layers that read one tensor the same type",
             ));
         }
+        // Exponents are also the scales an automatic layer computes with.
+        let rs_auto = layers
+            .iter()
+            .any(|r| r.auto && r.inputs.iter().any(|t| *t == layers[i].name));
         let l = &mut layers[i];
         l.out_mx = out_mx;
         let boundary = out_mx != l.mx;
@@ -1045,6 +1093,7 @@ fn type_boundaries(
                     "add output_exponent = <e> (for example -4: q stands for q / 16)",
                 ))
             }
+            (false, Some(_)) if l.auto || rs_auto => {}
             (false, Some(e)) => {
                 return Err(ctx.err(
                     &format!("output_exponent = {e}"),
@@ -1084,6 +1133,105 @@ fn type_boundaries(
     }
     ctx.layer = None;
     Ok(())
+}
+
+/// `type = "auto"`: the layer runs in MXINT8 (MXINT4) when the error of its weights
+/// quantized to int8 (int4) with one power-of-two scale is more than this many times the
+/// error of the MX blocks; otherwise in the integer type, which is cheaper (rows without a
+/// scale beat, weight tiles without scale rows) and keeps bias, pooling and add fusable.
+pub const AUTO_MX_ERROR_RATIO: f64 = 4.0;
+
+/// Weights quantized with one power-of-two scale 2^e (the smallest that fits the largest
+/// magnitude), rounded to nearest even and saturated: (e, codes).
+fn quantize_pow2(w: &[f32], t: IntType) -> (i32, Vec<i64>) {
+    let amax = w.iter().fold(0f64, |m, v| m.max(f64::from(v.abs())));
+    let mut e = if amax > 0.0 {
+        (amax / t.max() as f64).log2().ceil() as i32
+    } else {
+        0
+    };
+    // The float log2 only proposes; the check is exact.
+    while amax / 2f64.powi(e) > t.max() as f64 {
+        e += 1;
+    }
+    while e > -126 && amax / 2f64.powi(e - 1) <= t.max() as f64 {
+        e -= 1;
+    }
+    let codes = w
+        .iter()
+        .map(|v| {
+            (f64::from(*v) / 2f64.powi(e))
+                .round_ties_even()
+                .clamp(t.min() as f64, t.max() as f64) as i64
+        })
+        .collect();
+    (e, codes)
+}
+
+/// sqrt(sum (w - q)^2 / sum w^2), with q(i) the dequantized weight i.
+fn relative_rms(w: &[f32], q: impl Fn(usize) -> f64) -> f64 {
+    let (mut err, mut norm) = (0f64, 0f64);
+    for (i, v) in w.iter().enumerate() {
+        let v = f64::from(*v);
+        err += (v - q(i)).powi(2);
+        norm += v * v;
+    }
+    if norm == 0.0 {
+        0.0
+    } else {
+        (err / norm).sqrt()
+    }
+}
+
+/// The requantization of an automatic layer that runs in the integer type: its input holds
+/// q * 2^e_in (the producer's output_exponent), its weights q * 2^ws, its output q * 2^e_out
+/// (its own output_exponent), so acc * 2^(e_in + ws - e_out) as a multiplier and a shift.
+fn auto_int_requant(
+    ctx: &Ctx,
+    layers: &[Layer],
+    input: &str,
+    ws: i32,
+    e_out: Option<i32>,
+) -> Result<Requant, ModelError> {
+    let Some(e_out) = e_out else {
+        return Err(ctx.err(
+            "output_exponent",
+            "an automatic layer needs the fixed scale of its output, q * 2^output_exponent, whichever type the compiler chooses",
+            "add output_exponent = <e>",
+        ));
+    };
+    let Some(producer) = layers.iter().find(|l| l.name == input) else {
+        return Err(ctx.err(
+            &format!("input = {input}"),
+            "the compiler chose the integer type for this layer, which needs the fixed scale of its input, and the model input has none",
+            "make the first layer an explicit conv2d or fc (type = \"int8\" or \"mxint8\")",
+        ));
+    };
+    let Some(e_in) = producer.exponent else {
+        return Err(ctx.err(
+            &format!("input = {input}"),
+            format!("the compiler chose the integer type for this layer, which needs the fixed scale of its input: layer {input} has no output_exponent"),
+            format!("set output_exponent on layer {input}"),
+        ));
+    };
+    let shift = e_out - e_in - ws;
+    match shift {
+        0..=63 => Ok(Requant {
+            multiplier: 1,
+            shift: shift as u32,
+            zero_point: 0,
+        }),
+        -15..=-1 => Ok(Requant {
+            multiplier: 1 << -shift,
+            shift: 0,
+            zero_point: 0,
+        }),
+        _ => Err(ctx.err(
+            &format!("output_exponent = {e_out}"),
+            format!("the integer path would scale the accumulator by 2^{} (input 2^{e_in}, weights 2^{ws}), outside 2^-63..2^15", -shift),
+            "choose an output_exponent closer to the input's",
+        )),
+    }
 }
 
 /// Quantize HWC floats to MX blocks along the channels: (element codes, scales per pixel and
@@ -1204,4 +1352,22 @@ fn check_fp32_layer(ctx: &Ctx, rl: &RawLayer, what: &str) -> Result<(), ModelErr
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn power_of_two_weight_quantization_by_hand() {
+        // amax 1.0: 2^-6 is the smallest scale with 1.0 / 2^e <= 127 (2^-7 gives 128).
+        let (e, q) = quantize_pow2(&[1.0, -0.5, 0.3, 0.0234375], IntType::new(true, 8));
+        assert_eq!(e, -6);
+        // 0.3 * 64 = 19.2 -> 19; 0.0234375 * 64 = 1.5 -> 2 (ties to even).
+        assert_eq!(q, vec![64, -32, 19, 2]);
+        // int4: 1.0 / 2^-3 = 8 > 7, so 2^-2: 0.3 * 4 = 1.2 -> 1.
+        let (e, q) = quantize_pow2(&[1.0, -0.5, 0.3], IntType::new(true, 4));
+        assert_eq!((e, q), (-2, vec![4, -2, 1]));
+        assert!((relative_rms(&[3.0, 4.0], |i| [3.0, 4.0][i] + 0.5) - 0.1414).abs() < 1e-4);
+    }
 }

@@ -237,6 +237,11 @@ pub fn run(
         layers.push(LayerReport {
             name: n.name.clone(),
             op: n.op.name().to_string(),
+            datatype: match (u.datatype.fp, u.datatype.mx) {
+                (Some(f), _) => f.name.to_string(),
+                (_, Some(m)) if n.mx => m.element.to_string(),
+                _ => g.act.to_string(),
+            },
             macs,
             instructions: steps.len(),
             estimated_cycles: compute.max(memory).max(vector) + fill,
