@@ -839,6 +839,13 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                     let w = ctx.floats("weights", rl.weights.as_deref(), &wshape)?;
                     w.iter().map(|v| i64::from(f.encode(*v))).collect()
                 } else if let Some(f) = mx_format.filter(|_| auto) {
+                    let Some(e_out) = exponent else {
+                        return Err(ctx.err(
+                            "output_exponent",
+                            "an automatic layer needs the fixed scale of its output, q * 2^output_exponent, whichever type the compiler chooses",
+                            "add output_exponent = <e>",
+                        ));
+                    };
                     check_mx_conv(&ctx, rl, f, c, cout, groups)?;
                     let w = ctx.floats("weights", rl.weights.as_deref(), &wshape)?;
                     let (codes, scales) = quantize_weights(&w, kh * kw, c, cout, f);
@@ -856,7 +863,8 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
                         weight_scales.insert(rl.name.clone(), scales);
                         codes
                     } else {
-                        auto_requant = Some(auto_int_requant(&ctx, &layers, &src_name, ws, exponent)?);
+                        let r = auto_int_requant(&ctx, &layers, &src_name, ws, e_out)?;
+                        auto_requant = Some(r);
                         int_codes
                     }
                 } else if let Some(f) = mx_format.filter(|_| layer_mx) {
@@ -1191,15 +1199,8 @@ fn auto_int_requant(
     layers: &[Layer],
     input: &str,
     ws: i32,
-    e_out: Option<i32>,
+    e_out: i32,
 ) -> Result<Requant, ModelError> {
-    let Some(e_out) = e_out else {
-        return Err(ctx.err(
-            "output_exponent",
-            "an automatic layer needs the fixed scale of its output, q * 2^output_exponent, whichever type the compiler chooses",
-            "add output_exponent = <e>",
-        ));
-    };
     let Some(producer) = layers.iter().find(|l| l.name == input) else {
         return Err(ctx.err(
             &format!("input = {input}"),
