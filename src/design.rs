@@ -218,8 +218,19 @@ impl Unit {
         bits.div_ceil(mem_w)
     }
     /// Rows of a weight tile: cpf element rows, then (MX) the rows of the kpf column scales.
+    /// The largest tile of the design; see `layer_tile_rows`.
     pub fn weight_tile_rows(&self) -> u32 {
-        self.cpf + self.datatype.mx.map_or(0, |m| m.scale_rows())
+        self.layer_tile_rows(true)
+    }
+    /// Rows of a weight tile of a layer that runs in MX (`mx_layer`) or, in a
+    /// multi-precision design, on the integer path (no scale rows).
+    pub fn layer_tile_rows(&self, mx_layer: bool) -> u32 {
+        self.cpf
+            + self
+                .datatype
+                .mx
+                .filter(|_| mx_layer)
+                .map_or(0, |m| m.scale_rows())
     }
     /// Accumulator addresses: one bank, or two when double-buffered.
     pub fn acc_banks(&self) -> u32 {

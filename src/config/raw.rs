@@ -41,11 +41,38 @@ pub struct RawDatatype {
 
 /// An element type, or (multi-precision designs) the list of types the hardware selects from
 /// per instruction.
-#[derive(Debug, Deserialize, Clone)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 pub enum TypeSpec {
     One(String),
     List(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for TypeSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = TypeSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a datatype name such as \"int8\", or a list of names such as [\"int8\", \"mxint8\"]",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<TypeSpec, E> {
+                Ok(TypeSpec::One(v.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<TypeSpec, A::Error> {
+                let mut names = Vec::new();
+                while let Some(name) = seq.next_element::<String>()? {
+                    names.push(name);
+                }
+                Ok(TypeSpec::List(names))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 #[derive(Debug, Deserialize, Clone)]

@@ -417,12 +417,12 @@ pub fn run_mixed(model: &Model, acc: IntType) -> HashMap<String, Value> {
         Value::Int(model.input.clone())
     };
     t.insert(model.input_name.clone(), input);
-    let exponent_of = |name: &str| {
+    let fixed_scale_of = |name: &str| {
         model
             .layers
             .iter()
             .find(|l| l.name == name)
-            .and_then(|l| l.exponent)
+            .and_then(|l| l.fixed_scale(f.frac))
             .expect("an integer tensor read by an MX layer has an output_exponent")
     };
     for l in &model.layers {
@@ -431,8 +431,7 @@ pub fn run_mixed(model: &Model, acc: IntType) -> HashMap<String, Value> {
                 Value::Mx(x) => x.clone(),
                 Value::Int(q) => {
                     // The integer elements themselves, under the scale code of 2^e: exact.
-                    let e = exponent_of(&l.inputs[0]);
-                    let code = (e + 127 + f.frac as i32) as u8;
+                    let code = fixed_scale_of(&l.inputs[0]);
                     MxTensor {
                         t: q.clone(),
                         scales: vec![code; q.data.len() / f.block_size as usize],

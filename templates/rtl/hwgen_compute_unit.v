@@ -94,12 +94,21 @@ module hwgen_compute_unit #(
   localparam integer PL_W    = $clog2(ROWS + SCALE_ROWS + 1);
   localparam [PL_W-1:0] PL_SCALE_ROWS = SCALE_ROWS[PL_W-1:0];
 {%- if c.multi %}
-  localparam integer TAG_W   = NUM_SEM + 1 + 1 + 1 + SCALE_W + SPAD_ADDR_W;
+  // Tag fields, from bit 0: accumulator row, input scale, weight bank, accumulate, MX
+  // layer, semaphores to release.
+  localparam integer TAG_BANK = SPAD_ADDR_W + SCALE_W;
+  localparam integer TAG_ACC  = TAG_BANK + 1;
+  localparam integer TAG_MX   = TAG_ACC + 1;
+  localparam integer TAG_W    = TAG_MX + 1 + NUM_SEM;
   localparam integer INT_LAST_INT = ROWS - 1;
   localparam [PL_W-1:0] PL_INT_ROWS = ROWS[PL_W-1:0];
   localparam [SPAD_ADDR_W-1:0] PL_INT_LAST = INT_LAST_INT[SPAD_ADDR_W-1:0];
 {%- else %}
-  localparam integer TAG_W   = NUM_SEM + 1 + 1 + SCALE_W + SPAD_ADDR_W;
+  // Tag fields, from bit 0: accumulator row, input scale, weight bank, accumulate,
+  // semaphores to release.
+  localparam integer TAG_BANK = SPAD_ADDR_W + SCALE_W;
+  localparam integer TAG_ACC  = TAG_BANK + 1;
+  localparam integer TAG_W    = TAG_ACC + 1 + NUM_SEM;
 {%- endif %}
 {%- else %}
   localparam integer PL_ROWS_INT = ROWS;
@@ -453,10 +462,10 @@ module hwgen_compute_unit #(
   wire [NUM_SEM-1:0]     out_release    = out_tag[TAG_W-1 -: NUM_SEM];
 {%- if c.mx %}
 {%- if c.multi %}
-  wire                   out_mx         = out_tag[SPAD_ADDR_W+SCALE_W+2];
+  wire                   out_mx         = out_tag[TAG_MX];
 {%- endif %}
-  wire                   out_accumulate = out_tag[SPAD_ADDR_W+SCALE_W+1];
-  wire                   out_bank       = out_tag[SPAD_ADDR_W+SCALE_W];
+  wire                   out_accumulate = out_tag[TAG_ACC];
+  wire                   out_bank       = out_tag[TAG_BANK];
   wire [SCALE_W-1:0]     out_scale      = out_tag[SPAD_ADDR_W +: SCALE_W];
 {%- else %}
   wire                   out_accumulate = out_tag[SPAD_ADDR_W];

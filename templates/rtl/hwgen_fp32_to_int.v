@@ -19,6 +19,7 @@ module hwgen_fp32_to_int #(
   // r is formed with an offset of R_OFFSET so that it stays unsigned.
   localparam integer   SIG_W      = 24;
   localparam integer   MAX_SHIFT  = SIG_W + 1;
+  localparam integer   SHIFT_W    = $clog2(MAX_SHIFT + 1);   // bits of a shift 1..MAX_SHIFT
   localparam integer   WIDE_W     = 2 * SIG_W + 1;
   localparam integer   R_W        = 10;
   localparam integer   R_OFFSET   = 256;
@@ -37,7 +38,7 @@ module hwgen_fp32_to_int #(
   wire [22:0]      man      = value_i[22:0];
   wire [R_W-1:0]   r_biased = { {(R_W-8){1'b0}}, scale_i} + R_BIAS - { {(R_W-8){1'b0}}, exp};
   wire [R_W-1:0]   r        = r_biased - R_ZERO;
-  wire [WIDE_W-1:0] wide    = { {1'b1, man}, {(SIG_W+1){1'b0}} } >> r[4:0];
+  wire [WIDE_W-1:0] wide    = { {1'b1, man}, {(SIG_W+1){1'b0}} } >> r[SHIFT_W-1:0];
   wire [SIG_W-1:0] int_part = wide[WIDE_W-1 -: SIG_W];
   wire             guard    = wide[SIG_W];
   wire             sticky   = |wide[SIG_W-1:0];
@@ -70,6 +71,6 @@ module hwgen_fp32_to_int #(
   end
 
   wire unused_r;
-  assign unused_r = ^r[R_W-1:5];
+  assign unused_r = ^r[R_W-1:SHIFT_W];
 
 endmodule

@@ -382,7 +382,7 @@ module hwgen_vector_unit #(
         .OUT_W (OUT_W),
         .FRAC  (MX_FRAC)
       ) u_fixed (
-        .value_i  (acc_rd_data_i[col*ACC_W +: 32]),
+        .value_i  (acc_rd_data_i[col*ACC_W +: ACC_W]),
         .scale_i  (fixed_scale_q),
         .relu_i   (relu_q),
         .result_o (fixed_now[col*OUT_W +: OUT_W])

@@ -33,11 +33,9 @@ pub struct Alloc {
     pub end: u64,
 }
 
-/// Rows of one of node `n`'s weight tiles: cpf, plus the scale rows when it is an MX layer
-/// (in a multi-precision design an integer layer's tiles have none).
+/// Rows of one of node `n`'s weight tiles (`Unit::layer_tile_rows`).
 pub fn tile_rows(u: &crate::design::Unit, n: &Node) -> u64 {
-    let scale_rows = u.datatype.mx.filter(|_| n.mx).map_or(0, |m| m.scale_rows());
-    u64::from(u.cpf + scale_rows)
+    u64::from(u.layer_tile_rows(n.mx))
 }
 
 /// Kernel size, stride and padding of the matmul a node runs.
