@@ -1,7 +1,7 @@
 //! Error of MXINT8 (and, for comparison, per-tensor INT8 and FP8 E4M3) against an exact
 //! reference on a random matmul, computed with hwgen's bit-exact golden arithmetic:
 //! MX blocks of 32 along the reduction dimension, integer block sums, FP32 accumulation in
-//! block order (`numeric::fp32::mx_dot`).
+//! block order (`numeric::mx::dot`).
 //!
 //!     cargo run --release --example mx_error [M K N]
 //!
@@ -9,7 +9,7 @@
 //! MX's per-block scales are for).
 
 use hwgen::numeric::fp32;
-use hwgen::numeric::mx::{quantize_block, MXINT8};
+use hwgen::numeric::mx::{self, quantize_block, MXINT8};
 use hwgen::numeric::E4M3;
 
 struct Rng(u64);
@@ -109,7 +109,7 @@ fn main() {
             .collect();
         let mx: Vec<f64> = (0..m * n)
             .map(|i| {
-                let bits = fp32::mx_dot(&a_blocks[i / n], &b_blocks[i % n], MXINT8);
+                let bits = mx::dot(&a_blocks[i / n], &b_blocks[i % n], MXINT8);
                 f64::from(f32::from_bits(bits))
             })
             .collect();

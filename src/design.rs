@@ -1,127 +1,90 @@
 //! The resolved, validated Design: every default filled and every width derived. The
 //! emitter and the compiler trust it; a panic downstream of it is a validation bug.
 
+use crate::numeric::mx::SCALE_BITS;
+use crate::numeric::{leaves_of, Datapath, IntType, Leaves, Precision};
 use serde::Serialize;
-use std::fmt;
 
-/// A fixed-point integer element type (`int8`, `uint4`, ...).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct IntType {
-    pub signed: bool,
-    pub bits: u32,
+/// The datapath of a unit: the precisions it runs, selected per instruction by their index
+/// (the ISA's `prec` fields). One precision, or a multi-precision pair that shares the
+/// array's multipliers (an integer type and the MX type of the same width, in that order).
+/// Every width the hardware needs is derived from it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Datatypes {
+    pub precisions: Vec<Precision>,
 }
 
-impl IntType {
-    pub const fn new(signed: bool, bits: u32) -> Self {
-        IntType { signed, bits }
+impl Datatypes {
+    pub fn single(p: Precision) -> Datatypes {
+        Datatypes {
+            precisions: vec![p],
+        }
     }
-    pub fn min(&self) -> i64 {
-        if self.signed {
-            -(1i64 << (self.bits - 1))
+    /// The first precision: the one every width is taken from (a multi-precision pair
+    /// shares its element widths).
+    pub fn primary(&self) -> &dyn Datapath {
+        self.precisions[0].ops()
+    }
+    /// Index of `p` among the precisions (the value of an instruction's `prec` field).
+    pub fn index_of(&self, p: &Precision) -> Option<usize> {
+        self.precisions.iter().position(|q| q == p)
+    }
+    pub fn get(&self, index: usize) -> &dyn Datapath {
+        self.precisions[index].ops()
+    }
+    pub fn is_multi(&self) -> bool {
+        self.precisions.len() > 1
+    }
+    /// How input, weight, accumulator and output values are stored in their scratchpads.
+    pub fn input_type(&self) -> IntType {
+        self.primary().input().code_type()
+    }
+    pub fn weight_type(&self) -> IntType {
+        self.primary().weight().code_type()
+    }
+    pub fn acc_type(&self) -> IntType {
+        self.primary().acc_type()
+    }
+    pub fn output_type(&self) -> IntType {
+        self.primary().output().code_type()
+    }
+    /// Width of a column result of an array of `rows` rows (`numeric::psum_bits`).
+    pub fn psum_bits(&self, rows: u32) -> u32 {
+        crate::numeric::psum_bits(&self.precisions, rows)
+    }
+    /// Input and output rows have a slot for an E8M0 block scale (some precision's rows
+    /// carry one).
+    pub fn row_scale_bits(&self) -> u32 {
+        if self
+            .precisions
+            .iter()
+            .any(|p| p.ops().input().block_scaled())
+        {
+            SCALE_BITS
         } else {
             0
         }
     }
-    pub fn max(&self) -> i64 {
-        if self.signed {
-            (1i64 << (self.bits - 1)) - 1
-        } else {
-            (1i64 << self.bits) - 1
-        }
+    /// Bit i set when the rows of precision i carry block scales.
+    pub fn scaled_mask(&self) -> u32 {
+        self.precisions
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.ops().input().block_scaled())
+            .fold(0, |m, (i, _)| m | 1 << i)
     }
-}
-
-impl fmt::Display for IntType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}int{}", if self.signed { "" } else { "u" }, self.bits)
+    /// Rows of column scales after a weight tile's element rows (the largest).
+    pub fn weight_scale_rows(&self) -> u32 {
+        self.precisions
+            .iter()
+            .map(|p| p.ops().weight_scale_rows())
+            .max()
+            .unwrap_or(0)
     }
-}
-
-/// An OCP MX block format: integer elements with an implicit 2^-frac, one E8M0 scale per
-/// block of `block_size` elements along the reduction dimension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct MxFormat {
-    /// `mxint8` or `mxint4`.
-    pub element: &'static str,
-    pub bits: u32,
-    pub frac: u32,
-    pub block_size: u32,
-}
-
-impl MxFormat {
-    /// Width of the exact integer partial sum of one block pair.
-    pub fn psum_bits(&self) -> u32 {
-        self.numeric().psum_bits(self.block_size)
+    /// The RTL leaf modules of this datapath (validation makes sure there are some).
+    pub fn leaves(&self) -> Leaves {
+        leaves_of(&self.precisions).expect("validated datapath")
     }
-    /// Weight rows that hold the column scales of a weight tile (8 bits per column).
-    pub fn scale_rows(&self) -> u32 {
-        SCALE_BITS / self.bits
-    }
-    /// The column scales of a weight tile as `scale_rows()` weight rows of `scales.len()`
-    /// elements: scale c is byte c, little-endian across the rows (an MXINT4 row holds two
-    /// elements per scale, low nibble first). Element values are two's complement.
-    pub fn pack_scale_rows(&self, scales: &[u8]) -> Vec<Vec<i64>> {
-        let (w, cols) = (self.bits as usize, scales.len());
-        let t = IntType::new(true, self.bits);
-        (0..self.scale_rows() as usize)
-            .map(|r| {
-                (0..cols)
-                    .map(|e| {
-                        let bit = (r * cols + e) * w;
-                        let v = (scales[bit / 8] >> (bit % 8)) & ((1u16 << w) - 1) as u8;
-                        crate::interp::wrap(i64::from(v), t)
-                    })
-                    .collect()
-            })
-            .collect()
-    }
-    /// The inverse of `pack_scale_rows`: `rows` are the scale rows, in order.
-    pub fn unpack_scale_rows(&self, rows: &[&[i64]]) -> Vec<u8> {
-        let w = self.bits as usize;
-        let cols = rows[0].len();
-        (0..cols)
-            .map(|c| {
-                (0..SCALE_BITS as usize / w).fold(0u8, |b, k| {
-                    let e = c * SCALE_BITS as usize / w + k;
-                    let v = (rows[e / cols][e % cols] as u8) & ((1u16 << w) - 1) as u8;
-                    b | v << (k * w)
-                })
-            })
-            .collect()
-    }
-    pub fn numeric(&self) -> crate::numeric::mx::MxInt {
-        crate::numeric::mx::MxInt {
-            name: self.element,
-            bits: self.bits,
-            frac: self.frac,
-        }
-    }
-}
-
-/// Width of an E8M0 scale.
-pub const SCALE_BITS: u32 = 8;
-
-/// Element types. With `mx` set, input, weight and output hold the MX element codes (signed
-/// integers of `mx.bits`), every input and output row carries one E8M0 scale, and the
-/// accumulator holds FP32 bit patterns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Datatypes {
-    pub input: IntType,
-    pub weight: IntType,
-    pub accumulator: IntType,
-    pub output: IntType,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mx: Option<MxFormat>,
-    /// Floating-point elements (FP8 E4M3/E5M2, BF16): input, weight and output hold the
-    /// codes (unsigned integers of the format's width), the accumulator FP32 bit patterns.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fp: Option<crate::numeric::MiniFloat>,
-    /// Multi-precision (with `mx`): the array also runs integer layers (elements of the MX
-    /// element width, int32 accumulation); each instruction selects the integer or the MX
-    /// path. Input and output rows have room for the scale; integer rows leave it out in
-    /// external memory.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub multi_precision: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -182,55 +145,40 @@ pub struct Unit {
 }
 
 impl Unit {
-    /// Bits of the block scale carried by an input or output row (0 without MX).
+    /// Bits of the block-scale slot of an input or output row (0 without MX).
     pub fn scale_bits(&self) -> u32 {
-        if self.datatype.mx.is_some() {
-            SCALE_BITS
-        } else {
-            0
-        }
+        self.datatype.row_scale_bits()
     }
     /// Bits of the elements of an input row.
     pub fn input_elem_bits(&self) -> u32 {
-        self.cpf * self.datatype.input.bits
+        self.cpf * self.datatype.input_type().bits
     }
     /// Bits of the elements of an output row.
     pub fn output_elem_bits(&self) -> u32 {
-        self.kpf * self.datatype.output.bits
+        self.kpf * self.datatype.output_type().bits
     }
     /// Width of an input-buffer row: the elements, then (MX) the block scale.
     pub fn input_row_bits(&self) -> u32 {
         self.input_elem_bits() + self.scale_bits()
     }
     pub fn weight_row_bits(&self) -> u32 {
-        self.kpf * self.datatype.weight.bits
+        self.kpf * self.datatype.weight_type().bits
     }
     pub fn acc_row_bits(&self) -> u32 {
-        self.kpf * self.datatype.accumulator.bits
+        self.kpf * self.datatype.acc_type().bits
     }
     /// Width of an output-buffer row: the elements, then (MX) the block scale.
     pub fn output_row_bits(&self) -> u32 {
         self.output_elem_bits() + self.scale_bits()
     }
-    /// Memory beats of a row of `bits`: the elements fill whole beats and an MX scale takes
-    /// one more beat of its own.
-    pub fn row_beats(bits: u32, mem_w: u32) -> u32 {
-        bits.div_ceil(mem_w)
-    }
     /// Rows of a weight tile: cpf element rows, then (MX) the rows of the kpf column scales.
     /// The largest tile of the design; see `layer_tile_rows`.
     pub fn weight_tile_rows(&self) -> u32 {
-        self.layer_tile_rows(true)
+        self.cpf + self.datatype.weight_scale_rows()
     }
-    /// Rows of a weight tile of a layer that runs in MX (`mx_layer`) or, in a
-    /// multi-precision design, on the integer path (no scale rows).
-    pub fn layer_tile_rows(&self, mx_layer: bool) -> u32 {
-        self.cpf
-            + self
-                .datatype
-                .mx
-                .filter(|_| mx_layer)
-                .map_or(0, |m| m.scale_rows())
+    /// Rows of a weight tile of a layer that runs in precision `prec` (an index).
+    pub fn layer_tile_rows(&self, prec: usize) -> u32 {
+        self.cpf + self.datatype.get(prec).weight_scale_rows()
     }
     /// Accumulator addresses: one bank, or two when double-buffered.
     pub fn acc_banks(&self) -> u32 {
@@ -282,28 +230,10 @@ impl Design {
         v
     }
 
-    /// The floating-point element format when the design computes in FP8/BF16.
-    pub fn fp(&self) -> Option<crate::numeric::MiniFloat> {
-        self.branches
-            .iter()
-            .flat_map(|b| b.units.iter())
-            .find_map(|u| u.datatype.fp)
-    }
-
-    /// The MX format when the design computes in MX (validation makes it design-wide).
-    pub fn mx(&self) -> Option<MxFormat> {
-        self.branches
-            .iter()
-            .flat_map(|b| b.units.iter())
-            .find_map(|u| u.datatype.mx)
-    }
-
-    /// True when the design runs both integer and MX layers (validation makes it design-wide).
-    pub fn multi_precision(&self) -> bool {
-        self.branches
-            .iter()
-            .flat_map(|b| b.units.iter())
-            .any(|u| u.datatype.multi_precision)
+    /// The datapath of the design's units (validation gives every unit the same family,
+    /// so they share their RTL leaves).
+    pub fn datatypes(&self) -> &Datatypes {
+        &self.branches[0].units[0].datatype
     }
 
     /// 64-bit FNV-1a hash of everything that shapes the hardware (not the name or path).
@@ -335,37 +265,4 @@ pub fn clog2(x: u64) -> u32 {
         n += 1;
     }
     n.max(1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scale_rows_by_hand() {
-        let mx4 = MxFormat {
-            element: "mxint4",
-            bits: 4,
-            frac: 2,
-            block_size: 32,
-        };
-        // Four columns: two rows of four 4-bit elements; scale c is byte c, low nibble first.
-        let rows = mx4.pack_scale_rows(&[0x12, 0x34, 0xf0, 0x7f]);
-        assert_eq!(rows, vec![vec![2, 1, 4, 3], vec![0, -1, -1, 7]]);
-        let refs: Vec<&[i64]> = rows.iter().map(Vec::as_slice).collect();
-        assert_eq!(mx4.unpack_scale_rows(&refs), vec![0x12, 0x34, 0xf0, 0x7f]);
-        let mx8 = MxFormat {
-            element: "mxint8",
-            bits: 8,
-            frac: 6,
-            block_size: 32,
-        };
-        let rows = mx8.pack_scale_rows(&[127, 200]);
-        assert_eq!(rows, vec![vec![127, -56]]);
-        assert_eq!(mx8.unpack_scale_rows(&[&rows[0]]), vec![127, 200]);
-        assert_eq!(
-            (mx4.scale_rows(), mx8.scale_rows(), mx8.psum_bits()),
-            (2, 1, 21)
-        );
-    }
 }

@@ -1,5 +1,24 @@
 //! hwgen: a generator of DNN accelerators. A TOML parameter file becomes a validated
-//! [`design::Design`], which becomes lint-clean Verilog through askama templates.
+//! [`design::Design`], which becomes lint-clean Verilog through askama templates; a model
+//! becomes the instruction and data memories of that Design.
+//!
+//! # Layers
+//!
+//! Each module uses only the modules of the tiers below it (`tests/structure.rs` checks
+//! every `crate::` path against this table):
+//!
+//! | tier | modules | what |
+//! |---|---|---|
+//! | 0 | `numeric`, `isa`, `names`, `filemap`, `location` | number formats and datapaths; the one ISA definition; Verilog names; atomic output; line and column of errors |
+//! | 1 | `design` | the resolved, validated Design |
+//! | 2 | `config`, `model`, `rtl`, `interp` | parameter file -> Design; model file -> layers; Design -> Verilog; the ISA-level machine |
+//! | 3 | `golden` | reference semantics of a model |
+//! | 4 | `compiler` | model -> program for a Design |
+//! | 5 | `verify` | expected results (golden model) and the bit-exact comparison |
+//! | 6 | `sim` | Verilator runs of emitted RTL against the expected results |
+//!
+//! The `hwgen` binary (`src/main.rs`, one file per subcommand under `src/cmd/`) sits above
+//! all of them.
 
 pub mod compiler;
 pub mod config;
@@ -8,7 +27,10 @@ pub mod filemap;
 pub mod golden;
 pub mod interp;
 pub mod isa;
+pub mod location;
 pub mod model;
+pub mod names;
 pub mod numeric;
 pub mod rtl;
 pub mod sim;
+pub mod verify;

@@ -6,34 +6,25 @@ use hwgen::compiler::passes::encode::read_tensor;
 use hwgen::interp::Engine;
 use std::path::Path;
 
+/// Compile a model for a config and run it on the ISA interpreter: the output region must be
+/// the golden model's (`hwgen::verify::compare`, keyed on the output's format), and not
+/// constant.
 pub fn check(config: &str, model_src: &str) -> hwgen::compiler::Program {
     let design = hwgen::config::load(Path::new(config)).unwrap();
     let model = hwgen::model::parse_str(model_src, "test.toml", Path::new("."))
         .unwrap_or_else(|e| panic!("{e}"));
     let program = hwgen::compiler::compile(&design, &model).unwrap_or_else(|e| panic!("{e}"));
-    let mut mem = program.dmem.clone();
-    let mut engine = Engine::new(&design, &design.branches[0].units[0]);
-    engine
-        .run(&program.instrs, &mut mem)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let got = read_tensor(&mem, &program.output, model.act_type);
-    let golden = hwgen::golden::run(&model, design.branches[0].units[0].datatype.accumulator);
-    let want = &golden[&model.layers.last().unwrap().name];
-    assert_eq!(got.shape(), want.shape());
-    let diffs = got
-        .data
-        .iter()
-        .zip(&want.data)
-        .filter(|(a, b)| a != b)
-        .count();
-    assert_eq!(
-        diffs,
-        0,
-        "{diffs} of {} values differ; first: {:?}",
-        got.data.len(),
-        got.data.iter().zip(&want.data).position(|(a, b)| a != b)
+    let expected = hwgen::verify::expected(&design, &model, &program);
+    let mem = hwgen::verify::interpret(&design, &program).unwrap_or_else(|e| panic!("{e}"));
+    let c = hwgen::verify::compare(&program, &expected, &mem);
+    assert!(
+        c.matched(),
+        "{} {} of the output differ from the golden model",
+        c.differing,
+        c.unit
     );
     // Guard against a degenerate test: the output must not be constant.
+    let want = read_tensor(&expected, &program.output);
     assert!(
         want.data.iter().any(|v| *v != want.data[0]),
         "constant output"
@@ -196,7 +187,7 @@ requant = { multiplier = 90, shift = 13 }
     let tiles = p
         .instrs
         .iter()
-        .filter(|i| i.opcode == hwgen::isa::Opcode::Store)
+        .filter(|i| i.opcode() == hwgen::isa::Opcode::Store)
         .count();
     assert_eq!(
         tiles, 24,
@@ -320,32 +311,6 @@ stride = 2
     assert_eq!(g.nodes[0].name, "pool");
 }
 
-/// An MX program on the interpreter leaves exactly the golden model's output region (element
-/// codes and block scales) in memory.
-fn check_mx(config: &str, model_src: &str) -> hwgen::compiler::Program {
-    let design = hwgen::config::load(Path::new(config)).unwrap();
-    let model = hwgen::model::parse_str(model_src, "test.toml", Path::new("."))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let program = hwgen::compiler::compile(&design, &model).unwrap_or_else(|e| panic!("{e}"));
-    let mut mem = program.dmem.clone();
-    let mut engine = Engine::new(&design, &design.branches[0].units[0]);
-    engine
-        .run(&program.instrs, &mut mem)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let range = program.output_range();
-    let mut distinct = std::collections::HashSet::new();
-    for beat in range.clone() {
-        let (got, want) = (
-            mem.beat_hex(beat as usize),
-            program.expected.beat_hex(beat as usize),
-        );
-        assert_eq!(got, want, "output beat {beat} of {range:?}");
-        distinct.insert(want);
-    }
-    assert!(distinct.len() > 4, "degenerate output");
-    program
-}
-
 /// Two MX convolutions over a 6x7x64 input: 3x3 with padding and ReLU to 96 channels, then
 /// 3x3 with stride 2 to 64.
 fn mx_convs(ty: &str, seed: u64) -> String {
@@ -374,13 +339,13 @@ out_channels = 64
 
 #[test]
 fn mx_conv3x3_relu_then_stride2() {
-    check_mx("configs/32x32_mxint8.toml", &mx_convs("mxint8", 11));
+    check("configs/32x32_mxint8.toml", &mx_convs("mxint8", 11));
 }
 
 #[test]
 fn mx_matmul_and_fc() {
     // A 37 x 128 x 96 matmul (1x1 convolution over 37 rows), then a fully-connected layer.
-    check_mx(
+    check(
         "configs/32x32_mxint8.toml",
         r#"
 type = "mxint8"
@@ -394,7 +359,7 @@ kernel = 1
 out_channels = 96
 "#,
     );
-    check_mx(
+    check(
         "configs/32x32_mxint8.toml",
         r#"
 type = "mxint8"
@@ -456,24 +421,30 @@ fn mx_fp32_accumulation_order_matches_the_golden_model() {
     // equal the golden model's bit for bit.
     let (model, program, engine, mem) =
         wide_range_conv("configs/32x32_mxint8.toml", "mxint8", 96, 32, 32, 21);
-    let mx = model.mx.as_ref().unwrap();
-    let x = hwgen::golden::MxTensor {
-        t: model.input.clone(),
-        scales: mx.input_scales.clone(),
-    };
-    let layer = &model.layers[0];
-    let want = hwgen::golden::mx_conv_accumulate(&x, layer, &mx.weight_scales["conv"], mx.format);
+    let want = hwgen::golden::conv_accumulate(&model.input, &model.layers[0], 32);
     // (Summing taps outermost instead makes this comparison fail.)
     for p in 0..25 {
         let got: Vec<u32> = engine.acc[p].iter().map(|v| *v as u32).collect();
-        assert_eq!(got, want[p * 32..(p + 1) * 32], "pixel {p}");
+        let want: Vec<u32> = want[p * 32..(p + 1) * 32]
+            .iter()
+            .map(|v| *v as u32)
+            .collect();
+        assert_eq!(got, want, "pixel {p}");
     }
-    for beat in program.output_range() {
-        assert_eq!(
-            mem.beat_hex(beat as usize),
-            program.expected.beat_hex(beat as usize)
-        );
-    }
+    assert_matches_golden(&model, &program, &mem, "configs/32x32_mxint8.toml");
+}
+
+/// The program's output region in `mem` equals the golden model's.
+fn assert_matches_golden(
+    model: &hwgen::model::Model,
+    program: &hwgen::compiler::Program,
+    mem: &hwgen::interp::Memory,
+    config: &str,
+) {
+    let design = hwgen::config::load(Path::new(config)).unwrap();
+    let expected = hwgen::verify::expected(&design, model, program);
+    let c = hwgen::verify::compare(program, &expected, mem);
+    assert!(c.matched(), "{} {} differ", c.differing, c.unit);
 }
 
 #[test]
@@ -505,19 +476,7 @@ stride = 2
 out_channels = 20
 "#
         );
-        let design = hwgen::config::load(Path::new(config)).unwrap();
-        let model = hwgen::model::parse_str(&src, "test.toml", Path::new(".")).unwrap();
-        let program = hwgen::compiler::compile(&design, &model).unwrap_or_else(|e| panic!("{e}"));
-        let mut mem = program.dmem.clone();
-        let mut engine = Engine::new(&design, &design.branches[0].units[0]);
-        engine.run(&program.instrs, &mut mem).unwrap();
-        let got = read_tensor(&mem, &program.output, model.act_type);
-        let want = &hwgen::golden::run_fp(&model, 16)["conv2"];
-        assert_eq!(&got, want, "{ty}");
-        assert!(
-            want.data.iter().filter(|v| **v != want.data[0]).count() > 100,
-            "{ty}: degenerate"
-        );
+        check(config, &src);
     }
 }
 
@@ -530,19 +489,21 @@ fn bf16_fp32_accumulation_order_matches_the_golden_model() {
     // this fail).
     let (model, program, engine, mem) =
         wide_range_conv("configs/16x16_bf16.toml", "bf16", 40, 16, 1, 31);
-    let want =
-        hwgen::golden::fp_conv_accumulate(&model.input, &model.layers[0], hwgen::numeric::BF16, 16);
+    let want = hwgen::golden::conv_accumulate(&model.input, &model.layers[0], 16);
     for p in 0..25 {
         let got: Vec<u32> = engine.acc[p].iter().map(|v| *v as u32).collect();
-        assert_eq!(got, want[p * 16..(p + 1) * 16], "pixel {p}");
+        let want: Vec<u32> = want[p * 16..(p + 1) * 16]
+            .iter()
+            .map(|v| *v as u32)
+            .collect();
+        assert_eq!(got, want, "pixel {p}");
     }
-    let got = read_tensor(&mem, &program.output, model.act_type);
-    assert_eq!(got, hwgen::golden::run_fp(&model, 16)["conv"]);
+    assert_matches_golden(&model, &program, &mem, "configs/16x16_bf16.toml");
 }
 
 #[test]
 fn mxint4_convolutions() {
-    check_mx("configs/32x32_mxint4.toml", &mx_convs("mxint4", 41));
+    check("configs/32x32_mxint4.toml", &mx_convs("mxint4", 41));
 }
 
 /// Mixed precision on the multi-precision design, both directions: int8 -> MXINT8 (an int8
@@ -586,7 +547,7 @@ name = "pool"
 op = "maxpool"
 kernel = 2
 "#;
-    check_mx("configs/16x16_int8_mxint8.toml", int_first);
+    check("configs/16x16_int8_mxint8.toml", int_first);
     let mx_first = r#"
 seed = 12
 type = "mxint8"
@@ -618,7 +579,7 @@ kernel = 1
 out_channels = 32
 activation = "relu"
 "#;
-    check_mx("configs/16x16_int8_mxint8.toml", mx_first);
+    check("configs/16x16_int8_mxint8.toml", mx_first);
 }
 
 /// Regression: a tiled int8 layer feeding a slower, tiled 3x3 layer. The second layer's
@@ -746,7 +707,7 @@ requant = {{ multiplier = 1, shift = 9 }}
 "#,
         npy.display()
     );
-    let program = check_mx("configs/16x16_int8_mxint8.toml", &src);
+    let program = check("configs/16x16_int8_mxint8.toml", &src);
     let types: Vec<(&str, &str)> = program
         .layers
         .iter()
@@ -761,4 +722,38 @@ requant = {{ multiplier = 1, shift = 9 }}
             ("tail", "int8")
         ]
     );
+}
+
+/// Integer input and output types may differ (uint8 in, int16 out): a one-layer model with
+/// `output_type` compiles for such a Design and equals the golden model.
+#[test]
+fn uint8_input_int16_output() {
+    check(
+        "rtl-tests/configs/8x8_uint8_int16.toml",
+        &std::fs::read_to_string("rtl-tests/cases/uint8_to_int16.toml").unwrap(),
+    );
+}
+
+/// A bias is added to the accumulator exactly, over the whole int32 range (it is not cut to
+/// a narrower range): with multiplier 1 and shift 0 a bias of 2^31 - 1 saturates every
+/// output of its channel to 127 and one of -2^31 to -128, whatever the products (here
+/// |acc| <= 8 * 2^7 * 2^7 = 2^17).
+#[test]
+fn int32_biases_are_added_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let bias = [i64::from(i32::MAX), i64::from(i32::MIN), 5, 0, 0, 0, 0, 0];
+    hwgen::model::npy::write_i64(&dir.path().join("b.npy"), &[8], &bias).unwrap();
+    let src = "seed = 4\n[input]\nshape = [3, 3, 8]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\n\
+               kernel = 1\nout_channels = 8\nbias = \"b.npy\"\nrequant = { multiplier = 1, shift = 0 }\n";
+    let design = hwgen::config::load(Path::new("configs/8x8_int8.toml")).unwrap();
+    let model = hwgen::model::parse_str(src, "test.toml", dir.path()).unwrap();
+    let program = hwgen::compiler::compile(&design, &model).unwrap();
+    let expected = hwgen::verify::expected(&design, &model, &program);
+    let mem = hwgen::verify::interpret(&design, &program).unwrap();
+    assert!(hwgen::verify::compare(&program, &expected, &mem).matched());
+    let out = read_tensor(&mem, &program.output);
+    for p in 0..9 {
+        assert_eq!(out.data[p * 8], 127, "pixel {p} channel 0");
+        assert_eq!(out.data[p * 8 + 1], -128, "pixel {p} channel 1");
+    }
 }

@@ -1,7 +1,8 @@
 //! Resolution of parameter files: defaults, per-unit overrides, the engine list and the hash.
 
 use hwgen::config::parse_str;
-use hwgen::design::{IntType, ResetStyle};
+use hwgen::design::ResetStyle;
+use hwgen::numeric::IntType;
 
 #[test]
 fn single_engine_defaults() {
@@ -10,8 +11,8 @@ fn single_engine_defaults() {
     assert_eq!(d.branches.len(), 1);
     let u = &d.branches[0].units[0];
     assert_eq!((u.cpf, u.kpf, u.h), (16, 8, 1));
-    assert_eq!(u.datatype.input, IntType::new(true, 8));
-    assert_eq!(u.datatype.accumulator, IntType::new(true, 32));
+    assert_eq!(u.datatype.input_type(), IntType::new(true, 8));
+    assert_eq!(u.datatype.acc_type(), IntType::new(true, 32));
     assert_eq!(d.reset.style, ResetStyle::Async);
     assert!(d.reset.active_low);
     assert_eq!(d.memory.data_width_bits, 64);
@@ -43,8 +44,8 @@ datatype = { output = "int16" }
     let u = &d.branches[0].units[0];
     assert_eq!(u.buffers.input_depth, 1024);
     assert_eq!(u.buffers.weight_depth, 128);
-    assert_eq!(u.datatype.input, IntType::new(false, 8));
-    assert_eq!(u.datatype.output, IntType::new(true, 16));
+    assert_eq!(u.datatype.input_type(), IntType::new(false, 8));
+    assert_eq!(u.datatype.output_type(), IntType::new(true, 16));
     assert_eq!(d.cores().len(), 3);
 }
 

@@ -1,12 +1,15 @@
-//! FP8 (E4M3, E5M2) and BF16 conversions against an independent reference: PyPI's
-//! ml_dtypes, through rtl-tests/ref/fp_reference.py (test-only; scripts/test.sh installs
-//! numpy and ml_dtypes). Decoding is checked on every code; encoding on specials, powers of
-//! two and their f32 neighbours, every tie between neighbouring codes, values around the
-//! largest finite value, subnormals, and seeded random f32 bit patterns.
+//! Number formats against independent references, all test-only (scripts/test.sh installs
+//! them in a private venv): FP8 (E4M3, E5M2) and BF16 against PyPI's ml_dtypes
+//! (rtl-tests/ref/fp_reference.py), MXINT8 blocks against gfloat (mx_reference.py), posit8
+//! with es = 0 and 2 against SoftPosit (posit_reference.py). Decoding is checked on every
+//! code; encoding on specials, powers of two and their f32 neighbours, every tie between
+//! neighbouring codes, values around the largest finite value, subnormals, and seeded
+//! random f32 bit patterns.
 
 mod common;
 
 use common::*;
+use hwgen::numeric::posit::{Posit, POSIT8_ES0, POSIT8_ES2};
 use hwgen::numeric::{MiniFloat, BF16, E4M3, E5M2};
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -231,5 +234,109 @@ fn mxint8_blocks_match_gfloat() {
         let (scale, q) = quantize_block(b, MXINT8);
         assert_eq!(i32::from(scale), want[0], "scale of {b:?}");
         assert_eq!(q, want[1..].to_vec(), "elements of {b:?}");
+    }
+}
+
+fn have_softposit() -> bool {
+    let ok = Command::new(python())
+        .args(["-c", "import softposit"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok && std::env::var(hwgen::sim::verilator::REQUIRE_ENV).as_deref() == Ok("1") {
+        panic!("python with softposit is required (scripts/test.sh installs it)");
+    }
+    if !ok {
+        eprintln!("skipped posit reference tests: python3 -m pip install softposit");
+    }
+    ok
+}
+
+fn posit_reference(mode: &str, p: &Posit, input: &str) -> Vec<String> {
+    run_reference("posit_reference.py", &[mode, &p.es.to_string()], input)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every code of posit8 with es = 0 and es = 2 decodes to SoftPosit's value (NaR: NaN).
+#[test]
+fn posit8_decodes_every_code_like_softposit() {
+    if !have_softposit() {
+        return;
+    }
+    for p in [POSIT8_ES0, POSIT8_ES2] {
+        let want = posit_reference("decode", &p, "");
+        assert_eq!(want.len(), 256);
+        for (code, w) in want.iter().enumerate() {
+            let got = p.decode(code as u32);
+            let got = if got.is_nan() {
+                "nar".to_string()
+            } else {
+                format!("{:016x}", got.to_bits())
+            };
+            assert_eq!(&got, w, "posit8 es={} code {code:#04x}", p.es);
+        }
+    }
+}
+
+/// Encoding agrees with SoftPosit on specials, both ends of the range, every power of two
+/// from 2^-60 to 2^60 and its f32 neighbours, every rounding tie on the bit string (from
+/// SoftPosit's 9-bit decode) and one ulp either side, and seeded random f32 bit patterns.
+#[test]
+fn posit8_encodes_like_softposit() {
+    if !have_softposit() {
+        return;
+    }
+    for p in [POSIT8_ES0, POSIT8_ES2] {
+        let mut inputs: Vec<f32> = vec![
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MIN_POSITIVE,
+            f32::from_bits(1),
+            f32::MAX,
+            -f32::MAX,
+        ];
+        let nudge = |v: f32, d: i32| f32::from_bits((v.to_bits() as i32 + d).max(0) as u32);
+        for e in -60..=60 {
+            for d in [-2, -1, 0, 1, 2] {
+                let v = nudge(2f32.powi(e), d);
+                inputs.extend([v, -v]);
+            }
+        }
+        let ties = posit_reference("ties", &p, "");
+        assert_eq!(ties.len(), 126);
+        for (i, t) in ties.iter().enumerate() {
+            let c = i as u32 + 1;
+            let tie = f64::from_bits(u64::from_str_radix(t, 16).unwrap());
+            assert!(p.decode(c) < tie && tie < p.decode(c + 1), "tie {c:#x}");
+            for d in [-1, 0, 1] {
+                let v = nudge(tie as f32, d);
+                inputs.extend([v, -v]);
+            }
+        }
+        let mut rng = Rng::new(8);
+        for _ in 0..20000 {
+            inputs.push(f32::from_bits(rng.next() as u32));
+        }
+        let text: String = inputs
+            .iter()
+            .map(|x| format!("{:08x}\n", x.to_bits()))
+            .collect();
+        let want = posit_reference("encode", &p, &text);
+        assert_eq!(want.len(), inputs.len());
+        for (x, w) in inputs.iter().zip(&want) {
+            let got = p.encode(f64::from(*x));
+            let w = u32::from_str_radix(w, 16).unwrap();
+            assert_eq!(
+                got,
+                w,
+                "posit8 es={}: encode({x:e} = {:#010x}) = {got:#04x}, SoftPosit {w:#04x}",
+                p.es,
+                x.to_bits()
+            );
+        }
     }
 }

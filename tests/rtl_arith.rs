@@ -8,8 +8,9 @@
 mod common;
 
 use common::*;
-use hwgen::numeric::fp32;
-use hwgen::numeric::mx::{MxInt, MXINT4, MXINT8};
+use hwgen::numeric::mx::{self, MxInt, MXINT4, MXINT8};
+use hwgen::numeric::posit::{self, Posit, POSIT8_ES0, POSIT8_ES2};
+use hwgen::numeric::{fp32, int, minifloat, IntType, PostOps, Requant};
 use hwgen::sim::verilator::{run, Model};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -219,7 +220,7 @@ fn check(name: &str, t: MxInt, block_size: u32, n_add_max: usize, seed: u64) {
     let values = read("dequant_out.hex");
     assert_eq!(values.len(), dequants.len(), "{name}: dequant result count");
     for (&(p, sa, sb), &got) in dequants.iter().zip(&values) {
-        let want = fp32::mx_dequant(p, sa, sb, t);
+        let want = mx::dequant(p, sa, sb, t);
         assert_eq!(
             got, want,
             "{name}: dequant psum {p} scales {sa:#04x} {sb:#04x}: rtl {got:08x}, contract {want:08x}"
@@ -247,41 +248,43 @@ fn arithmetic_blocks_lint_clean() {
     if !have_tool("verilator", "arithmetic_blocks_lint_clean") {
         return;
     }
+    let mini = |e: u32, m: u32, b: u32, i: u32| {
+        vec![
+            format!("-GEXP_W={e}"),
+            format!("-GMAN_W={m}"),
+            format!("-GBIAS={b}"),
+            format!("-GIEEE={i}"),
+        ]
+    };
+    let strs = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     for (top, params) in [
         ("hwgen_fp32_add", vec![]),
-        ("hwgen_mx_dequant", vec!["-GPSUM_W=21", "-GFRAC=6"]),
-        ("hwgen_mx_dequant", vec!["-GPSUM_W=13", "-GFRAC=2"]),
-        ("hwgen_mx_dequant", vec!["-GPSUM_W=23", "-GFRAC=6"]),
+        ("hwgen_mx_dequant", strs(&["-GPSUM_W=21", "-GFRAC=6"])),
+        ("hwgen_mx_dequant", strs(&["-GPSUM_W=13", "-GFRAC=2"])),
+        ("hwgen_mx_dequant", strs(&["-GPSUM_W=23", "-GFRAC=6"])),
         (
             "hwgen_mx_quantize",
-            vec!["-GCOLS=32", "-GOUT_W=8", "-GFRAC=6"],
+            strs(&["-GKPF=32", "-GOUTPUT_W=8", "-GFRAC=6"]),
         ),
+        ("hwgen_fp_mul", strs(&["-GUSIG_W=4", "-GUEXP_W=10"])),
+        ("hwgen_fp_mul", strs(&["-GUSIG_W=8", "-GUEXP_W=10"])),
+        ("hwgen_unpack_mini", mini(4, 3, 7, 0)),
+        ("hwgen_unpack_mini", mini(5, 2, 15, 1)),
+        ("hwgen_unpack_mini", mini(8, 7, 127, 1)),
+        ("hwgen_fp32_to_mini", mini(4, 3, 7, 0)),
+        ("hwgen_fp32_to_mini", mini(5, 2, 15, 1)),
+        ("hwgen_fp32_to_mini", mini(8, 7, 127, 1)),
+        ("hwgen_unpack_posit", strs(&["-GN=8", "-GES=0"])),
+        ("hwgen_unpack_posit", strs(&["-GN=8", "-GES=2"])),
+        ("hwgen_fp32_to_posit", strs(&["-GN=8", "-GES=0"])),
+        ("hwgen_fp32_to_posit", strs(&["-GN=8", "-GES=2"])),
+        ("hwgen_fp32_to_int", strs(&["-GOUTPUT_W=8", "-GFRAC=6"])),
+        ("hwgen_fp32_to_int", strs(&["-GOUTPUT_W=4", "-GFRAC=2"])),
+        ("hwgen_vector_lane", strs(&["-GACC_W=32", "-GOUTPUT_W=8"])),
         (
-            "hwgen_fp_mul",
-            vec!["-GEXP_W=4", "-GMAN_W=3", "-GBIAS=7", "-GIEEE=0"],
+            "hwgen_vector_lane",
+            strs(&["-GACC_W=16", "-GOUTPUT_W=4", "-GOUTPUT_SIGNED=0"]),
         ),
-        (
-            "hwgen_fp_mul",
-            vec!["-GEXP_W=5", "-GMAN_W=2", "-GBIAS=15", "-GIEEE=1"],
-        ),
-        (
-            "hwgen_fp_mul",
-            vec!["-GEXP_W=8", "-GMAN_W=7", "-GBIAS=127", "-GIEEE=1"],
-        ),
-        (
-            "hwgen_fp32_to_mini",
-            vec!["-GEXP_W=4", "-GMAN_W=3", "-GBIAS=7", "-GIEEE=0"],
-        ),
-        (
-            "hwgen_fp32_to_mini",
-            vec!["-GEXP_W=5", "-GMAN_W=2", "-GBIAS=15", "-GIEEE=1"],
-        ),
-        (
-            "hwgen_fp32_to_mini",
-            vec!["-GEXP_W=8", "-GMAN_W=7", "-GBIAS=127", "-GIEEE=1"],
-        ),
-        ("hwgen_fp32_to_int", vec!["-GOUT_W=8", "-GFRAC=6"]),
-        ("hwgen_fp32_to_int", vec!["-GOUT_W=4", "-GFRAC=2"]),
     ] {
         let file = block(&format!("{top}.v"));
         let out = std::process::Command::new("verilator")
@@ -307,8 +310,12 @@ fn arithmetic_blocks_lint_clean() {
         .arg(block("hwgen_mx_dequant.v"))
         .arg(block("hwgen_mx_quantize.v"))
         .arg(block("hwgen_fp_mul.v"))
+        .arg(block("hwgen_unpack_mini.v"))
         .arg(block("hwgen_fp32_to_mini.v"))
+        .arg(block("hwgen_unpack_posit.v"))
+        .arg(block("hwgen_fp32_to_posit.v"))
         .arg(block("hwgen_fp32_to_int.v"))
+        .arg(block("hwgen_vector_lane.v"))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stderr);
@@ -320,34 +327,115 @@ fn arithmetic_blocks_lint_clean() {
     );
 }
 
-/// `hwgen_fp_mul` and `hwgen_fp32_to_mini` for one format: every pair of codes (FP8; random
-/// pairs and every special for BF16) multiplied, and FP32 values around every code, every
-/// tie between neighbours, the format's limits and random bit patterns converted, against
-/// `numeric::fp32::mini_mul` / `to_mini` (the host's IEEE arithmetic and the conversions
-/// checked against ml_dtypes).
-fn check_format(name: &str, f: hwgen::numeric::MiniFloat, seed: u64) {
+/// A float-like format whose decoder, multiplier and encoder are under test.
+#[derive(Clone, Copy)]
+enum Under {
+    Mini(hwgen::numeric::MiniFloat),
+    Posit(Posit),
+}
+
+impl Under {
+    fn bits(&self) -> u32 {
+        match self {
+            Under::Mini(f) => f.bits(),
+            Under::Posit(p) => p.bits,
+        }
+    }
+    fn decode(&self, code: u32) -> f64 {
+        match self {
+            Under::Mini(f) => f.decode(code),
+            Under::Posit(p) => p.decode(code),
+        }
+    }
+    /// The contract's product and conversion (`numeric`: the host's IEEE arithmetic and
+    /// conversions checked against ml_dtypes and SoftPosit).
+    fn mul(&self, a: u32, b: u32) -> u32 {
+        match self {
+            Under::Mini(f) => minifloat::mul(a, b, *f),
+            Under::Posit(p) => posit::mul(a, b, *p),
+        }
+    }
+    fn to_code(self, v: u32) -> u32 {
+        match self {
+            Under::Mini(f) => minifloat::to_code(v, f),
+            Under::Posit(p) => posit::to_code(v, p),
+        }
+    }
+    /// The values where rounding turns from one code to the next: the midpoints of
+    /// neighbouring minifloats, and for posits the values of the strings one bit longer
+    /// that end in 1 (rounding is on the encoding).
+    fn ties(&self) -> Vec<f64> {
+        let codes = 1u32 << self.bits().min(16);
+        match self {
+            Under::Mini(f) => (0..codes)
+                .filter_map(|c| {
+                    let (v, next) = (f.decode(c), f.decode(c + 1));
+                    (v.is_finite() && next.is_finite() && next.abs() > v.abs())
+                        .then_some((v + next) / 2.0)
+                })
+                .collect(),
+            Under::Posit(p) => {
+                let longer = Posit {
+                    bits: p.bits + 1,
+                    es: p.es,
+                };
+                (0..codes)
+                    .map(|c| longer.decode((c << 1) | 1))
+                    .filter(|v| v.is_finite())
+                    .collect()
+            }
+        }
+    }
+    fn model(&self) -> Model {
+        let (params, defines) = match self {
+            Under::Mini(f) => (
+                vec![
+                    ("EXP_W".into(), f.exp_bits.to_string()),
+                    ("MAN_W".into(), f.man_bits.to_string()),
+                    ("BIAS".into(), f.bias.to_string()),
+                    ("IEEE".into(), u8::from(f.ieee_specials).to_string()),
+                ],
+                vec![],
+            ),
+            Under::Posit(p) => (
+                vec![
+                    ("N".into(), p.bits.to_string()),
+                    ("ES".into(), p.es.to_string()),
+                ],
+                vec!["HWGEN_POSIT".to_string()],
+            ),
+        };
+        let (decode, encode) = match self {
+            Under::Mini(_) => ("hwgen_unpack_mini.v", "hwgen_fp32_to_mini.v"),
+            Under::Posit(_) => ("hwgen_unpack_posit.v", "hwgen_fp32_to_posit.v"),
+        };
+        Model {
+            top: "tb".into(),
+            sources: vec![
+                block(decode),
+                block("hwgen_fp_mul.v"),
+                block(encode),
+                testbench("tb_float_formats.v"),
+            ],
+            include_dirs: vec![],
+            harness: testbench("sim_main.cpp"),
+            params,
+            trace: false,
+            defines,
+        }
+    }
+}
+
+/// A format's decoder with `hwgen_fp_mul`, and its encoder: every pair of codes (8-bit
+/// formats; random pairs and every special for BF16) multiplied, and FP32 values around
+/// every code, every rounding boundary, the format's limits and random bit patterns
+/// converted, against the contract (`numeric`).
+fn check_format(name: &str, f: Under, seed: u64) {
     if !have_tool("verilator", name) {
         return;
     }
-    let model = Model {
-        top: "tb".into(),
-        sources: vec![
-            block("hwgen_fp_mul.v"),
-            block("hwgen_fp32_to_mini.v"),
-            testbench("tb_fp_formats.v"),
-        ],
-        include_dirs: vec![],
-        harness: testbench("sim_main.cpp"),
-        params: vec![
-            ("EXP_W".into(), f.exp_bits.to_string()),
-            ("MAN_W".into(), f.man_bits.to_string()),
-            ("BIAS".into(), f.bias.to_string()),
-            ("IEEE".into(), u8::from(f.ieee_specials).to_string()),
-        ],
-        trace: false,
-        defines: vec![],
-    };
-    let exe = model
+    let exe = f
+        .model()
         .build(&sim_cache())
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut rng = Rng::new(seed);
@@ -375,18 +463,19 @@ fn check_format(name: &str, f: hwgen::numeric::MiniFloat, seed: u64) {
         }
     }
     let mut convs: Vec<u32> = Vec::new();
+    // A value and its FP32 neighbours (negative codes and ties give the negative side).
+    let around = |x: f64, convs: &mut Vec<u32>| {
+        let bits = (x as f32).to_bits();
+        convs.extend([bits, bits.wrapping_add(1), bits.wrapping_sub(1)]);
+    };
     for code in 0..codes.min(1 << 16) {
         let v = f.decode(code);
         if v.is_finite() {
-            let x = v as f32;
-            let bits = x.to_bits();
-            convs.extend([bits, bits.wrapping_add(1), bits.wrapping_sub(1)]);
-            // The tie with the next code up.
-            let next = f.decode(code + 1);
-            if next.is_finite() && next.abs() > v.abs() {
-                convs.push((((v + next) / 2.0) as f32).to_bits());
-            }
+            around(v, &mut convs);
         }
+    }
+    for t in f.ties() {
+        around(t, &mut convs);
     }
     convs.extend([
         0x7f80_0000,
@@ -432,11 +521,11 @@ fn check_format(name: &str, f: hwgen::numeric::MiniFloat, seed: u64) {
     let wrong: Vec<String> = muls
         .iter()
         .zip(&products)
-        .filter(|((a, b), got)| **got != fp32::mini_mul(*a, *b, f))
+        .filter(|((a, b), got)| **got != f.mul(*a, *b))
         .map(|((a, b), got)| {
             format!(
                 "{a:#x} x {b:#x}: rtl {got:08x}, contract {:08x}",
-                fp32::mini_mul(*a, *b, f)
+                f.mul(*a, *b)
             )
         })
         .collect();
@@ -451,13 +540,8 @@ fn check_format(name: &str, f: hwgen::numeric::MiniFloat, seed: u64) {
     let wrong: Vec<String> = convs
         .iter()
         .zip(&got_codes)
-        .filter(|(v, got)| **got != fp32::to_mini(**v, f))
-        .map(|(v, got)| {
-            format!(
-                "{v:08x}: rtl {got:#x}, contract {:#x}",
-                fp32::to_mini(*v, f)
-            )
-        })
+        .filter(|(v, got)| **got != f.to_code(**v))
+        .map(|(v, got)| format!("{v:08x}: rtl {got:#x}, contract {:#x}", f.to_code(*v)))
         .collect();
     assert!(
         wrong.is_empty(),
@@ -468,22 +552,52 @@ fn check_format(name: &str, f: hwgen::numeric::MiniFloat, seed: u64) {
 }
 
 #[test]
+fn posit8_es0_multiply_and_convert() {
+    check_format(
+        "posit8_es0_multiply_and_convert",
+        Under::Posit(POSIT8_ES0),
+        7,
+    );
+}
+
+#[test]
+fn posit8_es2_multiply_and_convert() {
+    check_format(
+        "posit8_es2_multiply_and_convert",
+        Under::Posit(POSIT8_ES2),
+        8,
+    );
+}
+
+#[test]
 fn fp8_e4m3_multiply_and_convert() {
-    check_format("fp8_e4m3_multiply_and_convert", hwgen::numeric::E4M3, 4);
+    check_format(
+        "fp8_e4m3_multiply_and_convert",
+        Under::Mini(hwgen::numeric::E4M3),
+        4,
+    );
 }
 
 #[test]
 fn fp8_e5m2_multiply_and_convert() {
-    check_format("fp8_e5m2_multiply_and_convert", hwgen::numeric::E5M2, 5);
+    check_format(
+        "fp8_e5m2_multiply_and_convert",
+        Under::Mini(hwgen::numeric::E5M2),
+        5,
+    );
 }
 
 #[test]
 fn bf16_multiply_and_convert() {
-    check_format("bf16_multiply_and_convert", hwgen::numeric::BF16, 6);
+    check_format(
+        "bf16_multiply_and_convert",
+        Under::Mini(hwgen::numeric::BF16),
+        6,
+    );
 }
 
 /// `hwgen_fp32_to_int` (the FP32 -> integer conversion of a multi-precision vector unit)
-/// against `numeric::fp32::to_fixed` (host f64 arithmetic and `round_ties_even`) for one
+/// against `numeric::mx::to_fixed` (host f64 arithmetic and `round_ties_even`) for one
 /// element width: for a spread of scale codes, every integer and every tie between
 /// neighbours in and past the range, their f32 neighbours, specials, and random bit
 /// patterns with random scales, with and without ReLU.
@@ -497,7 +611,7 @@ fn check_fixed(name: &str, out_w: u32, frac: u32, seed: u64) {
         include_dirs: vec![],
         harness: testbench("sim_main.cpp"),
         params: vec![
-            ("OUT_W".into(), out_w.to_string()),
+            ("OUTPUT_W".into(), out_w.to_string()),
             ("FRAC".into(), frac.to_string()),
         ],
         trace: false,
@@ -506,10 +620,9 @@ fn check_fixed(name: &str, out_w: u32, frac: u32, seed: u64) {
     let exe = model
         .build(&sim_cache())
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let (lo, hi) = (-(1i64 << (out_w - 1)), (1i64 << (out_w - 1)) - 1);
+    let t = IntType::new(true, out_w);
+    let hi = t.max();
     let mut rng = Rng::new(seed);
-    // The first clock edge records before the first vector is applied: vector 0 is +0, whose
-    // result is the reset value 0.
     let mut vecs: Vec<(u32, u8, bool)> = vec![(0, 127, false)];
     for scale in [
         0u8, 1, 2, 60, 100, 126, 127, 128, 133, 140, 180, 230, 253, 254, 255,
@@ -566,11 +679,11 @@ fn check_fixed(name: &str, out_w: u32, frac: u32, seed: u64) {
     let wrong: Vec<String> = vecs
         .iter()
         .zip(&got)
-        .filter(|((v, s, r), g)| **g != fp32::to_fixed(*v, *s, frac, lo, hi, *r))
+        .filter(|((v, s, r), g)| **g != mx::to_fixed(*v, *s, frac, t, *r))
         .map(|((v, s, r), g)| {
             format!(
                 "{v:08x} scale {s} relu {r}: rtl {g}, contract {}",
-                fp32::to_fixed(*v, *s, frac, lo, hi, *r)
+                mx::to_fixed(*v, *s, frac, t, *r)
             )
         })
         .collect();
@@ -587,4 +700,124 @@ fn check_fixed(name: &str, out_w: u32, frac: u32, seed: u64) {
 fn fp32_to_int8_and_int4_at_fixed_scales() {
     check_fixed("fp32_to_int8_at_fixed_scales", 8, 6, 21);
     check_fixed("fp32_to_int4_at_fixed_scales", 4, 2, 22);
+}
+
+/// `hwgen_vector_lane` against the integer lane of the README (`numeric::int::lane`) on
+/// random accumulator values, biases, multipliers, every shift from 0 to 63 (shifts past
+/// the product's width must round to 0: the rounding constant once overflowed for shifts
+/// from 52 on), zero points, clamps, operands and flags, for int8 and uint8 outputs.
+fn check_lane(name: &str, out: IntType, seed: u64) {
+    if !have_tool("verilator", name) {
+        return;
+    }
+    let model = Model {
+        top: "tb".into(),
+        sources: vec![block("hwgen_vector_lane.v"), testbench("tb_vector_lane.v")],
+        include_dirs: vec![],
+        harness: testbench("sim_main.cpp"),
+        params: vec![
+            ("OUTPUT_W".into(), out.bits.to_string()),
+            ("OUTPUT_SIGNED".into(), u8::from(out.signed).to_string()),
+        ],
+        trace: false,
+        defines: vec![],
+    };
+    let exe = model
+        .build(&sim_cache())
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut rng = Rng::new(seed);
+    // (acc, bias, multiplier, shift, zero_point, clamp_max, operand, flags)
+    let mut vecs: Vec<[i64; 8]> = Vec::new();
+    for shift in 0..64 {
+        // The extremes: the largest sums of either sign, with and without the widest bias
+        // (flag bit 4), times the largest multiplier and times 1.
+        for (acc, bias) in [
+            (i64::from(i32::MIN), -(1 << 20)),
+            (i64::from(i32::MAX), 1 << 20),
+        ] {
+            for flags in [0, 16] {
+                vecs.push([acc, bias, 65535, shift, 0, out.max(), 0, flags]);
+                vecs.push([acc, 0, 1, shift, 0, out.max(), 0, flags]);
+            }
+        }
+        for _ in 0..300 {
+            let wide = rng.range(0, 3) == 0;
+            let acc = if wide {
+                rng.range(i64::from(i32::MIN), i64::from(i32::MAX))
+            } else {
+                rng.range(-3000, 3000)
+            };
+            vecs.push([
+                acc,
+                rng.range(-(1 << 20), 1 << 20),
+                rng.range(0, 65535),
+                shift,
+                rng.range(-40, 40),
+                rng.range(out.min(), out.max()),
+                rng.range(out.min(), out.max()),
+                rng.range(0, 31),
+            ]);
+        }
+    }
+    let hex: String = vecs
+        .iter()
+        .map(|v| {
+            v.iter()
+                .map(|f| format!("{:08x}", *f as u32))
+                .collect::<String>()
+                + "\n"
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("vec.hex"), hex).unwrap();
+    run(
+        &exe,
+        &[
+            format!("+vec={}", dir.path().join("vec.hex").display()),
+            format!("+out={}", dir.path().join("out.hex").display()),
+            format!("+n={}", vecs.len()),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let got: Vec<i64> = std::fs::read_to_string(dir.path().join("out.hex"))
+        .unwrap()
+        .lines()
+        .map(|l| out.wrap(i128::from(i64::from_str_radix(l, 16).unwrap())))
+        .collect();
+    assert_eq!(got.len(), vecs.len());
+    let want = |v: &[i64; 8]| {
+        let flag = |bit: u32| (v[7] >> bit) & 1 == 1;
+        let ops = PostOps {
+            requant: Requant {
+                multiplier: v[2] as u64,
+                shift: v[3] as u32,
+                zero_point: v[4],
+            },
+            relu: flag(3),
+            clamp: flag(0).then_some(v[5]),
+            add: flag(2),
+            pool: flag(1),
+            ..PostOps::default()
+        };
+        int::lane(v[0], flag(4).then_some(v[1]), &ops, v[6], out)
+    };
+    let wrong: Vec<String> = vecs
+        .iter()
+        .zip(&got)
+        .filter(|(v, g)| **g != want(v))
+        .map(|(v, g)| format!("{v:?}: rtl {g}, contract {}", want(v)))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{name}: {} of {} lanes differ: {:?}",
+        wrong.len(),
+        vecs.len(),
+        &wrong[..wrong.len().min(8)]
+    );
+}
+
+#[test]
+fn vector_lane_requantizes_every_shift() {
+    check_lane("vector_lane_int8", IntType::new(true, 8), 31);
+    check_lane("vector_lane_uint8", IntType::new(false, 8), 32);
 }

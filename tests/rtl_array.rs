@@ -41,6 +41,7 @@ fn check_shape(s: &Shape, seeds: &[u64]) {
         top: "tb".into(),
         sources: vec![
             rtl_file("hwgen_delay.v"),
+            rtl_file("hwgen_mac_int.v"),
             rtl_file("hwgen_pe.v"),
             rtl_file("hwgen_systolic_array.v"),
             testbench("tb_systolic_array.v"),
@@ -48,8 +49,8 @@ fn check_shape(s: &Shape, seeds: &[u64]) {
         include_dirs: vec![],
         harness: testbench("sim_main.cpp"),
         params: vec![
-            ("ROWS".into(), s.rows.to_string()),
-            ("COLS".into(), s.cols.to_string()),
+            ("CPF".into(), s.rows.to_string()),
+            ("KPF".into(), s.cols.to_string()),
             ("INPUT_W".into(), s.input_bits.to_string()),
             ("WEIGHT_W".into(), s.weight_bits.to_string()),
             ("INPUT_SIGNED".into(), u8::from(s.input_signed).to_string()),

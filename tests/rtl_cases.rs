@@ -1,100 +1,110 @@
-//! The whole-program cases of rtl-tests/cases.toml: golden model = ISA interpreter = RTL,
-//! bit for bit. Each config is verilated once (cached by Design hash) for all its cases.
+//! The whole-program cases, one test each: a model of `rtl-tests/cases/` compiled for a
+//! shipped config runs on the ISA interpreter and on the generated RTL in Verilator, and
+//! both equal the golden model bit for bit (`common::golden_interpreter_rtl`). Each config
+//! is verilated once for all its cases.
 
 mod common;
 
 use common::*;
-use hwgen::compiler::passes::encode::read_tensor;
-use hwgen::interp::Engine;
-use serde::Deserialize;
 
-#[derive(Deserialize)]
-struct Cases {
-    case: Vec<Case>,
-}
-
-#[derive(Deserialize)]
-struct Case {
-    model: String,
-    config: String,
-    stall_pct: Option<u32>,
-}
-
-#[test]
-fn rtl_cases() {
-    if !have_tool("verilator", "rtl_cases") {
+/// Compile `model` (under `rtl-tests/`) for `config` and check the contract with
+/// `stall_pct` percent of memory back-pressure.
+fn case(model: &str, config: &str, stall_pct: u32) {
+    if !have_tool("verilator", model) {
         return;
     }
-    let cases: Cases =
-        toml::from_str(&std::fs::read_to_string(repo().join("rtl-tests/cases.toml")).unwrap())
-            .unwrap();
-    assert!(cases.case.len() >= 12);
-    for c in &cases.case {
-        let design = hwgen::config::load(&repo().join(&c.config)).unwrap();
-        let model = hwgen::model::load(&repo().join("rtl-tests").join(&c.model))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let program = hwgen::compiler::compile(&design, &model)
-            .unwrap_or_else(|e| panic!("{}: {e}", c.model));
-        let unit = &design.branches[0].units[0];
+    let design = hwgen::config::load(&repo().join(config)).unwrap_or_else(|e| panic!("{e}"));
+    let model_path = repo().join("rtl-tests").join(model);
+    let m = hwgen::model::load(&model_path).unwrap_or_else(|e| panic!("{e}"));
+    let program = hwgen::compiler::compile(&design, &m).unwrap_or_else(|e| panic!("{e}"));
+    let label = format!("{model} on {config}");
+    let r = golden_interpreter_rtl(&label, &design, &m, &program, stall_pct, 1);
+    let unit = &design.branches[0].units[0];
+    let ideal = program.macs.div_ceil(u64::from(unit.cpf * unit.kpf));
+    assert!(
+        r.cycles >= ideal,
+        "{label}: {} cycles is below the ideal {ideal}",
+        r.cycles
+    );
+    eprintln!(
+        "{label}: {} cycles, ideal {ideal}, estimated {}",
+        r.cycles,
+        program.estimated_cycles()
+    );
+}
 
-        // Golden = interpreter.
-        let mut mem = program.dmem.clone();
-        Engine::new(&design, unit)
-            .run(&program.instrs, &mut mem)
-            .unwrap_or_else(|e| panic!("{}: {e}", c.model));
-        let golden = read_tensor(&program.expected, &program.output, model.act_type);
-        if model.tensor_is_mx(&model.layers.last().expect("layers").name) {
-            // Every output beat: elements and block scales (MX channels fill whole tiles).
-            for beat in program.output_range() {
-                assert_eq!(
-                    mem.beat_hex(beat as usize),
-                    program.expected.beat_hex(beat as usize),
-                    "{} on {}: interpreter differs from the golden model at beat {beat}",
-                    c.model,
-                    c.config
-                );
+/// `name: model on config [with stall_pct]` for every case.
+macro_rules! cases {
+    ($($name:ident: $model:literal on $config:literal $(with $stall:literal)?;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                case($model, $config, 0 $(+ $stall)?);
             }
-        } else {
-            // The real channels (a partial last channel tile holds don't-care values).
-            let interp = read_tensor(&mem, &program.output, model.act_type);
-            assert_eq!(
-                interp, golden,
-                "{} on {}: interpreter differs from the golden model",
-                c.model, c.config
-            );
+        )*
+        /// Every model of rtl-tests/cases/ is a case.
+        #[test]
+        fn every_case_model_runs() {
+            let models = [$($model),*];
+            for entry in std::fs::read_dir(repo().join("rtl-tests/cases")).unwrap() {
+                let name = format!("cases/{}", entry.unwrap().file_name().to_string_lossy());
+                assert!(models.contains(&name.as_str()), "{name} is not a case");
+            }
         }
-        assert!(
-            golden.data.iter().any(|v| *v != golden.data[0]),
-            "{}: constant output",
-            c.model
-        );
+    };
+}
 
-        // Interpreter = RTL.
-        let exe = hwgen::sim::run::build(&design, &sim_cache()).unwrap_or_else(|e| panic!("{e}"));
-        let r = hwgen::sim::run::run(&design, &exe, &program, c.stall_pct.unwrap_or(0), 1)
-            .unwrap_or_else(|e| panic!("{} on {}: {e}", c.model, c.config));
-        assert!(
-            r.matched,
-            "{} on {}: {} values differ from the golden model",
-            c.model, c.config, r.mismatches
-        );
-        let ideal = program.macs.div_ceil(u64::from(unit.cpf * unit.kpf));
-        assert!(
-            r.cycles >= ideal,
-            "{}: {} cycles is below the ideal {}",
-            c.model,
-            r.cycles,
-            ideal
-        );
-        eprintln!(
-            "{:<40} {:<24} cycles {:>7} ideal {:>6} estimated {:>7}",
-            c.model,
-            c.config,
-            r.cycles,
-            ideal,
-            program.estimated_cycles()
-        );
-    }
+cases! {
+    // Integer: matmul, 1x1 and 3x3 convolutions with stride 1 and 2 and padding,
+    // depthwise, ReLU and ReLU6, pooling, fusion, upsampling, residual blocks, tiling.
+    matmul_8x8: "cases/matmul_37x53x71.toml" on "configs/8x8_int8.toml";
+    matmul_16x16_stalls: "cases/matmul_37x53x71.toml" on "configs/16x16_int8.toml" with 20;
+    conv1x1_stride1: "cases/conv1x1_stride1.toml" on "configs/8x8_int8.toml";
+    conv1x1_stride2: "cases/conv1x1_stride2.toml" on "configs/16x16_int8.toml";
+    conv3x3_stride1_pad1: "cases/conv3x3_stride1_pad1.toml" on "configs/8x8_int8.toml" with 30;
+    conv3x3_stride2_pad1: "cases/conv3x3_stride2_pad1.toml" on "configs/16x16_int8.toml";
+    depthwise3x3: "cases/depthwise3x3.toml" on "configs/8x8_int8.toml";
+    conv_relu: "cases/conv_relu.toml" on "configs/16x16_int8.toml";
+    maxpool: "cases/maxpool.toml" on "configs/8x8_int8.toml";
+    avgpool: "cases/avgpool.toml" on "configs/16x16_int8.toml";
+    residual_block: "cases/residual_block.toml" on "configs/8x8_int8.toml" with 10;
+    small_resnet: "cases/small_resnet.toml" on "configs/16x16_int8.toml";
+    tiled_every_dimension: "cases/tiled_every_dimension.toml" on "configs/8x8_int8.toml";
+    upsample: "cases/upsample.toml" on "configs/8x8_int8.toml" with 20;
+    conv_relu6: "cases/conv_relu6.toml" on "configs/16x16_int8.toml";
+    conv_maxpool_fused: "cases/conv_maxpool_fused.toml" on "configs/16x16_int8.toml" with 15;
+    // Integer input and output types that differ (uint8 in, int16 out: output_type).
+    uint8_to_int16: "cases/uint8_to_int16.toml" on "rtl-tests/configs/8x8_uint8_int16.toml";
+    // The elastic five-engine design (synchronous active-high reset): the model runs on
+    // engine trunk.stem[0]; the other engines run empty programs.
+    elastic_conv_relu: "cases/conv_relu.toml" on "configs/elastic_3unit_int8.toml";
+    // MXINT8 on the flagship: block sums dequantized and accumulated in FP32, outputs
+    // quantized to MX blocks; every output beat (elements and scales) bit-exact.
+    mx_matmul: "cases/mx_matmul_100x160x224.toml" on "configs/32x32_mxint8.toml" with 20;
+    mx_conv3x3_relu_stride2: "cases/mx_conv3x3_relu_stride2.toml" on "configs/32x32_mxint8.toml";
+    mx_tiled_every_dimension: "cases/mx_tiled_every_dimension.toml" on "configs/32x32_mxint8.toml";
+    // FP8 E4M3, E5M2 and BF16: exact products summed in FP32 down the columns, FP32
+    // accumulation, conversion back to the element format in the vector unit.
+    fp8_conv3x3_relu_stride2: "cases/fp8_conv3x3_relu_stride2.toml" on "configs/16x16_fp8.toml" with 20;
+    fp8_tiled_every_dimension: "cases/fp8_tiled_every_dimension.toml" on "configs/16x16_fp8.toml";
+    bf16_matmul: "cases/bf16_matmul_37x53x71.toml" on "configs/16x16_bf16.toml";
+    bf16_conv3x3_relu_stride2: "cases/bf16_conv3x3_relu_stride2.toml" on "configs/16x16_bf16.toml";
+    fp8_matmul: "cases/fp8_matmul_37x53x71.toml" on "configs/16x16_fp8.toml";
+    fp8_e5m2_matmul_conv: "cases/fp8_e5m2_matmul_conv.toml" on "configs/16x16_fp8_e5m2.toml" with 10;
+    // posit8, es = 2 (the 2022 standard) and es = 0 (SoftPosit's posit8_t): the FP8 datapath
+    // with posit decoding in the PEs and rounding on the posit encoding in the vector unit.
+    posit8_conv3x3_relu_stride2: "cases/posit8_conv3x3_relu_stride2.toml" on "configs/16x16_posit8.toml" with 15;
+    posit8_es0_matmul: "cases/posit8_es0_matmul.toml" on "rtl-tests/configs/8x8_posit8_es0.toml";
+    // MXINT4 (4-bit elements, q / 4; two rows of column scales per weight tile).
+    mxint4_conv3x3_relu_stride2: "cases/mxint4_conv3x3_relu_stride2.toml" on "configs/32x32_mxint4.toml" with 20;
+    mxint4_matmul: "cases/mxint4_matmul_100x160x224.toml" on "configs/32x32_mxint4.toml";
+    // Multi-precision: int8 and MXINT8 layers on one design, chosen per instruction.
+    mixed_sample: "../models/sample_mixed.toml" on "configs/16x16_int8_mxint8.toml" with 20;
+    mixed_mx_first: "cases/mixed_mx_first.toml" on "configs/16x16_int8_mxint8.toml";
+    mixed_tiled_every_dimension: "cases/mixed_tiled_every_dimension.toml" on "configs/16x16_int8_mxint8.toml";
+    mixed_residual_block: "cases/residual_block.toml" on "configs/16x16_int8_mxint8.toml" with 10;
+    mixed_int4_mxint4: "cases/mixed_int4_mxint4.toml" on "configs/32x32_int4_mxint4.toml" with 10;
+    mixed_auto: "cases/mixed_auto.toml" on "configs/16x16_int8_mxint8.toml" with 30;
 }
 
 #[test]
@@ -108,11 +118,12 @@ fn testbench_refuses_a_program_for_another_design() {
     let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
     let model = hwgen::model::load(&repo().join("rtl-tests/cases/conv_relu.toml")).unwrap();
     let mut program = hwgen::compiler::compile(&design, &model).unwrap();
+    let expected = hwgen::verify::expected(&design, &model, &program);
     // A program compiled for the 16x16 design, presented to the 8x8 RTL.
     let other = hwgen::config::load(&repo().join("configs/16x16_int8.toml")).unwrap();
     program.design_hash = other.hash();
-    let exe = hwgen::sim::run::build(&design, &sim_cache()).unwrap();
-    let err = hwgen::sim::run::run(&design, &exe, &program, 0, 1)
+    let exe = accelerator(&design);
+    let err = hwgen::sim::run::run(&design, &exe, &program, &expected, 0, 1)
         .unwrap_err()
         .to_string();
     assert!(
@@ -136,15 +147,22 @@ fn lockstep_agrees_and_names_the_first_differing_instruction() {
     let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
     let model = hwgen::model::load(&repo().join("rtl-tests/cases/residual_block.toml")).unwrap();
     let program = hwgen::compiler::compile(&design, &model).unwrap();
+    let expected = hwgen::verify::expected(&design, &model, &program);
     let exe = hwgen::sim::run::build_with(&design, &sim_cache(), false, true).unwrap();
-    let (r, div) = hwgen::sim::run::lockstep(&design, &exe, &program, 20, 3).unwrap();
+    let (r, div) = hwgen::sim::run::lockstep(&design, &exe, &program, &expected, 20, 3).unwrap();
     assert!(r.matched);
     assert_eq!(div, None, "the RTL diverged from the interpreter");
 
     // Corrupt one matmul result in the RTL's log: the comparator must name that matmul.
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("w.log");
-    hwgen::sim::run::run_full(&design, &exe, &program, 0, 1, None, Some(&log)).unwrap();
+    let opts = hwgen::sim::run::RunOptions {
+        stall_pct: 0,
+        seed: 1,
+        trace: None,
+        writes: Some(&log),
+    };
+    hwgen::sim::run::run_with(&design, &exe, &program, &expected, &opts).unwrap();
     let text = std::fs::read_to_string(&log).unwrap();
     let mut seen = 0;
     let corrupted: String = text
@@ -169,7 +187,7 @@ fn lockstep_agrees_and_names_the_first_differing_instruction() {
     let writes = engine.writes.take().unwrap();
     let culprit = writes
         .iter()
-        .filter(|w| program.instrs[w.pc].opcode == hwgen::isa::Opcode::Matmul)
+        .filter(|w| program.instrs[w.pc].opcode() == hwgen::isa::Opcode::Matmul)
         .nth(39)
         .unwrap()
         .pc;
@@ -190,12 +208,13 @@ fn lockstep_agrees_on_a_mixed_precision_model() {
     let design = hwgen::config::load(&repo().join("configs/16x16_int8_mxint8.toml")).unwrap();
     let model = hwgen::model::load(&repo().join("models/sample_mixed.toml")).unwrap();
     let program = hwgen::compiler::compile(&design, &model).unwrap();
+    let expected = hwgen::verify::expected(&design, &model, &program);
     let exe = hwgen::sim::run::build_with(&design, &sim_cache(), false, true).unwrap();
-    let (r, div) = hwgen::sim::run::lockstep(&design, &exe, &program, 20, 5).unwrap();
+    let (r, div) = hwgen::sim::run::lockstep(&design, &exe, &program, &expected, 20, 5).unwrap();
     assert!(
         r.matched,
-        "{} values differ from the golden model",
-        r.mismatches
+        "{} {} differ from the golden model",
+        r.comparison.differing, r.comparison.unit
     );
     assert_eq!(div, None, "the RTL diverged from the interpreter");
 }

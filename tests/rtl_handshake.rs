@@ -12,7 +12,11 @@ fn fifo_model(depth: u32) -> Option<std::path::PathBuf> {
     }
     let model = Model {
         top: "tb".into(),
-        sources: vec![rtl_file("hwgen_fifo.v"), testbench("tb_fifo.v")],
+        sources: vec![
+            rtl_file("hwgen_hold_check.v"),
+            rtl_file("hwgen_fifo.v"),
+            testbench("tb_fifo.v"),
+        ],
         include_dirs: vec![],
         harness: testbench("sim_main.cpp"),
         params: vec![

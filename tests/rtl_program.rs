@@ -8,19 +8,16 @@ mod common;
 
 use common::*;
 use hwgen::interp::{Engine, Memory};
-use hwgen::isa::{semaphore_index, Instr, Opcode, Queue};
+use hwgen::isa::{semaphore_index, Buffer, Instr, Matmul, Op, Queue, Transfer, Vector};
 use hwgen::sim::verilator::run;
 
-fn sem(p: Queue, c: Queue) -> u64 {
+fn sem(p: Queue, c: Queue) -> u32 {
     1 << semaphore_index(p, c).unwrap()
 }
 
-fn ins(op: Opcode, fields: &[(&str, u64)]) -> Instr {
-    let mut i = Instr::new(op);
-    for (k, v) in fields {
-        i = i.set(k, *v).unwrap_or_else(|e| panic!("{e}"));
-    }
-    i
+/// An instruction with its semaphores.
+fn ins(op: Op, wait: u32, signal: u32) -> Instr {
+    Instr { wait, signal, op }
 }
 
 const STORE_BASE: u64 = 8192;
@@ -29,42 +26,14 @@ const ITER_SPAN: u64 = 256;
 /// A random, correctly synchronised program of `iters` tiles for an 8x8 int8 engine with
 /// 128 input, 128 weight, 2x64 accumulator and 64 output rows.
 fn random_program(rng: &mut Rng, iters: u64) -> Vec<Instr> {
-    use Opcode::{Load, Matmul, Store, Vector};
     use Queue as Q;
     let mut p = vec![
         // Define every scratchpad row first.
-        ins(
-            Load,
-            &[
-                ("buffer", 0),
-                ("ext_addr", 0),
-                ("count0", 128),
-                ("stride0", 1),
-                ("count1", 1),
-            ],
-        ),
-        ins(
-            Load,
-            &[
-                ("buffer", 3),
-                ("ext_addr", 128),
-                ("count0", 64),
-                ("stride0", 1),
-                ("count1", 1),
-            ],
-        ),
+        ins(Op::Load(rows(Buffer::Input, 0, 0, 128, 1)), 0, 0),
+        ins(Op::Load(rows(Buffer::Output, 0, 128, 64, 1)), 0, 0),
         // No signal: the load queue is in order, so the first weight load's token also
         // vouches for these.
-        ins(
-            Load,
-            &[
-                ("buffer", 2),
-                ("ext_addr", 256),
-                ("count0", 128),
-                ("stride0", 4),
-                ("count1", 1),
-            ],
-        ),
+        ins(Op::Load(rows(Buffer::Accumulator, 0, 256, 128, 4)), 0, 0),
     ];
     let mut bias_loaded = false;
     for t in 0..iters {
@@ -72,76 +41,53 @@ fn random_program(rng: &mut Rng, iters: u64) -> Vec<Instr> {
         // Weights, from a strided region.
         let wa = rng.range(0, 120) as u64;
         let ws = rng.range(1, 2) as u64;
-        p.push(ins(
-            Load,
-            &[
-                ("buffer", 1),
-                ("spad_addr", wa),
-                ("ext_addr", 1024 + 32 * t),
-                ("count0", 8),
-                ("stride0", ws),
-                ("count1", 1),
-                ("wait", if first { 0 } else { sem(Q::Compute, Q::Load) }),
-                ("signal", sem(Q::Load, Q::Compute)),
-            ],
-        ));
+        let wait = if first { 0 } else { sem(Q::Compute, Q::Load) };
+        let weights = rows(Buffer::Weight, wa, 1024 + 32 * t, 8, ws);
+        p.push(ins(Op::Load(weights), wait, sem(Q::Load, Q::Compute)));
         // Sometimes a fresh bias row.
         let new_bias = rng.range(0, 1) == 1;
         if new_bias {
-            p.push(ins(
-                Load,
-                &[
-                    ("buffer", 2),
-                    ("spad_addr", 120 + t),
-                    ("ext_addr", 2048 + 4 * t),
-                    ("count0", 1),
-                    ("stride0", 4),
-                    ("count1", 1),
-                    ("signal", sem(Q::Load, Q::Vector)),
-                ],
-            ));
+            let bias = rows(Buffer::Accumulator, 120 + t, 2048 + 4 * t, 1, 4);
+            p.push(ins(Op::Load(bias), 0, sem(Q::Load, Q::Vector)));
         }
         // Weight preload (waits for the weights; on the first tile also the initial loads).
-        p.push(ins(
-            Matmul,
-            &[
-                ("preload", 1),
-                ("weight_addr", wa),
-                ("count0", 0),
-                ("count1", 1),
-                ("wait", sem(Q::Load, Q::Compute)),
-            ],
-        ));
+        let preload = Matmul {
+            preload: true,
+            weight_addr: wa,
+            count1: 1,
+            ..Matmul::default()
+        };
+        p.push(ins(Op::Matmul(preload), sem(Q::Load, Q::Compute), 0));
         let c0 = rng.range(1, 8) as u64;
         let c1 = rng.range(1, 4) as u64;
         let n = c0 * c1;
         let acc_addr = rng.range(0, (100 - n) as i64) as u64;
-        let accumulate = rng.range(0, 1) as u64;
-        p.push(ins(
-            Matmul,
-            &[
-                ("swap", 1),
-                ("input_addr", rng.range(0, 127) as u64),
-                ("stride0", rng.range(0, 5) as u64),
-                ("stride1", rng.range(0, 40) as u64),
-                ("count0", c0),
-                ("count1", c1),
-                ("acc_addr", acc_addr),
-                ("accumulate", accumulate),
-                ("wait", if first { 0 } else { sem(Q::Vector, Q::Compute) }),
-                (
-                    "signal",
-                    sem(Q::Compute, Q::Vector) | sem(Q::Compute, Q::Load),
-                ),
-            ],
-        ));
+        let accumulate = rng.range(0, 1) == 1;
+        let m = Matmul {
+            swap: true,
+            input_addr: rng.range(0, 127) as u64,
+            stride0: rng.range(0, 5) as u64,
+            stride1: rng.range(0, 40) as u64,
+            count0: c0,
+            count1: c1,
+            acc_addr,
+            accumulate,
+            ..Matmul::default()
+        };
+        let wait = if first { 0 } else { sem(Q::Vector, Q::Compute) };
+        let signal = sem(Q::Compute, Q::Vector) | sem(Q::Compute, Q::Load);
+        p.push(ins(Op::Matmul(m), wait, signal));
         // Post-processing.
         let out_addr = rng.range(0, (32 - n.min(32)) as i64) as u64;
         let kind = rng.range(0, 2);
         let (add, pool, opnd) = match kind {
-            0 => (0, 0, 0),
-            1 => (1, 0, 40 + rng.range(0, 64 - 40 - n.min(24) as i64) as u64),
-            _ => (0, 1, out_addr),
+            0 => (false, false, 0),
+            1 => (
+                true,
+                false,
+                40 + rng.range(0, 64 - 40 - n.min(24) as i64) as u64,
+            ),
+            _ => (false, true, out_addr),
         };
         // Scale so that most results land inside int8 and rounding matters: |x| < 2^18.
         let mult = rng.range(1, 65535) as u64;
@@ -155,48 +101,39 @@ fn random_program(rng: &mut Rng, iters: u64) -> Vec<Instr> {
         if !first {
             wait |= sem(Q::Store, Q::Vector);
         }
-        p.push(ins(
-            Vector,
-            &[
-                ("acc_addr", acc_addr),
-                ("out_addr", out_addr),
-                ("opnd_addr", opnd),
-                ("count", n),
-                ("add", add),
-                ("pool", pool),
-                ("relu", rng.range(0, 1) as u64),
-                ("bias", u64::from(use_bias)),
-                ("load_bias", u64::from(new_bias)),
-                ("bias_addr", 120 + t),
-                ("multiplier", mult),
-                ("shift", shift),
-                ("zero_point", (rng.range(-20, 20) as u64) & 0xffff),
-                ("wait", wait),
-                (
-                    "signal",
-                    sem(Q::Vector, Q::Store) | sem(Q::Vector, Q::Compute),
-                ),
-            ],
-        ));
+        let v = Vector {
+            acc_addr,
+            out_addr,
+            opnd_addr: opnd,
+            count: n,
+            add,
+            pool,
+            relu: rng.range(0, 1) == 1,
+            bias: use_bias,
+            load_bias: new_bias,
+            bias_addr: 120 + t,
+            multiplier: mult,
+            shift,
+            zero_point: rng.range(-20, 20),
+            ..Vector::default()
+        };
+        let signal = sem(Q::Vector, Q::Store) | sem(Q::Vector, Q::Compute);
+        p.push(ins(Op::Vector(v), wait, signal));
         bias_loaded |= new_bias;
         // Store the rows, strided, into this tile's region.
         let s0 = rng.range(1, 2) as u64;
+        let store = Transfer {
+            count1: c1,
+            stride1: c0 * s0 + rng.range(0, 2) as u64,
+            ..rows(Buffer::Output, out_addr, STORE_BASE + ITER_SPAN * t, c0, s0)
+        };
         p.push(ins(
-            Store,
-            &[
-                ("buffer", 3),
-                ("spad_addr", out_addr),
-                ("ext_addr", STORE_BASE + ITER_SPAN * t),
-                ("count0", c0),
-                ("stride0", s0),
-                ("count1", c1),
-                ("stride1", c0 * s0 + rng.range(0, 2) as u64),
-                ("wait", sem(Q::Vector, Q::Store)),
-                ("signal", sem(Q::Store, Q::Vector)),
-            ],
+            Op::Store(store),
+            sem(Q::Vector, Q::Store),
+            sem(Q::Store, Q::Vector),
         ));
     }
-    p.push(Instr::new(Opcode::End));
+    p.push(Instr::end());
     p
 }
 
@@ -252,23 +189,15 @@ fn check_program(
 
         let mut engine = Engine::new(design, &unit);
         let mut expect = mem.clone();
-        let mut iprog = program.to_vec();
-        if let Ok(m) = std::env::var("MUT_INTERP") {
-            for spec in m.split(',') {
-                let parts: Vec<&str> = spec.split(':').collect();
-                let k: usize = parts[0].parse().unwrap();
-                iprog[k] = iprog[k]
-                    .clone()
-                    .set(parts[1], parts[2].parse().unwrap())
-                    .unwrap();
-            }
-        }
         engine
-            .run(&iprog, &mut expect)
+            .run(program, &mut expect)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
 
         let dir = tempfile::tempdir().unwrap();
-        let imem: String = program.iter().map(|i| i.encode().to_hex() + "\n").collect();
+        let imem: String = program
+            .iter()
+            .map(|i| i.encode().unwrap().to_hex() + "\n")
+            .collect();
         std::fs::write(dir.path().join("imem.hex"), imem).unwrap();
         std::fs::write(dir.path().join("dmem.hex"), image.join("\n") + "\n").unwrap();
         let count = ITER_SPAN * iters;

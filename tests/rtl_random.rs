@@ -7,8 +7,6 @@
 mod common;
 
 use common::*;
-use hwgen::compiler::passes::encode::read_tensor;
-use hwgen::interp::Engine;
 
 /// Cases to run: `HWGEN_RANDOM_CASES`, else `default` (the suite's share).
 fn case_count(default: u64) -> u64 {
@@ -117,13 +115,14 @@ fn random_mx_and_floating_point_layers_golden_interpreter_rtl() {
     ) {
         return;
     }
-    let n = case_count(5);
+    let n = case_count(6);
     let targets = [
         ("configs/32x32_mxint8.toml", "mxint8", Some(32)),
         ("configs/16x16_fp8.toml", "fp8_e4m3", None),
         ("configs/32x32_mxint4.toml", "mxint4", Some(32)),
         ("configs/16x16_bf16.toml", "bf16", None),
         ("configs/16x16_fp8_e5m2.toml", "fp8_e5m2", None),
+        ("configs/16x16_posit8.toml", "posit8", None),
     ];
     for seed in 1..=n {
         let mut rng = Rng::new(seed * 7_919);
@@ -233,8 +232,7 @@ fn random_mixed_precision_models_golden_interpreter_rtl() {
     }
 }
 
-/// Golden model = interpreter (every output beat for MX, the real channels otherwise) and
-/// = RTL under seed-dependent back-pressure.
+/// Golden model = interpreter = RTL under seed-dependent back-pressure.
 fn check(
     seed: u64,
     config: &str,
@@ -244,31 +242,8 @@ fn check(
     program: &hwgen::compiler::Program,
     src: &str,
 ) {
-    let mut mem = program.dmem.clone();
-    Engine::new(design, &design.branches[0].units[0])
-        .run(&program.instrs, &mut mem)
-        .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
-    if model.tensor_is_mx(&model.layers.last().expect("layers").name) {
-        for beat in program.output_range() {
-            assert_eq!(
-                mem.beat_hex(beat as usize),
-                program.expected.beat_hex(beat as usize),
-                "seed {seed}: interpreter != golden at beat {beat}\n{src}"
-            );
-        }
-    } else {
-        let interp = read_tensor(&mem, &program.output, model.act_type);
-        let golden = read_tensor(&program.expected, &program.output, model.act_type);
-        assert_eq!(interp, golden, "seed {seed}: interpreter != golden\n{src}");
-    }
-    let exe = hwgen::sim::run::build(design, &sim_cache()).unwrap_or_else(|e| panic!("{e}"));
-    let r = hwgen::sim::run::run(design, &exe, program, (seed % 4) as u32 * 10, seed)
-        .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
-    assert!(
-        r.matched,
-        "seed {seed} on {config}: RTL differs in {} places\n{src}",
-        r.mismatches
-    );
+    let label = format!("seed {seed} on {config}\n{src}");
+    let r = golden_interpreter_rtl(&label, design, model, program, (seed % 4) as u32 * 10, seed);
     eprintln!(
         "seed {seed:4} {config:<28} {ty:<9} ok ({} instructions, {} cycles)",
         program.instrs.len(),

@@ -7,18 +7,15 @@
 mod common;
 
 use common::*;
-use hwgen::isa::{semaphore_index, Instr, Opcode, Queue};
+use hwgen::isa::{semaphore_index, Buffer, Instr, Matmul, Op, Queue, Vector};
 use hwgen::sim::verilator::run;
 
-fn sem(p: Queue, c: Queue) -> u64 {
+fn sem(p: Queue, c: Queue) -> u32 {
     1 << semaphore_index(p, c).unwrap()
 }
 
-fn instr(op: Opcode, fields: &[(&str, u64)]) -> Instr {
-    let mut i = Instr::new(op);
-    for (k, v) in fields {
-        i = i.set(k, *v).unwrap();
-    }
+fn instr(op: Op, wait: u32, signal: u32) -> Instr {
+    let i = Instr { wait, signal, op };
     i.check_masks().unwrap();
     i
 }
@@ -40,97 +37,64 @@ const OUT_BASE: u64 = 2048;
 const BIAS_ROW: u64 = 127;
 
 fn program(c: &Case) -> Vec<Instr> {
-    use Opcode::{End, Load, Matmul, Store, Vector};
     use Queue as Q;
     let n = c.rows as u64;
+    let matmul = Matmul {
+        swap: true,
+        count0: n,
+        stride0: 1,
+        count1: 1,
+        ..Matmul::default()
+    };
+    let preload = Matmul {
+        preload: true,
+        count1: 1,
+        ..Matmul::default()
+    };
+    let vector = Vector {
+        load_bias: true,
+        bias: true,
+        bias_addr: BIAS_ROW,
+        relu: c.relu,
+        count: n,
+        multiplier: c.multiplier,
+        shift: c.shift,
+        zero_point: c.zero_point,
+        ..Vector::default()
+    };
     vec![
         instr(
-            Load,
-            &[
-                ("buffer", 1),
-                ("ext_addr", WEIGHT_BASE),
-                ("count0", 8),
-                ("stride0", 1),
-                ("count1", 1),
-                ("signal", sem(Q::Load, Q::Compute)),
-            ],
+            Op::Load(rows(Buffer::Weight, 0, WEIGHT_BASE, 8, 1)),
+            0,
+            sem(Q::Load, Q::Compute),
         ),
         instr(
-            Load,
-            &[
-                ("buffer", 0),
-                ("ext_addr", INPUT_BASE),
-                ("count0", n),
-                ("stride0", 1),
-                ("count1", 1),
-                ("signal", sem(Q::Load, Q::Compute)),
-            ],
+            Op::Load(rows(Buffer::Input, 0, INPUT_BASE, n, 1)),
+            0,
+            sem(Q::Load, Q::Compute),
         ),
         instr(
-            Load,
-            &[
-                ("buffer", 2),
-                ("spad_addr", BIAS_ROW),
-                ("ext_addr", BIAS_BASE),
-                ("count0", 1),
-                ("stride0", 4),
-                ("count1", 1),
-                ("signal", sem(Q::Load, Q::Vector)),
-            ],
+            Op::Load(rows(Buffer::Accumulator, BIAS_ROW, BIAS_BASE, 1, 4)),
+            0,
+            sem(Q::Load, Q::Vector),
+        ),
+        instr(Op::Matmul(preload), sem(Q::Load, Q::Compute), 0),
+        instr(
+            Op::Matmul(matmul),
+            sem(Q::Load, Q::Compute),
+            sem(Q::Compute, Q::Vector),
         ),
         instr(
-            Matmul,
-            &[
-                ("wait", sem(Q::Load, Q::Compute)),
-                ("preload", 1),
-                ("weight_addr", 0),
-                ("count0", 0),
-                ("count1", 1),
-            ],
+            Op::Vector(vector),
+            sem(Q::Compute, Q::Vector) | sem(Q::Load, Q::Vector),
+            sem(Q::Vector, Q::Store),
         ),
         instr(
-            Matmul,
-            &[
-                ("wait", sem(Q::Load, Q::Compute)),
-                ("swap", 1),
-                ("input_addr", 0),
-                ("acc_addr", 0),
-                ("count0", n),
-                ("stride0", 1),
-                ("count1", 1),
-                ("signal", sem(Q::Compute, Q::Vector)),
-            ],
+            Op::Store(rows(Buffer::Output, 0, OUT_BASE, n, 1)),
+            sem(Q::Vector, Q::Store),
+            0,
         ),
-        instr(
-            Vector,
-            &[
-                ("wait", sem(Q::Compute, Q::Vector) | sem(Q::Load, Q::Vector)),
-                ("load_bias", 1),
-                ("bias", 1),
-                ("bias_addr", BIAS_ROW),
-                ("relu", u64::from(c.relu)),
-                ("acc_addr", 0),
-                ("out_addr", 0),
-                ("count", n),
-                ("multiplier", c.multiplier),
-                ("shift", c.shift),
-                ("zero_point", (c.zero_point as u64) & 0xffff),
-                ("signal", sem(Q::Vector, Q::Store)),
-            ],
-        ),
-        instr(
-            Store,
-            &[
-                ("wait", sem(Q::Vector, Q::Store)),
-                ("buffer", 3),
-                ("spad_addr", 0),
-                ("ext_addr", OUT_BASE),
-                ("count0", n),
-                ("stride0", 1),
-                ("count1", 1),
-            ],
-        ),
-        Instr::new(End),
+        Instr::end(),
     ]
 }
 
@@ -176,7 +140,7 @@ fn run_case(exe: &std::path::Path, c: &Case) {
     let dir = tempfile::tempdir().unwrap();
     let imem: String = program(c)
         .iter()
-        .map(|i| i.encode().to_hex() + "\n")
+        .map(|i| i.encode().unwrap().to_hex() + "\n")
         .collect();
     std::fs::write(dir.path().join("imem.hex"), imem).unwrap();
     std::fs::write(dir.path().join("dmem.hex"), dmem.join("\n") + "\n").unwrap();

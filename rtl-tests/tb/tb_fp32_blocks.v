@@ -65,10 +65,17 @@ module tb #(
     psum = {PSUM_W{1'b0}};
     scale_a = 8'd0;
     scale_b = 8'd0;
+    apply_vector;
   end
 
-  // Apply vector `index` on the falling edge, record its result on the rising edge.
+  // Apply vector `index`: before the first rising edge, then on every falling edge; its
+  // result is recorded on the rising edge.
   always @(negedge clk_i) begin
+    apply_vector;
+  end
+
+  task apply_vector;
+  begin
     if (index < n_add) begin
       a = add_vectors[index][63:32];
       b = add_vectors[index][31:0];
@@ -79,6 +86,7 @@ module tb #(
       scale_b = dequant_vectors[index][7:0];
     end
   end
+  endtask
 
   always @(posedge clk_i) begin
     if (index < n_add) $fwrite(add_fd, "%h\n", sum);

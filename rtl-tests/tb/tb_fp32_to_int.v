@@ -3,9 +3,9 @@
 //   +vec=FILE   lines {relu (4 bits), scale[7:0], value[31:0]}  -> +out=FILE lines q
 //   +n=N        number of vectors.
 module tb #(
-  parameter integer OUT_W = 8,
-  parameter integer FRAC  = 6,
-  parameter integer MAX_N = 1 << 19
+  parameter integer OUTPUT_W = 8,
+  parameter integer FRAC     = 6,
+  parameter integer MAX_N    = 1 << 19
 ) (
   input wire clk_i
 );
@@ -18,10 +18,10 @@ module tb #(
   reg [31:0]      value;
   reg [7:0]       scale;
   reg             relu;
-  wire [OUT_W-1:0] q;
+  wire [OUTPUT_W-1:0] q;
 
   hwgen_fp32_to_int #(
-    .OUT_W (OUT_W),
+    .OUTPUT_W (OUTPUT_W),
     .FRAC  (FRAC)
   ) u_dut (
     .value_i  (value),
@@ -41,16 +41,24 @@ module tb #(
     value = 32'd0;
     scale = 8'd0;
     relu  = 1'b0;
+    apply_vector;
   end
 
-  // Apply vector `index` on the falling edge, record its result on the rising edge.
+  // Apply vector `index`: before the first rising edge, then on every falling edge; its
+  // result is recorded on the rising edge.
   always @(negedge clk_i) begin
+    apply_vector;
+  end
+
+  task apply_vector;
+  begin
     if (index < n) begin
       value = vectors[index][31:0];
       scale = vectors[index][39:32];
       relu  = vectors[index][40];
     end
   end
+  endtask
 
   always @(posedge clk_i) begin
     if (index < n) $fwrite(fd, "%h\n", q);

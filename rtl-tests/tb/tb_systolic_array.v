@@ -2,15 +2,15 @@
 // while the first tile's vectors stream, then the second tile's vectors back to back, with
 // pseudo-random bubbles. Every result row is written to +out=FILE as hex, one per line,
 // preceded by its tag (the vector's sequence number).
-//   +weights=FILE  2*ROWS lines of COLS*WEIGHT_W bits: tile 0 rows 0..ROWS-1, then tile 1
-//   +acts=FILE     N0+N1 lines of ROWS*INPUT_W bits
+//   +weights=FILE  2*CPF lines of KPF*WEIGHT_W bits: tile 0 rows 0..CPF-1, then tile 1
+//   +acts=FILE     N0+N1 lines of CPF*INPUT_W bits
 //   +n0=N0 +n1=N1 +seed=S
 module tb #(
-  parameter integer ROWS          = 4,
-  parameter integer COLS          = 4,
+  parameter integer CPF           = 4,
+  parameter integer KPF           = 4,
   parameter integer INPUT_W       = 8,
   parameter integer WEIGHT_W      = 8,
-  parameter integer ACC_W         = 32,
+  parameter integer PSUM_W        = 32,
   parameter integer INPUT_SIGNED  = 1,
   parameter integer WEIGHT_SIGNED = 1
 ) (
@@ -19,8 +19,8 @@ module tb #(
   localparam integer MAX_VEC = 4096;
   localparam integer TAG_W   = 16;
 
-  reg [COLS*WEIGHT_W-1:0] weights [0:2*ROWS-1];
-  reg [ROWS*INPUT_W-1:0]  acts    [0:MAX_VEC-1];
+  reg [KPF*WEIGHT_W-1:0] weights [0:2*CPF-1];
+  reg [CPF*INPUT_W-1:0]  acts    [0:MAX_VEC-1];
   reg [1023:0]            weights_file;
   reg [1023:0]            acts_file;
   reg [1023:0]            out_file;
@@ -39,20 +39,20 @@ module tb #(
   reg                     in_valid;
   reg                     in_bank;
   reg [TAG_W-1:0]         in_tag;
-  reg [ROWS*INPUT_W-1:0]  in_act;
+  reg [CPF*INPUT_W-1:0]   in_act;
   reg                     wshift_en;
   reg                     wshift_bank;
-  reg [COLS*WEIGHT_W-1:0] wshift_row;
+  reg [KPF*WEIGHT_W-1:0]  wshift_row;
   wire                    out_valid;
   wire [TAG_W-1:0]        out_tag;
-  wire [COLS*ACC_W-1:0]   out_psum;
+  wire [KPF*PSUM_W-1:0]   out_psum;
 
   hwgen_systolic_array #(
-    .ROWS          (ROWS),
-    .COLS          (COLS),
+    .CPF           (CPF),
+    .KPF           (KPF),
     .INPUT_W       (INPUT_W),
     .WEIGHT_W      (WEIGHT_W),
-    .ACC_W         (ACC_W),
+    .PSUM_W        (PSUM_W),
     .INPUT_SIGNED  (INPUT_SIGNED),
     .WEIGHT_SIGNED (WEIGHT_SIGNED),
     .TAG_W         (TAG_W)
@@ -94,21 +94,21 @@ module tb #(
     in_valid    <= 1'b0;
     wshift_en   <= 1'b0;
     wshift_bank <= 1'b0;
-    wshift_row  <= {(COLS*WEIGHT_W){1'b0}};
+    wshift_row  <= {(KPF*WEIGHT_W){1'b0}};
     if (cycle >= 3) begin
-      if (shifted0 < ROWS) begin
+      if (shifted0 < CPF) begin
         // Tile 0 into bank 0, last row first so row r ends in PE row r.
         wshift_en   <= 1'b1;
         wshift_bank <= 1'b0;
-        wshift_row  <= weights[ROWS - 1 - shifted0];
+        wshift_row  <= weights[CPF - 1 - shifted0];
         shifted0    = shifted0 + 1;
       end else begin
-        tile1_ready = (shifted1 == ROWS);
-        if (shifted1 < ROWS) begin
+        tile1_ready = (shifted1 == CPF);
+        if (shifted1 < CPF) begin
           // Tile 1 into bank 1 while tile 0 computes.
           wshift_en   <= 1'b1;
           wshift_bank <= 1'b1;
-          wshift_row  <= weights[2*ROWS - 1 - shifted1];
+          wshift_row  <= weights[2*CPF - 1 - shifted1];
           shifted1    = shifted1 + 1;
         end
         // Tile 1 vectors may start only once its bank is full.

@@ -15,14 +15,14 @@
 // "V row data" (vector unit).
 `include "hwgen_isa.vh"
 module tb #(
-  parameter integer MEM_W       = 64,
-  parameter integer INSTR_W     = `HWGEN_INSTR_W,
-  parameter integer IMEM_ADDR_W = 8,
-  parameter integer CORE_SEL_W  = 1,
-  parameter integer NUM_CORES   = 1,
-  parameter integer LATENCY     = 20,
-  parameter integer MEM_WORDS   = 65536,
-  parameter integer PERF_WORDS  = 9,
+  parameter integer MEM_W           = 64,
+  parameter integer INSTR_W         = `HWGEN_INSTR_W,
+  parameter integer IMEM_ADDR_W     = 8,
+  parameter integer CORE_SEL_W      = 1,
+  parameter integer NUM_CORES       = 1,
+  parameter integer LATENCY         = 20,
+  parameter integer MEM_WORDS       = 65536,
+  parameter integer PERF_WORDS      = 9,
   parameter integer BYTES_PER_CYCLE = MEM_W / 8
 ) (
   input wire clk_i

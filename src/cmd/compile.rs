@@ -18,9 +18,10 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let design = hwgen::config::load(&args.config)?;
     let model = hwgen::model::load(&args.model)?;
-    let program = hwgen::compiler::compile(&design, &model)?;
+    let program = super::compile(&design, &model, &args.model, &args.config)?;
+    let expected = hwgen::verify::expected(&design, &model, &program);
     let stage = tempfile::tempdir()?;
-    hwgen::sim::run::write_images(&program, stage.path())?;
+    hwgen::sim::run::write_images(&program, &expected, stage.path())?;
     let mut files = FileMap::new();
     for name in ["imem0.hex", "dmem.hex", "expected.hex"] {
         files.add(name, std::fs::read_to_string(stage.path().join(name))?);
@@ -66,6 +67,7 @@ pub fn report(
         "output": {
             "tensor": p.output.name, "shape": [p.output.h, p.output.w, p.output.c],
             "first_beat": range.start, "beats": range.end - range.start,
+            "format": p.output.format.name(),
             "pad": p.output.pad, "channel_tiles": p.output.tiles,
         },
         "layers": p.layers,

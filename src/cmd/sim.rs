@@ -33,7 +33,8 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let design = hwgen::config::load(&args.config)?;
     let model = hwgen::model::load(&args.model)?;
-    let program = hwgen::compiler::compile(&design, &model)?;
+    let program = super::compile(&design, &model, &args.model, &args.config)?;
+    let expected = hwgen::verify::expected(&design, &model, &program);
     let cache = args
         .cache
         .clone()
@@ -49,8 +50,14 @@ pub fn run(args: Args) -> Result<()> {
     }
     let exe = hwgen::sim::run::build_with(&design, &cache, args.trace.is_some(), args.lockstep)?;
     if args.lockstep {
-        let (r, div) =
-            hwgen::sim::run::lockstep(&design, &exe, &program, args.stall_pct, args.seed)?;
+        let (r, div) = hwgen::sim::run::lockstep(
+            &design,
+            &exe,
+            &program,
+            &expected,
+            args.stall_pct,
+            args.seed,
+        )?;
         match div {
             None => println!(
                 "lockstep: every scratchpad row written by all {} instructions equals the ISA interpreter's ({} cycles, {})",
@@ -66,14 +73,13 @@ pub fn run(args: Args) -> Result<()> {
         return Ok(());
     }
     let trace = args.trace.as_ref().map(std::path::absolute).transpose()?;
-    let r = hwgen::sim::run::run_traced(
-        &design,
-        &exe,
-        &program,
-        args.stall_pct,
-        args.seed,
-        trace.as_deref(),
-    )?;
+    let opts = hwgen::sim::run::RunOptions {
+        stall_pct: args.stall_pct,
+        seed: args.seed,
+        trace: trace.as_deref(),
+        writes: None,
+    };
+    let r = hwgen::sim::run::run_with(&design, &exe, &program, &expected, &opts)?;
     let unit = &design.branches[0].units[0];
     let pes = u64::from(unit.cpf * unit.kpf);
     let ideal = program.macs.div_ceil(pes);
@@ -96,7 +102,7 @@ pub fn run(args: Args) -> Result<()> {
             .collect();
         let v = serde_json::json!({
             "match": r.matched,
-            "mismatches": r.mismatches,
+            "mismatches": r.comparison.differing,
             "cycles": r.cycles,
             "ideal_cycles": ideal,
             "mac_utilization": util,
@@ -117,11 +123,13 @@ pub fn run(args: Args) -> Result<()> {
             program.instrs.len(),
             program.macs
         );
-        let unit = mismatch_unit(&design);
         if r.matched {
             println!("result:      bit-exact against the golden model");
         } else {
-            println!("result:      MISMATCH in {} output {unit}", r.mismatches);
+            println!(
+                "result:      MISMATCH in {} output {}",
+                r.comparison.differing, r.comparison.unit
+            );
         }
         println!("cycles:      {}", r.cycles);
         println!("ideal:       {ideal} (MACs / PEs)");
@@ -137,20 +145,11 @@ pub fn run(args: Args) -> Result<()> {
         println!("mac-active:  {} cycles", r.perf[8]);
     }
     if !r.matched {
-        let unit = mismatch_unit(&design);
         bail!(
-            "the RTL result differs from the golden model in {} {unit}",
-            r.mismatches
+            "the RTL result differs from the golden model in {} {}",
+            r.comparison.differing,
+            r.comparison.unit
         );
     }
     Ok(())
-}
-
-/// What `SimResult::mismatches` counts: element values, or (MX) memory beats.
-fn mismatch_unit(design: &hwgen::design::Design) -> &'static str {
-    if design.mx().is_some() {
-        "beats (elements and block scales)"
-    } else {
-        "values"
-    }
 }

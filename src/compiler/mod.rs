@@ -1,15 +1,10 @@
-//! The compiler: model → program for one engine of a Design. Passes, one per file under
-//! `passes/`, each a function from one representation to the next:
+//! The compiler: model → program for one engine of a Design. The passes are files under
+//! `passes/`, registered in order in [`passes::PASSES`] with a name and a one-line
+//! description; each reads what earlier passes left in the [`Compilation`] and adds its own
+//! result. Every pass can also be called alone through its typed `run` function.
 //!
-//! | pass | does |
-//! |---|---|
-//! | legalize | checks the model against the Design and builds the layer graph |
-//! | fuse | folds a residual add into the convolution that feeds it |
-//! | allocate | places tensors, weights and biases in external memory |
-//! | tile | splits each layer into tiles that fit the scratchpads |
-//! | schedule | emits load/matmul/vector/store instructions with their buffer accesses |
-//! | sync | turns buffer dependencies between queues into semaphore waits and signals |
-//! | encode | checks and encodes the instructions, builds the memory images |
+//! The expected output of a program is not the compiler's business: it comes from the
+//! golden model, beside the compiler (`crate::verify`).
 
 pub mod passes;
 
@@ -17,6 +12,7 @@ use crate::design::Design;
 use crate::interp::Memory;
 use crate::isa::Instr;
 use crate::model::Model;
+use crate::numeric::Format;
 use std::fmt;
 
 /// A compile error: the layer, the rule and the fix.
@@ -37,14 +33,27 @@ impl CompileError {
     }
 }
 
+impl CompileError {
+    /// The message with the files it concerns named first (`model.toml for config.toml`).
+    pub fn in_files(&self, model: &std::path::Path, config: &std::path::Path) -> String {
+        self.message(&format!("{} for {}: ", model.display(), config.display()))
+    }
+
+    fn message(&self, files: &str) -> String {
+        let what = match &self.layer {
+            Some(l) => format!("cannot compile layer {l}"),
+            None => "cannot compile the model".to_string(),
+        };
+        format!(
+            "error: {files}{what}\n  rule: {}\n  fix:  {}",
+            self.rule, self.fix
+        )
+    }
+}
+
 impl fmt::Display for CompileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.layer {
-            Some(l) => writeln!(f, "error: cannot compile layer {l}")?,
-            None => writeln!(f, "error: cannot compile the model")?,
-        }
-        writeln!(f, "  rule: {}", self.rule)?;
-        write!(f, "  fix:  {}", self.fix)
+        f.write_str(&self.message(""))
     }
 }
 
@@ -57,12 +66,15 @@ pub struct TensorLayout {
     pub h: usize,
     pub w: usize,
     pub c: usize,
+    /// The element format of its rows.
+    pub format: Format,
     /// Zero border kept around the tensor (the largest padding of its consumers).
     pub pad: usize,
     /// Channel tiles of `tile` channels each.
     pub tiles: usize,
     pub tile: usize,
-    /// First beat and beats per pixel row of one channel tile.
+    /// First beat, and beats per pixel row of one channel tile (the elements, then for a
+    /// block-scaled format one beat with the scale).
     pub base: u64,
     pub beats: u64,
 }
@@ -81,9 +93,13 @@ impl TensorLayout {
     pub fn size_beats(&self) -> u64 {
         (self.tiles * self.hp() * self.wp()) as u64 * self.beats
     }
+    /// Beats of the elements of a row (without the scale beat).
+    pub fn elem_beats(&self) -> u64 {
+        self.beats - u64::from(self.format.block_scaled())
+    }
 }
 
-/// Estimated cycles of one layer (see `passes::tile`).
+/// Estimated cycles of one layer (see `passes::estimate`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct LayerReport {
     pub name: String,
@@ -95,16 +111,15 @@ pub struct LayerReport {
     pub estimated_cycles: u64,
 }
 
-/// A compiled program and everything needed to run and check it.
+/// A compiled program and everything needed to run it.
 #[derive(Debug, Clone)]
 pub struct Program {
     pub design_hash: u64,
     pub instrs: Vec<Instr>,
     /// External memory before the run: weights, biases, the input.
     pub dmem: Memory,
-    /// The output tensor's layout and its expected contents (the golden model's).
+    /// The output tensor's layout.
     pub output: TensorLayout,
-    pub expected: Memory,
     pub layers: Vec<LayerReport>,
     /// Ideal cycles of the whole network: MACs / PEs.
     pub macs: u64,
@@ -121,13 +136,55 @@ impl Program {
     }
 }
 
-/// Compile `model` for the single engine of `design`.
+/// A compilation in progress: the inputs, and what each pass has produced so far.
+pub struct Compilation<'a> {
+    pub design: &'a Design,
+    pub model: &'a Model,
+    pub graph: Option<passes::legalize::Graph>,
+    pub alloc: Option<passes::allocate::Alloc>,
+    pub tiling: Option<Vec<passes::tile::Tiling>>,
+    pub steps: Option<Vec<passes::schedule::Step>>,
+    pub synced: Option<passes::sync::Synced>,
+    pub program: Option<Program>,
+}
+
+/// What a pass reads: the result of an earlier pass. Missing only when the pass list is
+/// out of order, which the registry prevents.
+fn earlier<'x, T>(v: &'x Option<T>, what: &str) -> &'x T {
+    v.as_ref()
+        .unwrap_or_else(|| panic!("pass order: {what} must run first"))
+}
+
+impl<'a> Compilation<'a> {
+    pub fn new(design: &'a Design, model: &'a Model) -> Self {
+        Compilation {
+            design,
+            model,
+            graph: None,
+            alloc: None,
+            tiling: None,
+            steps: None,
+            synced: None,
+            program: None,
+        }
+    }
+    pub fn graph(&self) -> &passes::legalize::Graph {
+        earlier(&self.graph, "legalize")
+    }
+    pub fn alloc(&self) -> &passes::allocate::Alloc {
+        earlier(&self.alloc, "allocate")
+    }
+    pub fn tiling(&self) -> &[passes::tile::Tiling] {
+        earlier(&self.tiling, "tile").as_slice()
+    }
+}
+
+/// Compile `model` for the single engine of `design`: every pass of `passes::PASSES`, in
+/// order.
 pub fn compile(design: &Design, model: &Model) -> Result<Program, CompileError> {
-    let graph = passes::legalize::run(design, model)?;
-    let graph = passes::fuse::run(graph);
-    let alloc = passes::allocate::run(design, &graph);
-    let tiled = passes::tile::run(design, &graph, &alloc)?;
-    let scheduled = passes::schedule::run(design, &graph, &alloc, &tiled);
-    let synced = passes::sync::run(scheduled, design.control.queue_depth);
-    passes::encode::run(design, model, &graph, &alloc, &tiled, synced)
+    let mut c = Compilation::new(design, model);
+    for p in passes::PASSES {
+        (p.run)(&mut c)?;
+    }
+    Ok(c.program.expect("the last pass makes the program"))
 }

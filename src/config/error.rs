@@ -3,22 +3,7 @@
 
 use std::fmt;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Location {
-    pub line: usize,
-    pub col: usize,
-}
-
-impl Location {
-    /// Line and column (both 1-based) of byte `offset` in `src`.
-    pub fn of_offset(src: &str, offset: usize) -> Location {
-        let offset = offset.min(src.len());
-        let before = &src[..offset];
-        let line = before.matches('\n').count() + 1;
-        let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-        Location { line, col }
-    }
-}
+pub use crate::location::Location;
 
 /// One problem in one parameter file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,9 +1,14 @@
 //! Parameter file → validated [`Design`]. Parsing keeps spans; resolution fills defaults;
 //! validation collects every problem with its line, column, rule and fix.
 
+mod branches;
+mod ctx;
+mod datatype;
 pub mod error;
 mod raw;
 mod resolve;
+mod rules;
+mod sections;
 
 pub use error::{ConfigError, Location, Problem};
 

@@ -37,6 +37,7 @@ pub struct RawDatatype {
     pub output: Option<S<TypeSpec>>,
     pub block_size: Option<S<i64>>,
     pub scale: Option<S<String>>,
+    pub es: Option<S<i64>>,
 }
 
 /// An element type, or (multi-precision designs) the list of types the hardware selects from

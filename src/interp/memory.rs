@@ -1,7 +1,8 @@
 //! External memory as the hardware sees it: beats of `data_width_bits`, rows of elements
-//! packed least significant first, spanning consecutive beats.
+//! packed least significant first, spanning consecutive beats; a block-scaled row is its
+//! element beats and then one more beat whose first byte is the E8M0 scale.
 
-use crate::design::IntType;
+use crate::numeric::IntType;
 
 #[derive(Debug, Clone)]
 pub struct Memory {
@@ -51,11 +52,12 @@ impl Memory {
                         v |= 1 << b;
                     }
                 }
-                super::wrap(v, t)
+                t.wrap(i128::from(v))
             })
             .collect()
     }
 
+    /// Write `vals` as elements of type `t` over `beats` beats (the rest of them zero).
     pub fn write_row(&mut self, beat: u64, beats: u64, vals: &[i64], t: IntType) {
         let base = beat * u64::from(self.beat_bits);
         for b in 0..beats * u64::from(self.beat_bits) {
@@ -71,20 +73,14 @@ impl Memory {
         }
     }
 
-    /// An MX row: `n` elements of type `t` filling `elem_beats` beats, then the E8M0 scale in
-    /// the first byte of the next beat. Returns the elements followed by the scale (0..=255).
-    pub fn read_mx_row(&self, beat: u64, elem_beats: u64, n: usize, t: IntType) -> Vec<i64> {
-        let mut v = self.read_row(beat, elem_beats, n, t);
-        v.extend(self.read_row(beat + elem_beats, 1, 1, IntType::new(false, 8)));
-        v
+    /// The E8M0 scale in the first byte of beat `beat`.
+    pub fn read_scale(&self, beat: u64) -> u8 {
+        self.read_row(beat, 1, 1, IntType::new(false, 8))[0] as u8
     }
 
-    /// Write an MX row (elements, then the scale) as `read_mx_row` reads it; the whole scale
-    /// beat is written (zero but the scale byte).
-    pub fn write_mx_row(&mut self, beat: u64, elem_beats: u64, vals: &[i64], t: IntType) {
-        let (scale, elems) = vals.split_last().expect("an MX row has a scale");
-        self.write_row(beat, elem_beats, elems, t);
-        self.write_row(beat + elem_beats, 1, &[*scale], IntType::new(false, 8));
+    /// A scale beat: the scale in its first byte, the rest zero.
+    pub fn write_scale(&mut self, beat: u64, scale: u8) {
+        self.write_row(beat, 1, &[i64::from(scale)], IntType::new(false, 8));
     }
 
     /// One beat as `$readmemh` text.
@@ -106,5 +102,23 @@ impl Memory {
             let v = u8::from_str_radix(&hex[lo..lo + 2], 16).expect("hex beat");
             self.bytes[beat * bytes + k] = v;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_pack_little_endian_across_beats() {
+        let mut m = Memory::new(16, 4);
+        let t = IntType::new(true, 4);
+        m.write_row(1, 2, &[1, -1, 2, -8, 7, 0, 3, -2], t);
+        // Elements 0..3 in beat 1 (element 0 in the low nibble), 4..7 in beat 2.
+        assert_eq!(m.beat_hex(1), "82f1");
+        assert_eq!(m.beat_hex(2), "e307");
+        assert_eq!(m.read_row(1, 2, 8, t), vec![1, -1, 2, -8, 7, 0, 3, -2]);
+        m.write_scale(3, 0x85);
+        assert_eq!((m.beat_hex(3).as_str(), m.read_scale(3)), ("0085", 0x85));
     }
 }

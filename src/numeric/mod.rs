@@ -1,197 +1,362 @@
-//! Number formats beyond plain integers: FP8 (OCP E4M3 "fn" and E5M2) and BF16, converted
-//! from and to f32 with round-to-nearest-even. The golden model, the interpreter and the
-//! compiler use them for the FP datapath; `tests/numeric_reference.rs` checks them
-//! exhaustively against `ml_dtypes`.
+//! Number formats and the arithmetic of every datapath, defined once.
 //!
-//! Overflow rule (a decision; the OCP spec allows either): finite values beyond the largest
-//! finite value saturate to it. E4M3 has no infinity, so +-inf also saturate; E5M2 and BF16
-//! keep infinities. NaN stays NaN (E4M3: S.1111.111; E5M2: S.11111.11; BF16: quiet NaN).
-//! Subnormals of the source are converted exactly like any other value (no flushing).
+//! A tensor's elements have a [`Format`] (how a code is stored and what it means); a layer
+//! computes in a [`Precision`] (the formats it reads and writes, and how products are summed
+//! and accumulated). Each family implements the one datapath interface, [`Datapath`], in
+//! its own file: `int`, `mx`, `minifloat` (FP8, BF16) and `posit`; `fp32` is the FP32
+//! contract the float-like families accumulate in, and `format` the table of names that the
+//! parameter file and the model format both parse. The golden model, the ISA interpreter,
+//! the compiler and the RTL views are written over `Datapath`, never per family.
 
+pub mod format;
 pub mod fp32;
+pub mod int;
+pub mod minifloat;
 pub mod mx;
+pub mod posit;
 
-/// A small binary floating-point format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct MiniFloat {
-    pub name: &'static str,
-    pub exp_bits: u32,
-    pub man_bits: u32,
-    pub bias: i32,
-    /// IEEE-style specials: the all-ones exponent holds infinity and NaNs. Otherwise (E4M3
-    /// "fn") only S.1111.111 is NaN and the rest of that exponent holds finite values.
-    pub ieee_specials: bool,
+pub use int::{IntPrecision, IntType, Requant};
+pub use minifloat::{MiniFloat, BF16, E4M3, E5M2};
+pub use mx::{MxFormat, MxInt, MXINT4, MXINT8};
+pub use posit::Posit;
+
+use serde::Serialize;
+
+/// The element format of a tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    Int(IntType),
+    Mx(MxFormat),
+    Float(MiniFloat),
+    Posit(Posit),
 }
 
-pub const E4M3: MiniFloat = MiniFloat {
-    name: "fp8_e4m3",
-    exp_bits: 4,
-    man_bits: 3,
-    bias: 7,
-    ieee_specials: false,
-};
-pub const E5M2: MiniFloat = MiniFloat {
-    name: "fp8_e5m2",
-    exp_bits: 5,
-    man_bits: 2,
-    bias: 15,
-    ieee_specials: true,
-};
-pub const BF16: MiniFloat = MiniFloat {
-    name: "bf16",
-    exp_bits: 8,
-    man_bits: 7,
-    bias: 127,
-    ieee_specials: true,
-};
-
-impl MiniFloat {
-    pub fn bits(&self) -> u32 {
-        1 + self.exp_bits + self.man_bits
-    }
-    fn exp_max_field(&self) -> u32 {
-        (1 << self.exp_bits) - 1
-    }
-    /// Code of the largest finite positive value.
-    pub fn max_code(&self) -> u32 {
-        if self.ieee_specials {
-            ((self.exp_max_field() - 1) << self.man_bits) | ((1 << self.man_bits) - 1)
-        } else {
-            // All-ones exponent, all-ones mantissa is NaN: the largest finite has mantissa
-            // all ones but the last bit.
-            (self.exp_max_field() << self.man_bits) | ((1 << self.man_bits) - 2)
+impl Format {
+    /// The name the format table knows it by (`int8`, `mxint8`, `fp8_e4m3`, `posit8`).
+    pub fn name(&self) -> String {
+        match self {
+            Format::Int(t) => t.to_string(),
+            Format::Mx(m) => m.elem.name.to_string(),
+            Format::Float(f) => f.name.to_string(),
+            Format::Posit(p) => p.name(),
         }
     }
-    pub fn nan_code(&self) -> u32 {
-        (self.exp_max_field() << self.man_bits) | ((1 << self.man_bits) - 1)
+    /// The name with the parameters that distinguish it (`mxint8 (blocks of 16)`,
+    /// `posit8 (es = 0)`), for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Format::Mx(m) => format!("{} (blocks of {})", m.elem.name, m.block_size),
+            Format::Posit(p) => format!("{} (es = {})", p.name(), p.es),
+            _ => self.name(),
+        }
     }
-    pub fn inf_code(&self) -> Option<u32> {
-        self.ieee_specials
-            .then(|| self.exp_max_field() << self.man_bits)
+    /// How one element code is stored in a row: an integer of some width and signedness.
+    pub fn code_type(&self) -> IntType {
+        match self {
+            Format::Int(t) => *t,
+            Format::Mx(m) => m.elem.code_type(),
+            Format::Float(f) => f.code_type(),
+            Format::Posit(p) => p.code_type(),
+        }
     }
-    pub fn max_value(&self) -> f64 {
-        self.decode(self.max_code())
+    /// Rows of this format carry one E8M0 block scale after their elements.
+    pub fn block_scaled(&self) -> bool {
+        matches!(self, Format::Mx(_))
     }
-    /// The smallest normal exponent.
-    fn emin(&self) -> i32 {
-        1 - self.bias
+    /// Elements per block scale (MX), else `None`.
+    pub fn block_size(&self) -> Option<u32> {
+        match self {
+            Format::Mx(m) => Some(m.block_size),
+            _ => None,
+        }
     }
-
-    /// Value of `code` (f64 holds every value of these formats exactly).
-    pub fn decode(&self, code: u32) -> f64 {
-        let sign = if (code >> (self.exp_bits + self.man_bits)) & 1 == 1 {
-            -1.0
-        } else {
-            1.0
-        };
-        let e = (code >> self.man_bits) & self.exp_max_field();
-        let m = code & ((1 << self.man_bits) - 1);
-        if e == self.exp_max_field() {
-            if self.ieee_specials {
-                return if m == 0 {
-                    sign * f64::INFINITY
-                } else {
-                    f64::NAN
-                };
+    /// True when the model gives this format's data as real numbers that hwgen encodes
+    /// (everything but integers, whose data is given as codes).
+    pub fn from_reals(&self) -> bool {
+        !matches!(self, Format::Int(_))
+    }
+    /// Real values encoded to codes: MX blocks of consecutive values (the length must be a
+    /// whole number of blocks), or one code per value; `None` for integer formats. Returns
+    /// the codes and (MX) one scale per block.
+    pub fn encode_reals(&self, x: &[f32]) -> Option<(Vec<i64>, Vec<u8>)> {
+        match self {
+            Format::Int(_) => None,
+            Format::Mx(m) => {
+                let mut codes = Vec::with_capacity(x.len());
+                let mut scales = Vec::with_capacity(x.len() / m.block_size as usize);
+                for block in x.chunks(m.block_size as usize) {
+                    let (s, q) = mx::quantize_block(block, m.elem);
+                    scales.push(s);
+                    codes.extend(q.iter().map(|v| i64::from(*v)));
+                }
+                Some((codes, scales))
             }
-            if m == (1 << self.man_bits) - 1 {
-                return f64::NAN;
-            }
-        }
-        if e == 0 {
-            sign * f64::from(m) * pow2(self.emin() - self.man_bits as i32)
-        } else {
-            sign * f64::from((1 << self.man_bits) | m)
-                * pow2(e as i32 - self.bias - self.man_bits as i32)
+            Format::Float(f) => Some((x.iter().map(|v| i64::from(f.encode(*v))).collect(), vec![])),
+            Format::Posit(p) => Some((
+                x.iter()
+                    .map(|v| i64::from(p.encode(f64::from(*v))))
+                    .collect(),
+                vec![],
+            )),
         }
     }
+}
 
-    /// Round `x` to nearest, ties to even, and encode; saturating (see the module docs).
-    pub fn encode(&self, x: f32) -> u32 {
-        let sign = if x.is_sign_negative() {
-            1 << (self.exp_bits + self.man_bits)
+/// What a layer computes in: one datapath of one family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Precision {
+    Int(IntPrecision),
+    Mx(MxFormat),
+    Float(MiniFloat),
+    Posit(Posit),
+}
+
+impl Precision {
+    /// The precision that reads, weighs and writes `format` throughout (integers accumulate
+    /// in `accumulator`, the other families in FP32).
+    pub fn of(format: Format, accumulator: IntType) -> Precision {
+        match format {
+            Format::Int(t) => Precision::Int(IntPrecision {
+                input: t,
+                weight: t,
+                accumulator,
+                output: t,
+            }),
+            Format::Mx(m) => Precision::Mx(m),
+            Format::Float(f) => Precision::Float(f),
+            Format::Posit(p) => Precision::Posit(p),
+        }
+    }
+    /// The datapath interface of this precision.
+    pub fn ops(&self) -> &dyn Datapath {
+        match self {
+            Precision::Int(p) => p,
+            Precision::Mx(p) => p,
+            Precision::Float(p) => p,
+            Precision::Posit(p) => p,
+        }
+    }
+    pub fn name(&self) -> String {
+        self.ops().name()
+    }
+    /// The family with its article, for messages ("an MX design").
+    pub fn a_family(&self) -> String {
+        let f = self.family();
+        let article = if matches!(f, "integer" | "MX") {
+            "an"
         } else {
-            0
+            "a"
         };
-        if x.is_nan() {
-            return sign | self.nan_code();
-        }
-        if x.is_infinite() {
-            return sign | self.inf_code().unwrap_or_else(|| self.max_code());
-        }
-        let a = f64::from(x.abs());
-        if a == 0.0 {
-            return sign;
-        }
-        // The quantum (distance between neighbours) at this magnitude, then round.
-        let e = exponent_of(a).max(self.emin());
-        let quantum = pow2(e - self.man_bits as i32);
-        let v = (a / quantum).round_ties_even() * quantum;
-        if v > self.max_value() {
-            return sign | self.max_code();
-        }
-        if v == 0.0 {
-            return sign;
-        }
-        let ev = exponent_of(v);
-        if ev < self.emin() {
-            let m = (v / pow2(self.emin() - self.man_bits as i32)) as u32;
-            sign | m
-        } else {
-            let m = (v / pow2(ev - self.man_bits as i32)) as u32 - (1 << self.man_bits);
-            sign | (((ev + self.bias) as u32) << self.man_bits) | m
+        format!("{article} {f}")
+    }
+    /// The family, for messages and the choice of RTL leaves.
+    pub fn family(&self) -> &'static str {
+        match self {
+            Precision::Int(_) => "integer",
+            Precision::Mx(_) => "MX",
+            Precision::Float(_) => "floating-point",
+            Precision::Posit(_) => "posit",
         }
     }
 }
 
-/// floor(log2(a)) for a positive finite f64, from its exponent bits.
-fn exponent_of(a: f64) -> i32 {
-    let bits = a.to_bits();
-    let e = ((bits >> 52) & 0x7ff) as i32;
-    if e == 0 {
-        // f64 subnormal (not reachable from f32 inputs)
-        -1074 + (63 - (bits & ((1 << 52) - 1)).leading_zeros() as i32)
-    } else {
-        e - 1023
+/// The controls the vector unit applies to an accumulator row besides the conversion: the
+/// integer lanes' bias, requantization, add, ReLU, ReLU6 clamp and max-pool (the float-like
+/// families use only `relu`), and the fixed scale of a row crossing between an integer and
+/// an MX layer.
+#[derive(Debug, Clone, Copy)]
+pub struct PostOps<'a> {
+    /// The bias row (added before requantization), when the instruction adds it.
+    pub bias: Option<&'a [i64]>,
+    pub requant: Requant,
+    pub relu: bool,
+    /// ReLU6: the upper clamp, an output value.
+    pub clamp: Option<i64>,
+    /// Add the operand row element-wise (saturating), or take the maximum with it.
+    pub add: bool,
+    pub pool: bool,
+    pub operand: Option<&'a [i64]>,
+    /// E8M0 code of integer elements q read or written as MX elements (q * 2^(code - 127 -
+    /// frac)).
+    pub fixed_scale: u8,
+}
+
+impl Default for PostOps<'_> {
+    fn default() -> Self {
+        PostOps {
+            bias: None,
+            requant: Requant::IDENTITY,
+            relu: false,
+            clamp: None,
+            add: false,
+            pool: false,
+            operand: None,
+            fixed_scale: 0,
+        }
     }
 }
 
-fn pow2(e: i32) -> f64 {
-    2f64.powi(e)
+/// A row of output elements: the codes and, for MX outputs, one scale per block.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Row {
+    pub codes: Vec<i64>,
+    pub scales: Vec<u8>,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The RTL leaf modules that realise a datapath (each `templates/rtl/<name>.v`, with fixed
+/// ports): the multiply-add of a processing element, the accumulation of a column result
+/// into an accumulator row, the vector unit's row post-processing, and, for the float-like
+/// families, the element decoder the multiply-add uses and the encoder the post-processing
+/// uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Leaves {
+    pub mac: &'static str,
+    pub acc: &'static str,
+    pub post: &'static str,
+    pub decode: Option<&'static str>,
+    pub encode: Option<&'static str>,
+}
 
-    #[test]
-    fn limits_from_the_spec() {
-        assert_eq!(E4M3.max_value(), 448.0);
-        assert_eq!(E5M2.max_value(), 57344.0);
-        assert_eq!(E4M3.max_code(), 0x7e);
-        assert_eq!(E4M3.nan_code(), 0x7f);
-        assert_eq!(E5M2.inf_code(), Some(0x7c));
-        // Smallest subnormals: 2^-9 and 2^-16.
-        assert_eq!(E4M3.decode(1), 2f64.powi(-9));
-        assert_eq!(E5M2.decode(1), 2f64.powi(-16));
-        assert_eq!(BF16.decode(0x3f80), 1.0);
+/// What a float-like element format (FP8, BF16, posits) supplies; the rest of its datapath
+/// is shared (the impl of [`Datapath`] below): each processing element forms the exact
+/// product of two codes as FP32, a column sums its rows top to bottom from +0 in FP32
+/// (`fp32::column_sum`), the accumulator adds in FP32, and the vector unit applies ReLU
+/// (`fp32::relu`) and encodes.
+pub trait FloatElement: Copy {
+    /// The element format.
+    fn format(self) -> Format;
+    /// The exact product of two codes as FP32 bits, under the FP32 contract.
+    fn product(self, a: u32, b: u32) -> u32;
+    /// An FP32 value (bits) to a code, after the contract's flush.
+    fn encode_fp32(self, bits: u32) -> u32;
+    /// The RTL decoder of a code (the multiply-add's input) and encoder (the row
+    /// post-processor's output).
+    fn decoder(self) -> &'static str;
+    fn encoder(self) -> &'static str;
+}
+
+impl<T: FloatElement> Datapath for T {
+    fn name(&self) -> String {
+        self.format().name()
     }
+    fn input(&self) -> Format {
+        self.format()
+    }
+    fn weight(&self) -> Format {
+        self.format()
+    }
+    fn output(&self) -> Format {
+        self.format()
+    }
+    fn acc_type(&self) -> IntType {
+        int::FP32_BITS
+    }
+    fn psum_bits(&self, _rows: u32) -> u32 {
+        32
+    }
+    fn column(&self, a: &[i64], w: &[i64], _scales: (u8, u8)) -> i64 {
+        fp32::column_sum(a, w, |x, y| self.product(x, y))
+    }
+    fn accumulate(&self, acc: i64, v: i64) -> i64 {
+        fp32::accumulate(acc, v)
+    }
+    fn post(&self, acc: &[i64], ops: &PostOps, _out: Format) -> Row {
+        let relu = |v: u32| if ops.relu { fp32::relu(v) } else { v };
+        Row {
+            codes: acc
+                .iter()
+                .map(|v| i64::from(self.encode_fp32(relu(*v as u32))))
+                .collect(),
+            scales: Vec::new(),
+        }
+    }
+    fn leaves(&self) -> Leaves {
+        Leaves {
+            mac: "hwgen_mac_float",
+            acc: "hwgen_acc_float",
+            post: "hwgen_post_float",
+            decode: Some(self.decoder()),
+            encode: Some(self.encoder()),
+        }
+    }
+}
 
-    #[test]
-    fn rounding_by_hand() {
-        // E4M3 around 1: neighbours 1.0 and 1.125; 1.0625 is the tie -> even (1.0).
-        assert_eq!(E4M3.encode(1.0625), 0x38);
-        assert_eq!(E4M3.encode(1.0626), 0x39);
-        // 1.1875 is the tie between 1.125 (odd mantissa) and 1.25 -> 1.25.
-        assert_eq!(E4M3.encode(1.1875), 0x3a);
-        // Overflow saturates; infinity too for E4M3, but not for E5M2.
-        assert_eq!(E4M3.encode(1000.0), 0x7e);
-        assert_eq!(E4M3.encode(f32::NEG_INFINITY), 0xfe);
-        assert_eq!(E5M2.encode(1e6), 0x7b);
-        assert_eq!(E5M2.encode(f32::INFINITY), 0x7c);
-        // BF16 keeps the upper 16 bits of f32 when the rest is below half an ulp.
-        assert_eq!(BF16.encode(f32::from_bits(0x3f80_7fff)), 0x3f80);
-        assert_eq!(BF16.encode(f32::from_bits(0x3f80_8000)), 0x3f80); // tie -> even
-        assert_eq!(BF16.encode(f32::from_bits(0x3f81_8000)), 0x3f82); // tie -> even
+/// The one datapath interface every precision implements.
+pub trait Datapath {
+    /// The name reports use (`int8`, `mxint8`, `fp8_e4m3`, `posit8`).
+    fn name(&self) -> String;
+    /// Formats of the activations read, the weights and the activations written.
+    fn input(&self) -> Format;
+    fn weight(&self) -> Format;
+    fn output(&self) -> Format;
+    /// Accumulator values as the accumulator rows hold them (FP32 as int32 bit patterns).
+    fn acc_type(&self) -> IntType;
+    /// Width of a column result leaving the array of `rows` rows.
+    fn psum_bits(&self, rows: u32) -> u32;
+    /// One pass of a column of the array, in the accumulator's domain: `a` the codes of one
+    /// input row (one per array row; zero codes past the last channel), `w` the column's
+    /// weight codes, `scales` the input row's and the weight column's block scales (MX).
+    fn column(&self, a: &[i64], w: &[i64], scales: (u8, u8)) -> i64;
+    /// An accumulator value plus a column result.
+    fn accumulate(&self, acc: i64, v: i64) -> i64;
+    /// An accumulator row to an output row of format `out` (the precision's own output,
+    /// or at a boundary between precisions the other's).
+    fn post(&self, acc: &[i64], ops: &PostOps, out: Format) -> Row;
+    /// Rows of column scales after a weight tile's element rows.
+    fn weight_scale_rows(&self) -> u32 {
+        0
+    }
+    /// The column scales of a weight tile as its `weight_scale_rows()` rows of weight codes.
+    fn pack_weight_scales(&self, _scales: &[u8]) -> Vec<Vec<i64>> {
+        Vec::new()
+    }
+    /// The inverse of `pack_weight_scales`: the column scales of `columns` columns (all 0
+    /// for a precision without block scales).
+    fn unpack_weight_scales(&self, _rows: &[&[i64]], columns: usize) -> Vec<u8> {
+        vec![0; columns]
+    }
+    fn leaves(&self) -> Leaves;
+}
+
+/// Width of the array's column results for a datapath that runs `precisions`: a single
+/// precision's own; for a multi-precision pair the MX precision's block sum, in which the
+/// integer layers' column sums (the same element width, as many rows as a block) are exact.
+pub fn psum_bits(precisions: &[Precision], rows: u32) -> u32 {
+    precisions
+        .iter()
+        .find(|p| p.ops().input().block_scaled() || precisions.len() == 1)
+        .map_or(0, |p| p.ops().psum_bits(rows))
+}
+
+/// The leaves of a datapath that runs `precisions` (one, or a multi-precision pair that
+/// shares the array's multipliers), or why there are none.
+pub fn leaves_of(precisions: &[Precision]) -> Result<Leaves, String> {
+    match precisions {
+        [p] => Ok(p.ops().leaves()),
+        [Precision::Int(i), Precision::Mx(m)]
+            if i.input.signed
+                && i.input.bits == m.elem.bits
+                && i.input == i.weight
+                && i.input == i.output
+                && i.accumulator == int::FP32_BITS =>
+        {
+            Ok(Leaves {
+                mac: "hwgen_mac_int",
+                acc: "hwgen_acc_int_mx",
+                post: "hwgen_post_int_mx",
+                decode: None,
+                encode: None,
+            })
+        }
+        _ => Err(format!(
+            "a multi-precision datapath pairs a signed integer type with the MX type of the same width (both run on the array's integer multipliers), not {}",
+            precisions
+                .iter()
+                .map(Precision::name)
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )),
     }
 }

@@ -1,4 +1,5 @@
-//! OCP Microscaling (MX v1.0) integer blocks: MXINT8 and MXINT4 with an E8M0 shared scale.
+//! The MX family: OCP Microscaling (MX v1.0) integer blocks, MXINT8 and MXINT4 with an E8M0
+//! shared scale, and their datapath.
 //!
 //! * E8M0: codes 0x00..=0xFE are 2^(code-127); 0xFF is NaN and makes its whole block NaN.
 //! * Elements are two's complement with an implicit binary point: MXINT8 value = q / 64
@@ -9,9 +10,25 @@
 //!   gets the smallest scale (code 0x00). Elements are x / 2^shared rounded to nearest, ties
 //!   to even, and saturated to the element range. A block holding a NaN or an infinity gets
 //!   the NaN scale (0xFF) and zero elements.
+//! * The datapath: the array forms the exact integer sum of a block pair's products; at the
+//!   column output it is dequantized to FP32 with the product of the two scales
+//!   (`dequant`), and block values are accumulated in FP32 in block order, the first
+//!   initialising the sum. The vector unit applies ReLU and quantizes each row of FP32
+//!   outputs to one block (`quantize_fp32_row`), or, at a boundary to an integer layer,
+//!   rounds each value to an integer at a fixed scale (`to_fixed`).
+//! * Rows: an activation row is one block of elements followed by its scale (one more
+//!   beat in memory); a weight tile is its element rows followed by the rows of column
+//!   scales (`pack_scale_rows`).
+
+use super::int::{IntType, FP32_BITS};
+use super::{fp32, Datapath, Format, Leaves, PostOps, Row};
+use serde::Serialize;
+
+/// Width of an E8M0 scale.
+pub const SCALE_BITS: u32 = 8;
 
 /// An MX integer element type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct MxInt {
     pub name: &'static str,
     pub bits: u32,
@@ -43,6 +60,134 @@ impl MxInt {
     }
     pub fn max(&self) -> i32 {
         (1 << (self.bits - 1)) - 1
+    }
+    /// How an element code is stored: a two's-complement integer of `bits`.
+    pub fn code_type(&self) -> IntType {
+        IntType::new(true, self.bits)
+    }
+}
+
+/// An MX block format: elements of `elem`, one E8M0 scale per block of `block_size`
+/// elements along the reduction dimension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct MxFormat {
+    pub elem: MxInt,
+    pub block_size: u32,
+}
+
+impl MxFormat {
+    /// Width of the exact integer partial sum of one block pair.
+    pub fn psum_bits(&self) -> u32 {
+        self.elem.psum_bits(self.block_size)
+    }
+    /// Weight rows that hold the column scales of a weight tile (8 bits per column).
+    pub fn scale_rows(&self) -> u32 {
+        SCALE_BITS / self.elem.bits
+    }
+    /// The column scales of a weight tile as `scale_rows()` weight rows of `scales.len()`
+    /// elements: scale c is byte c, little-endian across the rows (an MXINT4 row holds two
+    /// elements per scale, low nibble first). Element values are two's complement.
+    pub fn pack_scale_rows(&self, scales: &[u8]) -> Vec<Vec<i64>> {
+        let (w, cols) = (self.elem.bits as usize, scales.len());
+        let t = self.elem.code_type();
+        (0..self.scale_rows() as usize)
+            .map(|r| {
+                (0..cols)
+                    .map(|e| {
+                        let bit = (r * cols + e) * w;
+                        let v = (scales[bit / 8] >> (bit % 8)) & ((1u16 << w) - 1) as u8;
+                        t.wrap(i128::from(v))
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+    /// The inverse of `pack_scale_rows`: `rows` are the scale rows, in order.
+    pub fn unpack_scale_rows(&self, rows: &[&[i64]]) -> Vec<u8> {
+        let w = self.elem.bits as usize;
+        let per = SCALE_BITS as usize / w;
+        let cols = rows[0].len();
+        (0..cols)
+            .map(|c| {
+                (0..per).fold(0u8, |b, k| {
+                    let e = c * per + k;
+                    let v = (rows[e / cols][e % cols] as u8) & ((1u16 << w) - 1) as u8;
+                    b | v << (k * w)
+                })
+            })
+            .collect()
+    }
+}
+
+impl Datapath for MxFormat {
+    fn name(&self) -> String {
+        self.elem.name.to_string()
+    }
+    fn input(&self) -> Format {
+        Format::Mx(*self)
+    }
+    fn weight(&self) -> Format {
+        Format::Mx(*self)
+    }
+    fn output(&self) -> Format {
+        Format::Mx(*self)
+    }
+    fn acc_type(&self) -> IntType {
+        FP32_BITS
+    }
+    fn psum_bits(&self, _rows: u32) -> u32 {
+        MxFormat::psum_bits(self)
+    }
+    /// The exact block sum, dequantized with the input block's and the weight column's
+    /// scales.
+    fn column(&self, a: &[i64], w: &[i64], (sa, sb): (u8, u8)) -> i64 {
+        let psum: i64 = a.iter().zip(w).map(|(x, y)| x * y).sum();
+        i64::from(dequant(psum, sa, sb, self.elem) as i32)
+    }
+    fn accumulate(&self, acc: i64, v: i64) -> i64 {
+        fp32::accumulate(acc, v)
+    }
+    /// MX blocks of `block_size` outputs; or, at a boundary to an integer layer, integers
+    /// at the fixed scale.
+    fn post(&self, acc: &[i64], ops: &PostOps, out: Format) -> Row {
+        let bits: Vec<u32> = acc.iter().map(|v| *v as u32).collect();
+        match out {
+            Format::Mx(f) => {
+                let mut row = Row::default();
+                for block in bits.chunks(f.block_size as usize) {
+                    let (scale, q) = quantize_fp32_row(block, ops.relu, f.elem);
+                    row.scales.push(scale);
+                    row.codes.extend(q.iter().map(|v| i64::from(*v)));
+                }
+                row
+            }
+            Format::Int(t) => Row {
+                codes: bits
+                    .iter()
+                    .map(|b| to_fixed(*b, ops.fixed_scale, self.elem.frac, t, ops.relu))
+                    .collect(),
+                scales: Vec::new(),
+            },
+            other => unreachable!("{} rows cannot become {}", self.elem.name, other.name()),
+        }
+    }
+    fn weight_scale_rows(&self) -> u32 {
+        self.scale_rows()
+    }
+    fn pack_weight_scales(&self, scales: &[u8]) -> Vec<Vec<i64>> {
+        self.pack_scale_rows(scales)
+    }
+    fn unpack_weight_scales(&self, rows: &[&[i64]], _columns: usize) -> Vec<u8> {
+        self.unpack_scale_rows(rows)
+    }
+    fn leaves(&self) -> Leaves {
+        Leaves {
+            mac: "hwgen_mac_int",
+            acc: "hwgen_acc_mx",
+            post: "hwgen_post_mx",
+            decode: None,
+            encode: None,
+        }
     }
 }
 
@@ -91,22 +236,78 @@ pub fn quantize_block(x: &[f32], t: MxInt) -> (u8, Vec<i32>) {
 }
 
 /// The vector unit's MX output path on one row of FP32 accumulator values (bit patterns):
-/// subnormals read as zero (the FP32 contract), ReLU when `relu` (negative values and -0
-/// become +0, NaN stays NaN), then `quantize_block`.
+/// subnormals read as zero (the FP32 contract), ReLU when `relu` (`fp32::relu`), then
+/// `quantize_block`.
 pub fn quantize_fp32_row(acc: &[u32], relu: bool, t: MxInt) -> (u8, Vec<i32>) {
     let x: Vec<f32> = acc
         .iter()
         .map(|&b| {
-            let b = super::fp32::flush(b);
-            let v = f32::from_bits(b);
-            if relu && !v.is_nan() && b >> 31 == 1 {
-                0.0
-            } else {
-                v
-            }
+            let b = fp32::flush(b);
+            f32::from_bits(if relu { fp32::relu(b) } else { b })
         })
         .collect();
     quantize_block(&x, t)
+}
+
+/// Dequantize the integer partial sum of one block pair: psum * 2^(sa + sb - 254) / 2^(2
+/// frac), rounded to FP32 under the contract. NaN when either scale is the NaN code.
+pub fn dequant(psum: i64, scale_a: u8, scale_b: u8, t: MxInt) -> u32 {
+    if scale_a == E8M0_NAN || scale_b == E8M0_NAN {
+        return fp32::CANONICAL_NAN;
+    }
+    let exp = i32::from(scale_a) + i32::from(scale_b) - 254 - 2 * t.frac as i32;
+    // |psum| < 2^53 and 2^exp >= 2^-266: the product is exact in f64, and the f64 -> f32
+    // conversion rounds to nearest even.
+    let exact = psum as f64 * 2f64.powi(exp);
+    fp32::flush((exact as f32).to_bits())
+}
+
+/// An FP32 value (bit pattern) to a fixed-scale integer of type `t` (the boundary from an
+/// MX layer to an integer layer): the result q stands for 2^(scale - 127) * q / 2^frac,
+/// like an MX element with scale code `scale`, so q = x * 2^(127 + frac - scale) rounded to
+/// nearest, ties to even, and saturated to `t`. The contract's flush first (a subnormal is
+/// zero); NaN gives 0, an infinity the bound of its sign. With `relu`, a negative result
+/// becomes 0.
+pub fn to_fixed(bits: u32, scale: u8, frac: u32, t: IntType, relu: bool) -> i64 {
+    let x = f32::from_bits(fp32::flush(bits));
+    if x.is_nan() {
+        return 0;
+    }
+    let q = if x.is_infinite() {
+        if x > 0.0 {
+            t.max()
+        } else {
+            t.min()
+        }
+    } else {
+        // |x| < 2^128 and the factor is at most 2^(127 + frac): the product is exact in f64.
+        let exp = 127 + frac as i32 - i32::from(scale);
+        let y = (f64::from(x) * 2f64.powi(exp)).round_ties_even();
+        y.clamp(t.min() as f64, t.max() as f64) as i64
+    };
+    if relu {
+        q.max(0)
+    } else {
+        q
+    }
+}
+
+/// The MX dot product of two vectors split into blocks of equal length: the integer partial
+/// sum of block k is dequantized and accumulated in FP32 in increasing k, the first block
+/// initialising the sum (no addition to a zero).
+pub fn dot(a: &[(u8, Vec<i32>)], b: &[(u8, Vec<i32>)], t: MxInt) -> u32 {
+    assert_eq!(a.len(), b.len(), "blocks of both operands");
+    let mut acc: Option<u32> = None;
+    for ((sa, qa), (sb, qb)) in a.iter().zip(b) {
+        assert_eq!(qa.len(), qb.len(), "block sizes");
+        let psum: i64 = qa.iter().zip(qb).map(|(x, y)| i64::from(x * y)).sum();
+        let term = dequant(psum, *sa, *sb, t);
+        acc = Some(match acc {
+            None => term,
+            Some(s) => fp32::add(s, term),
+        });
+    }
+    acc.expect("at least one block")
 }
 
 /// Values of a block.
@@ -120,6 +321,94 @@ pub fn dequantize_block(scale_code: u8, q: &[i32], t: MxInt) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn f(x: f32) -> u32 {
+        x.to_bits()
+    }
+
+    #[test]
+    fn dequant_by_hand() {
+        // MXINT8: psum 64*64 = 4096 with both scales 2^0 is 1.0 * 1.0.
+        assert_eq!(dequant(4096, 127, 127, MXINT8), f(1.0));
+        // psum -3 with scales 2^3 and 2^-1: -3 * 2^2 / 2^12.
+        assert_eq!(dequant(-3, 130, 126, MXINT8), f(-3.0 / 1024.0));
+        // MXINT4: q/4 elements, psum 16 is 1.0.
+        assert_eq!(dequant(16, 127, 127, MXINT4), f(1.0));
+        // The smallest normal survives; half of it flushes; beyond the range is infinity.
+        assert_eq!(dequant(4096, 1, 127, MXINT8), f(2f32.powi(-126)));
+        assert_eq!(dequant(2048, 1, 127, MXINT8), 0);
+        assert_eq!(dequant(-2048, 1, 127, MXINT8), 0x8000_0000);
+        assert_eq!(dequant(4096, 254, 128, MXINT8), f(f32::INFINITY));
+        assert_eq!(dequant(0, 200, 200, MXINT8), 0);
+        assert_eq!(dequant(1, 0xff, 127, MXINT8), fp32::CANONICAL_NAN);
+    }
+
+    #[test]
+    fn to_fixed_by_hand() {
+        let i8 = IntType::new(true, 8);
+        let i4 = IntType::new(true, 4);
+        // Scale code 127 + 6 - 6 = 127 with frac 6: q = x * 64.
+        assert_eq!(to_fixed(f(1.0), 127, 6, i8, false), 64);
+        assert_eq!(to_fixed(f(-0.5), 127, 6, i8, false), -32);
+        // Code 133: q = x (an int8 tensor with exponent 0). Ties go to even.
+        assert_eq!(to_fixed(f(2.5), 133, 6, i8, false), 2);
+        assert_eq!(to_fixed(f(3.5), 133, 6, i8, false), 4);
+        assert_eq!(to_fixed(f(-2.5), 133, 6, i8, false), -2);
+        assert_eq!(to_fixed(f(2.5000002), 133, 6, i8, false), 3);
+        // Code 135: q = x / 4. 0.5 * 4 = 2.0 -> 0.5 ties to 0; 6.0 -> 1.5 ties to 2.
+        assert_eq!(to_fixed(f(2.0), 135, 6, i8, false), 0);
+        assert_eq!(to_fixed(f(6.0), 135, 6, i8, false), 2);
+        // Saturation, infinities, NaN, subnormals, ReLU.
+        assert_eq!(to_fixed(f(1000.0), 133, 6, i8, false), 127);
+        assert_eq!(to_fixed(f(-1000.0), 133, 6, i8, false), -128);
+        assert_eq!(to_fixed(f(f32::NEG_INFINITY), 133, 6, i8, false), -128);
+        assert_eq!(to_fixed(0x7fc0_0000, 133, 6, i8, false), 0);
+        assert_eq!(to_fixed(0x0000_0001, 0, 6, i8, false), 0);
+        assert_eq!(to_fixed(f(-7.0), 133, 6, i8, true), 0);
+        assert_eq!(to_fixed(f(7.0), 133, 6, i4, true), 7);
+    }
+
+    #[test]
+    fn dot_accumulates_in_block_order() {
+        // Every b block is (2^0, [1.0, 1.0]). Block 0 of a: psum 2 * 64 * 64 = 2^13, value
+        // 2^13 * 2^(150 - 127) / 2^12 = 2^24. Blocks 1 and 2: psum 64 * 64, value 1.0.
+        // 2^24 + 1 is a tie that stays 2^24, twice; adding 1 + 1 first would give 2^24 + 2.
+        let b = vec![(127u8, vec![64, 64]); 3];
+        let a = vec![
+            (150u8, vec![64, 64]),
+            (127, vec![64, 0]),
+            (127, vec![0, 64]),
+        ];
+        assert_eq!(dot(&a, &b, MXINT8), f(2f32.powi(24)));
+        assert_eq!(
+            fp32::add(fp32::add(f(1.0), f(1.0)), f(2f32.powi(24))),
+            f(2f32.powi(24) + 2.0)
+        );
+    }
+
+    #[test]
+    fn scale_rows_by_hand() {
+        let mx4 = MxFormat {
+            elem: MXINT4,
+            block_size: 32,
+        };
+        // Four columns: two rows of four 4-bit elements; scale c is byte c, low nibble first.
+        let rows = mx4.pack_scale_rows(&[0x12, 0x34, 0xf0, 0x7f]);
+        assert_eq!(rows, vec![vec![2, 1, 4, 3], vec![0, -1, -1, 7]]);
+        let refs: Vec<&[i64]> = rows.iter().map(Vec::as_slice).collect();
+        assert_eq!(mx4.unpack_scale_rows(&refs), vec![0x12, 0x34, 0xf0, 0x7f]);
+        let mx8 = MxFormat {
+            elem: MXINT8,
+            block_size: 32,
+        };
+        let rows = mx8.pack_scale_rows(&[127, 200]);
+        assert_eq!(rows, vec![vec![127, -56]]);
+        assert_eq!(mx8.unpack_scale_rows(&[&rows[0]]), vec![127, 200]);
+        assert_eq!(
+            (mx4.scale_rows(), mx8.scale_rows(), mx8.psum_bits()),
+            (2, 1, 21)
+        );
+    }
 
     #[test]
     fn block_by_hand() {

@@ -1,94 +1,33 @@
 //! Design → Verilog. Every module comes from one askama template under `templates/rtl/`;
-//! all arithmetic happens here and reaches the templates as plain numbers and strings.
+//! all arithmetic happens here and reaches the templates as plain numbers and strings. The
+//! datapath's leaf modules (a processing element's multiply-add, a column's accumulation, the
+//! vector unit's row post-processing, and a float-like format's decoder and encoder) are the
+//! ones `numeric::Datapath::leaves` names; the structural templates instantiate them by name
+//! and never ask which family they hold.
 
-pub mod names;
+mod isa_header;
+mod top;
 mod views;
 
-use crate::design::{clog2, Design, ResetStyle};
+pub use top::{
+    csr_map, rsp_depth, Csr, CSR_PERF_BASE, CSR_PERF_STRIDE, PERF_COUNTERS, PERF_COUNTER_NAMES,
+};
+
+use crate::design::{Design, ResetStyle};
 use crate::filemap::FileMap;
 use crate::isa;
+use crate::names;
+use crate::numeric::{Format, Leaves, E4M3, MXINT8};
 use askama::Template;
-use serde_json::json;
 use views::*;
 
 /// Version string written into every generated file.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Number of performance counters per engine (busy and stall of four queues, MAC-active).
-pub const PERF_COUNTERS: u32 = 9;
-pub const PERF_COUNTER_NAMES: [&str; 9] = [
-    "load_busy",
-    "load_stall",
-    "compute_busy",
-    "compute_stall",
-    "vector_busy",
-    "vector_stall",
-    "store_busy",
-    "store_stall",
-    "mac_active",
-];
+/// Width of the exponent of a decoded float-like operand (`hwgen_fp_mul`).
+const UNPACKED_EXP_W: u32 = 10;
 
-/// Width of external-memory addresses (in beats).
-pub const MEM_ADDR_W: u32 = 32;
-/// Semaphore counters are this wide; a release past the maximum raises the error flag.
-pub const SEM_COUNT_W: u32 = 4;
-pub const CSR_ADDR_W: u32 = 12;
-
-/// A control/status register of the generated top.
-#[derive(Debug, Clone)]
-pub struct Csr {
-    pub addr: u32,
-    pub name: String,
-    pub doc: String,
-}
-
-pub const CSR_PERF_BASE: u32 = 0x010;
-pub const CSR_PERF_STRIDE: u32 = 0x010;
-
-/// The register map of `design`'s top.
-pub fn csr_map(design: &Design) -> Vec<Csr> {
-    let fixed = [
-        (0x000, "id_lo", "design hash, bits 31:0 (read-only)"),
-        (0x001, "id_hi", "design hash, bits 63:32 (read-only)"),
-        (0x002, "control", "write 1 to bit 0 to start every engine"),
-        (
-            0x003,
-            "status",
-            "bit 0 busy, bit 1 done, bit 2 error (illegal opcode or semaphore overflow)",
-        ),
-        (0x004, "cycles_lo", "cycles from start to done, bits 31:0"),
-        (0x005, "cycles_hi", "cycles from start to done, bits 63:32"),
-        (0x006, "num_cores", "number of engines"),
-    ];
-    let mut v: Vec<Csr> = fixed
-        .iter()
-        .map(|(a, n, d)| Csr {
-            addr: *a,
-            name: n.to_string(),
-            doc: d.to_string(),
-        })
-        .collect();
-    for (i, (b, u, r)) in design.cores().iter().enumerate() {
-        for (k, name) in PERF_COUNTER_NAMES.iter().enumerate() {
-            v.push(Csr {
-                addr: CSR_PERF_BASE + i as u32 * CSR_PERF_STRIDE + k as u32,
-                name: format!("core{i}_{name}"),
-                doc: format!("engine {i} ({}.{}[{r}]): {name} cycles", b.name, u.name),
-            });
-        }
-    }
-    v
-}
-
-/// Depth of each engine's read-response FIFO: enough reads in flight to cover the memory
-/// latency at one beat per cycle.
-pub fn rsp_depth(design: &Design) -> u32 {
-    (design.memory.latency_cycles + 4)
-        .next_power_of_two()
-        .clamp(4, 1024)
-}
-
-fn common(design: &Design) -> Common {
+fn common(design: &Design, leaves: Leaves, float: &FormatView, mx_frac: u32) -> Common {
     let file = std::path::Path::new(&design.source)
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
@@ -103,10 +42,10 @@ fn common(design: &Design) -> Common {
         (ResetStyle::Async, true) => format!(" or negedge {rst}"),
         (ResetStyle::Async, false) => format!(" or posedge {rst}"),
     };
-    let rst_on = if design.reset.active_low {
-        format!("!{rst}")
+    let (rst_on, rst_off) = if design.reset.active_low {
+        (format!("!{rst}"), rst.to_string())
     } else {
-        rst.to_string()
+        (rst.to_string(), format!("!{rst}"))
     };
     Common {
         banner: format!(
@@ -117,10 +56,51 @@ fn common(design: &Design) -> Common {
         rst: rst.to_string(),
         rst_edge,
         rst_on,
-        mx: design.mx().is_some(),
-        fp: design.fp().is_some(),
-        multi: design.multi_precision(),
+        rst_off,
+        leaves: LeafNames {
+            mac: leaves.mac.to_string(),
+            acc: leaves.acc.to_string(),
+            post: leaves.post.to_string(),
+            decode: leaves.decode.unwrap_or_default().to_string(),
+            encode: leaves.encode.unwrap_or_default().to_string(),
+        },
+        mx_frac,
+        usig_w: float.usig_w,
+        uexp_w: UNPACKED_EXP_W,
     }
+}
+
+/// The decoder and encoder parameters of a float-like format (E4M3 and posit8 with es = 2
+/// where the design has none: they only set the defaults of modules it does not use).
+fn format_view(formats: &[Format]) -> FormatView {
+    let mut v = FormatView {
+        exp_w: E4M3.exp_bits,
+        man_w: E4M3.man_bits,
+        bias: E4M3.bias,
+        ieee: u32::from(E4M3.ieee_specials),
+        n: 8,
+        es: 2,
+        usig_w: E4M3.man_bits + 1,
+        uexp_w: UNPACKED_EXP_W,
+    };
+    for f in formats {
+        match f {
+            Format::Float(m) => {
+                v.exp_w = m.exp_bits;
+                v.man_w = m.man_bits;
+                v.bias = m.bias;
+                v.ieee = u32::from(m.ieee_specials);
+                v.usig_w = m.man_bits + 1;
+            }
+            Format::Posit(p) => {
+                v.n = p.bits;
+                v.es = p.es;
+                v.usig_w = p.max_frac_bits() + 1;
+            }
+            _ => {}
+        }
+    }
+    v
 }
 
 fn render<T: Template>(t: &T) -> String {
@@ -173,9 +153,86 @@ fn align_connections(text: &str) -> String {
     out.join("\n")
 }
 
+/// The arithmetic blocks and datapath leaves a leaf module instantiates, leaves first.
+fn leaf_deps<'a>(name: &str, c: &'a Common) -> Vec<&'a str> {
+    match name {
+        "hwgen_mac_float" => vec![c.leaves.decode.as_str(), "hwgen_fp_mul", "hwgen_fp32_add"],
+        "hwgen_acc_mx" | "hwgen_acc_int_mx" => vec!["hwgen_mx_dequant", "hwgen_fp32_add"],
+        "hwgen_acc_float" => vec!["hwgen_fp32_add"],
+        "hwgen_post_int" => vec!["hwgen_vector_lane"],
+        "hwgen_post_mx" => vec!["hwgen_mx_quantize"],
+        "hwgen_post_float" => vec![c.leaves.encode.as_str()],
+        "hwgen_post_int_mx" => vec![
+            "hwgen_vector_lane",
+            "hwgen_mx_quantize",
+            "hwgen_fp32_to_int",
+        ],
+        _ => vec![],
+    }
+}
+
+/// One arithmetic block or datapath leaf, by module name.
+fn render_leaf(name: &str, c: &Common, fmt: &FormatView) -> String {
+    match name {
+        "hwgen_vector_lane" => render(&VectorLane { c }),
+        "hwgen_fp32_add" => render(&Fp32Add { c }),
+        "hwgen_fp_mul" => render(&FpMul { c }),
+        "hwgen_mx_dequant" => render(&MxDequant { c }),
+        "hwgen_mx_quantize" => render(&MxQuantize { c }),
+        "hwgen_fp32_to_int" => render(&Fp32ToInt { c }),
+        "hwgen_unpack_mini" => render(&UnpackMini { c, fmt }),
+        "hwgen_fp32_to_mini" => render(&Fp32ToMini { c, fmt }),
+        "hwgen_unpack_posit" => render(&UnpackPosit { c, fmt }),
+        "hwgen_fp32_to_posit" => render(&Fp32ToPosit { c, fmt }),
+        "hwgen_mac_int" => render(&MacInt { c }),
+        "hwgen_mac_float" => render(&MacFloat { c }),
+        "hwgen_acc_int" => render(&AccInt { c }),
+        "hwgen_acc_float" => render(&AccFloat { c }),
+        "hwgen_acc_mx" => render(&AccMx { c }),
+        "hwgen_acc_int_mx" => render(&AccIntMx { c }),
+        "hwgen_post_int" => render(&PostInt { c }),
+        "hwgen_post_float" => render(&PostFloat { c }),
+        "hwgen_post_mx" => render(&PostMx { c }),
+        "hwgen_post_int_mx" => render(&PostIntMx { c }),
+        other => unreachable!("no leaf module {other}"),
+    }
+}
+
+/// The leaf modules of the datapath, in dependency order, each once.
+fn leaf_modules(c: &Common) -> Vec<String> {
+    let mut order: Vec<String> = Vec::new();
+    fn visit(name: &str, c: &Common, order: &mut Vec<String>) {
+        for d in leaf_deps(name, c) {
+            visit(d, c, order);
+        }
+        if !order.iter().any(|n| n == name) {
+            order.push(name.to_string());
+        }
+    }
+    for leaf in [&c.leaves.mac, &c.leaves.acc, &c.leaves.post] {
+        visit(leaf, c, &mut order);
+    }
+    order
+}
+
+/// The views of a design: the common one and its float format's.
+fn views(design: &Design) -> (Common, FormatView) {
+    let d = design.datatypes();
+    let formats: Vec<Format> = d.precisions.iter().map(|p| p.ops().input()).collect();
+    let fmt = format_view(&formats);
+    let mx_frac = formats
+        .iter()
+        .find_map(|f| match f {
+            Format::Mx(m) => Some(m.elem.frac),
+            _ => None,
+        })
+        .unwrap_or(MXINT8.frac);
+    (common(design, d.leaves(), &fmt, mx_frac), fmt)
+}
+
 /// The RTL modules in dependency order (leaves first), as file names under `rtl/`.
 pub fn emit(design: &Design) -> FileMap {
-    let c = common(design);
+    let (c, fmt) = views(design);
     let mut files = FileMap::new();
     let mut order: Vec<String> = Vec::new();
     let mut add = |files: &mut FileMap, name: &str, text: String| {
@@ -184,101 +241,68 @@ pub fn emit(design: &Design) -> FileMap {
             order.push(format!("rtl/{name}"));
         }
     };
-
-    add(&mut files, "hwgen_isa.vh", render(&isa_header(&c)));
+    add(
+        &mut files,
+        "hwgen_isa.vh",
+        render(&isa_header::isa_header(&c)),
+    );
     add(&mut files, "hwgen_delay.v", render(&Delay { c: &c }));
-    add(&mut files, "hwgen_pe.v", render(&Pe { c: &c }));
-    if c.fp {
-        add(&mut files, "hwgen_fp32_add.v", render(&Fp32Add { c: &c }));
-        add(&mut files, "hwgen_fp_mul.v", render(&FpMul { c: &c }));
-        add(
-            &mut files,
-            "hwgen_fp32_to_mini.v",
-            render(&Fp32ToMini { c: &c }),
-        );
-        add(&mut files, "hwgen_fp_output.v", render(&FpOutput { c: &c }));
-    }
-    if c.mx {
-        add(&mut files, "hwgen_fp32_add.v", render(&Fp32Add { c: &c }));
-        add(
-            &mut files,
-            "hwgen_mx_dequant.v",
-            render(&MxDequant { c: &c }),
-        );
-        add(
-            &mut files,
-            "hwgen_mx_quantize.v",
-            render(&MxQuantize { c: &c }),
-        );
-    }
-    if c.multi {
-        add(
-            &mut files,
-            "hwgen_fp32_to_int.v",
-            render(&Fp32ToInt { c: &c }),
-        );
-    }
     add(
         &mut files,
-        "hwgen_systolic_array.v",
-        render(&SystolicArray { c: &c }),
+        "hwgen_hold_check.v",
+        render(&HoldCheck { c: &c }),
     );
-    add(&mut files, "hwgen_sram.v", render(&Sram { c: &c }));
-    add(&mut files, "hwgen_fifo.v", render(&Fifo { c: &c }));
-    add(
-        &mut files,
-        "hwgen_semaphore.v",
-        render(&Semaphore { c: &c }),
-    );
-    add(&mut files, "hwgen_addr_gen.v", render(&AddrGen { c: &c }));
-    add(&mut files, "hwgen_issue.v", render(&Issue { c: &c }));
-    add(
-        &mut files,
-        "hwgen_mem_arbiter.v",
-        render(&MemArbiter { c: &c }),
-    );
+    for leaf in leaf_modules(&c) {
+        add(
+            &mut files,
+            &format!("{leaf}.v"),
+            render_leaf(&leaf, &c, &fmt),
+        );
+    }
+    let structural: [(&str, String); 9] = [
+        ("hwgen_pe.v", render(&Pe { c: &c })),
+        ("hwgen_systolic_array.v", render(&SystolicArray { c: &c })),
+        ("hwgen_sram.v", render(&Sram { c: &c })),
+        ("hwgen_fifo.v", render(&Fifo { c: &c })),
+        ("hwgen_semaphore.v", render(&Semaphore { c: &c })),
+        ("hwgen_addr_gen.v", render(&AddrGen { c: &c })),
+        ("hwgen_issue.v", render(&Issue { c: &c })),
+        ("hwgen_mem_arbiter.v", render(&MemArbiter { c: &c })),
+        ("hwgen_shared_buffer.v", render(&SharedBuffer { c: &c })),
+    ];
+    for (name, text) in structural {
+        add(&mut files, name, text);
+    }
     for (module, format, ops) in [
         ("transfer", isa::Opcode::Load, "load, store"),
         ("matmul", isa::Opcode::Matmul, "matmul"),
         ("vector", isa::Opcode::Vector, "vector"),
     ] {
         let name = names::module(&format!("decode_{module}"));
-        add(
-            &mut files,
-            &format!("{name}.v"),
-            render(&decoder(&c, &name, module, ops, format)),
-        );
+        let view = isa_header::decoder(&c, &name, module, ops, format);
+        add(&mut files, &format!("{name}.v"), render(&view));
+    }
+    let units: [(&str, String); 6] = [
+        ("hwgen_load_unit.v", render(&LoadUnit { c: &c })),
+        ("hwgen_store_unit.v", render(&StoreUnit { c: &c })),
+        ("hwgen_compute_unit.v", render(&ComputeUnit { c: &c })),
+        ("hwgen_vector_unit.v", render(&VectorUnit { c: &c })),
+        ("hwgen_fetch.v", render(&Fetch { c: &c })),
+        ("hwgen_core.v", render(&Core { c: &c })),
+    ];
+    for (name, text) in units {
+        add(&mut files, name, text);
     }
     add(
         &mut files,
-        "hwgen_shared_buffer.v",
-        render(&SharedBuffer { c: &c }),
-    );
-    add(&mut files, "hwgen_load_unit.v", render(&LoadUnit { c: &c }));
-    add(
-        &mut files,
-        "hwgen_store_unit.v",
-        render(&StoreUnit { c: &c }),
+        "hwgen_csr.v",
+        render(&top::csr_view(&c, design)),
     );
     add(
         &mut files,
-        "hwgen_compute_unit.v",
-        render(&ComputeUnit { c: &c }),
+        "hwgen_top.v",
+        render(&top::top_view(&c, design)),
     );
-    add(
-        &mut files,
-        "hwgen_vector_lane.v",
-        render(&VectorLane { c: &c }),
-    );
-    add(
-        &mut files,
-        "hwgen_vector_unit.v",
-        render(&VectorUnit { c: &c }),
-    );
-    add(&mut files, "hwgen_fetch.v", render(&Fetch { c: &c }));
-    add(&mut files, "hwgen_core.v", render(&Core { c: &c }));
-    add(&mut files, "hwgen_csr.v", render(&csr_view(&c, design)));
-    add(&mut files, "hwgen_top.v", render(&top_view(&c, design)));
 
     let mut filelist = String::from(
         "// Verilog sources of the design, in dependency order; paths are relative to this file.\n+incdir+rtl\n",
@@ -288,383 +312,37 @@ pub fn emit(design: &Design) -> FileMap {
         filelist.push('\n');
     }
     files.add("hwgen.f", filelist);
-    files.add("manifest.json", manifest(design, &files));
+    files.add("manifest.json", top::manifest(design, &files));
     files
 }
 
-/// The arithmetic blocks of the MX and floating-point datapaths (`hwgen_fp32_add`,
-/// `hwgen_mx_dequant`, `hwgen_mx_quantize`, `hwgen_fp_mul`, `hwgen_fp32_to_mini`,
-/// `hwgen_fp32_to_int`) under the
-/// FP32 contract of `numeric::fp32`, for module-level tests (tests/rtl_arith.rs); `emit`
-/// includes the MX ones in MX designs, the FP ones in FP8/BF16 designs and
-/// `hwgen_fp32_to_int` in multi-precision designs.
+/// Every arithmetic block and datapath leaf (whatever the design uses), for module-level
+/// tests (tests/rtl_arith.rs): the minifloat modules default to E4M3, the posit ones to
+/// posit8 with es = 2, the MX ones to MXINT8; tests override the parameters they vary.
 pub fn arithmetic_blocks(design: &Design) -> FileMap {
-    let c = common(design);
+    let fmt = format_view(&[]);
+    let leaves = Leaves {
+        mac: "hwgen_mac_float",
+        acc: "hwgen_acc_float",
+        post: "hwgen_post_float",
+        decode: Some("hwgen_unpack_mini"),
+        encode: Some("hwgen_fp32_to_mini"),
+    };
+    let c = common(design, leaves, &fmt, MXINT8.frac);
     let mut files = FileMap::new();
-    files.add("rtl/hwgen_fp32_add.v", render(&Fp32Add { c: &c }));
-    files.add("rtl/hwgen_mx_dequant.v", render(&MxDequant { c: &c }));
-    files.add("rtl/hwgen_mx_quantize.v", render(&MxQuantize { c: &c }));
-    files.add("rtl/hwgen_fp_mul.v", render(&FpMul { c: &c }));
-    files.add("rtl/hwgen_fp32_to_mini.v", render(&Fp32ToMini { c: &c }));
-    files.add("rtl/hwgen_fp32_to_int.v", render(&Fp32ToInt { c: &c }));
-    files
-}
-
-fn isa_header(c: &Common) -> IsaHeader<'_> {
-    let mut defines = Vec::new();
-    let mut def = |name: &str, value: String, doc: &str| {
-        defines.push(Define {
-            name: format!("HWGEN_{name}"),
-            value,
-            doc: doc.to_string(),
-        })
-    };
-    let load = isa::format(isa::Opcode::Load);
-    def(
-        "INSTR_W",
-        isa::INSTR_BITS.to_string(),
-        "instruction width in bits",
-    );
-    def(
-        "NUM_SEM",
-        isa::NUM_SEMAPHORES.to_string(),
-        "semaphores per engine",
-    );
-    def(
-        "SPAD_ADDR_W",
-        load.field("spad_addr").width.to_string(),
-        "width of scratchpad address fields",
-    );
-    def(
-        "PERF_COUNTERS",
-        PERF_COUNTERS.to_string(),
-        "performance counters per engine",
-    );
-    let op = load.field("opcode");
-    def("OPCODE_W", op.width.to_string(), "opcode field");
-    def("OPCODE", format!("{}:{}", op.msb(), op.lsb), "");
-    for o in isa::Opcode::ALL {
-        def(
-            &format!("OP_{}", o.mnemonic().to_uppercase()),
-            format!("{}'d{}", isa::OPCODE_BITS, o as u32),
-            "",
-        );
-    }
-    for (i, q) in isa::Queue::ALL.iter().enumerate() {
-        def(
-            &format!("QUEUE_{}", q.name().to_uppercase()),
-            i.to_string(),
-            if i == 0 { "queue indices" } else { "" },
-        );
-    }
-    for b in isa::Buffer::ALL {
-        def(
-            &format!("BUFFER_{}", b.name().to_uppercase()),
-            format!("2'd{}", b as u32),
-            if b == isa::Buffer::Input {
-                "scratchpad selectors of load and store"
-            } else {
-                ""
-            },
-        );
-    }
-    for (format, op) in [
-        ("TRANSFER", isa::Opcode::Load),
-        ("MATMUL", isa::Opcode::Matmul),
-        ("VECTOR", isa::Opcode::Vector),
+    for name in [
+        "hwgen_vector_lane",
+        "hwgen_fp32_add",
+        "hwgen_fp_mul",
+        "hwgen_mx_dequant",
+        "hwgen_mx_quantize",
+        "hwgen_fp32_to_int",
+        "hwgen_unpack_mini",
+        "hwgen_fp32_to_mini",
+        "hwgen_unpack_posit",
+        "hwgen_fp32_to_posit",
     ] {
-        for (i, fl) in isa::format(op).fields.iter().skip(3).enumerate() {
-            let doc = if i == 0 {
-                format!("field widths of the {} format", format.to_lowercase())
-            } else {
-                String::new()
-            };
-            def(
-                &format!("{format}_{}_W", fl.name.to_uppercase()),
-                fl.width.to_string(),
-                &doc,
-            );
-        }
+        files.add(format!("rtl/{name}.v"), render_leaf(name, &c, &fmt));
     }
-    for (i, q) in isa::Queue::ALL.iter().enumerate() {
-        let n = isa::NUM_SEMAPHORES;
-        def(
-            &format!("SEM_CONSUMED_BY_{}", q.name().to_uppercase()),
-            format!(
-                "{n}'b{:0width$b}",
-                isa::consumed_mask(*q),
-                width = n as usize
-            ),
-            if i == 0 {
-                "semaphores each queue may wait on (it consumes) and signal (it produces)"
-            } else {
-                ""
-            },
-        );
-        def(
-            &format!("SEM_PRODUCED_BY_{}", q.name().to_uppercase()),
-            format!(
-                "{n}'b{:0width$b}",
-                isa::produced_mask(*q),
-                width = n as usize
-            ),
-            "",
-        );
-    }
-    IsaHeader { c, defines }
-}
-
-fn decoder<'a>(
-    c: &'a Common,
-    module: &str,
-    format: &str,
-    ops: &str,
-    op: isa::Opcode,
-) -> Decoder<'a> {
-    let f = isa::format(op);
-    let fields: Vec<FieldView> = f
-        .fields
-        .iter()
-        .filter(|fl| fl.name != "opcode")
-        .map(|fl| FieldView {
-            name: fl.name.to_string(),
-            msb: fl.msb(),
-            lsb: fl.lsb,
-            doc: fl.doc.to_string(),
-        })
-        .collect();
-    let opcode = f.field("opcode");
-    let end = fields.iter().map(|x| x.msb + 1).max().unwrap_or(0);
-    let mut unused = Vec::new();
-    if end < isa::INSTR_BITS {
-        unused.push(format!("instr_i[{}:{}]", isa::INSTR_BITS - 1, end));
-    }
-    unused.push(format!("instr_i[{}:{}]", opcode.msb(), opcode.lsb));
-    Decoder {
-        c,
-        module: module.to_string(),
-        format: format.to_string(),
-        ops: ops.to_string(),
-        instr_msb: isa::INSTR_BITS - 1,
-        fields,
-        unused: unused.join(", "),
-    }
-}
-
-fn csr_view<'a>(c: &'a Common, design: &Design) -> CsrView<'a> {
-    let regs = csr_map(design);
-    let addr = |n: &str| {
-        let a = regs.iter().find(|r| r.name == n).expect("fixed CSR").addr;
-        format!("{CSR_ADDR_W}'h{a:03x}")
-    };
-    CsrView {
-        c,
-        addr_id_lo: addr("id_lo"),
-        addr_id_hi: addr("id_hi"),
-        addr_control: addr("control"),
-        addr_status: addr("status"),
-        addr_cycles_lo: addr("cycles_lo"),
-        addr_cycles_hi: addr("cycles_hi"),
-        addr_num_cores: addr("num_cores"),
-        perf_base: CSR_PERF_BASE,
-        perf_stride: CSR_PERF_STRIDE,
-        regs: regs
-            .iter()
-            .take(7)
-            .map(|r| CsrReg {
-                addr: format!("0x{:03x}", r.addr),
-                name: r.name.clone(),
-                doc: r.doc.clone(),
-            })
-            .chain(std::iter::once(CsrReg {
-                addr: format!("0x{CSR_PERF_BASE:03x}"),
-                name: "perf".to_string(),
-                doc: format!(
-                    "engine e, counter k at 0x{CSR_PERF_BASE:03x} + 0x{CSR_PERF_STRIDE:02x}*e + k: {}",
-                    PERF_COUNTER_NAMES.join(", ")
-                ),
-            }))
-            .collect(),
-    }
-}
-
-fn bool_param(b: bool) -> String {
-    u32::from(b).to_string()
-}
-
-fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
-    let cores = design.cores();
-    let n = cores.len() as u32;
-    let core_sel_w = clog2(u64::from(n));
-    let imem_addr_w = clog2(u64::from(design.control.imem_depth));
-    let rsp = rsp_depth(design);
-
-    let mut links = Vec::new();
-    let mut views: Vec<CoreView> = Vec::new();
-    for (i, (b, u, r)) in cores.iter().enumerate() {
-        let d = u.datatype;
-        let mut params: Vec<(&str, String)> = vec![
-            ("CPF", u.cpf.to_string()),
-            ("KPF", u.kpf.to_string()),
-            ("INPUT_W", d.input.bits.to_string()),
-            ("INPUT_SIGNED", bool_param(d.input.signed)),
-            ("WEIGHT_W", d.weight.bits.to_string()),
-            ("WEIGHT_SIGNED", bool_param(d.weight.signed)),
-            ("ACC_W", d.accumulator.bits.to_string()),
-            ("OUTPUT_W", d.output.bits.to_string()),
-            ("OUTPUT_SIGNED", bool_param(d.output.signed)),
-            ("INPUT_DEPTH", u.buffers.input_depth.to_string()),
-            ("WEIGHT_DEPTH", u.buffers.weight_depth.to_string()),
-            ("ACC_DEPTH", u.buffers.accumulator_depth.to_string()),
-            ("ACC_BANKS", u.acc_banks().to_string()),
-            ("OUTPUT_DEPTH", u.buffers.output_depth.to_string()),
-            ("MEM_W", "MEM_W".to_string()),
-            ("MEM_ADDR_W", "MEM_ADDR_W".to_string()),
-            ("RSP_DEPTH", rsp.to_string()),
-            ("IMEM_DEPTH", design.control.imem_depth.to_string()),
-            ("IMEM_ADDR_W", "IMEM_ADDR_W".to_string()),
-            ("QUEUE_DEPTH", design.control.queue_depth.to_string()),
-            ("SEM_COUNT_W", SEM_COUNT_W.to_string()),
-            ("ENABLE_BIAS", bool_param(design.vector.bias)),
-            ("ENABLE_RELU", bool_param(design.vector.relu)),
-            ("ENABLE_POOL", bool_param(design.vector.maxpool)),
-            ("ENABLE_ADD", bool_param(design.vector.add)),
-        ];
-        if let Some(mx) = d.mx {
-            let at = params
-                .iter()
-                .position(|(n, _)| *n == "OUTPUT_SIGNED")
-                .unwrap()
-                + 1;
-            params.insert(at, ("MX_FRAC", mx.frac.to_string()));
-        }
-        if let Some(f) = d.fp {
-            let at = params
-                .iter()
-                .position(|(n, _)| *n == "OUTPUT_SIGNED")
-                .unwrap()
-                + 1;
-            let fp_params = [
-                ("FP_EXP_W", f.exp_bits.to_string()),
-                ("FP_MAN_W", f.man_bits.to_string()),
-                ("FP_BIAS", f.bias.to_string()),
-                ("FP_IEEE", bool_param(f.ieee_specials)),
-            ];
-            for (k, p) in fp_params.into_iter().enumerate() {
-                params.insert(at + k, p);
-            }
-        }
-        views.push(CoreView {
-            index: i as u32,
-            sel: format!("{core_sel_w}'d{i}"),
-            name: names::core_instance(&b.name, &u.name, *r),
-            label: format!("{}.{}[{r}]", b.name, u.name),
-            cpf: u.cpf,
-            kpf: u.kpf,
-            params: params
-                .into_iter()
-                .map(|(name, value)| ParamView {
-                    name: name.to_string(),
-                    value,
-                })
-                .collect(),
-            stream_in: None,
-            stream_out: None,
-            has_stream_in: false,
-            has_stream_out: false,
-        });
-    }
-    // Links: replica r of each unit feeds replica r of the next unit of its branch.
-    for b in &design.branches {
-        for pair in b.units.windows(2) {
-            let (from, to) = (&pair[0], &pair[1]);
-            for r in 0..from.h.min(to.h) {
-                let name = names::link(&b.name, &from.name, &to.name, r);
-                let find = |unit: &str| {
-                    views
-                        .iter()
-                        .position(|v| v.name == names::core_instance(&b.name, unit, r))
-                        .expect("engine exists")
-                };
-                let (src, dst) = (find(&from.name), find(&to.name));
-                views[src].stream_out = Some(name.clone());
-                views[src].has_stream_out = true;
-                views[dst].stream_in = Some(name.clone());
-                views[dst].has_stream_in = true;
-                links.push(LinkView {
-                    doc: format!(
-                        "stream {}.{}[{r}] -> {}.{}[{r}]",
-                        b.name, from.name, b.name, to.name
-                    ),
-                    name,
-                    depth: b.fifo_depth,
-                    ptr_w: clog2(u64::from(b.fifo_depth)),
-                });
-            }
-        }
-    }
-    let id_depth = (rsp * n).next_power_of_two();
-    TopView {
-        c,
-        design_name: design.name.clone(),
-        design_id: format!("{:016x}", design.hash()),
-        branch_count: design.branches.len(),
-        mem_w: design.memory.data_width_bits,
-        imem_addr_w,
-        core_sel_w,
-        port_w: core_sel_w,
-        id_depth,
-        id_ptr_w: clog2(u64::from(id_depth)),
-        cores: views,
-        links,
-    }
-}
-
-fn manifest(design: &Design, files: &FileMap) -> String {
-    let formats: Vec<_> = isa::Opcode::ALL
-        .iter()
-        .map(|op| {
-            let f = isa::format(*op);
-            json!({
-                "mnemonic": op.mnemonic(),
-                "opcode": *op as u32,
-                "queue": op.queue().map(isa::Queue::name),
-                "fields": f.fields.iter().map(|fl| json!({
-                    "name": fl.name, "lsb": fl.lsb, "width": fl.width, "doc": fl.doc
-                })).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    let sems: Vec<_> = isa::SEMAPHORES
-        .iter()
-        .enumerate()
-        .map(|(i, s)| json!({"bit": i, "name": s.name(), "producer": s.producer.name(), "consumer": s.consumer.name()}))
-        .collect();
-    let cores: Vec<_> = design
-        .cores()
-        .iter()
-        .enumerate()
-        .map(|(i, (b, u, r))| json!({"index": i, "branch": b.name, "unit": u.name, "replica": r}))
-        .collect();
-    let csrs: Vec<_> = csr_map(design)
-        .iter()
-        .map(|r| json!({"addr": r.addr, "name": r.name, "doc": r.doc}))
-        .collect();
-    let m = json!({
-        "generator": format!("hwgen {VERSION}"),
-        "design_hash": format!("{:016x}", design.hash()),
-        "design": design,
-        "derived": {
-            "response_fifo_depth": rsp_depth(design),
-            "semaphore_count_bits": SEM_COUNT_W,
-            "memory_address_bits": MEM_ADDR_W,
-        },
-        "cores": cores,
-        "isa": {"instruction_bits": isa::INSTR_BITS, "semaphores": sems, "formats": formats},
-        "csr": csrs,
-        "files": files.paths().collect::<Vec<_>>(),
-    });
-    let mut s = serde_json::to_string_pretty(&m).expect("manifest serializes");
-    s.push('\n');
-    s
+    files
 }

@@ -3,11 +3,11 @@
 //! testbench, load the memories, run, and compare the output tensor with the golden model.
 
 use super::verilator::{self, Model, SimError};
-use crate::compiler::passes::encode::read_tensor;
 use crate::compiler::Program;
 use crate::design::{clog2, Design};
 use crate::interp::Memory;
 use crate::rtl::PERF_COUNTER_NAMES;
+use crate::verify::{compare, Comparison};
 use std::path::{Path, PathBuf};
 
 const TB_TOP: &str = include_str!("../../rtl-tests/tb/tb_top.v");
@@ -19,8 +19,8 @@ pub const TB_MEM_WORDS: u64 = 1 << 20;
 #[derive(Debug, Clone)]
 pub struct SimResult {
     pub matched: bool,
-    /// Differing output values; for MX designs, differing output beats (scales included).
-    pub mismatches: usize,
+    /// How the output region compares with the expected one (`verify::compare`).
+    pub comparison: Comparison,
     pub cycles: u64,
     /// Engine 0's counters, in `PERF_COUNTER_NAMES` order.
     pub perf: Vec<u64>,
@@ -124,7 +124,7 @@ pub fn build_with(
                 d.push("HWGEN_LOCKSTEP".to_string());
                 d.push(format!(
                     "HWGEN_CORE0=dut.u_{}",
-                    crate::rtl::names::core_instance(&b.name, &u.name, r)
+                    crate::names::core_instance(&b.name, &u.name, r)
                 ));
             }
             d
@@ -133,11 +133,15 @@ pub fn build_with(
     model.build(&dir.join("verilator"))
 }
 
-/// Write the program's memory images into `dir` (imem0.hex, dmem.hex, expected.hex).
-pub fn write_images(program: &Program, dir: &Path) -> std::io::Result<()> {
+/// Write the program's memory images into `dir` (imem0.hex, dmem.hex, and the expected
+/// output region, expected.hex).
+pub fn write_images(program: &Program, expected: &Memory, dir: &Path) -> std::io::Result<()> {
     let mut imem = format!("// hwgen program for design {:016x}\n", program.design_hash);
     for i in &program.instrs {
-        imem.push_str(&i.encode().to_hex());
+        let word = i
+            .encode()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+        imem.push_str(&word.to_hex());
         imem.push('\n');
     }
     std::fs::write(dir.join("imem0.hex"), imem)?;
@@ -146,51 +150,54 @@ pub fn write_images(program: &Program, dir: &Path) -> std::io::Result<()> {
         .collect();
     std::fs::write(dir.join("dmem.hex"), dmem)?;
     let range = program.output_range();
-    let mut expected = format!(
+    let mut text = format!(
         "// output region: beats {}..{} (valid channels as in manifest)\n@{:x}\n",
         range.start, range.end, range.start
     );
     for b in range {
-        expected.push_str(&program.expected.beat_hex(b as usize));
-        expected.push('\n');
+        text.push_str(&expected.beat_hex(b as usize));
+        text.push('\n');
     }
-    std::fs::write(dir.join("expected.hex"), expected)
+    std::fs::write(dir.join("expected.hex"), text)
 }
 
-/// Run `program` on the verilated model `exe`.
+/// How a program runs in the testbench.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions<'a> {
+    /// Percentage of cycles in which the memory model refuses a request, and its seed.
+    pub stall_pct: u32,
+    pub seed: u64,
+    /// Write an FST waveform (the model must be built with tracing).
+    pub trace: Option<&'a Path>,
+    /// Log engine 0's scratchpad writes (the model must be built for lock-step).
+    pub writes: Option<&'a Path>,
+}
+
+/// Run `program` on the verilated model `exe` and compare its output region with
+/// `expected`.
 pub fn run(
     design: &Design,
     exe: &Path,
     program: &Program,
+    expected: &Memory,
     stall_pct: u32,
     seed: u64,
 ) -> Result<SimResult, SimError> {
-    run_traced(design, exe, program, stall_pct, seed, None)
+    let opts = RunOptions {
+        stall_pct,
+        seed,
+        ..RunOptions::default()
+    };
+    run_with(design, exe, program, expected, &opts)
 }
 
-/// As [`run`], writing an FST waveform to `trace` (the model must be built with tracing).
-pub fn run_traced(
+/// As [`run`], with every option.
+pub fn run_with(
     design: &Design,
     exe: &Path,
     program: &Program,
-    stall_pct: u32,
-    seed: u64,
-    trace: Option<&Path>,
-) -> Result<SimResult, SimError> {
-    run_full(design, exe, program, stall_pct, seed, trace, None)
-}
-
-/// As [`run`], with an optional waveform and an optional log of engine 0's scratchpad
-/// writes (the model must be built for lock-step).
-#[allow(clippy::too_many_arguments)]
-pub fn run_full(
-    design: &Design,
-    exe: &Path,
-    program: &Program,
-    stall_pct: u32,
-    seed: u64,
-    trace: Option<&Path>,
-    writes: Option<&Path>,
+    expected: &Memory,
+    opts: &RunOptions,
 ) -> Result<SimResult, SimError> {
     if program.dmem.beats() as u64 > TB_MEM_WORDS {
         return Err(SimError::Failed {
@@ -202,8 +209,12 @@ pub fn run_full(
         });
     }
     let dir = tempfile::tempdir()?;
-    write_images(program, dir.path())?;
+    write_images(program, expected, dir.path())?;
     let range = program.output_range();
+    let path_arg = |key: &str, p: Option<&Path>| {
+        p.map(|p| format!("+{key}={}", p.display()))
+            .unwrap_or_default()
+    };
     let out = verilator::run(
         exe,
         &[
@@ -213,15 +224,11 @@ pub fn run_full(
             format!("+dump_base={}", range.start),
             format!("+dump_count={}", range.end - range.start),
             format!("+design_id={:016x}", program.design_hash),
-            format!("+stall_pct={stall_pct}"),
-            format!("+seed={seed}"),
+            format!("+stall_pct={}", opts.stall_pct),
+            format!("+seed={}", opts.seed),
             format!("+max_cycles={}", 50_000_000),
-            trace
-                .map(|t| format!("+trace={}", t.display()))
-                .unwrap_or_default(),
-            writes
-                .map(|w| format!("+writes={}", w.display()))
-                .unwrap_or_default(),
+            path_arg("trace", opts.trace),
+            path_arg("writes", opts.writes),
         ],
     )?;
     let dump = std::fs::read_to_string(dir.path().join("dump.hex"))?;
@@ -229,24 +236,7 @@ pub fn run_full(
     for (k, line) in dump.lines().enumerate() {
         memory.set_beat_hex(range.start as usize + k, line);
     }
-    let mismatches = if design.mx().is_some() {
-        // MX rows fill whole channel tiles: every beat of the region, block scales included,
-        // must be the golden model's. Counted in beats.
-        range
-            .clone()
-            .filter(|&b| memory.beat_hex(b as usize) != program.expected.beat_hex(b as usize))
-            .count()
-    } else {
-        // The real channels (a partial last channel tile holds don't-care values).
-        let t = program_act_type(design);
-        let got = read_tensor(&memory, &program.output, t);
-        let want = read_tensor(&program.expected, &program.output, t);
-        got.data
-            .iter()
-            .zip(&want.data)
-            .filter(|(a, b)| a != b)
-            .count()
-    };
+    let comparison = compare(program, expected, &memory);
     let field = |key: &str| -> Option<u64> {
         out.lines()
             .find_map(|l| l.strip_prefix(key))
@@ -257,16 +247,12 @@ pub fn run_full(
         .map(|i| field(&format!("PERF {i} ")).unwrap_or(0))
         .collect();
     Ok(SimResult {
-        matched: mismatches == 0,
-        mismatches,
+        matched: comparison.matched(),
+        comparison,
         cycles,
         perf,
         memory,
     })
-}
-
-fn program_act_type(design: &Design) -> crate::design::IntType {
-    design.branches[0].units[0].datatype.output
 }
 
 /// The first instruction whose scratchpad writes differ between the RTL and the interpreter.
@@ -284,12 +270,19 @@ pub fn lockstep(
     design: &Design,
     exe: &Path,
     program: &Program,
+    expected: &Memory,
     stall_pct: u32,
     seed: u64,
 ) -> Result<(SimResult, Option<Divergence>), SimError> {
     let dir = tempfile::tempdir()?;
     let log = dir.path().join("writes.log");
-    let result = run_full(design, exe, program, stall_pct, seed, None, Some(&log))?;
+    let opts = RunOptions {
+        stall_pct,
+        seed,
+        writes: Some(&log),
+        ..RunOptions::default()
+    };
+    let result = run_with(design, exe, program, expected, &opts)?;
     let unit = &design.branches[0].units[0];
     let mut engine = crate::interp::Engine::new(design, unit);
     engine.writes = Some(Vec::new());
@@ -331,7 +324,7 @@ pub fn first_divergence(
     }
     let mut next = [0usize; 3];
     for w in expected {
-        let s = match program.instrs[w.pc].opcode {
+        let s = match program.instrs[w.pc].opcode() {
             crate::isa::Opcode::Load => 0,
             crate::isa::Opcode::Matmul => 1,
             _ => 2,
@@ -356,11 +349,11 @@ pub fn first_divergence(
             )));
         };
         next[s] += 1;
-        let got = if engine.row_has_scale(w.buffer) {
-            // MX: the elements, then the 8-bit block scale right after them.
-            let mut v = row_values(hex, n - 1, t);
-            let bits = (n - 1) * t.bits as usize;
-            let scale = row_values(hex, bits / 8 + 1, crate::design::IntType::new(false, 8));
+        let got = if engine.has_slot(w.buffer) {
+            // The elements, then the 8-bit block scale right after them.
+            let mut v = row_values(hex, n, t);
+            let bits = n * t.bits as usize;
+            let scale = row_values(hex, bits / 8 + 1, crate::numeric::IntType::new(false, 8));
             v.push(scale[bits / 8]);
             v
         } else {
@@ -385,7 +378,7 @@ pub fn first_divergence(
 }
 
 /// Elements of a scratchpad row from the RTL's hex (element 0 least significant).
-fn row_values(hex: &str, n: usize, t: crate::design::IntType) -> Vec<i64> {
+fn row_values(hex: &str, n: usize, t: crate::numeric::IntType) -> Vec<i64> {
     let digits: Vec<u32> = hex
         .chars()
         .rev()
@@ -397,7 +390,7 @@ fn row_values(hex: &str, n: usize, t: crate::design::IntType) -> Vec<i64> {
             let v = (0..t.bits as usize).fold(0i64, |acc, b| {
                 acc | (i64::from(bit(e * t.bits as usize + b)) << b)
             });
-            crate::interp::wrap(v, t)
+            t.wrap(i128::from(v))
         })
         .collect()
 }

@@ -93,8 +93,8 @@ module hwgen_addr_gen #(
     end else if (advance_i && valid_q) begin
       index_d = index_q + INDEX_ONE;
       if (inner_last) begin
-        i0_d = {COUNT_W{1'b0}};
-        i1_d = i1_q + COUNT_ONE;
+        i0_d    = {COUNT_W{1'b0}};
+        i1_d    = i1_q + COUNT_ONE;
         outer_d = outer_q + stride1_ext;
         addr_d  = outer_q + stride1_ext;
         if (outer_last) begin

@@ -11,20 +11,15 @@ module hwgen_core #(
   parameter integer INPUT_SIGNED  = 1,
   parameter integer WEIGHT_W      = 8,
   parameter integer WEIGHT_SIGNED = 1,
+  parameter integer PSUM_W        = 32,
   parameter integer ACC_W         = 32,
   parameter integer OUTPUT_W      = 8,
   parameter integer OUTPUT_SIGNED = 1,
-{%- if c.mx %}
-  // MX: elements carry an implicit 2^-MX_FRAC; input and output rows carry an E8M0 scale
-  parameter integer MX_FRAC       = 6,
-{%- endif %}
-{%- if c.fp %}
-  // floating-point elements: exponent and mantissa widths, bias, IEEE specials
-  parameter integer FP_EXP_W      = 4,
-  parameter integer FP_MAN_W      = 3,
-  parameter integer FP_BIAS       = 7,
-  parameter integer FP_IEEE       = 0,
-{%- endif %}
+  // block scales: the scale slot of input and output rows (0 or 8 bits), the scale rows of
+  // a weight tile, and which precisions (bit p for precision p) carry them
+  parameter integer SCALE_SLOT_W  = 0,
+  parameter integer W_SCALE_ROWS  = 0,
+  parameter [1:0]   PREC_SCALED   = 2'b00,
   // scratchpads (entries)
   parameter integer INPUT_DEPTH   = 512,
   parameter integer WEIGHT_DEPTH  = 512,
@@ -45,32 +40,32 @@ module hwgen_core #(
   parameter integer ENABLE_POOL   = 1,
   parameter integer ENABLE_ADD    = 1
 ) (
-  input  wire                       clk_i,
-  input  wire                       {{ c.rst }},
+  input  wire                               clk_i,
+  input  wire                               {{ c.rst }},
   // control
-  input  wire                       start_i,
-  output wire                       busy_o,
-  output wire                       error_o,
+  input  wire                               start_i,
+  output wire                               busy_o,
+  output wire                               error_o,
   // program load
-  input  wire                       prog_we_i,
-  input  wire [IMEM_ADDR_W-1:0]     prog_addr_i,
-  input  wire [`HWGEN_INSTR_W-1:0]  prog_data_i,
+  input  wire                               prog_we_i,
+  input  wire [IMEM_ADDR_W-1:0]             prog_addr_i,
+  input  wire [`HWGEN_INSTR_W-1:0]          prog_data_i,
   // external memory
-  output wire                       mem_req_valid_o,
-  input  wire                       mem_req_ready_i,
-  output wire                       mem_req_write_o,
-  output wire [MEM_ADDR_W-1:0]      mem_req_addr_o,
-  output wire [MEM_W-1:0]           mem_req_wdata_o,
-  input  wire                       mem_rsp_valid_i,
-  input  wire [MEM_W-1:0]           mem_rsp_rdata_i,
+  output wire                               mem_req_valid_o,
+  input  wire                               mem_req_ready_i,
+  output wire                               mem_req_write_o,
+  output wire [MEM_ADDR_W-1:0]              mem_req_addr_o,
+  output wire [MEM_W-1:0]                   mem_req_wdata_o,
+  input  wire                               mem_rsp_valid_i,
+  input  wire [MEM_W-1:0]                   mem_rsp_rdata_i,
   // stream from the previous unit of the branch
-  input  wire                       stream_in_valid_i,
-  output wire                       stream_in_ready_o,
-  input  wire [MEM_W-1:0]           stream_in_data_i,
+  input  wire                               stream_in_valid_i,
+  output wire                               stream_in_ready_o,
+  input  wire [MEM_W-1:0]                   stream_in_data_i,
   // stream to the next unit of the branch
-  output wire                       stream_out_valid_o,
-  input  wire                       stream_out_ready_i,
-  output wire [MEM_W-1:0]           stream_out_data_o,
+  output wire                               stream_out_valid_o,
+  input  wire                               stream_out_ready_i,
+  output wire [MEM_W-1:0]                   stream_out_data_o,
   // performance counters, `HWGEN_PERF_COUNTERS x 32 bits
   output wire [`HWGEN_PERF_COUNTERS*32-1:0] perf_o
 );
@@ -80,30 +75,19 @@ module hwgen_core #(
   localparam integer SPAD_ADDR_W  = `HWGEN_SPAD_ADDR_W;
   localparam integer QUEUE_PTR_W  = $clog2(QUEUE_DEPTH);
   localparam integer RSP_PTR_W    = $clog2(RSP_DEPTH);
-{%- if c.mx %}
-  // An MX row: the elements, then the block's E8M0 scale in a beat of its own.
-  localparam integer SCALE_W      = 8;
-  localparam integer INPUT_ROW_W  = CPF * INPUT_W + SCALE_W;
+  // A row of the input or output buffer: the elements, then the scale slot; in memory the
+  // elements fill whole beats and a scale takes one more.
+  localparam integer INPUT_ROW_W  = CPF * INPUT_W + SCALE_SLOT_W;
   localparam integer WEIGHT_ROW_W = KPF * WEIGHT_W;
   localparam integer ACC_ROW_W    = KPF * ACC_W;
-  localparam integer OUTPUT_ROW_W = KPF * OUTPUT_W + SCALE_W;
-  localparam integer BEATS_INPUT  = (INPUT_ROW_W + MEM_W - 1) / MEM_W;
+  localparam integer OUTPUT_ROW_W = KPF * OUTPUT_W + SCALE_SLOT_W;
+  localparam integer SCALE_BEATS  = (SCALE_SLOT_W > 0) ? 1 : 0;
+  localparam integer BEATS_INPUT  = CPF * INPUT_W / MEM_W + SCALE_BEATS;
   localparam integer BEATS_WEIGHT = WEIGHT_ROW_W / MEM_W;
   localparam integer BEATS_ACC    = ACC_ROW_W / MEM_W;
-  localparam integer BEATS_OUTPUT = (OUTPUT_ROW_W + MEM_W - 1) / MEM_W;
+  localparam integer BEATS_OUTPUT = KPF * OUTPUT_W / MEM_W + SCALE_BEATS;
   localparam integer ROW_MAX_W    = max4(BEATS_INPUT * MEM_W, WEIGHT_ROW_W, ACC_ROW_W,
                                          BEATS_OUTPUT * MEM_W);
-{%- else %}
-  localparam integer INPUT_ROW_W  = CPF * INPUT_W;
-  localparam integer WEIGHT_ROW_W = KPF * WEIGHT_W;
-  localparam integer ACC_ROW_W    = KPF * ACC_W;
-  localparam integer OUTPUT_ROW_W = KPF * OUTPUT_W;
-  localparam integer BEATS_INPUT  = INPUT_ROW_W / MEM_W;
-  localparam integer BEATS_WEIGHT = WEIGHT_ROW_W / MEM_W;
-  localparam integer BEATS_ACC    = ACC_ROW_W / MEM_W;
-  localparam integer BEATS_OUTPUT = OUTPUT_ROW_W / MEM_W;
-  localparam integer ROW_MAX_W    = max4(INPUT_ROW_W, WEIGHT_ROW_W, ACC_ROW_W, OUTPUT_ROW_W);
-{%- endif %}
   localparam integer BEAT_W       = $clog2(ROW_MAX_W / MEM_W + 1);
   localparam integer STORE_BEAT_W = $clog2(BEATS_OUTPUT + 1);
 
@@ -125,15 +109,15 @@ module hwgen_core #(
   // ---------------------------------------------------------------------------------------
   // Run control: busy from start until fetch has stopped and every queue has drained.
   // ---------------------------------------------------------------------------------------
-  wire       fetching;
-  wire       illegal;
-  wire [3:0] queue_valid;
-  wire [3:0] exec_busy;
-  wire [3:0] exec_stall;
-  wire       mac_active;
+  wire               fetching;
+  wire               illegal;
+  wire [3:0]         queue_valid;
+  wire [3:0]         exec_busy;
+  wire [3:0]         exec_stall;
+  wire               mac_active;
   wire [NUM_SEM-1:0] sem_overflow;
-  reg        running_q;
-  reg        running_d;
+  reg                running_q;
+  reg                running_d;
 
   wire idle_now = !start_i && !fetching && (queue_valid == 4'b0000) && (exec_busy == 4'b0000);
 
@@ -410,6 +394,8 @@ module hwgen_core #(
     .BEATS_WEIGHT (BEATS_WEIGHT),
     .BEATS_ACC    (BEATS_ACC),
     .BEATS_OUTPUT (BEATS_OUTPUT),
+    .SCALE_BEATS  (SCALE_BEATS),
+    .PREC_SCALED  (PREC_SCALED),
     .BEAT_W       (BEAT_W),
     .ROW_MAX_W    (ROW_MAX_W),
     .RSP_DEPTH    (RSP_DEPTH),
@@ -445,22 +431,17 @@ module hwgen_core #(
     .NUM_SEM       (NUM_SEM),
     .CONSUMED      (`HWGEN_SEM_CONSUMED_BY_COMPUTE),
     .PRODUCED      (`HWGEN_SEM_PRODUCED_BY_COMPUTE),
-    .ROWS          (CPF),
-    .COLS          (KPF),
+    .CPF           (CPF),
+    .KPF           (KPF),
     .INPUT_W       (INPUT_W),
     .WEIGHT_W      (WEIGHT_W),
+    .PSUM_W        (PSUM_W),
     .ACC_W         (ACC_W),
     .INPUT_SIGNED  (INPUT_SIGNED),
     .WEIGHT_SIGNED (WEIGHT_SIGNED),
-{%- if c.mx %}
-    .MX_FRAC       (MX_FRAC),
-{%- endif %}
-{%- if c.fp %}
-    .FP_EXP_W      (FP_EXP_W),
-    .FP_MAN_W      (FP_MAN_W),
-    .FP_BIAS       (FP_BIAS),
-    .FP_IEEE       (FP_IEEE),
-{%- endif %}
+    .SCALE_SLOT_W  (SCALE_SLOT_W),
+    .W_SCALE_ROWS  (W_SCALE_ROWS),
+    .PREC_SCALED   (PREC_SCALED),
     .SPAD_ADDR_W   (SPAD_ADDR_W)
   ) u_compute (
     .clk_i           (clk_i),
@@ -493,21 +474,12 @@ module hwgen_core #(
     .NUM_SEM     (NUM_SEM),
     .CONSUMED    (`HWGEN_SEM_CONSUMED_BY_VECTOR),
     .PRODUCED    (`HWGEN_SEM_PRODUCED_BY_VECTOR),
-    .COLS        (KPF),
-    .ACC_W       (ACC_W),
-    .OUT_W       (OUTPUT_W),
-    .OUT_SIGNED  (OUTPUT_SIGNED),
-{%- if c.mx %}
-    .MX_FRAC     (MX_FRAC),
-    .OUT_ROW_W   (OUTPUT_ROW_W),
-{%- endif %}
-{%- if c.fp %}
-    .FP_EXP_W    (FP_EXP_W),
-    .FP_MAN_W    (FP_MAN_W),
-    .FP_BIAS     (FP_BIAS),
-    .FP_IEEE     (FP_IEEE),
-{%- endif %}
-    .SPAD_ADDR_W (SPAD_ADDR_W),
+    .KPF           (KPF),
+    .ACC_W         (ACC_W),
+    .OUTPUT_W      (OUTPUT_W),
+    .OUTPUT_SIGNED (OUTPUT_SIGNED),
+    .SCALE_SLOT_W  (SCALE_SLOT_W),
+    .SPAD_ADDR_W   (SPAD_ADDR_W),
     .ENABLE_BIAS (ENABLE_BIAS),
     .ENABLE_RELU (ENABLE_RELU),
     .ENABLE_POOL (ENABLE_POOL),
@@ -544,12 +516,10 @@ module hwgen_core #(
     .ADDR_W      (MEM_ADDR_W),
     .SPAD_ADDR_W (SPAD_ADDR_W),
     .BEATS       (BEATS_OUTPUT),
+    .SCALE_BEATS (SCALE_BEATS),
+    .PREC_SCALED (PREC_SCALED),
     .BEAT_W      (STORE_BEAT_W),
-{%- if c.mx %}
-    .ROW_W       (BEATS_OUTPUT * MEM_W)
-{%- else %}
     .ROW_W       (OUTPUT_ROW_W)
-{%- endif %}
   ) u_store (
     .clk_i           (clk_i),
     .{{ c.rst }}     ({{ c.rst }}),
@@ -562,11 +532,7 @@ module hwgen_core #(
     .rd_valid_o      (out_lo_rd_valid),
     .rd_addr_o       (out_lo_rd_addr),
     .rd_grant_i      (out_lo_rd_grant),
-{%- if c.mx %}
-    .rd_data_i       ({ {(BEATS_OUTPUT*MEM_W-OUTPUT_ROW_W){1'b0}}, out_lo_rd_data}),
-{%- else %}
     .rd_data_i       (out_lo_rd_data),
-{%- endif %}
     .mem_req_valid_o (st_mem_valid),
     .mem_req_ready_i (st_mem_ready),
     .mem_req_addr_o  (st_mem_addr),
@@ -638,5 +604,35 @@ module hwgen_core #(
       assign perf_o[k*32 +: 32] = count_q;
     end
   endgenerate
+
+  // Simulation-only checks (empty under SYNTHESIS): the engine's memory requests and the
+  // beats it streams, once offered, stay valid and unchanged until accepted.
+  hwgen_hold_check #(
+    .WIDTH (1 + MEM_ADDR_W + MEM_W)
+  ) u_hold_mem_req (
+    .clk_i   (clk_i),
+    .{{ c.rst }}  ({{ c.rst }}),
+    .valid_i (mem_req_valid_o),
+    .ready_i (mem_req_ready_i),
+    .data_i  ({mem_req_write_o, mem_req_addr_o, mem_req_wdata_o})
+  );
+  hwgen_hold_check #(
+    .WIDTH (MEM_W)
+  ) u_hold_stream_out (
+    .clk_i   (clk_i),
+    .{{ c.rst }}  ({{ c.rst }}),
+    .valid_i (stream_out_valid_o),
+    .ready_i (stream_out_ready_i),
+    .data_i  (stream_out_data_o)
+  );
+  hwgen_hold_check #(
+    .WIDTH (MEM_W)
+  ) u_hold_stream_in (
+    .clk_i   (clk_i),
+    .{{ c.rst }}  ({{ c.rst }}),
+    .valid_i (stream_in_valid_i),
+    .ready_i (stream_in_ready_o),
+    .data_i  (stream_in_data_i)
+  );
 
 endmodule

@@ -4,20 +4,20 @@
 //   {{ r.addr }}  {{ r.name }}: {{ r.doc }}
 {%- endfor %}
 module hwgen_csr #(
-  parameter integer  CSR_ADDR_W    = 12,
-  parameter integer  NUM_CORES     = 1,
-  parameter integer  PERF_COUNTERS = 9,
-  parameter [63:0]   DESIGN_ID     = 64'd0
+  parameter integer CSR_ADDR_W    = 12,
+  parameter integer NUM_CORES     = 1,
+  parameter integer PERF_COUNTERS = 9,
+  parameter [63:0]  DESIGN_ID     = 64'd0
 ) (
-  input  wire                                clk_i,
-  input  wire                                {{ c.rst }},
-  input  wire                                csr_we_i,
+  input  wire                                  clk_i,
+  input  wire                                  {{ c.rst }},
+  input  wire                                  csr_we_i,
   input  wire [CSR_ADDR_W-1:0]                 csr_addr_i,
-  input  wire [31:0]                         csr_wdata_i,
-  output wire [31:0]                         csr_rdata_o,
-  output wire                                start_o,
-  input  wire [NUM_CORES-1:0]                core_busy_i,
-  input  wire [NUM_CORES-1:0]                core_error_i,
+  input  wire [31:0]                           csr_wdata_i,
+  output wire [31:0]                           csr_rdata_o,
+  output wire                                  start_o,
+  input  wire [NUM_CORES-1:0]                  core_busy_i,
+  input  wire [NUM_CORES-1:0]                  core_error_i,
   input  wire [NUM_CORES*PERF_COUNTERS*32-1:0] perf_i
 );
 
@@ -28,9 +28,9 @@ module hwgen_csr #(
   localparam [CSR_ADDR_W-1:0] ADDR_CYCLES_LO = {{ addr_cycles_lo }};
   localparam [CSR_ADDR_W-1:0] ADDR_CYCLES_HI = {{ addr_cycles_hi }};
   localparam [CSR_ADDR_W-1:0] ADDR_NUM_CORES = {{ addr_num_cores }};
-  localparam integer PERF_BASE   = {{ perf_base }};
-  localparam integer PERF_STRIDE = {{ perf_stride }};
-  localparam [31:0]  NUM_CORES_WORD = NUM_CORES;
+  localparam integer          PERF_BASE      = {{ perf_base }};
+  localparam integer          PERF_STRIDE    = {{ perf_stride }};
+  localparam [31:0]           NUM_CORES_WORD = NUM_CORES;
 
   reg        started_q;
   reg        started_d;
@@ -46,11 +46,11 @@ module hwgen_csr #(
 
   // Only bit 0 of a control write has a meaning.
   wire unused_wdata = ^csr_wdata_i[31:1];
-  wire start = csr_we_i && (csr_addr_i == ADDR_CONTROL) && csr_wdata_i[0];
-  wire busy  = (core_busy_i != {NUM_CORES{1'b0}});
-  wire error = (core_error_i != {NUM_CORES{1'b0}});
+  wire start        = csr_we_i && (csr_addr_i == ADDR_CONTROL) && csr_wdata_i[0];
+  wire busy         = (core_busy_i != {NUM_CORES{1'b0}});
+  wire error        = (core_error_i != {NUM_CORES{1'b0}});
   // done: started, and no core busy (the cycle after start every started core is busy).
-  wire done  = started_q && was_busy_q && !busy;
+  wire done = started_q && was_busy_q && !busy;
 
   always @* begin
     started_d  = started_q;

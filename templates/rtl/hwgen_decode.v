@@ -4,7 +4,7 @@
 module {{ module }} (
   input  wire [{{ instr_msb }}:0] instr_i,
 {%- for f in fields %}
-  output wire [{{ f.msb - f.lsb }}:0] {{ f.name }}_o{% if !loop.last %},{% else %} {% endif %} // {{ f.doc }}
+  output wire [{{ f.top }}:0] {{ f.name }}_o{% if !loop.last %},{% else %} {% endif %} // {{ f.doc }}
 {%- endfor %}
 );
 {% for f in fields %}

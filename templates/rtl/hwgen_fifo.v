@@ -72,18 +72,15 @@ module hwgen_fifo #(
   assign out_data_o  = storage_q[rd_ptr_q];
   assign count_o     = count_q;
 
-`ifndef SYNTHESIS
-  // Protocol check on the producer: once offered, data must stay until accepted.
-  reg             stalled_q;
-  reg [WIDTH-1:0] stalled_data_q;
-  always @(posedge clk_i) begin
-    stalled_q      <= in_valid_i && !in_ready_o;
-    stalled_data_q <= in_data_i;
-    if (stalled_q && (!in_valid_i || in_data_i != stalled_data_q)) begin
-      $display("ERROR: %m: in_valid_i dropped or in_data_i changed before it was accepted");
-      $stop;
-    end
-  end
-`endif
+  // Simulation only: the producer keeps data it offers until the FIFO accepts it.
+  hwgen_hold_check #(
+    .WIDTH (WIDTH)
+  ) u_hold_in (
+    .clk_i   (clk_i),
+    .{{ c.rst }}  ({{ c.rst }}),
+    .valid_i (in_valid_i),
+    .ready_i (in_ready_o),
+    .data_i  (in_data_i)
+  );
 
 endmodule

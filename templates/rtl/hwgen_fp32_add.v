@@ -34,26 +34,26 @@ module hwgen_fp32_add (
   wire b_nan  = (b_exp == EXP_ONES) && (b_i[22:0] != 23'd0);
 
   // Order by magnitude (exponent, then fraction): exact for normal operands.
-  wire        swap      = (b_i[30:0] > a_i[30:0]);
-  wire        big_sign  = swap ? b_sign : a_sign;
-  wire [7:0]  big_exp   = swap ? b_exp : a_exp;
-  wire [22:0] big_frac  = swap ? b_i[22:0] : a_i[22:0];
-  wire [7:0]  small_exp = swap ? a_exp : b_exp;
+  wire        swap       = (b_i[30:0] > a_i[30:0]);
+  wire        big_sign   = swap ? b_sign : a_sign;
+  wire [7:0]  big_exp    = swap ? b_exp : a_exp;
+  wire [22:0] big_frac   = swap ? b_i[22:0] : a_i[22:0];
+  wire [7:0]  small_exp  = swap ? a_exp : b_exp;
   wire [22:0] small_frac = swap ? a_i[22:0] : b_i[22:0];
-  wire        subtract  = a_sign ^ b_sign;
+  wire        subtract   = a_sign ^ b_sign;
 
   wire [7:0]       exp_diff   = big_exp - small_exp;
   wire [EXT_W-1:0] big_mant   = {1'b1, big_frac, 3'b000};
   wire [EXT_W-1:0] small_mant = {1'b1, small_frac, 3'b000};
 
   // Alignment: bits shifted out of the small mantissa set the sticky bit.
-  wire             far        = (exp_diff >= EXT_W_8);
-  wire [SHIFT_W-1:0] shift    = exp_diff[SHIFT_W-1:0];
-  wire [EXT_W-1:0] lost_mask  = ~({EXT_W{1'b1}} << shift);
-  wire             lost       = |(small_mant & lost_mask);
-  wire [EXT_W-1:0] small_shifted = small_mant >> shift;
-  wire [EXT_W-1:0] small_aligned = far ? { {(EXT_W-1){1'b0}}, 1'b1}
-                                       : {small_shifted[EXT_W-1:1], small_shifted[0] | lost};
+  wire               far           = (exp_diff >= EXT_W_8);
+  wire [SHIFT_W-1:0] shift         = exp_diff[SHIFT_W-1:0];
+  wire [EXT_W-1:0]   lost_mask     = ~({EXT_W{1'b1}} << shift);
+  wire               lost          = |(small_mant & lost_mask);
+  wire [EXT_W-1:0]   small_shifted = small_mant >> shift;
+  wire [EXT_W-1:0]   small_aligned = far ? { {(EXT_W-1){1'b0}}, 1'b1}
+                                         : {small_shifted[EXT_W-1:1], small_shifted[0] | lost};
 
   // |big| >= |small|, so the difference is never negative.
   wire [EXT_W:0] raw = subtract ? {1'b0, big_mant} - {1'b0, small_aligned}
@@ -65,7 +65,7 @@ module hwgen_fp32_add (
     reg     found;
     begin
       leading_zeros = {SHIFT_W{1'b0}};
-      found = 1'b0;
+      found         = 1'b0;
       for (i = EXT_W - 1; i >= 0; i = i - 1) begin
         if (!found) begin
           if (value[i]) begin
@@ -88,12 +88,12 @@ module hwgen_fp32_add (
                                            : {2'b00, big_exp} - { {(EXP_W-SHIFT_W){1'b0}}, lz};
 
   // Round to nearest, ties to even, on guard/round/sticky.
-  wire              guard_bit = norm[2];
-  wire              rest_bits = norm[1] | norm[0];
-  wire              round_up  = guard_bit && (rest_bits || norm[3]);
-  wire [MANT_W:0]   rounded   = {1'b0, norm[EXT_W-1:3]} + { {MANT_W{1'b0}}, round_up};
-  wire [EXP_W-1:0]  final_exp = rounded[MANT_W] ? norm_exp + 10'd1 : norm_exp;
-  wire [22:0]       final_frac = rounded[MANT_W] ? rounded[23:1] : rounded[22:0];
+  wire             guard_bit  = norm[2];
+  wire             rest_bits  = norm[1] | norm[0];
+  wire             round_up   = guard_bit && (rest_bits || norm[3]);
+  wire [MANT_W:0]  rounded    = {1'b0, norm[EXT_W-1:3]} + { {MANT_W{1'b0}}, round_up};
+  wire [EXP_W-1:0] final_exp  = rounded[MANT_W] ? norm_exp + 10'd1 : norm_exp;
+  wire [22:0]      final_frac = rounded[MANT_W] ? rounded[23:1] : rounded[22:0];
 
   // norm_exp is two's complement: bit EXP_W-1 set means below zero.
   wire underflow = norm_exp[EXP_W-1] || (norm_exp == {EXP_W{1'b0}});

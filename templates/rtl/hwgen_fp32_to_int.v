@@ -1,20 +1,20 @@
 {{ c.banner }}
 // FP32 to the fixed-scale integer rows of a multi-precision design (combinational):
-//   q = x * 2^(127 + FRAC - scale) rounded to nearest, ties to even, saturated to OUT_W bits
+//   q = x * 2^(127 + FRAC - scale) rounded to nearest, ties to even, saturated to OUTPUT_W bits
 // i.e. q read with the E8M0 code scale is the MX element closest to x. A subnormal reads as
 // zero, NaN gives 0, an infinity the bound of its sign; with relu_i a negative result is 0.
 module hwgen_fp32_to_int #(
-  parameter integer OUT_W = 8,
-  parameter integer FRAC  = 6
+  parameter integer OUTPUT_W = 8,
+  parameter integer FRAC     = 6
 ) (
-  input  wire [31:0]      value_i,
-  input  wire [7:0]       scale_i,
-  input  wire             relu_i,
-  output reg  [OUT_W-1:0] result_o
+  input  wire [31:0]         value_i,
+  input  wire [7:0]          scale_i,
+  input  wire                relu_i,
+  output reg  [OUTPUT_W-1:0] result_o
 );
 
   // x = M * 2^(exp - 150) with M the 24-bit significand, so q = M >> r with
-  // r = scale + 23 - FRAC - exp. r <= 0 always saturates (M >= 2^23 > 2^(OUT_W-1));
+  // r = scale + 23 - FRAC - exp. r <= 0 always saturates (M >= 2^23 > 2^(OUTPUT_W-1));
   // r in 1..MAX_SHIFT keeps M >> r, a guard and a sticky bit; beyond it x rounds to 0.
   // r is formed with an offset of R_OFFSET so that it stays unsigned.
   localparam integer   SIG_W      = 24;
@@ -29,21 +29,21 @@ module hwgen_fp32_to_int #(
   localparam [R_W-1:0] R_ZERO     = R_OFFSET[R_W-1:0];
   localparam [R_W-1:0] R_MAX      = R_MAX_INT[R_W-1:0];
   localparam [7:0]     EXP_ONES   = 8'hff;
-  localparam integer   Q_MAX_INT  = (1 << (OUT_W - 1)) - 1;
+  localparam integer   Q_MAX_INT  = (1 << (OUTPUT_W - 1)) - 1;
   localparam [SIG_W:0] Q_MAX      = Q_MAX_INT[SIG_W:0];
   localparam [SIG_W:0] Q_MIN_MAG  = Q_MAX + { {SIG_W{1'b0}}, 1'b1};
 
-  wire             sign     = value_i[31];
-  wire [7:0]       exp      = value_i[30:23];
-  wire [22:0]      man      = value_i[22:0];
-  wire [R_W-1:0]   r_biased = { {(R_W-8){1'b0}}, scale_i} + R_BIAS - { {(R_W-8){1'b0}}, exp};
-  wire [R_W-1:0]   r        = r_biased - R_ZERO;
-  wire [WIDE_W-1:0] wide    = { {1'b1, man}, {(SIG_W+1){1'b0}} } >> r[SHIFT_W-1:0];
-  wire [SIG_W-1:0] int_part = wide[WIDE_W-1 -: SIG_W];
-  wire             guard    = wide[SIG_W];
-  wire             sticky   = |wide[SIG_W-1:0];
-  wire             round_up = guard && (sticky || int_part[0]);
-  wire [SIG_W:0]   rounded  = {1'b0, int_part} + { {SIG_W{1'b0}}, round_up};
+  wire              sign     = value_i[31];
+  wire [7:0]        exp      = value_i[30:23];
+  wire [22:0]       man      = value_i[22:0];
+  wire [R_W-1:0]    r_biased = { {(R_W-8){1'b0}}, scale_i} + R_BIAS - { {(R_W-8){1'b0}}, exp};
+  wire [R_W-1:0]    r        = r_biased - R_ZERO;
+  wire [WIDE_W-1:0] wide     = { {1'b1, man}, {(SIG_W+1){1'b0}} } >> r[SHIFT_W-1:0];
+  wire [SIG_W-1:0]  int_part = wide[WIDE_W-1 -: SIG_W];
+  wire              guard    = wide[SIG_W];
+  wire              sticky   = |wide[SIG_W-1:0];
+  wire              round_up = guard && (sticky || int_part[0]);
+  wire [SIG_W:0]    rounded  = {1'b0, int_part} + { {SIG_W{1'b0}}, round_up};
 
   reg [SIG_W:0] mag;
   reg           saturate;
@@ -60,13 +60,13 @@ module hwgen_fp32_to_int #(
       end
     end
     if (relu_i && sign) begin
-      result_o = {OUT_W{1'b0}};
+      result_o = {OUTPUT_W{1'b0}};
     end else if (!sign) begin
-      result_o = (saturate || mag > Q_MAX) ? Q_MAX[OUT_W-1:0] : mag[OUT_W-1:0];
+      result_o = (saturate || mag > Q_MAX) ? Q_MAX[OUTPUT_W-1:0] : mag[OUTPUT_W-1:0];
     end else if (saturate || mag > Q_MIN_MAG) begin
-      result_o = Q_MIN_MAG[OUT_W-1:0];             // -2^(OUT_W-1)
+      result_o = Q_MIN_MAG[OUTPUT_W-1:0];             // -2^(OUTPUT_W-1)
     end else begin
-      result_o = -mag[OUT_W-1:0];
+      result_o = -mag[OUTPUT_W-1:0];
     end
   end
 

@@ -3,8 +3,8 @@
 // executor is idle and every semaphore in its wait mask (restricted to the semaphores this
 // queue consumes, CONSUMED) is available; starting pops it and acquires those semaphores.
 module hwgen_issue #(
-  parameter integer          NUM_SEM  = 10,
-  parameter [NUM_SEM-1:0]    CONSUMED = {NUM_SEM{1'b0}}
+  parameter integer       NUM_SEM  = 10,
+  parameter [NUM_SEM-1:0] CONSUMED = {NUM_SEM{1'b0}}
 ) (
   input  wire               head_valid_i,
   input  wire [NUM_SEM-1:0] head_wait_i,

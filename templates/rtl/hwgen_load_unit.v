@@ -4,28 +4,29 @@
 // consecutive beats, least significant beat first. Up to RSP_DEPTH reads are in flight, and
 // the next instruction's requests start while the previous one's responses still arrive:
 // the memory latency is paid once per burst of loads, not once per instruction.
-{%- if c.multi %}
 //
-// Multi-precision: an input or output row has room for an MX block scale in its last beat;
-// a load with scale = 0 (an integer row) moves one beat less and leaves the scale zero.
-{%- endif %}
+// Input and output rows of a design with block scales end with SCALE_BEATS beats holding
+// the scale; a load of rows of a precision without scales (bit prec of PREC_SCALED clear)
+// moves the elements only and leaves the scale slot zero.
 `include "hwgen_isa.vh"
 module hwgen_load_unit #(
-  parameter integer       INSTR_W       = `HWGEN_INSTR_W,
-  parameter integer       NUM_SEM       = 10,
-  parameter [NUM_SEM-1:0] CONSUMED      = {NUM_SEM{1'b0}},
-  parameter [NUM_SEM-1:0] PRODUCED      = {NUM_SEM{1'b0}},
-  parameter integer       MEM_W         = 64,
-  parameter integer       ADDR_W        = 32,
-  parameter integer       SPAD_ADDR_W   = 16,
-  parameter integer       BEATS_INPUT   = 1,
-  parameter integer       BEATS_WEIGHT  = 1,
-  parameter integer       BEATS_ACC     = 4,
-  parameter integer       BEATS_OUTPUT  = 1,
-  parameter integer       BEAT_W        = 3,
-  parameter integer       ROW_MAX_W     = 256,
-  parameter integer       RSP_DEPTH     = 32,
-  parameter integer       RSP_PTR_W     = 5
+  parameter integer       INSTR_W      = `HWGEN_INSTR_W,
+  parameter integer       NUM_SEM      = 10,
+  parameter [NUM_SEM-1:0] CONSUMED     = {NUM_SEM{1'b0}},
+  parameter [NUM_SEM-1:0] PRODUCED     = {NUM_SEM{1'b0}},
+  parameter integer       MEM_W        = 64,
+  parameter integer       ADDR_W       = 32,
+  parameter integer       SPAD_ADDR_W  = 16,
+  parameter integer       BEATS_INPUT  = 1,
+  parameter integer       BEATS_WEIGHT = 1,
+  parameter integer       BEATS_ACC    = 4,
+  parameter integer       BEATS_OUTPUT = 1,
+  parameter integer       SCALE_BEATS  = 0,
+  parameter [1:0]         PREC_SCALED  = 2'b00,
+  parameter integer       BEAT_W       = 3,
+  parameter integer       ROW_MAX_W    = 256,
+  parameter integer       RSP_DEPTH    = 32,
+  parameter integer       RSP_PTR_W    = 5
 ) (
   input  wire                   clk_i,
   input  wire                   {{ c.rst }},
@@ -58,23 +59,25 @@ module hwgen_load_unit #(
   output wire                   stall_o
 );
 
-  localparam integer TOTAL_W = `HWGEN_TRANSFER_COUNT0_W + `HWGEN_TRANSFER_COUNT1_W;
-  localparam [BEAT_W-1:0]      BEAT_ONE   = 1;
-  localparam [TOTAL_W-1:0]     TOTAL_ONE  = 1;
-  localparam [RSP_PTR_W:0]     FLIGHT_ONE = 1;
-  localparam [RSP_PTR_W:0]     FLIGHT_MAX = RSP_DEPTH[RSP_PTR_W:0];
-  localparam [BEAT_W-1:0]      BEATS_INPUT_N  = BEATS_INPUT[BEAT_W-1:0];
-  localparam [BEAT_W-1:0]      BEATS_WEIGHT_N = BEATS_WEIGHT[BEAT_W-1:0];
-  localparam [BEAT_W-1:0]      BEATS_ACC_N    = BEATS_ACC[BEAT_W-1:0];
-  localparam [BEAT_W-1:0]      BEATS_OUTPUT_N = BEATS_OUTPUT[BEAT_W-1:0];
-  localparam [1:0]             BUF_INPUT  = 2'd0;
-  localparam [1:0]             BUF_WEIGHT = 2'd1;
-  localparam [1:0]             BUF_ACC    = 2'd2;
+  localparam integer       TOTAL_W        = `HWGEN_TRANSFER_COUNT0_W + `HWGEN_TRANSFER_COUNT1_W;
+  localparam [BEAT_W-1:0]  BEAT_ONE       = 1;
+  localparam [TOTAL_W-1:0] TOTAL_ONE      = 1;
+  localparam [RSP_PTR_W:0] FLIGHT_ONE     = 1;
+  localparam [RSP_PTR_W:0] FLIGHT_MAX     = RSP_DEPTH[RSP_PTR_W:0];
+  localparam [BEAT_W-1:0]  BEATS_INPUT_N  = BEATS_INPUT[BEAT_W-1:0];
+  localparam [BEAT_W-1:0]  BEATS_WEIGHT_N = BEATS_WEIGHT[BEAT_W-1:0];
+  localparam [BEAT_W-1:0]  BEATS_ACC_N    = BEATS_ACC[BEAT_W-1:0];
+  localparam [BEAT_W-1:0]  BEATS_OUTPUT_N = BEATS_OUTPUT[BEAT_W-1:0];
+  localparam [BEAT_W-1:0]  SCALE_BEATS_N  = SCALE_BEATS[BEAT_W-1:0];
+  localparam [1:0]         BUF_INPUT      = 2'd0;
+  localparam [1:0]         BUF_WEIGHT     = 2'd1;
+  localparam [1:0]         BUF_ACC        = 2'd2;
+  localparam [1:0]         BUF_OUTPUT     = 2'd3;
 
   // Decoded fields of the head instruction.
-  wire [NUM_SEM-1:0] f_wait;
-  wire [NUM_SEM-1:0] f_signal;
-  wire               f_stream;
+  wire [NUM_SEM-1:0]                     f_wait;
+  wire [NUM_SEM-1:0]                     f_signal;
+  wire                                   f_stream;
   wire [`HWGEN_TRANSFER_BUFFER_W-1:0]    f_buffer;
   wire [`HWGEN_TRANSFER_SPAD_ADDR_W-1:0] f_spad_addr;
   wire [`HWGEN_TRANSFER_EXT_ADDR_W-1:0]  f_ext_addr;
@@ -82,7 +85,7 @@ module hwgen_load_unit #(
   wire [`HWGEN_TRANSFER_STRIDE0_W-1:0]   f_stride0;
   wire [`HWGEN_TRANSFER_COUNT1_W-1:0]    f_count1;
   wire [`HWGEN_TRANSFER_STRIDE1_W-1:0]   f_stride1;
-  wire                                   f_scale;
+  wire [`HWGEN_TRANSFER_PREC_W-1:0]      f_prec;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -96,7 +99,7 @@ module hwgen_load_unit #(
     .stride0_o   (f_stride0),
     .count1_o    (f_count1),
     .stride1_o   (f_stride1),
-    .scale_o     (f_scale)
+    .prec_o      (f_prec)
   );
 
   // ---------------------------------------------------------------------------------------
@@ -106,24 +109,24 @@ module hwgen_load_unit #(
   // ---------------------------------------------------------------------------------------
   localparam integer CTX_W = 1 + 2 + SPAD_ADDR_W + BEAT_W + TOTAL_W + NUM_SEM;
 
-  reg                   req_busy_q;
-  reg                   req_busy_d;
-  reg                   req_stream_q;
-  reg                   req_stream_d;
-  reg [BEAT_W-1:0]      req_beats_q;
-  reg [BEAT_W-1:0]      req_beats_d;
-  reg [BEAT_W-1:0]      req_beat_q;
-  reg [BEAT_W-1:0]      req_beat_d;
-  reg [RSP_PTR_W:0]     inflight_q;
-  reg [RSP_PTR_W:0]     inflight_d;
-  reg [RSP_PTR_W:0]     mem_pending_q;
-  reg [RSP_PTR_W:0]     mem_pending_d;
-  reg [BEAT_W-1:0]      beats_of_head;
+  reg               req_busy_q;
+  reg               req_busy_d;
+  reg               req_stream_q;
+  reg               req_stream_d;
+  reg [BEAT_W-1:0]  req_beats_q;
+  reg [BEAT_W-1:0]  req_beats_d;
+  reg [BEAT_W-1:0]  req_beat_q;
+  reg [BEAT_W-1:0]  req_beat_d;
+  reg [RSP_PTR_W:0] inflight_q;
+  reg [RSP_PTR_W:0] inflight_d;
+  reg [RSP_PTR_W:0] mem_pending_q;
+  reg [RSP_PTR_W:0] mem_pending_d;
+  reg [BEAT_W-1:0]  beats_of_head;
 
-  wire start;
-  wire ctx_in_ready;
-  wire agen_valid;
-  wire agen_last;
+  wire               start;
+  wire               ctx_in_ready;
+  wire               agen_valid;
+  wire               agen_last;
   wire [ADDR_W-1:0]  agen_addr;
   wire [TOTAL_W-1:0] agen_index;
 
@@ -143,9 +146,9 @@ module hwgen_load_unit #(
 
   // A stream transfer starts only when no memory read is still in flight, so the response
   // FIFO never receives from both sources in one cycle.
-  wire credit    = (inflight_q != FLIGHT_MAX);
-  wire issuing   = req_busy_q && agen_valid && credit &&
-                   (!req_stream_q || (mem_pending_q == {(RSP_PTR_W+1){1'b0}}));
+  wire credit  = (inflight_q != FLIGHT_MAX);
+  wire issuing = req_busy_q && agen_valid && credit &&
+                 (!req_stream_q || (mem_pending_q == {(RSP_PTR_W+1){1'b0}}));
   wire mem_fire  = issuing && !req_stream_q && mem_req_ready_i;
   wire strm_fire = issuing && req_stream_q && stream_valid_i;
   wire beat_fire = mem_fire || strm_fire;
@@ -175,34 +178,19 @@ module hwgen_load_unit #(
 
   wire unused_agen;
   assign unused_agen = ^{agen_last, agen_index};
-{%- if c.multi %}
 
-  // An integer row (scale = 0) leaves out the scale beat of an input or output row.
-  wire [BEAT_W-1:0] scale_beat = f_scale ? {BEAT_W{1'b0}} : BEAT_ONE;
-
-  always @* begin
-    case (f_buffer)
-      BUF_INPUT:  beats_of_head = BEATS_INPUT_N - scale_beat;
-      BUF_WEIGHT: beats_of_head = BEATS_WEIGHT_N;
-      BUF_ACC:    beats_of_head = BEATS_ACC_N;
-      default:    beats_of_head = BEATS_OUTPUT_N - scale_beat;
-    endcase
-  end
-{%- else %}
+  // Rows of a precision without block scales leave out the scale beat of an input or
+  // output row.
+  wire [BEAT_W-1:0] scale_beats = PREC_SCALED[f_prec] ? {BEAT_W{1'b0}} : SCALE_BEATS_N;
 
   always @* begin
     case (f_buffer)
-      BUF_INPUT:  beats_of_head = BEATS_INPUT_N;
+      BUF_INPUT:  beats_of_head = BEATS_INPUT_N - scale_beats;
       BUF_WEIGHT: beats_of_head = BEATS_WEIGHT_N;
       BUF_ACC:    beats_of_head = BEATS_ACC_N;
-      default:    beats_of_head = BEATS_OUTPUT_N;
+      default:    beats_of_head = BEATS_OUTPUT_N - scale_beats;
     endcase
   end
-
-  // Rows always have the buffer's width here (MX rows always carry their scale).
-  wire unused_scale;
-  assign unused_scale = f_scale;
-{%- endif %}
 
   // ---------------------------------------------------------------------------------------
   // Instruction contexts, oldest first.
@@ -210,10 +198,10 @@ module hwgen_load_unit #(
   wire [TOTAL_W-1:0] head_total = f_count0 * f_count1;
   wire [CTX_W-1:0]   ctx_in     = {f_stream, f_buffer, f_spad_addr[SPAD_ADDR_W-1:0], beats_of_head,
                                    head_total, f_signal & PRODUCED};
-  wire               ctx_valid;
-  wire               ctx_pop;
-  wire [CTX_W-1:0]   ctx;
-  wire [2:0]         unused_ctx_count;
+  wire             ctx_valid;
+  wire             ctx_pop;
+  wire [CTX_W-1:0] ctx;
+  wire [2:0]       unused_ctx_count;
 
   hwgen_fifo #(
     .WIDTH   (CTX_W),
@@ -260,13 +248,13 @@ module hwgen_load_unit #(
   wire [MEM_W-1:0] rsp_in_data  = strm_fire ? stream_data_i : mem_rsp_rdata_i;
   wire             rsp_valid;
   wire [MEM_W-1:0] rsp_data;
-  wire             wr_fire   = wr_pending_q && wr_ready_i;
+  wire             wr_fire      = wr_pending_q && wr_ready_i;
   // Beats past the oldest context's last row belong to the next one: leave them queued.
   wire             rsp_pop   = ctx_valid && rsp_valid && (built_q != ctx_total) &&
                                (!wr_pending_q || wr_fire);
-  wire             row_built = rsp_pop && (asm_beat_q == ctx_beats - BEAT_ONE);
-  wire             done      = ctx_valid && (written_q == ctx_total) && !wr_pending_q;
-  wire             unused_rsp_ready;
+  wire               row_built = rsp_pop && (asm_beat_q == ctx_beats - BEAT_ONE);
+  wire               done      = ctx_valid && (written_q == ctx_total) && !wr_pending_q;
+  wire               unused_rsp_ready;
   wire [RSP_PTR_W:0] unused_rsp_count;
 
   assign ctx_pop = done;
@@ -381,32 +369,21 @@ module hwgen_load_unit #(
     end
   end
 
-  // Right-align the assembled row for the target buffer.
-{%- if c.multi %}
-  // An integer row is one beat short: its elements end below the scale, which reads zero.
+  // Right-align the assembled row for the target buffer. A row without its scale beat is
+  // shorter: its elements end below the scale slot, which reads zero.
   wire ctx_short = (ctx_buffer == BUF_INPUT && ctx_beats != BEATS_INPUT_N) ||
-                   (ctx_buffer != BUF_INPUT && ctx_beats != BEATS_OUTPUT_N);
+                   (ctx_buffer == BUF_OUTPUT && ctx_beats != BEATS_OUTPUT_N);
 
   always @* begin
     case (ctx_buffer)
-      BUF_INPUT:  wr_data_o = ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_INPUT - 1) * MEM_W)
+      BUF_INPUT:  wr_data_o = ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_INPUT - SCALE_BEATS) * MEM_W)
                                         : asm_q >> (ROW_MAX_W - BEATS_INPUT * MEM_W);
       BUF_WEIGHT: wr_data_o = asm_q >> (ROW_MAX_W - BEATS_WEIGHT * MEM_W);
       BUF_ACC:    wr_data_o = asm_q >> (ROW_MAX_W - BEATS_ACC * MEM_W);
-      default:    wr_data_o = ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_OUTPUT - 1) * MEM_W)
+      default:    wr_data_o = ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_OUTPUT - SCALE_BEATS) * MEM_W)
                                         : asm_q >> (ROW_MAX_W - BEATS_OUTPUT * MEM_W);
     endcase
   end
-{%- else %}
-  always @* begin
-    case (ctx_buffer)
-      BUF_INPUT:  wr_data_o = asm_q >> (ROW_MAX_W - BEATS_INPUT * MEM_W);
-      BUF_WEIGHT: wr_data_o = asm_q >> (ROW_MAX_W - BEATS_WEIGHT * MEM_W);
-      BUF_ACC:    wr_data_o = asm_q >> (ROW_MAX_W - BEATS_ACC * MEM_W);
-      default:    wr_data_o = asm_q >> (ROW_MAX_W - BEATS_OUTPUT * MEM_W);
-    endcase
-  end
-{%- endif %}
 
   assign mem_req_valid_o = issuing && !req_stream_q;
   assign mem_req_addr_o  = agen_addr + { {(ADDR_W-BEAT_W){1'b0}}, req_beat_q};
@@ -416,5 +393,16 @@ module hwgen_load_unit #(
   assign wr_addr_o       = ctx_spad_base + written_q[SPAD_ADDR_W-1:0];
   assign sem_release_o   = done ? ctx_release : {NUM_SEM{1'b0}};
   assign busy_o          = req_busy_q || ctx_valid;
+
+  // Simulation only: a read request, once offered, stays unchanged until accepted.
+  hwgen_hold_check #(
+    .WIDTH (ADDR_W)
+  ) u_hold_mem_req (
+    .clk_i   (clk_i),
+    .{{ c.rst }}  ({{ c.rst }}),
+    .valid_i (mem_req_valid_o),
+    .ready_i (mem_req_ready_i),
+    .data_i  (mem_req_addr_o)
+  );
 
 endmodule

@@ -10,24 +10,24 @@ module hwgen_mem_arbiter #(
   parameter integer ID_DEPTH = 32,
   parameter integer ID_PTR_W = 5
 ) (
-  input  wire                     clk_i,
-  input  wire                     {{ c.rst }},
+  input  wire                    clk_i,
+  input  wire                    {{ c.rst }},
   // requesters
-  input  wire [PORTS-1:0]         req_valid_i,
-  output wire [PORTS-1:0]         req_ready_o,
-  input  wire [PORTS-1:0]         req_write_i,
-  input  wire [PORTS*ADDR_W-1:0]  req_addr_i,
-  input  wire [PORTS*DATA_W-1:0]  req_wdata_i,
-  output wire [PORTS-1:0]         rsp_valid_o,
-  output wire [DATA_W-1:0]        rsp_rdata_o,
+  input  wire [PORTS-1:0]        req_valid_i,
+  output wire [PORTS-1:0]        req_ready_o,
+  input  wire [PORTS-1:0]        req_write_i,
+  input  wire [PORTS*ADDR_W-1:0] req_addr_i,
+  input  wire [PORTS*DATA_W-1:0] req_wdata_i,
+  output wire [PORTS-1:0]        rsp_valid_o,
+  output wire [DATA_W-1:0]       rsp_rdata_o,
   // memory
-  output wire                     mem_req_valid_o,
-  input  wire                     mem_req_ready_i,
-  output wire                     mem_req_write_o,
-  output wire [ADDR_W-1:0]        mem_req_addr_o,
-  output wire [DATA_W-1:0]        mem_req_wdata_o,
-  input  wire                     mem_rsp_valid_i,
-  input  wire [DATA_W-1:0]        mem_rsp_rdata_i
+  output wire                    mem_req_valid_o,
+  input  wire                    mem_req_ready_i,
+  output wire                    mem_req_write_o,
+  output wire [ADDR_W-1:0]       mem_req_addr_o,
+  output wire [DATA_W-1:0]       mem_req_wdata_o,
+  input  wire                    mem_rsp_valid_i,
+  input  wire [DATA_W-1:0]       mem_rsp_rdata_i
 );
 
   localparam [PORT_W-1:0] PORT_ONE  = 1;
@@ -45,9 +45,9 @@ module hwgen_mem_arbiter #(
   reg [PORT_W-1:0] cand;
   integer          i;
 
-  wire                id_in_ready;
-  wire [ID_PTR_W:0]   unused_id_count;
-  wire id_out_valid;
+  wire              id_in_ready;
+  wire [ID_PTR_W:0] unused_id_count;
+  wire              id_out_valid;
   wire [PORT_W-1:0] id_out;
 
   // Round-robin choice starting at next_q.
@@ -64,12 +64,12 @@ module hwgen_mem_arbiter #(
     end
   end
 
-  wire [PORT_W-1:0] grant     = locked_q ? grant_q : pick;
-  wire              has_req   = locked_q || pick_valid;
-  wire              is_write  = req_write_i[grant];
+  wire [PORT_W-1:0] grant    = locked_q ? grant_q : pick;
+  wire              has_req  = locked_q || pick_valid;
+  wire              is_write = req_write_i[grant];
   // A read is offered only when the ID FIFO can remember its requester.
-  wire              can_offer = has_req && (is_write || id_in_ready);
-  wire              accepted  = can_offer && mem_req_ready_i;
+  wire can_offer = has_req && (is_write || id_in_ready);
+  wire accepted  = can_offer && mem_req_ready_i;
 
   always @* begin
     locked_d = locked_q;

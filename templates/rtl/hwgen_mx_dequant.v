@@ -15,17 +15,17 @@ module hwgen_mx_dequant #(
   output reg  [31:0]       value_o
 );
 
-  localparam integer   POS_W     = 5;     // bit position of the leading one, 0 .. PSUM_W-1
-  localparam integer   SUM_W     = 10;    // position + two scale codes, at most 530
-  localparam [7:0]     SCALE_NAN = 8'hff;
-  localparam [31:0]    QNAN      = 32'h7fc0_0000;
+  localparam integer     POS_W     = 5;     // bit position of the leading one, 0 .. PSUM_W-1
+  localparam integer     SUM_W     = 10;    // position + two scale codes, at most 530
+  localparam [7:0]       SCALE_NAN = 8'hff;
+  localparam [31:0]      QNAN      = 32'h7fc0_0000;
   // Biased FP32 exponent = position + scale_a + scale_b - 254 - 2*FRAC + 127.
-  localparam integer   BIAS_INT  = 127 + 2 * FRAC;
-  localparam [SUM_W-1:0] BIAS    = BIAS_INT[SUM_W-1:0];
-  localparam integer   INF_INT   = BIAS_INT + 255;
-  localparam [SUM_W-1:0] INF_SUM = INF_INT[SUM_W-1:0];
-  localparam integer   TOP_INT   = PSUM_W - 1;
-  localparam [POS_W-1:0] TOP     = TOP_INT[POS_W-1:0];
+  localparam integer     BIAS_INT  = 127 + 2 * FRAC;
+  localparam [SUM_W-1:0] BIAS      = BIAS_INT[SUM_W-1:0];
+  localparam integer     INF_INT   = BIAS_INT + 255;
+  localparam [SUM_W-1:0] INF_SUM   = INF_INT[SUM_W-1:0];
+  localparam integer     TOP_INT   = PSUM_W - 1;
+  localparam [POS_W-1:0] TOP       = TOP_INT[POS_W-1:0];
 
   wire              sign      = psum_i[PSUM_W-1];
   // The magnitude of the most negative sum fits PSUM_W bits unsigned.

@@ -56,16 +56,18 @@ module hwgen_shared_buffer #(
   assign lo_wr_grant_o = lo_wr_valid_i && !(hi_wr_valid_i && (hi_wr_bank == lo_wr_bank));
 
   // Which bank each reader read last cycle, to steer the read data back.
-  reg hi_rd_bank_q;
-  reg lo_rd_bank_q;
+  reg  hi_rd_bank_q;
+  reg  lo_rd_bank_q;
+  wire hi_rd_bank_d = hi_rd_bank;
+  wire lo_rd_bank_d = lo_rd_bank;
 
   always @(posedge clk_i{{ c.rst_edge }}) begin
     if ({{ c.rst_on }}) begin
       hi_rd_bank_q <= 1'b0;
       lo_rd_bank_q <= 1'b0;
     end else begin
-      hi_rd_bank_q <= hi_rd_bank;
-      lo_rd_bank_q <= lo_rd_bank;
+      hi_rd_bank_q <= hi_rd_bank_d;
+      lo_rd_bank_q <= lo_rd_bank_d;
     end
   end
 

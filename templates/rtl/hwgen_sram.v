@@ -4,9 +4,9 @@
 // and data are loaded by the testbench or by the load unit. Addresses arrive ADDR_W bits wide
 // (the width of an instruction's address field); the low INDEX_W bits select the row.
 module hwgen_sram #(
-  parameter integer WIDTH  = 64,
-  parameter integer DEPTH  = 256,
-  parameter integer ADDR_W = 16,
+  parameter integer WIDTH   = 64,
+  parameter integer DEPTH   = 256,
+  parameter integer ADDR_W  = 16,
   parameter integer INDEX_W = 8
 ) (
   input  wire              clk_i,

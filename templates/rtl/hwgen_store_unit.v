@@ -1,12 +1,9 @@
 {{ c.banner }}
 // Store queue executor: reads output-buffer rows and writes them, BEATS beats per row
 // (least significant first), to external memory or to the downstream stream, addressed by a
-// two-level strided loop.
-{%- if c.multi %}
-//
-// Multi-precision: an output row has room for an MX block scale in its last beat; a store
-// with scale = 0 (an integer row) leaves that beat out.
-{%- endif %}
+// two-level strided loop. Output rows of a design with block scales end with SCALE_BEATS
+// beats holding the scale; a store of rows of a precision without scales (bit prec of
+// PREC_SCALED clear) leaves them out.
 `include "hwgen_isa.vh"
 module hwgen_store_unit #(
   parameter integer       INSTR_W     = `HWGEN_INSTR_W,
@@ -17,6 +14,8 @@ module hwgen_store_unit #(
   parameter integer       ADDR_W      = 32,
   parameter integer       SPAD_ADDR_W = 16,
   parameter integer       BEATS       = 1,
+  parameter integer       SCALE_BEATS = 0,
+  parameter [1:0]         PREC_SCALED = 2'b00,
   parameter integer       BEAT_W      = 1,
   parameter integer       ROW_W       = 64
 ) (
@@ -49,18 +48,19 @@ module hwgen_store_unit #(
   output wire                   stall_o
 );
 
-  localparam [1:0]        PHASE_IDLE = 2'd0;
-  localparam [1:0]        PHASE_READ = 2'd1;
-  localparam [1:0]        PHASE_LOAD = 2'd2;
-  localparam [1:0]        PHASE_SEND = 2'd3;
-  localparam integer      INDEX_W    = `HWGEN_TRANSFER_COUNT0_W + `HWGEN_TRANSFER_COUNT1_W;
-  localparam [BEAT_W-1:0] BEAT_ONE   = 1;
-  localparam integer      BEATS_M1   = BEATS - 1;
-  localparam [BEAT_W-1:0] BEAT_LAST  = BEATS_M1[BEAT_W-1:0];
+  localparam [1:0]        PHASE_IDLE    = 2'd0;
+  localparam [1:0]        PHASE_READ    = 2'd1;
+  localparam [1:0]        PHASE_LOAD    = 2'd2;
+  localparam [1:0]        PHASE_SEND    = 2'd3;
+  localparam integer      INDEX_W       = `HWGEN_TRANSFER_COUNT0_W + `HWGEN_TRANSFER_COUNT1_W;
+  localparam [BEAT_W-1:0] BEAT_ONE      = 1;
+  localparam integer      BEATS_M1      = BEATS - 1;
+  localparam [BEAT_W-1:0] BEAT_LAST     = BEATS_M1[BEAT_W-1:0];
+  localparam [BEAT_W-1:0] SCALE_BEATS_N = SCALE_BEATS[BEAT_W-1:0];
 
-  wire [NUM_SEM-1:0] f_wait;
-  wire [NUM_SEM-1:0] f_signal;
-  wire               f_stream;
+  wire [NUM_SEM-1:0]                     f_wait;
+  wire [NUM_SEM-1:0]                     f_signal;
+  wire                                   f_stream;
   wire [`HWGEN_TRANSFER_BUFFER_W-1:0]    f_buffer;
   wire [`HWGEN_TRANSFER_SPAD_ADDR_W-1:0] f_spad_addr;
   wire [`HWGEN_TRANSFER_EXT_ADDR_W-1:0]  f_ext_addr;
@@ -68,7 +68,7 @@ module hwgen_store_unit #(
   wire [`HWGEN_TRANSFER_STRIDE0_W-1:0]   f_stride0;
   wire [`HWGEN_TRANSFER_COUNT1_W-1:0]    f_count1;
   wire [`HWGEN_TRANSFER_STRIDE1_W-1:0]   f_stride1;
-  wire                                   f_scale;
+  wire [`HWGEN_TRANSFER_PREC_W-1:0]      f_prec;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -82,7 +82,7 @@ module hwgen_store_unit #(
     .stride0_o   (f_stride0),
     .count1_o    (f_count1),
     .stride1_o   (f_stride1),
-    .scale_o     (f_scale)
+    .prec_o      (f_prec)
   );
 
   // A store always reads the output buffer; the buffer field is checked by the assembler.
@@ -101,16 +101,14 @@ module hwgen_store_unit #(
   reg [ROW_W-1:0]       row_d;
   reg [BEAT_W-1:0]      beat_q;
   reg [BEAT_W-1:0]      beat_d;
-{%- if c.multi %}
-  reg [BEAT_W-1:0]      last_beat_q;     // BEAT_LAST, or one less for an integer row
+  reg [BEAT_W-1:0]      last_beat_q;     // BEAT_LAST, less the scale beats of an unscaled row
   reg [BEAT_W-1:0]      last_beat_d;
-{%- endif %}
   reg                   done;
 
-  wire              start;
-  wire              agen_valid;
-  wire              agen_last;
-  wire [ADDR_W-1:0] agen_addr;
+  wire               start;
+  wire               agen_valid;
+  wire               agen_last;
+  wire [ADDR_W-1:0]  agen_addr;
   wire [INDEX_W-1:0] agen_index;
 
   wire unused_index_hi;
@@ -118,15 +116,7 @@ module hwgen_store_unit #(
 
   wire sending   = (phase_q == PHASE_SEND);
   wire beat_fire = sending && (stream_q ? stream_ready_i : mem_req_ready_i);
-{%- if c.multi %}
   wire row_done  = beat_fire && (beat_q == last_beat_q);
-{%- else %}
-  wire row_done  = beat_fire && (beat_q == BEAT_LAST);
-
-  // Rows always have the buffer's width here (MX rows always carry their scale).
-  wire unused_scale;
-  assign unused_scale = f_scale;
-{%- endif %}
 
   hwgen_issue #(
     .NUM_SEM  (NUM_SEM),
@@ -181,9 +171,7 @@ module hwgen_store_unit #(
     release_d   = release_q;
     row_d       = row_q;
     beat_d      = beat_q;
-{%- if c.multi %}
     last_beat_d = last_beat_q;
-{%- endif %}
     done        = 1'b0;
     case (phase_q)
       PHASE_IDLE: begin
@@ -192,9 +180,7 @@ module hwgen_store_unit #(
           stream_d    = f_stream;
           spad_base_d = f_spad_addr;
           release_d   = f_signal & PRODUCED;
-{%- if c.multi %}
-          last_beat_d = f_scale ? BEAT_LAST : BEAT_LAST - BEAT_ONE;
-{%- endif %}
+          last_beat_d = PREC_SCALED[f_prec] ? BEAT_LAST : BEAT_LAST - SCALE_BEATS_N;
         end
       end
       PHASE_READ: begin
@@ -235,9 +221,7 @@ module hwgen_store_unit #(
       release_q   <= {NUM_SEM{1'b0}};
       row_q       <= {ROW_W{1'b0}};
       beat_q      <= {BEAT_W{1'b0}};
-{%- if c.multi %}
       last_beat_q <= BEAT_LAST;
-{%- endif %}
     end else begin
       phase_q     <= phase_d;
       stream_q    <= stream_d;
@@ -245,9 +229,7 @@ module hwgen_store_unit #(
       release_q   <= release_d;
       row_q       <= row_d;
       beat_q      <= beat_d;
-{%- if c.multi %}
       last_beat_q <= last_beat_d;
-{%- endif %}
     end
   end
 
@@ -260,5 +242,26 @@ module hwgen_store_unit #(
   assign stream_data_o   = row_q[MEM_W-1:0];
   assign sem_release_o   = done ? release_q : {NUM_SEM{1'b0}};
   assign busy_o          = (phase_q != PHASE_IDLE);
+
+  // Simulation only: a write request and a beat offered downstream, once offered, stay
+  // unchanged until accepted.
+  hwgen_hold_check #(
+    .WIDTH (ADDR_W + MEM_W)
+  ) u_hold_mem_req (
+    .clk_i   (clk_i),
+    .{{ c.rst }}  ({{ c.rst }}),
+    .valid_i (mem_req_valid_o),
+    .ready_i (mem_req_ready_i),
+    .data_i  ({mem_req_addr_o, mem_req_wdata_o})
+  );
+  hwgen_hold_check #(
+    .WIDTH (MEM_W)
+  ) u_hold_stream (
+    .clk_i   (clk_i),
+    .{{ c.rst }}  ({{ c.rst }}),
+    .valid_i (stream_valid_o),
+    .ready_i (stream_ready_i),
+    .data_i  (stream_data_o)
+  );
 
 endmodule

@@ -41,17 +41,17 @@ module hwgen_top #(
   localparam integer NUM_CORES = {{ cores.len() }};
   localparam integer PERF_W    = `HWGEN_PERF_COUNTERS * 32;
 
-  wire                         start;
-  wire [NUM_CORES-1:0]         core_busy;
-  wire [NUM_CORES-1:0]         core_error;
-  wire [NUM_CORES*PERF_W-1:0]  perf;
-  wire [NUM_CORES-1:0]         port_valid;
-  wire [NUM_CORES-1:0]         port_ready;
-  wire [NUM_CORES-1:0]         port_write;
+  wire                            start;
+  wire [NUM_CORES-1:0]            core_busy;
+  wire [NUM_CORES-1:0]            core_error;
+  wire [NUM_CORES*PERF_W-1:0]     perf;
+  wire [NUM_CORES-1:0]            port_valid;
+  wire [NUM_CORES-1:0]            port_ready;
+  wire [NUM_CORES-1:0]            port_write;
   wire [NUM_CORES*MEM_ADDR_W-1:0] port_addr;
-  wire [NUM_CORES*MEM_W-1:0]   port_wdata;
-  wire [NUM_CORES-1:0]         port_rsp_valid;
-  wire [MEM_W-1:0]             port_rsp_rdata;
+  wire [NUM_CORES*MEM_W-1:0]      port_wdata;
+  wire [NUM_CORES-1:0]            port_rsp_valid;
+  wire [MEM_W-1:0]                port_rsp_rdata;
 {% for l in links %}
   // {{ l.doc }}
   wire             {{ l.name }}_in_valid;

@@ -8,88 +8,98 @@
 //            if clamp_i r = min(r, clamp_max) (ReLU6); if pool_i r = max(r, operand)
 // The pipeline never stalls; control holds the flags steady for a whole instruction.
 module hwgen_vector_lane #(
-  parameter integer ACC_W       = 32,
-  parameter integer MULT_W      = 16,
-  parameter integer SHIFT_W     = 6,
-  parameter integer ZP_W        = 16,
-  parameter integer OUT_W       = 8,
-  parameter integer OUT_SIGNED  = 1,
-  parameter integer ENABLE_BIAS = 1,
-  parameter integer ENABLE_RELU = 1,
-  parameter integer ENABLE_POOL = 1,
-  parameter integer ENABLE_ADD  = 1
+  parameter integer ACC_W         = 32,
+  parameter integer MULT_W        = 16,
+  parameter integer SHIFT_W       = 6,
+  parameter integer ZP_W          = 16,
+  parameter integer OUTPUT_W      = 8,
+  parameter integer OUTPUT_SIGNED = 1,
+  parameter integer ENABLE_BIAS   = 1,
+  parameter integer ENABLE_RELU   = 1,
+  parameter integer ENABLE_POOL   = 1,
+  parameter integer ENABLE_ADD    = 1
 ) (
-  input  wire             clk_i,
-  input  wire             {{ c.rst }},
+  input  wire                clk_i,
+  input  wire                {{ c.rst }},
   // per instruction
-  input  wire             bias_i,
-  input  wire             relu_i,
-  input  wire             add_i,
-  input  wire             pool_i,
-  input  wire [MULT_W-1:0]  multiplier_i,
-  input  wire [SHIFT_W-1:0] shift_i,
-  input  wire [ZP_W-1:0]    zero_point_i,
-  input  wire               clamp_i,
-  input  wire [ZP_W-1:0]    clamp_max_i,
-  input  wire [ACC_W-1:0] bias_value_i,
+  input  wire                bias_i,
+  input  wire                relu_i,
+  input  wire                add_i,
+  input  wire                pool_i,
+  input  wire [MULT_W-1:0]   multiplier_i,
+  input  wire [SHIFT_W-1:0]  shift_i,
+  input  wire [ZP_W-1:0]     zero_point_i,
+  input  wire                clamp_i,
+  input  wire [ZP_W-1:0]     clamp_max_i,
+  input  wire [ACC_W-1:0]    bias_value_i,
   // per element (stage 1 inputs)
-  input  wire [ACC_W-1:0] acc_i,
-  input  wire [OUT_W-1:0] operand_i,
+  input  wire [ACC_W-1:0]    acc_i,
+  input  wire [OUTPUT_W-1:0] operand_i,
   // result (after stage 4)
-  output wire [OUT_W-1:0] result_o
+  output wire [OUTPUT_W-1:0] result_o
 );
 
-  localparam integer X_W    = ACC_W + 1;
-  localparam integer P_W    = X_W + MULT_W + 1;
-  localparam integer WIDE_W = (P_W + 2 > 34) ? P_W + 2 : 34;
-  localparam signed [WIDE_W-1:0] WIDE_ONE = 1;
-  localparam [SHIFT_W-1:0]       SHIFT_ONE = 1;
-  localparam signed [WIDE_W-1:0] OUT_MAX  = (OUT_SIGNED != 0) ? (WIDE_ONE <<< (OUT_W - 1)) - WIDE_ONE
-                                                              : (WIDE_ONE <<< OUT_W) - WIDE_ONE;
-  localparam signed [WIDE_W-1:0] OUT_MIN  = (OUT_SIGNED != 0) ? -(WIDE_ONE <<< (OUT_W - 1))
-                                                              : {WIDE_W{1'b0}};
+  localparam integer              X_W        = ACC_W + 1;
+  localparam integer              P_W        = X_W + MULT_W + 1;
+  localparam integer              WIDE_W     = (P_W + 2 > 34) ? P_W + 2 : 34;
+  // |p| < 2^(P_W-1), so from a shift of P_W on, p + 2^(shift-1) lies in [0, 2^shift) and
+  // rounds to 0; below it the rounding constant fits WIDE_W bits.
+  localparam integer              P_W_INT    = P_W;
+  localparam [SHIFT_W:0]          SHIFT_ZERO = P_W_INT[SHIFT_W:0];
+  localparam [SHIFT_W-1:0]        SHIFT_ONE  = 1;
+  localparam signed [WIDE_W-1:0]  WIDE_ONE   = 1;
+  localparam signed [WIDE_W-1:0]  OUT_MAX    = (OUTPUT_SIGNED != 0)
+                                               ? (WIDE_ONE <<< (OUTPUT_W - 1)) - WIDE_ONE
+                                               : (WIDE_ONE <<< OUTPUT_W) - WIDE_ONE;
+  localparam signed [WIDE_W-1:0]  OUT_MIN    = (OUTPUT_SIGNED != 0)
+                                               ? -(WIDE_ONE <<< (OUTPUT_W - 1))
+                                               : {WIDE_W{1'b0}};
 
-  reg signed [X_W-1:0]    x_q;
-  reg signed [X_W-1:0]    x_d;
-  reg [OUT_W-1:0]         opnd1_q;
-  reg signed [P_W-1:0]    p_q;
-  reg signed [P_W-1:0]    p_d;
-  reg [OUT_W-1:0]         opnd2_q;
-  reg [OUT_W-1:0]         q_q;
-  reg [OUT_W-1:0]         q_d;
-  reg [OUT_W-1:0]         opnd3_q;
-  reg [OUT_W-1:0]         r_q;
-  reg [OUT_W-1:0]         r_d;
-  reg signed [WIDE_W-1:0] rounded;
+  reg signed [X_W-1:0]      x_q;
+  reg signed [X_W-1:0]      x_d;
+  reg        [OUTPUT_W-1:0] opnd1_q;
+  reg signed [P_W-1:0]      p_q;
+  reg signed [P_W-1:0]      p_d;
+  reg        [OUTPUT_W-1:0] opnd2_q;
+  reg        [OUTPUT_W-1:0] q_q;
+  reg        [OUTPUT_W-1:0] q_d;
+  reg        [OUTPUT_W-1:0] opnd3_q;
+  reg        [OUTPUT_W-1:0] r_q;
+  reg        [OUTPUT_W-1:0] r_d;
+  reg signed [WIDE_W-1:0]   rounded;
+  // The operand row travels beside the lane's stages.
+  wire [OUTPUT_W-1:0] opnd1_d = operand_i;
+  wire [OUTPUT_W-1:0] opnd2_d = opnd1_q;
+  wire [OUTPUT_W-1:0] opnd3_d = opnd2_q;
 
-  wire signed [X_W-1:0]    acc_ext  = {acc_i[ACC_W-1], acc_i};
-  wire signed [X_W-1:0]    bias_ext = {bias_value_i[ACC_W-1], bias_value_i};
-  wire signed [MULT_W:0]   mult_ext = {1'b0, multiplier_i};
-  wire signed [WIDE_W-1:0] zp_wide  = { {(WIDE_W-ZP_W){zero_point_i[ZP_W-1]}}, zero_point_i};
-  wire signed [WIDE_W-1:0] p_wide   = { {(WIDE_W-P_W){p_q[P_W-1]}}, p_q};
-  wire [OUT_W-1:0]         zp_out   = clamp(zp_wide);
-  wire signed [WIDE_W-1:0] hi_wide  = { {(WIDE_W-ZP_W){clamp_max_i[ZP_W-1]}}, clamp_max_i};
-  wire [OUT_W-1:0]         hi_out   = clamp(hi_wide);
+  wire signed [X_W-1:0]      acc_ext  = {acc_i[ACC_W-1], acc_i};
+  wire signed [X_W-1:0]      bias_ext = {bias_value_i[ACC_W-1], bias_value_i};
+  wire signed [MULT_W:0]     mult_ext = {1'b0, multiplier_i};
+  wire signed [WIDE_W-1:0]   zp_wide  = { {(WIDE_W-ZP_W){zero_point_i[ZP_W-1]}}, zero_point_i};
+  wire signed [WIDE_W-1:0]   p_wide   = { {(WIDE_W-P_W){p_q[P_W-1]}}, p_q};
+  wire        [OUTPUT_W-1:0] zp_out   = clamp(zp_wide);
+  wire signed [WIDE_W-1:0]   hi_wide  = { {(WIDE_W-ZP_W){clamp_max_i[ZP_W-1]}}, clamp_max_i};
+  wire        [OUTPUT_W-1:0] hi_out   = clamp(hi_wide);
 
   // Saturate a wide value to the output type.
-  function [OUT_W-1:0] clamp;
+  function [OUTPUT_W-1:0] clamp;
     input signed [WIDE_W-1:0] v;
     begin
       if (v > OUT_MAX) begin
-        clamp = OUT_MAX[OUT_W-1:0];
+        clamp = OUT_MAX[OUTPUT_W-1:0];
       end else if (v < OUT_MIN) begin
-        clamp = OUT_MIN[OUT_W-1:0];
+        clamp = OUT_MIN[OUTPUT_W-1:0];
       end else begin
-        clamp = v[OUT_W-1:0];
+        clamp = v[OUTPUT_W-1:0];
       end
     end
   endfunction
 
   // Extend an output element (signed or unsigned) to the wide signed type.
   function signed [WIDE_W-1:0] widen;
-    input [OUT_W-1:0] e;
+    input [OUTPUT_W-1:0] e;
     begin
-      widen = { {(WIDE_W-OUT_W){(OUT_SIGNED != 0) && e[OUT_W-1]}}, e};
+      widen = { {(WIDE_W-OUTPUT_W){(OUTPUT_SIGNED != 0) && e[OUTPUT_W-1]}}, e};
     end
   endfunction
 
@@ -104,6 +114,8 @@ module hwgen_vector_lane #(
     // stage 3
     if (shift_i == {SHIFT_W{1'b0}}) begin
       rounded = p_wide;
+    end else if ({1'b0, shift_i} >= SHIFT_ZERO) begin
+      rounded = {WIDE_W{1'b0}};
     end else begin
       rounded = (p_wide + (WIDE_ONE <<< (shift_i - SHIFT_ONE))) >>> shift_i;
     end
@@ -127,19 +139,19 @@ module hwgen_vector_lane #(
   always @(posedge clk_i{{ c.rst_edge }}) begin
     if ({{ c.rst_on }}) begin
       x_q     <= {X_W{1'b0}};
-      opnd1_q <= {OUT_W{1'b0}};
+      opnd1_q <= {OUTPUT_W{1'b0}};
       p_q     <= {P_W{1'b0}};
-      opnd2_q <= {OUT_W{1'b0}};
-      q_q     <= {OUT_W{1'b0}};
-      opnd3_q <= {OUT_W{1'b0}};
-      r_q     <= {OUT_W{1'b0}};
+      opnd2_q <= {OUTPUT_W{1'b0}};
+      q_q     <= {OUTPUT_W{1'b0}};
+      opnd3_q <= {OUTPUT_W{1'b0}};
+      r_q     <= {OUTPUT_W{1'b0}};
     end else begin
       x_q     <= x_d;
-      opnd1_q <= operand_i;
+      opnd1_q <= opnd1_d;
       p_q     <= p_d;
-      opnd2_q <= opnd1_q;
+      opnd2_q <= opnd2_d;
       q_q     <= q_d;
-      opnd3_q <= opnd2_q;
+      opnd3_q <= opnd3_d;
       r_q     <= r_d;
     end
   end

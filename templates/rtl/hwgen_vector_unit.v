@@ -1,76 +1,56 @@
 {{ c.banner }}
 // Vector queue executor: for each of count rows, reads an accumulator row (and, for add or
-// pool, an output-buffer operand row), runs it through COLS lanes of bias, requantization,
-// element-wise add, ReLU and max-pool, and writes the output-buffer row. One row per cycle
-// once the accumulator read port is granted; the lanes are a fixed five-cycle pipeline.
-{%- if c.mx %}
-//
-// MX: the accumulator rows are FP32; each row goes through ReLU (when relu) and is quantized
-// to one MX block (hwgen_mx_quantize) written as {scale, elements}. Bias, requantization,
-// add and pool are integer operations and do not apply.
-{%- endif %}
-{%- if c.multi %}
-//
-// Multi-precision: mx_in selects the path. mx_in = 0: the integer lanes above (int32
-// accumulator rows); with mx_out their row is tagged with the scale fixed_scale, which makes
-// it an MX row for the next layer. mx_in = 1: FP32 rows, quantized to MX blocks (mx_out) or
-// rounded to integers at the fixed scale (hwgen_fp32_to_int) for an integer layer.
-{%- endif %}
+// pool, an output-buffer operand row), runs it through the datapath's row post-processor
+// ({{ c.leaves.post }}: four cycles, bias, requantization, add, ReLU and max-pool on the
+// integer path, the conversion back to the element format on the others, and the
+// conversions between precisions) and writes the output-buffer row. One row per cycle once
+// the accumulator read port is granted. Output rows have a scale slot of SCALE_SLOT_W bits
+// after their elements (0 without block scales).
 `include "hwgen_isa.vh"
 module hwgen_vector_unit #(
-  parameter integer       INSTR_W     = `HWGEN_INSTR_W,
-  parameter integer       NUM_SEM     = 10,
-  parameter [NUM_SEM-1:0] CONSUMED    = {NUM_SEM{1'b0}},
-  parameter [NUM_SEM-1:0] PRODUCED    = {NUM_SEM{1'b0}},
-  parameter integer       COLS        = 8,
-  parameter integer       ACC_W       = 32,
-  parameter integer       OUT_W       = 8,
-  parameter integer       OUT_SIGNED  = 1,
-{%- if c.mx %}
-  parameter integer       MX_FRAC     = 6,
-  parameter integer       OUT_ROW_W   = COLS * OUT_W + 8,
-{%- elif c.fp %}
-  parameter integer       FP_EXP_W    = 4,
-  parameter integer       FP_MAN_W    = 3,
-  parameter integer       FP_BIAS     = 7,
-  parameter integer       FP_IEEE     = 0,
-  parameter integer       OUT_ROW_W   = COLS * OUT_W,
-{%- else %}
-  parameter integer       OUT_ROW_W   = COLS * OUT_W,
-{%- endif %}
-  parameter integer       SPAD_ADDR_W = 16,
-  parameter integer       ENABLE_BIAS = 1,
-  parameter integer       ENABLE_RELU = 1,
-  parameter integer       ENABLE_POOL = 1,
-  parameter integer       ENABLE_ADD  = 1
+  parameter integer       INSTR_W       = `HWGEN_INSTR_W,
+  parameter integer       NUM_SEM       = 10,
+  parameter [NUM_SEM-1:0] CONSUMED      = {NUM_SEM{1'b0}},
+  parameter [NUM_SEM-1:0] PRODUCED      = {NUM_SEM{1'b0}},
+  parameter integer       KPF           = 8,
+  parameter integer       ACC_W         = 32,
+  parameter integer       OUTPUT_W      = 8,
+  parameter integer       OUTPUT_SIGNED = 1,
+  parameter integer       SCALE_SLOT_W  = 0,
+  parameter integer       SPAD_ADDR_W   = 16,
+  parameter integer       ENABLE_BIAS   = 1,
+  parameter integer       ENABLE_RELU   = 1,
+  parameter integer       ENABLE_POOL   = 1,
+  parameter integer       ENABLE_ADD    = 1
 ) (
-  input  wire                   clk_i,
-  input  wire                   {{ c.rst }},
+  input  wire                                 clk_i,
+  input  wire                                 {{ c.rst }},
   // queue head
-  input  wire                   head_valid_i,
-  input  wire [INSTR_W-1:0]     head_instr_i,
-  output wire                   head_pop_o,
+  input  wire                                 head_valid_i,
+  input  wire [INSTR_W-1:0]                   head_instr_i,
+  output wire                                 head_pop_o,
   // semaphores
-  input  wire [NUM_SEM-1:0]     sem_available_i,
-  output wire [NUM_SEM-1:0]     sem_acquire_o,
-  output wire [NUM_SEM-1:0]     sem_release_o,
+  input  wire [NUM_SEM-1:0]                   sem_available_i,
+  output wire [NUM_SEM-1:0]                   sem_acquire_o,
+  output wire [NUM_SEM-1:0]                   sem_release_o,
   // accumulator reads (shared; may wait for a grant)
-  output wire                   acc_rd_valid_o,
-  output wire [SPAD_ADDR_W-1:0] acc_rd_addr_o,
-  input  wire                   acc_rd_grant_i,
-  input  wire [COLS*ACC_W-1:0]  acc_rd_data_i,
+  output wire                                 acc_rd_valid_o,
+  output wire [SPAD_ADDR_W-1:0]               acc_rd_addr_o,
+  input  wire                                 acc_rd_grant_i,
+  input  wire [KPF*ACC_W-1:0]                 acc_rd_data_i,
   // output buffer (this unit has priority on both ports)
-  output wire                   out_rd_valid_o,
-  output wire [SPAD_ADDR_W-1:0] out_rd_addr_o,
-  input  wire [OUT_ROW_W-1:0]   out_rd_data_i,
-  output wire                   out_wr_valid_o,
-  output wire [SPAD_ADDR_W-1:0] out_wr_addr_o,
-  output wire [OUT_ROW_W-1:0]   out_wr_data_o,
+  output wire                                 out_rd_valid_o,
+  output wire [SPAD_ADDR_W-1:0]               out_rd_addr_o,
+  input  wire [KPF*OUTPUT_W+SCALE_SLOT_W-1:0] out_rd_data_i,
+  output wire                                 out_wr_valid_o,
+  output wire [SPAD_ADDR_W-1:0]               out_wr_addr_o,
+  output wire [KPF*OUTPUT_W+SCALE_SLOT_W-1:0] out_wr_data_o,
   // performance
-  output wire                   busy_o,
-  output wire                   stall_o
+  output wire                                 busy_o,
+  output wire                                 stall_o
 );
 
+  localparam integer       OUT_ROW_W    = KPF * OUTPUT_W + SCALE_SLOT_W;
   localparam integer       LANE_LATENCY = 5;
   localparam [1:0]         PHASE_IDLE   = 2'd0;
   localparam [1:0]         PHASE_BIAS   = 2'd1;
@@ -81,30 +61,29 @@ module hwgen_vector_unit #(
   localparam integer       SHIFT_W      = `HWGEN_VECTOR_SHIFT_W;
   localparam integer       ZP_W         = `HWGEN_VECTOR_ZERO_POINT_W;
   localparam [COUNT_W-1:0] COUNT_ONE    = 1;
-{%- if c.multi %}
   localparam integer       SCALE_W      = `HWGEN_VECTOR_FIXED_SCALE_W;  // an E8M0 code
-{%- endif %}
+  localparam integer       PREC_W       = `HWGEN_VECTOR_PREC_IN_W;
 
-  wire [NUM_SEM-1:0] f_wait;
-  wire [NUM_SEM-1:0] f_signal;
-  wire               f_relu;
-  wire               f_add;
-  wire               f_pool;
-  wire               f_bias;
-  wire               f_load_bias;
-  wire [`HWGEN_VECTOR_ACC_ADDR_W-1:0]   f_acc_addr;
-  wire [`HWGEN_VECTOR_OUT_ADDR_W-1:0]   f_out_addr;
-  wire [`HWGEN_VECTOR_OPND_ADDR_W-1:0]  f_opnd_addr;
-  wire [`HWGEN_VECTOR_BIAS_ADDR_W-1:0]  f_bias_addr;
-  wire [COUNT_W-1:0]                    f_count;
-  wire [MULT_W-1:0]                     f_multiplier;
-  wire [SHIFT_W-1:0]                    f_shift;
-  wire [ZP_W-1:0]                       f_zero_point;
-  wire                                  f_clamp;
-  wire [ZP_W-1:0]                       f_clamp_max;
-  wire                                  f_mx_in;
-  wire                                  f_mx_out;
-  wire [`HWGEN_VECTOR_FIXED_SCALE_W-1:0] f_fixed_scale;
+  wire [NUM_SEM-1:0]                   f_wait;
+  wire [NUM_SEM-1:0]                   f_signal;
+  wire                                 f_relu;
+  wire                                 f_add;
+  wire                                 f_pool;
+  wire                                 f_bias;
+  wire                                 f_load_bias;
+  wire [`HWGEN_VECTOR_ACC_ADDR_W-1:0]  f_acc_addr;
+  wire [`HWGEN_VECTOR_OUT_ADDR_W-1:0]  f_out_addr;
+  wire [`HWGEN_VECTOR_OPND_ADDR_W-1:0] f_opnd_addr;
+  wire [`HWGEN_VECTOR_BIAS_ADDR_W-1:0] f_bias_addr;
+  wire [COUNT_W-1:0]                   f_count;
+  wire [MULT_W-1:0]                    f_multiplier;
+  wire [SHIFT_W-1:0]                   f_shift;
+  wire [ZP_W-1:0]                      f_zero_point;
+  wire                                 f_clamp;
+  wire [ZP_W-1:0]                      f_clamp_max;
+  wire [PREC_W-1:0]                    f_prec_in;
+  wire [PREC_W-1:0]                    f_prec_out;
+  wire [SCALE_W-1:0]                   f_fixed_scale;
 
   hwgen_decode_vector u_decode (
     .instr_i      (head_instr_i),
@@ -125,16 +104,10 @@ module hwgen_vector_unit #(
     .zero_point_o (f_zero_point),
     .clamp_o      (f_clamp),
     .clamp_max_o   (f_clamp_max),
-    .mx_in_o       (f_mx_in),
-    .mx_out_o      (f_mx_out),
+    .prec_in_o     (f_prec_in),
+    .prec_out_o    (f_prec_out),
     .fixed_scale_o (f_fixed_scale)
   );
-{%- if !c.multi %}
-
-  // The design has one datapath; the multi-precision selectors do not apply.
-  wire unused_multi;
-  assign unused_multi = ^{f_mx_in, f_mx_out, f_fixed_scale};
-{%- endif %}
 
   reg [1:0]             phase_q;
   reg [1:0]             phase_d;
@@ -166,22 +139,20 @@ module hwgen_vector_unit #(
   reg                   clamp_d;
   reg [ZP_W-1:0]        clamp_max_q;
   reg [ZP_W-1:0]        clamp_max_d;
-{%- if c.multi %}
-  reg                   mx_in_q;
-  reg                   mx_in_d;
-  reg                   mx_out_q;
-  reg                   mx_out_d;
+  reg [PREC_W-1:0]      prec_in_q;
+  reg [PREC_W-1:0]      prec_in_d;
+  reg [PREC_W-1:0]      prec_out_q;
+  reg [PREC_W-1:0]      prec_out_d;
   reg [SCALE_W-1:0]     fixed_scale_q;
   reg [SCALE_W-1:0]     fixed_scale_d;
-{%- endif %}
   reg [NUM_SEM-1:0]     release_q;
   reg [NUM_SEM-1:0]     release_d;
   reg [COUNT_W-1:0]     issued_q;
   reg [COUNT_W-1:0]     issued_d;
   reg [COUNT_W-1:0]     written_q;
   reg [COUNT_W-1:0]     written_d;
-  reg [COLS*ACC_W-1:0]  bias_value_q;
-  reg [COLS*ACC_W-1:0]  bias_value_d;
+  reg [KPF*ACC_W-1:0]   bias_value_q;
+  reg [KPF*ACC_W-1:0]   bias_value_d;
   reg                   done;
 
   wire start;
@@ -209,57 +180,53 @@ module hwgen_vector_unit #(
   wire [SPAD_ADDR_W-1:0] wb_addr;
 
   always @* begin
-    phase_d      = phase_q;
-    relu_d       = relu_q;
-    add_d        = add_q;
-    pool_d       = pool_q;
-    bias_d       = bias_q;
-    acc_base_d   = acc_base_q;
-    out_base_d   = out_base_q;
-    opnd_base_d  = opnd_base_q;
-    bias_addr_d  = bias_addr_q;
-    count_d      = count_q;
-    multiplier_d = multiplier_q;
-    shift_d      = shift_q;
-    zero_point_d = zero_point_q;
-    clamp_d      = clamp_q;
-    clamp_max_d  = clamp_max_q;
-{%- if c.multi %}
-    mx_in_d       = mx_in_q;
-    mx_out_d      = mx_out_q;
+    phase_d       = phase_q;
+    relu_d        = relu_q;
+    add_d         = add_q;
+    pool_d        = pool_q;
+    bias_d        = bias_q;
+    acc_base_d    = acc_base_q;
+    out_base_d    = out_base_q;
+    opnd_base_d   = opnd_base_q;
+    bias_addr_d   = bias_addr_q;
+    count_d       = count_q;
+    multiplier_d  = multiplier_q;
+    shift_d       = shift_q;
+    zero_point_d  = zero_point_q;
+    clamp_d       = clamp_q;
+    clamp_max_d   = clamp_max_q;
+    prec_in_d     = prec_in_q;
+    prec_out_d    = prec_out_q;
     fixed_scale_d = fixed_scale_q;
-{%- endif %}
-    release_d    = release_q;
-    issued_d     = issued_q;
-    written_d    = written_q;
-    bias_value_d = bias_value_q;
-    done         = 1'b0;
+    release_d     = release_q;
+    issued_d      = issued_q;
+    written_d     = written_q;
+    bias_value_d  = bias_value_q;
+    done          = 1'b0;
     case (phase_q)
       PHASE_IDLE: begin
         if (start) begin
-          phase_d      = f_load_bias ? PHASE_BIAS : PHASE_RUN;
-          relu_d       = f_relu;
-          add_d        = f_add;
-          pool_d       = f_pool;
-          bias_d       = f_bias;
-          acc_base_d   = f_acc_addr;
-          out_base_d   = f_out_addr;
-          opnd_base_d  = f_opnd_addr;
-          bias_addr_d  = f_bias_addr;
-          count_d      = f_count;
-          multiplier_d = f_multiplier;
-          shift_d      = f_shift;
-          zero_point_d = f_zero_point;
-          clamp_d      = f_clamp;
-          clamp_max_d  = f_clamp_max;
-{%- if c.multi %}
-          mx_in_d       = f_mx_in;
-          mx_out_d      = f_mx_out;
+          phase_d       = f_load_bias ? PHASE_BIAS : PHASE_RUN;
+          relu_d        = f_relu;
+          add_d         = f_add;
+          pool_d        = f_pool;
+          bias_d        = f_bias;
+          acc_base_d    = f_acc_addr;
+          out_base_d    = f_out_addr;
+          opnd_base_d   = f_opnd_addr;
+          bias_addr_d   = f_bias_addr;
+          count_d       = f_count;
+          multiplier_d  = f_multiplier;
+          shift_d       = f_shift;
+          zero_point_d  = f_zero_point;
+          clamp_d       = f_clamp;
+          clamp_max_d   = f_clamp_max;
+          prec_in_d     = f_prec_in;
+          prec_out_d    = f_prec_out;
           fixed_scale_d = f_fixed_scale;
-{%- endif %}
-          release_d    = f_signal & PRODUCED;
-          issued_d     = {COUNT_W{1'b0}};
-          written_d    = {COUNT_W{1'b0}};
+          release_d     = f_signal & PRODUCED;
+          issued_d      = {COUNT_W{1'b0}};
+          written_d     = {COUNT_W{1'b0}};
         end
       end
       PHASE_BIAS: begin
@@ -288,55 +255,51 @@ module hwgen_vector_unit #(
 
   always @(posedge clk_i{{ c.rst_edge }}) begin
     if ({{ c.rst_on }}) begin
-      phase_q      <= PHASE_IDLE;
-      relu_q       <= 1'b0;
-      add_q        <= 1'b0;
-      pool_q       <= 1'b0;
-      bias_q       <= 1'b0;
-      acc_base_q   <= {SPAD_ADDR_W{1'b0}};
-      out_base_q   <= {SPAD_ADDR_W{1'b0}};
-      opnd_base_q  <= {SPAD_ADDR_W{1'b0}};
-      bias_addr_q  <= {SPAD_ADDR_W{1'b0}};
-      count_q      <= {COUNT_W{1'b0}};
-      multiplier_q <= {MULT_W{1'b0}};
-      shift_q      <= {SHIFT_W{1'b0}};
-      zero_point_q <= {ZP_W{1'b0}};
-      clamp_q      <= 1'b0;
-      clamp_max_q  <= {ZP_W{1'b0}};
-{%- if c.multi %}
-      mx_in_q       <= 1'b0;
-      mx_out_q      <= 1'b0;
+      phase_q       <= PHASE_IDLE;
+      relu_q        <= 1'b0;
+      add_q         <= 1'b0;
+      pool_q        <= 1'b0;
+      bias_q        <= 1'b0;
+      acc_base_q    <= {SPAD_ADDR_W{1'b0}};
+      out_base_q    <= {SPAD_ADDR_W{1'b0}};
+      opnd_base_q   <= {SPAD_ADDR_W{1'b0}};
+      bias_addr_q   <= {SPAD_ADDR_W{1'b0}};
+      count_q       <= {COUNT_W{1'b0}};
+      multiplier_q  <= {MULT_W{1'b0}};
+      shift_q       <= {SHIFT_W{1'b0}};
+      zero_point_q  <= {ZP_W{1'b0}};
+      clamp_q       <= 1'b0;
+      clamp_max_q   <= {ZP_W{1'b0}};
+      prec_in_q     <= {PREC_W{1'b0}};
+      prec_out_q    <= {PREC_W{1'b0}};
       fixed_scale_q <= {SCALE_W{1'b0}};
-{%- endif %}
-      release_q    <= {NUM_SEM{1'b0}};
-      issued_q     <= {COUNT_W{1'b0}};
-      written_q    <= {COUNT_W{1'b0}};
-      bias_value_q <= {(COLS*ACC_W){1'b0}};
+      release_q     <= {NUM_SEM{1'b0}};
+      issued_q      <= {COUNT_W{1'b0}};
+      written_q     <= {COUNT_W{1'b0}};
+      bias_value_q  <= {(KPF*ACC_W){1'b0}};
     end else begin
-      phase_q      <= phase_d;
-      relu_q       <= relu_d;
-      add_q        <= add_d;
-      pool_q       <= pool_d;
-      bias_q       <= bias_d;
-      acc_base_q   <= acc_base_d;
-      out_base_q   <= out_base_d;
-      opnd_base_q  <= opnd_base_d;
-      bias_addr_q  <= bias_addr_d;
-      count_q      <= count_d;
-      multiplier_q <= multiplier_d;
-      shift_q      <= shift_d;
-      zero_point_q <= zero_point_d;
-      clamp_q      <= clamp_d;
-      clamp_max_q  <= clamp_max_d;
-{%- if c.multi %}
-      mx_in_q       <= mx_in_d;
-      mx_out_q      <= mx_out_d;
+      phase_q       <= phase_d;
+      relu_q        <= relu_d;
+      add_q         <= add_d;
+      pool_q        <= pool_d;
+      bias_q        <= bias_d;
+      acc_base_q    <= acc_base_d;
+      out_base_q    <= out_base_d;
+      opnd_base_q   <= opnd_base_d;
+      bias_addr_q   <= bias_addr_d;
+      count_q       <= count_d;
+      multiplier_q  <= multiplier_d;
+      shift_q       <= shift_d;
+      zero_point_q  <= zero_point_d;
+      clamp_q       <= clamp_d;
+      clamp_max_q   <= clamp_max_d;
+      prec_in_q     <= prec_in_d;
+      prec_out_q    <= prec_out_d;
       fixed_scale_q <= fixed_scale_d;
-{%- endif %}
-      release_q    <= release_d;
-      issued_q     <= issued_d;
-      written_q    <= written_d;
-      bias_value_q <= bias_value_d;
+      release_q     <= release_d;
+      issued_q      <= issued_d;
+      written_q     <= written_d;
+      bias_value_q  <= bias_value_d;
     end
   end
 
@@ -350,126 +313,42 @@ module hwgen_vector_unit #(
     .data_i      ({row_fire, out_base_q + issued_ext}),
     .data_o      ({wb_valid, wb_addr})
   );
-{%- if c.mx %}
-{%- if c.multi %}
 
-  // MX layers: FP32 rows to MX blocks ...
-  wire [OUT_ROW_W-1:0]  mx_row;
-{%- endif %}
-
-  hwgen_mx_quantize #(
-    .COLS  (COLS),
-    .OUT_W (OUT_W),
-    .FRAC  (MX_FRAC)
-  ) u_quantize (
-    .clk_i       (clk_i),
-    .{{ c.rst }} ({{ c.rst }}),
-    .relu_i      (relu_q),
-    .acc_i       (acc_rd_data_i),
-    .result_o    ({% if c.multi %}mx_row{% else %}out_wr_data_o{% endif %})
+  {{ c.leaves.post }} #(
+    .KPF           (KPF),
+    .ACC_W         (ACC_W),
+    .OUTPUT_W      (OUTPUT_W),
+    .OUTPUT_SIGNED (OUTPUT_SIGNED),
+    .OUT_ROW_W     (OUT_ROW_W),
+    .MULT_W        (MULT_W),
+    .SHIFT_W       (SHIFT_W),
+    .ZP_W          (ZP_W),
+    .SCALE_W       (SCALE_W),
+    .PREC_W        (PREC_W),
+    .ENABLE_BIAS   (ENABLE_BIAS),
+    .ENABLE_RELU   (ENABLE_RELU),
+    .ENABLE_POOL   (ENABLE_POOL),
+    .ENABLE_ADD    (ENABLE_ADD)
+  ) u_post (
+    .clk_i         (clk_i),
+    .{{ c.rst }}   ({{ c.rst }}),
+    .bias_i        (bias_q),
+    .relu_i        (relu_q),
+    .add_i         (add_q),
+    .pool_i        (pool_q),
+    .multiplier_i  (multiplier_q),
+    .shift_i       (shift_q),
+    .zero_point_i  (zero_point_q),
+    .clamp_i       (clamp_q),
+    .clamp_max_i   (clamp_max_q),
+    .prec_in_i     (prec_in_q),
+    .prec_out_i    (prec_out_q),
+    .fixed_scale_i (fixed_scale_q),
+    .bias_row_i    (bias_value_q),
+    .acc_row_i     (acc_rd_data_i),
+    .operand_row_i (out_rd_data_i),
+    .row_o         (out_wr_data_o)
   );
-{%- if c.multi %}
-
-  // ... or to integers at the fixed scale, delayed to the lanes' latency.
-  localparam integer FIXED_DELAY = LANE_LATENCY - 1;
-  wire [COLS*OUT_W-1:0] fixed_now;
-  wire [COLS*OUT_W-1:0] fixed_row;
-
-  genvar col;
-  generate
-    for (col = 0; col < COLS; col = col + 1) begin : gen_fixed
-      hwgen_fp32_to_int #(
-        .OUT_W (OUT_W),
-        .FRAC  (MX_FRAC)
-      ) u_fixed (
-        .value_i  (acc_rd_data_i[col*ACC_W +: ACC_W]),
-        .scale_i  (fixed_scale_q),
-        .relu_i   (relu_q),
-        .result_o (fixed_now[col*OUT_W +: OUT_W])
-      );
-    end
-  endgenerate
-
-  hwgen_delay #(
-    .WIDTH (COLS * OUT_W),
-    .DEPTH (FIXED_DELAY)
-  ) u_fixed_delay (
-    .clk_i       (clk_i),
-    .{{ c.rst }} ({{ c.rst }}),
-    .data_i      (fixed_now),
-    .data_o      (fixed_row)
-  );
-
-  // Integer layers: the lanes below. The scale of an operand row (add, pool) is not read:
-  // integer rows are combined.
-  wire [COLS*OUT_W-1:0] lane_row;
-  wire unused_operand_scale;
-  assign unused_operand_scale = ^out_rd_data_i[OUT_ROW_W-1:COLS*OUT_W];
-
-  assign out_wr_data_o = mx_in_q ? (mx_out_q ? mx_row : { {SCALE_W{1'b0}}, fixed_row})
-                                 : {mx_out_q ? fixed_scale_q : {SCALE_W{1'b0}}, lane_row};
-{%- endif %}
-{%- elif c.fp %}
-
-  hwgen_fp_output #(
-    .COLS  (COLS),
-    .EXP_W (FP_EXP_W),
-    .MAN_W (FP_MAN_W),
-    .BIAS  (FP_BIAS),
-    .IEEE  (FP_IEEE)
-  ) u_output (
-    .clk_i       (clk_i),
-    .{{ c.rst }} ({{ c.rst }}),
-    .relu_i      (relu_q),
-    .acc_i       (acc_rd_data_i),
-    .result_o    (out_wr_data_o)
-  );
-{%- endif %}
-{%- if c.multi || !(c.mx || c.fp) %}
-
-  genvar lane;
-  generate
-    for (lane = 0; lane < COLS; lane = lane + 1) begin : gen_lane
-      hwgen_vector_lane #(
-        .ACC_W       (ACC_W),
-        .MULT_W      (MULT_W),
-        .SHIFT_W     (SHIFT_W),
-        .ZP_W        (ZP_W),
-        .OUT_W       (OUT_W),
-        .OUT_SIGNED  (OUT_SIGNED),
-        .ENABLE_BIAS (ENABLE_BIAS),
-        .ENABLE_RELU (ENABLE_RELU),
-        .ENABLE_POOL (ENABLE_POOL),
-        .ENABLE_ADD  (ENABLE_ADD)
-      ) u_lane (
-        .clk_i        (clk_i),
-        .{{ c.rst }}  ({{ c.rst }}),
-        .bias_i       (bias_q),
-        .relu_i       (relu_q),
-        .add_i        (add_q),
-        .pool_i       (pool_q),
-        .multiplier_i (multiplier_q),
-        .shift_i      (shift_q),
-        .zero_point_i (zero_point_q),
-        .clamp_i      (clamp_q),
-        .clamp_max_i  (clamp_max_q),
-        .bias_value_i (bias_value_q[lane*ACC_W +: ACC_W]),
-        .acc_i        (acc_rd_data_i[lane*ACC_W +: ACC_W]),
-        .operand_i    (out_rd_data_i[lane*OUT_W +: OUT_W]),
-        .result_o     ({% if c.multi %}lane_row{% else %}out_wr_data_o{% endif %}[lane*OUT_W +: OUT_W])
-      );
-    end
-  endgenerate
-{%- endif %}
-{%- if (c.mx || c.fp) && !c.multi %}
-
-  // Integer-only controls have no effect in the MX and floating-point datapaths.
-  wire unused_integer_path;
-  assign unused_integer_path = ^{bias_q, add_q, pool_q, multiplier_q, shift_q, zero_point_q,
-                                 clamp_q, clamp_max_q, bias_value_q, out_rd_data_i,
-                                 OUT_SIGNED[0], ENABLE_BIAS[0], ENABLE_RELU[0], ENABLE_POOL[0],
-                                 ENABLE_ADD[0]};
-{%- endif %}
 
   assign acc_rd_valid_o = issue_row || (phase_q == PHASE_BIAS);
   assign acc_rd_addr_o  = (phase_q == PHASE_BIAS) ? bias_addr_q : acc_base_q + issued_ext;

@@ -148,3 +148,78 @@ pub fn top_model() -> hwgen::sim::verilator::Model {
         defines: vec![],
     }
 }
+
+/// The verilated whole-accelerator model of a config, built once per test process (tests of
+/// the same config wait for the first to finish verilating) and cached across processes.
+pub fn accelerator(design: &hwgen::design::Design) -> PathBuf {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    static BUILT: OnceLock<Mutex<HashMap<u64, Arc<OnceLock<PathBuf>>>>> = OnceLock::new();
+    let cell = BUILT
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry(design.hash())
+        .or_default()
+        .clone();
+    cell.get_or_init(|| {
+        hwgen::sim::run::build(design, &sim_cache()).unwrap_or_else(|e| panic!("{e}"))
+    })
+    .clone()
+}
+
+/// The contract, on one program: the ISA interpreter leaves exactly the golden model's
+/// output region in memory, and so does the RTL in Verilator (under `stall_pct` percent of
+/// memory back-pressure). Both comparisons are `hwgen::verify::compare`, keyed on the
+/// output's format. `label` names the case in failures. Returns the RTL run.
+pub fn golden_interpreter_rtl(
+    label: &str,
+    design: &hwgen::design::Design,
+    model: &hwgen::model::Model,
+    program: &hwgen::compiler::Program,
+    stall_pct: u32,
+    seed: u64,
+) -> hwgen::sim::run::SimResult {
+    let expected = hwgen::verify::expected(design, model, program);
+    let mem = hwgen::verify::interpret(design, program).unwrap_or_else(|e| panic!("{label}: {e}"));
+    let c = hwgen::verify::compare(program, &expected, &mem);
+    assert!(
+        c.matched(),
+        "{label}: the interpreter differs from the golden model in {} {}",
+        c.differing,
+        c.unit
+    );
+    let golden = hwgen::compiler::passes::encode::read_tensor(&expected, &program.output);
+    assert!(
+        golden.data.iter().any(|v| *v != golden.data[0]),
+        "{label}: the golden output is constant, so the case checks little"
+    );
+    let exe = accelerator(design);
+    let r = hwgen::sim::run::run(design, &exe, program, &expected, stall_pct, seed)
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
+    assert!(
+        r.matched,
+        "{label}: the RTL differs from the golden model in {} {}",
+        r.comparison.differing, r.comparison.unit
+    );
+    r
+}
+
+/// A one-loop transfer of `count0` rows.
+pub fn rows(
+    buffer: hwgen::isa::Buffer,
+    spad_addr: u64,
+    ext_addr: u64,
+    count0: u64,
+    stride0: u64,
+) -> hwgen::isa::Transfer {
+    hwgen::isa::Transfer {
+        buffer,
+        spad_addr,
+        ext_addr,
+        count0,
+        stride0,
+        count1: 1,
+        ..Default::default()
+    }
+}

@@ -3,7 +3,7 @@
 //! channels, one pixel per scratchpad row; the border stays zero because nothing writes it.
 
 use super::legalize::{Graph, Node};
-use crate::compiler::TensorLayout;
+use crate::compiler::{Compilation, CompileError, TensorLayout};
 use crate::design::Design;
 use crate::model::Op;
 use std::collections::HashMap;
@@ -35,7 +35,12 @@ pub struct Alloc {
 
 /// Rows of one of node `n`'s weight tiles (`Unit::layer_tile_rows`).
 pub fn tile_rows(u: &crate::design::Unit, n: &Node) -> u64 {
-    u64::from(u.layer_tile_rows(n.mx))
+    u64::from(u.layer_tile_rows(n.prec))
+}
+
+pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
+    c.alloc = Some(run(c.design, c.graph()));
+    Ok(())
 }
 
 /// Kernel size, stride and padding of the matmul a node runs.
@@ -113,16 +118,16 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
     let u = &g.unit;
     let t = u.cpf as usize;
     let mem_w = u64::from(design.memory.data_width_bits);
-    // An MX activation row is its elements and then the block scale in a beat of its own;
-    // integer tensors of a multi-precision design leave the scale beat out.
+    // A block-scaled activation row is its elements and then the scale in a beat of its
+    // own; rows of the other formats leave the scale beat out.
     let elem_beats = u64::from(u.input_elem_bits()).div_ceil(mem_w);
-    let act_beats = elem_beats + u64::from(u.datatype.mx.is_some());
+    let act_beats = elem_beats + u64::from(u.scale_bits() > 0);
+    // A row of a tensor: the elements of a channel tile in the tensor's own format (an
+    // integer Design's input and output types may differ), then for a block-scaled format
+    // one beat with the scale.
     let beats_of = |name: &str| {
-        if u.datatype.multi_precision && !g.is_mx(name) {
-            elem_beats
-        } else {
-            act_beats
-        }
+        let f = g.format_of(name);
+        (t as u64 * u64::from(f.code_type().bits)).div_ceil(mem_w) + u64::from(f.block_scaled())
     };
     // An MX weight tile ends with the kpf column scales, 8 bits each, in whole rows.
     let weight_tile_rows = u64::from(u.weight_tile_rows());
@@ -135,6 +140,7 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
         h: shape[0],
         w: shape[1],
         c: shape[2],
+        format: g.format_of(name),
         pad,
         tiles: shape[2].div_ceil(t),
         tile: t,

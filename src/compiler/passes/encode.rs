@@ -1,21 +1,19 @@
 //! encode: check every instruction against the ISA and the Design, append `end`, and build
-//! the memory images: the input, weight tiles, the identity tile and bias rows before the
-//! run, and the output tensor as the golden model says it must be after the run.
+//! the memory image before the run: the input, the weight tiles (element rows, then their
+//! precision's scale rows), the identity tile and the bias rows.
 
-use super::allocate::{weight_tile, Alloc};
+use super::allocate::{tile_rows, weight_tile, Alloc};
 use super::legalize::Graph;
-use super::schedule::Res;
-use super::sync::Synced;
-use super::tile::Tiling;
-use crate::compiler::{CompileError, LayerReport, Program, TensorLayout};
-use crate::design::{Design, IntType};
-use crate::golden::MxTensor;
+use crate::compiler::{Compilation, CompileError, Program, TensorLayout};
+use crate::design::Design;
 use crate::interp::Memory;
-use crate::isa::{Buffer, Instr, Opcode};
-use crate::model::{Model, Tensor};
+use crate::isa::Instr;
+use crate::model::{Model, Op, Tensor};
 
-/// Write a tensor into its layout (channels past `c` in the last tile stay zero).
-pub fn write_tensor(mem: &mut Memory, l: &TensorLayout, x: &Tensor, t: IntType) {
+/// Write a tensor into its layout: each row is one channel tile of one pixel (channels
+/// past `c` in the last tile are zero), then for a block-scaled format its scale beat.
+pub fn write_tensor(mem: &mut Memory, l: &TensorLayout, x: &Tensor) {
+    let t = l.format.code_type();
     for ct in 0..l.tiles {
         for y in 0..l.h {
             for xx in 0..l.w {
@@ -29,39 +27,33 @@ pub fn write_tensor(mem: &mut Memory, l: &TensorLayout, x: &Tensor, t: IntType) 
                         }
                     })
                     .collect();
-                mem.write_row(l.addr(ct, y + l.pad, xx + l.pad), l.beats, &row, t);
+                let at = l.addr(ct, y + l.pad, xx + l.pad);
+                mem.write_row(at, l.elem_beats(), &row, t);
+                if l.format.block_scaled() {
+                    mem.write_scale(at + l.elem_beats(), x.scale(y, xx, ct));
+                }
             }
         }
     }
 }
 
-/// Write an MX tensor: each row is a channel tile (one block) followed by its scale.
-pub fn write_mx_tensor(mem: &mut Memory, l: &TensorLayout, x: &MxTensor, t: IntType) {
+/// Read a tensor back from its layout (only the real channels, and the block scales).
+pub fn read_tensor(mem: &Memory, l: &TensorLayout) -> Tensor {
+    let t = l.format.code_type();
+    let mut x = Tensor::zeros(l.h, l.w, l.c, l.format);
     for ct in 0..l.tiles {
         for y in 0..l.h {
             for xx in 0..l.w {
-                let mut row: Vec<i64> = (0..l.tile)
-                    .map(|k| x.t.at(y, xx, ct * l.tile + k))
-                    .collect();
-                row.push(i64::from(x.scales[(y * l.w + xx) * l.tiles + ct]));
-                mem.write_mx_row(l.addr(ct, y + l.pad, xx + l.pad), l.beats - 1, &row, t);
-            }
-        }
-    }
-}
-
-/// Read a tensor back from its layout (only the real channels).
-pub fn read_tensor(mem: &Memory, l: &TensorLayout, t: IntType) -> Tensor {
-    let mut x = Tensor::zeros(l.h, l.w, l.c);
-    for ct in 0..l.tiles {
-        for y in 0..l.h {
-            for xx in 0..l.w {
-                let row = mem.read_row(l.addr(ct, y + l.pad, xx + l.pad), l.beats, l.tile, t);
+                let at = l.addr(ct, y + l.pad, xx + l.pad);
+                let row = mem.read_row(at, l.elem_beats(), l.tile, t);
                 for (k, v) in row.iter().enumerate() {
                     let ch = ct * l.tile + k;
                     if ch < l.c {
                         x.set(y, xx, ch, *v);
                     }
+                }
+                if l.format.block_scaled() {
+                    x.scales[(y * l.w + xx) * l.tiles + ct] = mem.read_scale(at + l.elem_beats());
                 }
             }
         }
@@ -69,18 +61,25 @@ pub fn read_tensor(mem: &Memory, l: &TensorLayout, t: IntType) -> Tensor {
     x
 }
 
-pub fn run(
-    design: &Design,
-    model: &Model,
-    g: &Graph,
-    alloc: &Alloc,
-    tiling: &[Tiling],
-    synced: Synced,
-) -> Result<Program, CompileError> {
-    let u = &g.unit;
-    let t = u.cpf as usize;
-    let mut instrs = synced.instrs;
-    instrs.push(Instr::new(Opcode::End));
+pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
+    let synced = c.synced.as_mut().expect("pass order: sync must run first");
+    let instrs = run(c.design, std::mem::take(&mut synced.instrs))?;
+    let (g, alloc) = (c.graph(), c.alloc());
+    c.program = Some(Program {
+        design_hash: c.design.hash(),
+        instrs,
+        dmem: memory_image(c.design, c.model, g, alloc),
+        output: alloc.tensors[&g.output].clone(),
+        layers: Vec::new(),
+        macs: 0,
+    });
+    Ok(())
+}
+
+/// The program: every instruction checked (masks, field widths), `end` appended, and the
+/// whole checked against the instruction memory.
+pub fn run(design: &Design, mut instrs: Vec<Instr>) -> Result<Vec<Instr>, CompileError> {
+    instrs.push(Instr::end());
     if instrs.len() > design.control.imem_depth as usize {
         return Err(CompileError::new(
             None,
@@ -93,175 +92,74 @@ pub fn run(
         ));
     }
     for (pc, i) in instrs.iter().enumerate() {
-        i.check_masks().map_err(|e| {
-            CompileError::new(
-                None,
-                format!("instruction {pc}: {e}"),
-                "this is a compiler bug; please report it",
-            )
-        })?;
+        i.check_masks()
+            .and_then(|()| i.encode().map(|_| ()))
+            .map_err(|e| {
+                CompileError::new(
+                    None,
+                    format!("instruction {pc}: {e}"),
+                    "this is a compiler bug; please report it",
+                )
+            })?;
     }
+    Ok(instrs)
+}
 
-    // Memory before the run.
-    let mem_w = design.memory.data_width_bits;
-    let mut dmem = Memory::new(mem_w, alloc.end as usize);
-    let mx_input = model.mx.as_ref().filter(|_| g.input_mx).map(|m| MxTensor {
-        t: model.input.clone(),
-        scales: m.input_scales.clone(),
-    });
-    match &mx_input {
-        Some(x) => write_mx_tensor(&mut dmem, &alloc.tensors[&g.input], x, g.act),
-        None => write_tensor(&mut dmem, &alloc.tensors[&g.input], &model.input, g.act),
-    }
-    let identity: Vec<Vec<i64>> = (0..t)
-        .map(|r| (0..t).map(|c| i64::from(r == c)).collect())
-        .collect();
-    for (r, row) in identity.iter().enumerate() {
+/// External memory before the run.
+pub fn memory_image(design: &Design, model: &Model, g: &Graph, alloc: &Alloc) -> Memory {
+    let u = &g.unit;
+    let t = u.cpf as usize;
+    let wt = u.datatype.weight_type();
+    let mut dmem = Memory::new(design.memory.data_width_bits, alloc.end as usize);
+    write_tensor(&mut dmem, &alloc.tensors[&g.input], &model.input);
+    for r in 0..t {
+        let row: Vec<i64> = (0..t).map(|c| i64::from(r == c)).collect();
         dmem.write_row(
             alloc.identity + r as u64 * alloc.weight_beats,
             alloc.weight_beats,
-            row,
-            u.datatype.weight,
+            &row,
+            wt,
         );
     }
     for (&(ni, oct), (base, taps)) in &alloc.weights {
         let n = &g.nodes[ni];
         let cin = g.shape_of(&n.input)[2];
-        let wt = super::allocate::tile_rows(u, n) as usize;
+        let rows = tile_rows(u, n) as usize;
+        let p = u.datatype.get(n.prec);
         for (k, &(ict, ky, kx)) in taps.iter().enumerate() {
             let tile = weight_tile(n, cin, t, oct, ict, ky, kx).expect("allocated tiles exist");
-            for (r, row) in tile.iter().enumerate() {
-                let at = base + ((k * wt + r) as u64) * alloc.weight_beats;
-                dmem.write_row(at, alloc.weight_beats, row, u.datatype.weight);
-            }
-            if let Some(mx) = model.mx.as_ref().filter(|_| n.mx) {
-                // The tile's scale row: the E8M0 scale of each output channel's block.
-                let crate::model::Op::Conv { kw, cout, .. } = &n.op else {
-                    unreachable!("weight tiles belong to convolutions")
-                };
-                // The tile's scale rows: byte c (little-endian across the rows) is the E8M0
-                // scale of output channel oct * t + c.
-                let scales = &mx.weight_scales[&n.name];
-                let blocks = cin / t;
-                let bytes: Vec<u8> = (0..t)
-                    .map(|c| scales[((ky * kw + kx) * blocks + ict) * cout + oct * t + c])
-                    .collect();
-                for (s, row) in mx.format.pack_scale_rows(&bytes).iter().enumerate() {
-                    let at = base + ((k * wt + t + s) as u64) * alloc.weight_beats;
-                    dmem.write_row(at, alloc.weight_beats, row, u.datatype.weight);
-                }
+            let Op::Conv {
+                kw,
+                cout,
+                weight_scales,
+                ..
+            } = &n.op
+            else {
+                unreachable!("weight tiles belong to convolutions")
+            };
+            // Byte c of the scale rows is the block scale of output channel oct * t + c.
+            let scales: Vec<u8> = (0..t)
+                .map(|c| {
+                    let co = oct * t + c;
+                    let i = ((ky * kw + kx) * cin.div_ceil(t) + ict) * cout + co;
+                    weight_scales.get(i).copied().unwrap_or(0)
+                })
+                .collect();
+            let rows_of_tile = tile.into_iter().chain(p.pack_weight_scales(&scales));
+            for (r, row) in rows_of_tile.enumerate().take(rows) {
+                let at = base + ((k * rows + r) as u64) * alloc.weight_beats;
+                dmem.write_row(at, alloc.weight_beats, &row, wt);
             }
         }
     }
     for (&(ni, oct), &base) in &alloc.bias {
-        let crate::model::Op::Conv { bias, .. } = &g.nodes[ni].op else {
-            unreachable!()
+        let Op::Conv { bias, .. } = &g.nodes[ni].op else {
+            unreachable!("biases belong to convolutions")
         };
         let row: Vec<i64> = (0..t)
             .map(|k| bias.get(oct * t + k).copied().unwrap_or(0))
             .collect();
-        dmem.write_row(base, alloc.acc_beats, &row, u.datatype.accumulator);
+        dmem.write_row(base, alloc.acc_beats, &row, u.datatype.acc_type());
     }
-
-    // The golden model's output in the output layout.
-    let model_output = &model.layers.last().expect("layers").name;
-    let output = alloc.tensors[&g.output].clone();
-    let mut expected = Memory::new(mem_w, alloc.end as usize);
-    if model.fp.is_some() {
-        let golden = crate::golden::run_fp(model, t);
-        write_tensor(&mut expected, &output, &golden[model_output], g.act);
-    } else if model.is_mixed() {
-        let golden = crate::golden::run_mixed(model, u.datatype.accumulator);
-        match &golden[model_output] {
-            crate::golden::Value::Mx(y) => write_mx_tensor(&mut expected, &output, y, g.act),
-            crate::golden::Value::Int(y) => write_tensor(&mut expected, &output, y, g.act),
-        }
-    } else if model.mx.is_some() {
-        let golden = crate::golden::run_mx(model);
-        write_mx_tensor(&mut expected, &output, &golden[model_output], g.act);
-    } else {
-        let golden = crate::golden::run(model, u.datatype.accumulator);
-        write_tensor(&mut expected, &output, &golden[model_output], g.act);
-    }
-
-    // Per-layer report with the estimator.
-    let bytes_per_beat = u64::from(mem_w / 8);
-    let bw = u64::from(design.memory.bytes_per_cycle).max(1);
-    let fill = u64::from(u.cpf + u.kpf) + u64::from(design.memory.latency_cycles);
-    let mut layers = Vec::new();
-    for (ni, n) in g.nodes.iter().enumerate() {
-        let steps: Vec<_> = synced.steps.iter().filter(|s| s.node == ni).collect();
-        let compute: u64 = steps
-            .iter()
-            .filter(|s| s.instr.opcode == Opcode::Matmul)
-            .map(|s| {
-                let rows = s.instr.get("count0") * s.instr.get("count1");
-                // A preload-only matmul costs cpf cycles of weight shifting; a streaming one
-                // its rows plus the issue bubble.
-                if rows == 0 {
-                    0
-                } else {
-                    rows + 2
-                }
-            })
-            .sum();
-        let vector: u64 = steps
-            .iter()
-            .filter(|s| s.instr.opcode == Opcode::Vector)
-            .map(|s| s.instr.get("count") + 7)
-            .sum();
-        let beats: u64 = steps
-            .iter()
-            .filter(|s| matches!(s.instr.opcode, Opcode::Load | Opcode::Store))
-            .map(|s| {
-                let rows = s.instr.get("count0") * s.instr.get("count1");
-                let per_row = match (s.instr.opcode, s.writes.first(), s.reads.first()) {
-                    (Opcode::Load, Some(Res::Spad(b, ..)), _) => beats_of(alloc, *b),
-                    _ => alloc.act_beats,
-                };
-                // An integer row of a multi-precision design leaves out the scale beat.
-                let per_row = match s.writes.first().or(s.reads.first()) {
-                    Some(Res::Spad(Buffer::Input | Buffer::Output, ..))
-                        if u.datatype.multi_precision && s.instr.get("scale") == 0 =>
-                    {
-                        per_row - 1
-                    }
-                    _ => per_row,
-                };
-                rows * per_row
-            })
-            .sum();
-        let memory = beats * bytes_per_beat / bw;
-        let macs = n.macs;
-        let _ = tiling;
-        layers.push(LayerReport {
-            name: n.name.clone(),
-            op: n.op.name().to_string(),
-            datatype: match (u.datatype.fp, u.datatype.mx) {
-                (Some(f), _) => f.name.to_string(),
-                (_, Some(m)) if n.mx => m.element.to_string(),
-                _ => g.act.to_string(),
-            },
-            macs,
-            instructions: steps.len(),
-            estimated_cycles: compute.max(memory).max(vector) + fill,
-        });
-    }
-    Ok(Program {
-        design_hash: design.hash(),
-        instrs,
-        dmem,
-        output,
-        expected,
-        macs: layers.iter().map(|l| l.macs).sum(),
-        layers,
-    })
-}
-
-fn beats_of(alloc: &Alloc, b: Buffer) -> u64 {
-    match b {
-        Buffer::Input | Buffer::Output => alloc.act_beats,
-        Buffer::Weight => alloc.weight_beats,
-        Buffer::Accumulator => alloc.acc_beats,
-    }
+    dmem
 }

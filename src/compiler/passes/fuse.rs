@@ -3,17 +3,30 @@
 //! moves with it. A convolution (without residual) whose only consumer is a max-pool gets
 //! the pool folded in when the pooled map has at least 3 x cpf pixels: the convolution runs
 //! once per pool tap at the pooled positions and the vector unit keeps the running maximum.
-//! Activations were fused by the model format. MX layers are not fused (their vector path
-//! has no add or pool).
+//! Activations were fused by the model format. Only integer layers are fused (the other
+//! datapaths' vector path has no add or pool).
 
-use super::legalize::Graph;
+use super::legalize::{Graph, Node};
+use crate::compiler::{Compilation, CompileError};
 use crate::model::{Op, Requant};
+use crate::numeric::Precision;
+
+pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
+    let g = c.graph.take().expect("pass order: legalize must run first");
+    c.graph = Some(run(g));
+    Ok(())
+}
+
+/// The node computes on the integer path.
+fn integer(g: &Graph, n: &Node) -> bool {
+    matches!(g.unit.datatype.precisions[n.prec], Precision::Int(_))
+}
 
 pub fn run(mut g: Graph) -> Graph {
     let mut i = 0;
     while i < g.nodes.len() {
         let fusable = match &g.nodes[i].op {
-            Op::Conv { relu: false, .. } if !g.nodes[i].mx => {
+            Op::Conv { relu: false, .. } if integer(&g, &g.nodes[i]) => {
                 let name = g.nodes[i].name.clone();
                 let consumers = g.consumers(&name);
                 match consumers.as_slice() {
@@ -47,7 +60,7 @@ pub fn run(mut g: Graph) -> Graph {
             }
             conv.residual = add.residual;
             conv.name = add.name;
-            conv.out_mx = add.out_mx;
+            conv.out_format = add.out_format;
             conv.fixed_scale = add.fixed_scale;
         }
         i += 1;
@@ -58,7 +71,7 @@ pub fn run(mut g: Graph) -> Graph {
         let name = g.nodes[i].name.clone();
         let pool = match (&g.nodes[i].op, &g.nodes[i + 1].op) {
             (Op::Conv { .. }, Op::MaxPool { k, stride })
-                if !g.nodes[i].mx
+                if integer(&g, &g.nodes[i])
                     && g.nodes[i].residual.is_none()
                     && g.nodes[i].pool.is_none()
                     && g.nodes[i + 1].input == name
@@ -78,7 +91,7 @@ pub fn run(mut g: Graph) -> Graph {
             conv.pool = Some(p);
             conv.out = pooled.out;
             conv.name = pooled.name;
-            conv.out_mx = pooled.out_mx;
+            conv.out_format = pooled.out_format;
             conv.fixed_scale = pooled.fixed_scale;
         }
         i += 1;

@@ -1,8 +1,11 @@
-//! legalize: check the model against the Design and build the layer graph (petgraph).
+//! legalize: check the model against the Design (its datapath runs every layer's
+//! precision, its vector unit has the operations the layers use) and build the layer graph
+//! (petgraph) the later passes work on.
 
-use crate::compiler::CompileError;
-use crate::design::{Design, IntType, Unit};
-use crate::model::{Model, Op};
+use crate::compiler::{Compilation, CompileError};
+use crate::design::{Datatypes, Design, Unit};
+use crate::model::{Layer, Model, Op};
+use crate::numeric::{Format, Precision};
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::HashMap;
 
@@ -21,34 +24,47 @@ pub struct Node {
     pub pool: Option<(usize, usize)>,
     /// Multiply-accumulates of the model layers this node implements.
     pub macs: u64,
-    /// The node computes in MX; its output tensor is stored as MX; the E8M0 code of its
-    /// integer output rows at a type boundary (multi-precision; 0 elsewhere).
-    pub mx: bool,
-    pub out_mx: bool,
+    /// The node's precision, as an index into the unit's precisions (the instructions'
+    /// `prec` fields).
+    pub prec: usize,
+    /// The format of its output tensor, and the E8M0 code of its integer rows at a boundary
+    /// between precisions (0 elsewhere).
+    pub out_format: Format,
     pub fixed_scale: u8,
 }
 
 #[derive(Debug, Clone)]
 pub struct Graph {
     pub unit: Unit,
-    pub act: IntType,
     pub nodes: Vec<Node>,
     /// Tensor edges producer → consumer, over node indices; the input has no producer node.
     pub dag: DiGraph<usize, String>,
     pub input: String,
     pub input_shape: [usize; 3],
-    /// The model input is stored as MX blocks.
-    pub input_mx: bool,
+    pub input_format: Format,
     pub output: String,
 }
 
 impl Graph {
-    /// True when tensor `t` is stored as MX blocks (rows with a scale).
-    pub fn is_mx(&self, t: &str) -> bool {
+    /// The format of tensor `t`.
+    pub fn format_of(&self, t: &str) -> Format {
         if t == self.input {
-            return self.input_mx;
+            return self.input_format;
         }
-        self.nodes.iter().any(|n| n.name == t && n.out_mx)
+        self.nodes
+            .iter()
+            .find(|n| n.name == t)
+            .expect("tensor exists")
+            .out_format
+    }
+
+    /// The index of the unit's precision whose rows are in `format` (the `prec` of a
+    /// transfer of such rows, or of a vector instruction writing them).
+    pub fn prec_of(&self, format: Format) -> usize {
+        let d = &self.unit.datatype;
+        (0..d.precisions.len())
+            .find(|&i| d.get(i).output() == format || d.get(i).input() == format)
+            .expect("legalize checked every format")
     }
 
     pub fn shape_of(&self, t: &str) -> [usize; 3] {
@@ -68,181 +84,7 @@ impl Graph {
             .filter(|&i| self.nodes[i].input == t || self.nodes[i].residual.as_deref() == Some(t))
             .collect()
     }
-}
 
-pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
-    // The whole model runs on the first engine (the first unit of the first branch); the
-    // other engines of an elastic Design get empty programs. Mapping layers onto several
-    // units and branches is the next step.
-    let cores = design.cores();
-    let unit = cores[0].1.clone();
-    if unit.cpf != unit.kpf {
-        return Err(CompileError::new(
-            None,
-            format!("the array is {}x{}; activations are stored in tiles of cpf channels and written in tiles of kpf channels, so the compiler needs cpf = kpf", unit.cpf, unit.kpf),
-            "use a square array",
-        ));
-    }
-    let d = unit.datatype;
-    if model.is_mixed() && !d.multi_precision {
-        return Err(CompileError::new(
-            None,
-            format!(
-                "the model mixes int{0} and mxint{0} layers but the Design computes in {1} only",
-                model.act_type.bits,
-                d.mx.map_or(d.input.to_string(), |f| f.element.to_string())
-            ),
-            "compile for a multi-precision config such as configs/16x16_int8_mxint8.toml",
-        ));
-    }
-    match (d.mx, &model.mx) {
-        (Some(_), None) if d.multi_precision => {}
-        (Some(f), None) => {
-            return Err(CompileError::new(
-                None,
-                format!(
-                    "the Design computes in {} blocks but the model is {}",
-                    f.element, model.act_type
-                ),
-                format!(
-                    "set type = \"{}\" in the model, or compile for an integer config",
-                    f.element
-                ),
-            ))
-        }
-        (None, Some(m)) => {
-            return Err(CompileError::new(
-                None,
-                format!(
-                    "the model is {} but the Design's datatypes are {} x {}",
-                    m.format.element, d.input, d.weight
-                ),
-                "compile for an MX config such as configs/32x32_mxint8.toml",
-            ))
-        }
-        (Some(f), Some(m)) if f.block_size != m.format.block_size => {
-            return Err(CompileError::new(
-                None,
-                format!(
-                    "the model's MX blocks have {} elements, the Design's {}",
-                    m.format.block_size, f.block_size
-                ),
-                format!("set block_size = {} in the model", f.block_size),
-            ))
-        }
-        _ => {}
-    }
-    match (d.fp, model.fp) {
-        (Some(f), m) if m != Some(f) => {
-            return Err(CompileError::new(
-                None,
-                format!(
-                    "the Design computes in {} but the model is {}",
-                    f.name,
-                    m.map_or(model.act_type.to_string(), |m| m.name.to_string())
-                ),
-                format!(
-                    "set type = \"{}\" in the model, or compile for a matching config",
-                    f.name
-                ),
-            ))
-        }
-        (None, Some(m)) => {
-            return Err(CompileError::new(
-                None,
-                format!(
-                    "the model is {} but the Design's datatypes are {} x {}",
-                    m.name, d.input, d.weight
-                ),
-                "compile for a floating-point config such as configs/16x16_fp8.toml",
-            ))
-        }
-        _ => {}
-    }
-    if model.act_type != d.input || model.act_type != d.output {
-        return Err(CompileError::new(
-            None,
-            format!("the model's activations are {} but the Design's input and output types are {} and {}", model.act_type, d.input, d.output),
-            "set type in the model to the Design's input type, or compile for a matching config",
-        ));
-    }
-    if model.weight_type != d.weight {
-        return Err(CompileError::new(
-            None,
-            format!(
-                "the model's weights are {} but the Design's weight type is {}",
-                model.weight_type, d.weight
-            ),
-            "set weight_type in the model to the Design's weight type",
-        ));
-    }
-    let mut nodes = Vec::new();
-    for l in &model.layers {
-        let name = Some(l.name.as_str());
-        let need = |ok: bool, what: &str| {
-            if ok {
-                Ok(())
-            } else {
-                Err(CompileError::new(
-                    name,
-                    format!("{what} is not enabled in the Design's vector unit"),
-                    format!("add \"{what}\" to [vector] ops in the config"),
-                ))
-            }
-        };
-        match &l.op {
-            Op::Conv { bias, relu, .. } => {
-                if bias.iter().any(|b| *b != 0) {
-                    need(design.vector.bias, "bias")?;
-                }
-                if *relu {
-                    need(design.vector.relu, "relu")?;
-                }
-            }
-            Op::MaxPool { .. } => need(design.vector.maxpool, "maxpool")?,
-            Op::AvgPool { .. } => {}
-            Op::Add { relu, .. } => {
-                need(design.vector.add, "add")?;
-                if *relu {
-                    need(design.vector.relu, "relu")?;
-                }
-            }
-            Op::Upsample { .. } => {}
-        }
-        nodes.push(Node {
-            name: l.name.clone(),
-            op: l.op.clone(),
-            input: l.inputs[0].clone(),
-            residual: l.inputs.get(1).cloned(),
-            out: l.out,
-            pool: None,
-            mx: l.mx,
-            out_mx: l.out_mx,
-            fixed_scale: d.mx.and_then(|f| l.fixed_scale(f.frac)).unwrap_or(0),
-            macs: match &l.op {
-                Op::Conv { kh, kw, groups, .. } => {
-                    let cin = model.shape_of(&l.inputs[0]).expect("input exists")[2];
-                    (l.out[0] * l.out[1] * l.out[2] * kh * kw * (cin / groups)) as u64
-                }
-                _ => 0,
-            },
-        });
-    }
-    let mut g = Graph {
-        unit,
-        act: model.act_type,
-        output: nodes.last().expect("a model has layers").name.clone(),
-        nodes,
-        dag: DiGraph::new(),
-        input: model.input_name.clone(),
-        input_shape: model.input.shape(),
-        input_mx: model.tensor_is_mx(&model.input_name),
-    };
-    g.rebuild_dag();
-    Ok(g)
-}
-
-impl Graph {
     /// Rebuild the tensor edges after a pass changed the nodes.
     pub fn rebuild_dag(&mut self) {
         let mut dag = DiGraph::new();
@@ -273,4 +115,154 @@ impl Graph {
             .max()
             .or_else(|| self.consumers(t).into_iter().max())
     }
+}
+
+pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
+    c.graph = Some(run(c.design, c.model)?);
+    Ok(())
+}
+
+pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
+    // The whole model runs on the first engine (the first unit of the first branch); the
+    // other engines of an elastic Design get empty programs. Mapping layers onto several
+    // units and branches is the next step.
+    let unit = design.cores()[0].1.clone();
+    if unit.cpf != unit.kpf {
+        return Err(CompileError::new(
+            None,
+            format!("the array is {}x{}; activations are stored in tiles of cpf channels and written in tiles of kpf channels, so the compiler needs cpf = kpf", unit.cpf, unit.kpf),
+            "use a square array",
+        ));
+    }
+    let mut nodes = Vec::new();
+    for l in &model.layers {
+        let prec = precision_index(&unit.datatype, model, l)?;
+        vector_ops(design, l)?;
+        nodes.push(Node {
+            name: l.name.clone(),
+            op: l.op.clone(),
+            input: l.inputs[0].clone(),
+            residual: l.inputs.get(1).cloned(),
+            out: l.out,
+            pool: None,
+            prec,
+            out_format: l.out_format,
+            fixed_scale: l.fixed_scale(),
+            macs: match &l.op {
+                Op::Conv { kh, kw, groups, .. } => {
+                    let cin = model.shape_of(&l.inputs[0]).expect("input exists")[2];
+                    (l.out[0] * l.out[1] * l.out[2] * kh * kw * (cin / groups)) as u64
+                }
+                _ => 0,
+            },
+        });
+    }
+    let mut g = Graph {
+        unit,
+        output: nodes.last().expect("a model has layers").name.clone(),
+        nodes,
+        dag: DiGraph::new(),
+        input: model.input_name.clone(),
+        input_shape: model.input.shape(),
+        input_format: model.input.format,
+    };
+    g.rebuild_dag();
+    Ok(g)
+}
+
+/// The vector unit must have every post-processing operation the layer uses.
+fn vector_ops(design: &Design, l: &Layer) -> Result<(), CompileError> {
+    let need = |ok: bool, what: &str| {
+        if ok {
+            Ok(())
+        } else {
+            Err(CompileError::new(
+                Some(&l.name),
+                format!("{what} is not enabled in the Design's vector unit"),
+                format!("add \"{what}\" to [vector] ops in the config"),
+            ))
+        }
+    };
+    let v = design.vector;
+    match &l.op {
+        Op::Conv { bias, relu, .. } => {
+            if bias.iter().any(|b| *b != 0) {
+                need(v.bias, "bias")?;
+            }
+            if *relu {
+                need(v.relu, "relu")?;
+            }
+        }
+        Op::MaxPool { .. } => need(v.maxpool, "maxpool")?,
+        Op::Add { relu, .. } => {
+            need(v.add, "add")?;
+            if *relu {
+                need(v.relu, "relu")?;
+            }
+        }
+        Op::AvgPool { .. } | Op::Upsample { .. } => {}
+    }
+    Ok(())
+}
+
+/// The index of the layer's precision in the unit's datapath, or an error that says what
+/// differs and how to make them agree.
+fn precision_index(d: &Datatypes, model: &Model, l: &Layer) -> Result<usize, CompileError> {
+    if let Some(i) = d.index_of(&l.prec) {
+        return Ok(i);
+    }
+    let names = |ps: &[Precision]| {
+        ps.iter()
+            .map(|p| p.ops().input().describe())
+            .collect::<Vec<_>>()
+            .join(" and ")
+    };
+    let design = names(&d.precisions);
+    let layer = Some(l.name.as_str());
+    let same_family = d.precisions.iter().find(|p| p.family() == l.prec.family());
+    let mp = model.precisions();
+    let (rule, fix) = match (same_family, l.prec) {
+        (Some(Precision::Mx(dm)), Precision::Mx(m)) if dm.elem == m.elem => (
+            format!("the model's MX blocks have {} elements, the Design's {}", m.block_size, dm.block_size),
+            format!("set block_size = {} in the model", dm.block_size),
+        ),
+        (Some(Precision::Posit(dp)), Precision::Posit(p)) if dp.bits == p.bits => (
+            format!("the model's posits have es = {}, the Design's es = {}", p.es, dp.es),
+            format!("set es = {} in the model", dp.es),
+        ),
+        (Some(Precision::Int(di)), Precision::Int(i)) => {
+            let keys = [
+                ("type", i.input, di.input),
+                ("weight_type", i.weight, di.weight),
+                ("output_type", i.output, di.output),
+                ("accumulator", i.accumulator, di.accumulator),
+            ];
+            // output_type follows type unless the model says otherwise.
+            let follows = i.output == i.input && di.output == di.input;
+            let differ: Vec<String> = keys
+                .iter()
+                .filter(|(k, m, d)| m != d && !(*k == "output_type" && follows))
+                .map(|(k, _, d)| format!("{k} = \"{d}\""))
+                .collect();
+            (
+                format!(
+                    "the layer computes {} x {} -> {} (accumulator {}), but the Design's integer datapath is {} x {} -> {} (accumulator {})",
+                    i.input, i.weight, i.output, i.accumulator, di.input, di.weight, di.output, di.accumulator
+                ),
+                format!(
+                    "set {} in the model, or compile for a matching config",
+                    differ.join(", ")
+                ),
+            )
+        }
+        _ if mp.len() > 1 && d.precisions.len() == 1 => (
+            format!("the model mixes {} layers but the Design computes in {design} only", names(&mp)),
+            "compile for a multi-precision config such as configs/16x16_int8_mxint8.toml".to_string(),
+        ),
+        _ => (
+            format!("the layer computes in {} but the Design's datapath runs {design}", l.prec.ops().input().describe()),
+            format!("compile for a config whose datatype is {} (see configs/), or set type = \"{}\" in the model", l.prec.ops().input().name(), d.precisions[0].ops().input().name()),
+        ),
+    };
+    Err(CompileError::new(layer, rule, fix))
 }

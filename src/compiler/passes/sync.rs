@@ -19,6 +19,7 @@
 //! window loads of a layer thus still wait only for the rows they read.
 
 use super::schedule::Step;
+use crate::compiler::{Compilation, CompileError};
 use crate::isa::{semaphore_index, Instr, Queue};
 
 pub struct Synced {
@@ -26,11 +27,17 @@ pub struct Synced {
     pub instrs: Vec<Instr>,
 }
 
+pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
+    let steps = c.steps.take().expect("pass order: schedule must run first");
+    c.synced = Some(run(steps, c.design.control.queue_depth));
+    Ok(())
+}
+
 pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
     let precise_waits = 14usize.saturating_sub(queue_depth as usize);
     let n = steps.len();
-    let mut wait = vec![0u64; n];
-    let mut signal = vec![0u64; n];
+    let mut wait = vec![0u32; n];
+    let mut signal = vec![0u32; n];
     // satisfied[pair] = latest producer position already waited for.
     let mut satisfied: Vec<Option<usize>> = vec![None; 16];
     // Exact store-to-load waits left before the next wait for the latest store.
@@ -96,12 +103,10 @@ pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
     let instrs = steps
         .iter()
         .enumerate()
-        .map(|(i, s)| {
-            s.instr
-                .clone()
-                .set("wait", wait[i])
-                .and_then(|x| x.set("signal", signal[i]))
-                .expect("masks fit")
+        .map(|(i, s)| Instr {
+            wait: wait[i],
+            signal: signal[i],
+            ..s.instr
         })
         .collect();
     Synced { steps, instrs }
@@ -111,11 +116,11 @@ pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
 mod tests {
     use super::*;
     use crate::compiler::passes::schedule::Res;
-    use crate::isa::{Buffer, Opcode};
+    use crate::isa::{Buffer, Op, Transfer};
 
-    fn step(op: Opcode, reads: Vec<Res>, writes: Vec<Res>) -> Step {
+    fn step(op: fn(Transfer) -> Op, reads: Vec<Res>, writes: Vec<Res>) -> Step {
         Step {
-            instr: Instr::new(op),
+            instr: Instr::new(op(Transfer::default())),
             reads,
             writes,
             node: 0,
@@ -130,20 +135,20 @@ mod tests {
         let mut steps = Vec::new();
         for i in 0..20u64 {
             let out = Res::Spad(Buffer::Output, i, i + 1);
-            steps.push(step(Opcode::Store, vec![out], vec![Res::Dram(i, i + 1)]));
+            steps.push(step(Op::Store, vec![out], vec![Res::Dram(i, i + 1)]));
         }
         for i in 0..20u64 {
             let dst = Res::Spad(Buffer::Input, i, i + 1);
-            steps.push(step(Opcode::Load, vec![Res::Dram(i, i + 1)], vec![dst]));
+            steps.push(step(Op::Load, vec![Res::Dram(i, i + 1)], vec![dst]));
         }
         let synced = run(steps, 8);
         let sem = semaphore_index(Queue::Store, Queue::Load).unwrap();
         let signals: Vec<usize> = (0..20)
-            .filter(|&i| synced.instrs[i].get("signal") & (1 << sem) != 0)
+            .filter(|&i| synced.instrs[i].signal & (1 << sem) != 0)
             .collect();
         assert_eq!(signals, vec![0, 1, 2, 3, 4, 5, 19]);
         let waits: Vec<usize> = (20..40)
-            .filter(|&i| synced.instrs[i].get("wait") & (1 << sem) != 0)
+            .filter(|&i| synced.instrs[i].wait & (1 << sem) != 0)
             .collect();
         assert_eq!(waits, vec![20, 21, 22, 23, 24, 25, 26]);
     }

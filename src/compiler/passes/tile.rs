@@ -7,7 +7,7 @@
 
 use super::allocate::{window, Alloc};
 use super::legalize::Graph;
-use crate::compiler::CompileError;
+use crate::compiler::{Compilation, CompileError};
 use crate::design::Design;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +17,41 @@ pub struct Tiling {
     /// Output-channel tiles that share each loaded input window (their accumulator rows sit
     /// side by side in one bank).
     pub g: usize,
+}
+
+/// One tile of a layer's output: rows `oy0..oy0 + h`, columns `ox0..ox0 + w`, and the
+/// output-channel tiles `octs` of its group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tile {
+    pub oy0: usize,
+    pub ox0: usize,
+    pub h: usize,
+    pub w: usize,
+    pub octs: std::ops::Range<usize>,
+}
+
+impl Tiling {
+    /// The tiles of an output of shape `[oh, ow, cout]` with `t` channels per channel tile,
+    /// in schedule order: rows of tiles, then tiles of a row, then channel groups; edge tiles
+    /// are cut to the output.
+    pub fn tiles(&self, [oh, ow, cout]: [usize; 3], t: usize) -> Vec<Tile> {
+        let octs = cout.div_ceil(t);
+        let mut out = Vec::new();
+        for oy0 in (0..oh).step_by(self.th) {
+            for ox0 in (0..ow).step_by(self.tw) {
+                for og in (0..octs).step_by(self.g) {
+                    out.push(Tile {
+                        oy0,
+                        ox0,
+                        h: self.th.min(oh - oy0),
+                        w: self.tw.min(ow - ox0),
+                        octs: og..octs.min(og + self.g),
+                    });
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Output-channel tiles a convolution tries to group: each input window is then loaded once
@@ -44,6 +79,11 @@ pub fn budget(design: &Design, g: &Graph) -> Budget {
         // A weight tile is cpf rows, plus the rows of column scales in MX designs.
         weight_slots: (b.weight_depth / g.unit.weight_tile_rows()) as usize,
     }
+}
+
+pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
+    c.tiling = Some(run(c.design, c.graph(), c.alloc())?);
+    Ok(())
 }
 
 pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, CompileError> {

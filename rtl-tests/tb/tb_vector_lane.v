@@ -1,0 +1,78 @@
+// Testbench of hwgen_vector_lane: each vector is held for the lane's four stages plus one
+// cycle (the controls of an instruction are steady while its rows pass), and the result is
+// written as a hex line.
+//   +vec=FILE  lines of eight 32-bit fields, first field highest:
+//              {acc, bias, multiplier, shift, zero_point, clamp_max, operand,
+//               flags = {bias, relu, add, pool, clamp}}      -> +out=FILE lines result
+//   +n=N       number of vectors.
+module tb #(
+  parameter integer ACC_W         = 32,
+  parameter integer OUTPUT_W      = 8,
+  parameter integer OUTPUT_SIGNED = 1,
+  parameter integer MAX_N         = 1 << 19
+) (
+  input wire clk_i
+);
+  localparam integer HOLD = 5;
+
+  reg [255:0]   vectors [0:MAX_N-1];
+  reg [1023:0]  vec_file;
+  reg [1023:0]  out_file;
+  integer       n;
+  integer       fd;
+  integer       index;
+  integer       phase;
+  reg [255:0]   v;
+  wire [OUTPUT_W-1:0] result;
+
+  hwgen_vector_lane #(
+    .ACC_W         (ACC_W),
+    .OUTPUT_W      (OUTPUT_W),
+    .OUTPUT_SIGNED (OUTPUT_SIGNED)
+  ) u_dut (
+    .clk_i        (clk_i),
+    .rst_ni       (1'b1),
+    .bias_i       (v[4]),
+    .relu_i       (v[3]),
+    .add_i        (v[2]),
+    .pool_i       (v[1]),
+    .clamp_i      (v[0]),
+    .multiplier_i (v[160 +: 16]),
+    .shift_i      (v[128 +: 6]),
+    .zero_point_i (v[96 +: 16]),
+    .clamp_max_i  (v[64 +: 16]),
+    .bias_value_i (v[192 +: ACC_W]),
+    .acc_i        (v[224 +: ACC_W]),
+    .operand_i    (v[32 +: OUTPUT_W]),
+    .result_o     (result)
+  );
+
+  initial begin
+    if (!$value$plusargs("vec=%s", vec_file)) $fatal(1, "missing +vec");
+    if (!$value$plusargs("out=%s", out_file)) $fatal(1, "missing +out");
+    if (!$value$plusargs("n=%d", n)) $fatal(1, "missing +n");
+    if (n > MAX_N) $fatal(1, "more than MAX_N vectors");
+    $readmemh(vec_file, vectors, 0, n - 1);
+    fd = $fopen(out_file, "w");
+    index = 0;
+    phase = 0;
+    v = vectors[0];
+  end
+
+  always @(posedge clk_i) begin
+    phase = phase + 1;
+    if (phase == HOLD) begin
+      $fwrite(fd, "%h\n", result);
+      phase = 0;
+      index = index + 1;
+      if (index >= n) begin
+        $fclose(fd);
+        $finish;
+      end
+    end
+  end
+
+  always @(negedge clk_i) begin
+    if (phase == 0 && index < n) v = vectors[index];
+  end
+endmodule

@@ -1,0 +1,80 @@
+//! estimate: every layer's cycles for the report, from its instructions: the longest of the
+//! array's streaming, the vector unit's rows and the memory port's beats, plus the fill of
+//! the array and the memory latency.
+
+use super::schedule::{Res, Step};
+use crate::compiler::{Compilation, CompileError, LayerReport};
+use crate::design::Design;
+use crate::isa::{Buffer, Op};
+
+pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
+    let steps = &c
+        .synced
+        .as_ref()
+        .expect("pass order: sync must run first")
+        .steps;
+    let layers = run(c.design, c.graph(), c.alloc(), steps);
+    let program = c
+        .program
+        .as_mut()
+        .expect("pass order: encode must run first");
+    program.macs = layers.iter().map(|l| l.macs).sum();
+    program.layers = layers;
+    Ok(())
+}
+
+pub fn run(
+    design: &Design,
+    g: &super::legalize::Graph,
+    alloc: &super::allocate::Alloc,
+    steps: &[Step],
+) -> Vec<LayerReport> {
+    let u = &g.unit;
+    let mem_w = design.memory.data_width_bits;
+    let bytes_per_beat = u64::from(mem_w / 8);
+    let bw = u64::from(design.memory.bytes_per_cycle).max(1);
+    let fill = u64::from(u.cpf + u.kpf) + u64::from(design.memory.latency_cycles);
+    // Beats of the elements of an activation row, without the scale beat.
+    let act_elems = alloc.act_beats - u64::from(u.scale_bits() > 0);
+    let row_beats = |b: Buffer, prec: u64| match b {
+        Buffer::Input | Buffer::Output => {
+            act_elems + u64::from(u.datatype.get(prec as usize).input().block_scaled())
+        }
+        Buffer::Weight => alloc.weight_beats,
+        Buffer::Accumulator => alloc.acc_beats,
+    };
+    let mut layers = Vec::new();
+    for (ni, n) in g.nodes.iter().enumerate() {
+        let (mut compute, mut vector, mut beats, mut count) = (0u64, 0u64, 0u64, 0usize);
+        for s in steps.iter().filter(|s| s.node == ni) {
+            count += 1;
+            match &s.instr.op {
+                // A preload-only matmul costs cpf cycles of weight shifting; a streaming
+                // one its rows plus the issue bubble.
+                Op::Matmul(m) => {
+                    let rows = m.count0 * m.count1;
+                    compute += if rows == 0 { 0 } else { rows + 2 };
+                }
+                Op::Vector(v) => vector += v.count + 7,
+                Op::Load(t) | Op::Store(t) => {
+                    let buf = match (&s.instr.op, s.writes.first()) {
+                        (Op::Load(_), Some(Res::Spad(b, ..))) => *b,
+                        _ => Buffer::Output,
+                    };
+                    beats += t.count0 * t.count1 * row_beats(buf, t.prec);
+                }
+                Op::End => {}
+            }
+        }
+        let memory = beats * bytes_per_beat / bw;
+        layers.push(LayerReport {
+            name: n.name.clone(),
+            op: n.op.name().to_string(),
+            datatype: u.datatype.get(n.prec).name(),
+            macs: n.macs,
+            instructions: count,
+            estimated_cycles: compute.max(memory).max(vector) + fill,
+        });
+    }
+    layers
+}

@@ -1,0 +1,79 @@
+//! The end of a group: each output-channel tile's residual operand, its vector
+//! post-processing and its store.
+
+use super::{GroupCtx, NodeCtx, Res, Sched};
+use crate::isa::{Buffer, Op as IsaOp, Vector};
+
+impl Sched<'_> {
+    /// The fields every vector instruction of member j shares: the bias and the
+    /// requantization, activation and precisions of the layer.
+    pub(super) fn post(&self, nc: &NodeCtx, gc: &GroupCtx, j: usize) -> Vector {
+        Vector {
+            bias: gc.has_bias[j],
+            load_bias: gc.has_bias[j],
+            bias_addr: self.bias_row(gc, j),
+            relu: nc.relu,
+            clamp: nc.clamp.is_some(),
+            clamp_max: nc.clamp.unwrap_or(0),
+            multiplier: nc.requant.multiplier,
+            shift: u64::from(nc.requant.shift),
+            zero_point: nc.requant.zero_point,
+            prec_in: nc.prec,
+            prec_out: nc.out_prec,
+            fixed_scale: u64::from(nc.n.fixed_scale),
+            ..Vector::default()
+        }
+    }
+
+    /// The bias row member j's vector instruction reads, if it has a bias.
+    pub(super) fn bias_read(&self, gc: &GroupCtx, j: usize) -> Option<Res> {
+        let row = self.bias_row(gc, j);
+        gc.has_bias[j].then_some(Res::Spad(Buffer::Accumulator, row, row + 1))
+    }
+
+    /// Post-process and store every output-channel tile of the group.
+    pub(super) fn finish(&mut self, nc: &NodeCtx, gc: &GroupCtx) {
+        let (h, w) = (gc.h, gc.w);
+        let origin = |t: &crate::compiler::TensorLayout| (t.pad + gc.oy0, t.pad + gc.ox0);
+        for (j, &oct) in gc.members.iter().enumerate() {
+            if let Some(r) = nc.res {
+                let (t, res) = super::pixels(
+                    r,
+                    oct,
+                    origin(r),
+                    (h, w),
+                    Buffer::Output,
+                    gc.outs[j].1,
+                    nc.res_prec,
+                );
+                self.push(nc.ni, IsaOp::Load(t), vec![res], vec![gc.opnd_region(j)]);
+            }
+            if !nc.maxpool && nc.n.pool.is_none() {
+                let v = Vector {
+                    acc_addr: gc.acc_of(j),
+                    out_addr: gc.outs[j].0,
+                    opnd_addr: gc.outs[j].1,
+                    count: gc.rows(),
+                    add: nc.res.is_some(),
+                    ..self.post(nc, gc, j)
+                };
+                let mut reads = vec![gc.acc_region(j)];
+                reads.extend(self.bias_read(gc, j));
+                if nc.res.is_some() {
+                    reads.push(gc.opnd_region(j));
+                }
+                self.push(nc.ni, IsaOp::Vector(v), reads, vec![gc.out_region(j)]);
+            }
+            let (t, res) = super::pixels(
+                nc.dst,
+                oct,
+                origin(nc.dst),
+                (h, w),
+                Buffer::Output,
+                gc.outs[j].0,
+                nc.out_prec as usize,
+            );
+            self.push(nc.ni, IsaOp::Store(t), vec![gc.out_region(j)], vec![res]);
+        }
+    }
+}

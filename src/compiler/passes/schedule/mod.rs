@@ -1,0 +1,353 @@
+//! schedule: the instruction stream in program order. For every layer, spatial tile and
+//! group of `g` output-channel tiles: load the biases, then for every input-channel tile
+//! load the input window once (alternating input-buffer halves) and, for every
+//! output-channel tile of the group and every kernel tap, stream it through the array into
+//! that tile's accumulator rows (`pass.rs`). Weight tiles are loaded in groups into a ring
+//! of weight-buffer slots, and each matmul preloads the next one's weights while it
+//! streams. Then each output-channel tile is post-processed in the vector unit and stored
+//! (`finish.rs`). Groups alternate accumulator banks and tiles alternate output-buffer
+//! halves, so the next group's loads and matmuls overlap this group's vector and store work
+//! once `sync` adds the semaphores. Every instruction lists the buffer rows and memory beats
+//! it reads and writes. Upsampling has its own schedule (`upsample.rs`).
+
+mod finish;
+mod pass;
+mod upsample;
+
+use super::allocate::{tile_rows, window, Alloc};
+use super::legalize::{Graph, Node};
+use super::tile::{budget, Budget, Tiling};
+use crate::compiler::{Compilation, CompileError, TensorLayout};
+use crate::design::Design;
+use crate::isa::{Buffer, Instr, Op as IsaOp, Queue, Transfer};
+use crate::model::{Op, Requant};
+
+/// A range of rows of one scratchpad, or of beats of external memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Res {
+    Spad(Buffer, u64, u64),
+    Dram(u64, u64),
+}
+
+impl Res {
+    pub fn overlaps(&self, o: &Res) -> bool {
+        match (self, o) {
+            (Res::Spad(a, s0, e0), Res::Spad(b, s1, e1)) => a == b && s0 < e1 && s1 < e0,
+            (Res::Dram(s0, e0), Res::Dram(s1, e1)) => s0 < e1 && s1 < e0,
+            _ => false,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub instr: Instr,
+    pub reads: Vec<Res>,
+    pub writes: Vec<Res>,
+    /// Index of the layer it belongs to.
+    pub node: usize,
+}
+
+impl Step {
+    pub fn queue(&self) -> Queue {
+        self.instr.queue().expect("no end in the schedule")
+    }
+}
+
+/// Beats touched by a two-level strided transfer of rows of `beats` beats.
+fn span(base: u64, c0: u64, s0: u64, c1: u64, s1: u64, beats: u64) -> Res {
+    let last = base + (c0.max(1) - 1) * s0 + (c1.max(1) - 1) * s1;
+    Res::Dram(base, last + beats)
+}
+
+/// A transfer of `h` rows of `w` pixels of tensor `t` starting at its padded pixel (y, x) of
+/// channel tile `ct`, to or from scratchpad rows from `spad_addr`.
+fn pixels(
+    t: &TensorLayout,
+    ct: usize,
+    (y, x): (usize, usize),
+    (h, w): (u64, u64),
+    buffer: Buffer,
+    spad_addr: u64,
+    prec: usize,
+) -> (Transfer, Res) {
+    let base = t.addr(ct, y, x);
+    let rs = t.wp() as u64 * t.beats;
+    let transfer = Transfer {
+        buffer,
+        spad_addr,
+        ext_addr: base,
+        count0: w,
+        stride0: t.beats,
+        count1: h,
+        stride1: rs,
+        prec: prec as u64,
+        ..Transfer::default()
+    };
+    (transfer, span(base, w, t.beats, h, rs, t.beats))
+}
+
+/// The constants of one node: its window, layouts, precisions and post-processing.
+struct NodeCtx<'a> {
+    ni: usize,
+    n: &'a Node,
+    /// Kernel, stride and padding of the matmul; with a fused max-pool, the effective
+    /// window and stride of all pool taps together.
+    kh: usize,
+    kw: usize,
+    s: usize,
+    pad: usize,
+    fused_k: usize,
+    kh_e: usize,
+    kw_e: usize,
+    s_e: usize,
+    /// Rows of this node's weight tiles.
+    nwt: usize,
+    /// Precision indices: of the layer, of its input rows, of its output rows.
+    prec: u64,
+    src_prec: usize,
+    out_prec: u64,
+    /// Precision index of the residual's rows.
+    res_prec: usize,
+    src: &'a TensorLayout,
+    dst: &'a TensorLayout,
+    res: Option<&'a TensorLayout>,
+    requant: Requant,
+    relu: bool,
+    clamp: Option<i64>,
+    /// A max-pool layer run on the array: each window tap is folded into the output rows.
+    maxpool: bool,
+    /// Pooling and add layers stream an identity weight tile.
+    identity: bool,
+}
+
+/// The schedule being built: the steps so far and the counters that alternate buffer
+/// halves and walk the weight-slot ring.
+struct Sched<'a> {
+    g: &'a Graph,
+    alloc: &'a Alloc,
+    bud: Budget,
+    /// cpf: channels of a tile.
+    t: usize,
+    /// Rows of a weight-buffer slot.
+    wt: usize,
+    steps: Vec<Step>,
+    group_no: usize,
+    out_no: usize,
+    in_no: usize,
+    w_no: usize,
+}
+
+impl Sched<'_> {
+    fn push(&mut self, node: usize, op: IsaOp, reads: Vec<Res>, writes: Vec<Res>) {
+        self.steps.push(Step {
+            instr: Instr::new(op),
+            reads,
+            writes,
+            node,
+        });
+    }
+}
+
+pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
+    c.steps = Some(run(c.design, c.graph(), c.alloc(), c.tiling()));
+    Ok(())
+}
+
+pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<Step> {
+    let mut s = Sched {
+        g,
+        alloc,
+        bud: budget(design, g),
+        t: g.unit.cpf as usize,
+        wt: alloc.weight_tile_rows as usize,
+        steps: Vec::new(),
+        group_no: 0,
+        out_no: 0,
+        in_no: 0,
+        w_no: 0,
+    };
+    for (ni, n) in g.nodes.iter().enumerate() {
+        if let Op::Upsample { factor } = n.op {
+            s.upsample(ni, factor, tiling[ni]);
+            continue;
+        }
+        let nc = node_ctx(g, alloc, ni, n);
+        s.node(&nc, tiling[ni]);
+    }
+    s.steps
+}
+
+fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeCtx<'a> {
+    let (kh, kw, s, pad) = window(n);
+    // A fused max-pool: the convolution runs once per pool tap, at stride s * pool stride.
+    let (fused_k, fused_s) = n.pool.unwrap_or((1, 1));
+    let (requant, relu, clamp, maxpool) = match &n.op {
+        Op::Conv {
+            requant,
+            relu,
+            clamp,
+            ..
+        } => (*requant, *relu, *clamp, false),
+        Op::AvgPool { requant, .. } => (*requant, false, None, false),
+        Op::Add {
+            requant,
+            relu,
+            clamp,
+        } => (*requant, *relu, *clamp, false),
+        Op::MaxPool { .. } => (Requant::IDENTITY, false, None, true),
+        Op::Upsample { .. } => unreachable!("upsampling has its own schedule"),
+    };
+    NodeCtx {
+        ni,
+        n,
+        kh,
+        kw,
+        s,
+        pad,
+        fused_k,
+        kh_e: kh + (fused_k - 1) * s,
+        kw_e: kw + (fused_k - 1) * s,
+        s_e: s * fused_s,
+        nwt: tile_rows(&g.unit, n) as usize,
+        prec: n.prec as u64,
+        src_prec: g.prec_of(g.format_of(&n.input)),
+        out_prec: g.prec_of(n.out_format) as u64,
+        res_prec: n.residual.as_ref().map_or(0, |r| g.prec_of(g.format_of(r))),
+        src: &alloc.tensors[&n.input],
+        dst: &alloc.tensors[&n.name],
+        res: n.residual.as_ref().map(|r| &alloc.tensors[r]),
+        requant,
+        relu,
+        clamp,
+        maxpool,
+        identity: !matches!(n.op, Op::Conv { .. }),
+    }
+}
+
+/// The constants of one group of output-channel tiles of one spatial tile.
+struct GroupCtx {
+    oy0: usize,
+    ox0: usize,
+    h: u64,
+    w: u64,
+    /// Output-channel tiles of the group.
+    members: Vec<usize>,
+    /// First accumulator row of the group's bank.
+    bank: u64,
+    /// Per member: its output rows and its residual operand rows.
+    outs: Vec<(u64, u64)>,
+    has_bias: Vec<bool>,
+}
+
+impl GroupCtx {
+    fn rows(&self) -> u64 {
+        self.h * self.w
+    }
+    fn acc_of(&self, j: usize) -> u64 {
+        self.bank + j as u64 * self.rows()
+    }
+    fn acc_region(&self, j: usize) -> Res {
+        Res::Spad(
+            Buffer::Accumulator,
+            self.acc_of(j),
+            self.acc_of(j) + self.rows(),
+        )
+    }
+    fn out_region(&self, j: usize) -> Res {
+        Res::Spad(Buffer::Output, self.outs[j].0, self.outs[j].0 + self.rows())
+    }
+    fn opnd_region(&self, j: usize) -> Res {
+        Res::Spad(Buffer::Output, self.outs[j].1, self.outs[j].1 + self.rows())
+    }
+}
+
+impl Sched<'_> {
+    /// Every spatial tile and output-channel group of a node.
+    fn node(&mut self, nc: &NodeCtx, tiling: Tiling) {
+        for tile in tiling.tiles(nc.n.out, self.t) {
+            let gc = self.group_ctx(
+                nc,
+                (tile.oy0, tile.ox0),
+                (tile.h as u64, tile.w as u64),
+                tile.octs.collect(),
+            );
+            self.bias_loads(nc, &gc);
+            for ptap in 0..nc.fused_k * nc.fused_k {
+                self.pool_tap(nc, &gc, ptap);
+            }
+            self.finish(nc, &gc);
+        }
+    }
+
+    /// A group's accumulator bank and output rows (alternating), and its biases.
+    fn group_ctx(
+        &mut self,
+        nc: &NodeCtx,
+        (oy0, ox0): (usize, usize),
+        (h, w): (u64, u64),
+        members: Vec<usize>,
+    ) -> GroupCtx {
+        let bank = (self.group_no % 2) as u64 * self.bud.acc_bank as u64;
+        self.group_no += 1;
+        let out_rows = if nc.res.is_some() {
+            self.bud.out_quarter
+        } else {
+            2 * self.bud.out_quarter
+        } as u64;
+        // Output rows (and residual operand rows) of every member, alternating halves.
+        let outs = members
+            .iter()
+            .map(|_| {
+                let k = (self.out_no % 2) as u64;
+                self.out_no += 1;
+                (k * out_rows, (2 + k) * self.bud.out_quarter as u64)
+            })
+            .collect();
+        let has_bias = members
+            .iter()
+            .map(|&oct| self.alloc.bias.contains_key(&(nc.ni, oct)))
+            .collect();
+        GroupCtx {
+            oy0,
+            ox0,
+            h,
+            w,
+            members,
+            bank,
+            outs,
+            has_bias,
+        }
+    }
+
+    /// The accumulator row of member j's bias (the bank's last rows).
+    fn bias_row(&self, gc: &GroupCtx, j: usize) -> u64 {
+        gc.bank + (self.bud.acc_bank - 1 - j) as u64
+    }
+
+    /// Load the biases of the group's members (residual operands are loaded just before
+    /// their vector instruction: members share the two operand quarters).
+    fn bias_loads(&mut self, nc: &NodeCtx, gc: &GroupCtx) {
+        for (j, &oct) in gc.members.iter().enumerate() {
+            let Some(&b) = self.alloc.bias.get(&(nc.ni, oct)) else {
+                continue;
+            };
+            let row = self.bias_row(gc, j);
+            let t = Transfer {
+                buffer: Buffer::Accumulator,
+                spad_addr: row,
+                ext_addr: b,
+                count0: 1,
+                stride0: self.alloc.acc_beats,
+                count1: 1,
+                ..Transfer::default()
+            };
+            self.push(
+                nc.ni,
+                IsaOp::Load(t),
+                vec![Res::Dram(b, b + self.alloc.acc_beats)],
+                vec![Res::Spad(Buffer::Accumulator, row, row + 1)],
+            );
+        }
+    }
+}

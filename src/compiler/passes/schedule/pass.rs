@@ -1,0 +1,277 @@
+//! One pool tap of a group (the only one without a fused max-pool): the plan of its
+//! matmuls, the weight loads into the slot ring, the input windows, and the matmuls with
+//! their preloads, in program order.
+
+use super::{GroupCtx, NodeCtx, Res, Sched, Step};
+use crate::compiler::passes::allocate::weight_tile;
+use crate::isa::{Buffer, Instr, Matmul, Op as IsaOp, Transfer, Vector};
+
+/// One matmul of a group: input-channel tile, output-channel tile (index in the group),
+/// kernel tap, and the external address of its weights.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Entry {
+    ict: usize,
+    j: usize,
+    ky: usize,
+    kx: usize,
+    waddr: u64,
+}
+
+/// Where an input window lives: its first input-buffer row and its rows.
+type Window = (u64, Res);
+
+impl Sched<'_> {
+    /// Every matmul of the group, input-channel tile outermost.
+    fn entries(&self, nc: &NodeCtx, gc: &GroupCtx) -> Vec<Entry> {
+        let cin = nc.src.c;
+        let mut entries = Vec::new();
+        for ict in 0..cin.div_ceil(self.t) {
+            for (j, &oct) in gc.members.iter().enumerate() {
+                match self.alloc.weights.get(&(nc.ni, oct)) {
+                    Some((base, list)) => {
+                        for (k, &(i, ky, kx)) in list.iter().enumerate() {
+                            if i == ict {
+                                let waddr = base + (k * nc.nwt) as u64 * self.alloc.weight_beats;
+                                entries.push(Entry {
+                                    ict,
+                                    j,
+                                    ky,
+                                    kx,
+                                    waddr,
+                                });
+                            }
+                        }
+                    }
+                    None => {
+                        for ky in 0..nc.kh {
+                            for kx in 0..nc.kw {
+                                if weight_tile(nc.n, cin, self.t, oct, ict, ky, kx).is_some() {
+                                    let waddr = self.alloc.identity;
+                                    entries.push(Entry {
+                                        ict,
+                                        j,
+                                        ky,
+                                        kx,
+                                        waddr,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        entries
+    }
+
+    /// Weight loads: runs of entries with contiguous weights, at most half the weight
+    /// buffer each; an identity tile is loaded once per group. Weight slots form a ring: a
+    /// group takes the next free run of slots, so loads can run many matmuls ahead; `sync`
+    /// makes a load that wraps around wait for the preloads of the slots it overwrites.
+    /// Returns each entry's slot and, at the first entry of every run, its load.
+    fn weight_loads(&mut self, nc: &NodeCtx, entries: &[Entry]) -> (Vec<u64>, Vec<Option<Step>>) {
+        let half_slots = self.bud.weight_slots / 2;
+        let wb = self.alloc.weight_beats;
+        let mut slot_of = vec![0u64; entries.len()];
+        let mut loads: Vec<Option<Step>> = (0..entries.len()).map(|_| None).collect();
+        let mut k = 0;
+        while k < entries.len() {
+            let mut end = k + 1;
+            if nc.identity {
+                end = entries.len();
+            } else {
+                while end < entries.len()
+                    && end - k < half_slots
+                    && entries[end].waddr == entries[end - 1].waddr + nc.nwt as u64 * wb
+                {
+                    end += 1;
+                }
+            }
+            let len = if nc.identity { 1 } else { end - k };
+            if self.w_no + len > self.bud.weight_slots {
+                self.w_no = 0;
+            }
+            let first = (self.w_no * self.wt) as u64;
+            self.w_no += len;
+            for (m, slot) in slot_of[k..end].iter_mut().enumerate() {
+                *slot = if nc.identity {
+                    first
+                } else {
+                    first + (m * nc.nwt) as u64
+                };
+            }
+            let nrows = if nc.identity {
+                self.t as u64
+            } else {
+                ((end - k) * nc.nwt) as u64
+            };
+            let src = entries[k].waddr;
+            let t = Transfer {
+                buffer: Buffer::Weight,
+                spad_addr: first,
+                ext_addr: src,
+                count0: nrows,
+                stride0: wb,
+                count1: 1,
+                ..Transfer::default()
+            };
+            loads[k] = Some(Step {
+                instr: Instr::new(IsaOp::Load(t)),
+                reads: vec![Res::Dram(src, src + nrows * wb)],
+                writes: vec![Res::Spad(Buffer::Weight, first, first + nrows)],
+                node: nc.ni,
+            });
+            k = end;
+        }
+        (slot_of, loads)
+    }
+
+    /// The input windows of the input-channel tiles `icts`, alternating input-buffer halves.
+    fn windows(&mut self, icts: &[usize], rows: u64) -> Vec<Window> {
+        icts.iter()
+            .map(|_| {
+                let in0 = (self.in_no % 2) as u64 * self.bud.input_half as u64;
+                self.in_no += 1;
+                (in0, Res::Spad(Buffer::Input, in0, in0 + rows))
+            })
+            .collect()
+    }
+
+    /// Load input window `i` (input-channel tile `ict`) of the group's spatial tile.
+    fn load_window(
+        &mut self,
+        nc: &NodeCtx,
+        gc: &GroupCtx,
+        (win_h, win_w): (u64, u64),
+        ict: usize,
+        w: Window,
+    ) {
+        let y0 = gc.oy0 * nc.s_e + nc.src.pad - nc.pad;
+        let x0 = gc.ox0 * nc.s_e + nc.src.pad - nc.pad;
+        let (t, res) = super::pixels(
+            nc.src,
+            ict,
+            (y0, x0),
+            (win_h, win_w),
+            Buffer::Input,
+            w.0,
+            nc.src_prec,
+        );
+        self.push(nc.ni, IsaOp::Load(t), vec![res], vec![w.1]);
+    }
+
+    /// Pool tap `ptap` of the group: every matmul, each preloading the next one's weights
+    /// while it streams, with the weight loads and input windows just in time.
+    pub(super) fn pool_tap(&mut self, nc: &NodeCtx, gc: &GroupCtx, ptap: usize) {
+        let (dy, dx) = (ptap / nc.fused_k, ptap % nc.fused_k);
+        let entries = self.entries(nc, gc);
+        let (slot_of, mut loads) = self.weight_loads(nc, &entries);
+        let w_slot = |k: usize| Res::Spad(Buffer::Weight, slot_of[k], slot_of[k] + nc.nwt as u64);
+        let (h, w) = (gc.h, gc.w);
+        let win = (
+            (h - 1) * nc.s_e as u64 + nc.kh_e as u64,
+            (w - 1) * nc.s_e as u64 + nc.kw_e as u64,
+        );
+        let poff = ((dy * nc.s) as u64) * win.1 + (dx * nc.s) as u64;
+        // Input windows, one per input-channel tile, alternating halves. Each is loaded
+        // while the previous tile's matmuls run (one tile ahead).
+        let mut icts: Vec<usize> = entries.iter().map(|e| e.ict).collect();
+        icts.dedup();
+        let windows = self.windows(&icts, win.0 * win.1);
+        if !icts.is_empty() {
+            self.load_window(nc, gc, win, icts[0], windows[0]);
+        }
+        let mut window = 0usize;
+        let mut first_of = vec![true; gc.members.len()];
+        let mut tap_of = vec![0usize; gc.members.len()];
+        for k in 0..entries.len() {
+            let Entry { ict, j, ky, kx, .. } = entries[k];
+            if ict != icts[window] {
+                window += 1;
+            }
+            let (in0, in_region) = windows[window];
+            // Prefetch the next window after this window's second-to-last matmul, so its
+            // beats overlap the last two matmuls and do not delay the weight loads queued
+            // before them.
+            let last_of_window = k + 1 == entries.len() || entries[k + 1].ict != ict;
+            let second_to_last =
+                !last_of_window && (k + 2 == entries.len() || entries[k + 2].ict != ict);
+            let single = last_of_window && (k == 0 || entries[k - 1].ict != ict);
+            if k == 0 {
+                self.steps.push(loads[0].take().expect("first weight load"));
+                let preload = Matmul {
+                    preload: true,
+                    weight_addr: slot_of[0],
+                    count1: 1,
+                    prec: nc.prec,
+                    ..Matmul::default()
+                };
+                self.push(nc.ni, IsaOp::Matmul(preload), vec![w_slot(0)], vec![]);
+            }
+            // The next matmul's weights are shifted in while this one streams.
+            let next = k + 1 < entries.len();
+            if next {
+                if let Some(load) = loads[k + 1].take() {
+                    self.steps.push(load);
+                }
+            }
+            let mut reads = vec![in_region];
+            if next {
+                reads.push(w_slot(k + 1));
+            }
+            let m = Matmul {
+                swap: true,
+                accumulate: !first_of[j] && !nc.maxpool,
+                preload: next,
+                weight_addr: if next { slot_of[k + 1] } else { 0 },
+                input_addr: in0 + poff + (ky as u64) * win.1 + kx as u64,
+                count0: w,
+                stride0: nc.s_e as u64,
+                count1: h,
+                stride1: nc.s_e as u64 * win.1,
+                acc_addr: gc.acc_of(j),
+                prec: nc.prec,
+            };
+            self.push(nc.ni, IsaOp::Matmul(m), reads, vec![gc.acc_region(j)]);
+            first_of[j] = false;
+            if (second_to_last || single) && window + 1 < icts.len() {
+                self.load_window(nc, gc, win, icts[window + 1], windows[window + 1]);
+            }
+            if nc.maxpool {
+                // Max-pool: each tap's values go through the vector unit and are folded
+                // into the output rows in place.
+                let v = Vector {
+                    acc_addr: gc.acc_of(j),
+                    out_addr: gc.outs[j].0,
+                    opnd_addr: gc.outs[j].0,
+                    count: gc.rows(),
+                    pool: tap_of[j] > 0,
+                    multiplier: 1,
+                    prec_in: nc.prec,
+                    prec_out: nc.out_prec,
+                    fixed_scale: u64::from(nc.n.fixed_scale),
+                    ..Vector::default()
+                };
+                let reads = vec![gc.acc_region(j), gc.out_region(j)];
+                self.push(nc.ni, IsaOp::Vector(v), reads, vec![gc.out_region(j)]);
+                tap_of[j] += 1;
+            }
+        }
+        if nc.n.pool.is_some() {
+            // Fused max-pool: post-process this pool tap and keep the maximum.
+            for j in 0..gc.members.len() {
+                let v = Vector {
+                    acc_addr: gc.acc_of(j),
+                    out_addr: gc.outs[j].0,
+                    opnd_addr: gc.outs[j].0,
+                    count: gc.rows(),
+                    pool: ptap > 0,
+                    ..self.post(nc, gc, j)
+                };
+                let mut reads = vec![gc.acc_region(j), gc.out_region(j)];
+                reads.extend(self.bias_read(gc, j));
+                self.push(nc.ni, IsaOp::Vector(v), reads, vec![gc.out_region(j)]);
+            }
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! `[array]` rows and columns (a single engine), or `[[branch]]` with `[[branch.unit]]`:
+//! the units of the design, each with its datatypes and buffers inherited from the
+//! design-wide tables unless it overrides them.
+
+use super::ctx::Ctx;
+use super::error::Location;
+use super::raw::*;
+use super::sections::buffer_locs;
+use crate::design::*;
+
+/// Where each buffer setting of a unit came from, for messages.
+pub(super) struct BufferKeys {
+    pub prefix: String,
+    pub spans: [Option<Location>; 4],
+}
+
+/// What every unit inherits.
+pub(super) struct Inherited<'a> {
+    pub datatype: &'a Datatypes,
+    pub buffers: Buffers,
+    pub raw_buffers: Option<&'a RawBuffers>,
+}
+
+/// The branches of the design, and for every unit where its buffers were set.
+pub(super) fn resolve(
+    ctx: &mut Ctx,
+    raw: &RawConfig,
+    base: &Inherited,
+) -> (Vec<Branch>, Vec<Vec<BufferKeys>>) {
+    let (rows, cols) = match &raw.array {
+        Some(a) => (a.rows.as_ref(), a.cols.as_ref()),
+        None => (None, None),
+    };
+    let Some(raw_branches) = &raw.branch else {
+        return single_engine(ctx, rows, cols, base);
+    };
+    for (key, s) in [("array.rows", rows), ("array.cols", cols)] {
+        if let Some(s) = s {
+            ctx.bad(
+                key,
+                s,
+                format!("{key} conflicts with [[branch]]: each [[branch.unit]] sets its own cpf and kpf"),
+                format!("remove {key}, or remove the [[branch]] tables for a single-engine design"),
+            );
+        }
+    }
+    if raw_branches.is_empty() {
+        ctx.problem(
+            "branch",
+            None,
+            None,
+            "at least one [[branch]] is required",
+            "add a [[branch]] table",
+        );
+    }
+    let mut branches = Vec::new();
+    let mut keys = Vec::new();
+    let mut seen: Vec<(String, Option<Location>)> = Vec::new();
+    for (bi, rb) in raw_branches.iter().enumerate() {
+        let bkey = format!("branch[{bi}]");
+        let bname = rb.name.get_ref().clone();
+        ctx.identifier(&format!("{bkey}.name"), &rb.name);
+        if let Some((_, first)) = seen.iter().find(|(n, _)| *n == bname) {
+            let first = first
+                .as_ref()
+                .map(|l| format!(" (first used at line {})", l.line))
+                .unwrap_or_default();
+            ctx.bad(
+                &format!("{bkey}.name"),
+                &rb.name,
+                format!("branch names must be unique; \"{bname}\" is already taken{first}"),
+                "give every [[branch]] its own name",
+            );
+        }
+        seen.push((bname, ctx.loc(&rb.name)));
+        let (branch, unit_keys) = branch(ctx, &bkey, rb, base);
+        branches.push(branch);
+        keys.push(unit_keys);
+    }
+    (branches, keys)
+}
+
+/// No `[[branch]]`: one branch (`main`) of one unit (`core`) built from `[array]`.
+fn single_engine(
+    ctx: &mut Ctx,
+    rows: Option<&S<i64>>,
+    cols: Option<&S<i64>>,
+    base: &Inherited,
+) -> (Vec<Branch>, Vec<Vec<BufferKeys>>) {
+    let mut dim = |key: &str, s: Option<&S<i64>>| match s {
+        Some(s) => ctx.pow2_in(key, s, 2, 256),
+        None => {
+            ctx.problem(
+                key,
+                None,
+                None,
+                format!("{key} is required when the file has no [[branch]] tables"),
+                format!(
+                    "add {} = 8 (or another power of two) under [array]",
+                    &key[6..]
+                ),
+            );
+            None
+        }
+    };
+    let r = dim("array.rows", rows);
+    let c = dim("array.cols", cols);
+    let branch = Branch {
+        name: "main".to_string(),
+        batch: 1,
+        priority: 0,
+        fifo_depth: 8,
+        units: vec![Unit {
+            name: "core".to_string(),
+            cpf: r.unwrap_or(8),
+            kpf: c.unwrap_or(8),
+            h: 1,
+            datatype: base.datatype.clone(),
+            buffers: base.buffers,
+        }],
+    };
+    let keys = vec![vec![BufferKeys {
+        prefix: "buffers".to_string(),
+        spans: buffer_locs(ctx, base.raw_buffers),
+    }]];
+    (vec![branch], keys)
+}
+
+/// One `[[branch]]` and its units.
+fn branch(
+    ctx: &mut Ctx,
+    bkey: &str,
+    rb: &RawBranch,
+    base: &Inherited,
+) -> (Branch, Vec<BufferKeys>) {
+    let bname = rb.name.get_ref().clone();
+    let batch = rb
+        .batch
+        .as_ref()
+        .and_then(|s| ctx.int_in(&format!("{bkey}.batch"), s, 1, 1024))
+        .unwrap_or(1);
+    let priority = rb
+        .priority
+        .as_ref()
+        .and_then(|s| ctx.int_in(&format!("{bkey}.priority"), s, 0, 15))
+        .unwrap_or(0);
+    let fifo_depth = rb
+        .fifo_depth
+        .as_ref()
+        .and_then(|s| ctx.pow2_in(&format!("{bkey}.fifo_depth"), s, 2, 1024))
+        .unwrap_or(8);
+    let raw_units = rb.unit.as_deref().unwrap_or(&[]);
+    if raw_units.is_empty() {
+        let loc = ctx.loc(&rb.name);
+        ctx.problem(
+            &format!("{bkey}.unit"),
+            loc,
+            None,
+            format!("branch \"{bname}\" has no [[branch.unit]]"),
+            "add at least one [[branch.unit]] with cpf, kpf and h",
+        );
+    }
+    let mut units = Vec::new();
+    let mut keys = Vec::new();
+    for (ui, ru) in raw_units.iter().enumerate() {
+        let ukey = format!("{bkey}.unit[{ui}]");
+        ctx.identifier(&format!("{ukey}.name"), &ru.name);
+        if units.iter().any(|u: &Unit| u.name == *ru.name.get_ref()) {
+            ctx.bad(
+                &format!("{ukey}.name"),
+                &ru.name,
+                format!("unit names must be unique within branch \"{bname}\""),
+                "give every [[branch.unit]] of the branch its own name",
+            );
+        }
+        let (u, k) = unit(ctx, &ukey, ru, base);
+        units.push(u);
+        keys.push(k);
+    }
+    let branch = Branch {
+        name: bname,
+        batch,
+        priority,
+        fifo_depth,
+        units,
+    };
+    (branch, keys)
+}
+
+/// One `[[branch.unit]]`.
+fn unit(ctx: &mut Ctx, ukey: &str, ru: &RawUnit, base: &Inherited) -> (Unit, BufferKeys) {
+    let h_val = ru.h.as_ref().map_or(1, |s| *s.get_ref());
+    let product = ru
+        .cpf
+        .get_ref()
+        .saturating_mul(*ru.kpf.get_ref())
+        .saturating_mul(h_val);
+    let (cpf, kpf, h) = if product == 0 {
+        let (which, span): (&str, &S<i64>) = if *ru.cpf.get_ref() == 0 {
+            ("cpf", &ru.cpf)
+        } else if *ru.kpf.get_ref() == 0 {
+            ("kpf", &ru.kpf)
+        } else {
+            ("h", ru.h.as_ref().unwrap_or(&ru.cpf))
+        };
+        ctx.bad(
+            &format!("{ukey}.{which}"),
+            span,
+            format!(
+                "unit \"{}\" has no compute: cpf x kpf x h = {} x {} x {} = 0",
+                ru.name.get_ref(),
+                ru.cpf.get_ref(),
+                ru.kpf.get_ref(),
+                h_val
+            ),
+            "give cpf and kpf a power of two from 2 to 256 and h at least 1",
+        );
+        (None, None, None)
+    } else {
+        (
+            ctx.pow2_in(&format!("{ukey}.cpf"), &ru.cpf, 2, 256),
+            ctx.pow2_in(&format!("{ukey}.kpf"), &ru.kpf, 2, 256),
+            match &ru.h {
+                Some(s) => ctx.int_in(&format!("{ukey}.h"), s, 1, 16),
+                None => Some(1),
+            },
+        )
+    };
+    let datatype = super::datatype::resolve(
+        ctx,
+        &format!("{ukey}.datatype"),
+        ru.datatype.as_ref(),
+        base.datatype,
+    );
+    let per_unit_family = !datatype.is_multi()
+        && !matches!(datatype.precisions[0], crate::numeric::Precision::Int(_));
+    if per_unit_family && datatype != *base.datatype {
+        let at = ru.datatype.as_ref().and_then(|rd| {
+            [&rd.input, &rd.weight, &rd.output]
+                .into_iter()
+                .flatten()
+                .next()
+        });
+        if let Some(s) = at {
+            let loc = ctx.loc(s);
+            ctx.problem(
+                &format!("{ukey}.datatype"),
+                loc,
+                None,
+                format!("{ukey}.datatype: MX, floating-point and posit types are chosen for the whole design, in [datatype], not per unit"),
+                "move the types to [datatype]",
+            );
+        }
+    }
+    let buffers = super::sections::buffers(
+        ctx,
+        &format!("{ukey}.buffers"),
+        ru.buffers.as_ref(),
+        base.buffers,
+    );
+    let mut spans = buffer_locs(ctx, base.raw_buffers);
+    for (span, own) in spans.iter_mut().zip(buffer_locs(ctx, ru.buffers.as_ref())) {
+        if own.is_some() {
+            *span = own;
+        }
+    }
+    let keys = BufferKeys {
+        prefix: if ru.buffers.is_some() {
+            format!("{ukey}.buffers")
+        } else {
+            "buffers".to_string()
+        },
+        spans,
+    };
+    let unit = Unit {
+        name: ru.name.get_ref().clone(),
+        cpf: cpf.unwrap_or(8),
+        kpf: kpf.unwrap_or(8),
+        h: h.unwrap_or(1),
+        datatype,
+        buffers,
+    };
+    (unit, keys)
+}

@@ -1,0 +1,140 @@
+//! The golden model against hand-derived values.
+
+use super::*;
+use crate::model::Requant;
+use crate::numeric::{IntPrecision, Precision};
+
+const I8: IntType = IntType::new(true, 8);
+const I16: IntType = IntType::new(true, 16);
+const I32: IntType = IntType::new(true, 32);
+
+fn int(output: IntType) -> Precision {
+    Precision::Int(IntPrecision {
+        input: I8,
+        weight: I8,
+        accumulator: I32,
+        output,
+    })
+}
+
+fn layer(op: Op, out: [usize; 3], output: IntType) -> Layer {
+    Layer {
+        name: "l".into(),
+        inputs: vec!["x".into()],
+        op,
+        out,
+        prec: int(output),
+        out_format: Format::Int(output),
+        exponent: None,
+        auto: false,
+    }
+}
+
+fn tensor(h: usize, w: usize, c: usize, data: Vec<i64>) -> Tensor {
+    Tensor {
+        h,
+        w,
+        c,
+        format: Format::Int(I8),
+        data,
+        scales: vec![],
+    }
+}
+
+fn conv_op(k: usize, stride: usize, pad: usize, weights: Vec<i64>, bias: Vec<i64>) -> Op {
+    Op::Conv {
+        kh: k,
+        kw: k,
+        stride,
+        pad,
+        groups: 1,
+        cout: bias.len(),
+        weights,
+        weight_scales: vec![],
+        bias,
+        requant: Requant::IDENTITY,
+        relu: false,
+        clamp: None,
+    }
+}
+
+#[test]
+fn conv_3x3_padding_stride_by_hand() {
+    // 3x3 input of 1..9, one channel; 3x3 kernel of ones; padding 1, stride 2:
+    // outputs at (0,0), (0,2), (2,0), (2,2) are the sums of the clipped windows:
+    // (0,0): 1+2+4+5 = 12; (0,1): 2+3+5+6 = 16; (1,0): 4+5+7+8 = 24; (1,1): 5+6+8+9 = 28.
+    let x = tensor(3, 3, 1, (1..=9).collect());
+    let l = layer(conv_op(3, 2, 1, vec![1; 9], vec![100]), [2, 2, 1], I16);
+    for rows in [1, 8] {
+        assert_eq!(conv(&x, &l, rows).data, vec![112, 116, 124, 128]);
+    }
+}
+
+#[test]
+fn relu6_clamps_above() {
+    // acc 1, 50, 200 with requant identity, zero point 0, ReLU6 at 64: 1, 50, 64.
+    let x = tensor(1, 3, 1, vec![1, 50, 200]);
+    let mut op = conv_op(1, 1, 0, vec![1], vec![0]);
+    if let Op::Conv { relu, clamp, .. } = &mut op {
+        *relu = true;
+        *clamp = Some(64);
+    }
+    let y = conv(&x, &layer(op, [1, 3, 1], I16), 4);
+    assert_eq!(y.data, vec![1, 50, 64]);
+}
+
+#[test]
+fn depthwise_keeps_channels_apart() {
+    // Two channels, 1x1 depthwise kernel [2, -3]: channel 0 doubles, channel 1 * -3.
+    let x = tensor(1, 2, 2, vec![1, 2, 3, 4]);
+    let mut op = conv_op(1, 1, 0, vec![2, -3], vec![0, 0]);
+    if let Op::Conv { groups, relu, .. } = &mut op {
+        *groups = 2;
+        *relu = true;
+    }
+    let y = conv(&x, &layer(op, [1, 2, 2], I8), 8);
+    assert_eq!(y.data, vec![2, 0, 6, 0]); // ReLU clamps -6 and -12 to 0
+}
+
+#[test]
+fn accumulation_wraps_modulo_the_accumulator() {
+    // 127 * 127 * 4 = 64516 in a 16-bit accumulator: 64516 - 65536 = -1020.
+    let x = tensor(1, 1, 4, vec![127; 4]);
+    let op = conv_op(1, 1, 0, vec![127; 4], vec![0]);
+    let mut l = layer(op, [1, 1, 1], I16);
+    l.prec = Precision::Int(IntPrecision {
+        input: I8,
+        weight: I8,
+        accumulator: I16,
+        output: I16,
+    });
+    assert_eq!(conv_accumulate(&x, &l, 2), vec![-1020]);
+}
+
+#[test]
+fn pools_add_upsample_by_hand() {
+    let x = tensor(2, 2, 1, vec![1, -5, 7, 3]);
+    let y = pool(&x, &layer(Op::MaxPool { k: 2, stride: 2 }, [1, 1, 1], I8));
+    assert_eq!(y.data, vec![7]);
+    // Sum 6 * 16384 / 65536 = 1.5 -> 2 (half up).
+    let avg = Op::AvgPool {
+        k: 2,
+        stride: 2,
+        requant: Requant {
+            multiplier: 16384,
+            shift: 16,
+            zero_point: 0,
+        },
+    };
+    assert_eq!(pool(&x, &layer(avg, [1, 1, 1], I8)).data, vec![2]);
+    let b = tensor(2, 2, 1, vec![127, 0, 0, -128]);
+    let add_op = Op::Add {
+        requant: Requant::IDENTITY,
+        relu: false,
+        clamp: None,
+    };
+    let s = add(&x, &b, &layer(add_op, [2, 2, 1], I8));
+    assert_eq!(s.data, vec![127, -5, 7, -125]);
+    let u = upsample(&tensor(1, 2, 1, vec![4, 9]), 2, Format::Int(I8));
+    assert_eq!(u.data, vec![4, 4, 9, 9, 4, 4, 9, 9]);
+}

@@ -1,0 +1,226 @@
+//! What each instruction does to the engine's state: one path for transfers, one for
+//! matmuls and one for vector instructions, each over the precision the instruction names.
+
+use super::{Engine, InterpError, Memory};
+use crate::isa::{self, Buffer, Instr, Matmul, Op, Transfer, Vector};
+use crate::numeric::{Datapath, PostOps, Precision, Requant};
+
+/// A scratchpad row address: the sum wraps at the width of the address fields, and the
+/// row is taken modulo the buffer's depth (its low index bits).
+fn spad(addr: u64, depth: usize) -> usize {
+    (addr & isa::mask(isa::SPAD_ADDR_BITS)) as usize % depth
+}
+
+/// An external-memory beat address (wraps at the address width).
+fn ext(addr: u64) -> u64 {
+    addr & isa::mask(isa::EXT_ADDR_BITS)
+}
+
+/// The rows of a two-level strided loop: (row index, offset of the row in the loop).
+fn rows(count0: u64, count1: u64) -> impl Iterator<Item = (u64, u64, u64)> {
+    (0..count1).flat_map(move |i1| (0..count0).map(move |i0| (i1 * count0 + i0, i0, i1)))
+}
+
+impl Engine {
+    /// The precision an instruction names, or why it cannot run.
+    fn precision(&self, pc: usize, index: u64) -> Result<Precision, InterpError> {
+        let d = &self.unit.datatype;
+        if index as usize >= d.precisions.len() {
+            return Err(InterpError::Illegal {
+                pc,
+                reason: format!(
+                    "precision {index} does not exist: the design runs {}",
+                    d.precisions
+                        .iter()
+                        .map(|p| p.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+        Ok(d.precisions[index as usize])
+    }
+
+    pub(super) fn execute(
+        &mut self,
+        pc: usize,
+        i: &Instr,
+        mem: &mut Memory,
+    ) -> Result<(), InterpError> {
+        self.trace.push((pc, i.opcode()));
+        match &i.op {
+            Op::Load(t) => self.transfer(pc, t, false, mem),
+            Op::Store(t) => self.transfer(pc, t, true, mem),
+            Op::Matmul(m) => self.matmul(pc, m),
+            Op::Vector(v) => self.vector(pc, v),
+            Op::End => Ok(()),
+        }
+    }
+
+    /// Rows between external memory and a scratchpad. A row is its elements in whole
+    /// beats, and for a block-scaled precision (of an input or output row) one more beat
+    /// with the scale; a row that has a scale slot but a precision without scales moves
+    /// its elements only, and its slot reads 0.
+    fn transfer(
+        &mut self,
+        pc: usize,
+        t: &Transfer,
+        store: bool,
+        mem: &mut Memory,
+    ) -> Result<(), InterpError> {
+        let illegal = |reason: &str| InterpError::Illegal {
+            pc,
+            reason: reason.to_string(),
+        };
+        if t.stream {
+            return Err(illegal(
+                "streams between units are not modelled by the single-engine interpreter",
+            ));
+        }
+        if store && t.buffer != Buffer::Output {
+            return Err(illegal("store reads the output buffer only"));
+        }
+        let buf = t.buffer;
+        let (n, elem) = self.row_type(buf);
+        let elem_beats = (n as u64 * u64::from(elem.bits)).div_ceil(u64::from(self.mem_w));
+        let slot = self.has_slot(buf);
+        let scaled = slot && self.precision(pc, t.prec)?.ops().input().block_scaled();
+        let depth = self.rows_mut(buf).len();
+        for (k, i0, i1) in rows(t.count0, t.count1) {
+            let beat = ext(t.ext_addr + i1 * t.stride1 + i0 * t.stride0);
+            let row = spad(t.spad_addr + k, depth);
+            if store {
+                let vals = self.output[row].clone();
+                mem.write_row(beat, elem_beats, &vals[..n], elem);
+                if scaled {
+                    mem.write_scale(beat + elem_beats, vals[n] as u8);
+                }
+            } else {
+                let mut vals = mem.read_row(beat, elem_beats, n, elem);
+                if slot {
+                    vals.push(if scaled {
+                        i64::from(mem.read_scale(beat + elem_beats))
+                    } else {
+                        0
+                    });
+                }
+                self.record(pc, buf, row, &vals);
+                self.rows_mut(buf)[row] = vals;
+            }
+        }
+        Ok(())
+    }
+
+    /// Preload a weight tile of precision `p` into the idle bank: `cpf` element rows, then
+    /// the rows of its column scales.
+    fn preload(&mut self, p: &dyn Datapath, base: u64) {
+        let cpf = self.unit.cpf as usize;
+        let depth = self.weight.len();
+        let idle = self.cur_bank ^ 1;
+        for r in 0..cpf {
+            let row = spad(base + r as u64, depth);
+            for (c, col) in self.banks[idle].iter_mut().enumerate() {
+                col[r] = self.weight[row][c];
+            }
+        }
+        let scale_rows: Vec<&[i64]> = (0..p.weight_scale_rows() as usize)
+            .map(|s| self.weight[spad(base + (cpf + s) as u64, depth)].as_slice())
+            .collect();
+        let columns = self.unit.kpf as usize;
+        self.bank_scales[idle] = p.unpack_weight_scales(&scale_rows, columns);
+    }
+
+    /// Input rows through the array: each column of the current bank makes one pass
+    /// (`Datapath::column`), written or accumulated into the accumulator row.
+    fn matmul(&mut self, pc: usize, m: &Matmul) -> Result<(), InterpError> {
+        let prec = self.precision(pc, m.prec)?;
+        let p = prec.ops();
+        if m.swap {
+            self.cur_bank ^= 1;
+        }
+        if m.preload {
+            self.preload(p, m.weight_addr);
+        }
+        let cpf = self.unit.cpf as usize;
+        let (in_depth, acc_depth) = (self.input.len(), self.acc.len());
+        for (k, i0, i1) in rows(m.count0, m.count1) {
+            let in_row = spad(m.input_addr + i1 * m.stride1 + i0 * m.stride0, in_depth);
+            let acc_row = spad(m.acc_addr + k, acc_depth);
+            let a = &self.input[in_row];
+            // A row without a scale slot, or an integer row in one, reads scale 0.
+            let sa = a.get(cpf).map_or(0, |s| *s as u8);
+            let bank = self.cur_bank;
+            for c in 0..self.unit.kpf as usize {
+                let v = p.column(
+                    &a[..cpf],
+                    &self.banks[bank][c],
+                    (sa, self.bank_scales[bank][c]),
+                );
+                let old = self.acc[acc_row][c];
+                self.acc[acc_row][c] = if m.accumulate {
+                    p.accumulate(old, v)
+                } else {
+                    v
+                };
+            }
+            let row = self.acc[acc_row].clone();
+            self.record(pc, Buffer::Accumulator, acc_row, &row);
+        }
+        Ok(())
+    }
+
+    /// Accumulator rows through the vector unit: the post-processing of the accumulator's
+    /// precision (`prec_in`) into rows of the output precision (`prec_out`).
+    fn vector(&mut self, pc: usize, v: &Vector) -> Result<(), InterpError> {
+        let illegal = |reason: &str| InterpError::Illegal {
+            pc,
+            reason: reason.to_string(),
+        };
+        if v.add && v.pool {
+            return Err(illegal(
+                "add and pool share the operand read; use one per instruction",
+            ));
+        }
+        let (out_base, opnd_base, n) = (v.out_addr, v.opnd_addr, v.count);
+        if (v.add || v.pool)
+            && out_base != opnd_base
+            && out_base < opnd_base + n
+            && opnd_base < out_base + n
+        {
+            return Err(illegal("the operand rows overlap the rows being written (only the same rows, in place, are allowed)"));
+        }
+        let p_in = self.precision(pc, v.prec_in)?;
+        let out = self.precision(pc, v.prec_out)?.ops().output();
+        let kpf = self.unit.kpf as usize;
+        if v.load_bias {
+            self.bias = self.acc[spad(v.bias_addr, self.acc.len())].clone();
+        }
+        for j in 0..n {
+            let acc_row = spad(v.acc_addr + j, self.acc.len());
+            let out_row = spad(out_base + j, self.output.len());
+            let opnd = self.output[spad(opnd_base + j, self.output.len())].clone();
+            let ops = PostOps {
+                bias: v.bias.then_some(self.bias.as_slice()),
+                requant: Requant {
+                    multiplier: v.multiplier,
+                    shift: v.shift as u32,
+                    zero_point: v.zero_point,
+                },
+                relu: v.relu,
+                clamp: v.clamp.then_some(v.clamp_max),
+                add: v.add,
+                pool: v.pool,
+                operand: Some(&opnd[..kpf]),
+                fixed_scale: v.fixed_scale as u8,
+            };
+            let row = p_in.ops().post(&self.acc[acc_row], &ops, out);
+            let mut vals = row.codes;
+            if self.has_slot(Buffer::Output) {
+                vals.push(row.scales.first().map_or(0, |s| i64::from(*s)));
+            }
+            self.record(pc, Buffer::Output, out_row, &vals);
+            self.output[out_row] = vals;
+        }
+        Ok(())
+    }
+}

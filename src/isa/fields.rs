@@ -1,0 +1,185 @@
+//! How typed values go into instruction fields, and the instruction formats themselves.
+
+use super::*;
+
+/// A Rust type an instruction field holds: how it goes into and comes out of its bits.
+pub trait FieldValue: Copy {
+    /// The field's bits, or `None` when the value does not fit `width` bits.
+    fn to_bits(self, width: u32) -> Option<u64>;
+    fn from_bits(bits: u64, width: u32) -> Self;
+    /// How a listing writes the value.
+    fn show(self) -> String;
+    fn is_zero(self) -> bool;
+}
+
+impl FieldValue for u64 {
+    fn to_bits(self, width: u32) -> Option<u64> {
+        (self <= mask(width)).then_some(self)
+    }
+    fn from_bits(bits: u64, _: u32) -> Self {
+        bits
+    }
+    fn show(self) -> String {
+        self.to_string()
+    }
+    fn is_zero(self) -> bool {
+        self == 0
+    }
+}
+
+/// Two's complement.
+impl FieldValue for i64 {
+    fn to_bits(self, width: u32) -> Option<u64> {
+        let half = 1i64 << (width - 1);
+        (-half..half)
+            .contains(&self)
+            .then_some(self as u64 & mask(width))
+    }
+    fn from_bits(bits: u64, width: u32) -> Self {
+        let v = bits as i64;
+        if width < 64 && v >> (width - 1) & 1 == 1 {
+            v - (1i64 << width)
+        } else {
+            v
+        }
+    }
+    fn show(self) -> String {
+        self.to_string()
+    }
+    fn is_zero(self) -> bool {
+        self == 0
+    }
+}
+
+impl FieldValue for bool {
+    fn to_bits(self, _: u32) -> Option<u64> {
+        Some(u64::from(self))
+    }
+    fn from_bits(bits: u64, _: u32) -> Self {
+        bits & 1 == 1
+    }
+    fn show(self) -> String {
+        u8::from(self).to_string()
+    }
+    fn is_zero(self) -> bool {
+        !self
+    }
+}
+
+impl FieldValue for Buffer {
+    fn to_bits(self, _: u32) -> Option<u64> {
+        Some(self as u64)
+    }
+    fn from_bits(bits: u64, _: u32) -> Self {
+        Buffer::ALL[(bits & 3) as usize]
+    }
+    fn show(self) -> String {
+        self.name().to_string()
+    }
+    fn is_zero(self) -> bool {
+        false // listings always say which buffer
+    }
+}
+
+/// The instruction formats, defined once: each becomes a struct with one typed field per
+/// ISA field (in bit order after the header), the table `FIELDS` that places them, and the
+/// encoding, decoding and listing derived from it.
+macro_rules! formats {
+    ($(
+        $(#[$meta:meta])*
+        $name:ident {
+            $( $field:ident : $ty:ty = $width:expr, $doc:literal; )*
+        }
+    )*) => {
+        $(
+            $(#[$meta])*
+            #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+            pub struct $name {
+                $( #[doc = $doc] pub $field: $ty, )*
+            }
+
+            impl $name {
+                /// The fields after the header, in bit order.
+                pub const FIELDS: &'static [FieldSpec] = &[$( (stringify!($field), $width, $doc), )*];
+
+                /// Each field's bits, in `FIELDS` order; an error names a value too wide.
+                pub(super) fn bits(&self, op: Opcode) -> Result<Vec<u64>, IsaError> {
+                    Ok(vec![$(
+                        FieldValue::to_bits(self.$field, $width).ok_or_else(|| IsaError::TooWide {
+                            op: op.mnemonic(),
+                            field: stringify!($field),
+                            value: FieldValue::show(self.$field),
+                            width: $width,
+                        })?,
+                    )*])
+                }
+
+                pub(super) fn from_field_bits(bits: &[u64]) -> Self {
+                    let mut it = bits.iter();
+                    $name { $( $field: FieldValue::from_bits(*it.next().expect("one value per field"), $width), )* }
+                }
+
+                /// (name, value) of the fields a listing shows: the non-zero ones, and
+                /// `count1` always.
+                pub(super) fn listed(&self) -> Vec<(&'static str, String)> {
+                    let mut v = Vec::new();
+                    $( if !FieldValue::is_zero(self.$field) || stringify!($field) == "count1" {
+                        v.push((stringify!($field), FieldValue::show(self.$field)));
+                    } )*
+                    v
+                }
+            }
+        )*
+    };
+}
+
+formats! {
+    /// `load` (external memory or stream -> scratchpad) and `store` (output buffer ->
+    /// external memory or stream): a two-level strided transfer of whole rows.
+    Transfer {
+        stream: bool = 1, "1: the elastic stream between units instead of external memory";
+        buffer: Buffer = 2, "scratchpad: 0 input, 1 weight, 2 accumulator, 3 output";
+        spad_addr: u64 = SPAD_ADDR_BITS, "first scratchpad row; rows are contiguous";
+        ext_addr: u64 = EXT_ADDR_BITS, "first external-memory beat";
+        count0: u64 = 12, "rows in the inner loop";
+        stride0: u64 = 20, "beats between consecutive inner rows";
+        count1: u64 = 12, "iterations of the outer loop";
+        stride1: u64 = 24, "beats between consecutive outer iterations";
+        prec: u64 = PREC_BITS, "precision of input and output rows (an index into the Design's list): rows of a block-scaled precision move their scale beat, the others leave it out";
+    }
+    /// `matmul`: stream input rows through the systolic array into accumulator rows.
+    Matmul {
+        preload: bool = 1, "shift a weight tile into the idle weight bank while this runs";
+        swap: bool = 1, "switch to the last preloaded weight bank before the first input row";
+        accumulate: bool = 1, "add to the accumulator rows instead of overwriting them";
+        weight_addr: u64 = SPAD_ADDR_BITS, "first row of the weight tile to preload";
+        input_addr: u64 = SPAD_ADDR_BITS, "first input row";
+        acc_addr: u64 = SPAD_ADDR_BITS, "first accumulator row; rows are contiguous";
+        count0: u64 = 12, "input rows in the inner loop";
+        stride0: u64 = 12, "input-buffer rows between inner iterations";
+        count1: u64 = 12, "iterations of the outer loop";
+        stride1: u64 = 16, "input-buffer rows between outer iterations";
+        prec: u64 = PREC_BITS, "precision of the layer (an index into the Design's list): the weight tile's scale rows, the column arithmetic and the accumulation";
+    }
+    /// `vector`: accumulator rows -> post-processing -> output-buffer rows.
+    Vector {
+        relu: bool = 1, "clamp below at the output zero point";
+        add: bool = 1, "add the operand row element-wise (saturating)";
+        pool: bool = 1, "take the element-wise maximum with the operand row";
+        bias: bool = 1, "add the bias register before requantizing";
+        load_bias: bool = 1, "first read the bias register from accumulator row bias_addr";
+        acc_addr: u64 = SPAD_ADDR_BITS, "first accumulator row";
+        out_addr: u64 = SPAD_ADDR_BITS, "first output-buffer row written";
+        opnd_addr: u64 = SPAD_ADDR_BITS, "first output-buffer row read as the add or pool operand";
+        bias_addr: u64 = SPAD_ADDR_BITS, "accumulator row holding the bias";
+        count: u64 = 12, "rows to process";
+        multiplier: u64 = 16, "requantization multiplier (unsigned)";
+        shift: u64 = 6, "requantization right shift, rounding half up";
+        zero_point: i64 = 16, "output zero point (two's complement)";
+        clamp: bool = 1, "clamp above at clamp_max after ReLU (ReLU6)";
+        clamp_max: i64 = 16, "upper clamp (two's complement)";
+        prec_in: u64 = PREC_BITS, "precision of the accumulator rows (an index into the Design's list)";
+        prec_out: u64 = PREC_BITS, "precision of the output rows: at a boundary between an integer and an MX layer, the conversion";
+        fixed_scale: u64 = 8, "E8M0 code of an integer row crossing to or from MX: element q means 2^(code-127) q / 2^frac";
+    }
+}

@@ -1,0 +1,276 @@
+//! Where a model's numbers come from: the seeded generator (`"random"`) or `.npy` files, as
+//! integer codes or as real values that the format encodes; and the checking context that
+//! names the file and layer of every error.
+
+use super::raw::{RawInput, RawRequant};
+use super::types::ModelTypes;
+use super::{npy, ModelError, Requant, Tensor};
+use crate::numeric::{Format, IntType};
+use std::path::{Path, PathBuf};
+
+pub(super) struct Ctx {
+    pub file: String,
+    pub dir: PathBuf,
+    pub layer: Option<String>,
+    rng: u64,
+}
+
+impl Ctx {
+    pub fn new(file: &str, dir: &Path, seed: Option<u64>) -> Ctx {
+        Ctx {
+            file: file.to_string(),
+            dir: dir.to_path_buf(),
+            layer: None,
+            rng: seed.unwrap_or(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+        }
+    }
+
+    pub fn err(&self, field: &str, rule: impl Into<String>, fix: impl Into<String>) -> ModelError {
+        ModelError {
+            file: self.file.clone(),
+            layer: self.layer.clone(),
+            field: field.to_string(),
+            rule: rule.into(),
+            fix: fix.into(),
+        }
+    }
+
+    fn next(&mut self) -> u64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.rng
+    }
+
+    /// An integer in 1..=max (`default` when absent).
+    pub fn positive(
+        &self,
+        field: &str,
+        v: Option<i64>,
+        default: Option<i64>,
+        max: i64,
+    ) -> Result<usize, ModelError> {
+        let v = match (v, default) {
+            (Some(v), _) => v,
+            (None, Some(d)) => d,
+            (None, None) => {
+                return Err(self.err(
+                    field,
+                    format!("{field} is required"),
+                    format!("add {field} = ..."),
+                ))
+            }
+        };
+        if v < 1 || v > max {
+            return Err(self.err(
+                &format!("{field} = {v}"),
+                format!("{field} must be between 1 and {max}"),
+                format!("use a value from 1 to {max}"),
+            ));
+        }
+        Ok(v as usize)
+    }
+
+    /// Approximately standard normal values (Irwin-Hall: the sum of 12 uniforms, minus 6).
+    fn gaussian(&mut self, count: usize) -> Vec<f32> {
+        (0..count)
+            .map(|_| {
+                let s: f64 = (0..12)
+                    .map(|_| (self.next() >> 11) as f64 / (1u64 << 53) as f64)
+                    .sum();
+                (s - 6.0) as f32
+            })
+            .collect()
+    }
+
+    /// Integer codes from `"random"` (uniform in the range of `t`... or `lo..=hi`) or a
+    /// `.npy` file with `shape`.
+    pub fn ints(
+        &mut self,
+        field: &str,
+        spec: &str,
+        shape: &[usize],
+        (lo, hi): (i64, i64),
+    ) -> Result<Vec<i64>, ModelError> {
+        let count: usize = shape.iter().product();
+        if spec == "random" {
+            let span = (hi - lo + 1) as u64;
+            return Ok((0..count)
+                .map(|_| lo + (self.next() % span) as i64)
+                .collect());
+        }
+        let path = self.dir.join(spec);
+        let npy = npy::read(&path).map_err(|e| {
+            self.err(
+                field,
+                e,
+                "give the path of a .npy file relative to the model file, or \"random\"",
+            )
+        })?;
+        if npy.shape.iter().product::<usize>() != count {
+            return Err(self.err(
+                field,
+                format!(
+                    "{} has shape {:?}, expected {:?} ({} values)",
+                    spec, npy.shape, shape, count
+                ),
+                "export the array with the expected shape",
+            ));
+        }
+        if let Some(v) = npy.data.iter().find(|v| **v < lo || **v > hi) {
+            return Err(self.err(
+                field,
+                format!("{spec} holds {v}, outside {lo}..={hi}"),
+                "quantize the data to the element type first",
+            ));
+        }
+        Ok(npy.data)
+    }
+
+    /// Real values: `"random"` (or absent) draws from a seeded normal distribution; a
+    /// `.npy` file must hold float32 values of `shape`.
+    pub fn reals(
+        &mut self,
+        field: &str,
+        spec: Option<&str>,
+        shape: &[usize],
+    ) -> Result<Vec<f32>, ModelError> {
+        let count: usize = shape.iter().product();
+        let spec = spec.unwrap_or("random");
+        if spec == "random" {
+            return Ok(self.gaussian(count));
+        }
+        let path = self.dir.join(spec);
+        let v = npy::read_f32(&path).map_err(|e| {
+            self.err(
+                field,
+                e,
+                "give the path of a float32 .npy file relative to the model file, or \"random\"",
+            )
+        })?;
+        if v.shape.iter().product::<usize>() != count {
+            return Err(self.err(
+                field,
+                format!(
+                    "{} has shape {:?}, expected {:?} ({} values)",
+                    spec, v.shape, shape, count
+                ),
+                "export the array with the expected shape",
+            ));
+        }
+        Ok(v.data)
+    }
+
+    /// The codes of data in `format`: integer codes in the range of the type, or real
+    /// values encoded (MX blocks along the last dimension).
+    pub fn codes(
+        &mut self,
+        field: &str,
+        spec: Option<&str>,
+        shape: &[usize],
+        format: Format,
+    ) -> Result<(Vec<i64>, Vec<u8>), ModelError> {
+        if format.from_reals() {
+            let x = self.reals(field, spec, shape)?;
+            return Ok(format.encode_reals(&x).expect("a real-valued format"));
+        }
+        let t = format.code_type();
+        let v = self.ints(field, spec.unwrap_or("random"), shape, (t.min(), t.max()))?;
+        Ok((v, Vec::new()))
+    }
+
+    pub fn requant(&self, r: Option<&RawRequant>, default: Requant) -> Result<Requant, ModelError> {
+        let Some(r) = r else { return Ok(default) };
+        if !(0..=65535).contains(&r.multiplier) {
+            return Err(self.err(
+                &format!("requant.multiplier = {}", r.multiplier),
+                "the requantization multiplier is an unsigned 16-bit integer",
+                "use 0..=65535 and adjust shift",
+            ));
+        }
+        if !(0..=63).contains(&r.shift) {
+            return Err(self.err(
+                &format!("requant.shift = {}", r.shift),
+                "shift is 0..=63",
+                "use 0..=63",
+            ));
+        }
+        let zp = r.zero_point.unwrap_or(0);
+        if !(-32768..=32767).contains(&zp) {
+            return Err(self.err(
+                &format!("requant.zero_point = {zp}"),
+                "the zero point is a signed 16-bit integer",
+                "use -32768..=32767",
+            ));
+        }
+        Ok(Requant {
+            multiplier: r.multiplier as u64,
+            shift: r.shift as u32,
+            zero_point: zp,
+        })
+    }
+}
+
+/// The model input: its shape, and its data in the model's input format.
+pub(super) fn input(
+    ctx: &mut Ctx,
+    raw: &RawInput,
+    types: &ModelTypes,
+) -> Result<Tensor, ModelError> {
+    if raw.shape.len() != 3 || raw.shape.iter().any(|d| *d < 1 || *d > 4096) {
+        return Err(ctx.err(
+            &format!("input.shape = {:?}", raw.shape),
+            "the input shape is [height, width, channels], each 1..=4096",
+            "write for example shape = [8, 8, 16]",
+        ));
+    }
+    let shape: Vec<usize> = raw.shape.iter().map(|d| *d as usize).collect();
+    let format = types.input;
+    if let Some(bs) = format.block_size().map(|b| b as usize) {
+        if !shape[2].is_multiple_of(bs) {
+            return Err(ctx.err(
+                &format!("input.shape = {:?}", raw.shape),
+                format!("MX blocks of {bs} run along the channels, so the channels must be a multiple of {bs}"),
+                format!("use {} channels", shape[2].div_ceil(bs) * bs),
+            ));
+        }
+    }
+    let (data, scales) = ctx.codes("input.data", raw.data.as_deref(), &shape, format)?;
+    Ok(Tensor {
+        h: shape[0],
+        w: shape[1],
+        c: shape[2],
+        format,
+        data,
+        scales,
+    })
+}
+
+/// The biases of `cout` output channels: `"random"` gives values uniform in the accumulator
+/// type's range clipped to +-2^20; a `.npy` file's values must fit the accumulator type,
+/// because the bias is added to the accumulator value exactly (in the hardware it is an
+/// accumulator row).
+pub(super) fn bias(
+    ctx: &mut Ctx,
+    spec: &str,
+    cout: usize,
+    acc: IntType,
+) -> Result<Vec<i64>, ModelError> {
+    if spec == "random" {
+        let range = (acc.min().max(-(1 << 20)), acc.max().min(1 << 20));
+        return ctx.ints("bias", spec, &[cout], range);
+    }
+    let b = ctx.ints("bias", spec, &[cout], (i64::MIN, i64::MAX))?;
+    match b.iter().find(|v| !acc.holds(**v)) {
+        None => Ok(b),
+        Some(v) => Err(ctx.err(
+            "bias",
+            format!(
+                "{spec} holds {v}, outside the accumulator type {acc} ({}..={}); the bias is added to the accumulator exactly",
+                acc.min(),
+                acc.max()
+            ),
+            format!("quantize the bias to {acc}, or use a wider accumulator (accumulator = \"int32\" in the model and the config)"),
+        )),
+    }
+}

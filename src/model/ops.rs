@@ -1,0 +1,499 @@
+//! One `[[layer]]` of the model file: its name and input, its precision, and the operator's
+//! own keys, parsed by one function per operator (the `OPS` table).
+
+use super::data::{bias, Ctx};
+use super::quant::{choose, encode_weights};
+use super::raw::{Kernel, RawLayer};
+use super::types::{layer_precision, ModelTypes};
+use super::{Layer, ModelError, Op, Requant, Tensor};
+use crate::numeric::{Format, IntType, Precision};
+
+/// What an operator's parser is given.
+struct Args<'a> {
+    rl: &'a RawLayer,
+    prec: Precision,
+    auto: bool,
+    /// Name and shape of the input tensor.
+    src: &'a str,
+    shape: [usize; 3],
+    /// The model input and the earlier layers.
+    model_input: (&'a str, [usize; 3]),
+    layers: &'a [Layer],
+    /// The model's MX precision, the other choice of an automatic layer.
+    mx: Option<Precision>,
+    exponent: Option<i32>,
+    relu: bool,
+    clamp: Option<i64>,
+}
+
+/// What it gives back: the operator, the output shape, the inputs (the first is streamed
+/// through the array, a second is added) and, for an automatic layer, the precision it got.
+struct Parsed {
+    op: Op,
+    out: [usize; 3],
+    inputs: Vec<String>,
+    prec: Precision,
+}
+
+type OpParser = fn(&mut Ctx, &Args) -> Result<Parsed, ModelError>;
+
+/// The operators of the model format.
+const OPS: &[(&str, OpParser)] = &[
+    ("conv2d", conv),
+    ("fc", conv),
+    ("maxpool", pool),
+    ("avgpool", pool),
+    ("add", add),
+    ("upsample", upsample),
+];
+
+pub(super) fn layer(
+    ctx: &mut Ctx,
+    rl: &RawLayer,
+    types: &ModelTypes,
+    input_name: &str,
+    input: &Tensor,
+    layers: &[Layer],
+) -> Result<Layer, ModelError> {
+    if rl.name == input_name || layers.iter().any(|l| l.name == rl.name) {
+        return Err(ctx.err(
+            "name",
+            format!("tensor name {} is already used", rl.name),
+            "give every layer its own name",
+        ));
+    }
+    let prev = layers.last().map_or(input_name, |l| l.name.as_str());
+    let src = rl.input.as_deref().unwrap_or(prev);
+    let model_input = (input_name, input.shape());
+    let shape = shape_of(model_input, layers, src).ok_or_else(|| {
+        ctx.err(
+            &format!("input = {src}"),
+            "the input must name the model input or an earlier layer",
+            "use the name of an earlier layer",
+        )
+    })?;
+    let (prec, auto) = layer_precision(ctx, rl, types)?;
+    let (relu, clamp) = activation(ctx, rl, prec)?;
+    let exponent = match rl.output_exponent {
+        None => None,
+        Some(e) if (-100..=100).contains(&e) => Some(e as i32),
+        Some(e) => {
+            return Err(ctx.err(
+                &format!("output_exponent = {e}"),
+                "output_exponent is between -100 and 100 (the integer output q stands for q * 2^output_exponent)",
+                "use an exponent from -100 to 100",
+            ))
+        }
+    };
+    let Some((_, parse)) = OPS.iter().find(|(name, _)| *name == rl.op) else {
+        let names: Vec<&str> = OPS.iter().map(|(n, _)| *n).collect();
+        return Err(ctx.err(
+            &format!("op = {}", rl.op),
+            format!("supported operators: {}", names.join(", ")),
+            "use one of those (flatten is implicit: fc takes the HWC flattening of its input)",
+        ));
+    };
+    let conv_op = matches!(rl.op.as_str(), "conv2d" | "fc");
+    if !conv_op && !matches!(prec, Precision::Int(_)) {
+        return Err(ctx.err(
+            &format!("op = {}", rl.op),
+            format!(
+                "{} models support conv2d and fc layers (with activation none or relu) so far",
+                prec.family()
+            ),
+            "use type = \"int8\" for networks with pooling, add or upsample layers",
+        ));
+    }
+    let args = Args {
+        rl,
+        prec,
+        auto,
+        src,
+        shape,
+        model_input,
+        layers,
+        mx: types.mx(),
+        exponent,
+        relu,
+        clamp,
+    };
+    let p = parse(ctx, &args)?;
+    Ok(Layer {
+        name: rl.name.clone(),
+        inputs: p.inputs,
+        op: p.op,
+        out: p.out,
+        prec: p.prec,
+        out_format: p.prec.ops().output(),
+        exponent,
+        auto,
+    })
+}
+
+/// The shape of the model input or of an earlier layer's output.
+fn shape_of(model_input: (&str, [usize; 3]), layers: &[Layer], name: &str) -> Option<[usize; 3]> {
+    if name == model_input.0 {
+        return Some(model_input.1);
+    }
+    layers.iter().find(|l| l.name == name).map(|l| l.out)
+}
+
+/// `activation`: none, relu, or relu6 with `relu6_max`, an output value of an integer layer.
+fn activation(
+    ctx: &Ctx,
+    rl: &RawLayer,
+    prec: Precision,
+) -> Result<(bool, Option<i64>), ModelError> {
+    let out = prec.ops().output().code_type();
+    match rl.activation.as_deref() {
+        None | Some("none") => Ok((false, None)),
+        Some("relu") => Ok((true, None)),
+        Some("relu6") => match rl.relu6_max {
+            Some(m) if out.holds(m) => Ok((true, Some(m))),
+            Some(m) => Err(ctx.err(
+                &format!("relu6_max = {m}"),
+                format!("relu6_max is the quantized value of 6.0 and must be a {out} value"),
+                format!("use a value from {} to {}", out.min(), out.max()),
+            )),
+            None => Err(ctx.err(
+                "relu6_max",
+                "activation = \"relu6\" needs relu6_max, the quantized value of 6.0 (zero_point + round(6 / scale))",
+                "add relu6_max = <value>",
+            )),
+        },
+        Some(other) => Err(ctx.err(
+            &format!("activation = {other}"),
+            "supported activations: none, relu, relu6 (the piecewise-quadratic unit for GeLU, sigmoid and tanh is not implemented yet)",
+            "use \"relu\" or \"relu6\", or remove the key",
+        )),
+    }
+}
+
+fn kernel(ctx: &Ctx, k: &Option<Kernel>) -> Result<(usize, usize), ModelError> {
+    match k {
+        Some(Kernel::Square(k)) => {
+            let k = ctx.positive("kernel", Some(*k), None, 15)?;
+            Ok((k, k))
+        }
+        Some(Kernel::Rect(v)) if v.len() == 2 => Ok((
+            ctx.positive("kernel", Some(v[0]), None, 15)?,
+            ctx.positive("kernel", Some(v[1]), None, 15)?,
+        )),
+        _ => Err(ctx.err(
+            "kernel",
+            "conv2d needs kernel = K or [KH, KW]",
+            "add kernel = 3",
+        )),
+    }
+}
+
+/// The geometry of a convolution: kernel, stride, padding, groups, output channels, and
+/// the output shape.
+struct Geometry {
+    kh: usize,
+    kw: usize,
+    stride: usize,
+    pad: usize,
+    groups: usize,
+    cout: usize,
+    out: [usize; 3],
+}
+
+fn geometry(ctx: &Ctx, a: &Args) -> Result<Geometry, ModelError> {
+    let rl = a.rl;
+    let [h, w, c] = a.shape;
+    let fc = rl.op == "fc";
+    let cout = ctx.positive("out_channels", rl.out_channels, None, 65536)?;
+    let (kh, kw) = if fc { (h, w) } else { kernel(ctx, &rl.kernel)? };
+    let stride = if fc {
+        1
+    } else {
+        ctx.positive("stride", rl.stride, Some(1), 8)?
+    };
+    if !fc && rl.padding.is_some_and(|p| !(0..=16).contains(&p)) {
+        return Err(ctx.err("padding", "padding is 0..=16", "use a padding from 0 to 16"));
+    }
+    let pad = if fc {
+        0
+    } else {
+        rl.padding.unwrap_or(0) as usize
+    };
+    let groups = if fc {
+        1
+    } else {
+        ctx.positive("groups", rl.groups, Some(1), 65536)?
+    };
+    if c % groups != 0 || cout % groups != 0 {
+        return Err(ctx.err(
+            &format!("groups = {groups}"),
+            format!("groups must divide the input channels ({c}) and out_channels ({cout})"),
+            "use a divisor of both (groups = channels is a depthwise convolution)",
+        ));
+    }
+    if h + 2 * pad < kh || w + 2 * pad < kw {
+        return Err(ctx.err(
+            "kernel",
+            format!("the {kh}x{kw} kernel is larger than the padded {h}x{w} input"),
+            "use a smaller kernel or more padding",
+        ));
+    }
+    let out = [
+        (h + 2 * pad - kh) / stride + 1,
+        (w + 2 * pad - kw) / stride + 1,
+        cout,
+    ];
+    Ok(Geometry {
+        kh,
+        kw,
+        stride,
+        pad,
+        groups,
+        cout,
+        out,
+    })
+}
+
+/// `conv2d` and `fc` (a convolution whose kernel covers the whole input).
+fn conv(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
+    let g = geometry(ctx, a)?;
+    let cin = a.shape[2];
+    let wshape = [g.kh, g.kw, cin / g.groups, g.cout];
+    let mut prec = a.prec;
+    let (weights, weight_scales, auto_requant) = match prec {
+        Precision::Int(p) if !a.auto => {
+            let t = p.weight;
+            let w = ctx.ints(
+                "weights",
+                a.rl.weights.as_deref().unwrap_or("random"),
+                &wshape,
+                (t.min(), t.max()),
+            )?;
+            (w, Vec::new(), None)
+        }
+        Precision::Int(p) => {
+            let Some(e_out) = a.exponent else {
+                return Err(ctx.err(
+                    "output_exponent",
+                    "an automatic layer needs the fixed scale of its output, q * 2^output_exponent, whichever type the compiler chooses",
+                    "add output_exponent = <e>",
+                ));
+            };
+            let Some(Precision::Mx(f)) = a.mx else {
+                unreachable!("automatic layers belong to mixed models")
+            };
+            check_real_layer(ctx, a, Format::Mx(f), cin, &g)?;
+            let w = ctx.reals("weights", a.rl.weights.as_deref(), &wshape)?;
+            let taps = g.kh * g.kw;
+            let c = choose(
+                ctx,
+                &w,
+                (taps, cin, g.cout),
+                f,
+                p.weight,
+                a.layers,
+                a.src,
+                e_out,
+            )?;
+            if c.mx {
+                prec = Precision::Mx(f);
+            }
+            (c.codes, c.scales, c.requant)
+        }
+        _ => {
+            let format = prec.ops().weight();
+            check_real_layer(ctx, a, format, cin, &g)?;
+            let w = ctx.reals("weights", a.rl.weights.as_deref(), &wshape)?;
+            let (codes, scales) = encode_weights(&w, g.kh * g.kw, cin, g.cout, format);
+            (codes, scales, None)
+        }
+    };
+    let acc = prec.ops().acc_type();
+    let bias = match a.rl.bias.as_deref() {
+        None => vec![0; g.cout],
+        Some(spec) => bias(ctx, spec, g.cout, acc)?,
+    };
+    let default = Requant {
+        multiplier: 1,
+        shift: 8,
+        zero_point: 0,
+    };
+    let requant = match auto_requant {
+        Some(r) => r,
+        None => ctx.requant(a.rl.requant.as_ref(), default)?,
+    };
+    let op = Op::Conv {
+        kh: g.kh,
+        kw: g.kw,
+        stride: g.stride,
+        pad: g.pad,
+        groups: g.groups,
+        cout: g.cout,
+        weights,
+        weight_scales,
+        bias,
+        requant,
+        relu: a.relu,
+        clamp: a.clamp,
+    };
+    Ok(Parsed {
+        op,
+        out: g.out,
+        inputs: vec![a.src.to_string()],
+        prec,
+    })
+}
+
+/// The layer rules of the real-valued datapaths (MX, floating point, posit): no integer
+/// post-processing (bias, requantization, ReLU6), activation ReLU or none, groups = 1, and
+/// for MX, channels in whole blocks.
+fn check_real_layer(
+    ctx: &Ctx,
+    a: &Args,
+    format: Format,
+    cin: usize,
+    g: &Geometry,
+) -> Result<(), ModelError> {
+    let family = Precision::of(format, IntType::new(true, 32)).family();
+    let what = if let Format::Mx(_) = format {
+        "MX layers accumulate in FP32 and quantize their outputs to MX blocks"
+    } else {
+        "these layers accumulate in FP32 and convert their outputs to the element format"
+    };
+    if g.groups != 1 {
+        let why = if format.block_scaled() {
+            "MX blocks run along the input channels of a convolution; ".to_string()
+        } else {
+            String::new()
+        };
+        return Err(ctx.err(
+            &format!("groups = {}", g.groups),
+            format!(
+                "{why}grouped and depthwise convolutions are not supported for {family} layers yet"
+            ),
+            "use groups = 1, or type = \"int8\"",
+        ));
+    }
+    if let Some(bs) = format.block_size().map(|b| b as usize) {
+        if !cin.is_multiple_of(bs) || !g.cout.is_multiple_of(bs) {
+            return Err(ctx.err(
+                "out_channels",
+                format!("an MX layer's input ({cin}) and output ({}) channels must be multiples of the block size {bs}", g.cout),
+                format!("use out_channels = {}", g.cout.div_ceil(bs) * bs),
+            ));
+        }
+    }
+    for (key, present) in [
+        ("bias", a.rl.bias.is_some()),
+        ("requant", a.rl.requant.is_some()),
+        ("relu6_max", a.rl.relu6_max.is_some()),
+    ] {
+        if present {
+            return Err(ctx.err(
+                key,
+                format!("{what}: bias, requantization and ReLU6 are integer-path operations"),
+                format!("remove {key}"),
+            ));
+        }
+    }
+    if a.clamp.is_some() {
+        return Err(ctx.err(
+            "activation",
+            format!("{family} layers support activation = \"relu\" or none"),
+            "use activation = \"relu\"",
+        ));
+    }
+    Ok(())
+}
+
+/// `maxpool` and `avgpool`: a square window, no padding.
+fn pool(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
+    let [h, w, c] = a.shape;
+    let k = match &a.rl.kernel {
+        Some(Kernel::Square(k)) => ctx.positive("kernel", Some(*k), None, 15)?,
+        _ => {
+            return Err(ctx.err(
+                "kernel",
+                "pooling needs a square kernel = K",
+                "add kernel = 2",
+            ))
+        }
+    };
+    let stride = ctx.positive("stride", a.rl.stride, Some(k as i64), 8)?;
+    if h < k || w < k {
+        return Err(ctx.err(
+            "kernel",
+            format!("the {k}x{k} window is larger than the {h}x{w} input"),
+            "use a smaller window",
+        ));
+    }
+    let out = [(h - k) / stride + 1, (w - k) / stride + 1, c];
+    let op = if a.rl.op == "maxpool" {
+        Op::MaxPool { k, stride }
+    } else {
+        // Default: divide by k*k with a 16-bit fixed-point multiplier.
+        let default = Requant {
+            multiplier: ((1u64 << 16) + (k * k) as u64 / 2) / (k * k) as u64,
+            shift: 16,
+            zero_point: 0,
+        };
+        Op::AvgPool {
+            k,
+            stride,
+            requant: ctx.requant(a.rl.requant.as_ref(), default)?,
+        }
+    };
+    Ok(Parsed {
+        op,
+        out,
+        inputs: vec![a.src.to_string()],
+        prec: a.prec,
+    })
+}
+
+/// `add`: y = saturate(requant(x) + residual), ReLU after.
+fn add(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
+    let other = a.rl.residual.clone().ok_or_else(|| {
+        ctx.err(
+            "residual",
+            "add needs residual = <tensor>",
+            "name the tensor to add",
+        )
+    })?;
+    let Some(os) = shape_of(a.model_input, a.layers, &other) else {
+        return Err(ctx.err(
+            &format!("residual = {other}"),
+            "residual must name an earlier tensor",
+            "use the name of an earlier layer",
+        ));
+    };
+    if os != a.shape {
+        return Err(ctx.err(
+            "residual",
+            format!("shapes differ: {:?} and {:?}", a.shape, os),
+            "add tensors of the same shape",
+        ));
+    }
+    let op = Op::Add {
+        requant: ctx.requant(a.rl.requant.as_ref(), Requant::IDENTITY)?,
+        relu: a.relu,
+        clamp: a.clamp,
+    };
+    Ok(Parsed {
+        op,
+        out: a.shape,
+        inputs: vec![a.src.to_string(), other],
+        prec: a.prec,
+    })
+}
+
+/// `upsample`: nearest, by `factor` (default 2).
+fn upsample(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
+    let [h, w, c] = a.shape;
+    let f = ctx.positive("factor", a.rl.factor, Some(2), 8)?;
+    Ok(Parsed {
+        op: Op::Upsample { factor: f },
+        out: [h * f, w * f, c],
+        inputs: vec![a.src.to_string()],
+        prec: a.prec,
+    })
+}

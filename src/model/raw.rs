@@ -1,0 +1,68 @@
+//! serde structs that mirror the model file exactly. Unknown keys are errors.
+
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawModel {
+    pub name: Option<String>,
+    pub seed: Option<u64>,
+    /// Format of the model input and (by default) of every activation.
+    #[serde(rename = "type")]
+    pub act_type: Option<String>,
+    pub weight_type: Option<String>,
+    /// Integer models: the format of the layers' outputs when it differs from `type`.
+    pub output_type: Option<String>,
+    /// Integer models: the accumulator the products are summed in (default int32).
+    pub accumulator: Option<String>,
+    pub block_size: Option<i64>,
+    pub es: Option<i64>,
+    pub input: RawInput,
+    pub layer: Vec<RawLayer>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawInput {
+    pub name: Option<String>,
+    pub shape: Vec<i64>,
+    pub data: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(super) enum Kernel {
+    Square(i64),
+    Rect(Vec<i64>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRequant {
+    pub multiplier: i64,
+    pub shift: i64,
+    pub zero_point: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLayer {
+    pub name: String,
+    pub op: String,
+    pub input: Option<String>,
+    pub residual: Option<String>,
+    pub out_channels: Option<i64>,
+    pub kernel: Option<Kernel>,
+    pub stride: Option<i64>,
+    pub padding: Option<i64>,
+    pub groups: Option<i64>,
+    pub weights: Option<String>,
+    pub bias: Option<String>,
+    pub requant: Option<RawRequant>,
+    pub activation: Option<String>,
+    pub relu6_max: Option<i64>,
+    pub factor: Option<i64>,
+    #[serde(rename = "type")]
+    pub layer_type: Option<String>,
+    pub output_exponent: Option<i64>,
+}

@@ -1,0 +1,279 @@
+//! The integer family: two's-complement or unsigned element codes of 4 to 16 bits, products
+//! summed modulo 2^acc_bits in a signed accumulator, and the vector unit's integer lane
+//! (README, "Numeric rules of the integer path"):
+//!
+//! * `x = acc + bias` exactly (the bias fits the accumulator type);
+//! * `q = saturate(floor((x * multiplier + 2^(shift-1)) / 2^shift) + zero_point)`, rounding
+//!   half up (toward +infinity), with an unsigned 16-bit multiplier and a shift of 0..=63;
+//! * `add`: `q = saturate(q + operand)`; ReLU: `q = max(q, zero_point)`; ReLU6: then
+//!   `q = min(q, clamp_max)`; max-pool: `q = max(q, operand)`.
+
+use super::{Datapath, Format, Leaves, PostOps, Row};
+use serde::Serialize;
+use std::fmt;
+
+/// A fixed-point integer element type (`int8`, `uint4`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct IntType {
+    pub signed: bool,
+    pub bits: u32,
+}
+
+impl IntType {
+    pub const fn new(signed: bool, bits: u32) -> Self {
+        IntType { signed, bits }
+    }
+    pub fn min(&self) -> i64 {
+        if self.signed {
+            -(1i64 << (self.bits - 1))
+        } else {
+            0
+        }
+    }
+    pub fn max(&self) -> i64 {
+        if self.signed {
+            (1i64 << (self.bits - 1)) - 1
+        } else {
+            (1i64 << self.bits) - 1
+        }
+    }
+    /// True when `v` is a value of the type.
+    pub fn holds(&self, v: i64) -> bool {
+        (self.min()..=self.max()).contains(&v)
+    }
+    /// `v` clamped to the range of the type.
+    pub fn saturate(&self, v: i128) -> i64 {
+        v.clamp(i128::from(self.min()), i128::from(self.max())) as i64
+    }
+    /// `v` modulo 2^bits, read back as a value of the type (two's complement when signed).
+    pub fn wrap(&self, v: i128) -> i64 {
+        let m = v.rem_euclid(1i128 << self.bits);
+        if self.signed && m >= 1i128 << (self.bits - 1) {
+            (m - (1i128 << self.bits)) as i64
+        } else {
+            m as i64
+        }
+    }
+}
+
+impl fmt::Display for IntType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}int{}", if self.signed { "" } else { "u" }, self.bits)
+    }
+}
+
+/// The accumulator of every FP32 datapath as the scratchpads hold it: the bit pattern,
+/// read as a signed 32-bit integer.
+pub const FP32_BITS: IntType = IntType::new(true, 32);
+
+/// Requantization as the vector unit does it (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Requant {
+    pub multiplier: u64,
+    pub shift: u32,
+    pub zero_point: i64,
+}
+
+impl Requant {
+    pub const IDENTITY: Requant = Requant {
+        multiplier: 1,
+        shift: 0,
+        zero_point: 0,
+    };
+}
+
+/// q = saturate(floor((x * multiplier + 2^(shift-1)) / 2^shift) + zero_point).
+pub fn requantize(x: i128, r: Requant, out: IntType) -> i64 {
+    let p = x * i128::from(r.multiplier);
+    let rounded = if r.shift == 0 {
+        p
+    } else {
+        (p + (1i128 << (r.shift - 1))).div_euclid(1i128 << r.shift)
+    };
+    out.saturate(rounded + i128::from(r.zero_point))
+}
+
+/// ReLU in the quantized domain (the maximum with the zero point), then the ReLU6 clamp.
+pub fn activate(q: i64, zero_point: i64, clamp: Option<i64>, out: IntType) -> i64 {
+    let q = q.max(out.saturate(i128::from(zero_point)));
+    match clamp {
+        Some(hi) => q.min(out.saturate(i128::from(hi))),
+        None => q,
+    }
+}
+
+/// One lane of the vector unit on one accumulator value (see the module docs): bias,
+/// requantization, add, ReLU, the ReLU6 clamp, then max-pool (each as the instruction
+/// says; the clamp applies whether or not ReLU does).
+pub fn lane(acc: i64, bias: Option<i64>, ops: &PostOps, operand: i64, out: IntType) -> i64 {
+    let x = i128::from(acc) + i128::from(bias.unwrap_or(0));
+    let mut q = requantize(x, ops.requant, out);
+    if ops.add {
+        q = out.saturate(i128::from(q) + i128::from(operand));
+    }
+    if ops.relu {
+        q = q.max(out.saturate(i128::from(ops.requant.zero_point)));
+    }
+    if let Some(hi) = ops.clamp {
+        q = q.min(out.saturate(i128::from(hi)));
+    }
+    if ops.pool {
+        q = q.max(operand);
+    }
+    q
+}
+
+/// The integer precision: element types of the activations read and written, of the
+/// weights, and the accumulator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct IntPrecision {
+    pub input: IntType,
+    pub weight: IntType,
+    pub accumulator: IntType,
+    pub output: IntType,
+}
+
+impl Datapath for IntPrecision {
+    fn name(&self) -> String {
+        if self.input == self.weight && self.input == self.output {
+            self.input.to_string()
+        } else {
+            format!("{} x {} -> {}", self.input, self.weight, self.output)
+        }
+    }
+    fn input(&self) -> Format {
+        Format::Int(self.input)
+    }
+    fn weight(&self) -> Format {
+        Format::Int(self.weight)
+    }
+    fn output(&self) -> Format {
+        Format::Int(self.output)
+    }
+    fn acc_type(&self) -> IntType {
+        self.accumulator
+    }
+    fn psum_bits(&self, _rows: u32) -> u32 {
+        self.accumulator.bits
+    }
+    /// The products summed modulo 2^acc_bits (the order does not matter).
+    fn column(&self, a: &[i64], w: &[i64], _scales: (u8, u8)) -> i64 {
+        let dot: i128 = a
+            .iter()
+            .zip(w)
+            .map(|(x, y)| i128::from(*x) * i128::from(*y))
+            .sum();
+        self.accumulator.wrap(dot)
+    }
+    fn accumulate(&self, acc: i64, v: i64) -> i64 {
+        self.accumulator.wrap(i128::from(acc) + i128::from(v))
+    }
+    /// The integer lanes. Written as MX elements (`out` an MX format of a multi-precision
+    /// design), the row is tagged with the fixed scale: element q then stands for
+    /// q * 2^(fixed_scale - 127 - frac), exactly.
+    fn post(&self, acc: &[i64], ops: &PostOps, out: Format) -> Row {
+        let elem = match out {
+            Format::Int(t) => t,
+            Format::Mx(f) => f.elem.code_type(),
+            other => unreachable!("{} rows cannot become {}", self.name(), other.name()),
+        };
+        let codes = acc
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let bias = ops.bias.map(|b| b[i]);
+                let operand = ops.operand.map_or(0, |o| o[i]);
+                lane(*a, bias, ops, operand, elem)
+            })
+            .collect::<Vec<_>>();
+        let scales = match out {
+            Format::Mx(f) => vec![ops.fixed_scale; acc.len().div_ceil(f.block_size as usize)],
+            _ => Vec::new(),
+        };
+        Row { codes, scales }
+    }
+    fn leaves(&self) -> Leaves {
+        Leaves {
+            mac: "hwgen_mac_int",
+            acc: "hwgen_acc_int",
+            post: "hwgen_post_int",
+            decode: None,
+            encode: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const I8: IntType = IntType::new(true, 8);
+    const U8: IntType = IntType::new(false, 8);
+
+    fn r(multiplier: u64, shift: u32, zero_point: i64) -> Requant {
+        Requant {
+            multiplier,
+            shift,
+            zero_point,
+        }
+    }
+
+    #[test]
+    fn requantize_rounds_half_up_and_saturates() {
+        assert_eq!(requantize(5, r(1, 1, 0), I8), 3); // 2.5 -> 3
+        assert_eq!(requantize(-5, r(1, 1, 0), I8), -2); // -2.5 -> -2
+        assert_eq!(requantize(-7, r(1, 2, 0), I8), -2); // -1.75 -> -2
+        assert_eq!(requantize(7, r(1, 2, 0), I8), 2); // 1.75 -> 2
+        assert_eq!(requantize(1024, r(3, 4, -70), I8), 122); // 3072/16 - 70
+        assert_eq!(requantize(100_000, r(1, 0, 0), I8), 127);
+        assert_eq!(requantize(-(1 << 20), r(1, 0, 0), I8), -128);
+        assert_eq!(requantize(-3, r(1, 0, 0), U8), 0);
+        assert_eq!(requantize(300, r(1, 0, 0), U8), 255);
+        // Shifts past the accumulator width: -1 / 2^52 rounds to 0 (half up), 2^62 / 2^63
+        // is exactly one half and rounds up to 1.
+        assert_eq!(requantize(-1, r(1, 52, 0), I8), 0);
+        assert_eq!(requantize(-(1i128 << 31), r(65535, 63, 0), I8), 0);
+        assert_eq!(requantize(1i128 << 62, r(1, 63, 0), I8), 1);
+    }
+
+    #[test]
+    fn wrap_and_saturate() {
+        assert_eq!(IntType::new(true, 32).wrap(1i128 << 31), -(1i64 << 31));
+        assert_eq!(IntType::new(false, 4).wrap(-1), 15);
+        assert_eq!(IntType::new(true, 4).wrap(8), -8);
+        assert_eq!(I8.saturate(1000), 127);
+        assert!(U8.holds(255) && !U8.holds(-1));
+    }
+
+    #[test]
+    fn lane_adds_then_activates_then_pools() {
+        let ops = |add, relu, pool, zp| PostOps {
+            requant: r(1, 0, zp),
+            relu,
+            clamp: None,
+            add,
+            pool,
+            ..PostOps::default()
+        };
+        // (1000 + 24) * 3 >> 4 = 192, - 70 = 122.
+        let p = PostOps {
+            requant: r(3, 4, -70),
+            ..PostOps::default()
+        };
+        assert_eq!(lane(1000, Some(24), &p, 0, I8), 122);
+        // q = 100; add 50 saturates at 127.
+        assert_eq!(lane(100, None, &ops(true, false, false, 0), 50, I8), 127);
+        // q = -10 + 5 = -5; ReLU clamps to the zero point 5.
+        assert_eq!(lane(-10, None, &ops(false, true, false, 5), 0, I8), 5);
+        // Pool keeps the larger of q = 7 and the operand.
+        assert_eq!(lane(7, None, &ops(false, false, true, 0), 9, I8), 9);
+        assert_eq!(lane(7, None, &ops(false, false, true, 0), -9, I8), 7);
+        // ReLU6 at 64.
+        let six = PostOps {
+            relu: true,
+            clamp: Some(64),
+            ..PostOps::default()
+        };
+        assert_eq!(lane(200, None, &six, 0, I8), 64);
+    }
+}

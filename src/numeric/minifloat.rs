@@ -1,0 +1,239 @@
+//! The minifloat family: FP8 E4M3 (OCP "fn"), FP8 E5M2 and BF16 elements, converted from and
+//! to f32 with round-to-nearest-even, and their datapath.
+//!
+//! Overflow rule (a decision; the OCP spec allows either): finite values beyond the largest
+//! finite value saturate to it. E4M3 has no infinity, so +-inf also saturate; E5M2 and BF16
+//! keep infinities. NaN stays NaN (E4M3: S.1111.111; E5M2: S.11111.11; BF16: S.11111111.1111111;
+//! hwgen writes the positive one, 0x7F, 0x7F and 0x7FFF). Subnormals of the source are
+//! converted exactly like any other value (no flushing).
+//!
+//! The datapath: each processing element forms the exact product of its two codes as FP32
+//! (`mul`) and adds it to the partial sum in FP32, so a column sums its rows top to bottom
+//! from +0; the accumulator adds the column sums in FP32; the vector unit applies ReLU and
+//! converts back (`output`).
+
+use super::int::IntType;
+use super::{fp32, FloatElement, Format};
+use serde::Serialize;
+
+/// A small binary floating-point format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct MiniFloat {
+    pub name: &'static str,
+    pub exp_bits: u32,
+    pub man_bits: u32,
+    pub bias: i32,
+    /// IEEE-style specials: the all-ones exponent holds infinity and NaNs. Otherwise (E4M3
+    /// "fn") only S.1111.111 is NaN and the rest of that exponent holds finite values.
+    pub ieee_specials: bool,
+}
+
+pub const E4M3: MiniFloat = MiniFloat {
+    name: "fp8_e4m3",
+    exp_bits: 4,
+    man_bits: 3,
+    bias: 7,
+    ieee_specials: false,
+};
+pub const E5M2: MiniFloat = MiniFloat {
+    name: "fp8_e5m2",
+    exp_bits: 5,
+    man_bits: 2,
+    bias: 15,
+    ieee_specials: true,
+};
+pub const BF16: MiniFloat = MiniFloat {
+    name: "bf16",
+    exp_bits: 8,
+    man_bits: 7,
+    bias: 127,
+    ieee_specials: true,
+};
+
+impl MiniFloat {
+    pub fn bits(&self) -> u32 {
+        1 + self.exp_bits + self.man_bits
+    }
+    /// How a code is stored: an unsigned integer of `bits()`.
+    pub fn code_type(&self) -> IntType {
+        IntType::new(false, self.bits())
+    }
+    fn exp_max_field(&self) -> u32 {
+        (1 << self.exp_bits) - 1
+    }
+    /// Code of the largest finite positive value.
+    pub fn max_code(&self) -> u32 {
+        if self.ieee_specials {
+            ((self.exp_max_field() - 1) << self.man_bits) | ((1 << self.man_bits) - 1)
+        } else {
+            // All-ones exponent, all-ones mantissa is NaN: the largest finite has mantissa
+            // all ones but the last bit.
+            (self.exp_max_field() << self.man_bits) | ((1 << self.man_bits) - 2)
+        }
+    }
+    pub fn nan_code(&self) -> u32 {
+        (self.exp_max_field() << self.man_bits) | ((1 << self.man_bits) - 1)
+    }
+    pub fn inf_code(&self) -> Option<u32> {
+        self.ieee_specials
+            .then(|| self.exp_max_field() << self.man_bits)
+    }
+    pub fn max_value(&self) -> f64 {
+        self.decode(self.max_code())
+    }
+    /// The smallest normal exponent.
+    fn emin(&self) -> i32 {
+        1 - self.bias
+    }
+
+    /// Value of `code` (f64 holds every value of these formats exactly).
+    pub fn decode(&self, code: u32) -> f64 {
+        let sign = if (code >> (self.exp_bits + self.man_bits)) & 1 == 1 {
+            -1.0
+        } else {
+            1.0
+        };
+        let e = (code >> self.man_bits) & self.exp_max_field();
+        let m = code & ((1 << self.man_bits) - 1);
+        if e == self.exp_max_field() {
+            if self.ieee_specials {
+                return if m == 0 {
+                    sign * f64::INFINITY
+                } else {
+                    f64::NAN
+                };
+            }
+            if m == (1 << self.man_bits) - 1 {
+                return f64::NAN;
+            }
+        }
+        if e == 0 {
+            sign * f64::from(m) * pow2(self.emin() - self.man_bits as i32)
+        } else {
+            sign * f64::from((1 << self.man_bits) | m)
+                * pow2(e as i32 - self.bias - self.man_bits as i32)
+        }
+    }
+
+    /// Round `x` to nearest, ties to even, and encode; saturating (see the module docs).
+    pub fn encode(&self, x: f32) -> u32 {
+        let sign = if x.is_sign_negative() {
+            1 << (self.exp_bits + self.man_bits)
+        } else {
+            0
+        };
+        if x.is_nan() {
+            return sign | self.nan_code();
+        }
+        if x.is_infinite() {
+            return sign | self.inf_code().unwrap_or_else(|| self.max_code());
+        }
+        let a = f64::from(x.abs());
+        if a == 0.0 {
+            return sign;
+        }
+        // The quantum (distance between neighbours) at this magnitude, then round.
+        let e = exponent_of(a).max(self.emin());
+        let quantum = pow2(e - self.man_bits as i32);
+        let v = (a / quantum).round_ties_even() * quantum;
+        if v > self.max_value() {
+            return sign | self.max_code();
+        }
+        if v == 0.0 {
+            return sign;
+        }
+        let ev = exponent_of(v);
+        if ev < self.emin() {
+            let m = (v / pow2(self.emin() - self.man_bits as i32)) as u32;
+            sign | m
+        } else {
+            let m = (v / pow2(ev - self.man_bits as i32)) as u32 - (1 << self.man_bits);
+            sign | (((ev + self.bias) as u32) << self.man_bits) | m
+        }
+    }
+}
+
+/// floor(log2(a)) for a positive finite f64, from its exponent bits.
+fn exponent_of(a: f64) -> i32 {
+    let bits = a.to_bits();
+    let e = ((bits >> 52) & 0x7ff) as i32;
+    if e == 0 {
+        // f64 subnormal (not reachable from f32 inputs)
+        -1074 + (63 - (bits & ((1 << 52) - 1)).leading_zeros() as i32)
+    } else {
+        e - 1023
+    }
+}
+
+fn pow2(e: i32) -> f64 {
+    2f64.powi(e)
+}
+
+/// The exact product of two codes as FP32 under the contract (NaN, infinity x zero give the
+/// canonical NaN; a zero operand gives a zero with the sign of the product).
+pub fn mul(a: u32, b: u32, f: MiniFloat) -> u32 {
+    // Significands of at most 8 bits: the product is exact in f64, and the f64 -> f32
+    // conversion rounds (only at the ends of the range) to nearest even.
+    let p = f.decode(a) * f.decode(b);
+    fp32::flush((p as f32).to_bits())
+}
+
+/// An FP32 value (bit pattern) to a code: the contract's flush first, then
+/// `MiniFloat::encode` (round to nearest even, saturating as documented there).
+pub fn to_code(bits: u32, f: MiniFloat) -> u32 {
+    f.encode(f32::from_bits(fp32::flush(bits)))
+}
+
+impl FloatElement for MiniFloat {
+    fn format(self) -> Format {
+        Format::Float(self)
+    }
+    fn product(self, a: u32, b: u32) -> u32 {
+        mul(a, b, self)
+    }
+    fn encode_fp32(self, bits: u32) -> u32 {
+        to_code(bits, self)
+    }
+    fn decoder(self) -> &'static str {
+        "hwgen_unpack_mini"
+    }
+    fn encoder(self) -> &'static str {
+        "hwgen_fp32_to_mini"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_from_the_spec() {
+        assert_eq!(E4M3.max_value(), 448.0);
+        assert_eq!(E5M2.max_value(), 57344.0);
+        assert_eq!(E4M3.max_code(), 0x7e);
+        assert_eq!(E4M3.nan_code(), 0x7f);
+        assert_eq!(E5M2.inf_code(), Some(0x7c));
+        // Smallest subnormals: 2^-9 and 2^-16.
+        assert_eq!(E4M3.decode(1), 2f64.powi(-9));
+        assert_eq!(E5M2.decode(1), 2f64.powi(-16));
+        assert_eq!(BF16.decode(0x3f80), 1.0);
+    }
+
+    #[test]
+    fn rounding_by_hand() {
+        // E4M3 around 1: neighbours 1.0 and 1.125; 1.0625 is the tie -> even (1.0).
+        assert_eq!(E4M3.encode(1.0625), 0x38);
+        assert_eq!(E4M3.encode(1.0626), 0x39);
+        // 1.1875 is the tie between 1.125 (odd mantissa) and 1.25 -> 1.25.
+        assert_eq!(E4M3.encode(1.1875), 0x3a);
+        // Overflow saturates; infinity too for E4M3, but not for E5M2.
+        assert_eq!(E4M3.encode(1000.0), 0x7e);
+        assert_eq!(E4M3.encode(f32::NEG_INFINITY), 0xfe);
+        assert_eq!(E5M2.encode(1e6), 0x7b);
+        assert_eq!(E5M2.encode(f32::INFINITY), 0x7c);
+        // BF16 keeps the upper 16 bits of f32 when the rest is below half an ulp.
+        assert_eq!(BF16.encode(f32::from_bits(0x3f80_7fff)), 0x3f80);
+        assert_eq!(BF16.encode(f32::from_bits(0x3f80_8000)), 0x3f80); // tie -> even
+        assert_eq!(BF16.encode(f32::from_bits(0x3f81_8000)), 0x3f82); // tie -> even
+    }
+}

@@ -1,0 +1,21 @@
+  input  wire                 clk_i,
+  input  wire                 {{ c.rst }},
+  // per instruction
+  input  wire                 bias_i,
+  input  wire                 relu_i,
+  input  wire                 add_i,
+  input  wire                 pool_i,
+  input  wire [MULT_W-1:0]    multiplier_i,
+  input  wire [SHIFT_W-1:0]   shift_i,
+  input  wire [ZP_W-1:0]      zero_point_i,
+  input  wire                 clamp_i,
+  input  wire [ZP_W-1:0]      clamp_max_i,
+  input  wire [PREC_W-1:0]    prec_in_i,
+  input  wire [PREC_W-1:0]    prec_out_i,
+  input  wire [SCALE_W-1:0]   fixed_scale_i,
+  input  wire [KPF*ACC_W-1:0] bias_row_i,
+  // per row
+  input  wire [KPF*ACC_W-1:0] acc_row_i,
+  input  wire [OUT_ROW_W-1:0] operand_row_i,
+  output wire [OUT_ROW_W-1:0] row_o
+);
