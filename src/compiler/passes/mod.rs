@@ -61,3 +61,6 @@ pub const PASSES: &[Pass] = &[
         run: estimate::pass,
     },
 ];
+
+#[cfg(test)]
+mod tests;

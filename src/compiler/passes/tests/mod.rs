@@ -1,0 +1,157 @@
+//! Unit tests of the passes, one file per pass, over small Designs and models written here
+//! (and seeded random ones for the properties).
+
+mod allocate;
+mod legalize;
+mod schedule;
+mod tile;
+
+use crate::compiler::passes::PASSES;
+use crate::compiler::{Compilation, CompileError};
+use crate::design::Design;
+use crate::model::Model;
+
+/// Scratchpad depths of a test Design: input, weight, accumulator, output.
+#[derive(Debug, Clone, Copy)]
+pub struct Depths {
+    pub input: u32,
+    pub weight: u32,
+    pub acc: u32,
+    pub output: u32,
+}
+
+pub const ROOMY: Depths = Depths {
+    input: 512,
+    weight: 256,
+    acc: 256,
+    output: 256,
+};
+
+/// An int8 `t` x `t` Design with the given depths and every vector operation.
+pub fn design(t: u32, d: Depths) -> Design {
+    let src = format!(
+        r#"name = "passes_test"
+[array]
+rows = {t}
+cols = {t}
+[datatype]
+input = "int8"
+weight = "int8"
+accumulator = "int32"
+output = "int8"
+[buffers]
+input_depth = {}
+weight_depth = {}
+accumulator_depth = {}
+output_depth = {}
+accumulator_double_buffer = true
+[memory]
+data_width_bits = 32
+[vector]
+ops = ["bias", "requantize", "relu", "maxpool", "add"]
+"#,
+        d.input, d.weight, d.acc, d.output
+    );
+    crate::config::parse_str(&src, "passes_test.toml", "passes_test")
+        .unwrap_or_else(|e| panic!("{e}\n{src}"))
+}
+
+/// A model from its TOML text.
+pub fn model(src: &str) -> Model {
+    crate::model::parse_str(src, "passes_test_model.toml", std::path::Path::new("."))
+        .unwrap_or_else(|e| panic!("{e}\n{src}"))
+}
+
+/// A compilation after the passes up to and including `last`.
+pub fn through<'a>(
+    design: &'a Design,
+    model: &'a Model,
+    last: &str,
+) -> Result<Compilation<'a>, CompileError> {
+    let mut c = Compilation::new(design, model);
+    for p in PASSES {
+        (p.run)(&mut c)?;
+        if p.name == last {
+            return Ok(c);
+        }
+    }
+    panic!("no pass named {last}");
+}
+
+/// xorshift64* for seeded random shapes.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    /// Uniform in lo..=hi.
+    pub fn range(&mut self, lo: usize, hi: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let r = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        lo + (r % (hi - lo + 1) as u64) as usize
+    }
+    pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.range(0, xs.len() - 1)]
+    }
+}
+
+/// A random one- or two-layer convolutional model: a convolution (kernel 1, 3 or 5, stride
+/// 1 or 2, some padding, optional ReLU), sometimes followed by a fused 2x2 max-pool or a
+/// residual add of its own input. Returns the TOML text.
+pub fn random_model(rng: &mut Rng) -> String {
+    let (h, w, c) = (rng.range(1, 40), rng.range(1, 40), rng.range(1, 50));
+    let k = rng.pick(&[1usize, 3, 5]);
+    let stride = rng.pick(&[1usize, 2]);
+    let pad = rng.range(0, k / 2);
+    let (h, w) = (h.max(k), w.max(k));
+    let mut src = format!(
+        "name = \"random\"\nseed = {}\n[input]\nshape = [{h}, {w}, {c}]\n",
+        rng.range(0, 1000)
+    );
+    let relu = if rng.range(0, 1) == 1 {
+        "activation = \"relu\"\n"
+    } else {
+        ""
+    };
+    let (oh, ow) = (
+        (h + 2 * pad - k) / stride + 1,
+        (w + 2 * pad - k) / stride + 1,
+    );
+    let same = stride == 1 && 2 * pad + 1 == k;
+    let cout = if same && rng.range(0, 2) == 0 {
+        c
+    } else {
+        rng.range(1, 70)
+    };
+    src += &format!(
+        "[[layer]]\nname = \"conv\"\nop = \"conv2d\"\nkernel = {k}\nstride = {stride}\npadding = {pad}\nout_channels = {cout}\n{relu}requant = {{ multiplier = 77, shift = 12 }}\n"
+    );
+    match rng.range(0, 2) {
+        1 if oh >= 2 && ow >= 2 => {
+            src += "[[layer]]\nname = \"pool\"\nop = \"maxpool\"\nkernel = 2\nstride = 2\n";
+        }
+        2 if same && cout == c => {
+            src += "[[layer]]\nname = \"sum\"\nop = \"add\"\nresidual = \"input\"\n";
+        }
+        _ => {}
+    }
+    src
+}
+
+/// Random scratchpad depths (powers of two) for a `t` x `t` array, from barely one tile
+/// upwards.
+pub fn random_depths(rng: &mut Rng, t: u32) -> Depths {
+    let mut pow2 = |lo: u32, hi: u32| {
+        let (a, b) = (lo.trailing_zeros() as usize, hi.trailing_zeros() as usize);
+        1u32 << rng.range(a, b)
+    };
+    Depths {
+        input: pow2(2 * t, 1024),
+        weight: pow2(2 * t, 512),
+        acc: pow2(t, 512),
+        output: pow2(4 * t, 512),
+    }
+}
