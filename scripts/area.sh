@@ -6,12 +6,14 @@
 # flip-flops with reset, are left out) for
 #   int8:   8-bit products, 32-bit integer accumulation (configs/8x8_int8.toml)
 #   mxint8: 8-bit products, exact 19-bit block sums, per-column MX dequantization and FP32
-#           accumulation (the RTL of configs/32x32_mxint8.toml, with ROWS = COLS = 8 set on
-#           the module; an 8x8 MX design is not a legal config because blocks are 16..64)
+#           accumulation (the RTL of configs/32x32_mxint8.toml, with CPF = KPF = 8 and the
+#           19-bit block sum of 8 rows set on the module; an 8x8 MX design is not a legal
+#           config because blocks are 16..64)
 #   fp8:    E4M3 x E4M3 products formed exactly as FP32 and added in FP32 in every PE, FP32
-#           accumulation (the RTL of configs/16x16_fp8.toml with ROWS = COLS = 8)
+#           accumulation (the RTL of configs/16x16_fp8.toml with CPF = KPF = 8)
+#   posit8: the FP8 datapath with posit8 (es = 2) decoders (configs/16x16_posit8.toml, 8x8)
 #   multi:  int8 and MXINT8 layers selected per instruction: the MXINT8 datapath plus the
-#           int32 write-back (the RTL of configs/16x16_int8_mxint8.toml with ROWS = COLS = 8)
+#           int32 write-back (the RTL of configs/16x16_int8_mxint8.toml with CPF = KPF = 8)
 # Usage: scripts/area.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,9 +39,11 @@ synth() { # name rtl_dir chparam
 ./target/release/hwgen emit --config configs/8x8_int8.toml -o "$work/int8" >/dev/null
 ./target/release/hwgen emit --config configs/32x32_mxint8.toml -o "$work/mxint8" >/dev/null
 printf '%-8s %10s %14s\n' type cells transistors
-synth int8 "$work/int8" "-set ROWS 8 -set COLS 8"
-synth mxint8 "$work/mxint8" "-set ROWS 8 -set COLS 8 -set INPUT_W 8 -set WEIGHT_W 8 -set ACC_W 32 -set MX_FRAC 6"
+synth int8 "$work/int8" "-set CPF 8 -set KPF 8"
+synth mxint8 "$work/mxint8" "-set CPF 8 -set KPF 8 -set PSUM_W 19"
 ./target/release/hwgen emit --config configs/16x16_fp8.toml -o "$work/fp8" >/dev/null
-synth fp8 "$work/fp8" "-set ROWS 8 -set COLS 8 -set INPUT_W 8 -set WEIGHT_W 8 -set ACC_W 32 -set FP_EXP_W 4 -set FP_MAN_W 3 -set FP_BIAS 7 -set FP_IEEE 0"
+synth fp8 "$work/fp8" "-set CPF 8 -set KPF 8"
+./target/release/hwgen emit --config configs/16x16_posit8.toml -o "$work/posit8" >/dev/null
+synth posit8 "$work/posit8" "-set CPF 8 -set KPF 8"
 ./target/release/hwgen emit --config configs/16x16_int8_mxint8.toml -o "$work/multi" >/dev/null
-synth multi "$work/multi" "-set ROWS 8 -set COLS 8 -set INPUT_W 8 -set WEIGHT_W 8 -set ACC_W 32 -set MX_FRAC 6"
+synth multi "$work/multi" "-set CPF 8 -set KPF 8 -set PSUM_W 19"
