@@ -35,39 +35,7 @@ module hwgen_post_int_mx #(
   wire mx_in  = prec_in_i[0];
   wire mx_out = prec_out_i[0];
 
-  genvar lane;
-  generate
-    for (lane = 0; lane < KPF; lane = lane + 1) begin : gen_lane
-      hwgen_vector_lane #(
-        .ACC_W         (ACC_W),
-        .MULT_W        (MULT_W),
-        .SHIFT_W       (SHIFT_W),
-        .ZP_W          (ZP_W),
-        .OUTPUT_W      (OUTPUT_W),
-        .OUTPUT_SIGNED (OUTPUT_SIGNED),
-        .ENABLE_BIAS   (ENABLE_BIAS),
-        .ENABLE_RELU   (ENABLE_RELU),
-        .ENABLE_POOL   (ENABLE_POOL),
-        .ENABLE_ADD    (ENABLE_ADD)
-      ) u_lane (
-        .clk_i        (clk_i),
-        .{{ c.rst }}  ({{ c.rst }}),
-        .bias_i       (bias_i),
-        .relu_i       (relu_i),
-        .add_i        (add_i),
-        .pool_i       (pool_i),
-        .multiplier_i (multiplier_i),
-        .shift_i      (shift_i),
-        .zero_point_i (zero_point_i),
-        .clamp_i      (clamp_i),
-        .clamp_max_i  (clamp_max_i),
-        .bias_value_i (bias_row_i[lane*ACC_W +: ACC_W]),
-        .acc_i        (acc_row_i[lane*ACC_W +: ACC_W]),
-        .operand_i    (operand_row_i[lane*OUTPUT_W +: OUTPUT_W]),
-        .result_o     (lane_row[lane*OUTPUT_W +: OUTPUT_W])
-      );
-    end
-  endgenerate
+{% include "rtl/include/int_lanes.v" %}
 
   hwgen_mx_quantize #(
     .KPF      (KPF),
