@@ -127,6 +127,23 @@ stride = 1
     );
 }
 
+/// Regression (issue 10): an average pool over a 1x1 window panicked ("multiplier = 65536
+/// does not fit in 16 bits"). Its default requantization is the identity, so with stride 2
+/// the output is the input subsampled, derived here by hand.
+#[test]
+fn avgpool_with_a_1x1_window_is_a_subsampling() {
+    let src = "seed = 3\n[input]\nshape = [6, 6, 8]\n[[layer]]\nname = \"ap\"\nop = \"avgpool\"\nkernel = 1\nstride = 2\n";
+    let program = check("configs/8x8_int8.toml", src);
+    let model = hwgen::model::parse_str(src, "test.toml", Path::new(".")).unwrap();
+    let design = hwgen::config::load(Path::new("configs/8x8_int8.toml")).unwrap();
+    let expected = hwgen::verify::expected(&design, &model, &program);
+    let out = read_tensor(&expected, &program.output);
+    assert_eq!(out.shape(), [3, 3, 8]);
+    for (y, x, c) in (0..3).flat_map(|y| (0..3).flat_map(move |x| (0..8).map(move |c| (y, x, c)))) {
+        assert_eq!(out.at(y, x, c), model.input.at(2 * y, 2 * x, c));
+    }
+}
+
 #[test]
 fn residual_block() {
     check(

@@ -4,7 +4,7 @@
 
 use super::raw::{RawInput, RawRequant};
 use super::types::ModelTypes;
-use super::{npy, ModelError, Requant, Tensor};
+use super::{element_count, npy, ModelError, Requant, Tensor, MAX_ELEMENTS};
 use crate::numeric::{Format, IntType};
 use std::path::{Path, PathBuf};
 
@@ -71,6 +71,49 @@ impl Ctx {
         Ok(v as usize)
     }
 
+    /// The element count of an array of `shape`, checked against [`MAX_ELEMENTS`] without
+    /// overflow before anything is allocated.
+    pub fn count(&self, field: &str, shape: &[usize]) -> Result<usize, ModelError> {
+        element_count(shape).ok_or_else(|| {
+            self.err(
+                field,
+                format!("an array of shape {shape:?} holds more than {MAX_ELEMENTS} elements, the most a model tensor may have"),
+                "use smaller layers (fewer channels, a smaller kernel or input)",
+            )
+        })
+    }
+
+    /// A `.npy` array's shape against the one the layer expects: the same dimensions, where
+    /// leading dimensions may be merged (fully-connected weights [h*w*c][cout] for
+    /// [h][w][c][cout]) and leading 1s (a batch of one) are ignored. An array with the same
+    /// element count in another layout (for example transposed) is an error.
+    fn check_shape(
+        &self,
+        field: &str,
+        spec: &str,
+        got: &[usize],
+        want: &[usize],
+    ) -> Result<(), ModelError> {
+        let strip = |s: &[usize]| -> Vec<usize> { s.iter().copied().skip_while(|d| *d == 1).collect() };
+        let (g, w) = (strip(got), strip(want));
+        let ok = g.len() <= w.len()
+            && match g.split_first() {
+                None => w.is_empty(),
+                Some((first, rest)) => {
+                    let split = w.len() - rest.len();
+                    rest == &w[split..] && Some(*first) == element_count(&w[..split])
+                }
+            };
+        if ok {
+            return Ok(());
+        }
+        Err(self.err(
+            field,
+            format!("{spec} has shape {got:?}; this layer expects {want:?} (leading dimensions may be merged, for example [h*w*c, cout] for fc weights)"),
+            "export the array in the expected layout (C order, HWC activations, [kh][kw][cin/groups][cout] weights)",
+        ))
+    }
+
     /// Approximately standard normal values (Irwin-Hall: the sum of 12 uniforms, minus 6).
     fn gaussian(&mut self, count: usize) -> Vec<f32> {
         (0..count)
@@ -92,7 +135,7 @@ impl Ctx {
         shape: &[usize],
         (lo, hi): (i64, i64),
     ) -> Result<Vec<i64>, ModelError> {
-        let count: usize = shape.iter().product();
+        let count = self.count(field, shape)?;
         if spec == "random" {
             let span = (hi - lo + 1) as u64;
             return Ok((0..count)
@@ -100,23 +143,8 @@ impl Ctx {
                 .collect());
         }
         let path = self.dir.join(spec);
-        let npy = npy::read(&path).map_err(|e| {
-            self.err(
-                field,
-                e,
-                "give the path of a .npy file relative to the model file, or \"random\"",
-            )
-        })?;
-        if npy.shape.iter().product::<usize>() != count {
-            return Err(self.err(
-                field,
-                format!(
-                    "{} has shape {:?}, expected {:?} ({} values)",
-                    spec, npy.shape, shape, count
-                ),
-                "export the array with the expected shape",
-            ));
-        }
+        let npy = npy::read(&path).map_err(|e| self.err(field, e.rule, e.fix))?;
+        self.check_shape(field, spec, &npy.shape, shape)?;
         if let Some(v) = npy.data.iter().find(|v| **v < lo || **v > hi) {
             return Err(self.err(
                 field,
@@ -135,29 +163,14 @@ impl Ctx {
         spec: Option<&str>,
         shape: &[usize],
     ) -> Result<Vec<f32>, ModelError> {
-        let count: usize = shape.iter().product();
+        let count = self.count(field, shape)?;
         let spec = spec.unwrap_or("random");
         if spec == "random" {
             return Ok(self.gaussian(count));
         }
         let path = self.dir.join(spec);
-        let v = npy::read_f32(&path).map_err(|e| {
-            self.err(
-                field,
-                e,
-                "give the path of a float32 .npy file relative to the model file, or \"random\"",
-            )
-        })?;
-        if v.shape.iter().product::<usize>() != count {
-            return Err(self.err(
-                field,
-                format!(
-                    "{} has shape {:?}, expected {:?} ({} values)",
-                    spec, v.shape, shape, count
-                ),
-                "export the array with the expected shape",
-            ));
-        }
+        let v = npy::read_f32(&path).map_err(|e| self.err(field, e.rule, e.fix))?;
+        self.check_shape(field, spec, &v.shape, shape)?;
         Ok(v.data)
     }
 
@@ -225,6 +238,7 @@ pub(super) fn input(
         ));
     }
     let shape: Vec<usize> = raw.shape.iter().map(|d| *d as usize).collect();
+    ctx.count("input.shape", &shape)?;
     let format = types.input;
     if let Some(bs) = format.block_size().map(|b| b as usize) {
         if !shape[2].is_multiple_of(bs) {

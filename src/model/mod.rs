@@ -23,6 +23,19 @@ use crate::numeric::{Format, MxFormat, Precision};
 use std::fmt;
 use std::path::Path;
 
+/// The most elements one tensor or weight array of a model may hold (2^27: 1 GiB as the
+/// golden model's 64-bit codes). Every size is checked against it, without overflow,
+/// before anything is allocated.
+pub const MAX_ELEMENTS: usize = 1 << 27;
+
+/// The element count of `shape`, if it is at most [`MAX_ELEMENTS`].
+pub fn element_count(shape: &[usize]) -> Option<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |n, d| n.checked_mul(*d))
+        .filter(|n| *n <= MAX_ELEMENTS)
+}
+
 /// A tensor of element codes with their format, HWC.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tensor {

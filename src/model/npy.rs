@@ -1,7 +1,22 @@
 //! A minimal reader of NumPy `.npy` files (format 1.0-3.0, C order, integer dtypes, and
 //! float32 for MX models).
 
+use super::MAX_ELEMENTS;
 use std::path::Path;
+
+/// Why a `.npy` file cannot be read, and what to do about it.
+#[derive(Debug)]
+pub struct NpyError {
+    pub rule: String,
+    pub fix: &'static str,
+}
+
+const REWRITE: &str = "write the array again with numpy.save (format 1.0 to 3.0, C order)";
+const SMALLER: &str = "export the array the layer expects; a model tensor holds at most 2^27 elements";
+
+fn fail<T>(rule: String, fix: &'static str) -> Result<T, NpyError> {
+    Err(NpyError { rule, fix })
+}
 
 pub struct Npy {
     pub shape: Vec<usize>,
@@ -14,12 +29,9 @@ pub struct NpyF32 {
     pub data: Vec<f32>,
 }
 
-pub fn read(path: &Path) -> Result<Npy, String> {
+pub fn read(path: &Path) -> Result<Npy, NpyError> {
     let (descr, shape, body) = parse(path)?;
-    let count: usize = shape.iter().product();
-    let body = &body[..];
-    let descr = descr.as_str();
-    let (size, signed) = match descr {
+    let (size, signed) = match descr.as_str() {
         "|i1" | "<i1" => (1, true),
         "|u1" | "<u1" => (1, false),
         "<i2" => (2, true),
@@ -27,22 +39,16 @@ pub fn read(path: &Path) -> Result<Npy, String> {
         "<i4" => (4, true),
         "<i8" => (8, true),
         other => {
-            return Err(format!(
-            "{}: dtype {other} is not supported; use int8, uint8, int16, uint16, int32 or int64",
-            path.display()
-        ))
+            return fail(
+                format!("{}: dtype {other} is not supported here", path.display()),
+                "save the array as int8, uint8, int16, uint16, int32 or int64 (little-endian)",
+            )
         }
     };
-    if body.len() < count * size {
-        return Err(format!(
-            "{}: {} values expected, file is short",
-            path.display(),
-            count
-        ));
-    }
-    let data = (0..count)
-        .map(|i| {
-            let b = &body[i * size..(i + 1) * size];
+    let body = data(path, &shape, size, &body)?;
+    let data = body
+        .chunks_exact(size)
+        .map(|b| {
             let mut v: i64 = 0;
             for (k, byte) in b.iter().enumerate() {
                 v |= i64::from(*byte) << (8 * k);
@@ -57,71 +63,115 @@ pub fn read(path: &Path) -> Result<Npy, String> {
 }
 
 /// Read a little-endian float32 `.npy`.
-pub fn read_f32(path: &Path) -> Result<NpyF32, String> {
+pub fn read_f32(path: &Path) -> Result<NpyF32, NpyError> {
     let (descr, shape, body) = parse(path)?;
     if descr != "<f4" {
-        return Err(format!(
-            "{}: dtype {descr} is not supported here; MX models take float32 data",
-            path.display()
-        ));
+        return fail(
+            format!(
+                "{}: dtype {descr} is not supported here; real-valued layers take float32 data",
+                path.display()
+            ),
+            "save the array as float32 (np.asarray(x, dtype=np.float32))",
+        );
     }
-    let count: usize = shape.iter().product();
-    if body.len() < count * 4 {
-        return Err(format!(
-            "{}: {} values expected, file is short",
-            path.display(),
-            count
-        ));
-    }
-    let data = body
+    let data = data(path, &shape, 4, &body)?
         .chunks_exact(4)
-        .take(count)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect();
     Ok(NpyF32 { shape, data })
 }
 
-/// The header's dtype and shape, and the data bytes.
-fn parse(path: &Path) -> Result<(String, Vec<usize>, Vec<u8>), String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-        return Err(format!("{} is not a .npy file", path.display()));
+/// The data bytes of an array of `shape` with `size`-byte elements: exactly as many as the
+/// header says.
+fn data<'a>(path: &Path, shape: &[usize], size: usize, body: &'a [u8]) -> Result<&'a [u8], NpyError> {
+    let count: usize = shape.iter().product();
+    if body.len() != count * size {
+        return fail(
+            format!(
+                "{}: the header's shape {shape:?} needs {} data bytes, the file holds {}",
+                path.display(),
+                count * size,
+                body.len()
+            ),
+            REWRITE,
+        );
     }
-    let major = bytes[6];
-    let (hlen, start) = if major == 1 {
-        (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
-    } else {
-        if bytes.len() < 12 {
-            return Err(format!("{}: truncated header", path.display()));
-        }
-        (
+    Ok(body)
+}
+
+/// The header's dtype and shape, and the data bytes. Every malformed header is an error,
+/// and the element count is computed without overflow and bounded before anything is
+/// allocated for the data.
+fn parse(path: &Path) -> Result<(String, Vec<usize>, Vec<u8>), NpyError> {
+    let name = path.display();
+    let bytes = std::fs::read(path).map_err(|e| NpyError {
+        rule: format!("cannot read {name}: {e}"),
+        fix: "give the path of a .npy file relative to the model file, or \"random\"",
+    })?;
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return fail(format!("{name} is not a .npy file (no \\x93NUMPY magic)"), REWRITE);
+    }
+    let (hlen, start): (usize, usize) = match bytes[6] {
+        1 => (usize::from(u16::from_le_bytes([bytes[8], bytes[9]])), 10),
+        2 | 3 if bytes.len() >= 12 => (
             u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
             12,
-        )
+        ),
+        2 | 3 => return fail(format!("{name}: truncated header"), REWRITE),
+        v => {
+            return fail(
+                format!("{name}: .npy format version {v} is not supported (1, 2 or 3)"),
+                REWRITE,
+            )
+        }
     };
-    let header = std::str::from_utf8(bytes.get(start..start + hlen).ok_or("truncated header")?)
-        .map_err(|_| "header is not text".to_string())?;
+    let Some(header) = bytes.get(start..start.saturating_add(hlen)) else {
+        return fail(format!("{name}: truncated header"), REWRITE);
+    };
+    let Ok(header) = std::str::from_utf8(header) else {
+        return fail(format!("{name}: the header is not text"), REWRITE);
+    };
+    let bad = |what: &str| NpyError {
+        rule: format!("{name}: malformed header ({what}): {}", header.trim()),
+        fix: REWRITE,
+    };
     let field = |key: &str| -> Option<&str> {
         let i = header.find(&format!("'{key}'"))?;
-        Some(header[i + key.len() + 2..].trim_start_matches([':', ' ']))
+        let rest = header[i + key.len() + 2..].trim_start();
+        Some(rest.strip_prefix(':')?.trim_start())
     };
-    let descr = field("descr").ok_or("no descr in header")?;
-    let descr = descr.trim_start_matches('\'');
-    let descr = &descr[..descr.find('\'').ok_or("bad descr")?];
-    if field("fortran_order").is_some_and(|f| f.starts_with("True")) {
-        return Err(format!(
-            "{}: Fortran order is not supported; save with C order",
-            path.display()
-        ));
+    let descr = field("descr").ok_or_else(|| bad("no 'descr'"))?;
+    let descr = descr
+        .strip_prefix('\'')
+        .and_then(|d| d.find('\'').map(|i| &d[..i]))
+        .ok_or_else(|| bad("'descr' is not a string"))?;
+    match field("fortran_order") {
+        Some(f) if f.starts_with("False") => {}
+        Some(f) if f.starts_with("True") => {
+            return fail(
+                format!("{name}: Fortran order is not supported"),
+                "save the array in C order (np.save(path, np.ascontiguousarray(x)))",
+            )
+        }
+        _ => return Err(bad("'fortran_order' is not True or False")),
     }
-    let shape_text = field("shape").ok_or("no shape in header")?;
-    let shape_text = &shape_text[1..shape_text.find(')').ok_or("bad shape")?];
-    let shape: Vec<usize> = shape_text
+    let shape_text = field("shape").ok_or_else(|| bad("no 'shape'"))?;
+    let inner = shape_text
+        .strip_prefix('(')
+        .and_then(|t| t.find(')').map(|i| &t[..i]))
+        .ok_or_else(|| bad("'shape' is not a tuple"))?;
+    let shape: Vec<usize> = inner
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.parse().map_err(|_| format!("bad shape entry {s}")))
+        .map(|s| s.parse().map_err(|_| bad(&format!("shape entry {s:?}"))))
         .collect::<Result<_, _>>()?;
+    if super::element_count(&shape).is_none() {
+        return fail(
+            format!("{name}: shape {shape:?} holds more than {MAX_ELEMENTS} elements, the most a model tensor may have"),
+            SMALLER,
+        );
+    }
     Ok((descr.to_string(), shape, bytes[start + hlen..].to_vec()))
 }
 

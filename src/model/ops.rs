@@ -37,14 +37,34 @@ struct Parsed {
 
 type OpParser = fn(&mut Ctx, &Args) -> Result<Parsed, ModelError>;
 
-/// The operators of the model format.
-const OPS: &[(&str, OpParser)] = &[
-    ("conv2d", conv),
-    ("fc", conv),
-    ("maxpool", pool),
-    ("avgpool", pool),
-    ("add", add),
-    ("upsample", upsample),
+/// The keys of a layer with an activation.
+const CONV_KEYS: &[&str] = &[
+    "out_channels",
+    "kernel",
+    "stride",
+    "padding",
+    "groups",
+    "weights",
+    "bias",
+    "requant",
+    "activation",
+    "relu6_max",
+];
+
+/// The operators of the model format: name, parser, and the operator-specific keys it
+/// takes (every layer also takes name, op, input, type and output_exponent). Any other
+/// key is an error, so a key that does nothing is never silently accepted.
+const OPS: &[(&str, OpParser, &[&str])] = &[
+    ("conv2d", conv, CONV_KEYS),
+    (
+        "fc",
+        conv,
+        &["out_channels", "weights", "bias", "requant", "activation", "relu6_max"],
+    ),
+    ("maxpool", pool, &["kernel", "stride"]),
+    ("avgpool", pool, &["kernel", "stride", "requant"]),
+    ("add", add, &["residual", "requant", "activation", "relu6_max"]),
+    ("upsample", upsample, &["factor"]),
 ];
 
 pub(super) fn layer(
@@ -72,6 +92,28 @@ pub(super) fn layer(
             "use the name of an earlier layer",
         )
     })?;
+    let Some((_, parse, keys)) = OPS.iter().find(|(name, _, _)| *name == rl.op) else {
+        let names: Vec<&str> = OPS.iter().map(|(n, _, _)| *n).collect();
+        return Err(ctx.err(
+            &format!("op = {}", rl.op),
+            format!("supported operators: {}", names.join(", ")),
+            "use one of those (flatten is implicit: fc takes the HWC flattening of its input)",
+        ));
+    };
+    let stray: Vec<&str> = rl.op_keys().into_iter().filter(|k| !keys.contains(k)).collect();
+    if !stray.is_empty() {
+        return Err(ctx.err(
+            stray[0],
+            format!(
+                "{} {} not apply to op = \"{}\", which takes {} (and name, op, input, type, output_exponent)",
+                stray.join(", "),
+                if stray.len() == 1 { "does" } else { "do" },
+                rl.op,
+                keys.join(", ")
+            ),
+            format!("remove {}", stray.join(", ")),
+        ));
+    }
     let (prec, auto) = layer_precision(ctx, rl, types)?;
     let (relu, clamp) = activation(ctx, rl, prec)?;
     let exponent = match rl.output_exponent {
@@ -84,14 +126,6 @@ pub(super) fn layer(
                 "use an exponent from -100 to 100",
             ))
         }
-    };
-    let Some((_, parse)) = OPS.iter().find(|(name, _)| *name == rl.op) else {
-        let names: Vec<&str> = OPS.iter().map(|(n, _)| *n).collect();
-        return Err(ctx.err(
-            &format!("op = {}", rl.op),
-            format!("supported operators: {}", names.join(", ")),
-            "use one of those (flatten is implicit: fc takes the HWC flattening of its input)",
-        ));
     };
     let conv_op = matches!(rl.op.as_str(), "conv2d" | "fc");
     if !conv_op && !matches!(prec, Precision::Int(_)) {
@@ -118,6 +152,7 @@ pub(super) fn layer(
         clamp,
     };
     let p = parse(ctx, &args)?;
+    ctx.count(&format!("output {:?}", p.out), &p.out)?;
     Ok(Layer {
         name: rl.name.clone(),
         inputs: p.inputs,
@@ -430,11 +465,17 @@ fn pool(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
     let op = if a.rl.op == "maxpool" {
         Op::MaxPool { k, stride }
     } else {
-        // Default: divide by k*k with a 16-bit fixed-point multiplier.
-        let default = Requant {
-            multiplier: ((1u64 << 16) + (k * k) as u64 / 2) / (k * k) as u64,
-            shift: 16,
-            zero_point: 0,
+        // Default: divide by k*k with a 16-bit fixed-point multiplier (a 1x1 window is
+        // the identity, whose multiplier 2^16 would not fit).
+        let n = (k * k) as u64;
+        let default = if n == 1 {
+            Requant::IDENTITY
+        } else {
+            Requant {
+                multiplier: ((1u64 << 16) + n / 2) / n,
+                shift: 16,
+                zero_point: 0,
+            }
         };
         Op::AvgPool {
             k,

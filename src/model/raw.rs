@@ -66,3 +66,27 @@ pub(super) struct RawLayer {
     pub layer_type: Option<String>,
     pub output_exponent: Option<i64>,
 }
+
+impl RawLayer {
+    /// The operator-specific keys this layer sets (not name, op, input, type and
+    /// output_exponent, which every layer takes).
+    pub fn op_keys(&self) -> Vec<&'static str> {
+        [
+            ("residual", self.residual.is_some()),
+            ("out_channels", self.out_channels.is_some()),
+            ("kernel", self.kernel.is_some()),
+            ("stride", self.stride.is_some()),
+            ("padding", self.padding.is_some()),
+            ("groups", self.groups.is_some()),
+            ("weights", self.weights.is_some()),
+            ("bias", self.bias.is_some()),
+            ("requant", self.requant.is_some()),
+            ("activation", self.activation.is_some()),
+            ("relu6_max", self.relu6_max.is_some()),
+            ("factor", self.factor.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(k, present)| present.then_some(k))
+        .collect()
+    }
+}
