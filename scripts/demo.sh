@@ -17,6 +17,6 @@ cargo build --release --quiet
 ./target/release/hwgen emit --config "$config" -o "$out"
 (cd "$out" && verilator --lint-only -Wall -f hwgen.f --top-module hwgen_top)
 echo "demo: $out/rtl is lint-clean under verilator -Wall"
-./target/release/hwgen compile --config "$config" --model "$model" -o "$out/program"
+./target/release/hwgen compile --config "$config" --model "$model" -o "$out-program"
 HWGEN_CACHE=${HWGEN_CACHE:-$PWD/target/hwgen-cache} \
   ./target/release/hwgen sim --config "$config" --model "$model"

@@ -1,6 +1,8 @@
 //! Generated files are built in memory as a map of relative path → contents, then written
-//! to disk in one step: staged in a temporary directory beside the target and renamed into
-//! place, so an error never leaves a half-written output behind.
+//! to disk in one step: the whole output directory is staged beside the destination and
+//! exchanged with it atomically, so an error or a kill at any point leaves the destination
+//! either the old complete output or the new one, never a mixture. Staging directories
+//! left by a killed run are removed by the next run into the same destination.
 
 use indexmap::IndexMap;
 use std::fs;
@@ -36,40 +38,161 @@ impl FileMap {
         self.files.keys().map(String::as_str)
     }
 
-    /// Write every file below `dir`. Each top-level entry (a file, or a directory such as
-    /// `rtl/`) is staged completely and then renamed over the old one.
-    pub fn write_atomic(&self, dir: &Path) -> io::Result<()> {
-        fs::create_dir_all(dir)?;
+    /// Replace directory `dir` with exactly these files, atomically. An existing `dir` is
+    /// replaced only when every entry in it is one this map writes (an earlier output of
+    /// the same command); anything else is refused, so no user file is ever deleted.
+    pub fn write_atomic(&self, dir: &Path) -> Result<(), OutputError> {
+        let err = |rule: String, fix: &str| OutputError {
+            path: dir.to_path_buf(),
+            rule,
+            fix: fix.to_string(),
+        };
+        let io = |what: &str, e: io::Error| {
+            err(
+                format!("cannot {what}: {e}"),
+                "check that the parent directory exists, is writable and has free space",
+            )
+        };
+        let name = dir
+            .file_name()
+            .ok_or_else(|| {
+                err(
+                    "the output path has no directory name".into(),
+                    "give a directory such as out/design",
+                )
+            })?
+            .to_string_lossy()
+            .into_owned();
+        let parent = match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        fs::create_dir_all(&parent).map_err(|e| io("create the parent directory", e))?;
+        remove_leftovers(&parent, &name);
+        if dir.exists() {
+            if !dir.is_dir() {
+                return Err(err(
+                    "the output path exists and is not a directory".into(),
+                    "give another --out, or remove the file",
+                ));
+            }
+            let tops: Vec<&str> = self
+                .paths()
+                .map(|p| p.split('/').next().unwrap_or(p))
+                .collect();
+            let foreign: Vec<String> = fs::read_dir(dir)
+                .map_err(|e| io("read the existing output directory", e))?
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !tops.contains(&n.as_str()))
+                .collect();
+            if !foreign.is_empty() {
+                return Err(err(
+                    format!(
+                        "the output directory is replaced as a whole, and it holds entries this command does not write: {}",
+                        foreign.join(", ")
+                    ),
+                    "give a new or empty --out directory, or move those entries elsewhere",
+                ));
+            }
+        }
         let stage = tempfile::Builder::new()
-            .prefix(".hwgen-stage-")
-            .tempdir_in(dir)?;
-        let mut tops: Vec<String> = Vec::new();
+            .prefix(&format!(".{name}{STAGE}{}-", std::process::id()))
+            .tempdir_in(&parent)
+            .map_err(|e| io("create a staging directory beside the output", e))?;
         for (path, contents) in &self.files {
             let target = stage.path().join(path);
-            if let Some(parent) = target.parent() {
-                fs::create_dir_all(parent)?;
+            if let Some(p) = target.parent() {
+                fs::create_dir_all(p).map_err(|e| io("stage the output", e))?;
             }
-            fs::write(&target, contents)?;
-            let top = path.split('/').next().unwrap_or(path).to_string();
-            if !tops.contains(&top) {
-                tops.push(top);
-            }
+            fs::write(&target, contents).map_err(|e| io("stage the output", e))?;
         }
-        for top in &tops {
-            let from = stage.path().join(top);
-            let to = dir.join(top);
-            if to.is_dir() {
-                let old: PathBuf = stage.path().join(format!(".old-{top}"));
-                fs::rename(&to, &old)?;
-                fs::rename(&from, &to)?;
-                fs::remove_dir_all(&old)?;
-            } else {
-                fs::rename(&from, &to)?;
-            }
+        let stage = stage.keep();
+        // A destination created meanwhile (by another thread writing the same output) is
+        // exchanged like an old one.
+        let swapped = if dir.exists() {
+            exchange(&stage, dir)
+        } else {
+            fs::rename(&stage, dir).or_else(|_| exchange(&stage, dir))
+        };
+        if let Err(e) = swapped {
+            let _ = fs::remove_dir_all(&stage);
+            return Err(io("move the output into place", e));
         }
+        // After an exchange the staging path holds the old output.
+        let _ = fs::remove_dir_all(&stage);
         Ok(())
     }
 }
+
+/// The infix of the staging directories beside an output: `.NAME.hwgen-stage-PID-XXXXXX`,
+/// with the process that owns it.
+const STAGE: &str = ".hwgen-stage-";
+
+/// Remove the staging directories that processes which no longer run (killed runs) left
+/// beside output `name` in `parent`; those of running processes are in use.
+fn remove_leftovers(parent: &Path, name: &str) {
+    let prefix = format!(".{name}{STAGE}");
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.filter_map(|e| e.ok()) {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = file.strip_prefix(&prefix) else {
+            continue;
+        };
+        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+        if pid.is_none_or(|p| !running(p)) {
+            let _ = fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// Whether process `pid` is running (Linux: /proc; elsewhere every process is assumed to
+/// run, so leftovers are removed only on Linux).
+fn running(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists()
+    } else {
+        true
+    }
+}
+
+/// Swap two directories in one step (Linux: renameat2 with RENAME_EXCHANGE).
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    use rustix::fs::{renameat_with, RenameFlags, CWD};
+    renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE).map_err(io::Error::from)
+}
+
+/// Elsewhere: move the old directory into the staging path's place, then the new one in.
+/// A kill between the two renames leaves the old output under the staging name, which the
+/// next run removes.
+#[cfg(not(target_os = "linux"))]
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    let old = PathBuf::from(format!("{}-old", a.display()));
+    fs::rename(b, &old)?;
+    fs::rename(a, b)?;
+    fs::rename(&old, a)
+}
+
+/// An output directory that cannot be written: the path, the rule and the fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputError {
+    pub path: PathBuf,
+    pub rule: String,
+    pub fix: String,
+}
+
+impl std::fmt::Display for OutputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "error: output directory {}", self.path.display())?;
+        writeln!(f, "  rule: {}", self.rule)?;
+        write!(f, "  fix:  {}", self.fix)
+    }
+}
+
+impl std::error::Error for OutputError {}
 
 #[cfg(test)]
 mod tests {

@@ -17,9 +17,26 @@ fn bad_configs() {
 fn missing_file() {
     let err = hwgen::config::load(Path::new("configs/no_such_design.toml")).unwrap_err();
     insta::assert_snapshot!(err.to_string(), @r"
-    error: cannot read parameter file configs/no_such_design.toml: No such file or directory (os error 2)
+    error: configs/no_such_design.toml
+      rule: cannot read the parameter file: No such file or directory (os error 2)
       fix:  check the path; the shipped parameter files are in configs/
     ");
+}
+
+/// Regression (issue 10): a file that is not UTF-8 said "stream did not contain valid
+/// UTF-8" with the fix for a missing file.
+#[test]
+fn not_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("latin1.toml");
+    std::fs::write(&path, b"[array]\nrows = 8 # caf\xe9\n").unwrap();
+    let err = hwgen::config::load(&path).unwrap_err().to_string();
+    assert!(err.contains("byte 22 (line 2, column 15) is not"), "{err}");
+    assert!(err.contains("fix:  save the file as UTF-8"), "{err}");
+    std::fs::write(&path, b"[input]\nshape = [2, 2, 2] # \xff\n").unwrap();
+    let err = hwgen::model::load(&path).unwrap_err().to_string();
+    assert!(err.contains("byte 28 (line 2, column 21) is not"), "{err}");
+    assert!(err.contains("fix:  save the file as UTF-8"), "{err}");
 }
 
 #[test]

@@ -1,5 +1,4 @@
-use anyhow::{Context, Result};
-use hwgen::filemap::FileMap;
+use anyhow::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -11,7 +10,7 @@ pub struct Args {
     #[arg(long, short)]
     pub model: PathBuf,
     /// Output directory: imem0.hex, dmem.hex, expected.hex, listing.asm, report.json.
-    #[arg(long, short, default_value = "out/program")]
+    #[arg(long, short, default_value = "out-program")]
     pub out: PathBuf,
 }
 
@@ -20,12 +19,7 @@ pub fn run(args: Args) -> Result<()> {
     let model = hwgen::model::load(&args.model)?;
     let program = super::compile(&design, &model, &args.model, &args.config)?;
     let expected = hwgen::verify::expected(&design, &model, &program);
-    let stage = tempfile::tempdir()?;
-    hwgen::sim::run::write_images(&program, &expected, stage.path())?;
-    let mut files = FileMap::new();
-    for name in ["imem0.hex", "dmem.hex", "expected.hex"] {
-        files.add(name, std::fs::read_to_string(stage.path().join(name))?);
-    }
+    let mut files = hwgen::sim::run::images(&program, &expected)?;
     let mut listing = format!(
         "; {} compiled for design {} (hash {:016x})\n",
         model.name,
@@ -37,9 +31,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     files.add("listing.asm", listing);
     files.add("report.json", report(&design, &model, &program));
-    files
-        .write_atomic(&args.out)
-        .with_context(|| format!("cannot write {}", args.out.display()))?;
+    files.write_atomic(&args.out)?;
     println!(
         "{}: {} instructions, {} MACs, estimated {} cycles; wrote {}",
         args.model.display(),

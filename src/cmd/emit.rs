@@ -1,4 +1,4 @@
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -14,9 +14,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let design = hwgen::config::load(&args.config)?;
     let files = hwgen::rtl::emit(&design);
-    files
-        .write_atomic(&args.out)
-        .with_context(|| format!("cannot write the output directory {}", args.out.display()))?;
+    files.write_atomic(&args.out)?;
     let n = files.paths().filter(|p| p.ends_with(".v")).count();
     println!(
         "{}: wrote {} Verilog modules, hwgen.f and manifest.json to {} (hash {:016x})",

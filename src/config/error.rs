@@ -18,7 +18,11 @@ pub struct Problem {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfigError {
     /// The file could not be read at all.
-    Unreadable { file: String, reason: String },
+    Unreadable {
+        file: String,
+        rule: String,
+        fix: String,
+    },
     /// One or more problems found in the file.
     Invalid {
         file: String,
@@ -31,12 +35,10 @@ impl std::error::Error for ConfigError {}
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConfigError::Unreadable { file, reason } => {
-                writeln!(f, "error: cannot read parameter file {file}: {reason}")?;
-                write!(
-                    f,
-                    "  fix:  check the path; the shipped parameter files are in configs/"
-                )
+            ConfigError::Unreadable { file, rule, fix } => {
+                writeln!(f, "error: {file}")?;
+                writeln!(f, "  rule: {rule}")?;
+                write!(f, "  fix:  {fix}")
             }
             ConfigError::Invalid { file, problems } => {
                 for (i, p) in problems.iter().enumerate() {

@@ -5,20 +5,24 @@
 use super::raw::{RawInput, RawRequant};
 use super::types::ModelTypes;
 use super::{element_count, npy, ModelError, Requant, Tensor, MAX_ELEMENTS};
+use crate::location::locate_key;
 use crate::numeric::{Format, IntType};
 use std::path::{Path, PathBuf};
 
 pub(super) struct Ctx {
     pub file: String,
+    /// The model file's text, for the line and column of each error.
+    src: String,
     pub dir: PathBuf,
     pub layer: Option<String>,
     rng: u64,
 }
 
 impl Ctx {
-    pub fn new(file: &str, dir: &Path, seed: Option<u64>) -> Ctx {
+    pub fn new(file: &str, src: &str, dir: &Path, seed: Option<u64>) -> Ctx {
         Ctx {
             file: file.to_string(),
+            src: src.to_string(),
             dir: dir.to_path_buf(),
             layer: None,
             rng: seed.unwrap_or(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
@@ -26,9 +30,29 @@ impl Ctx {
     }
 
     pub fn err(&self, field: &str, rule: impl Into<String>, fix: impl Into<String>) -> ModelError {
+        self.err_in(self.layer.as_deref(), field, rule, fix)
+    }
+
+    /// An error in layer `layer` (or outside the layers).
+    pub fn err_in(
+        &self,
+        layer: Option<&str>,
+        field: &str,
+        rule: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> ModelError {
+        // The key is the field's first word: `requant.multiplier = 70000` is set at
+        // `requant`, `input.shape` at `shape` of table `input`.
+        let key = field.split([' ', '=']).next().unwrap_or_default();
+        let (table, key) = match (layer, key.split_once('.')) {
+            (Some(_), _) => ("layer", key.split('.').next().unwrap_or_default()),
+            (None, Some((t, k))) => (t, k),
+            (None, None) => ("", key),
+        };
         ModelError {
-            file: self.file.clone(),
-            layer: self.layer.clone(),
+            file: self.file.as_str().into(),
+            location: locate_key(&self.src, table, layer, key).map(Box::new),
+            layer: layer.map(str::to_string),
             field: field.to_string(),
             rule: rule.into(),
             fix: fix.into(),
@@ -94,7 +118,8 @@ impl Ctx {
         got: &[usize],
         want: &[usize],
     ) -> Result<(), ModelError> {
-        let strip = |s: &[usize]| -> Vec<usize> { s.iter().copied().skip_while(|d| *d == 1).collect() };
+        let strip =
+            |s: &[usize]| -> Vec<usize> { s.iter().copied().skip_while(|d| *d == 1).collect() };
         let (g, w) = (strip(got), strip(want));
         let ok = g.len() <= w.len()
             && match g.split_first() {

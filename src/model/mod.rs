@@ -230,10 +230,13 @@ impl Model {
     }
 }
 
-/// A problem in a model file: file, layer, field, rule and fix.
+/// A problem in a model file: file, line and column, layer, field, rule and fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelError {
-    pub file: String,
+    /// Shared, to keep the error small on the `Result` path.
+    pub file: std::sync::Arc<str>,
+    /// Boxed, to keep the error small on the `Result` path.
+    pub location: Option<Box<crate::location::Location>>,
     pub layer: Option<String>,
     pub field: String,
     pub rule: String,
@@ -242,9 +245,14 @@ pub struct ModelError {
 
 impl fmt::Display for ModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let loc = self
+            .location
+            .as_ref()
+            .map(|l| format!(":{}:{}", l.line, l.col))
+            .unwrap_or_default();
         match &self.layer {
-            Some(l) => writeln!(f, "error: {}: layer {l}: {}", self.file, self.field)?,
-            None => writeln!(f, "error: {}: {}", self.file, self.field)?,
+            Some(l) => writeln!(f, "error: {}{loc}: layer {l}: {}", self.file, self.field)?,
+            None => writeln!(f, "error: {}{loc}: {}", self.file, self.field)?,
         }
         writeln!(f, "  rule: {}", self.rule)?;
         write!(f, "  fix:  {}", self.fix)
@@ -256,13 +264,15 @@ impl std::error::Error for ModelError {}
 /// Read and check a model file.
 pub fn load(path: &Path) -> Result<Model, ModelError> {
     let file = path.display().to_string();
-    let src = std::fs::read_to_string(path).map_err(|e| ModelError {
-        file: file.clone(),
-        layer: None,
-        field: "<file>".into(),
-        rule: format!("cannot read the model file: {e}"),
-        fix: "check the path; sample models are in models/".into(),
-    })?;
+    let src = crate::location::read_text(path, "model file", "sample models are in models/")
+        .map_err(|(rule, fix)| ModelError {
+            file: file.as_str().into(),
+            location: None,
+            layer: None,
+            field: "<file>".into(),
+            rule,
+            fix,
+        })?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     parse_str(&src, &file, &dir)
 }
@@ -270,20 +280,20 @@ pub fn load(path: &Path) -> Result<Model, ModelError> {
 /// Check model text; `dir` resolves the paths of `.npy` files.
 pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
     let raw: raw::RawModel = toml::from_str(src).map_err(|e| {
-        let loc = e
-            .span()
-            .map(|s| crate::location::Location::of_offset(src, s.start))
-            .map(|l| format!(" (line {}, column {})", l.line, l.col))
-            .unwrap_or_default();
+        let d = crate::location::TomlDiagnosis::of(src, &e);
         ModelError {
-            file: file.to_string(),
+            file: file.into(),
+            location: d.location.map(Box::new),
             layer: None,
-            field: format!("<document>{loc}"),
-            rule: e.message().to_string(),
-            fix: "fix the TOML at that position; unknown keys are errors".into(),
+            field: match d.value {
+                Some(v) => format!("{} = {v}", d.key),
+                None => d.key,
+            },
+            rule: d.rule,
+            fix: d.fix,
         }
     })?;
-    let mut ctx = data::Ctx::new(file, dir, raw.seed);
+    let mut ctx = data::Ctx::new(file, src, dir, raw.seed);
     let types = types::model_types(&ctx, &raw)?;
     let input = data::input(&mut ctx, &raw.input, &types)?;
     let input_name = raw.input.name.clone().unwrap_or_else(|| "input".into());

@@ -12,7 +12,8 @@ pub struct NpyError {
 }
 
 const REWRITE: &str = "write the array again with numpy.save (format 1.0 to 3.0, C order)";
-const SMALLER: &str = "export the array the layer expects; a model tensor holds at most 2^27 elements";
+const SMALLER: &str =
+    "export the array the layer expects; a model tensor holds at most 2^27 elements";
 
 fn fail<T>(rule: String, fix: &'static str) -> Result<T, NpyError> {
     Err(NpyError { rule, fix })
@@ -83,7 +84,12 @@ pub fn read_f32(path: &Path) -> Result<NpyF32, NpyError> {
 
 /// The data bytes of an array of `shape` with `size`-byte elements: exactly as many as the
 /// header says.
-fn data<'a>(path: &Path, shape: &[usize], size: usize, body: &'a [u8]) -> Result<&'a [u8], NpyError> {
+fn data<'a>(
+    path: &Path,
+    shape: &[usize],
+    size: usize,
+    body: &'a [u8],
+) -> Result<&'a [u8], NpyError> {
     let count: usize = shape.iter().product();
     if body.len() != count * size {
         return fail(
@@ -109,7 +115,10 @@ fn parse(path: &Path) -> Result<(String, Vec<usize>, Vec<u8>), NpyError> {
         fix: "give the path of a .npy file relative to the model file, or \"random\"",
     })?;
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-        return fail(format!("{name} is not a .npy file (no \\x93NUMPY magic)"), REWRITE);
+        return fail(
+            format!("{name} is not a .npy file (no \\x93NUMPY magic)"),
+            REWRITE,
+        );
     }
     let (hlen, start): (usize, usize) = match bytes[6] {
         1 => (usize::from(u16::from_le_bytes([bytes[8], bytes[9]])), 10),

@@ -59,11 +59,22 @@ const OPS: &[(&str, OpParser, &[&str])] = &[
     (
         "fc",
         conv,
-        &["out_channels", "weights", "bias", "requant", "activation", "relu6_max"],
+        &[
+            "out_channels",
+            "weights",
+            "bias",
+            "requant",
+            "activation",
+            "relu6_max",
+        ],
     ),
     ("maxpool", pool, &["kernel", "stride"]),
     ("avgpool", pool, &["kernel", "stride", "requant"]),
-    ("add", add, &["residual", "requant", "activation", "relu6_max"]),
+    (
+        "add",
+        add,
+        &["residual", "requant", "activation", "relu6_max"],
+    ),
     ("upsample", upsample, &["factor"]),
 ];
 
@@ -100,7 +111,11 @@ pub(super) fn layer(
             "use one of those (flatten is implicit: fc takes the HWC flattening of its input)",
         ));
     };
-    let stray: Vec<&str> = rl.op_keys().into_iter().filter(|k| !keys.contains(k)).collect();
+    let stray: Vec<&str> = rl
+        .op_keys()
+        .into_iter()
+        .filter(|k| !keys.contains(k))
+        .collect();
     if !stray.is_empty() {
         return Err(ctx.err(
             stray[0],

@@ -77,16 +77,15 @@ pub(super) fn model_types(ctx: &Ctx, raw: &RawModel) -> Result<ModelTypes, Model
             uses_counterpart = true;
             continue;
         }
-        let mut c = ctx.err(
+        return Err(ctx.err_in(
+            Some(&rl.name),
             &format!("type = {lt}"),
             format!("a layer's type is the model's ({top_name}) or its counterpart of the same width: a mixed model pairs int8 with mxint8 (or int4 with mxint4)"),
             match other {
                 Some(o) => format!("use type = \"{top_name}\", \"{}\" or \"auto\"", o.name()),
                 None => format!("remove type (the model is {top_name} throughout)"),
             },
-        );
-        c.layer = Some(rl.name.clone());
-        return Err(c);
+        ));
     }
     let params = Params {
         block_size: raw.block_size,

@@ -5,6 +5,7 @@
 use super::verilator::{self, Model, SimError};
 use crate::compiler::Program;
 use crate::design::{clog2, Design};
+use crate::filemap::FileMap;
 use crate::interp::Memory;
 use crate::rtl::PERF_COUNTER_NAMES;
 use crate::verify::{compare, Comparison};
@@ -73,11 +74,25 @@ pub fn build_with(
         design.hash(),
         crate::design::fnv1a64(text.as_bytes())
     ));
+    // The cached RTL is compared with the generated files on every use; a damaged copy is
+    // written again.
     let rtl = dir.join("rtl-out");
-    if !rtl.join("hwgen.f").is_file() {
+    let intact = files
+        .iter()
+        .all(|(p, c)| std::fs::read_to_string(rtl.join(p)).ok().as_deref() == Some(c));
+    if !intact {
+        if rtl.exists() {
+            eprintln!(
+                "hwgen: cache: {} differs from the generated RTL (truncated or modified); writing it again",
+                rtl.display()
+            );
+        }
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| SimError::cache(&dir, "create the cache directory", e))?;
         files.write_atomic(&rtl)?;
     }
-    std::fs::create_dir_all(dir.join("tb"))?;
+    std::fs::create_dir_all(dir.join("tb"))
+        .map_err(|e| SimError::cache(&dir, "create the cache directory", e))?;
     let tb = dir.join("tb/tb_top.v");
     let main = dir.join("tb/sim_main.cpp");
     if std::fs::read_to_string(&tb).ok().as_deref() != Some(TB_TOP) {
@@ -136,6 +151,14 @@ pub fn build_with(
 /// Write the program's memory images into `dir` (imem0.hex, dmem.hex, and the expected
 /// output region, expected.hex).
 pub fn write_images(program: &Program, expected: &Memory, dir: &Path) -> std::io::Result<()> {
+    for (name, text) in images(program, expected)?.iter() {
+        std::fs::write(dir.join(name), text)?;
+    }
+    Ok(())
+}
+
+/// The memory images as files: `imem0.hex`, `dmem.hex` and `expected.hex`.
+pub fn images(program: &Program, expected: &Memory) -> std::io::Result<FileMap> {
     let mut imem = format!("// hwgen program for design {:016x}\n", program.design_hash);
     for i in &program.instrs {
         let word = i
@@ -144,11 +167,9 @@ pub fn write_images(program: &Program, expected: &Memory, dir: &Path) -> std::io
         imem.push_str(&word.to_hex());
         imem.push('\n');
     }
-    std::fs::write(dir.join("imem0.hex"), imem)?;
     let dmem: String = (0..program.dmem.beats())
         .map(|b| program.dmem.beat_hex(b) + "\n")
         .collect();
-    std::fs::write(dir.join("dmem.hex"), dmem)?;
     let range = program.output_range();
     let mut text = format!(
         "// output region: beats {}..{} (valid channels as in manifest)\n@{:x}\n",
@@ -158,7 +179,11 @@ pub fn write_images(program: &Program, expected: &Memory, dir: &Path) -> std::io
         text.push_str(&expected.beat_hex(b as usize));
         text.push('\n');
     }
-    std::fs::write(dir.join("expected.hex"), text)
+    let mut files = FileMap::new();
+    files.add("imem0.hex", imem);
+    files.add("dmem.hex", dmem);
+    files.add("expected.hex", text);
+    Ok(files)
 }
 
 /// How a program runs in the testbench.

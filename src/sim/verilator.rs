@@ -21,6 +21,29 @@ pub enum SimError {
         log: String,
     },
     Io(std::io::Error),
+    /// The simulation cache cannot be used: its path, what went wrong.
+    Cache {
+        path: PathBuf,
+        rule: String,
+    },
+    /// The output directory cannot be written.
+    Output(crate::filemap::OutputError),
+}
+
+impl SimError {
+    /// A cache operation on `path` failed.
+    pub fn cache(path: &Path, what: &str, e: std::io::Error) -> SimError {
+        SimError::Cache {
+            path: path.to_path_buf(),
+            rule: format!("cannot {what}: {e}"),
+        }
+    }
+}
+
+impl From<crate::filemap::OutputError> for SimError {
+    fn from(e: crate::filemap::OutputError) -> Self {
+        SimError::Output(e)
+    }
 }
 
 impl fmt::Display for SimError {
@@ -32,6 +55,12 @@ impl fmt::Display for SimError {
             ),
             SimError::Failed { what, log } => write!(f, "{what} failed:\n{log}"),
             SimError::Io(e) => write!(f, "{e}"),
+            SimError::Cache { path, rule } => {
+                writeln!(f, "error: simulation cache {}", path.display())?;
+                writeln!(f, "  rule: {rule}")?;
+                write!(f, "  fix:  give a writable directory with --cache or $HWGEN_CACHE (the cache may be deleted at any time)")
+            }
+            SimError::Output(e) => write!(f, "{e}"),
         }
     }
 }
@@ -96,14 +125,24 @@ impl Model {
         let dir = cache.join(format!("{}-{}", self.top, self.key(&version)?));
         let exe = dir.join("Vtb");
         if exe.is_file() {
-            return Ok(exe);
+            if verified(&exe) {
+                return Ok(exe);
+            }
+            eprintln!(
+                "hwgen: cache: {} does not match the hash recorded when it was built (truncated or modified); rebuilding it",
+                exe.display()
+            );
+            std::fs::remove_dir_all(&dir)
+                .map_err(|e| SimError::cache(&dir, "remove a damaged cached model", e))?;
         }
-        std::fs::create_dir_all(cache)?;
+        std::fs::create_dir_all(cache)
+            .map_err(|e| SimError::cache(cache, "create the cache directory", e))?;
         // Build in a private directory and rename it into place, so concurrent test
         // processes never see a half-built model.
         let stage = tempfile::Builder::new()
             .prefix(".build-")
-            .tempdir_in(cache)?;
+            .tempdir_in(cache)
+            .map_err(|e| SimError::cache(cache, "create a build directory in the cache", e))?;
         let mut cmd = Command::new("verilator");
         cmd.args([
             "--cc",
@@ -152,6 +191,14 @@ impl Model {
                 ),
             });
         }
+        let built_exe = stage.path().join("Vtb");
+        let bytes = std::fs::read(&built_exe)
+            .map_err(|e| SimError::cache(&built_exe, "read the built model", e))?;
+        std::fs::write(
+            stage.path().join(HASH_FILE),
+            format!("{:016x}\n", fnv1a64(&bytes)),
+        )
+        .map_err(|e| SimError::cache(stage.path(), "record the model's hash", e))?;
         let built = stage.keep();
         match std::fs::rename(&built, &dir) {
             Ok(()) => {}
@@ -162,6 +209,18 @@ impl Model {
             Err(e) => return Err(e.into()),
         }
         Ok(exe)
+    }
+}
+
+/// The file beside a cached executable that records its FNV-1a hash.
+const HASH_FILE: &str = "Vtb.fnv1a64";
+
+/// True when a cached executable still has the hash recorded when it was built.
+fn verified(exe: &Path) -> bool {
+    let recorded = exe.with_file_name(HASH_FILE);
+    match (std::fs::read_to_string(recorded), std::fs::read(exe)) {
+        (Ok(h), Ok(bytes)) => h.trim() == format!("{:016x}", fnv1a64(&bytes)),
+        _ => false,
     }
 }
 
