@@ -10,4 +10,4 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
 n=${1:-1000}
 HWGEN_FUZZ_N=$n cargo test --release --test fuzz -- --nocapture --test-threads=3 2>&1 |
-  grep -E '^fuzz |failures|test result|panicked'
+  grep -vE '^(running |test fuzz_|stack backtrace|note: |\s*$)'

@@ -200,8 +200,9 @@ fn mutate_toml(src: &str, rng: &mut Rng) -> Vec<u8> {
             }
             // A value replaced by an edge value.
             0..=2 => {
-                let candidates: Vec<usize> =
-                    (0..lines.len()).filter(|i| lines[*i].contains('=')).collect();
+                let candidates: Vec<usize> = (0..lines.len())
+                    .filter(|i| lines[*i].contains('='))
+                    .collect();
                 if let Some(&i) = candidates.get(rng.below(candidates.len())) {
                     let key = lines[i].split_once('=').unwrap().0.trim().to_string();
                     lines[i] = format!("{key} = {}", rng.pick(VALUES));
@@ -279,7 +280,12 @@ fn run(args: &[&std::ffi::OsStr]) -> Outcome {
     };
     let mut err = String::new();
     use std::io::Read;
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     match status.code() {
         Some(0) => Outcome::Accepted,
         Some(1) if err.contains("\n  rule: ") && err.contains("\n  fix:  ") => Outcome::Refused,
@@ -312,8 +318,10 @@ impl Counts {
                     self.failures.len()
                 ));
                 let _ = std::fs::copy(input, &keep);
-                self.failures
-                    .push(format!("{what}: {other:?} (input kept as {})", keep.display()))
+                self.failures.push(format!(
+                    "{what}: {other:?} (input kept as {})",
+                    keep.display()
+                ))
             }
         }
         false
@@ -365,7 +373,13 @@ fn fuzz_configs() {
         let file = tmp.path().join(format!("c{i}.toml"));
         std::fs::write(&file, mutate_toml(src, &mut rng)).unwrap();
         let out = tmp.path().join(format!("out{i}"));
-        let o = run(&["emit".as_ref(), "--config".as_ref(), file.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+        let o = run(&[
+            "emit".as_ref(),
+            "--config".as_ref(),
+            file.as_os_str(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ]);
         let accepted = counts.add(&format!("emit {}", file.display()), &file, o);
         if !accepted {
             assert!(!out.exists(), "a refused emit wrote {}", out.display());
@@ -378,13 +392,20 @@ fn fuzz_configs() {
             assert!(out.join(f).is_file(), "{f} listed but missing");
         }
         let design = hwgen::config::load(&file).unwrap();
-        let sampled = design.hash() % 3 == 0;
+        let sampled = design.hash().is_multiple_of(3);
         if linted < 2 + n / 200 && sampled && lint_size_ok(&out) {
             linted += 1;
             counts.checked += 1;
             if common::have_tool("verilator", "fuzz_configs lint") {
                 let lint = Command::new("verilator")
-                    .args(["--lint-only", "-Wall", "-f", "hwgen.f", "--top-module", "hwgen_top"])
+                    .args([
+                        "--lint-only",
+                        "-Wall",
+                        "-f",
+                        "hwgen.f",
+                        "--top-module",
+                        "hwgen_top",
+                    ])
                     .current_dir(&out)
                     .output()
                     .unwrap();
@@ -446,7 +467,10 @@ fn interpreter_matches_golden(config: &str, model: &Path) -> Result<(), String> 
     if c.matched() {
         Ok(())
     } else {
-        Err(format!("{} {} differ from the golden model", c.differing, c.unit))
+        Err(format!(
+            "{} {} differ from the golden model",
+            c.differing, c.unit
+        ))
     }
 }
 
@@ -472,7 +496,11 @@ fn fuzz_models() {
             "-o".as_ref(),
             out.as_os_str(),
         ];
-        if !counts.add(&format!("compile {config} {}", file.display()), &file, run(&args)) {
+        if !counts.add(
+            &format!("compile {config} {}", file.display()),
+            &file,
+            run(&args),
+        ) {
             assert!(!out.exists(), "a refused compile wrote {}", out.display());
             continue;
         }
@@ -511,10 +539,22 @@ fn npy_bytes(shape: &[usize], descr: &str, elem: usize) -> Vec<u8> {
 
 /// One mutation of a `.npy` file: its header text or its bytes.
 fn mutate_npy(rng: &mut Rng) -> Vec<u8> {
-    let shapes: &[&[usize]] = &[&[1, 1, 8, 8], &[8, 8], &[64], &[8, 1, 1, 8], &[1, 1, 8, 8, 1]];
-    let descrs = ["|i1", "|u1", "<i2", "<i4", "<i8", "<f4", ">i4", "|b1", "<f8", "|O"];
+    let shapes: &[&[usize]] = &[
+        &[1, 1, 8, 8],
+        &[8, 8],
+        &[64],
+        &[8, 1, 1, 8],
+        &[1, 1, 8, 8, 1],
+    ];
+    let descrs = [
+        "|i1", "|u1", "<i2", "<i4", "<i8", "<f4", ">i4", "|b1", "<f8", "|O",
+    ];
     let shape = *rng.pick(shapes);
-    let descr = if rng.below(3) == 0 { *rng.pick(&descrs) } else { "|i1" };
+    let descr = if rng.below(3) == 0 {
+        *rng.pick(&descrs)
+    } else {
+        "|i1"
+    };
     let elem = match descr {
         "<i2" => 2,
         "<i4" | ">i4" | "<f4" => 4,

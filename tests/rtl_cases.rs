@@ -159,8 +159,8 @@ fn lockstep_agrees_and_names_the_first_differing_instruction() {
     let opts = hwgen::sim::run::RunOptions {
         stall_pct: 0,
         seed: 1,
-        trace: None,
         writes: Some(&log),
+        ..Default::default()
     };
     hwgen::sim::run::run_with(&design, &exe, &program, &expected, &opts).unwrap();
     let text = std::fs::read_to_string(&log).unwrap();

@@ -8,6 +8,12 @@
 //   +design_id=HEX   the Design hash the program was compiled for; a mismatch with the
 //                    ID register stops the run before it starts
 //   +dump_base=N +dump_count=N +stall_pct=N +seed=N +max_cycles=N
+//   +stall_limit=N   with HWGEN_CORE0 defined (the hierarchical path of engine 0): stop
+//                    once engine 0 has made no progress (no instruction fetched or
+//                    started, no memory handshake or response, no scratchpad write) for N
+//                    cycles, and print its state: per queue "QUEUE q head_valid started
+//                    busy", per semaphore "SEM s count", "FETCH pc fetching" and
+//                    "MEMPORT valid ready write addr reads_in_flight"
 // Memory bandwidth is limited to BYTES_PER_CYCLE by a token bucket.
 // Built with +define+HWGEN_LOCKSTEP and HWGEN_CORE0 (the hierarchical path of engine 0),
 // +writes=FILE logs every scratchpad row engine 0 writes, for lock-step comparison with the
@@ -154,6 +160,37 @@ module tb #(
     mem_req_ready <= (credit >= MEM_W / 8) && ((($random(seed) % 100 + 100) % 100) >= stall_pct);
   end
 
+`ifdef HWGEN_CORE0
+  // Hang diagnosis (see +stall_limit).
+  localparam integer NUM_SEM = `HWGEN_NUM_SEM;
+  integer            stall_limit;
+  integer            idle;
+  integer            started [0:3];
+  integer            in_flight;
+  integer            q;
+  wire [NUM_SEM*32-1:0] sem_counts;
+  genvar gs;
+  generate
+    for (gs = 0; gs < NUM_SEM; gs = gs + 1) begin : gen_sem_count
+      wire [31:0] count = `HWGEN_CORE0.gen_sem[gs].u_sem.count_q;
+      assign sem_counts[gs*32 +: 32] = count;
+    end
+  endgenerate
+  wire progress = (mem_req_valid && mem_req_ready) || mem_rsp_valid
+               || (`HWGEN_CORE0.head_pop != 4'b0000)
+               || ((`HWGEN_CORE0.push_valid & `HWGEN_CORE0.push_ready) != 4'b0000)
+               || `HWGEN_CORE0.ld_wr_valid || `HWGEN_CORE0.acc_hi_wr_valid
+               || `HWGEN_CORE0.out_hi_wr_valid;
+  initial begin
+    if (!$value$plusargs("stall_limit=%d", stall_limit)) stall_limit = 0;
+    idle = 0;
+    for (q = 0; q < 4; q = q + 1) started[q] = 0;
+  end
+  always @(posedge clk_i) begin
+    for (q = 0; q < 4; q = q + 1) if (`HWGEN_CORE0.head_pop[q]) started[q] = started[q] + 1;
+  end
+`endif
+
 `ifdef HWGEN_LOCKSTEP
   integer      wfd;
   reg [1023:0] writes_file;
@@ -190,7 +227,7 @@ module tb #(
     csr_we  <= 1'b0;
     prog_we <= 1'b0;
     if (cycle > max_cycles) begin
-      $display("ERROR: watchdog: no done after %0d cycles", max_cycles);
+      $display("ERROR: watchdog: no done after %0d cycles (hwgen sim --max-cycles raises the limit)", max_cycles);
       $finish;
     end
     case (state)
@@ -237,6 +274,23 @@ module tb #(
       end
       S_POLL: begin
         csr_addr <= 12'h003;
+`ifdef HWGEN_CORE0
+        idle = progress ? 0 : idle + 1;
+        if (stall_limit > 0 && idle > stall_limit) begin
+          in_flight = 0;
+          for (i = 0; i < LATENCY; i = i + 1) if (pipe_valid[i]) in_flight = in_flight + 1;
+          $display("STALL %0d %0d", cycle, idle);
+          for (q = 0; q < 4; q = q + 1)
+            $display("QUEUE %0d %0d %0d %0d", q, `HWGEN_CORE0.queue_valid[q], started[q],
+                     `HWGEN_CORE0.exec_busy[q]);
+          for (i = 0; i < NUM_SEM; i = i + 1) $display("SEM %0d %0d", i, sem_counts[i*32 +: 32]);
+          $display("FETCH %0d %0d", `HWGEN_CORE0.u_fetch.pc_q, `HWGEN_CORE0.fetching);
+          $display("MEMPORT %0d %0d %0d %0d %0d", mem_req_valid, mem_req_ready, mem_req_write,
+                   mem_req_addr, in_flight);
+          $display("ERROR: stall: no progress for %0d cycles", idle);
+          $finish;
+        end
+`endif
         // csr_rdata answers the address of the previous cycle.
         counter = counter + 1;
         if (counter > 3 && csr_rdata[2]) begin

@@ -28,9 +28,26 @@ pub struct Args {
     /// name the first instruction that differs.
     #[arg(long)]
     pub lockstep: bool,
+    /// Stop the simulation after N cycles (default 50,000,000). A hang is reported long
+    /// before, once no queue has made progress for a bound derived from the design.
+    #[arg(long, value_name = "N")]
+    pub max_cycles: Option<u64>,
 }
 
+/// Run, and with `--json` report a failure as one JSON object too.
 pub fn run(args: Args) -> Result<()> {
+    let json = args.json;
+    let result = simulate(args);
+    if let (true, Err(e)) = (json, &result) {
+        println!(
+            "{}",
+            serde_json::json!({ "match": false, "error": format!("{e:#}") })
+        );
+    }
+    result
+}
+
+fn simulate(args: Args) -> Result<()> {
     let design = hwgen::config::load(&args.config)?;
     let model = hwgen::model::load(&args.model)?;
     let program = super::compile(&design, &model, &args.model, &args.config)?;
@@ -78,6 +95,7 @@ pub fn run(args: Args) -> Result<()> {
         seed: args.seed,
         trace: trace.as_deref(),
         writes: None,
+        max_cycles: args.max_cycles,
     };
     let r = hwgen::sim::run::run_with(&design, &exe, &program, &expected, &opts)?;
     let unit = &design.branches[0].units[0];

@@ -32,11 +32,7 @@ impl fmt::Display for InterpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             InterpError::Deadlock { pending } => {
-                write!(
-                    f,
-                    "deadlock: no queue can start; heads: {}",
-                    pending.join("; ")
-                )
+                write!(f, "deadlock: no queue can start; {}", pending.join("; "))
             }
             InterpError::Illegal { pc, reason } => write!(f, "instruction {pc}: {reason}"),
             InterpError::NoEnd => write!(f, "the program has no end instruction"),
@@ -144,85 +140,139 @@ impl Engine {
 
     /// Run `program` to its `end` with `mem` as external memory.
     pub fn run(&mut self, program: &[Instr], mem: &mut Memory) -> Result<(), InterpError> {
-        let end = program
-            .iter()
-            .position(|i| i.opcode() == Opcode::End)
-            .ok_or(InterpError::NoEnd)?;
-        let mut queues: [VecDeque<usize>; 4] = Default::default();
-        let qi = |q: Queue| Queue::ALL.iter().position(|x| *x == q).expect("a queue");
-        let mut pc = 0;
-        loop {
-            // Fetch in order until the next instruction's queue is full.
-            while pc < end {
-                let q = qi(program[pc].queue().expect("not end"));
-                if queues[q].len() >= self.queue_depth {
-                    break;
-                }
-                program[pc]
-                    .check_masks()
-                    .map_err(|e| InterpError::Illegal {
-                        pc,
-                        reason: e.to_string(),
-                    })?;
-                queues[q].push_back(pc);
-                pc += 1;
-            }
-            if pc == end && queues.iter().all(VecDeque::is_empty) {
-                return Ok(());
-            }
-            let mut progressed = false;
-            for queue in queues.iter_mut() {
-                let Some(&head) = queue.front() else {
-                    continue;
-                };
-                if !self.acquire(program[head].wait) {
-                    continue;
-                }
-                queue.pop_front();
-                self.execute(head, &program[head], mem)?;
-                self.release(head, program[head].signal)?;
-                progressed = true;
-            }
-            // Fetch already pushed all it could; with no queue able to start, nothing changes.
-            if !progressed {
-                let pending = queues
-                    .iter()
-                    .filter_map(|q| q.front())
-                    .map(|&h| format!("{h}: {}", program[h].opcode().mnemonic()))
-                    .collect();
-                return Err(InterpError::Deadlock { pending });
-            }
-        }
+        let mut sems = Semaphores {
+            counts: std::mem::take(&mut self.sems),
+            max: self.sem_max,
+        };
+        let depth = self.queue_depth;
+        let r = schedule(program, depth, &mut sems, |pc| {
+            self.execute(pc, &program[pc], mem)
+        });
+        self.sems = sems.counts;
+        r
     }
+}
 
+/// The semaphore counts of one engine.
+struct Semaphores {
+    counts: Vec<u32>,
+    max: u32,
+}
+
+impl Semaphores {
     /// Take every semaphore in `wait` if all are available.
     fn acquire(&mut self, wait: u32) -> bool {
         let held = |s: usize| wait & (1 << s) != 0;
-        if (0..self.sems.len()).any(|s| held(s) && self.sems[s] == 0) {
+        if (0..self.counts.len()).any(|s| held(s) && self.counts[s] == 0) {
             return false;
         }
-        for s in (0..self.sems.len()).filter(|&s| held(s)) {
-            self.sems[s] -= 1;
+        for s in (0..self.counts.len()).filter(|&s| held(s)) {
+            self.counts[s] -= 1;
         }
         true
     }
 
     fn release(&mut self, pc: usize, signal: u32) -> Result<(), InterpError> {
-        for s in (0..self.sems.len()).filter(|s| signal & (1 << s) != 0) {
-            if self.sems[s] == self.sem_max {
+        for s in (0..self.counts.len()).filter(|s| signal & (1 << s) != 0) {
+            if self.counts[s] == self.max {
                 return Err(InterpError::Illegal {
                     pc,
                     reason: format!(
                         "semaphore {} overflows (more than {} releases outstanding)",
                         isa::SEMAPHORES[s].name(),
-                        self.sem_max
+                        self.max
                     ),
                 });
             }
-            self.sems[s] += 1;
+            self.counts[s] += 1;
         }
         Ok(())
     }
+}
+
+/// The queues of one engine: fetch in order into four bounded queues; an instruction
+/// starts (and `exec` runs it, atomically) when every semaphore it waits on is available,
+/// and then releases the ones it signals. A state in which no queue can start is a
+/// deadlock, reported with each queue's head, the semaphores it waits on and their counts.
+fn schedule(
+    program: &[Instr],
+    queue_depth: usize,
+    sems: &mut Semaphores,
+    mut exec: impl FnMut(usize) -> Result<(), InterpError>,
+) -> Result<(), InterpError> {
+    let end = program
+        .iter()
+        .position(|i| i.opcode() == Opcode::End)
+        .ok_or(InterpError::NoEnd)?;
+    let mut queues: [VecDeque<usize>; 4] = Default::default();
+    let qi = |q: Queue| Queue::ALL.iter().position(|x| *x == q).expect("a queue");
+    let mut pc = 0;
+    loop {
+        // Fetch in order until the next instruction's queue is full.
+        while pc < end {
+            let q = qi(program[pc].queue().expect("not end"));
+            if queues[q].len() >= queue_depth {
+                break;
+            }
+            program[pc]
+                .check_masks()
+                .map_err(|e| InterpError::Illegal {
+                    pc,
+                    reason: e.to_string(),
+                })?;
+            queues[q].push_back(pc);
+            pc += 1;
+        }
+        if pc == end && queues.iter().all(VecDeque::is_empty) {
+            return Ok(());
+        }
+        let mut progressed = false;
+        for queue in queues.iter_mut() {
+            let Some(&head) = queue.front() else {
+                continue;
+            };
+            if !sems.acquire(program[head].wait) {
+                continue;
+            }
+            queue.pop_front();
+            exec(head)?;
+            sems.release(head, program[head].signal)?;
+            progressed = true;
+        }
+        // Fetch already pushed all it could; with no queue able to start, nothing changes.
+        if !progressed {
+            let counts: Vec<u64> = sems.counts.iter().map(|c| u64::from(*c)).collect();
+            let pending = Queue::ALL
+                .iter()
+                .zip(&queues)
+                .filter_map(|(q, queue)| queue.front().map(|&h| (q, h)))
+                .map(|(q, h)| {
+                    format!(
+                        "{} queue: instruction {h}: {} {}",
+                        q.name(),
+                        program[h].to_asm(),
+                        isa::wait_text(program[h].wait, &counts)
+                    )
+                })
+                .collect();
+            return Err(InterpError::Deadlock { pending });
+        }
+    }
+}
+
+/// Check `program`'s synchronisation without computing anything: every instruction can
+/// start in the queues' schedule and `end` is reached (no deadlock, no semaphore overflow).
+pub fn check_sync(design: &Design, program: &[Instr]) -> Result<(), InterpError> {
+    let mut sems = Semaphores {
+        counts: vec![0; isa::NUM_SEMAPHORES as usize],
+        max: isa::mask(isa::SEM_COUNT_BITS) as u32,
+    };
+    schedule(
+        program,
+        design.control.queue_depth as usize,
+        &mut sems,
+        |_| Ok(()),
+    )
 }
 
 #[cfg(test)]

@@ -26,11 +26,38 @@ fn a_wait_nobody_signals_is_a_deadlock() {
         Instr::end(),
     ];
     let mut mem = Memory::new(32, 16);
-    assert!(matches!(
-        e.run(&program, &mut mem),
-        Err(InterpError::Deadlock { .. })
-    ));
+    let err = e.run(&program, &mut mem).unwrap_err();
+    assert!(matches!(err, InterpError::Deadlock { .. }));
+    // The diagnosis names the queue, the instruction, the semaphore and its count.
+    assert!(
+        err.to_string()
+            .contains("vector queue: instruction 0: vector")
+            && err
+                .to_string()
+                .contains("waits on compute_to_vector (count 0)"),
+        "{err}"
+    );
     assert!(matches!(e.run(&[], &mut mem), Err(InterpError::NoEnd)));
+}
+
+/// `hwgen compile` refuses a program whose semaphores cannot all be satisfied (the check
+/// runs in the encode pass on the finished instruction list).
+#[test]
+fn encode_refuses_a_deadlocking_program() {
+    let (d, _) = engine();
+    let c2v = 1 << isa::semaphore_index(Queue::Compute, Queue::Vector).expect("a semaphore");
+    let program = vec![Instr {
+        wait: c2v,
+        ..Instr::new(Op::Vector(Vector::default()))
+    }];
+    let err = crate::compiler::passes::encode::run(&d, program)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("semaphores cannot all be satisfied: deadlock"),
+        "{err}"
+    );
+    assert!(err.contains("compute_to_vector (count 0)"), "{err}");
 }
 
 /// Load an identity weight tile and a row of inputs, multiply, requantize, store: by hand,

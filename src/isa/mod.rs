@@ -79,6 +79,27 @@ const fn sem(producer: Queue, consumer: Queue) -> Semaphore {
 
 pub const NUM_SEMAPHORES: u32 = SEMAPHORES.len() as u32;
 
+/// "waits on A (count 0), B (count 1)": the semaphores of a wait mask with their counts.
+pub fn wait_text(mask: u32, counts: &[u64]) -> String {
+    let named: Vec<String> = SEMAPHORES
+        .iter()
+        .enumerate()
+        .filter(|(s, _)| mask & (1 << s) != 0)
+        .map(|(s, sem)| {
+            format!(
+                "{} (count {})",
+                sem.name(),
+                counts.get(s).copied().unwrap_or(0)
+            )
+        })
+        .collect();
+    if named.is_empty() {
+        "waits on no semaphore".to_string()
+    } else {
+        format!("waits on {}", named.join(", "))
+    }
+}
+
 /// Index of the semaphore from `producer` to `consumer`.
 pub fn semaphore_index(producer: Queue, consumer: Queue) -> Option<usize> {
     SEMAPHORES

@@ -1,4 +1,5 @@
 //! Simulation support: building Verilator models of generated RTL and testbenches.
 
 pub mod run;
+pub mod stall;
 pub mod verilator;

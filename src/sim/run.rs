@@ -2,6 +2,7 @@
 //! directory named by the Design hash, verilate it once with the whole-accelerator
 //! testbench, load the memories, run, and compare the output tensor with the golden model.
 
+use super::stall::Stall;
 use super::verilator::{self, Model, SimError};
 use crate::compiler::Program;
 use crate::design::{clog2, Design};
@@ -134,13 +135,14 @@ pub fn build_with(
             if !design.reset.active_low {
                 d.push("HWGEN_RST_HIGH".to_string());
             }
+            // Engine 0's path, for the hang diagnosis and the lock-step write log.
+            let (b, u, r) = design.cores()[0];
+            d.push(format!(
+                "HWGEN_CORE0=dut.u_{}",
+                crate::names::core_instance(&b.name, &u.name, r)
+            ));
             if lockstep {
-                let (b, u, r) = design.cores()[0];
                 d.push("HWGEN_LOCKSTEP".to_string());
-                d.push(format!(
-                    "HWGEN_CORE0=dut.u_{}",
-                    crate::names::core_instance(&b.name, &u.name, r)
-                ));
             }
             d
         },
@@ -196,7 +198,13 @@ pub struct RunOptions<'a> {
     pub trace: Option<&'a Path>,
     /// Log engine 0's scratchpad writes (the model must be built for lock-step).
     pub writes: Option<&'a Path>,
+    /// Stop after this many cycles (default [`MAX_CYCLES`]); a hang is caught much earlier
+    /// by the stall bound (`stall::limit`).
+    pub max_cycles: Option<u64>,
 }
+
+/// The default cycle limit of a run.
+pub const MAX_CYCLES: u64 = 50_000_000;
 
 /// Run `program` on the verilated model `exe` and compare its output region with
 /// `expected`.
@@ -251,11 +259,25 @@ pub fn run_with(
             format!("+design_id={:016x}", program.design_hash),
             format!("+stall_pct={}", opts.stall_pct),
             format!("+seed={}", opts.seed),
-            format!("+max_cycles={}", 50_000_000),
+            format!("+max_cycles={}", opts.max_cycles.unwrap_or(MAX_CYCLES)),
+            format!(
+                "+stall_limit={}",
+                super::stall::limit(design, opts.stall_pct)
+            ),
             path_arg("trace", opts.trace),
             path_arg("writes", opts.writes),
         ],
-    )?;
+    )
+    .map_err(|e| match e {
+        SimError::Failed { log, .. } if log.contains("STALL ") => match Stall::parse(&log) {
+            Some(s) => SimError::Stalled(s.report(&program.instrs)),
+            None => SimError::Failed {
+                what: "the simulation".into(),
+                log,
+            },
+        },
+        other => other,
+    })?;
     let dump = std::fs::read_to_string(dir.path().join("dump.hex"))?;
     let mut memory = Memory::new(design.memory.data_width_bits, range.end as usize);
     for (k, line) in dump.lines().enumerate() {

@@ -28,6 +28,8 @@ pub enum SimError {
     },
     /// The output directory cannot be written.
     Output(crate::filemap::OutputError),
+    /// The accelerator stopped making progress: the diagnosis (`stall::Stall::report`).
+    Stalled(String),
 }
 
 impl SimError {
@@ -61,6 +63,11 @@ impl fmt::Display for SimError {
                 write!(f, "  fix:  give a writable directory with --cache or $HWGEN_CACHE (the cache may be deleted at any time)")
             }
             SimError::Output(e) => write!(f, "{e}"),
+            SimError::Stalled(report) => {
+                writeln!(f, "error: the accelerator hangs: {report}")?;
+                writeln!(f, "  rule: `hwgen compile` ran this program to its end on the ISA interpreter, so every semaphore it waits on is released in the ISA's semantics; a hang in the RTL is a hardware bug (or a program changed after compiling)")?;
+                write!(f, "  fix:  run `hwgen sim --lockstep` to find the first instruction whose writes differ, or `--trace FILE` for a waveform, and report it with the model and config")
+            }
         }
     }
 }

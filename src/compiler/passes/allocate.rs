@@ -39,7 +39,21 @@ pub fn tile_rows(u: &crate::design::Unit, n: &Node) -> u64 {
 }
 
 pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
-    c.alloc = Some(run(c.design, c.graph()));
+    let alloc = run(c.design, c.graph());
+    // Checked before the memory image is allocated (encode).
+    let addressable = 1u64 << crate::isa::EXT_ADDR_BITS;
+    if alloc.end > addressable {
+        return Err(CompileError::new(
+            None,
+            format!(
+                "the model's tensors, weights and biases need {} beats of external memory; the ISA's {}-bit beat addresses reach {addressable}",
+                alloc.end,
+                crate::isa::EXT_ADDR_BITS
+            ),
+            "compile a smaller model (or split it), or use a wider memory.data_width_bits",
+        ));
+    }
+    c.alloc = Some(alloc);
     Ok(())
 }
 

@@ -80,17 +80,7 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
 /// whole checked against the instruction memory.
 pub fn run(design: &Design, mut instrs: Vec<Instr>) -> Result<Vec<Instr>, CompileError> {
     instrs.push(Instr::end());
-    if instrs.len() > design.control.imem_depth as usize {
-        return Err(CompileError::new(
-            None,
-            format!(
-                "the program has {} instructions; the instruction memory holds {}",
-                instrs.len(),
-                design.control.imem_depth
-            ),
-            "raise control.imem_depth in the config, or compile a smaller model",
-        ));
-    }
+    fits_imem(design, instrs.len())?;
     for (pc, i) in instrs.iter().enumerate() {
         i.check_masks()
             .and_then(|()| i.encode().map(|_| ()))
@@ -102,7 +92,30 @@ pub fn run(design: &Design, mut instrs: Vec<Instr>) -> Result<Vec<Instr>, Compil
                 )
             })?;
     }
+    crate::interp::check_sync(design, &instrs).map_err(|e| {
+        CompileError::new(
+            None,
+            format!("the program's semaphores cannot all be satisfied: {e}"),
+            "this is a compiler bug; please report it with the model and config",
+        )
+    })?;
     Ok(instrs)
+}
+
+/// A program of `n` instructions (with `end`) fits the instruction memory. The sync pass
+/// checks this before its work, which grows with the square of the program's length.
+pub fn fits_imem(design: &Design, n: usize) -> Result<(), CompileError> {
+    if n > design.control.imem_depth as usize {
+        return Err(CompileError::new(
+            None,
+            format!(
+                "the program has {n} instructions; the instruction memory holds {}",
+                design.control.imem_depth
+            ),
+            "raise control.imem_depth in the config, or compile a smaller model",
+        ));
+    }
+    Ok(())
 }
 
 /// External memory before the run.
