@@ -33,18 +33,16 @@ module hwgen_systolic_array #(
 
   localparam integer LATENCY = CPF + KPF - 1;
 
-  // Nets between processing elements, indexed [row][col] in flattened vectors.
-  wire [CPF*(KPF+1)-1:0]          act_valid;
-  wire [CPF*(KPF+1)-1:0]          act_bank;
-  wire [CPF*(KPF+1)*INPUT_W-1:0]  act;
-  wire [(CPF+1)*KPF*PSUM_W-1:0]   psum;
-  wire [(CPF+1)*KPF*WEIGHT_W-1:0] weight;
-
+  // Each processing element drives its own outputs, declared in its generate block; the
+  // next element reads them by name (no net spans the whole array).
   genvar row;
   genvar col;
 
   generate
     for (row = 0; row < CPF; row = row + 1) begin : gen_row
+      wire               skew_valid;
+      wire               skew_bank;
+      wire [INPUT_W-1:0] skew_act;
       // Skew: row r sees the vector r cycles late.
       hwgen_delay #(
         .WIDTH (INPUT_W + 2),
@@ -53,46 +51,69 @@ module hwgen_systolic_array #(
         .clk_i  (clk_i),
         .{{ c.rst }} ({{ c.rst }}),
         .data_i ({in_valid_i, in_bank_i, in_act_i[row*INPUT_W +: INPUT_W]}),
-        .data_o ({act_valid[row*(KPF+1)], act_bank[row*(KPF+1)],
-                  act[row*(KPF+1)*INPUT_W +: INPUT_W]})
+        .data_o ({skew_valid, skew_bank, skew_act})
       );
 
       for (col = 0; col < KPF; col = col + 1) begin : gen_col
+        wire                act_valid;
+        wire                act_bank;
+        wire [INPUT_W-1:0]  act;
+        wire [PSUM_W-1:0]   psum;
+        wire [WEIGHT_W-1:0] weight;
+        wire                left_valid;
+        wire                left_bank;
+        wire [INPUT_W-1:0]  left_act;
+        wire [PSUM_W-1:0]   up_psum;
+        wire [WEIGHT_W-1:0] up_weight;
+        if (col == 0) begin : gen_left_edge
+          // The skewed input enters at the left.
+          assign left_valid = skew_valid;
+          assign left_bank  = skew_bank;
+          assign left_act   = skew_act;
+        end else begin : gen_left
+          assign left_valid = gen_row[row].gen_col[col-1].act_valid;
+          assign left_bank  = gen_row[row].gen_col[col-1].act_bank;
+          assign left_act   = gen_row[row].gen_col[col-1].act;
+        end
+        if (row == 0) begin : gen_top_edge
+          // Partial sums start at zero at the top; weights enter at the top.
+          assign up_psum   = {PSUM_W{1'b0}};
+          assign up_weight = wshift_row_i[col*WEIGHT_W +: WEIGHT_W];
+        end else begin : gen_up
+          assign up_psum   = gen_row[row-1].gen_col[col].psum;
+          assign up_weight = gen_row[row-1].gen_col[col].weight;
+        end
         hwgen_pe #(
           .INPUT_W       (INPUT_W),
           .WEIGHT_W      (WEIGHT_W),
-          .PSUM_W         (PSUM_W),
+          .PSUM_W        (PSUM_W),
           .INPUT_SIGNED  (INPUT_SIGNED),
           .WEIGHT_SIGNED (WEIGHT_SIGNED)
         ) u_pe (
           .clk_i         (clk_i),
           .{{ c.rst }}   ({{ c.rst }}),
-          .act_valid_i   (act_valid[row*(KPF+1) + col]),
-          .act_bank_i    (act_bank[row*(KPF+1) + col]),
-          .act_i         (act[(row*(KPF+1) + col)*INPUT_W +: INPUT_W]),
-          .act_valid_o   (act_valid[row*(KPF+1) + col + 1]),
-          .act_bank_o    (act_bank[row*(KPF+1) + col + 1]),
-          .act_o         (act[(row*(KPF+1) + col + 1)*INPUT_W +: INPUT_W]),
-          .psum_i        (psum[(row*KPF + col)*PSUM_W +: PSUM_W]),
-          .psum_o        (psum[((row+1)*KPF + col)*PSUM_W +: PSUM_W]),
+          .act_valid_i   (left_valid),
+          .act_bank_i    (left_bank),
+          .act_i         (left_act),
+          .act_valid_o   (act_valid),
+          .act_bank_o    (act_bank),
+          .act_o         (act),
+          .psum_i        (up_psum),
+          .psum_o        (psum),
           .wshift_en_i   (wshift_en_i),
           .wshift_bank_i (wshift_bank_i),
-          .weight_i      (weight[(row*KPF + col)*WEIGHT_W +: WEIGHT_W]),
-          .weight_o      (weight[((row+1)*KPF + col)*WEIGHT_W +: WEIGHT_W])
+          .weight_i      (up_weight),
+          .weight_o      (weight)
         );
       end
 
       // The activation leaving the right edge is not needed.
       wire unused_act_right;
-      assign unused_act_right = ^{act_valid[row*(KPF+1) + KPF], act_bank[row*(KPF+1) + KPF],
-                                  act[(row*(KPF+1) + KPF)*INPUT_W +: INPUT_W]};
+      assign unused_act_right = ^{gen_col[KPF-1].act_valid, gen_col[KPF-1].act_bank,
+                                  gen_col[KPF-1].act};
     end
 
     for (col = 0; col < KPF; col = col + 1) begin : gen_edge
-      // Partial sums start at zero at the top; weights enter at the top.
-      assign psum[col*PSUM_W +: PSUM_W] = {PSUM_W{1'b0}};
-      assign weight[col*WEIGHT_W +: WEIGHT_W] = wshift_row_i[col*WEIGHT_W +: WEIGHT_W];
-
       // Deskew: column c leaves KPF-1-c cycles before the last one.
       hwgen_delay #(
         .WIDTH (PSUM_W),
@@ -100,13 +121,13 @@ module hwgen_systolic_array #(
       ) u_deskew (
         .clk_i  (clk_i),
         .{{ c.rst }} ({{ c.rst }}),
-        .data_i (psum[(CPF*KPF + col)*PSUM_W +: PSUM_W]),
+        .data_i (gen_row[CPF-1].gen_col[col].psum),
         .data_o (out_psum_o[col*PSUM_W +: PSUM_W])
       );
 
       // The weight leaving the bottom of the chain is not needed.
       wire unused_weight_bottom;
-      assign unused_weight_bottom = ^weight[(CPF*KPF + col)*WEIGHT_W +: WEIGHT_W];
+      assign unused_weight_bottom = ^gen_row[CPF-1].gen_col[col].weight;
     end
   endgenerate
 
