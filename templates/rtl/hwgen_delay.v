@@ -10,29 +10,35 @@ module hwgen_delay #(
   output wire [WIDTH-1:0] data_o
 );
 
+  genvar stage;
+
   generate
     if (DEPTH == 0) begin : gen_wire
       wire unused_clk_rst;
       assign unused_clk_rst = clk_i ^ {{ c.rst }};
       assign data_o = data_i;
     end else begin : gen_stages
-      reg  [WIDTH*DEPTH-1:0] stages_q;
-      wire [WIDTH*DEPTH-1:0] stages_d;
-      if (DEPTH == 1) begin : gen_single
-        assign stages_d = data_i;
-      end else begin : gen_chain
-        assign stages_d = {stages_q[WIDTH*(DEPTH-1)-1:0], data_i};
-      end
+      // One register per stage, each reset on its own (no reset constant as wide as the
+      // whole line, which grows with the array for the skew and valid delays).
+      for (stage = 0; stage < DEPTH; stage = stage + 1) begin : gen_stage
+        reg  [WIDTH-1:0] stage_q;
+        wire [WIDTH-1:0] stage_d;
+        if (stage == 0) begin : gen_first
+          assign stage_d = data_i;
+        end else begin : gen_next
+          assign stage_d = gen_stage[stage-1].stage_q;
+        end
 
-      always @(posedge clk_i{{ c.rst_edge }}) begin
-        if ({{ c.rst_on }}) begin
-          stages_q <= {(WIDTH*DEPTH){1'b0}};
-        end else begin
-          stages_q <= stages_d;
+        always @(posedge clk_i{{ c.rst_edge }}) begin
+          if ({{ c.rst_on }}) begin
+            stage_q <= {WIDTH{1'b0}};
+          end else begin
+            stage_q <= stage_d;
+          end
         end
       end
 
-      assign data_o = stages_q[WIDTH*DEPTH-1 -: WIDTH];
+      assign data_o = gen_stage[DEPTH-1].stage_q;
     end
   endgenerate
 
