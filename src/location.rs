@@ -19,9 +19,10 @@ impl Location {
     }
 }
 
-/// A TOML reader error as a message: key path, position, value, rule and fix.
+/// One problem in a TOML file: key path, position, value, rule and fix (a parameter file's
+/// problems, and a TOML reader error in any file).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TomlDiagnosis {
+pub struct Problem {
     pub key: String,
     pub location: Option<Location>,
     pub value: Option<String>,
@@ -29,8 +30,9 @@ pub struct TomlDiagnosis {
     pub fix: String,
 }
 
-impl TomlDiagnosis {
-    pub fn of(src: &str, e: &toml::de::Error) -> TomlDiagnosis {
+impl Problem {
+    /// The problem a TOML reader error describes.
+    pub fn of_toml(src: &str, e: &toml::de::Error) -> Problem {
         let span = e.span();
         let location = span.as_ref().map(|s| Location::of_offset(src, s.start));
         let message = e.message().trim().to_string();
@@ -63,7 +65,7 @@ impl TomlDiagnosis {
                 "fix the TOML syntax at this position",
             )
         };
-        TomlDiagnosis {
+        Problem {
             key,
             location,
             value,

@@ -3,17 +3,7 @@
 
 use std::fmt;
 
-pub use crate::location::Location;
-
-/// One problem in one parameter file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub key: String,
-    pub location: Option<Location>,
-    pub value: Option<String>,
-    pub rule: String,
-    pub fix: String,
-}
+pub use crate::location::{Location, Problem};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfigError {

@@ -46,19 +46,7 @@ pub fn load(path: &Path) -> Result<Design, ConfigError> {
 pub fn parse_str(src: &str, file: &str, stem: &str) -> Result<Design, ConfigError> {
     let raw: raw::RawConfig = toml::from_str(src).map_err(|e| ConfigError::Invalid {
         file: file.to_string(),
-        problems: vec![toml_problem(src, &e)],
+        problems: vec![Problem::of_toml(src, &e)],
     })?;
     resolve::resolve(raw, src, file, stem)
-}
-
-/// Turn a syntax or type error from the TOML reader into a [`Problem`].
-fn toml_problem(src: &str, e: &toml::de::Error) -> Problem {
-    let d = crate::location::TomlDiagnosis::of(src, e);
-    Problem {
-        key: d.key,
-        location: d.location,
-        value: d.value,
-        rule: d.rule,
-        fix: d.fix,
-    }
 }

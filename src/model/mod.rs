@@ -280,7 +280,7 @@ pub fn load(path: &Path) -> Result<Model, ModelError> {
 /// Check model text; `dir` resolves the paths of `.npy` files.
 pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
     let raw: raw::RawModel = toml::from_str(src).map_err(|e| {
-        let d = crate::location::TomlDiagnosis::of(src, &e);
+        let d = crate::location::Problem::of_toml(src, &e);
         ModelError {
             file: file.into(),
             location: d.location.map(Box::new),
