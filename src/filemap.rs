@@ -132,13 +132,18 @@ const STAGE: &str = ".hwgen-stage-";
 /// Remove the staging directories that processes which no longer run (killed runs) left
 /// beside output `name` in `parent`; those of running processes are in use.
 fn remove_leftovers(parent: &Path, name: &str) {
-    let prefix = format!(".{name}{STAGE}");
+    remove_dead(parent, &format!(".{name}{STAGE}"));
+}
+
+/// Remove the entries of `parent` named `PREFIX<pid>-...` whose process no longer runs: the
+/// private directories of killed runs (output staging, simulation runs).
+pub fn remove_dead(parent: &Path, prefix: &str) {
     let Ok(entries) = fs::read_dir(parent) else {
         return;
     };
     for e in entries.filter_map(|e| e.ok()) {
         let file = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = file.strip_prefix(&prefix) else {
+        let Some(rest) = file.strip_prefix(prefix) else {
             continue;
         };
         let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());

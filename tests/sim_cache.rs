@@ -81,3 +81,34 @@ fn cache_path_that_is_a_file_names_it() {
         "{err}"
     );
 }
+
+/// A simulation's files live in a private directory beside the verilated model, not in
+/// $TMPDIR; the directory of a killed run is removed by the next run.
+#[test]
+fn killed_runs_leave_nothing_behind() {
+    if !have_tool("verilator", "killed_runs_leave_nothing_behind") {
+        return;
+    }
+    let design = hwgen::config::load(Path::new("configs/8x8_int8.toml")).unwrap();
+    let exe = common::accelerator(&design);
+    let dead = exe.with_file_name(".run-4000000000-abcdef");
+    std::fs::create_dir_all(&dead).unwrap();
+    let src = "[input]\nshape = [4, 4, 8]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\nkernel = 1\nout_channels = 8\n";
+    let model = hwgen::model::parse_str(src, "m.toml", Path::new(".")).unwrap();
+    let program = hwgen::compiler::compile(&design, &model).unwrap();
+    let expected = hwgen::verify::expected(&design, &model, &program);
+    let r = hwgen::sim::run::run(&design, &exe, &program, &expected, 0, 1)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        r.matched,
+        "{} {} differ",
+        r.comparison.differing, r.comparison.unit
+    );
+    assert!(!dead.exists(), "the killed run's directory survived");
+    let left: Vec<_> = std::fs::read_dir(exe.parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".run-"))
+        .collect();
+    assert!(left.is_empty(), "a finished run left its directory");
+}

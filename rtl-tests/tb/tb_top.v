@@ -37,9 +37,11 @@ module tb #(
 
   reg [MEM_W-1:0]   mem  [0:MEM_WORDS-1];
   reg [INSTR_W-1:0] prog [0:IMEM_DEPTH-1];
-  reg [1023:0]      imem_file;
-  reg [1023:0]      dmem_file;
-  reg [1023:0]      dump_file;
+  // File names of up to PATH_CHARS characters (hwgen checks the length).
+  localparam integer PATH_CHARS = 1024;
+  reg [8*PATH_CHARS-1:0] imem_file;
+  reg [8*PATH_CHARS-1:0] dmem_file;
+  reg [8*PATH_CHARS-1:0] dump_file;
   reg [63:0]        design_id;
   reg               check_id;
   integer           credit;
@@ -110,6 +112,13 @@ module tb #(
     credit = 0;
     for (i = 0; i < IMEM_DEPTH; i = i + 1) prog[i] = {INSTR_W{1'b0}};
     for (i = 0; i < MEM_WORDS; i = i + 1) mem[i] = {MEM_W{1'b0}};
+    // $readmemh does not fail on a file it cannot open; check first.
+    fd = $fopen(imem_file, "r");
+    if (fd == 0) $fatal(1, "cannot read +imem file %0s", imem_file);
+    $fclose(fd);
+    fd = $fopen(dmem_file, "r");
+    if (fd == 0) $fatal(1, "cannot read +dmem file %0s", dmem_file);
+    $fclose(fd);
     $readmemh(imem_file, prog);
     $readmemh(dmem_file, mem);
     for (i = 0; i < LATENCY; i = i + 1) begin
@@ -193,7 +202,7 @@ module tb #(
 
 `ifdef HWGEN_LOCKSTEP
   integer      wfd;
-  reg [1023:0] writes_file;
+  reg [8*PATH_CHARS-1:0] writes_file;
   initial begin
     wfd = 0;
     if ($value$plusargs("writes=%s", writes_file)) wfd = $fopen(writes_file, "w");
@@ -312,6 +321,10 @@ module tb #(
       end
       default: begin
         fd = $fopen(dump_file, "w");
+        if (fd == 0) begin
+          $display("ERROR: cannot write the dump file %0s", dump_file);
+          $finish;
+        end
         for (i = 0; i < dump_count; i = i + 1) $fwrite(fd, "%h\n", mem[dump_base + i]);
         $fclose(fd);
         $display("ID %h%h", words[1], words[0]);

@@ -188,6 +188,29 @@ pub fn images(program: &Program, expected: &Memory) -> std::io::Result<FileMap> 
     Ok(files)
 }
 
+/// A private directory for one run of `exe`, beside it in the cache (`.run-PID-*`); those
+/// of killed runs are removed first.
+fn run_dir(exe: &Path) -> Result<tempfile::TempDir, SimError> {
+    let parent = exe.parent().unwrap_or(Path::new("."));
+    crate::filemap::remove_dead(parent, ".run-");
+    let dir = tempfile::Builder::new()
+        .prefix(&format!(".run-{}-", std::process::id()))
+        .tempdir_in(parent)
+        .map_err(|e| SimError::cache(parent, "create a run directory in the cache", e))?;
+    // The testbench holds file names of up to TB_PATH_CHARS characters.
+    let longest = dir.path().join("expected.hex").as_os_str().len();
+    if longest > TB_PATH_CHARS {
+        return Err(SimError::Cache {
+            path: dir.path().to_path_buf(),
+            rule: format!("the testbench takes file names of up to {TB_PATH_CHARS} characters; this cache's are {longest}"),
+        });
+    }
+    Ok(dir)
+}
+
+/// The longest file name the testbench takes (`PATH_CHARS` in `tb_top.v`).
+const TB_PATH_CHARS: usize = 1024;
+
 /// How a program runs in the testbench.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions<'a> {
@@ -241,7 +264,7 @@ pub fn run_with(
             ),
         });
     }
-    let dir = tempfile::tempdir()?;
+    let dir = run_dir(exe)?;
     write_images(program, expected, dir.path())?;
     let range = program.output_range();
     let path_arg = |key: &str, p: Option<&Path>| {
@@ -321,7 +344,7 @@ pub fn lockstep(
     stall_pct: u32,
     seed: u64,
 ) -> Result<(SimResult, Option<Divergence>), SimError> {
-    let dir = tempfile::tempdir()?;
+    let dir = run_dir(exe)?;
     let log = dir.path().join("writes.log");
     let opts = RunOptions {
         stall_pct,
