@@ -4,7 +4,7 @@
 
 use super::raw::{RawInput, RawRequant};
 use super::types::ModelTypes;
-use super::{element_count, npy, ModelError, Requant, Tensor, MAX_ELEMENTS};
+use super::{element_count, npy, ModelError, ModelProblem, Requant, Tensor, MAX_ELEMENTS};
 use crate::location::locate_key;
 use crate::numeric::{Format, IntType};
 use std::path::{Path, PathBuf};
@@ -49,14 +49,15 @@ impl Ctx {
             (None, Some((t, k))) => (t, k),
             (None, None) => ("", key),
         };
-        ModelError {
-            file: self.file.as_str().into(),
-            location: locate_key(&self.src, table, layer, key).map(Box::new),
+        ModelProblem {
+            file: self.file.clone(),
+            location: locate_key(&self.src, table, layer, key),
             layer: layer.map(str::to_string),
             field: field.to_string(),
             rule: rule.into(),
             fix: fix.into(),
         }
+        .into()
     }
 
     fn next(&mut self) -> u64 {

@@ -232,18 +232,29 @@ impl Model {
 
 /// A problem in a model file: file, line and column, layer, field, rule and fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelError {
-    /// Shared, to keep the error small on the `Result` path.
-    pub file: std::sync::Arc<str>,
-    /// Boxed, to keep the error small on the `Result` path.
-    pub location: Option<Box<crate::location::Location>>,
+pub struct ModelProblem {
+    pub file: String,
+    pub location: Option<crate::location::Location>,
     pub layer: Option<String>,
     pub field: String,
     pub rule: String,
     pub fix: String,
 }
 
-impl fmt::Display for ModelError {
+/// The problems found in a model file (at least one): every key that does not apply to its
+/// operator and every unknown operator at once, else the first problem of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelError {
+    pub problems: Vec<ModelProblem>,
+}
+
+impl From<ModelProblem> for ModelError {
+    fn from(p: ModelProblem) -> Self {
+        ModelError { problems: vec![p] }
+    }
+}
+
+impl fmt::Display for ModelProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let loc = self
             .location
@@ -259,14 +270,26 @@ impl fmt::Display for ModelError {
     }
 }
 
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.problems.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{p}")?;
+        }
+        Ok(())
+    }
+}
+
 impl std::error::Error for ModelError {}
 
 /// Read and check a model file.
 pub fn load(path: &Path) -> Result<Model, ModelError> {
     let file = path.display().to_string();
     let src = crate::location::read_text(path, "model file", "sample models are in models/")
-        .map_err(|(rule, fix)| ModelError {
-            file: file.as_str().into(),
+        .map_err(|(rule, fix)| ModelProblem {
+            file: file.clone(),
             location: None,
             layer: None,
             field: "<file>".into(),
@@ -281,9 +304,9 @@ pub fn load(path: &Path) -> Result<Model, ModelError> {
 pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
     let raw: raw::RawModel = toml::from_str(src).map_err(|e| {
         let d = crate::location::Problem::of_toml(src, &e);
-        ModelError {
+        ModelProblem {
             file: file.into(),
-            location: d.location.map(Box::new),
+            location: d.location,
             layer: None,
             field: match d.value {
                 Some(v) => format!("{} = {v}", d.key),
@@ -294,6 +317,16 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
         }
     })?;
     let mut ctx = data::Ctx::new(file, src, dir, raw.seed);
+    // Problems that do not depend on other layers are reported for all layers at once.
+    let problems: Vec<ModelProblem> = raw
+        .layer
+        .iter()
+        .filter_map(|rl| ops::check_keys(&ctx, rl).err())
+        .flat_map(|e| e.problems)
+        .collect();
+    if !problems.is_empty() {
+        return Err(ModelError { problems });
+    }
     let types = types::model_types(&ctx, &raw)?;
     let input = data::input(&mut ctx, &raw.input, &types)?;
     let input_name = raw.input.name.clone().unwrap_or_else(|| "input".into());

@@ -103,32 +103,12 @@ pub(super) fn layer(
             "use the name of an earlier layer",
         )
     })?;
-    let Some((_, parse, keys)) = OPS.iter().find(|(name, _, _)| *name == rl.op) else {
-        let names: Vec<&str> = OPS.iter().map(|(n, _, _)| *n).collect();
-        return Err(ctx.err(
-            &format!("op = {}", rl.op),
-            format!("supported operators: {}", names.join(", ")),
-            "use one of those (flatten is implicit: fc takes the HWC flattening of its input)",
-        ));
-    };
-    let stray: Vec<&str> = rl
-        .op_keys()
-        .into_iter()
-        .filter(|k| !keys.contains(k))
-        .collect();
-    if !stray.is_empty() {
-        return Err(ctx.err(
-            stray[0],
-            format!(
-                "{} {} not apply to op = \"{}\", which takes {} (and name, op, input, type, output_exponent)",
-                stray.join(", "),
-                if stray.len() == 1 { "does" } else { "do" },
-                rl.op,
-                keys.join(", ")
-            ),
-            format!("remove {}", stray.join(", ")),
-        ));
-    }
+    check_keys(ctx, rl)?;
+    let parse = OPS
+        .iter()
+        .find(|(name, _, _)| *name == rl.op)
+        .map(|(_, p, _)| *p)
+        .expect("check_keys accepted the operator");
     let (prec, auto) = layer_precision(ctx, rl, types)?;
     let (relu, clamp) = activation(ctx, rl, prec)?;
     let exponent = match rl.output_exponent {
@@ -178,6 +158,40 @@ pub(super) fn layer(
         exponent,
         auto,
     })
+}
+
+/// The layer's operator exists and it sets only keys the operator takes.
+pub(super) fn check_keys(ctx: &Ctx, rl: &RawLayer) -> Result<(), ModelError> {
+    let layer = Some(rl.name.as_str());
+    let Some((_, _, keys)) = OPS.iter().find(|(name, _, _)| *name == rl.op) else {
+        let names: Vec<&str> = OPS.iter().map(|(n, _, _)| *n).collect();
+        return Err(ctx.err_in(
+            layer,
+            &format!("op = {}", rl.op),
+            format!("supported operators: {}", names.join(", ")),
+            "use one of those (flatten is implicit: fc takes the HWC flattening of its input)",
+        ));
+    };
+    let stray: Vec<&str> = rl
+        .op_keys()
+        .into_iter()
+        .filter(|k| !keys.contains(k))
+        .collect();
+    if stray.is_empty() {
+        return Ok(());
+    }
+    Err(ctx.err_in(
+        layer,
+        stray[0],
+        format!(
+            "{} {} not apply to op = \"{}\", which takes {} (and name, op, input, type, output_exponent)",
+            stray.join(", "),
+            if stray.len() == 1 { "does" } else { "do" },
+            rl.op,
+            keys.join(", ")
+        ),
+        format!("remove {}", stray.join(", ")),
+    ))
 }
 
 /// The shape of the model input or of an earlier layer's output.
