@@ -516,25 +516,15 @@ fn fuzz_models() {
     counts.report("models", n);
 }
 
-/// A valid `.npy` header and data for an int8 array of `shape`.
+/// A valid `.npy` file (written by `hwgen::model::npy::write_raw`) of `shape` with dtype
+/// `descr` and `elem`-byte elements, as bytes.
 fn npy_bytes(shape: &[usize], descr: &str, elem: usize) -> Vec<u8> {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let shape_text = if dims.len() == 1 {
-        format!("({},)", dims[0])
-    } else {
-        format!("({})", dims.join(", "))
-    };
-    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_text}, }}");
-    while !(10 + h.len() + 1).is_multiple_of(64) {
-        h.push(' ');
-    }
-    h.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(h.len() as u16).to_le_bytes());
-    out.extend_from_slice(h.as_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.npy");
     let count: usize = shape.iter().product();
-    out.extend((0..count * elem).map(|i| (i * 37 % 11) as u8));
-    out
+    let data: Vec<u8> = (0..count * elem).map(|i| (i * 37 % 11) as u8).collect();
+    hwgen::model::npy::write_raw(&path, descr, shape, &data).unwrap();
+    std::fs::read(&path).unwrap()
 }
 
 /// One mutation of a `.npy` file: its header text or its bytes.

@@ -96,7 +96,7 @@ fn kill_loop(old: &[&str], new: &[&str], rounds: u32, seed: u64) {
         assert_eq!(tree(&dest), want_old);
         assert!(staged(&dest).is_empty(), "left behind: {:?}", staged(&dest));
     }
-    // Both outcomes occur, so the kills landed before and after the exchange.
+    // How often each outcome occurred (both usually do; the test does not require it).
     eprintln!("{rounds} kills: {olds} left the old output, {news} the new one");
 }
 

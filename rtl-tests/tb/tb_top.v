@@ -29,7 +29,9 @@ module tb #(
   parameter integer LATENCY         = 20,
   parameter integer MEM_WORDS       = 65536,
   parameter integer PERF_WORDS      = 9,
-  parameter integer BYTES_PER_CYCLE = MEM_W / 8
+  parameter integer BYTES_PER_CYCLE = MEM_W / 8,
+  parameter integer PATH_CHARS      = 1024,
+  parameter integer SEM_COUNT_W     = 32
 ) (
   input wire clk_i
 );
@@ -37,8 +39,7 @@ module tb #(
 
   reg [MEM_W-1:0]   mem  [0:MEM_WORDS-1];
   reg [INSTR_W-1:0] prog [0:IMEM_DEPTH-1];
-  // File names of up to PATH_CHARS characters (hwgen checks the length).
-  localparam integer PATH_CHARS = 1024;
+  // File names of up to PATH_CHARS characters (hwgen sets it and checks the length).
   reg [8*PATH_CHARS-1:0] imem_file;
   reg [8*PATH_CHARS-1:0] dmem_file;
   reg [8*PATH_CHARS-1:0] dump_file;
@@ -177,12 +178,13 @@ module tb #(
   integer            started [0:3];
   integer            in_flight;
   integer            q;
-  wire [NUM_SEM*32-1:0] sem_counts;
+  // Semaphore counts, each widened to SEM_COUNT_W bits for printing.
+  wire [NUM_SEM*SEM_COUNT_W-1:0] sem_counts;
   genvar gs;
   generate
     for (gs = 0; gs < NUM_SEM; gs = gs + 1) begin : gen_sem_count
-      wire [31:0] count = `HWGEN_CORE0.gen_sem[gs].u_sem.count_q;
-      assign sem_counts[gs*32 +: 32] = count;
+      wire [SEM_COUNT_W-1:0] count = `HWGEN_CORE0.gen_sem[gs].u_sem.count_q;
+      assign sem_counts[gs*SEM_COUNT_W +: SEM_COUNT_W] = count;
     end
   endgenerate
   wire progress = (mem_req_valid && mem_req_ready) || mem_rsp_valid
@@ -292,7 +294,7 @@ module tb #(
           for (q = 0; q < 4; q = q + 1)
             $display("QUEUE %0d %0d %0d %0d", q, `HWGEN_CORE0.queue_valid[q], started[q],
                      `HWGEN_CORE0.exec_busy[q]);
-          for (i = 0; i < NUM_SEM; i = i + 1) $display("SEM %0d %0d", i, sem_counts[i*32 +: 32]);
+          for (i = 0; i < NUM_SEM; i = i + 1) $display("SEM %0d %0d", i, sem_counts[i*SEM_COUNT_W +: SEM_COUNT_W]);
           $display("FETCH %0d %0d", `HWGEN_CORE0.u_fetch.pc_q, `HWGEN_CORE0.fetching);
           $display("MEMPORT %0d %0d %0d %0d %0d", mem_req_valid, mem_req_ready, mem_req_write,
                    mem_req_addr, in_flight);

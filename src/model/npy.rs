@@ -187,16 +187,17 @@ fn parse(path: &Path) -> Result<(String, Vec<usize>, Vec<u8>), NpyError> {
 /// Write an int64 `.npy` (used by tests and by `hwgen compile` to export tensors).
 pub fn write_i64(path: &Path, shape: &[usize], data: &[i64]) -> std::io::Result<()> {
     let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
-    write(path, "<i8", shape, &bytes)
+    write_raw(path, "<i8", shape, &bytes)
 }
 
 /// Write a float32 `.npy` (MX model data).
 pub fn write_f32(path: &Path, shape: &[usize], data: &[f32]) -> std::io::Result<()> {
     let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
-    write(path, "<f4", shape, &bytes)
+    write_raw(path, "<f4", shape, &bytes)
 }
 
-fn write(path: &Path, descr: &str, shape: &[usize], data: &[u8]) -> std::io::Result<()> {
+/// Write a `.npy` (format 1.0) with dtype `descr` and the given data bytes.
+pub fn write_raw(path: &Path, descr: &str, shape: &[usize], data: &[u8]) -> std::io::Result<()> {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     let shape_text = if dims.len() == 1 {
         format!("({},)", dims[0])

@@ -128,6 +128,7 @@ pub fn build_with(
                 design.memory.bytes_per_cycle.to_string(),
             ),
             ("MEM_WORDS".into(), TB_MEM_WORDS.to_string()),
+            ("PATH_CHARS".into(), TB_PATH_CHARS.to_string()),
         ],
         trace,
         defines: {
@@ -208,7 +209,7 @@ fn run_dir(exe: &Path) -> Result<tempfile::TempDir, SimError> {
     Ok(dir)
 }
 
-/// The longest file name the testbench takes (`PATH_CHARS` in `tb_top.v`).
+/// The longest file name the testbench takes (its `PATH_CHARS` parameter).
 const TB_PATH_CHARS: usize = 1024;
 
 /// How a program runs in the testbench.
