@@ -85,7 +85,7 @@ fn reset_style_reaches_the_rtl() {
     )
     .unwrap();
     let files = hwgen::rtl::emit(&sync_high);
-    let pe = files.get("rtl/hwgen_pe.v").unwrap();
+    let pe = files.get("rtl/hwgen_pe_row.v").unwrap();
     assert!(pe.contains("always @(posedge clk_i) begin"));
     assert!(pe.contains("if (rst_i) begin"));
     assert!(!pe.contains("rst_ni"));
@@ -96,7 +96,7 @@ fn reset_style_reaches_the_rtl() {
     )
     .unwrap();
     let pe = hwgen::rtl::emit(&async_low)
-        .get("rtl/hwgen_pe.v")
+        .get("rtl/hwgen_pe_row.v")
         .unwrap()
         .to_string();
     assert!(pe.contains("always @(posedge clk_i or negedge rst_ni) begin"));

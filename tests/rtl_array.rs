@@ -42,7 +42,7 @@ fn check_shape(s: &Shape, seeds: &[u64]) {
         sources: vec![
             rtl_file("hwgen_delay.v"),
             rtl_file("hwgen_mac_int.v"),
-            rtl_file("hwgen_pe.v"),
+            rtl_file("hwgen_pe_row.v"),
             rtl_file("hwgen_systolic_array.v"),
             testbench("tb_systolic_array.v"),
         ],

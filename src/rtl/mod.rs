@@ -260,7 +260,7 @@ pub fn emit(design: &Design) -> FileMap {
         );
     }
     let structural: [(&str, String); 9] = [
-        ("hwgen_pe.v", render(&Pe { c: &c })),
+        ("hwgen_pe_row.v", render(&PeRow { c: &c })),
         ("hwgen_systolic_array.v", render(&SystolicArray { c: &c })),
         ("hwgen_sram.v", render(&Sram { c: &c })),
         ("hwgen_fifo.v", render(&Fifo { c: &c })),

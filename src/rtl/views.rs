@@ -73,7 +73,7 @@ macro_rules! format_module {
 
 static_module!(Delay, "rtl/hwgen_delay.v");
 static_module!(HoldCheck, "rtl/hwgen_hold_check.v");
-static_module!(Pe, "rtl/hwgen_pe.v");
+static_module!(PeRow, "rtl/hwgen_pe_row.v");
 static_module!(SystolicArray, "rtl/hwgen_systolic_array.v");
 static_module!(Sram, "rtl/hwgen_sram.v");
 static_module!(Fifo, "rtl/hwgen_fifo.v");

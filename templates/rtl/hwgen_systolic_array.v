@@ -33,16 +33,20 @@ module hwgen_systolic_array #(
 
   localparam integer LATENCY = CPF + KPF - 1;
 
-  // Each processing element drives its own outputs, declared in its generate block; the
-  // next element reads them by name (no net spans the whole array).
+  // Each row drives its own outputs, declared in its generate block; the next row reads
+  // them by name (no net spans the whole array).
   genvar row;
   genvar col;
 
   generate
     for (row = 0; row < CPF; row = row + 1) begin : gen_row
-      wire               skew_valid;
-      wire               skew_bank;
-      wire [INPUT_W-1:0] skew_act;
+      wire                    skew_valid;
+      wire                    skew_bank;
+      wire [INPUT_W-1:0]      skew_act;
+      wire [KPF*PSUM_W-1:0]   psum;
+      wire [KPF*WEIGHT_W-1:0] weight;
+      wire [KPF*PSUM_W-1:0]   up_psum;
+      wire [KPF*WEIGHT_W-1:0] up_weight;
       // Skew: row r sees the vector r cycles late.
       hwgen_delay #(
         .WIDTH (INPUT_W + 2),
@@ -54,63 +58,35 @@ module hwgen_systolic_array #(
         .data_o ({skew_valid, skew_bank, skew_act})
       );
 
-      for (col = 0; col < KPF; col = col + 1) begin : gen_col
-        wire                act_valid;
-        wire                act_bank;
-        wire [INPUT_W-1:0]  act;
-        wire [PSUM_W-1:0]   psum;
-        wire [WEIGHT_W-1:0] weight;
-        wire                left_valid;
-        wire                left_bank;
-        wire [INPUT_W-1:0]  left_act;
-        wire [PSUM_W-1:0]   up_psum;
-        wire [WEIGHT_W-1:0] up_weight;
-        if (col == 0) begin : gen_left_edge
-          // The skewed input enters at the left.
-          assign left_valid = skew_valid;
-          assign left_bank  = skew_bank;
-          assign left_act   = skew_act;
-        end else begin : gen_left
-          assign left_valid = gen_row[row].gen_col[col-1].act_valid;
-          assign left_bank  = gen_row[row].gen_col[col-1].act_bank;
-          assign left_act   = gen_row[row].gen_col[col-1].act;
-        end
-        if (row == 0) begin : gen_top_edge
-          // Partial sums start at zero at the top; weights enter at the top.
-          assign up_psum   = {PSUM_W{1'b0}};
-          assign up_weight = wshift_row_i[col*WEIGHT_W +: WEIGHT_W];
-        end else begin : gen_up
-          assign up_psum   = gen_row[row-1].gen_col[col].psum;
-          assign up_weight = gen_row[row-1].gen_col[col].weight;
-        end
-        hwgen_pe #(
-          .INPUT_W       (INPUT_W),
-          .WEIGHT_W      (WEIGHT_W),
-          .PSUM_W        (PSUM_W),
-          .INPUT_SIGNED  (INPUT_SIGNED),
-          .WEIGHT_SIGNED (WEIGHT_SIGNED)
-        ) u_pe (
-          .clk_i         (clk_i),
-          .{{ c.rst }}   ({{ c.rst }}),
-          .act_valid_i   (left_valid),
-          .act_bank_i    (left_bank),
-          .act_i         (left_act),
-          .act_valid_o   (act_valid),
-          .act_bank_o    (act_bank),
-          .act_o         (act),
-          .psum_i        (up_psum),
-          .psum_o        (psum),
-          .wshift_en_i   (wshift_en_i),
-          .wshift_bank_i (wshift_bank_i),
-          .weight_i      (up_weight),
-          .weight_o      (weight)
-        );
+      if (row == 0) begin : gen_top_edge
+        // Partial sums start at zero at the top; weights enter at the top.
+        assign up_psum   = {(KPF*PSUM_W){1'b0}};
+        assign up_weight = wshift_row_i;
+      end else begin : gen_up
+        assign up_psum   = gen_row[row-1].psum;
+        assign up_weight = gen_row[row-1].weight;
       end
 
-      // The activation leaving the right edge is not needed.
-      wire unused_act_right;
-      assign unused_act_right = ^{gen_col[KPF-1].act_valid, gen_col[KPF-1].act_bank,
-                                  gen_col[KPF-1].act};
+      hwgen_pe_row #(
+        .KPF           (KPF),
+        .INPUT_W       (INPUT_W),
+        .WEIGHT_W      (WEIGHT_W),
+        .PSUM_W        (PSUM_W),
+        .INPUT_SIGNED  (INPUT_SIGNED),
+        .WEIGHT_SIGNED (WEIGHT_SIGNED)
+      ) u_row (
+        .clk_i         (clk_i),
+        .{{ c.rst }}   ({{ c.rst }}),
+        .act_valid_i   (skew_valid),
+        .act_bank_i    (skew_bank),
+        .act_i         (skew_act),
+        .psum_i        (up_psum),
+        .psum_o        (psum),
+        .wshift_en_i   (wshift_en_i),
+        .wshift_bank_i (wshift_bank_i),
+        .weight_i      (up_weight),
+        .weight_o      (weight)
+      );
     end
 
     for (col = 0; col < KPF; col = col + 1) begin : gen_edge
@@ -121,15 +97,15 @@ module hwgen_systolic_array #(
       ) u_deskew (
         .clk_i  (clk_i),
         .{{ c.rst }} ({{ c.rst }}),
-        .data_i (gen_row[CPF-1].gen_col[col].psum),
+        .data_i (gen_row[CPF-1].psum[col*PSUM_W +: PSUM_W]),
         .data_o (out_psum_o[col*PSUM_W +: PSUM_W])
       );
-
-      // The weight leaving the bottom of the chain is not needed.
-      wire unused_weight_bottom;
-      assign unused_weight_bottom = ^gen_row[CPF-1].gen_col[col].weight;
     end
   endgenerate
+
+  // The weights leaving the bottom of the chains are not needed.
+  wire unused_weight_bottom;
+  assign unused_weight_bottom = ^gen_row[CPF-1].weight;
 
   hwgen_delay #(
     .WIDTH (TAG_W + 1),
