@@ -167,7 +167,7 @@ impl Opcode {
 }
 
 /// Scratchpad selector of `load` and `store`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Buffer {
     #[default]
     Input = 0,

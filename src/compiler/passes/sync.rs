@@ -7,6 +7,11 @@
 //! k-th signal, which is exactly the producer it needs. Dependencies only point backwards
 //! in program order, so with in-order fetch the program cannot deadlock.
 //!
+//! The latest conflicting instruction of each queue is looked up in an index of the address
+//! segments earlier instructions touched (`AccessIndex`), so the pass takes time in
+//! proportion to the program's length times the segments an instruction touches, not to the
+//! square of the program's length.
+//!
 //! Semaphore counters are 4 bits: at most 15 signals may be outstanding. Waiting for the
 //! exact store it needs let every window load of a layer wait for a different store of the
 //! previous one, and a fast producer layer ran 16 and more signals ahead. So a load waits for
@@ -18,9 +23,10 @@
 //! precise_waits = 14 - Q (6 for Q = 8, the deepest queue validation allows). The first
 //! window loads of a layer thus still wait only for the rows they read.
 
-use super::schedule::Step;
+use super::schedule::{Res, Step};
 use crate::compiler::{Compilation, CompileError};
-use crate::isa::{semaphore_index, Instr, Queue};
+use crate::isa::{semaphore_index, Buffer, Instr, Queue};
+use std::collections::{BTreeMap, HashMap};
 
 pub struct Synced {
     pub steps: Vec<Step>,
@@ -43,44 +49,29 @@ pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
     let mut satisfied: Vec<Option<usize>> = vec![None; 16];
     // Exact store-to-load waits left before the next wait for the latest store.
     let mut precise_left = precise_waits;
+    let mut index = AccessIndex::default();
+    // The latest store before the current instruction.
+    let mut last_store = 0;
+    let store_to_load = semaphore_index(Queue::Store, Queue::Load);
     for c in 0..n {
         let qc = steps[c].queue();
         let mut need: Vec<(usize, usize)> = Vec::new(); // (semaphore, producer)
-        for p in (0..c).rev() {
-            let qp = steps[p].queue();
-            if qp == qc {
+        for (qp, latest) in Queue::ALL
+            .into_iter()
+            .zip(index.latest_conflicts(&steps[c]))
+        {
+            let Some(p) = latest.filter(|_| qp != qc) else {
                 continue;
-            }
-            let conflict = steps[p].writes.iter().any(|w| {
-                steps[c]
-                    .reads
-                    .iter()
-                    .chain(&steps[c].writes)
-                    .any(|r| w.overlaps(r))
-            }) || steps[p]
-                .reads
-                .iter()
-                .any(|r| steps[c].writes.iter().any(|w| r.overlaps(w)));
-            if !conflict {
-                continue;
-            }
+            };
             let sem =
                 semaphore_index(qp, qc).unwrap_or_else(|| panic!("no semaphore {qp:?} -> {qc:?}"));
-            if !need.iter().any(|(s, _)| *s == sem) {
-                need.push((sem, p)); // scanning backwards: the first found is the latest
-            }
+            need.push((sem, p));
         }
-        let store_to_load = semaphore_index(Queue::Store, Queue::Load);
+        index.record(c, &steps[c]);
         for (sem, p) in need {
             let exact = Some(sem) != store_to_load || precise_left > 0;
-            let p = if exact {
-                p
-            } else {
-                (p..c)
-                    .rev()
-                    .find(|&q| steps[q].queue() == Queue::Store)
-                    .expect("p is a store")
-            };
+            // Not exact: the latest store before c, which is at or after p (p is a store).
+            let p = if exact { p } else { last_store.max(p) };
             if satisfied[sem].is_some_and(|q| q >= p) {
                 continue;
             }
@@ -100,6 +91,9 @@ pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
             );
             signal[p] |= 1 << sem;
         }
+        if qc == Queue::Store {
+            last_store = c;
+        }
     }
     let instrs = steps
         .iter()
@@ -111,6 +105,134 @@ pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
         })
         .collect();
     Synced { steps, instrs }
+}
+
+/// For every address of every memory (each scratchpad and external memory), the latest
+/// instruction of each queue that wrote it and that read it, kept as disjoint segments of
+/// addresses accessed alike. It answers "the latest instruction of queue q that conflicts
+/// with this one" by visiting only the segments the instruction touches, where comparing with
+/// every earlier instruction made the pass quadratic in the program's length.
+#[derive(Default)]
+pub(crate) struct AccessIndex {
+    spaces: HashMap<Space, BTreeMap<u64, Segment>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Space {
+    Spad(Buffer),
+    Dram,
+}
+
+/// Addresses start..end (start is the map key) and who touched them last, per queue.
+#[derive(Clone, Copy)]
+struct Segment {
+    end: u64,
+    write: [Option<usize>; 4],
+    read: [Option<usize>; 4],
+}
+
+fn space(r: &Res) -> (Space, u64, u64) {
+    match *r {
+        Res::Spad(b, lo, hi) => (Space::Spad(b), lo, hi),
+        Res::Dram(lo, hi) => (Space::Dram, lo, hi),
+    }
+}
+
+impl AccessIndex {
+    /// Per queue (in `Queue::ALL` order), the latest recorded instruction that wrote what
+    /// `s` reads or writes, or read what `s` writes.
+    pub(crate) fn latest_conflicts(&self, s: &Step) -> [Option<usize>; 4] {
+        let mut latest = [None; 4];
+        let accesses = s.reads.iter().map(|r| (r, false));
+        for (r, writes) in accesses.chain(s.writes.iter().map(|w| (w, true))) {
+            let (sp, lo, hi) = space(r);
+            let Some(map) = self.spaces.get(&sp) else {
+                continue;
+            };
+            for seg in overlapping(map, lo, hi) {
+                for (q, latest) in latest.iter_mut().enumerate() {
+                    // None < Some(_), so max keeps the latest instruction.
+                    *latest = (*latest).max(seg.write[q]);
+                    if writes {
+                        *latest = (*latest).max(seg.read[q]);
+                    }
+                }
+            }
+        }
+        latest
+    }
+
+    /// Records that instruction `c` made the accesses of `s`.
+    pub(crate) fn record(&mut self, c: usize, s: &Step) {
+        let q = Queue::ALL
+            .iter()
+            .position(|&q| q == s.queue())
+            .expect("every queue is in Queue::ALL");
+        let accesses = s.reads.iter().map(|r| (r, false));
+        for (r, writes) in accesses.chain(s.writes.iter().map(|w| (w, true))) {
+            let (sp, lo, hi) = space(r);
+            if lo >= hi {
+                continue;
+            }
+            let map = self.spaces.entry(sp).or_default();
+            split_at(map, lo);
+            split_at(map, hi);
+            // Fill the gaps in lo..hi with untouched segments, then mark every segment.
+            let mut at = lo;
+            let starts: Vec<(u64, u64)> = map.range(lo..hi).map(|(&k, v)| (k, v.end)).collect();
+            let mut gaps = Vec::new();
+            for (start, end) in starts {
+                if start > at {
+                    gaps.push((at, start));
+                }
+                at = end;
+            }
+            if at < hi {
+                gaps.push((at, hi));
+            }
+            for (start, end) in gaps {
+                let untouched = Segment {
+                    end,
+                    write: [None; 4],
+                    read: [None; 4],
+                };
+                map.insert(start, untouched);
+            }
+            for (_, seg) in map.range_mut(lo..hi) {
+                if writes {
+                    seg.write[q] = Some(c);
+                } else {
+                    seg.read[q] = Some(c);
+                }
+            }
+        }
+    }
+}
+
+/// The segments of `map` that overlap lo..hi (none when the range is empty).
+fn overlapping(map: &BTreeMap<u64, Segment>, lo: u64, hi: u64) -> impl Iterator<Item = &Segment> {
+    let hi = hi.max(lo);
+    let before = map.range(..lo).next_back().map(|(_, s)| s);
+    let reaching_in = before.filter(move |s| s.end > lo && lo < hi);
+    reaching_in
+        .into_iter()
+        .chain(map.range(lo..hi).map(|(_, s)| s))
+}
+
+/// Splits the segment containing `at` (if any) so that a segment starts at `at`.
+fn split_at(map: &mut BTreeMap<u64, Segment>, at: u64) {
+    let Some((&start, seg)) = map.range_mut(..at).next_back() else {
+        return;
+    };
+    if seg.end > at {
+        let tail = Segment {
+            end: seg.end,
+            ..*seg
+        };
+        seg.end = at;
+        debug_assert!(start < at);
+        map.insert(at, tail);
+    }
 }
 
 #[cfg(test)]

@@ -30,10 +30,12 @@ pub enum Res {
 }
 
 impl Res {
+    /// Whether the two accesses share an address (an empty range shares none).
     pub fn overlaps(&self, o: &Res) -> bool {
+        let shared = |s0: &u64, e0: &u64, s1: &u64, e1: &u64| s0.max(s1) < e0.min(e1);
         match (self, o) {
-            (Res::Spad(a, s0, e0), Res::Spad(b, s1, e1)) => a == b && s0 < e1 && s1 < e0,
-            (Res::Dram(s0, e0), Res::Dram(s1, e1)) => s0 < e1 && s1 < e0,
+            (Res::Spad(a, s0, e0), Res::Spad(b, s1, e1)) => a == b && shared(s0, e0, s1, e1),
+            (Res::Dram(s0, e0), Res::Dram(s1, e1)) => shared(s0, e0, s1, e1),
             _ => false,
         }
     }

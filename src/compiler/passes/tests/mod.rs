@@ -4,6 +4,7 @@
 mod allocate;
 mod legalize;
 mod schedule;
+mod sync;
 mod tile;
 
 use crate::compiler::passes::PASSES;
