@@ -128,6 +128,8 @@ pub struct Control {
 pub struct VectorOps {
     pub bias: bool,
     pub relu: bool,
+    /// Leaky ReLU: a second requantization multiplier for negative values.
+    pub leaky_relu: bool,
     pub maxpool: bool,
     pub add: bool,
 }

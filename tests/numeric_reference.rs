@@ -11,13 +11,7 @@ mod common;
 use common::*;
 use hwgen::numeric::posit::{Posit, POSIT8_ES0, POSIT8_ES2};
 use hwgen::numeric::{MiniFloat, BF16, E4M3, E5M2};
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-/// The Python with the reference packages: $HWGEN_PYTHON (scripts/test.sh sets it), else python3.
-fn python() -> String {
-    std::env::var("HWGEN_PYTHON").unwrap_or_else(|_| "python3".to_string())
-}
+use std::process::Command;
 
 fn have_reference() -> bool {
     let ok = Command::new(python())
@@ -39,30 +33,6 @@ fn reference(mode: &str, f: &MiniFloat, input: &str) -> Vec<String> {
         .lines()
         .map(str::to_string)
         .collect()
-}
-
-/// Run a reference script from rtl-tests/ref with `input` on stdin; its stdout.
-fn run_reference(script: &str, args: &[&str], input: &str) -> String {
-    let mut child = Command::new(python())
-        .arg(repo().join("rtl-tests/ref").join(script))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn bits_or_nan(v: f64) -> String {

@@ -705,7 +705,8 @@ fn fp32_to_int8_and_int4_at_fixed_scales() {
 /// `hwgen_vector_lane` against the integer lane of the README (`numeric::int::lane`) on
 /// random accumulator values, biases, multipliers, every shift from 0 to 63 (shifts past
 /// the product's width must round to 0: the rounding constant once overflowed for shifts
-/// from 52 on), zero points, clamps, operands and flags, for int8 and uint8 outputs.
+/// from 52 on), zero points, clamps, operands and flags (leaky ReLU with a random negative
+/// multiplier among them), for int8 and uint8 outputs.
 fn check_lane(name: &str, out: IntType, seed: u64) {
     if !have_tool("verilator", name) {
         return;
@@ -726,7 +727,8 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
         .build(&sim_cache())
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut rng = Rng::new(seed);
-    // (acc, bias, multiplier, shift, zero_point, clamp_max, operand, flags)
+    // (acc, bias, neg_multiplier << 16 | multiplier, shift, zero_point, clamp_max, operand,
+    // flags)
     let mut vecs: Vec<[i64; 8]> = Vec::new();
     for shift in 0..64 {
         // The extremes: the largest sums of either sign, with and without the widest bias
@@ -750,12 +752,12 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
             vecs.push([
                 acc,
                 rng.range(-(1 << 20), 1 << 20),
-                rng.range(0, 65535),
+                rng.range(0, 65535) << 16 | rng.range(0, 65535),
                 shift,
                 rng.range(-40, 40),
                 rng.range(out.min(), out.max()),
                 rng.range(out.min(), out.max()),
-                rng.range(0, 31),
+                rng.range(0, 63),
             ]);
         }
     }
@@ -788,8 +790,9 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
     let want = |v: &[i64; 8]| {
         let flag = |bit: u32| (v[7] >> bit) & 1 == 1;
         let ops = PostOps {
+            negative_multiplier: flag(5).then_some((v[2] >> 16) as u64),
             requant: Requant {
-                multiplier: v[2] as u64,
+                multiplier: (v[2] & 0xffff) as u64,
                 shift: v[3] as u32,
                 zero_point: v[4],
             },

@@ -2,8 +2,9 @@
 // cycle (the controls of an instruction are steady while its rows pass), and the result is
 // written as a hex line.
 //   +vec=FILE  lines of eight 32-bit fields, first field highest:
-//              {acc, bias, multiplier, shift, zero_point, clamp_max, operand,
-//               flags = {bias, relu, add, pool, clamp}}      -> +out=FILE lines result
+//              {acc, bias, {neg_multiplier, multiplier}, shift, zero_point, clamp_max,
+//               operand, flags = {leaky, bias, relu, add, pool, clamp}}
+//              -> +out=FILE lines result
 //   +n=N       number of vectors.
 module tb #(
   parameter integer ACC_W         = 32,
@@ -38,6 +39,8 @@ module tb #(
     .pool_i       (v[1]),
     .clamp_i      (v[0]),
     .multiplier_i (v[160 +: 16]),
+    .leaky_i      (v[5]),
+    .neg_multiplier_i (v[176 +: 16]),
     .shift_i      (v[128 +: 6]),
     .zero_point_i (v[96 +: 16]),
     .clamp_max_i  (v[64 +: 16]),

@@ -14,7 +14,7 @@ pub(super) const DEFAULT_BUFFERS: Buffers = Buffers {
     accumulator_double_buffer: true,
 };
 
-const VECTOR_OPS: [&str; 5] = ["bias", "requantize", "relu", "maxpool", "add"];
+const VECTOR_OPS: [&str; 6] = ["bias", "requantize", "relu", "leaky_relu", "maxpool", "add"];
 
 pub(super) fn reset(ctx: &mut Ctx, raw: Option<&RawReset>) -> Reset {
     let mut reset = Reset {
@@ -172,6 +172,7 @@ pub(super) fn vector(ctx: &mut Ctx, raw: Option<&RawVector>) -> VectorOps {
     let all = VectorOps {
         bias: true,
         relu: true,
+        leaky_relu: true,
         maxpool: true,
         add: true,
     };
@@ -181,6 +182,7 @@ pub(super) fn vector(ctx: &mut Ctx, raw: Option<&RawVector>) -> VectorOps {
     let mut vector = VectorOps {
         bias: false,
         relu: false,
+        leaky_relu: false,
         maxpool: false,
         add: false,
     };
@@ -190,6 +192,7 @@ pub(super) fn vector(ctx: &mut Ctx, raw: Option<&RawVector>) -> VectorOps {
             "bias" => vector.bias = true,
             "requantize" => requant = true,
             "relu" => vector.relu = true,
+            "leaky_relu" => vector.leaky_relu = true,
             "maxpool" => vector.maxpool = true,
             "add" => vector.add = true,
             _ => ctx.bad(

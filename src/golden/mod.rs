@@ -51,6 +51,7 @@ pub fn conv(x: &Tensor, layer: &Layer, rows: usize) -> Tensor {
         cout,
         bias,
         requant,
+        negative_multiplier,
         relu,
         clamp,
         ..
@@ -63,6 +64,7 @@ pub fn conv(x: &Tensor, layer: &Layer, rows: usize) -> Tensor {
     let ops = PostOps {
         bias: Some(bias),
         requant: *requant,
+        negative_multiplier: *negative_multiplier,
         relu: *relu,
         clamp: *clamp,
         fixed_scale: layer.fixed_scale(),

@@ -53,6 +53,7 @@ fn conv_op(k: usize, stride: usize, pad: usize, weights: Vec<i64>, bias: Vec<i64
         weight_scales: vec![],
         bias,
         requant: Requant::IDENTITY,
+        negative_multiplier: None,
         relu: false,
         clamp: None,
     }

@@ -200,6 +200,7 @@ impl Engine {
             let out_row = spad(out_base + j, self.output.len());
             let opnd = self.output[spad(opnd_base + j, self.output.len())].clone();
             let ops = PostOps {
+                negative_multiplier: v.leaky.then_some(v.neg_multiplier),
                 bias: v.bias.then_some(self.bias.as_slice()),
                 requant: Requant {
                     multiplier: v.multiplier,

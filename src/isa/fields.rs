@@ -181,5 +181,7 @@ formats! {
         prec_in: u64 = PREC_BITS, "precision of the accumulator rows (an index into the Design's list)";
         prec_out: u64 = PREC_BITS, "precision of the output rows: at a boundary between an integer and an MX layer, the conversion";
         fixed_scale: u64 = 8, "E8M0 code of an integer row crossing to or from MX: element q means 2^(code-127) q / 2^frac";
+        leaky: bool = 1, "leaky ReLU: requantize a negative value (after the bias) with neg_multiplier instead of multiplier";
+        neg_multiplier: u64 = 16, "requantization multiplier of negative values under leaky (unsigned)";
     }
 }

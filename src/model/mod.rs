@@ -98,6 +98,9 @@ pub enum Op {
         weight_scales: Vec<u8>,
         bias: Vec<i64>,
         requant: Requant,
+        /// Leaky ReLU: the requantization multiplier of negative values
+        /// (`numeric::int::leaky_multiplier` of requant's multiplier and the slope).
+        negative_multiplier: Option<u64>,
         relu: bool,
         /// ReLU6: the upper clamp, as a quantized output value.
         clamp: Option<i64>,

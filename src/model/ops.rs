@@ -6,7 +6,8 @@ use super::quant::{choose, encode_weights};
 use super::raw::{Kernel, RawLayer};
 use super::types::{layer_precision, ModelTypes};
 use super::{Layer, ModelError, Op, Requant, Tensor};
-use crate::numeric::{Format, IntType, Precision};
+use crate::numeric::int::leaky_multiplier;
+use crate::numeric::{Format, IntType, Precision, Slope};
 
 /// What an operator's parser is given.
 struct Args<'a> {
@@ -24,6 +25,8 @@ struct Args<'a> {
     exponent: Option<i32>,
     relu: bool,
     clamp: Option<i64>,
+    /// Leaky ReLU's slope on negative values.
+    slope: Option<Slope>,
 }
 
 /// What it gives back: the operator, the output shape, the inputs (the first is streamed
@@ -49,6 +52,7 @@ const CONV_KEYS: &[&str] = &[
     "requant",
     "activation",
     "relu6_max",
+    "negative_slope",
 ];
 
 /// The operators of the model format: name, parser, and the operator-specific keys it
@@ -66,6 +70,7 @@ const OPS: &[(&str, OpParser, &[&str])] = &[
             "requant",
             "activation",
             "relu6_max",
+            "negative_slope",
         ],
     ),
     ("maxpool", pool, &["kernel", "stride"]),
@@ -110,7 +115,7 @@ pub(super) fn layer(
         .map(|(_, p, _)| *p)
         .expect("check_keys accepted the operator");
     let (prec, auto) = layer_precision(ctx, rl, types)?;
-    let (relu, clamp) = activation(ctx, rl, prec)?;
+    let (relu, clamp, slope) = activation(ctx, rl, prec)?;
     let exponent = match rl.output_exponent {
         None => None,
         Some(e) if (-100..=100).contains(&e) => Some(e as i32),
@@ -145,6 +150,7 @@ pub(super) fn layer(
         exponent,
         relu,
         clamp,
+        slope,
     };
     let p = parse(ctx, &args)?;
     ctx.count(&format!("output {:?}", p.out), &p.out)?;
@@ -202,18 +208,20 @@ fn shape_of(model_input: (&str, [usize; 3]), layers: &[Layer], name: &str) -> Op
     layers.iter().find(|l| l.name == name).map(|l| l.out)
 }
 
-/// `activation`: none, relu, or relu6 with `relu6_max`, an output value of an integer layer.
+/// `activation`: none, relu, relu6 with `relu6_max` (an output value of an integer layer),
+/// or leaky_relu with `negative_slope` (conv2d and fc).
 fn activation(
     ctx: &Ctx,
     rl: &RawLayer,
     prec: Precision,
-) -> Result<(bool, Option<i64>), ModelError> {
+) -> Result<(bool, Option<i64>, Option<Slope>), ModelError> {
     let out = prec.ops().output().code_type();
     match rl.activation.as_deref() {
-        None | Some("none") => Ok((false, None)),
-        Some("relu") => Ok((true, None)),
+        None | Some("none") => Ok((false, None, None)),
+        Some("relu") => Ok((true, None, None)),
+        Some("leaky_relu") => Ok((false, None, Some(slope(ctx, rl)?))),
         Some("relu6") => match rl.relu6_max {
-            Some(m) if out.holds(m) => Ok((true, Some(m))),
+            Some(m) if out.holds(m) => Ok((true, Some(m), None)),
             Some(m) => Err(ctx.err(
                 &format!("relu6_max = {m}"),
                 format!("relu6_max is the quantized value of 6.0 and must be a {out} value"),
@@ -227,10 +235,46 @@ fn activation(
         },
         Some(other) => Err(ctx.err(
             &format!("activation = {other}"),
-            "supported activations: none, relu, relu6 (the piecewise-quadratic unit for GeLU, sigmoid and tanh is not implemented yet)",
-            "use \"relu\" or \"relu6\", or remove the key",
+            "supported activations: none, relu, relu6, leaky_relu (the piecewise-quadratic unit for GeLU, sigmoid and tanh is not implemented yet)",
+            "use \"relu\", \"relu6\" or \"leaky_relu\", or remove the key",
         )),
     }
+}
+
+/// `negative_slope = { multiplier = M, shift = S }` of a leaky-ReLU layer: the slope
+/// M / 2^S, in [0, 1).
+fn slope(ctx: &Ctx, rl: &RawLayer) -> Result<Slope, ModelError> {
+    if !matches!(rl.op.as_str(), "conv2d" | "fc") {
+        return Err(ctx.err(
+            "activation = leaky_relu",
+            format!(
+                "leaky_relu is applied by conv2d and fc layers, not by {}",
+                rl.op
+            ),
+            "move the activation to the convolution before, or use relu",
+        ));
+    }
+    let Some(s) = &rl.negative_slope else {
+        return Err(ctx.err(
+            "negative_slope",
+            "activation = \"leaky_relu\" needs negative_slope, its slope on negative values as multiplier / 2^shift",
+            "add negative_slope = { multiplier = 13, shift = 6 } (0.203), or the slope you need",
+        ));
+    };
+    if !(0..=16).contains(&s.shift) || !(0..1i64 << s.shift.clamp(0, 16)).contains(&s.multiplier) {
+        return Err(ctx.err(
+            &format!(
+                "negative_slope = {{ multiplier = {}, shift = {} }}",
+                s.multiplier, s.shift
+            ),
+            "the slope multiplier / 2^shift is in [0, 1): shift is 0..=16 and multiplier 0..2^shift",
+            "for a slope a, use shift = 16 and multiplier = round(a * 65536)",
+        ));
+    }
+    Ok(Slope {
+        multiplier: s.multiplier as u64,
+        shift: s.shift as u32,
+    })
 }
 
 fn kernel(ctx: &Ctx, k: &Option<Kernel>) -> Result<(usize, usize), ModelError> {
@@ -396,6 +440,7 @@ fn conv(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         weight_scales,
         bias,
         requant,
+        negative_multiplier: a.slope.map(|s| leaky_multiplier(requant.multiplier, s)),
         relu: a.relu,
         clamp: a.clamp,
     };
@@ -459,7 +504,7 @@ fn check_real_layer(
             ));
         }
     }
-    if a.clamp.is_some() {
+    if a.clamp.is_some() || a.slope.is_some() {
         return Err(ctx.err(
             "activation",
             format!("{family} layers support activation = \"relu\" or none"),

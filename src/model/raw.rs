@@ -44,6 +44,14 @@ pub(super) struct RawRequant {
     pub zero_point: Option<i64>,
 }
 
+/// The slope of leaky ReLU, multiplier / 2^shift.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSlope {
+    pub multiplier: i64,
+    pub shift: i64,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawLayer {
@@ -61,6 +69,7 @@ pub(super) struct RawLayer {
     pub requant: Option<RawRequant>,
     pub activation: Option<String>,
     pub relu6_max: Option<i64>,
+    pub negative_slope: Option<RawSlope>,
     pub factor: Option<i64>,
     #[serde(rename = "type")]
     pub layer_type: Option<String>,
@@ -83,6 +92,7 @@ impl RawLayer {
             ("requant", self.requant.is_some()),
             ("activation", self.activation.is_some()),
             ("relu6_max", self.relu6_max.is_some()),
+            ("negative_slope", self.negative_slope.is_some()),
             ("factor", self.factor.is_some()),
         ]
         .into_iter()

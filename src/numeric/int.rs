@@ -5,6 +5,7 @@
 //! * `x = acc + bias` exactly (the bias fits the accumulator type);
 //! * `q = saturate(floor((x * multiplier + 2^(shift-1)) / 2^shift) + zero_point)`, rounding
 //!   half up (toward +infinity), with an unsigned 16-bit multiplier and a shift of 0..=63;
+//!   leaky ReLU replaces the multiplier by `leaky_multiplier` when `x < 0`;
 //! * `add`: `q = saturate(q + operand)`; ReLU: `q = max(q, zero_point)`; ReLU6: then
 //!   `q = min(q, clamp_max)`; max-pool: `q = max(q, operand)`.
 
@@ -82,6 +83,28 @@ impl Requant {
     };
 }
 
+/// The slope of leaky ReLU on negative values, a quantized fraction in [0, 1):
+/// multiplier / 2^shift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slope {
+    pub multiplier: u64,
+    pub shift: u32,
+}
+
+/// Leaky ReLU folds its slope into requantization: a negative value (after the bias) is
+/// requantized with this multiplier instead of `multiplier`:
+/// floor((multiplier * slope.multiplier + 2^(slope.shift-1)) / 2^slope.shift), rounding half
+/// up (no rounding for slope.shift = 0). The effective slope is the ratio of the two.
+pub fn leaky_multiplier(multiplier: u64, slope: Slope) -> u64 {
+    let p = u128::from(multiplier) * u128::from(slope.multiplier);
+    let m = if slope.shift == 0 {
+        p
+    } else {
+        (p + (1u128 << (slope.shift - 1))) >> slope.shift
+    };
+    u64::try_from(m).expect("a slope below 1 keeps the multiplier's width")
+}
+
 /// q = saturate(floor((x * multiplier + 2^(shift-1)) / 2^shift) + zero_point).
 pub fn requantize(x: i128, r: Requant, out: IntType) -> i64 {
     let p = x * i128::from(r.multiplier);
@@ -103,11 +126,19 @@ pub fn activate(q: i64, zero_point: i64, clamp: Option<i64>, out: IntType) -> i6
 }
 
 /// One lane of the vector unit on one accumulator value (see the module docs): bias,
-/// requantization, add, ReLU, the ReLU6 clamp, then max-pool (each as the instruction
-/// says; the clamp applies whether or not ReLU does).
+/// requantization (with the leaky-ReLU multiplier for a negative value when the
+/// instruction has one), add, ReLU, the ReLU6 clamp, then max-pool (each as the
+/// instruction says; the clamp applies whether or not ReLU does).
 pub fn lane(acc: i64, bias: Option<i64>, ops: &PostOps, operand: i64, out: IntType) -> i64 {
     let x = i128::from(acc) + i128::from(bias.unwrap_or(0));
-    let mut q = requantize(x, ops.requant, out);
+    let requant = match ops.negative_multiplier {
+        Some(multiplier) if x < 0 => Requant {
+            multiplier,
+            ..ops.requant
+        },
+        _ => ops.requant,
+    };
+    let mut q = requantize(x, requant, out);
     if ops.add {
         q = out.saturate(i128::from(q) + i128::from(operand));
     }
@@ -275,5 +306,38 @@ mod tests {
             ..PostOps::default()
         };
         assert_eq!(lane(200, None, &six, 0, I8), 64);
+    }
+
+    #[test]
+    fn leaky_relu_requantizes_negative_values_with_the_slope_folded_in() {
+        let slope = Slope {
+            multiplier: 13,
+            shift: 6,
+        };
+        // 250 * 13 / 64 = 50.78 rounds to 51; 64 * 13 / 64 = 13 exactly; 5 * 13 / 64 =
+        // 1.016 -> 1; 2 * 13 / 64 = 0.406 -> 0; half-way 32 * 1 / 64 = 0.5 -> 1.
+        assert_eq!(leaky_multiplier(250, slope), 51);
+        assert_eq!(leaky_multiplier(64, slope), 13);
+        assert_eq!(leaky_multiplier(5, slope), 1);
+        assert_eq!(leaky_multiplier(2, slope), 0);
+        let half = Slope {
+            multiplier: 1,
+            shift: 6,
+        };
+        assert_eq!(leaky_multiplier(32, half), 1);
+        let ops = PostOps {
+            requant: r(250, 15, -3),
+            negative_multiplier: Some(51),
+            ..PostOps::default()
+        };
+        // x = 1000: 250000 / 32768 = 7.63 -> 8, - 3 = 5 (the positive side is unchanged).
+        assert_eq!(lane(1000, None, &ops, 0, I8), 5);
+        // x = -1000: -51000 / 32768 = -1.556 -> -2, - 3 = -5 (not -8 - 3 = -11).
+        assert_eq!(lane(-1000, None, &ops, 0, I8), -5);
+        // The sign is taken after the bias: -1000 + 1200 = 200 is positive:
+        // 50000 / 32768 = 1.53 -> 2, - 3 = -1.
+        assert_eq!(lane(-1000, Some(1200), &ops, 0, I8), -1);
+        // And a zero value is not negative: 0 -> -3 either way.
+        assert_eq!(lane(0, None, &ops, 0, I8), -3);
     }
 }

@@ -15,7 +15,7 @@ pub mod minifloat;
 pub mod mx;
 pub mod posit;
 
-pub use int::{IntPrecision, IntType, Requant};
+pub use int::{IntPrecision, IntType, Requant, Slope};
 pub use minifloat::{MiniFloat, BF16, E4M3, E5M2};
 pub use mx::{MxFormat, MxInt, MXINT4, MXINT8};
 pub use posit::Posit;
@@ -171,6 +171,9 @@ pub struct PostOps<'a> {
     /// The bias row (added before requantization), when the instruction adds it.
     pub bias: Option<&'a [i64]>,
     pub requant: Requant,
+    /// Leaky ReLU: the requantization multiplier of a negative value
+    /// (`int::leaky_multiplier`).
+    pub negative_multiplier: Option<u64>,
     pub relu: bool,
     /// ReLU6: the upper clamp, an output value.
     pub clamp: Option<i64>,
@@ -188,6 +191,7 @@ impl Default for PostOps<'_> {
         PostOps {
             bias: None,
             requant: Requant::IDENTITY,
+            negative_multiplier: None,
             relu: false,
             clamp: None,
             add: false,

@@ -168,6 +168,7 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
             ("SEM_COUNT_W", isa::SEM_COUNT_BITS.to_string()),
             ("ENABLE_BIAS", bool_param(design.vector.bias)),
             ("ENABLE_RELU", bool_param(design.vector.relu)),
+            ("ENABLE_LEAKY", bool_param(design.vector.leaky_relu)),
             ("ENABLE_POOL", bool_param(design.vector.maxpool)),
             ("ENABLE_ADD", bool_param(design.vector.add)),
         ];

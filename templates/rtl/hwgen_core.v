@@ -37,6 +37,7 @@ module hwgen_core #(
   // vector operations
   parameter integer ENABLE_BIAS   = 1,
   parameter integer ENABLE_RELU   = 1,
+  parameter integer ENABLE_LEAKY  = 1,
   parameter integer ENABLE_POOL   = 1,
   parameter integer ENABLE_ADD    = 1
 ) (
@@ -482,6 +483,7 @@ module hwgen_core #(
     .SPAD_ADDR_W   (SPAD_ADDR_W),
     .ENABLE_BIAS (ENABLE_BIAS),
     .ENABLE_RELU (ENABLE_RELU),
+    .ENABLE_LEAKY (ENABLE_LEAKY),
     .ENABLE_POOL (ENABLE_POOL),
     .ENABLE_ADD  (ENABLE_ADD)
   ) u_vector (

@@ -17,6 +17,7 @@ module hwgen_post_float #(
   parameter integer PREC_W        = 1,
   parameter integer ENABLE_BIAS   = 1,
   parameter integer ENABLE_RELU   = 1,
+  parameter integer ENABLE_LEAKY  = 1,
   parameter integer ENABLE_POOL   = 1,
   parameter integer ENABLE_ADD    = 1
 ) (
@@ -75,6 +76,7 @@ module hwgen_post_float #(
   assign unused_controls = ^{bias_i, add_i, pool_i, multiplier_i, shift_i, zero_point_i,
                              clamp_i, clamp_max_i, bias_row_i, operand_row_i, prec_in_i,
                              prec_out_i, fixed_scale_i, OUTPUT_SIGNED[0], ENABLE_BIAS[0],
-                             ENABLE_RELU[0], ENABLE_POOL[0], ENABLE_ADD[0]};
+                             ENABLE_RELU[0], ENABLE_LEAKY[0], ENABLE_POOL[0],
+                             ENABLE_ADD[0], leaky_i, neg_multiplier_i};
 
 endmodule

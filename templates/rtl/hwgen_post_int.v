@@ -1,6 +1,6 @@
 {{ c.banner }}
 // Row post-processing, integer family: one hwgen_vector_lane per column (bias,
-// requantization, add, ReLU, ReLU6 clamp, max-pool).
+// requantization with leaky ReLU, add, ReLU, ReLU6 clamp, max-pool).
 {% include "rtl/include/post_doc.v" %}
 module hwgen_post_int #(
   parameter integer KPF           = 8,
@@ -15,6 +15,7 @@ module hwgen_post_int #(
   parameter integer PREC_W        = 1,
   parameter integer ENABLE_BIAS   = 1,
   parameter integer ENABLE_RELU   = 1,
+  parameter integer ENABLE_LEAKY  = 1,
   parameter integer ENABLE_POOL   = 1,
   parameter integer ENABLE_ADD    = 1
 ) (

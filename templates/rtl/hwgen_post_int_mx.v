@@ -19,6 +19,7 @@ module hwgen_post_int_mx #(
   parameter integer PREC_W        = 1,
   parameter integer ENABLE_BIAS   = 1,
   parameter integer ENABLE_RELU   = 1,
+  parameter integer ENABLE_LEAKY  = 1,
   parameter integer ENABLE_POOL   = 1,
   parameter integer ENABLE_ADD    = 1,
   parameter integer MX_FRAC       = {{ c.mx_frac }}

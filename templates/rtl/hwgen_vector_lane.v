@@ -2,7 +2,7 @@
 // One lane of the vector unit: a four-stage pipeline that turns an accumulator value into an
 // output element.
 //   stage 1: x = acc + bias (when bias_i)
-//   stage 2: p = x * multiplier (multiplier unsigned)
+//   stage 2: p = x * multiplier (multiplier unsigned; neg_multiplier when leaky_i and x < 0)
 //   stage 3: q = saturate((p + 2^(shift-1)) >>> shift + zero_point)   [round half up]
 //   stage 4: r = q; if add_i r = saturate(r + operand); if relu_i r = max(r, zero_point);
 //            if clamp_i r = min(r, clamp_max) (ReLU6); if pool_i r = max(r, operand)
@@ -16,6 +16,7 @@ module hwgen_vector_lane #(
   parameter integer OUTPUT_SIGNED = 1,
   parameter integer ENABLE_BIAS   = 1,
   parameter integer ENABLE_RELU   = 1,
+  parameter integer ENABLE_LEAKY  = 1,
   parameter integer ENABLE_POOL   = 1,
   parameter integer ENABLE_ADD    = 1
 ) (
@@ -27,6 +28,8 @@ module hwgen_vector_lane #(
   input  wire                add_i,
   input  wire                pool_i,
   input  wire [MULT_W-1:0]   multiplier_i,
+  input  wire                leaky_i,
+  input  wire [MULT_W-1:0]   neg_multiplier_i,
   input  wire [SHIFT_W-1:0]  shift_i,
   input  wire [ZP_W-1:0]     zero_point_i,
   input  wire                clamp_i,
@@ -74,7 +77,9 @@ module hwgen_vector_lane #(
 
   wire signed [X_W-1:0]      acc_ext  = {acc_i[ACC_W-1], acc_i};
   wire signed [X_W-1:0]      bias_ext = {bias_value_i[ACC_W-1], bias_value_i};
-  wire signed [MULT_W:0]     mult_ext = {1'b0, multiplier_i};
+  // Leaky ReLU: a negative value is requantized with its own multiplier.
+  wire                       leaky    = (ENABLE_LEAKY != 0) && leaky_i && x_q[X_W-1];
+  wire signed [MULT_W:0]     mult_ext = {1'b0, leaky ? neg_multiplier_i : multiplier_i};
   wire signed [WIDE_W-1:0]   zp_wide  = { {(WIDE_W-ZP_W){zero_point_i[ZP_W-1]}}, zero_point_i};
   wire signed [WIDE_W-1:0]   p_wide   = { {(WIDE_W-P_W){p_q[P_W-1]}}, p_q};
   wire        [OUTPUT_W-1:0] zp_out   = clamp(zp_wide);

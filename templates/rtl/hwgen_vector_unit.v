@@ -1,11 +1,12 @@
 {{ c.banner }}
 // Vector queue executor: for each of count rows, reads an accumulator row (and, for add or
 // pool, an output-buffer operand row), runs it through the datapath's row post-processor
-// ({{ c.leaves.post }}: four cycles, bias, requantization, add, ReLU and max-pool on the
-// integer path, the conversion back to the element format on the others, and the
-// conversions between precisions) and writes the output-buffer row. One row per cycle once
-// the accumulator read port is granted. Output rows have a scale slot of SCALE_SLOT_W bits
-// after their elements (0 without block scales).
+// ({{ c.leaves.post }}: four cycles, bias, requantization (leaky ReLU's negative-side
+// multiplier included), add, ReLU and max-pool on the integer path, the conversion back to
+// the element format on the others, and the conversions between precisions) and writes
+// the output-buffer row. One row per cycle once the accumulator read port is granted.
+// Output rows have a scale slot of SCALE_SLOT_W bits after their elements (0 without block
+// scales).
 `include "hwgen_isa.vh"
 module hwgen_vector_unit #(
   parameter integer       INSTR_W       = `HWGEN_INSTR_W,
@@ -20,6 +21,7 @@ module hwgen_vector_unit #(
   parameter integer       SPAD_ADDR_W   = 16,
   parameter integer       ENABLE_BIAS   = 1,
   parameter integer       ENABLE_RELU   = 1,
+  parameter integer       ENABLE_LEAKY  = 1,
   parameter integer       ENABLE_POOL   = 1,
   parameter integer       ENABLE_ADD    = 1
 ) (
@@ -84,6 +86,8 @@ module hwgen_vector_unit #(
   wire [PREC_W-1:0]                    f_prec_in;
   wire [PREC_W-1:0]                    f_prec_out;
   wire [SCALE_W-1:0]                   f_fixed_scale;
+  wire                                 f_leaky;
+  wire [MULT_W-1:0]                    f_neg_multiplier;
 
   hwgen_decode_vector u_decode (
     .instr_i      (head_instr_i),
@@ -106,7 +110,9 @@ module hwgen_vector_unit #(
     .clamp_max_o   (f_clamp_max),
     .prec_in_o     (f_prec_in),
     .prec_out_o    (f_prec_out),
-    .fixed_scale_o (f_fixed_scale)
+    .fixed_scale_o (f_fixed_scale),
+    .leaky_o       (f_leaky),
+    .neg_multiplier_o (f_neg_multiplier)
   );
 
   reg [1:0]             phase_q;
@@ -145,6 +151,10 @@ module hwgen_vector_unit #(
   reg [PREC_W-1:0]      prec_out_d;
   reg [SCALE_W-1:0]     fixed_scale_q;
   reg [SCALE_W-1:0]     fixed_scale_d;
+  reg                   leaky_q;
+  reg                   leaky_d;
+  reg [MULT_W-1:0]      neg_multiplier_q;
+  reg [MULT_W-1:0]      neg_multiplier_d;
   reg [NUM_SEM-1:0]     release_q;
   reg [NUM_SEM-1:0]     release_d;
   reg [COUNT_W-1:0]     issued_q;
@@ -198,6 +208,8 @@ module hwgen_vector_unit #(
     prec_in_d     = prec_in_q;
     prec_out_d    = prec_out_q;
     fixed_scale_d = fixed_scale_q;
+    leaky_d       = leaky_q;
+    neg_multiplier_d = neg_multiplier_q;
     release_d     = release_q;
     issued_d      = issued_q;
     written_d     = written_q;
@@ -224,6 +236,8 @@ module hwgen_vector_unit #(
           prec_in_d     = f_prec_in;
           prec_out_d    = f_prec_out;
           fixed_scale_d = f_fixed_scale;
+          leaky_d       = f_leaky;
+          neg_multiplier_d = f_neg_multiplier;
           release_d     = f_signal & PRODUCED;
           issued_d      = {COUNT_W{1'b0}};
           written_d     = {COUNT_W{1'b0}};
@@ -273,6 +287,8 @@ module hwgen_vector_unit #(
       prec_in_q     <= {PREC_W{1'b0}};
       prec_out_q    <= {PREC_W{1'b0}};
       fixed_scale_q <= {SCALE_W{1'b0}};
+      leaky_q       <= 1'b0;
+      neg_multiplier_q <= {MULT_W{1'b0}};
       release_q     <= {NUM_SEM{1'b0}};
       issued_q      <= {COUNT_W{1'b0}};
       written_q     <= {COUNT_W{1'b0}};
@@ -296,6 +312,8 @@ module hwgen_vector_unit #(
       prec_in_q     <= prec_in_d;
       prec_out_q    <= prec_out_d;
       fixed_scale_q <= fixed_scale_d;
+      leaky_q       <= leaky_d;
+      neg_multiplier_q <= neg_multiplier_d;
       release_q     <= release_d;
       issued_q      <= issued_d;
       written_q     <= written_d;
@@ -327,6 +345,7 @@ module hwgen_vector_unit #(
     .PREC_W        (PREC_W),
     .ENABLE_BIAS   (ENABLE_BIAS),
     .ENABLE_RELU   (ENABLE_RELU),
+    .ENABLE_LEAKY  (ENABLE_LEAKY),
     .ENABLE_POOL   (ENABLE_POOL),
     .ENABLE_ADD    (ENABLE_ADD)
   ) u_post (
@@ -337,6 +356,8 @@ module hwgen_vector_unit #(
     .add_i         (add_q),
     .pool_i        (pool_q),
     .multiplier_i  (multiplier_q),
+    .leaky_i       (leaky_q),
+    .neg_multiplier_i (neg_multiplier_q),
     .shift_i       (shift_q),
     .zero_point_i  (zero_point_q),
     .clamp_i       (clamp_q),

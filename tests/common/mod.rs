@@ -223,3 +223,36 @@ pub fn rows(
         ..Default::default()
     }
 }
+
+/// The Python with the test-only reference packages: $HWGEN_PYTHON (scripts/test.sh sets
+/// it), else python3.
+pub fn python() -> String {
+    std::env::var("HWGEN_PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
+
+/// Run a reference script from rtl-tests/ref with `args` and `input` on stdin; its stdout.
+pub fn run_reference(script: &str, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(python())
+        .arg(repo().join("rtl-tests/ref").join(script))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}

@@ -185,12 +185,20 @@ fn vector_ops(design: &Design, l: &Layer) -> Result<(), CompileError> {
     };
     let v = design.vector;
     match &l.op {
-        Op::Conv { bias, relu, .. } => {
+        Op::Conv {
+            bias,
+            relu,
+            negative_multiplier,
+            ..
+        } => {
             if bias.iter().any(|b| *b != 0) {
                 need(v.bias, "bias")?;
             }
             if *relu {
                 need(v.relu, "relu")?;
+            }
+            if negative_multiplier.is_some() {
+                need(v.leaky_relu, "leaky_relu")?;
             }
         }
         Op::MaxPool { .. } => need(v.maxpool, "maxpool")?,

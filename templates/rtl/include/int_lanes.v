@@ -10,6 +10,7 @@
         .OUTPUT_SIGNED (OUTPUT_SIGNED),
         .ENABLE_BIAS   (ENABLE_BIAS),
         .ENABLE_RELU   (ENABLE_RELU),
+        .ENABLE_LEAKY  (ENABLE_LEAKY),
         .ENABLE_POOL   (ENABLE_POOL),
         .ENABLE_ADD    (ENABLE_ADD)
       ) u_lane (
@@ -20,6 +21,8 @@
         .add_i        (add_i),
         .pool_i       (pool_i),
         .multiplier_i (multiplier_i),
+        .leaky_i      (leaky_i),
+        .neg_multiplier_i (neg_multiplier_i),
         .shift_i      (shift_i),
         .zero_point_i (zero_point_i),
         .clamp_i      (clamp_i),

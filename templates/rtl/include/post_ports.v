@@ -6,6 +6,8 @@
   input  wire                 add_i,
   input  wire                 pool_i,
   input  wire [MULT_W-1:0]    multiplier_i,
+  input  wire                 leaky_i,
+  input  wire [MULT_W-1:0]    neg_multiplier_i,
   input  wire [SHIFT_W-1:0]   shift_i,
   input  wire [ZP_W-1:0]      zero_point_i,
   input  wire                 clamp_i,

@@ -16,6 +16,8 @@ impl Sched<'_> {
             clamp: nc.clamp.is_some(),
             clamp_max: nc.clamp.unwrap_or(0),
             multiplier: nc.requant.multiplier,
+            leaky: nc.negative_multiplier.is_some(),
+            neg_multiplier: nc.negative_multiplier.unwrap_or(0),
             shift: u64::from(nc.requant.shift),
             zero_point: nc.requant.zero_point,
             prec_in: nc.prec,

@@ -115,6 +115,8 @@ struct NodeCtx<'a> {
     dst: &'a TensorLayout,
     res: Option<&'a TensorLayout>,
     requant: Requant,
+    /// Leaky ReLU: the requantization multiplier of negative values.
+    negative_multiplier: Option<u64>,
     relu: bool,
     clamp: Option<i64>,
     /// A max-pool layer run on the array: each window tap is folded into the output rows.
@@ -184,6 +186,13 @@ fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeC
     let (kh, kw, s, pad) = window(n);
     // A fused max-pool: the convolution runs once per pool tap, at stride s * pool stride.
     let (fused_k, fused_s) = n.pool.unwrap_or((1, 1));
+    let negative_multiplier = match &n.op {
+        Op::Conv {
+            negative_multiplier,
+            ..
+        } => *negative_multiplier,
+        _ => None,
+    };
     let (requant, relu, clamp, maxpool) = match &n.op {
         Op::Conv {
             requant,
@@ -220,6 +229,7 @@ fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeC
         dst: &alloc.tensors[&n.name],
         res: n.residual.as_ref().map(|r| &alloc.tensors[r]),
         requant,
+        negative_multiplier,
         relu,
         clamp,
         maxpool,

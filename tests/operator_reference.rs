@@ -1,0 +1,136 @@
+//! Operators against ONNX Runtime on integer-valued data (rtl-tests/ref/onnx_reference.py,
+//! test-only): the golden model of a layer, from a model file with `.npy` data, equals
+//! ONNX Runtime's float result (exact on these magnitudes) requantized by the README's rule.
+//! The golden model itself is checked against the interpreter and the RTL by rtl_cases.
+
+mod common;
+
+use common::*;
+use hwgen::model::npy::write_i64;
+use std::process::Command;
+
+fn have_onnxruntime() -> bool {
+    let ok = Command::new(python())
+        .args(["-c", "import onnxruntime, onnx, numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok && std::env::var(hwgen::sim::verilator::REQUIRE_ENV).as_deref() == Ok("1") {
+        panic!("python with onnxruntime and onnx is required (scripts/test.sh installs them)");
+    }
+    if !ok {
+        eprintln!("skipped: python3 -m pip install onnxruntime onnx numpy");
+    }
+    ok
+}
+
+/// A convolution layer with small random integer data.
+struct ConvCase {
+    seed: u64,
+    shape: [usize; 3],
+    k: usize,
+    stride: usize,
+    pad: usize,
+    cout: usize,
+    /// requant multiplier, shift, zero point
+    requant: (u64, u32, i64),
+    /// leaky ReLU slope as (multiplier, shift)
+    slope: Option<(u64, u32)>,
+}
+
+/// The golden model's output of the layer and ONNX Runtime's, element by element (HWC).
+fn both(c: &ConvCase) -> (Vec<i64>, Vec<i64>) {
+    let mut rng = Rng::new(c.seed);
+    let dir = tempfile::tempdir().unwrap();
+    let [h, w, cin] = c.shape;
+    let mut ints =
+        |n: usize, lo: i64, hi: i64| -> Vec<i64> { (0..n).map(|_| rng.range(lo, hi)).collect() };
+    let x = ints(h * w * cin, -20, 20);
+    let wt = ints(c.k * c.k * cin * c.cout, -12, 12);
+    let b = ints(c.cout, -300, 300);
+    write_i64(&dir.path().join("x.npy"), &c.shape, &x).unwrap();
+    write_i64(&dir.path().join("w.npy"), &[c.k, c.k, cin, c.cout], &wt).unwrap();
+    write_i64(&dir.path().join("b.npy"), &[c.cout], &b).unwrap();
+    let (m, s, zp) = c.requant;
+    let activation = match c.slope {
+        Some((sm, ss)) => format!(
+            "activation = \"leaky_relu\"\nnegative_slope = {{ multiplier = {sm}, shift = {ss} }}\n"
+        ),
+        None => String::new(),
+    };
+    let toml = format!(
+        "name = \"ref\"\n[input]\nshape = [{h}, {w}, {cin}]\ndata = \"x.npy\"\n\
+         [[layer]]\nname = \"conv\"\nop = \"conv2d\"\nkernel = {k}\nstride = {st}\n\
+         padding = {p}\nout_channels = {co}\nweights = \"w.npy\"\nbias = \"b.npy\"\n\
+         requant = {{ multiplier = {m}, shift = {s}, zero_point = {zp} }}\n{activation}",
+        k = c.k,
+        st = c.stride,
+        p = c.pad,
+        co = c.cout
+    );
+    let path = dir.path().join("model.toml");
+    std::fs::write(&path, toml).unwrap();
+    let model = hwgen::model::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let golden = hwgen::golden::run(&model, 16);
+    let got = golden["conv"].data.clone();
+    // alpha = the slope the hardware applies: negative_multiplier / multiplier.
+    let alpha = c.slope.map(|(sm, ss)| {
+        let neg = hwgen::numeric::int::leaky_multiplier(
+            m,
+            hwgen::numeric::Slope {
+                multiplier: sm,
+                shift: ss,
+            },
+        );
+        neg as f64 / m as f64
+    });
+    let params = serde_json::json!({
+        "op": "conv", "stride": c.stride, "pad": c.pad, "alpha": alpha,
+        "multiplier": m, "shift": s, "zero_point": zp, "out_bits": 8, "out_signed": true,
+    });
+    let out = run_reference(
+        "onnx_reference.py",
+        &[&dir.path().to_string_lossy(), &params.to_string()],
+        "",
+    );
+    let want = out.lines().map(|l| l.parse().unwrap()).collect();
+    (got, want)
+}
+
+fn check(c: &ConvCase) {
+    let (got, want) = both(c);
+    assert_eq!(got.len(), want.len(), "seed {}: element count", c.seed);
+    let negative = want.iter().filter(|&&q| q < c.requant.2).count();
+    assert!(negative > 0, "seed {}: no negative outputs to test", c.seed);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "seed {}: element {i} (HWC order)", c.seed);
+    }
+}
+
+/// Leaky ReLU with slopes whose product with the multiplier is exact (13/64 of 64 is 13,
+/// 1/4 of 256 is 64, 3/8 of 40 is 15), so ONNX Runtime's
+/// LeakyRelu with alpha = negative_multiplier / multiplier is the same function.
+#[test]
+fn leaky_relu_conv_matches_onnx_runtime() {
+    if !have_onnxruntime() {
+        return;
+    }
+    let cases = [
+        ((64, 9, -3), (13, 6)),
+        ((256, 12, 5), (1, 2)),
+        ((40, 7, 0), (3, 3)),
+    ];
+    for (seed, (requant, slope)) in cases.into_iter().enumerate() {
+        for (shape, k, stride, pad) in [([9, 11, 6], 3, 2, 1), ([5, 4, 3], 1, 1, 0)] {
+            check(&ConvCase {
+                seed: 40 + seed as u64,
+                shape,
+                k,
+                stride,
+                pad,
+                cout: 7,
+                requant,
+                slope: Some(slope),
+            });
+        }
+    }
+}
