@@ -35,6 +35,8 @@ struct ConvCase {
     requant: (u64, u32, i64),
     /// leaky ReLU slope as (multiplier, shift)
     slope: Option<(u64, u32)>,
+    /// a bias per output pixel and channel (untied_bias) instead of per channel
+    untied: bool,
 }
 
 /// The golden model's output of the layer and ONNX Runtime's, element by element (HWC).
@@ -49,7 +51,20 @@ fn both(c: &ConvCase) -> (Vec<i64>, Vec<i64>) {
     let b = ints(c.cout, -300, 300);
     write_i64(&dir.path().join("x.npy"), &c.shape, &x).unwrap();
     write_i64(&dir.path().join("w.npy"), &[c.k, c.k, cin, c.cout], &wt).unwrap();
+    let out = [
+        (h + 2 * c.pad - c.k) / c.stride + 1,
+        (w + 2 * c.pad - c.k) / c.stride + 1,
+    ];
+    let ub = ints(out[0] * out[1] * c.cout, -400, 400);
+    write_i64(&dir.path().join("ub.npy"), &[out[0], out[1], c.cout], &ub).unwrap();
+    // With an untied bias, the per-channel bias is all zeros (a layer has one or the other).
+    let b = if c.untied { vec![0; c.cout] } else { b };
     write_i64(&dir.path().join("b.npy"), &[c.cout], &b).unwrap();
+    let bias_key = if c.untied {
+        "untied_bias = \"ub.npy\""
+    } else {
+        "bias = \"b.npy\""
+    };
     let (m, s, zp) = c.requant;
     let activation = match c.slope {
         Some((sm, ss)) => format!(
@@ -60,7 +75,7 @@ fn both(c: &ConvCase) -> (Vec<i64>, Vec<i64>) {
     let toml = format!(
         "name = \"ref\"\n[input]\nshape = [{h}, {w}, {cin}]\ndata = \"x.npy\"\n\
          [[layer]]\nname = \"conv\"\nop = \"conv2d\"\nkernel = {k}\nstride = {st}\n\
-         padding = {p}\nout_channels = {co}\nweights = \"w.npy\"\nbias = \"b.npy\"\n\
+         padding = {p}\nout_channels = {co}\nweights = \"w.npy\"\n{bias_key}\n\
          requant = {{ multiplier = {m}, shift = {s}, zero_point = {zp} }}\n{activation}",
         k = c.k,
         st = c.stride,
@@ -84,7 +99,7 @@ fn both(c: &ConvCase) -> (Vec<i64>, Vec<i64>) {
         neg as f64 / m as f64
     });
     let params = serde_json::json!({
-        "op": "conv", "stride": c.stride, "pad": c.pad, "alpha": alpha,
+        "op": "conv", "stride": c.stride, "pad": c.pad, "alpha": alpha, "untied": c.untied,
         "multiplier": m, "shift": s, "zero_point": zp, "out_bits": 8, "out_signed": true,
     });
     let out = run_reference(
@@ -130,6 +145,31 @@ fn leaky_relu_conv_matches_onnx_runtime() {
                 cout: 7,
                 requant,
                 slope: Some(slope),
+                untied: false,
+            });
+        }
+    }
+}
+
+/// Untied bias (one per output pixel and channel) against ONNX Runtime's Conv + Add, alone
+/// and with leaky ReLU after it.
+#[test]
+fn untied_bias_conv_matches_onnx_runtime() {
+    if !have_onnxruntime() {
+        return;
+    }
+    for (seed, slope) in [(60, None), (61, Some((13, 6)))] {
+        for (shape, k, stride, pad) in [([8, 6, 5], 3, 1, 1), ([9, 9, 4], 4, 2, 1)] {
+            check(&ConvCase {
+                seed,
+                shape,
+                k,
+                stride,
+                pad,
+                cout: 9,
+                requant: (64, 8, 1),
+                slope,
+                untied: true,
             });
         }
     }

@@ -2,7 +2,8 @@
 
 Usage: onnx_reference.py DIR PARAMS_JSON
 DIR holds x.npy (H, W, C), w.npy (KH, KW, C, COUT) and b.npy (COUT), integer-valued, in
-hwgen's layouts. PARAMS_JSON: {"op": "conv", "stride": s, "pad": p, "alpha": a or null,
+hwgen's layouts, and with "untied": true also ub.npy (OH, OW, COUT), a bias per output
+pixel and channel added to the convolution (ONNX Add of an NCHW tensor). PARAMS_JSON: {"op": "conv", "stride": s, "pad": p, "alpha": a or null,
 "multiplier": m, "shift": k, "zero_point": z, "out_bits": 8, "out_signed": true}.
 
 ONNX Runtime runs Conv (+ bias) and, when alpha is given, LeakyRelu(alpha) in float32 on
@@ -37,8 +38,15 @@ def main():
         )
     ]
     last = "acc"
+    if params.get("untied"):
+        ub = np.load(f"{d}/ub.npy").astype(np.float32).transpose(2, 0, 1)[None]
+        inits.append(
+            helper.make_tensor("ub", TensorProto.FLOAT, ub.shape, ub.flatten().tolist())
+        )
+        nodes.append(helper.make_node("Add", ["acc", "ub"], ["acc_ub"]))
+        last = "acc_ub"
     if params["alpha"] is not None:
-        nodes.append(helper.make_node("LeakyRelu", ["acc"], ["y"], alpha=params["alpha"]))
+        nodes.append(helper.make_node("LeakyRelu", [last], ["y"], alpha=params["alpha"]))
         last = "y"
     graph = helper.make_graph(
         nodes,

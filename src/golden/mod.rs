@@ -52,6 +52,7 @@ pub fn conv(x: &Tensor, layer: &Layer, rows: usize) -> Tensor {
         bias,
         requant,
         negative_multiplier,
+        untied_bias,
         relu,
         clamp,
         ..
@@ -60,9 +61,15 @@ pub fn conv(x: &Tensor, layer: &Layer, rows: usize) -> Tensor {
         unreachable!("conv called on {}", layer.op.name())
     };
     let [oh, ow, _] = layer.out;
-    let acc = conv_accumulate(x, layer, rows);
+    let mut acc = conv_accumulate(x, layer, rows);
+    // An untied bias is the accumulator's starting value: the products are summed onto it
+    // modulo 2^acc_bits.
+    let acc_type = layer.prec.ops().acc_type();
+    for (a, b) in acc.iter_mut().zip(untied_bias) {
+        *a = acc_type.wrap(i128::from(*a) + i128::from(*b));
+    }
     let ops = PostOps {
-        bias: Some(bias),
+        bias: untied_bias.is_empty().then_some(bias.as_slice()),
         requant: *requant,
         negative_multiplier: *negative_multiplier,
         relu: *relu,

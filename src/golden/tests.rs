@@ -52,6 +52,7 @@ fn conv_op(k: usize, stride: usize, pad: usize, weights: Vec<i64>, bias: Vec<i64
         weights,
         weight_scales: vec![],
         bias,
+        untied_bias: vec![],
         requant: Requant::IDENTITY,
         negative_multiplier: None,
         relu: false,

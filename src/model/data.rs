@@ -292,19 +292,20 @@ pub(super) fn input(
 /// accumulator row).
 pub(super) fn bias(
     ctx: &mut Ctx,
+    field: &str,
     spec: &str,
-    cout: usize,
+    shape: &[usize],
     acc: IntType,
 ) -> Result<Vec<i64>, ModelError> {
     if spec == "random" {
         let range = (acc.min().max(-(1 << 20)), acc.max().min(1 << 20));
-        return ctx.ints("bias", spec, &[cout], range);
+        return ctx.ints(field, spec, shape, range);
     }
-    let b = ctx.ints("bias", spec, &[cout], (i64::MIN, i64::MAX))?;
+    let b = ctx.ints(field, spec, shape, (i64::MIN, i64::MAX))?;
     match b.iter().find(|v| !acc.holds(**v)) {
         None => Ok(b),
         Some(v) => Err(ctx.err(
-            "bias",
+            field,
             format!(
                 "{spec} holds {v}, outside the accumulator type {acc} ({}..={}); the bias is added to the accumulator exactly",
                 acc.min(),

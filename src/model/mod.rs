@@ -97,6 +97,9 @@ pub enum Op {
         /// `weight_scales[((ky * kw + kx) * (cin / block) + b) * cout + co]`; empty otherwise.
         weight_scales: Vec<u8>,
         bias: Vec<i64>,
+        /// One bias per output pixel and channel, [oh][ow][cout] (the codec-avatar
+        /// decoder's untied bias); empty when the bias is per channel.
+        untied_bias: Vec<i64>,
         requant: Requant,
         /// Leaky ReLU: the requantization multiplier of negative values
         /// (`numeric::int::leaky_multiplier` of requant's multiplier and the slope).

@@ -49,6 +49,7 @@ const CONV_KEYS: &[&str] = &[
     "groups",
     "weights",
     "bias",
+    "untied_bias",
     "requant",
     "activation",
     "relu6_max",
@@ -416,9 +417,20 @@ fn conv(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         }
     };
     let acc = prec.ops().acc_type();
-    let bias = match a.rl.bias.as_deref() {
+    let tied = match a.rl.bias.as_deref() {
         None => vec![0; g.cout],
-        Some(spec) => bias(ctx, spec, g.cout, acc)?,
+        Some(spec) => bias(ctx, "bias", spec, &[g.cout], acc)?,
+    };
+    let untied_bias = match a.rl.untied_bias.as_deref() {
+        None => Vec::new(),
+        Some(_) if a.rl.bias.is_some() => {
+            return Err(ctx.err(
+                "untied_bias",
+                "a layer has either one bias per output channel (bias) or one per output pixel and channel (untied_bias)",
+                "remove bias, or add it into untied_bias",
+            ))
+        }
+        Some(spec) => bias(ctx, "untied_bias", spec, &g.out, acc)?,
     };
     let default = Requant {
         multiplier: 1,
@@ -438,7 +450,8 @@ fn conv(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         cout: g.cout,
         weights,
         weight_scales,
-        bias,
+        bias: tied,
+        untied_bias,
         requant,
         negative_multiplier: a.slope.map(|s| leaky_multiplier(requant.multiplier, s)),
         relu: a.relu,
@@ -493,6 +506,7 @@ fn check_real_layer(
     }
     for (key, present) in [
         ("bias", a.rl.bias.is_some()),
+        ("untied_bias", a.rl.untied_bias.is_some()),
         ("requant", a.rl.requant.is_some()),
         ("relu6_max", a.rl.relu6_max.is_some()),
     ] {

@@ -24,6 +24,9 @@ pub struct Alloc {
     pub identity: u64,
     /// (node, oct) → first beat of the bias row.
     pub bias: HashMap<(usize, usize), u64>,
+    /// node → first beat of its untied bias: one accumulator row of a channel tile per
+    /// output pixel, [oct][oy][ox], loaded into the accumulator before the first matmul.
+    pub untied: HashMap<usize, u64>,
     /// Beats per weight row, bias row and activation row.
     pub weight_beats: u64,
     pub acc_beats: u64,
@@ -176,6 +179,7 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
     // Weights, the identity tile and biases.
     let mut weights = HashMap::new();
     let mut bias = HashMap::new();
+    let mut untied = HashMap::new();
     let identity = next;
     next += t as u64 * weight_beats;
     for (i, n) in g.nodes.iter().enumerate() {
@@ -183,6 +187,12 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
         let (kh, kw, _, _) = window(n);
         let octs = n.out[2].div_ceil(t);
         let icts = cin.div_ceil(t);
+        if let Op::Conv { untied_bias, .. } = &n.op {
+            if !untied_bias.is_empty() {
+                untied.insert(i, next);
+                next += (octs * n.out[0] * n.out[1]) as u64 * acc_beats;
+            }
+        }
         if let Op::Conv { bias: b, .. } = &n.op {
             for oct in 0..octs {
                 let mut taps = Vec::new();
@@ -246,6 +256,7 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
         weights,
         identity,
         bias,
+        untied,
         weight_beats,
         weight_tile_rows,
         acc_beats,

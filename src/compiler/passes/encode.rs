@@ -165,6 +165,28 @@ pub fn memory_image(design: &Design, model: &Model, g: &Graph, alloc: &Alloc) ->
             }
         }
     }
+    for (&ni, &base) in &alloc.untied {
+        let Op::Conv { untied_bias, .. } = &g.nodes[ni].op else {
+            unreachable!("untied biases belong to convolutions")
+        };
+        let [oh, ow, cout] = g.nodes[ni].out;
+        for oct in 0..cout.div_ceil(t) {
+            for p in 0..oh * ow {
+                let row: Vec<i64> = (0..t)
+                    .map(|k| {
+                        let c = oct * t + k;
+                        if c < cout {
+                            untied_bias[p * cout + c]
+                        } else {
+                            0
+                        }
+                    })
+                    .collect();
+                let at = base + ((oct * oh * ow + p) as u64) * alloc.acc_beats;
+                dmem.write_row(at, alloc.acc_beats, &row, u.datatype.acc_type());
+            }
+        }
+    }
     for (&(ni, oct), &base) in &alloc.bias {
         let Op::Conv { bias, .. } = &g.nodes[ni].op else {
             unreachable!("biases belong to convolutions")

@@ -70,8 +70,10 @@ pub fn run(mut g: Graph) -> Graph {
     while i + 1 < g.nodes.len() {
         let name = g.nodes[i].name.clone();
         let pool = match (&g.nodes[i].op, &g.nodes[i + 1].op) {
-            (Op::Conv { .. }, Op::MaxPool { k, stride })
+            (Op::Conv { untied_bias, .. }, Op::MaxPool { k, stride })
                 if integer(&g, &g.nodes[i])
+                    // Each pool tap would need its own pixels' bias.
+                    && untied_bias.is_empty()
                     && g.nodes[i].residual.is_none()
                     && g.nodes[i].pool.is_none()
                     && g.nodes[i + 1].input == name

@@ -285,6 +285,7 @@ impl Sched<'_> {
                 tile.octs.collect(),
             );
             self.bias_loads(nc, &gc);
+            self.untied_loads(nc, &gc);
             for ptap in 0..nc.fused_k * nc.fused_k {
                 self.pool_tap(nc, &gc, ptap);
             }
@@ -335,6 +336,31 @@ impl Sched<'_> {
     /// The accumulator row of member j's bias (the bank's last rows).
     fn bias_row(&self, gc: &GroupCtx, j: usize) -> u64 {
         gc.bank + (self.bud.acc_bank - 1 - j) as u64
+    }
+
+    /// Load the untied biases of the group's members into their accumulator rows, where the
+    /// matmuls then accumulate onto them.
+    fn untied_loads(&mut self, nc: &NodeCtx, gc: &GroupCtx) {
+        let Some(&base) = self.alloc.untied.get(&nc.ni) else {
+            return;
+        };
+        let [oh, ow, _] = nc.n.out;
+        let beats = self.alloc.acc_beats;
+        for (j, &oct) in gc.members.iter().enumerate() {
+            let first = base + ((oct * oh + gc.oy0) * ow + gc.ox0) as u64 * beats;
+            let t = Transfer {
+                buffer: Buffer::Accumulator,
+                spad_addr: gc.acc_of(j),
+                ext_addr: first,
+                count0: gc.w,
+                stride0: beats,
+                count1: gc.h,
+                stride1: ow as u64 * beats,
+                ..Transfer::default()
+            };
+            let read = span(first, gc.w, beats, gc.h, ow as u64 * beats, beats);
+            self.push(nc.ni, IsaOp::Load(t), vec![read], vec![gc.acc_region(j)]);
+        }
     }
 
     /// Load the biases of the group's members (residual operands are loaded just before

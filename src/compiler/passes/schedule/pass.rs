@@ -221,7 +221,8 @@ impl Sched<'_> {
             }
             let m = Matmul {
                 swap: true,
-                accumulate: !first_of[j] && !nc.maxpool,
+                // The first matmul overwrites its rows, unless they hold an untied bias.
+                accumulate: (!first_of[j] || self.alloc.untied.contains_key(&nc.ni)) && !nc.maxpool,
                 preload: next,
                 weight_addr: if next { slot_of[k + 1] } else { 0 },
                 input_addr: in0 + poff + (ky as u64) * win.1 + kx as u64,
