@@ -37,6 +37,8 @@ struct ConvCase {
     slope: Option<(u64, u32)>,
     /// a bias per output pixel and channel (untied_bias) instead of per channel
     untied: bool,
+    /// conv_transpose instead of conv2d
+    transposed: bool,
 }
 
 /// The golden model's output of the layer and ONNX Runtime's, element by element (HWC).
@@ -51,10 +53,14 @@ fn both(c: &ConvCase) -> (Vec<i64>, Vec<i64>) {
     let b = ints(c.cout, -300, 300);
     write_i64(&dir.path().join("x.npy"), &c.shape, &x).unwrap();
     write_i64(&dir.path().join("w.npy"), &[c.k, c.k, cin, c.cout], &wt).unwrap();
-    let out = [
-        (h + 2 * c.pad - c.k) / c.stride + 1,
-        (w + 2 * c.pad - c.k) / c.stride + 1,
-    ];
+    let size = |i: usize| {
+        if c.transposed {
+            (i - 1) * c.stride + c.k - 2 * c.pad
+        } else {
+            (i + 2 * c.pad - c.k) / c.stride + 1
+        }
+    };
+    let out = [size(h), size(w)];
     let ub = ints(out[0] * out[1] * c.cout, -400, 400);
     write_i64(&dir.path().join("ub.npy"), &[out[0], out[1], c.cout], &ub).unwrap();
     // With an untied bias, the per-channel bias is all zeros (a layer has one or the other).
@@ -74,9 +80,14 @@ fn both(c: &ConvCase) -> (Vec<i64>, Vec<i64>) {
     };
     let toml = format!(
         "name = \"ref\"\n[input]\nshape = [{h}, {w}, {cin}]\ndata = \"x.npy\"\n\
-         [[layer]]\nname = \"conv\"\nop = \"conv2d\"\nkernel = {k}\nstride = {st}\n\
+         [[layer]]\nname = \"conv\"\nop = \"{op}\"\nkernel = {k}\nstride = {st}\n\
          padding = {p}\nout_channels = {co}\nweights = \"w.npy\"\n{bias_key}\n\
          requant = {{ multiplier = {m}, shift = {s}, zero_point = {zp} }}\n{activation}",
+        op = if c.transposed {
+            "conv_transpose"
+        } else {
+            "conv2d"
+        },
         k = c.k,
         st = c.stride,
         p = c.pad,
@@ -99,7 +110,7 @@ fn both(c: &ConvCase) -> (Vec<i64>, Vec<i64>) {
         neg as f64 / m as f64
     });
     let params = serde_json::json!({
-        "op": "conv", "stride": c.stride, "pad": c.pad, "alpha": alpha, "untied": c.untied,
+        "op": if c.transposed { "conv_transpose" } else { "conv" }, "stride": c.stride, "pad": c.pad, "alpha": alpha, "untied": c.untied,
         "multiplier": m, "shift": s, "zero_point": zp, "out_bits": 8, "out_signed": true,
     });
     let out = run_reference(
@@ -146,6 +157,7 @@ fn leaky_relu_conv_matches_onnx_runtime() {
                 requant,
                 slope: Some(slope),
                 untied: false,
+                transposed: false,
             });
         }
     }
@@ -170,6 +182,40 @@ fn untied_bias_conv_matches_onnx_runtime() {
                 requant: (64, 8, 1),
                 slope,
                 untied: true,
+                transposed: false,
+            });
+        }
+    }
+}
+
+/// Transposed convolution (the decoder's 4x4 stride-2 padding-1 up-convolution, and other
+/// kernels, strides and paddings) against ONNX Runtime's ConvTranspose, with a per-channel
+/// or an untied bias and leaky ReLU.
+#[test]
+fn conv_transpose_matches_onnx_runtime() {
+    if !have_onnxruntime() {
+        return;
+    }
+    let geometries = [
+        ([5, 6, 4], 4, 2, 1),
+        ([3, 4, 5], 3, 2, 0),
+        ([4, 3, 3], 5, 3, 2),
+        ([6, 5, 4], 2, 2, 0),
+        ([4, 4, 3], 3, 1, 1),
+    ];
+    for (i, (shape, k, stride, pad)) in geometries.into_iter().enumerate() {
+        for untied in [false, true] {
+            check(&ConvCase {
+                seed: 80 + i as u64,
+                shape,
+                k,
+                stride,
+                pad,
+                cout: 6,
+                requant: (64, 8, -2),
+                slope: Some((13, 6)),
+                untied,
+                transposed: true,
             });
         }
     }

@@ -3,7 +3,7 @@
 Usage: onnx_reference.py DIR PARAMS_JSON
 DIR holds x.npy (H, W, C), w.npy (KH, KW, C, COUT) and b.npy (COUT), integer-valued, in
 hwgen's layouts, and with "untied": true also ub.npy (OH, OW, COUT), a bias per output
-pixel and channel added to the convolution (ONNX Add of an NCHW tensor). PARAMS_JSON: {"op": "conv", "stride": s, "pad": p, "alpha": a or null,
+pixel and channel added to the convolution (ONNX Add of an NCHW tensor). PARAMS_JSON: {"op": "conv" or "conv_transpose", "stride": s, "pad": p, "alpha": a or null,
 "multiplier": m, "shift": k, "zero_point": z, "out_bits": 8, "out_signed": true}.
 
 ONNX Runtime runs Conv (+ bias) and, when alpha is given, LeakyRelu(alpha) in float32 on
@@ -26,7 +26,9 @@ def main():
     w = np.load(f"{d}/w.npy").astype(np.float32)
     b = np.load(f"{d}/b.npy").astype(np.float32)
     nchw = x.transpose(2, 0, 1)[None]
-    oihw = w.transpose(3, 2, 0, 1)
+    transposed = params["op"] == "conv_transpose"
+    # ONNX weights: Conv [COUT, C, KH, KW]; ConvTranspose [C, COUT, KH, KW].
+    oihw = w.transpose(2, 3, 0, 1) if transposed else w.transpose(3, 2, 0, 1)
     s, p = params["stride"], params["pad"]
     inits = [
         helper.make_tensor("w", TensorProto.FLOAT, oihw.shape, oihw.flatten().tolist()),
@@ -34,7 +36,11 @@ def main():
     ]
     nodes = [
         helper.make_node(
-            "Conv", ["x", "w", "b"], ["acc"], strides=[s, s], pads=[p, p, p, p]
+            "ConvTranspose" if transposed else "Conv",
+            ["x", "w", "b"],
+            ["acc"],
+            strides=[s, s],
+            pads=[p, p, p, p],
         )
     ]
     last = "acc"

@@ -92,6 +92,12 @@ pub fn conv(x: &Tensor, layer: &Layer, rows: usize) -> Tensor {
 /// tile with zero codes; input-channel tiles that hold no channel of an output's group are
 /// not run, and in the others the channels of other groups have zero weights.
 pub fn conv_accumulate(x: &Tensor, layer: &Layer, rows: usize) -> Vec<i64> {
+    if let Op::Conv {
+        transposed: true, ..
+    } = layer.op
+    {
+        return conv_transpose_accumulate(x, layer);
+    }
     let Op::Conv {
         kh,
         kw,
@@ -155,6 +161,49 @@ pub fn conv_accumulate(x: &Tensor, layer: &Layer, rows: usize) -> Vec<i64> {
         }
     }
     out
+}
+
+/// The accumulator values of a transposed convolution (HWC, integer path), by its
+/// definition: output (oy, ox) sums x[iy][ix][ci] * w[ky][kx][ci][co] over every input pixel
+/// and tap with iy * stride - pad + ky = oy and ix * stride - pad + kx = ox, modulo
+/// 2^acc_bits.
+pub fn conv_transpose_accumulate(x: &Tensor, layer: &Layer) -> Vec<i64> {
+    let Op::Conv {
+        kh,
+        kw,
+        stride,
+        pad,
+        cout,
+        weights,
+        ..
+    } = &layer.op
+    else {
+        unreachable!("conv_transpose called on {}", layer.op.name())
+    };
+    let [oh, ow, _] = layer.out;
+    let acc = layer.prec.ops().acc_type();
+    let mut sums = vec![0i128; oh * ow * cout];
+    for iy in 0..x.h {
+        for ix in 0..x.w {
+            for ky in 0..*kh {
+                for kx in 0..*kw {
+                    let oy = (iy * stride + ky).checked_sub(*pad).filter(|&o| o < oh);
+                    let ox = (ix * stride + kx).checked_sub(*pad).filter(|&o| o < ow);
+                    let (Some(oy), Some(ox)) = (oy, ox) else {
+                        continue;
+                    };
+                    for ci in 0..x.c {
+                        let a = i128::from(x.at(iy, ix, ci));
+                        for co in 0..*cout {
+                            let w = weights[((ky * kw + kx) * x.c + ci) * cout + co];
+                            sums[(oy * ow + ox) * cout + co] += a * i128::from(w);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    sums.into_iter().map(|s| acc.wrap(s)).collect()
 }
 
 fn out_type(layer: &Layer) -> IntType {

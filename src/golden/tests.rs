@@ -43,6 +43,7 @@ fn tensor(h: usize, w: usize, c: usize, data: Vec<i64>) -> Tensor {
 
 fn conv_op(k: usize, stride: usize, pad: usize, weights: Vec<i64>, bias: Vec<i64>) -> Op {
     Op::Conv {
+        transposed: false,
         kh: k,
         kw: k,
         stride,

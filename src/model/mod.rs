@@ -84,7 +84,10 @@ impl Tensor {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op {
     /// Convolution (fully-connected layers are convolutions whose kernel covers the input).
+    /// Transposed (`conv_transpose`): every input pixel (iy, ix) adds its products to output
+    /// (iy * stride - pad + ky, ix * stride - pad + kx); groups = 1.
     Conv {
+        transposed: bool,
         kh: usize,
         kw: usize,
         stride: usize,
@@ -131,6 +134,9 @@ pub enum Op {
 impl Op {
     pub fn name(&self) -> &'static str {
         match self {
+            Op::Conv {
+                transposed: true, ..
+            } => "conv_transpose",
             Op::Conv { .. } => "conv2d",
             Op::MaxPool { .. } => "maxpool",
             Op::AvgPool { .. } => "avgpool",

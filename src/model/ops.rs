@@ -62,6 +62,23 @@ const CONV_KEYS: &[&str] = &[
 const OPS: &[(&str, OpParser, &[&str])] = &[
     ("conv2d", conv, CONV_KEYS),
     (
+        "conv_transpose",
+        conv,
+        &[
+            "out_channels",
+            "kernel",
+            "stride",
+            "padding",
+            "weights",
+            "bias",
+            "untied_bias",
+            "requant",
+            "activation",
+            "relu6_max",
+            "negative_slope",
+        ],
+    ),
+    (
         "fc",
         conv,
         &[
@@ -128,7 +145,7 @@ pub(super) fn layer(
             ))
         }
     };
-    let conv_op = matches!(rl.op.as_str(), "conv2d" | "fc");
+    let conv_op = matches!(rl.op.as_str(), "conv2d" | "fc" | "conv_transpose");
     if !conv_op && !matches!(prec, Precision::Int(_)) {
         return Err(ctx.err(
             &format!("op = {}", rl.op),
@@ -245,7 +262,7 @@ fn activation(
 /// `negative_slope = { multiplier = M, shift = S }` of a leaky-ReLU layer: the slope
 /// M / 2^S, in [0, 1).
 fn slope(ctx: &Ctx, rl: &RawLayer) -> Result<Slope, ModelError> {
-    if !matches!(rl.op.as_str(), "conv2d" | "fc") {
+    if !matches!(rl.op.as_str(), "conv2d" | "fc" | "conv_transpose") {
         return Err(ctx.err(
             "activation = leaky_relu",
             format!(
@@ -339,18 +356,22 @@ fn geometry(ctx: &Ctx, a: &Args) -> Result<Geometry, ModelError> {
             "use a divisor of both (groups = channels is a depthwise convolution)",
         ));
     }
-    if h + 2 * pad < kh || w + 2 * pad < kw {
+    if rl.op != "conv_transpose" && (h + 2 * pad < kh || w + 2 * pad < kw) {
         return Err(ctx.err(
             "kernel",
             format!("the {kh}x{kw} kernel is larger than the padded {h}x{w} input"),
             "use a smaller kernel or more padding",
         ));
     }
-    let out = [
-        (h + 2 * pad - kh) / stride + 1,
-        (w + 2 * pad - kw) / stride + 1,
-        cout,
-    ];
+    let out = if rl.op == "conv_transpose" {
+        transposed_out(ctx, [h, w], (kh, kw), stride, pad)?
+    } else {
+        [
+            (h + 2 * pad - kh) / stride + 1,
+            (w + 2 * pad - kw) / stride + 1,
+        ]
+    };
+    let out = [out[0], out[1], cout];
     Ok(Geometry {
         kh,
         kw,
@@ -360,6 +381,45 @@ fn geometry(ctx: &Ctx, a: &Args) -> Result<Geometry, ModelError> {
         cout,
         out,
     })
+}
+
+/// The output size of a transposed convolution, (in - 1) * stride - 2 * pad + kernel, when
+/// the geometry is one the stride-phase lowering runs: kernel >= stride (every output
+/// phase has a tap) and pad < kernel.
+fn transposed_out(
+    ctx: &Ctx,
+    [h, w]: [usize; 2],
+    (kh, kw): (usize, usize),
+    stride: usize,
+    pad: usize,
+) -> Result<[usize; 2], ModelError> {
+    if kh < stride || kw < stride {
+        return Err(ctx.err(
+            "kernel",
+            format!("a conv_transpose kernel ({kh}x{kw}) must be at least the stride ({stride}), so that every output pixel has a tap"),
+            format!("use kernel >= {stride}"),
+        ));
+    }
+    if pad >= kh.min(kw) {
+        return Err(ctx.err(
+            &format!("padding = {pad}"),
+            "a conv_transpose padding crops the output and must be less than the kernel",
+            format!("use a padding below {}", kh.min(kw)),
+        ));
+    }
+    let size = |i: usize, k: usize| {
+        ((i - 1) * stride + k)
+            .checked_sub(2 * pad)
+            .filter(|&o| o > 0)
+    };
+    match (size(h, kh), size(w, kw)) {
+        (Some(oh), Some(ow)) => Ok([oh, ow]),
+        _ => Err(ctx.err(
+            &format!("padding = {pad}"),
+            format!("the padding crops the whole {h}x{w} input's output"),
+            "use a smaller padding",
+        )),
+    }
 }
 
 /// `conv2d` and `fc` (a convolution whose kernel covers the whole input).
@@ -441,7 +501,16 @@ fn conv(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         Some(r) => r,
         None => ctx.requant(a.rl.requant.as_ref(), default)?,
     };
+    let transposed = a.rl.op == "conv_transpose";
+    if transposed && (a.auto || !matches!(prec, Precision::Int(_))) {
+        return Err(ctx.err(
+            "op = conv_transpose",
+            "conv_transpose runs on the integer path so far",
+            "use type = \"int8\" for this layer",
+        ));
+    }
     let op = Op::Conv {
+        transposed,
         kh: g.kh,
         kw: g.kw,
         stride: g.stride,

@@ -228,8 +228,14 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
             }
             !dead
         });
-        let pad = pad_of(&n.name);
-        let size = layout(&n.name, n.out, pad, 0).size_beats();
+        // The phases of a transposed convolution share one tensor, placed at the first.
+        let name = n.tensor();
+        if tensors.contains_key(name) {
+            continue;
+        }
+        let shape = n.place.as_ref().map_or(n.out, |p| p.shape);
+        let pad = pad_of(name);
+        let size = layout(name, shape, pad, 0).size_beats();
         let reuse = if pad == 0 {
             free.iter().position(|(_, beats)| *beats >= size)
         } else {
@@ -248,8 +254,8 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
                 next - size
             }
         };
-        tensors.insert(n.name.clone(), layout(&n.name, n.out, pad, base));
-        live.push(n.name.clone());
+        tensors.insert(name.to_string(), layout(name, shape, pad, base));
+        live.push(name.to_string());
     }
     Alloc {
         tensors,

@@ -31,6 +31,28 @@ pub struct Node {
     /// between precisions (0 elsewhere).
     pub out_format: Format,
     pub fixed_scale: u8,
+    /// Rows and columns by which the input window starts later than the symmetric padding
+    /// says (a phase of a transposed convolution pads less before than after).
+    pub shift: (usize, usize),
+    /// Where the output goes when the node writes part of another tensor.
+    pub place: Option<Place>,
+}
+
+/// A node's output pixel (u, v) is pixel (offset.0 + stride * u, offset.1 + stride * v) of
+/// `tensor`, whose shape is `shape` (the phases of a transposed convolution).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub tensor: String,
+    pub shape: [usize; 3],
+    pub stride: usize,
+    pub offset: (usize, usize),
+}
+
+impl Node {
+    /// The tensor the node's output belongs to.
+    pub fn tensor(&self) -> &str {
+        self.place.as_ref().map_or(&self.name, |p| &p.tensor)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -53,7 +75,7 @@ impl Graph {
         }
         self.nodes
             .iter()
-            .find(|n| n.name == t)
+            .find(|n| n.tensor() == t)
             .expect("tensor exists")
             .out_format
     }
@@ -71,11 +93,12 @@ impl Graph {
         if t == self.input {
             return self.input_shape;
         }
-        self.nodes
+        let n = self
+            .nodes
             .iter()
-            .find(|n| n.name == t)
-            .expect("tensor exists")
-            .out
+            .find(|n| n.tensor() == t)
+            .expect("tensor exists");
+        n.place.as_ref().map_or(n.out, |p| p.shape)
     }
 
     /// Nodes reading tensor `t` (as matmul input or as residual).
@@ -89,15 +112,14 @@ impl Graph {
     pub fn rebuild_dag(&mut self) {
         let mut dag = DiGraph::new();
         let idx: Vec<NodeIndex> = (0..self.nodes.len()).map(|i| dag.add_node(i)).collect();
-        let by_name: HashMap<&str, usize> = self
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.name.as_str(), i))
-            .collect();
+        // A tensor's producers: one node, or the phases of a transposed convolution.
+        let mut producers: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            producers.entry(n.tensor()).or_default().push(i);
+        }
         for (i, n) in self.nodes.iter().enumerate() {
             for t in std::iter::once(&n.input).chain(n.residual.iter()) {
-                if let Some(&p) = by_name.get(t.as_str()) {
+                for &p in producers.get(t.as_str()).into_iter().flatten() {
                     dag.add_edge(idx[p], idx[i], t.clone());
                 }
             }
@@ -138,7 +160,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
     for l in &model.layers {
         let prec = precision_index(&unit.datatype, model, l)?;
         vector_ops(design, l)?;
-        nodes.push(Node {
+        let node = Node {
             name: l.name.clone(),
             op: l.op.clone(),
             input: l.inputs[0].clone(),
@@ -155,11 +177,27 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
                 }
                 _ => 0,
             },
-        });
+            shift: (0, 0),
+            place: None,
+        };
+        if let Op::Conv {
+            transposed: true, ..
+        } = l.op
+        {
+            let input = model.shape_of(&l.inputs[0]).expect("input exists");
+            nodes.extend(super::phases::lower(&node, input));
+        } else {
+            nodes.push(node);
+        }
     }
     let mut g = Graph {
         unit,
-        output: nodes.last().expect("a model has layers").name.clone(),
+        output: model
+            .layers
+            .last()
+            .expect("a model has layers")
+            .name
+            .clone(),
         nodes,
         dag: DiGraph::new(),
         input: model.input_name.clone(),

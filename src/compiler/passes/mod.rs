@@ -5,6 +5,7 @@ pub mod encode;
 pub mod estimate;
 pub mod fuse;
 pub mod legalize;
+pub mod phases;
 pub mod schedule;
 pub mod sync;
 pub mod tile;

@@ -66,13 +66,19 @@ impl Sched<'_> {
                 }
                 self.push(nc.ni, IsaOp::Vector(v), reads, vec![gc.out_region(j)]);
             }
-            let (t, res) = super::pixels(
-                nc.dst,
+            // A phase of a transposed convolution writes every stride-th pixel from its first.
+            let (step, (oy, ox)) =
+                nc.n.place
+                    .as_ref()
+                    .map_or((1, (0, 0)), |p| (p.stride, p.offset));
+            let d = nc.dst;
+            let (t, res) = super::every(
+                d,
                 oct,
-                origin(nc.dst),
+                (d.pad + oy + step * gc.oy0, d.pad + ox + step * gc.ox0),
                 (h, w),
-                Buffer::Output,
-                gc.outs[j].0,
+                step as u64,
+                (Buffer::Output, gc.outs[j].0),
                 nc.out_prec as usize,
             );
             self.push(nc.ni, IsaOp::Store(t), vec![gc.out_region(j)], vec![res]);

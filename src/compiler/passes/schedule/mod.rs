@@ -73,20 +73,34 @@ fn pixels(
     spad_addr: u64,
     prec: usize,
 ) -> (Transfer, Res) {
+    every(t, ct, (y, x), (h, w), 1, (buffer, spad_addr), prec)
+}
+
+/// Like `pixels`, but every `step`-th pixel of every `step`-th row (a phase of a
+/// transposed convolution writing its share of the output).
+fn every(
+    t: &TensorLayout,
+    ct: usize,
+    (y, x): (usize, usize),
+    (h, w): (u64, u64),
+    step: u64,
+    (buffer, spad_addr): (Buffer, u64),
+    prec: usize,
+) -> (Transfer, Res) {
     let base = t.addr(ct, y, x);
-    let rs = t.wp() as u64 * t.beats;
+    let (s0, s1) = (step * t.beats, step * t.wp() as u64 * t.beats);
     let transfer = Transfer {
         buffer,
         spad_addr,
         ext_addr: base,
         count0: w,
-        stride0: t.beats,
+        stride0: s0,
         count1: h,
-        stride1: rs,
+        stride1: s1,
         prec: prec as u64,
         ..Transfer::default()
     };
-    (transfer, span(base, w, t.beats, h, rs, t.beats))
+    (transfer, span(base, w, s0, h, s1, t.beats))
 }
 
 /// The constants of one node: its window, layouts, precisions and post-processing.
@@ -226,7 +240,7 @@ fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeC
         out_prec: g.prec_of(n.out_format) as u64,
         res_prec: n.residual.as_ref().map_or(0, |r| g.prec_of(g.format_of(r))),
         src: &alloc.tensors[&n.input],
-        dst: &alloc.tensors[&n.name],
+        dst: &alloc.tensors[n.tensor()],
         res: n.residual.as_ref().map(|r| &alloc.tensors[r]),
         requant,
         negative_multiplier,

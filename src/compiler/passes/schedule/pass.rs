@@ -146,8 +146,8 @@ impl Sched<'_> {
         ict: usize,
         w: Window,
     ) {
-        let y0 = gc.oy0 * nc.s_e + nc.src.pad - nc.pad;
-        let x0 = gc.ox0 * nc.s_e + nc.src.pad - nc.pad;
+        let y0 = gc.oy0 * nc.s_e + nc.src.pad - nc.pad + nc.n.shift.0;
+        let x0 = gc.ox0 * nc.s_e + nc.src.pad - nc.pad + nc.n.shift.1;
         let (t, res) = super::pixels(
             nc.src,
             ict,
