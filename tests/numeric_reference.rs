@@ -11,21 +11,9 @@ mod common;
 use common::*;
 use hwgen::numeric::posit::{Posit, POSIT8_ES0, POSIT8_ES2};
 use hwgen::numeric::{MiniFloat, BF16, E4M3, E5M2};
-use std::process::Command;
 
 fn have_reference() -> bool {
-    let ok = Command::new(python())
-        .args(["-c", "import ml_dtypes, numpy"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        return true;
-    }
-    if std::env::var(hwgen::sim::verilator::REQUIRE_ENV).as_deref() == Ok("1") {
-        panic!("python with numpy and ml_dtypes is required (scripts/test.sh installs them)");
-    }
-    eprintln!("skipped numeric reference tests: python3 -m pip install numpy ml_dtypes");
-    false
+    have_python_modules(&["ml_dtypes", "numpy"])
 }
 
 fn reference(mode: &str, f: &MiniFloat, input: &str) -> Vec<String> {
@@ -138,17 +126,7 @@ fn encode_matches_ml_dtypes() {
 }
 
 fn have_gfloat() -> bool {
-    let ok = Command::new(python())
-        .args(["-c", "import gfloat, numpy"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok && std::env::var(hwgen::sim::verilator::REQUIRE_ENV).as_deref() == Ok("1") {
-        panic!("python with numpy and gfloat is required (scripts/test.sh installs them)");
-    }
-    if !ok {
-        eprintln!("skipped MX reference test: python3 -m pip install numpy gfloat");
-    }
-    ok
+    have_python_modules(&["gfloat", "numpy"])
 }
 
 #[test]
@@ -208,17 +186,7 @@ fn mxint8_blocks_match_gfloat() {
 }
 
 fn have_softposit() -> bool {
-    let ok = Command::new(python())
-        .args(["-c", "import softposit"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok && std::env::var(hwgen::sim::verilator::REQUIRE_ENV).as_deref() == Ok("1") {
-        panic!("python with softposit is required (scripts/test.sh installs it)");
-    }
-    if !ok {
-        eprintln!("skipped posit reference tests: python3 -m pip install softposit");
-    }
-    ok
+    have_python_modules(&["softposit"])
 }
 
 fn posit_reference(mode: &str, p: &Posit, input: &str) -> Vec<String> {

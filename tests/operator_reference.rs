@@ -7,20 +7,9 @@ mod common;
 
 use common::*;
 use hwgen::model::npy::write_i64;
-use std::process::Command;
 
 fn have_onnxruntime() -> bool {
-    let ok = Command::new(python())
-        .args(["-c", "import onnxruntime, onnx, numpy"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok && std::env::var(hwgen::sim::verilator::REQUIRE_ENV).as_deref() == Ok("1") {
-        panic!("python with onnxruntime and onnx is required (scripts/test.sh installs them)");
-    }
-    if !ok {
-        eprintln!("skipped: python3 -m pip install onnxruntime onnx numpy");
-    }
-    ok
+    have_python_modules(&["onnxruntime", "onnx", "numpy"])
 }
 
 /// A convolution layer with small random integer data.

@@ -40,14 +40,8 @@ struct Parsed {
 
 type OpParser = fn(&mut Ctx, &Args) -> Result<Parsed, ModelError>;
 
-/// The keys of a layer with an activation.
-const CONV_KEYS: &[&str] = &[
-    "out_channels",
-    "kernel",
-    "stride",
-    "padding",
-    "groups",
-    "weights",
+/// The post-processing keys of the convolution-like operators.
+const CONV_POST: &[&str] = &[
     "bias",
     "untied_bias",
     "requant",
@@ -57,48 +51,43 @@ const CONV_KEYS: &[&str] = &[
 ];
 
 /// The operators of the model format: name, parser, and the operator-specific keys it
-/// takes (every layer also takes name, op, input, type and output_exponent). Any other
-/// key is an error, so a key that does nothing is never silently accepted.
-const OPS: &[(&str, OpParser, &[&str])] = &[
-    ("conv2d", conv, CONV_KEYS),
+/// takes, its own and shared ones (every layer also takes name, op, input, type and
+/// output_exponent). Any other key is an error, so a key that does nothing is never
+/// silently accepted.
+type OpKeys = (&'static [&'static str], &'static [&'static str]);
+const OPS: &[(&str, OpParser, OpKeys)] = &[
+    (
+        "conv2d",
+        conv,
+        (
+            &[
+                "out_channels",
+                "kernel",
+                "stride",
+                "padding",
+                "groups",
+                "weights",
+            ],
+            CONV_POST,
+        ),
+    ),
     (
         "conv_transpose",
         conv,
-        &[
-            "out_channels",
-            "kernel",
-            "stride",
-            "padding",
-            "weights",
-            "bias",
-            "untied_bias",
-            "requant",
-            "activation",
-            "relu6_max",
-            "negative_slope",
-        ],
+        (
+            &["out_channels", "kernel", "stride", "padding", "weights"],
+            CONV_POST,
+        ),
     ),
-    (
-        "fc",
-        conv,
-        &[
-            "out_channels",
-            "weights",
-            "bias",
-            "requant",
-            "activation",
-            "relu6_max",
-            "negative_slope",
-        ],
-    ),
-    ("maxpool", pool, &["kernel", "stride"]),
-    ("avgpool", pool, &["kernel", "stride", "requant"]),
+    ("fc", conv, (&["out_channels", "weights"], CONV_POST)),
+    ("maxpool", pool, (&["kernel", "stride"], &[])),
+    ("avgpool", pool, (&["kernel", "stride", "requant"], &[])),
     (
         "add",
         add,
-        &["residual", "requant", "activation", "relu6_max"],
+        (&["residual", "requant", "activation", "relu6_max"], &[]),
     ),
-    ("upsample", upsample, &["factor"]),
+    ("upsample", upsample, (&["factor"], &[])),
 ];
 
 pub(super) fn layer(
@@ -187,7 +176,7 @@ pub(super) fn layer(
 /// The layer's operator exists and it sets only keys the operator takes.
 pub(super) fn check_keys(ctx: &Ctx, rl: &RawLayer) -> Result<(), ModelError> {
     let layer = Some(rl.name.as_str());
-    let Some((_, _, keys)) = OPS.iter().find(|(name, _, _)| *name == rl.op) else {
+    let Some((_, _, (own, shared))) = OPS.iter().find(|(name, _, _)| *name == rl.op) else {
         let names: Vec<&str> = OPS.iter().map(|(n, _, _)| *n).collect();
         return Err(ctx.err_in(
             layer,
@@ -199,7 +188,7 @@ pub(super) fn check_keys(ctx: &Ctx, rl: &RawLayer) -> Result<(), ModelError> {
     let stray: Vec<&str> = rl
         .op_keys()
         .into_iter()
-        .filter(|k| !keys.contains(k))
+        .filter(|k| !own.contains(k) && !shared.contains(k))
         .collect();
     if stray.is_empty() {
         return Ok(());
@@ -212,7 +201,7 @@ pub(super) fn check_keys(ctx: &Ctx, rl: &RawLayer) -> Result<(), ModelError> {
             stray.join(", "),
             if stray.len() == 1 { "does" } else { "do" },
             rl.op,
-            keys.join(", ")
+            own.iter().chain(shared.iter()).copied().collect::<Vec<_>>().join(", ")
         ),
         format!("remove {}", stray.join(", ")),
     ))

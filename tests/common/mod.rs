@@ -230,6 +230,27 @@ pub fn python() -> String {
     std::env::var("HWGEN_PYTHON").unwrap_or_else(|_| "python3".to_string())
 }
 
+/// Whether the reference Python imports `modules`; under scripts/test.sh
+/// (HWGEN_REQUIRE_SIMULATORS=1) a missing module is a failure, not a skip.
+pub fn have_python_modules(modules: &[&str]) -> bool {
+    let ok = std::process::Command::new(python())
+        .args(["-c", &format!("import {}", modules.join(", "))])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return true;
+    }
+    let install = format!("python3 -m pip install {}", modules.join(" "));
+    if std::env::var(hwgen::sim::verilator::REQUIRE_ENV).as_deref() == Ok("1") {
+        panic!(
+            "python with {} is required (scripts/test.sh installs them)",
+            modules.join(", ")
+        );
+    }
+    eprintln!("skipped reference tests: {install}");
+    false
+}
+
 /// Run a reference script from rtl-tests/ref with `args` and `input` on stdin; its stdout.
 pub fn run_reference(script: &str, args: &[&str], input: &str) -> String {
     use std::io::Write;
