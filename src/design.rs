@@ -120,6 +120,9 @@ pub struct Memory {
 pub struct Control {
     pub imem_depth: u32,
     pub queue_depth: u32,
+    /// The clock the design is meant to run at, for frames per second in reports. It does
+    /// not change the RTL, so it is not part of the Design hash.
+    pub clock_mhz: u32,
 }
 
 /// Post-processing operations the vector unit implements. Requantization is always present:
@@ -245,6 +248,9 @@ impl Design {
         if let Some(m) = hw.as_object_mut() {
             m.remove("name");
             m.remove("source");
+            if let Some(c) = m.get_mut("control").and_then(|c| c.as_object_mut()) {
+                c.remove("clock_mhz");
+            }
         }
         let text = serde_json::to_string(&hw).expect("Design serializes");
         fnv1a64(text.as_bytes())

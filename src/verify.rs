@@ -4,7 +4,7 @@
 //! interpreter's checks, the Verilator runs and the tests alike.
 
 use crate::compiler::passes::encode::{read_tensor, write_tensor};
-use crate::compiler::Program;
+use crate::compiler::{Program, TensorLayout};
 use crate::design::Design;
 use crate::interp::{Engine, InterpError, Memory};
 use crate::model::Model;
@@ -12,10 +12,17 @@ use crate::model::Model;
 /// External memory as the golden model says the program must leave its output region.
 pub fn expected(design: &Design, model: &Model, program: &Program) -> Memory {
     let rows = design.cores()[0].1.cpf as usize;
-    let golden = crate::golden::run(model, rows);
-    let out = &golden[&model.output().name];
     let mut mem = Memory::new(design.memory.data_width_bits, program.dmem.beats());
-    write_tensor(&mut mem, &program.output, out);
+    for (f, layout) in program.outputs().into_iter().enumerate() {
+        let golden = if f == 0 {
+            crate::golden::run(model, rows)
+        } else {
+            let mut m = model.clone();
+            m.input = crate::compiler::elastic::frame_input(model, f);
+            crate::golden::run(&m, rows)
+        };
+        write_tensor(&mut mem, layout, &golden[&model.output().name]);
+    }
     mem
 }
 
@@ -38,9 +45,22 @@ impl Comparison {
 /// otherwise the values of the real channels must (a partial last channel tile holds
 /// don't-care values).
 pub fn compare(program: &Program, want: &Memory, got: &Memory) -> Comparison {
-    if program.output.format.block_scaled() {
-        let differing = program
-            .output_range()
+    let mut total = Comparison {
+        differing: 0,
+        unit: "values",
+    };
+    for out in program.outputs() {
+        let c = compare_one(out, want, got);
+        total.differing += c.differing;
+        total.unit = c.unit;
+    }
+    total
+}
+
+/// Compare one output region (`compare`).
+fn compare_one(out: &TensorLayout, want: &Memory, got: &Memory) -> Comparison {
+    if out.format.block_scaled() {
+        let differing = (out.base..out.base + out.size_beats())
             .filter(|&b| got.beat_hex(b as usize) != want.beat_hex(b as usize))
             .count();
         return Comparison {
@@ -48,19 +68,22 @@ pub fn compare(program: &Program, want: &Memory, got: &Memory) -> Comparison {
             unit: "beats (elements and block scales)",
         };
     }
-    let (g, w) = (
-        read_tensor(got, &program.output),
-        read_tensor(want, &program.output),
-    );
+    let (g, w) = (read_tensor(got, out), read_tensor(want, out));
     Comparison {
         differing: g.data.iter().zip(&w.data).filter(|(a, b)| a != b).count(),
         unit: "values",
     }
 }
 
-/// Run the program on the ISA interpreter (engine 0 of the design); its memory afterwards.
+/// Run the program on the ISA interpreter (every engine of the design, with the stream
+/// links between them); its memory afterwards.
 pub fn interpret(design: &Design, program: &Program) -> Result<Memory, InterpError> {
     let mut mem = program.dmem.clone();
-    Engine::new(design, design.cores()[0].1).run(&program.instrs, &mut mem)?;
+    match &program.elastic {
+        Some(e) => {
+            crate::interp::run_system(design, &e.programs, &e.links, &mut mem)?;
+        }
+        None => Engine::new(design, design.cores()[0].1).run(&program.instrs, &mut mem)?,
+    }
     Ok(mem)
 }

@@ -140,7 +140,7 @@ fn compile_writes_the_program_files() {
     let design = hwgen::config::load(std::path::Path::new("configs/8x8_int8.toml")).unwrap();
     let imem = std::fs::read_to_string(dir.path().join("imem0.hex")).unwrap();
     assert!(imem.starts_with(&format!(
-        "// hwgen program for design {:016x}",
+        "// hwgen program of engine 0 for design {:016x}",
         design.hash()
     )));
     let report: serde_json::Value =

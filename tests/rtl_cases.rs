@@ -19,8 +19,7 @@ fn case(model: &str, config: &str, stall_pct: u32) {
     let program = hwgen::compiler::compile(&design, &m).unwrap_or_else(|e| panic!("{e}"));
     let label = format!("{model} on {config}");
     let r = golden_interpreter_rtl(&label, &design, &m, &program, stall_pct, 1);
-    let unit = &design.branches[0].units[0];
-    let ideal = program.macs.div_ceil(u64::from(unit.cpf * unit.kpf));
+    let ideal = program.ideal_cycles(&design);
     assert!(
         r.cycles >= ideal,
         "{label}: {} cycles is below the ideal {ideal}",
@@ -78,9 +77,14 @@ cases! {
     conv_maxpool_fused: "cases/conv_maxpool_fused.toml" on "configs/16x16_int8.toml" with 15;
     // Integer input and output types that differ (uint8 in, int16 out: output_type).
     uint8_to_int16: "cases/uint8_to_int16.toml" on "rtl-tests/configs/8x8_uint8_int16.toml";
-    // The elastic five-engine design (synchronous active-high reset): the model runs on
-    // engine trunk.stem[0]; the other engines run empty programs.
+    // Elastic multi-engine programs (golden = interpreter = RTL for every frame): the
+    // five-engine design with synchronous active-high reset (the trunk's two units of two
+    // replicas run the model, the side branch has nothing to run); a two-stage pipeline over
+    // a stream link with two frames in flight; the same with each stage split by height over
+    // two replicas (3x3 halos).
     elastic_conv_relu: "cases/conv_relu.toml" on "configs/elastic_3unit_int8.toml";
+    elastic_two_stages: "cases/elastic_chain.toml" on "rtl-tests/configs/elastic_2stage_int8.toml" with 15;
+    elastic_two_replicas: "cases/elastic_chain.toml" on "rtl-tests/configs/elastic_2stage_h2_int8.toml" with 20;
     // MXINT8 on the flagship: block sums dequantized and accumulated in FP32, outputs
     // quantized to MX blocks; every output beat (elements and scales) bit-exact.
     mx_matmul: "cases/mx_matmul_100x160x224.toml" on "configs/32x32_mxint8.toml" with 20;

@@ -192,7 +192,7 @@ fn run_case(exe: &std::path::Path, c: &Case) {
     );
     let mac: u64 = out
         .lines()
-        .find_map(|l| l.strip_prefix("PERF 8 "))
+        .find_map(|l| l.strip_prefix("PERF 0 8 "))
         .expect("mac counter")
         .trim()
         .parse()

@@ -2,7 +2,8 @@
 // program port, models external memory (fixed read latency, one request per cycle,
 // optional random back-pressure), starts the run through the CSRs, waits for done with a
 // watchdog, then dumps a memory region and the cycle and performance counters.
-//   +imem=FILE       program of engine 0 ($readmemh, one instruction per line)
+//   +imem=FILE       every engine's program ($readmemh, one instruction per line; engine
+//                    e's from address e * IMEM_DEPTH, given by an @ line)
 //   +dmem=FILE       initial memory image ($readmemh, one MEM_W-bit beat per line)
 //   +dump=FILE       where to write the dumped beats, one per line
 //   +design_id=HEX   the Design hash the program was compiled for; a mismatch with the
@@ -29,6 +30,8 @@ module tb #(
   parameter integer LATENCY         = 20,
   parameter integer MEM_WORDS       = 65536,
   parameter integer PERF_WORDS      = 9,
+  parameter integer PERF_BASE       = 16,
+  parameter integer PERF_STRIDE     = 16,
   parameter integer BYTES_PER_CYCLE = MEM_W / 8,
   parameter integer PATH_CHARS      = 1024,
   parameter integer SEM_COUNT_W     = 32
@@ -38,7 +41,7 @@ module tb #(
   localparam integer IMEM_DEPTH = 1 << IMEM_ADDR_W;
 
   reg [MEM_W-1:0]   mem  [0:MEM_WORDS-1];
-  reg [INSTR_W-1:0] prog [0:IMEM_DEPTH-1];
+  reg [INSTR_W-1:0] prog [0:IMEM_DEPTH*NUM_CORES-1];
   // File names of up to PATH_CHARS characters (hwgen sets it and checks the length).
   reg [8*PATH_CHARS-1:0] imem_file;
   reg [8*PATH_CHARS-1:0] dmem_file;
@@ -111,7 +114,7 @@ module tb #(
     if (!$value$plusargs("max_cycles=%d", max_cycles)) max_cycles = 1000000;
     check_id = $value$plusargs("design_id=%h", design_id);
     credit = 0;
-    for (i = 0; i < IMEM_DEPTH; i = i + 1) prog[i] = {INSTR_W{1'b0}};
+    for (i = 0; i < IMEM_DEPTH * NUM_CORES; i = i + 1) prog[i] = {INSTR_W{1'b0}};
     for (i = 0; i < MEM_WORDS; i = i + 1) mem[i] = {MEM_W{1'b0}};
     // $readmemh does not fail on a file it cannot open; check first.
     fd = $fopen(imem_file, "r");
@@ -227,7 +230,8 @@ module tb #(
                      S_ID = 6;
   integer state;
   integer counter;
-  reg [31:0] words [0:6+PERF_WORDS];
+  reg [31:0] words [0:6+PERF_WORDS*NUM_CORES];
+  integer perf_addr;
   initial begin
     state = S_RESET;
     counter = 0;
@@ -250,11 +254,11 @@ module tb #(
         end
       end
       S_PROG: begin
-        // Engine 0 gets the program; every other engine an empty one (all `end`).
+        // Engine e's program from prog[e * IMEM_DEPTH] (all `end` where the file has none).
         prog_we   <= 1'b1;
         prog_core <= counter / IMEM_DEPTH;
         prog_addr <= counter % IMEM_DEPTH;
-        prog_data <= (counter < IMEM_DEPTH) ? prog[counter] : {INSTR_W{1'b0}};
+        prog_data <= prog[counter];
         counter = counter + 1;
         if (counter == IMEM_DEPTH * NUM_CORES) begin
           state = S_ID;
@@ -314,12 +318,16 @@ module tb #(
         end
       end
       S_READ: begin
-        // Read ID, cycles and engine 0's counters: issue address k, capture k-1.
+        // Read ID, cycles and every engine's counters: issue address k, capture k-1.
         if (counter < 7) csr_addr <= counter[11:0];
-        else csr_addr <= 12'h010 + counter[11:0] - 12'd7;
+        else begin
+          perf_addr = PERF_BASE + ((counter - 7) / PERF_WORDS) * PERF_STRIDE
+                      + (counter - 7) % PERF_WORDS;
+          csr_addr <= perf_addr[11:0];
+        end
         if (counter > 0) words[counter-1] = csr_rdata;
         counter = counter + 1;
-        if (counter == 8 + PERF_WORDS) state = S_REPORT;
+        if (counter == 8 + PERF_WORDS * NUM_CORES) state = S_REPORT;
       end
       default: begin
         fd = $fopen(dump_file, "w");
@@ -331,7 +339,8 @@ module tb #(
         $fclose(fd);
         $display("ID %h%h", words[1], words[0]);
         $display("CYCLES %0d", {words[5], words[4]});
-        for (i = 0; i < PERF_WORDS; i = i + 1) $display("PERF %0d %0d", i, words[7+i]);
+        for (i = 0; i < PERF_WORDS * NUM_CORES; i = i + 1)
+          $display("PERF %0d %0d %0d", i / PERF_WORDS, i % PERF_WORDS, words[7+i]);
 `ifdef HWGEN_LOCKSTEP
         if (wfd != 0) $fclose(wfd);
 `endif

@@ -26,20 +26,42 @@ pub fn run(args: Args) -> Result<()> {
         design.name,
         design.hash()
     );
-    for (pc, i) in program.instrs.iter().enumerate() {
-        listing.push_str(&format!("{pc:5}: {}\n", i.to_asm()));
+    let cores = design.cores();
+    for (e, instrs) in program.programs().into_iter().enumerate() {
+        if program.elastic.is_some() {
+            let (b, u, r) = cores[e];
+            listing.push_str(&format!(
+                "\n; engine {e}: {}.{}[{r}] (imem{e}.hex)\n",
+                b.name, u.name
+            ));
+        }
+        for (pc, i) in instrs.iter().enumerate() {
+            listing.push_str(&format!("{pc:5}: {}\n", i.to_asm()));
+        }
     }
     files.add("listing.asm", listing);
     files.add("report.json", report(&design, &model, &program));
     files.write_atomic(&args.out)?;
-    println!(
-        "{}: {} instructions, {} MACs, estimated {} cycles; wrote {}",
-        args.model.display(),
-        program.instrs.len(),
-        program.macs,
-        program.estimated_cycles(),
-        args.out.display()
-    );
+    match &program.elastic {
+        Some(e) => println!(
+            "{}: {} engines, {} instructions, {} MACs per frame, {} frames, estimated {} cycles per frame (slowest stage); wrote {}",
+            args.model.display(),
+            e.programs.len(),
+            e.programs.iter().map(Vec::len).sum::<usize>(),
+            program.macs,
+            e.outputs.len(),
+            e.stages.iter().map(|s| s.estimated_cycles).max().unwrap_or(0),
+            args.out.display()
+        ),
+        None => println!(
+            "{}: {} instructions, {} MACs, estimated {} cycles; wrote {}",
+            args.model.display(),
+            program.instrs.len(),
+            program.macs,
+            program.estimated_cycles(),
+            args.out.display()
+        ),
+    }
     Ok(())
 }
 
@@ -64,5 +86,37 @@ pub fn report(
         },
         "layers": p.layers,
     });
+    let mut v = v;
+    if let Some(e) = &p.elastic {
+        let cores = design.cores();
+        v["frames"] = serde_json::json!(e.outputs.len());
+        v["stages"] = serde_json::to_value(&e.stages).expect("serializes");
+        v["engines"] = serde_json::Value::Array(
+            e.programs
+                .iter()
+                .enumerate()
+                .map(|(i, prog)| {
+                    let (b, u, r) = cores[i];
+                    serde_json::json!({
+                        "engine": i, "branch": b.name, "unit": u.name, "replica": r,
+                        "instructions": prog.len(), "image": format!("imem{i}.hex"),
+                    })
+                })
+                .collect(),
+        );
+        v["frame_outputs"] = serde_json::Value::Array(
+            e.outputs
+                .iter()
+                .map(|o| serde_json::json!({"first_beat": o.base, "beats": o.size_beats()}))
+                .collect(),
+        );
+        // A pipeline's frame takes its slowest stage, not the sum of its layers.
+        v["estimated_cycles_per_frame"] = serde_json::json!(e
+            .stages
+            .iter()
+            .map(|s| s.estimated_cycles)
+            .max()
+            .unwrap_or(0));
+    }
     serde_json::to_string_pretty(&v).expect("report serializes") + "\n"
 }

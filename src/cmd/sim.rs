@@ -98,6 +98,42 @@ fn simulate(args: Args) -> Result<()> {
         max_cycles: args.max_cycles,
     };
     let r = hwgen::sim::run::run_with(&design, &exe, &program, &expected, &opts)?;
+    if let Some(e) = &program.elastic {
+        // Steady state: the cycles a frame adds once the pipeline is full, from a second
+        // run of one frame.
+        let frames = e.outputs.len();
+        let single = if frames > 1 {
+            let p1 = hwgen::compiler::elastic::compile_frames(&design, &model, 1)
+                .map_err(|e| anyhow::anyhow!(e.in_files(&args.model, &args.config)))?;
+            let x1 = hwgen::verify::expected(&design, &model, &p1);
+            let r1 = hwgen::sim::run::run_with(&design, &exe, &p1, &x1, &opts)?;
+            if !r1.matched {
+                bail!(
+                    "the one-frame run differs from the golden model in {} {}",
+                    r1.comparison.differing,
+                    r1.comparison.unit
+                );
+            }
+            Some(r1.cycles)
+        } else {
+            None
+        };
+        let rep = elastic_report(&design, &program, e, &r, single);
+        if args.json {
+            println!("{}", rep.json);
+        } else {
+            println!("{} on {}:", model.name, design.name);
+            print!("{}", rep.text);
+        }
+        if !r.matched {
+            bail!(
+                "the RTL result differs from the golden model in {} {}",
+                r.comparison.differing,
+                r.comparison.unit
+            );
+        }
+        return Ok(());
+    }
     let unit = &design.branches[0].units[0];
     let pes = u64::from(unit.cpf * unit.kpf);
     let ideal = program.macs.div_ceil(pes);
@@ -170,4 +206,124 @@ fn simulate(args: Args) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The report of an elastic run, as text and as JSON.
+struct ElasticReport {
+    text: String,
+    json: serde_json::Value,
+}
+
+/// Per stage, per engine (busy, stalls, MAC-active, utilization), per branch (frames,
+/// cycles per frame in steady state, frames per second at `control.clock_mhz`) and overall
+/// efficiency in F-CAD's sense: MACs done per cycle over the MACs per cycle of all PEs.
+fn elastic_report(
+    design: &hwgen::design::Design,
+    program: &hwgen::compiler::Program,
+    e: &hwgen::compiler::elastic::Elastic,
+    r: &hwgen::sim::run::SimResult,
+    single: Option<u64>,
+) -> ElasticReport {
+    use std::fmt::Write;
+    let cores = design.cores();
+    let frames = e.outputs.len() as u64;
+    let pes: u64 = cores.iter().map(|(_, u, _)| u64::from(u.cpf * u.kpf)).sum();
+    let cycles = r.cycles.max(1);
+    let efficiency = (program.macs * frames) as f64 / (cycles * pes) as f64;
+    let mut t = String::new();
+    let result = if r.matched {
+        format!("bit-exact against the golden model ({frames} frame(s))")
+    } else {
+        format!(
+            "MISMATCH in {} output {}",
+            r.comparison.differing, r.comparison.unit
+        )
+    };
+    let _ = writeln!(t, "result:      {result}");
+    let _ = writeln!(t, "cycles:      {} for {frames} frame(s)", r.cycles);
+    let mut stages = Vec::new();
+    for s in &e.stages {
+        let _ = writeln!(
+            t,
+            "stage:       {}.{} (engines {:?}): {} — estimated {} cycles per frame",
+            s.branch,
+            s.unit,
+            s.engines,
+            s.layers.join(", "),
+            s.estimated_cycles
+        );
+        stages.push(serde_json::to_value(s).expect("serializes"));
+    }
+    let mut engines = Vec::new();
+    for (i, (b, u, rep)) in cores.iter().enumerate() {
+        let p = &r.engines[i];
+        let counter = |n: &str| {
+            hwgen::rtl::PERF_COUNTER_NAMES
+                .iter()
+                .position(|x| *x == n)
+                .map_or(0, |k| p[k])
+        };
+        let (busy, stall, mac) = (
+            counter("compute_busy"),
+            counter("compute_stall"),
+            counter("mac_active"),
+        );
+        let util = mac as f64 / cycles as f64;
+        let _ = writeln!(
+            t,
+            "engine {i}:    {}.{}[{rep}] compute busy {busy}, stalled {stall}, MAC-active {mac} ({:.1}% of cycles)",
+            b.name,
+            u.name,
+            util * 100.0
+        );
+        let counters: serde_json::Map<String, serde_json::Value> = hwgen::rtl::PERF_COUNTER_NAMES
+            .iter()
+            .zip(p)
+            .map(|(n, v)| (n.to_string(), serde_json::json!(v)))
+            .collect();
+        engines.push(serde_json::json!({
+            "engine": i, "branch": b.name, "unit": u.name, "replica": rep,
+            "perf": counters, "utilization": util,
+        }));
+    }
+    let clock = f64::from(design.control.clock_mhz) * 1e6;
+    let steady = match single {
+        Some(one) if frames > 1 => r.cycles.saturating_sub(one) as f64 / (frames - 1) as f64,
+        _ => r.cycles as f64,
+    };
+    let fps = clock / steady.max(1.0);
+    let branch = &design.branches[0];
+    let _ = writeln!(
+        t,
+        "branch:      {}: {frames} frame(s), {} cycles per frame in steady state{}, {fps:.1} frames/s at {} MHz",
+        branch.name,
+        steady.round(),
+        single.map_or(String::new(), |s| format!(" (one frame alone: {s})")),
+        design.control.clock_mhz
+    );
+    let _ = writeln!(
+        t,
+        "efficiency:  {:.1}% ({} MACs per frame on {pes} PEs)",
+        efficiency * 100.0,
+        program.macs
+    );
+    let json = serde_json::json!({
+        "match": r.matched,
+        "mismatches": r.comparison.differing,
+        "cycles": r.cycles,
+        "frames": frames,
+        "macs_per_frame": program.macs,
+        "pes": pes,
+        "efficiency": efficiency,
+        "stages": stages,
+        "engines": engines,
+        "branches": [{
+            "branch": branch.name, "frames": frames,
+            "steady_cycles_per_frame": steady,
+            "one_frame_cycles": single,
+            "frames_per_second": fps,
+            "clock_mhz": design.control.clock_mhz,
+        }],
+    });
+    ElasticReport { text: t, json }
 }

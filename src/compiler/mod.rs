@@ -6,6 +6,7 @@
 //! The expected output of a program is not the compiler's business: it comes from the
 //! golden model, beside the compiler (`crate::verify`).
 
+pub mod elastic;
 pub mod passes;
 
 use crate::design::Design;
@@ -121,8 +122,11 @@ pub struct Program {
     /// The output tensor's layout.
     pub output: TensorLayout,
     pub layers: Vec<LayerReport>,
-    /// Ideal cycles of the whole network: MACs / PEs.
+    /// MACs of the whole network (of one frame).
     pub macs: u64,
+    /// For an elastic Design: every engine's program, the stage map and every frame's
+    /// output (`instrs` is then engine 0's program).
+    pub elastic: Option<elastic::Elastic>,
 }
 
 impl Program {
@@ -130,9 +134,49 @@ impl Program {
         self.layers.iter().map(|l| l.estimated_cycles).sum()
     }
 
-    /// The beats of the output region, as the hardware leaves them.
+    /// The beats of the output region, as the hardware leaves them (of every frame).
     pub fn output_range(&self) -> std::ops::Range<u64> {
-        self.output.base..self.output.base + self.output.size_beats()
+        let outs = self.outputs();
+        let lo = outs.iter().map(|o| o.base).min().unwrap_or(0);
+        let hi = outs
+            .iter()
+            .map(|o| o.base + o.size_beats())
+            .max()
+            .unwrap_or(0);
+        lo..hi
+    }
+
+    /// The fewest cycles the program can take: every frame's MACs over the PEs of every
+    /// engine that runs a program.
+    pub fn ideal_cycles(&self, design: &Design) -> u64 {
+        let pes: u64 = match &self.elastic {
+            Some(_) => design
+                .cores()
+                .iter()
+                .map(|(_, u, _)| u64::from(u.cpf * u.kpf))
+                .sum(),
+            None => {
+                let u = design.cores()[0].1;
+                u64::from(u.cpf * u.kpf)
+            }
+        };
+        (self.macs * self.outputs().len() as u64).div_ceil(pes)
+    }
+
+    /// The output of every frame (one for a single engine).
+    pub fn outputs(&self) -> Vec<&TensorLayout> {
+        match &self.elastic {
+            Some(e) => e.outputs.iter().collect(),
+            None => vec![&self.output],
+        }
+    }
+
+    /// Every engine's program (one for a single engine).
+    pub fn programs(&self) -> Vec<&[Instr]> {
+        match &self.elastic {
+            Some(e) => e.programs.iter().map(Vec::as_slice).collect(),
+            None => vec![self.instrs.as_slice()],
+        }
     }
 }
 
@@ -179,9 +223,12 @@ impl<'a> Compilation<'a> {
     }
 }
 
-/// Compile `model` for the single engine of `design`: every pass of `passes::PASSES`, in
-/// order.
+/// Compile `model` for `design`: for a single engine every pass of `passes::PASSES`, in
+/// order; for several, one program per engine (`elastic`).
 pub fn compile(design: &Design, model: &Model) -> Result<Program, CompileError> {
+    if elastic::is_elastic(design) {
+        return elastic::compile(design, model);
+    }
     let mut c = Compilation::new(design, model);
     for p in passes::PASSES {
         (p.run)(&mut c)?;

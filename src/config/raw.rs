@@ -112,6 +112,7 @@ pub struct RawReset {
 pub struct RawControl {
     pub imem_depth: Option<S<i64>>,
     pub queue_depth: Option<S<i64>>,
+    pub clock_mhz: Option<S<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -223,11 +223,17 @@ pub(super) fn control(ctx: &mut Ctx, raw: Option<&RawControl>) -> Control {
     let mut control = Control {
         imem_depth: 1024,
         queue_depth: 8,
+        clock_mhz: 200,
     };
     let Some(c) = raw else { return control };
     if let Some(s) = &c.imem_depth {
         if let Some(v) = ctx.pow2_in("control.imem_depth", s, 16, 65536) {
             control.imem_depth = v;
+        }
+    }
+    if let Some(s) = &c.clock_mhz {
+        if let Some(v) = ctx.int_in("control.clock_mhz", s, 1, 5000) {
+            control.clock_mhz = v;
         }
     }
     if let Some(s) = &c.queue_depth {

@@ -1,7 +1,8 @@
 //! What each instruction does to the engine's state: one path for transfers, one for
 //! matmuls and one for vector instructions, each over the precision the instruction names.
 
-use super::{Engine, InterpError, Memory};
+use super::{Engine, InterpError, Memory, Streams};
+use crate::design::Unit;
 use crate::isa::{self, Buffer, Instr, Matmul, Op, Transfer, Vector};
 use crate::numeric::{Datapath, PostOps, Precision, Requant};
 
@@ -21,24 +22,51 @@ fn rows(count0: u64, count1: u64) -> impl Iterator<Item = (u64, u64, u64)> {
     (0..count1).flat_map(move |i1| (0..count0).map(move |i0| (i1 * count0 + i0, i0, i1)))
 }
 
+/// Beats a transfer moves on an engine of unit `u`: its rows, each its elements in whole
+/// beats and, for a block-scaled precision of an input or output row, one more beat with
+/// the scale.
+pub(super) fn transfer_beats(
+    u: &Unit,
+    mem_w: u32,
+    pc: usize,
+    t: &Transfer,
+) -> Result<u64, InterpError> {
+    let d = &u.datatype;
+    let (n, elem) = match t.buffer {
+        Buffer::Input => (u.cpf, d.input_type()),
+        Buffer::Weight => (u.kpf, d.weight_type()),
+        Buffer::Accumulator => (u.kpf, d.acc_type()),
+        Buffer::Output => (u.kpf, d.output_type()),
+    };
+    let elem_beats = (u64::from(n) * u64::from(elem.bits)).div_ceil(u64::from(mem_w));
+    let slot = u.scale_bits() > 0 && matches!(t.buffer, Buffer::Input | Buffer::Output);
+    let scaled = slot && precision(u, pc, t.prec)?.ops().input().block_scaled();
+    Ok(t.count0 * t.count1 * (elem_beats + u64::from(scaled)))
+}
+
+/// The precision an instruction names, or why it cannot run.
+fn precision(u: &Unit, pc: usize, index: u64) -> Result<Precision, InterpError> {
+    let d = &u.datatype;
+    if index as usize >= d.precisions.len() {
+        return Err(InterpError::Illegal {
+            pc,
+            reason: format!(
+                "precision {index} does not exist: the design runs {}",
+                d.precisions
+                    .iter()
+                    .map(|p| p.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
+    Ok(d.precisions[index as usize])
+}
+
 impl Engine {
     /// The precision an instruction names, or why it cannot run.
     fn precision(&self, pc: usize, index: u64) -> Result<Precision, InterpError> {
-        let d = &self.unit.datatype;
-        if index as usize >= d.precisions.len() {
-            return Err(InterpError::Illegal {
-                pc,
-                reason: format!(
-                    "precision {index} does not exist: the design runs {}",
-                    d.precisions
-                        .iter()
-                        .map(|p| p.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            });
-        }
-        Ok(d.precisions[index as usize])
+        precision(&self.unit, pc, index)
     }
 
     pub(super) fn execute(
@@ -46,15 +74,71 @@ impl Engine {
         pc: usize,
         i: &Instr,
         mem: &mut Memory,
+        streams: &mut Streams,
     ) -> Result<(), InterpError> {
         self.trace.push((pc, i.opcode()));
         match &i.op {
+            Op::Load(t) if t.stream => self.stream_transfer(pc, t, false, streams),
+            Op::Store(t) if t.stream => self.stream_transfer(pc, t, true, streams),
             Op::Load(t) => self.transfer(pc, t, false, mem),
             Op::Store(t) => self.transfer(pc, t, true, mem),
             Op::Matmul(m) => self.matmul(pc, m),
             Op::Vector(v) => self.vector(pc, v),
             Op::End => Ok(()),
         }
+    }
+
+    /// Beats a stream transfer moves (`transfer_beats`).
+    pub(super) fn stream_beats(&self, pc: usize, t: &Transfer) -> Result<u64, InterpError> {
+        transfer_beats(&self.unit, self.mem_w, pc, t)
+    }
+
+    /// A transfer over the engine's stream link: the rows go through a scratch memory laid
+    /// out as consecutive rows (a stream has no addresses), whose beats are pushed to or
+    /// popped from the link in order. The caller started it only with the beats available.
+    fn stream_transfer(
+        &mut self,
+        pc: usize,
+        t: &Transfer,
+        store: bool,
+        streams: &mut Streams,
+    ) -> Result<(), InterpError> {
+        let beats = self.stream_beats(pc, t)?;
+        let per_row = beats / (t.count0 * t.count1).max(1);
+        let local = Transfer {
+            stream: false,
+            ext_addr: 0,
+            stride0: per_row,
+            stride1: per_row * t.count0,
+            ..*t
+        };
+        let mut scratch = Memory::new(self.mem_w, beats as usize);
+        let fifo = if store {
+            streams.output.as_mut()
+        } else {
+            streams.input.as_mut()
+        };
+        let Some(fifo) = fifo else {
+            return Err(InterpError::Illegal {
+                pc,
+                reason: format!(
+                    "a stream {} on an engine without a {} link",
+                    if store { "store" } else { "load" },
+                    if store { "downstream" } else { "upstream" }
+                ),
+            });
+        };
+        if store {
+            self.transfer(pc, &local, true, &mut scratch)?;
+            fifo.extend((0..beats as usize).map(|b| scratch.beat_hex(b)));
+        } else {
+            for b in 0..beats as usize {
+                let beat = fifo.pop_front().expect("started with the beats available");
+                scratch.set_beat_hex(b, &beat);
+            }
+            self.transfer(pc, &local, false, &mut scratch)?;
+        }
+        Ok(())
     }
 
     /// Rows between external memory and a scratchpad. A row is its elements in whole
@@ -72,11 +156,6 @@ impl Engine {
             pc,
             reason: reason.to_string(),
         };
-        if t.stream {
-            return Err(illegal(
-                "streams between units are not modelled by the single-engine interpreter",
-            ));
-        }
         if store && t.buffer != Buffer::Output {
             return Err(illegal("store reads the output buffer only"));
         }

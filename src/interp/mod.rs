@@ -144,13 +144,36 @@ impl Engine {
             counts: std::mem::take(&mut self.sems),
             max: self.sem_max,
         };
-        let depth = self.queue_depth;
-        let r = schedule(program, depth, &mut sems, |pc| {
-            self.execute(pc, &program[pc], mem)
-        });
+        let r = (|| {
+            let mut q = Queues::new(program, self.queue_depth)?;
+            loop {
+                q.fetch()?;
+                if q.done() {
+                    return Ok(());
+                }
+                let started = q.advance(
+                    &mut sems,
+                    |_| true,
+                    |pc| self.execute(pc, &program[pc], mem, &mut Streams::default()),
+                )?;
+                if !started {
+                    return Err(InterpError::Deadlock {
+                        pending: q.pending(&sems),
+                    });
+                }
+            }
+        })();
         self.sems = sems.counts;
         r
     }
+}
+
+/// The stream links of one engine while it executes an instruction: the FIFO from its
+/// upstream unit and the one to its downstream unit, as MEM_W-bit beats (hex).
+#[derive(Debug, Default)]
+pub struct Streams {
+    pub input: Option<VecDeque<String>>,
+    pub output: Option<VecDeque<String>>,
 }
 
 /// The semaphore counts of one engine.
@@ -160,6 +183,13 @@ struct Semaphores {
 }
 
 impl Semaphores {
+    fn new() -> Semaphores {
+        Semaphores {
+            counts: vec![0; isa::NUM_SEMAPHORES as usize],
+            max: isa::mask(isa::SEM_COUNT_BITS) as u32,
+        }
+    }
+
     /// Take every semaphore in `wait` if all are available.
     fn acquire(&mut self, wait: u32) -> bool {
         let held = |s: usize| wait & (1 << s) != 0;
@@ -190,71 +220,220 @@ impl Semaphores {
     }
 }
 
-/// The queues of one engine: fetch in order into four bounded queues; an instruction
-/// starts (and `exec` runs it, atomically) when every semaphore it waits on is available,
-/// and then releases the ones it signals. A state in which no queue can start is a
-/// deadlock, reported with each queue's head, the semaphores it waits on and their counts.
-fn schedule(
-    program: &[Instr],
-    queue_depth: usize,
-    sems: &mut Semaphores,
-    mut exec: impl FnMut(usize) -> Result<(), InterpError>,
-) -> Result<(), InterpError> {
-    let end = program
-        .iter()
-        .position(|i| i.opcode() == Opcode::End)
-        .ok_or(InterpError::NoEnd)?;
-    let mut queues: [VecDeque<usize>; 4] = Default::default();
-    let qi = |q: Queue| Queue::ALL.iter().position(|x| *x == q).expect("a queue");
-    let mut pc = 0;
-    loop {
-        // Fetch in order until the next instruction's queue is full.
-        while pc < end {
-            let q = qi(program[pc].queue().expect("not end"));
-            if queues[q].len() >= queue_depth {
+/// The queues of one engine running a program: fetch in order into four bounded queues;
+/// an instruction starts (and runs, atomically) when it is ready (its stream beats are
+/// there) and every semaphore it waits on is available, and then releases the ones it
+/// signals.
+struct Queues<'p> {
+    program: &'p [Instr],
+    end: usize,
+    pc: usize,
+    depth: usize,
+    queues: [VecDeque<usize>; 4],
+}
+
+impl<'p> Queues<'p> {
+    fn new(program: &'p [Instr], depth: usize) -> Result<Self, InterpError> {
+        let end = program
+            .iter()
+            .position(|i| i.opcode() == Opcode::End)
+            .ok_or(InterpError::NoEnd)?;
+        Ok(Queues {
+            program,
+            end,
+            pc: 0,
+            depth,
+            queues: Default::default(),
+        })
+    }
+
+    /// Fetch in order until the next instruction's queue is full.
+    fn fetch(&mut self) -> Result<(), InterpError> {
+        let qi = |q: Queue| Queue::ALL.iter().position(|x| *x == q).expect("a queue");
+        while self.pc < self.end {
+            let i = &self.program[self.pc];
+            let q = qi(i.queue().expect("not end"));
+            if self.queues[q].len() >= self.depth {
                 break;
             }
-            program[pc]
-                .check_masks()
-                .map_err(|e| InterpError::Illegal {
-                    pc,
-                    reason: e.to_string(),
-                })?;
-            queues[q].push_back(pc);
-            pc += 1;
+            i.check_masks().map_err(|e| InterpError::Illegal {
+                pc: self.pc,
+                reason: e.to_string(),
+            })?;
+            self.queues[q].push_back(self.pc);
+            self.pc += 1;
         }
-        if pc == end && queues.iter().all(VecDeque::is_empty) {
-            return Ok(());
-        }
+        Ok(())
+    }
+
+    fn done(&self) -> bool {
+        self.pc == self.end && self.queues.iter().all(VecDeque::is_empty)
+    }
+
+    /// Start the head of every queue that can start; whether any did.
+    fn advance(
+        &mut self,
+        sems: &mut Semaphores,
+        ready: impl Fn(usize) -> bool,
+        mut exec: impl FnMut(usize) -> Result<(), InterpError>,
+    ) -> Result<bool, InterpError> {
         let mut progressed = false;
-        for queue in queues.iter_mut() {
+        for queue in self.queues.iter_mut() {
             let Some(&head) = queue.front() else {
                 continue;
             };
-            if !sems.acquire(program[head].wait) {
+            if !ready(head) || !sems.acquire(self.program[head].wait) {
                 continue;
             }
             queue.pop_front();
             exec(head)?;
-            sems.release(head, program[head].signal)?;
+            sems.release(head, self.program[head].signal)?;
             progressed = true;
         }
-        // Fetch already pushed all it could; with no queue able to start, nothing changes.
+        Ok(progressed)
+    }
+
+    /// Each queue's head, what it waits on and the semaphores' counts.
+    fn pending(&self, sems: &Semaphores) -> Vec<String> {
+        let counts: Vec<u64> = sems.counts.iter().map(|c| u64::from(*c)).collect();
+        Queue::ALL
+            .iter()
+            .zip(&self.queues)
+            .filter_map(|(q, queue)| queue.front().map(|&h| (q, h)))
+            .map(|(q, h)| {
+                format!(
+                    "{} queue: instruction {h}: {} {}",
+                    q.name(),
+                    self.program[h].to_asm(),
+                    isa::wait_text(self.program[h].wait, &counts)
+                )
+            })
+            .collect()
+    }
+}
+
+/// A stream link of an elastic Design: engine `from` feeds engine `to` through a FIFO of
+/// `depth` beats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Link {
+    pub from: usize,
+    pub to: usize,
+    pub depth: usize,
+}
+
+/// Run every engine of a Design on its own program (`programs[i]` for engine i, as
+/// `Design::cores` orders them), all sharing `mem`, with the stream `links` between them.
+/// Engines advance in turn, each starting what it can; a stream load starts when its beats
+/// are in the FIFO and a stream store when they fit. A state in which no engine can start
+/// anything is a deadlock, reported per engine.
+pub fn run_system(
+    design: &Design,
+    programs: &[Vec<Instr>],
+    links: &[Link],
+    mem: &mut Memory,
+) -> Result<Vec<Engine>, InterpError> {
+    let cores = design.cores();
+    let mut engines: Vec<Engine> = cores
+        .iter()
+        .map(|(_, u, _)| Engine::new(design, u))
+        .collect();
+    let mut sems: Vec<Semaphores> = cores.iter().map(|_| Semaphores::new()).collect();
+    let mut queues = programs
+        .iter()
+        .map(|p| Queues::new(p, design.control.queue_depth as usize))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut fifos: Vec<VecDeque<String>> = links.iter().map(|_| VecDeque::new()).collect();
+    let link_in = |e: usize| links.iter().position(|l| l.to == e);
+    let link_out = |e: usize| links.iter().position(|l| l.from == e);
+    // A stream transfer starts whole, so it must fit its FIFO, and needs a link.
+    for (e, program) in programs.iter().enumerate() {
+        for (pc, i) in program.iter().enumerate() {
+            let (isa::Op::Load(t) | isa::Op::Store(t)) = &i.op else {
+                continue;
+            };
+            if !t.stream {
+                continue;
+            }
+            let store = matches!(i.op, isa::Op::Store(_));
+            let link = if store { link_out(e) } else { link_in(e) };
+            let beats = exec::transfer_beats(cores[e].1, design.memory.data_width_bits, pc, t)?;
+            let reason = match link {
+                None => format!(
+                    "engine {e}: a stream {} without a {} link",
+                    if store { "store" } else { "load" },
+                    if store { "downstream" } else { "upstream" }
+                ),
+                Some(l) if beats > links[l].depth as u64 => format!(
+                    "engine {e}: a stream transfer of {beats} beats is larger than its FIFO ({} beats)",
+                    links[l].depth
+                ),
+                Some(_) => continue,
+            };
+            return Err(InterpError::Illegal { pc, reason });
+        }
+    }
+    loop {
+        let mut progressed = false;
+        for e in 0..queues.len() {
+            queues[e].fetch()?;
+            let program = &programs[e];
+            let (li, lo) = (link_in(e), link_out(e));
+            let mut streams = Streams {
+                input: li.map(|l| std::mem::take(&mut fifos[l])),
+                output: lo.map(|l| std::mem::take(&mut fifos[l])),
+            };
+            // Readiness reads the FIFO levels as they stand before this engine's turn.
+            let have = streams.input.as_ref().map_or(0, VecDeque::len) as u64;
+            let room = lo.map_or(0, |l| links[l].depth) as u64
+                - streams.output.as_ref().map_or(0, VecDeque::len) as u64;
+            let unit = cores[e].1;
+            let mem_w = design.memory.data_width_bits;
+            let ready = |pc: usize| match &program[pc].op {
+                isa::Op::Load(t) if t.stream => {
+                    exec::transfer_beats(unit, mem_w, pc, t).is_ok_and(|b| b <= have)
+                }
+                isa::Op::Store(t) if t.stream => {
+                    exec::transfer_beats(unit, mem_w, pc, t).is_ok_and(|b| b <= room)
+                }
+                _ => true,
+            };
+            let engine = &mut engines[e];
+            let r = queues[e].advance(&mut sems[e], ready, |pc| {
+                engine.execute(pc, &program[pc], mem, &mut streams)
+            });
+            if let Some(l) = li {
+                fifos[l] = streams.input.take().unwrap_or_default();
+            }
+            if let Some(l) = lo {
+                fifos[l] = streams.output.take().unwrap_or_default();
+            }
+            progressed |= r?;
+        }
+        if queues.iter().all(Queues::done) {
+            return Ok(engines);
+        }
         if !progressed {
-            let counts: Vec<u64> = sems.counts.iter().map(|c| u64::from(*c)).collect();
-            let pending = Queue::ALL
-                .iter()
-                .zip(&queues)
-                .filter_map(|(q, queue)| queue.front().map(|&h| (q, h)))
-                .map(|(q, h)| {
-                    format!(
-                        "{} queue: instruction {h}: {} {}",
-                        q.name(),
-                        program[h].to_asm(),
-                        isa::wait_text(program[h].wait, &counts)
-                    )
-                })
-                .collect();
+            let mut pending = Vec::new();
+            for (e, q) in queues.iter().enumerate() {
+                if q.done() {
+                    continue;
+                }
+                let (b, u, r) = cores[e];
+                for p in q.pending(&sems[e]) {
+                    pending.push(format!("engine {e} ({}.{}[{r}]): {p}", b.name, u.name));
+                }
+                for (l, link) in links.iter().enumerate() {
+                    if link.to == e || link.from == e {
+                        pending.push(format!(
+                            "stream {} -> {}: {} of {} beats",
+                            link.from,
+                            link.to,
+                            fifos[l].len(),
+                            link.depth
+                        ));
+                    }
+                }
+            }
             return Err(InterpError::Deadlock { pending });
         }
     }
@@ -263,16 +442,19 @@ fn schedule(
 /// Check `program`'s synchronisation without computing anything: every instruction can
 /// start in the queues' schedule and `end` is reached (no deadlock, no semaphore overflow).
 pub fn check_sync(design: &Design, program: &[Instr]) -> Result<(), InterpError> {
-    let mut sems = Semaphores {
-        counts: vec![0; isa::NUM_SEMAPHORES as usize],
-        max: isa::mask(isa::SEM_COUNT_BITS) as u32,
-    };
-    schedule(
-        program,
-        design.control.queue_depth as usize,
-        &mut sems,
-        |_| Ok(()),
-    )
+    let mut sems = Semaphores::new();
+    let mut q = Queues::new(program, design.control.queue_depth as usize)?;
+    loop {
+        q.fetch()?;
+        if q.done() {
+            return Ok(());
+        }
+        if !q.advance(&mut sems, |_| true, |_| Ok(()))? {
+            return Err(InterpError::Deadlock {
+                pending: q.pending(&sems),
+            });
+        }
+    }
 }
 
 #[cfg(test)]

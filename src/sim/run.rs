@@ -26,6 +26,8 @@ pub struct SimResult {
     pub cycles: u64,
     /// Engine 0's counters, in `PERF_COUNTER_NAMES` order.
     pub perf: Vec<u64>,
+    /// Every engine's counters (`Design::cores` order), each as `perf`.
+    pub engines: Vec<Vec<u64>>,
     pub memory: Memory,
 }
 
@@ -128,6 +130,12 @@ pub fn build_with(
                 design.memory.bytes_per_cycle.to_string(),
             ),
             ("MEM_WORDS".into(), TB_MEM_WORDS.to_string()),
+            ("PERF_WORDS".into(), PERF_COUNTER_NAMES.len().to_string()),
+            ("PERF_BASE".into(), crate::rtl::CSR_PERF_BASE.to_string()),
+            (
+                "PERF_STRIDE".into(),
+                crate::rtl::CSR_PERF_STRIDE.to_string(),
+            ),
             ("PATH_CHARS".into(), TB_PATH_CHARS.to_string()),
         ],
         trace,
@@ -151,8 +159,8 @@ pub fn build_with(
     model.build(&dir.join("verilator"))
 }
 
-/// Write the program's memory images into `dir` (imem0.hex, dmem.hex, and the expected
-/// output region, expected.hex).
+/// Write the program's memory images into `dir` (imem0.hex ... one per engine, dmem.hex,
+/// and the expected output region, expected.hex).
 pub fn write_images(program: &Program, expected: &Memory, dir: &Path) -> std::io::Result<()> {
     for (name, text) in images(program, expected)?.iter() {
         std::fs::write(dir.join(name), text)?;
@@ -160,15 +168,12 @@ pub fn write_images(program: &Program, expected: &Memory, dir: &Path) -> std::io
     Ok(())
 }
 
-/// The memory images as files: `imem0.hex`, `dmem.hex` and `expected.hex`.
+/// The memory images as files: `imem0.hex` (and `imem1.hex` ... for the other engines of
+/// an elastic Design), `dmem.hex` and `expected.hex`.
 pub fn images(program: &Program, expected: &Memory) -> std::io::Result<FileMap> {
-    let mut imem = format!("// hwgen program for design {:016x}\n", program.design_hash);
-    for i in &program.instrs {
-        let word = i
-            .encode()
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
-        imem.push_str(&word.to_hex());
-        imem.push('\n');
+    let mut files = FileMap::new();
+    for (e, instrs) in program.programs().into_iter().enumerate() {
+        files.add(format!("imem{e}.hex"), program_hex(program, e, instrs)?);
     }
     let dmem: String = (0..program.dmem.beats())
         .map(|b| program.dmem.beat_hex(b) + "\n")
@@ -182,11 +187,43 @@ pub fn images(program: &Program, expected: &Memory) -> std::io::Result<FileMap> 
         text.push_str(&expected.beat_hex(b as usize));
         text.push('\n');
     }
-    let mut files = FileMap::new();
-    files.add("imem0.hex", imem);
     files.add("dmem.hex", dmem);
     files.add("expected.hex", text);
     Ok(files)
+}
+
+/// Engine `e`'s program as a `$readmemh` file, one instruction per line.
+fn program_hex(
+    program: &Program,
+    e: usize,
+    instrs: &[crate::isa::Instr],
+) -> std::io::Result<String> {
+    let mut imem = format!(
+        "// hwgen program of engine {e} for design {:016x}\n",
+        program.design_hash
+    );
+    for i in instrs {
+        let word = i
+            .encode()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+        imem.push_str(&word.to_hex());
+        imem.push('\n');
+    }
+    Ok(imem)
+}
+
+/// Every engine's program in one `$readmemh` file for the testbench: engine e's from
+/// address e * `imem_depth` (an `@` line).
+fn testbench_imem(design: &Design, program: &Program) -> std::io::Result<String> {
+    let mut text = String::new();
+    for (e, instrs) in program.programs().into_iter().enumerate() {
+        text.push_str(&format!(
+            "@{:x}\n",
+            e as u64 * u64::from(design.control.imem_depth)
+        ));
+        text.push_str(&program_hex(program, e, instrs)?);
+    }
+    Ok(text)
 }
 
 /// A private directory for one run of `exe`, beside it in the cache (`.run-PID-*`); those
@@ -267,7 +304,18 @@ pub fn run_with(
     }
     let dir = run_dir(exe)?;
     write_images(program, expected, dir.path())?;
+    std::fs::write(
+        dir.path().join("imem_all.hex"),
+        testbench_imem(design, program)?,
+    )?;
     let range = program.output_range();
+    // The stall bound watches engine 0; with several engines at work it would stop a run
+    // whose engine 0 is done while the others still compute, so only the cycle limit holds.
+    let stall_limit = if program.elastic.is_some() {
+        0
+    } else {
+        super::stall::limit(design, opts.stall_pct)
+    };
     let path_arg = |key: &str, p: Option<&Path>| {
         p.map(|p| format!("+{key}={}", p.display()))
             .unwrap_or_default()
@@ -275,7 +323,7 @@ pub fn run_with(
     let out = verilator::run(
         exe,
         &[
-            format!("+imem={}", dir.path().join("imem0.hex").display()),
+            format!("+imem={}", dir.path().join("imem_all.hex").display()),
             format!("+dmem={}", dir.path().join("dmem.hex").display()),
             format!("+dump={}", dir.path().join("dump.hex").display()),
             format!("+dump_base={}", range.start),
@@ -284,10 +332,7 @@ pub fn run_with(
             format!("+stall_pct={}", opts.stall_pct),
             format!("+seed={}", opts.seed),
             format!("+max_cycles={}", opts.max_cycles.unwrap_or(MAX_CYCLES)),
-            format!(
-                "+stall_limit={}",
-                super::stall::limit(design, opts.stall_pct)
-            ),
+            format!("+stall_limit={stall_limit}"),
             path_arg("trace", opts.trace),
             path_arg("writes", opts.writes),
         ],
@@ -314,14 +359,20 @@ pub fn run_with(
             .and_then(|v| v.trim().parse().ok())
     };
     let cycles = field("CYCLES ").unwrap_or(0);
-    let perf = (0..PERF_COUNTER_NAMES.len())
-        .map(|i| field(&format!("PERF {i} ")).unwrap_or(0))
+    let engines: Vec<Vec<u64>> = (0..design.cores().len())
+        .map(|e| {
+            (0..PERF_COUNTER_NAMES.len())
+                .map(|i| field(&format!("PERF {e} {i} ")).unwrap_or(0))
+                .collect()
+        })
         .collect();
+    let perf = engines[0].clone();
     Ok(SimResult {
         matched: comparison.matched(),
         comparison,
         cycles,
         perf,
+        engines,
         memory,
     })
 }

@@ -33,6 +33,9 @@ pub struct Alloc {
     pub act_beats: u64,
     /// Rows of a weight-buffer slot: cpf, plus (MX) the rows of the kpf column scales.
     pub weight_tile_rows: u64,
+    /// External memory holds the input at beat 0, then weights, identity tile and biases,
+    /// then from `activations` to `end` every other tensor.
+    pub activations: u64,
     pub end: u64,
 }
 
@@ -132,6 +135,12 @@ pub fn weight_tile(
 }
 
 pub fn run(design: &Design, g: &Graph) -> Alloc {
+    run_with(design, g, true)
+}
+
+/// As [`run`]; without `reuse`, every tensor keeps its own region (engines of an elastic
+/// Design run layers concurrently, so a dead tensor's space is never safe to reuse).
+pub fn run_with(design: &Design, g: &Graph, reuse: bool) -> Alloc {
     let u = &g.unit;
     let t = u.cpf as usize;
     let mem_w = u64::from(design.memory.data_width_bits);
@@ -217,6 +226,7 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
     }
     // Activations: a tensor whose last reader has run frees its region; a later tensor
     // without a zero border may reuse it (a bordered tensor needs memory that is still zero).
+    let activations = next;
     let mut free: Vec<(u64, u64)> = Vec::new(); // (base, beats)
     let mut live: Vec<String> = vec![g.input.clone()];
     for (i, n) in g.nodes.iter().enumerate() {
@@ -236,7 +246,7 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
         let shape = n.place.as_ref().map_or(n.out, |p| p.shape);
         let pad = pad_of(name);
         let size = layout(name, shape, pad, 0).size_beats();
-        let reuse = if pad == 0 {
+        let reuse = if pad == 0 && reuse {
             free.iter().position(|(_, beats)| *beats >= size)
         } else {
             None
@@ -267,6 +277,7 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
         weight_tile_rows,
         acc_beats,
         act_beats,
+        activations,
         end: next,
     }
 }

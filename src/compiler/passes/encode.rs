@@ -72,6 +72,7 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
         output: alloc.tensors[&g.output].clone(),
         layers: Vec::new(),
         macs: 0,
+        elastic: None,
     });
     Ok(())
 }

@@ -34,16 +34,28 @@ impl Tiling {
     /// The tiles of an output of shape `[oh, ow, cout]` with `t` channels per channel tile,
     /// in schedule order: rows of tiles, then tiles of a row, then channel groups; edge tiles
     /// are cut to the output.
-    pub fn tiles(&self, [oh, ow, cout]: [usize; 3], t: usize) -> Vec<Tile> {
+    pub fn tiles(&self, shape: [usize; 3], t: usize) -> Vec<Tile> {
+        self.tiles_in(shape, t, 0..shape[0])
+    }
+
+    /// As [`Tiling::tiles`], for output rows `rows` only (the band an engine replica
+    /// computes); tile rows start at the band's first row.
+    pub fn tiles_in(
+        &self,
+        [oh, ow, cout]: [usize; 3],
+        t: usize,
+        rows: std::ops::Range<usize>,
+    ) -> Vec<Tile> {
         let octs = cout.div_ceil(t);
         let mut out = Vec::new();
-        for oy0 in (0..oh).step_by(self.th) {
+        let end = rows.end.min(oh);
+        for oy0 in (rows.start..end).step_by(self.th) {
             for ox0 in (0..ow).step_by(self.tw) {
                 for og in (0..octs).step_by(self.g) {
                     out.push(Tile {
                         oy0,
                         ox0,
-                        h: self.th.min(oh - oy0),
+                        h: self.th.min(end - oy0),
                         w: self.tw.min(ow - ox0),
                         octs: og..octs.min(og + self.g),
                     });

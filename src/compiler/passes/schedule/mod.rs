@@ -173,6 +173,19 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
 }
 
 pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<Step> {
+    let all: Vec<_> = g.nodes.iter().map(|n| 0..n.out[0]).collect();
+    run_rows(design, g, alloc, tiling, &all)
+}
+
+/// As [`run`], computing output rows `rows[i]` of node i only (nothing for an empty
+/// range): the share of one engine replica of an elastic Design.
+pub fn run_rows(
+    design: &Design,
+    g: &Graph,
+    alloc: &Alloc,
+    tiling: &[Tiling],
+    rows: &[std::ops::Range<usize>],
+) -> Vec<Step> {
     let mut s = Sched {
         g,
         alloc,
@@ -186,12 +199,16 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<
         w_no: 0,
     };
     for (ni, n) in g.nodes.iter().enumerate() {
+        let r = rows[ni].clone();
+        if r.is_empty() {
+            continue;
+        }
         if let Op::Upsample { factor } = n.op {
-            s.upsample(ni, factor, tiling[ni]);
+            s.upsample(ni, factor, tiling[ni], r);
             continue;
         }
         let nc = node_ctx(g, alloc, ni, n);
-        s.node(&nc, tiling[ni]);
+        s.node(&nc, tiling[ni], r);
     }
     s.steps
 }
@@ -290,8 +307,8 @@ impl GroupCtx {
 
 impl Sched<'_> {
     /// Every spatial tile and output-channel group of a node.
-    fn node(&mut self, nc: &NodeCtx, tiling: Tiling) {
-        for tile in tiling.tiles(nc.n.out, self.t) {
+    fn node(&mut self, nc: &NodeCtx, tiling: Tiling, rows: std::ops::Range<usize>) {
+        for tile in tiling.tiles_in(nc.n.out, self.t, rows) {
             let gc = self.group_ctx(
                 nc,
                 (tile.oy0, tile.ox0),

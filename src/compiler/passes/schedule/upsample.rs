@@ -7,12 +7,18 @@ use crate::compiler::passes::tile::Tiling;
 use crate::isa::{Buffer, Matmul, Op as IsaOp, Transfer, Vector};
 
 impl Sched<'_> {
-    pub(super) fn upsample(&mut self, ni: usize, f: usize, tiling: Tiling) {
+    pub(super) fn upsample(
+        &mut self,
+        ni: usize,
+        f: usize,
+        tiling: Tiling,
+        rows: std::ops::Range<usize>,
+    ) {
         let n = &self.g.nodes[ni];
         let src = &self.alloc.tensors[&n.input];
         let dst = &self.alloc.tensors[&n.name];
         // Whole rows (tw = ow) of one channel tile each (g = 1).
-        for tile in tiling.tiles(n.out, self.t) {
+        for tile in tiling.tiles_in(n.out, self.t, rows.clone()) {
             let ct = tile.octs.start;
             self.upsample_rows(ni, f, ct, (tile.oy0, tile.h), (src, dst), dst.w);
         }
