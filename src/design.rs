@@ -204,7 +204,23 @@ pub struct Branch {
     pub batch: u32,
     pub priority: u32,
     pub fifo_depth: u32,
+    /// (branch, unit) of an earlier branch that also feeds this branch's first unit through
+    /// a stream link of its own (a fork: shared front layers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<(String, String)>,
     pub units: Vec<Unit>,
+}
+
+/// A stream link between two engines (`Design::links`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub from: usize,
+    pub to: usize,
+    /// FIFO depth in beats.
+    pub depth: u32,
+    /// Instance name of the FIFO, and what it links, for comments.
+    pub name: String,
+    pub doc: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -233,6 +249,55 @@ impl Design {
             }
         }
         v
+    }
+
+    /// The stream links between engines, each an elastic FIFO: replica r of every unit
+    /// feeds replica r of the next unit of its branch, and replica r of a branch's `from`
+    /// unit feeds replica r of the branch's first unit (a fork), for the replicas both
+    /// units have. Engine indices are `cores()` positions.
+    pub fn links(&self) -> Vec<Link> {
+        let cores = self.cores();
+        let index = |b: &str, u: &str, r: u32| {
+            cores
+                .iter()
+                .position(|(cb, cu, cr)| cb.name == b && cu.name == u && *cr == r)
+                .expect("engine exists")
+        };
+        let mut out = Vec::new();
+        for b in &self.branches {
+            let mut pairs: Vec<(&str, &Unit, &Unit)> = Vec::new();
+            if let Some((fb, fu)) = &b.from {
+                let src = self
+                    .branches
+                    .iter()
+                    .find(|x| x.name == *fb)
+                    .and_then(|x| x.units.iter().find(|u| u.name == *fu))
+                    .expect("validated fork source");
+                pairs.push((fb, src, &b.units[0]));
+            }
+            for w in b.units.windows(2) {
+                pairs.push((&b.name, &w[0], &w[1]));
+            }
+            for (src_branch, from, to) in pairs {
+                for r in 0..from.h.min(to.h) {
+                    out.push(Link {
+                        from: index(src_branch, &from.name, r),
+                        to: index(&b.name, &to.name, r),
+                        depth: b.fifo_depth,
+                        name: if src_branch == b.name {
+                            crate::names::link(&b.name, &from.name, &to.name, r)
+                        } else {
+                            crate::names::fork_link(src_branch, &from.name, &b.name, r)
+                        },
+                        doc: format!(
+                            "stream {src_branch}.{}[{r}] -> {}.{}[{r}]",
+                            from.name, b.name, to.name
+                        ),
+                    });
+                }
+            }
+        }
+        out
     }
 
     /// The datapath of the design's units (validation gives every unit the same family,

@@ -254,6 +254,12 @@ pub fn link(branch: &str, from: &str, to: &str, replica: u32) -> String {
     format!("link_{branch}_{from}_to_{to}_r{replica}")
 }
 
+/// The FIFO of a fork: replica r of `from` (a unit of branch `branch`) feeds the first unit
+/// of branch `to`.
+pub fn fork_link(branch: &str, from: &str, to: &str, replica: u32) -> String {
+    format!("link_{branch}_{from}_to_branch_{to}_r{replica}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

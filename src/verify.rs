@@ -13,15 +13,11 @@ use crate::model::Model;
 pub fn expected(design: &Design, model: &Model, program: &Program) -> Memory {
     let rows = design.cores()[0].1.cpf as usize;
     let mut mem = Memory::new(design.memory.data_width_bits, program.dmem.beats());
-    for (f, layout) in program.outputs().into_iter().enumerate() {
-        let golden = if f == 0 {
-            crate::golden::run(model, rows)
-        } else {
-            let mut m = model.clone();
-            m.input = crate::compiler::elastic::frame_input(model, f);
-            crate::golden::run(&m, rows)
-        };
-        write_tensor(&mut mem, layout, &golden[&model.output().name]);
+    for f in 0..program.frames() {
+        let golden = crate::golden::run(&crate::compiler::elastic::frame_model(model, f), rows);
+        for o in program.outputs.iter().filter(|o| o.frame == f) {
+            write_tensor(&mut mem, &o.layout, &golden[&o.name]);
+        }
     }
     mem
 }
@@ -49,8 +45,8 @@ pub fn compare(program: &Program, want: &Memory, got: &Memory) -> Comparison {
         differing: 0,
         unit: "values",
     };
-    for out in program.outputs() {
-        let c = compare_one(out, want, got);
+    for out in &program.outputs {
+        let c = compare_one(&out.layout, want, got);
         total.differing += c.differing;
         total.unit = c.unit;
     }
@@ -81,7 +77,7 @@ pub fn interpret(design: &Design, program: &Program) -> Result<Memory, InterpErr
     let mut mem = program.dmem.clone();
     match &program.elastic {
         Some(e) => {
-            crate::interp::run_system(design, &e.programs, &e.links, &mut mem)?;
+            crate::interp::run_system(design, &e.programs, &mut mem)?;
         }
         None => Engine::new(design, design.cores()[0].1).run(&program.instrs, &mut mem)?,
     }

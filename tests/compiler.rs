@@ -140,7 +140,7 @@ fn avgpool_with_a_1x1_window_is_a_subsampling() {
     let out = read_tensor(&expected, &program.output);
     assert_eq!(out.shape(), [3, 3, 8]);
     for (y, x, c) in (0..3).flat_map(|y| (0..3).flat_map(move |x| (0..8).map(move |c| (y, x, c)))) {
-        assert_eq!(out.at(y, x, c), model.input.at(2 * y, 2 * x, c));
+        assert_eq!(out.at(y, x, c), model.input().at(2 * y, 2 * x, c));
     }
 }
 
@@ -438,7 +438,7 @@ fn mx_fp32_accumulation_order_matches_the_golden_model() {
     // equal the golden model's bit for bit.
     let (model, program, engine, mem) =
         wide_range_conv("configs/32x32_mxint8.toml", "mxint8", 96, 32, 32, 21);
-    let want = hwgen::golden::conv_accumulate(&model.input, &model.layers[0], 32);
+    let want = hwgen::golden::conv_accumulate(model.input(), &model.layers[0], 32);
     // (Summing taps outermost instead makes this comparison fail.)
     for p in 0..25 {
         let got: Vec<u32> = engine.acc[p].iter().map(|v| *v as u32).collect();
@@ -506,7 +506,7 @@ fn bf16_fp32_accumulation_order_matches_the_golden_model() {
     // this fail).
     let (model, program, engine, mem) =
         wide_range_conv("configs/16x16_bf16.toml", "bf16", 40, 16, 1, 31);
-    let want = hwgen::golden::conv_accumulate(&model.input, &model.layers[0], 16);
+    let want = hwgen::golden::conv_accumulate(model.input(), &model.layers[0], 16);
     for p in 0..25 {
         let got: Vec<u32> = engine.acc[p].iter().map(|v| *v as u32).collect();
         let want: Vec<u32> = want[p * 16..(p + 1) * 16]
@@ -773,4 +773,14 @@ fn int32_biases_are_added_exactly() {
         assert_eq!(out.data[p * 8], 127, "pixel {p} channel 0");
         assert_eq!(out.data[p * 8 + 1], -128, "pixel {p} channel 1");
     }
+}
+
+#[test]
+fn two_inputs_two_outputs_and_both_kinds_of_concat() {
+    let p = check(
+        "configs/8x8_int8.toml",
+        include_str!("../rtl-tests/cases/branches_concat.toml"),
+    );
+    // Both outputs are compared.
+    assert_eq!(p.outputs.len(), 2);
 }

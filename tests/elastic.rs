@@ -19,8 +19,8 @@ fn check(config: &str, model_src: &str) -> Program {
     let c = hwgen::verify::compare(&program, &expected, &mem);
     assert!(c.matched(), "{} {} differ", c.differing, c.unit);
     // Guard against a degenerate case: the outputs must vary (not saturated or all zero).
-    for out in program.outputs() {
-        let want = read_tensor(&expected, out);
+    for out in &program.outputs {
+        let want = read_tensor(&expected, &out.layout);
         let distinct: std::collections::BTreeSet<i64> = want.data.iter().copied().collect();
         assert!(
             distinct.len() >= 10,
@@ -42,7 +42,7 @@ fn two_stages_two_replicas_two_frames() {
         assert!(prog.len() > 1, "engine {i} runs an empty program");
     }
     assert_eq!(e.stages.len(), 2);
-    assert_eq!(e.outputs.len(), 2);
+    assert_eq!(p.frames(), 2);
 }
 
 /// The hand-off tokens are what orders the stages: with the downstream engines' token loads
@@ -72,4 +72,71 @@ fn without_the_hand_off_the_result_is_wrong() {
     let mem = hwgen::verify::interpret(&design, &program).unwrap();
     let c = hwgen::verify::compare(&program, &expected, &mem);
     assert!(!c.matched(), "the stages ran unordered and still matched");
+}
+
+const DECODER: &str = include_str!("../models/codec_avatar/decoder_small.toml");
+
+/// The small codec-avatar decoder on its elastic config: three branches (one per output),
+/// warp forking from texture's first unit, a concat of the two inputs, transposed
+/// convolutions with untied bias and leaky ReLU, two replicas per unit, two frames. Every
+/// engine works, and the shared up-convolution runs once, on texture (the branch with
+/// more compute of its own).
+#[test]
+fn small_decoder_on_three_branches() {
+    let p = check("configs/codec_avatar_small.toml", DECODER);
+    let e = p.elastic.as_ref().unwrap();
+    for (i, prog) in e.programs.iter().enumerate() {
+        assert!(prog.len() > 1, "engine {i} runs an empty program");
+    }
+    let on = |layer: &str| -> Vec<String> {
+        e.stages
+            .iter()
+            .filter(|s| s.layers.iter().any(|l| l.starts_with(layer)))
+            .map(|s| format!("{}.{}", s.branch, s.unit))
+            .collect()
+    };
+    assert_eq!(on("tex1."), vec!["texture.up1"]);
+    assert_eq!(on("warp1."), vec!["warp.up"]);
+    assert_eq!(on("geo1."), vec!["geometry.up"]);
+    assert_eq!(p.outputs.len(), 3 * 2, "three outputs, two frames");
+}
+
+/// A branch that reads another branch's layers needs a fork link from it.
+#[test]
+fn shared_layers_need_a_fork_link() {
+    let design = hwgen::config::load(Path::new("configs/codec_avatar_small.toml")).unwrap();
+    let mut design = design;
+    design.branches[2].from = None;
+    let model = hwgen::model::parse_str(DECODER, "d.toml", Path::new(".")).unwrap();
+    let e = hwgen::compiler::compile(&design, &model).unwrap_err();
+    assert!(
+        e.rule
+            .contains("branch warp reads tex1 computed on branch texture")
+            && e.fix.contains("from = \"texture.<unit>\""),
+        "{e}"
+    );
+}
+
+/// The fork source must finish the shared layers: with warp forking from texture's second
+/// unit, the shared up-convolution is kept on units up to it, and the result still holds.
+#[test]
+fn fork_from_a_later_unit() {
+    let mut design = hwgen::config::load(Path::new("configs/codec_avatar_small.toml")).unwrap();
+    design.branches[2].from = Some(("texture".into(), "up2".into()));
+    let model = hwgen::model::parse_str(DECODER, "d.toml", Path::new(".")).unwrap();
+    let program = hwgen::compiler::compile(&design, &model).unwrap_or_else(|e| panic!("{e}"));
+    let expected = hwgen::verify::expected(&design, &model, &program);
+    let mem = hwgen::verify::interpret(&design, &program).unwrap_or_else(|e| panic!("{e}"));
+    assert!(hwgen::verify::compare(&program, &expected, &mem).matched());
+}
+
+/// Units that run layers must agree on cpf = kpf (tensors are handed over as tiles of cpf
+/// channels): the error names the unit.
+#[test]
+fn units_with_another_array_shape_are_refused() {
+    let mut design = hwgen::config::load(Path::new("configs/codec_avatar_small.toml")).unwrap();
+    design.branches[1].units[1].kpf = 16;
+    let model = hwgen::model::parse_str(DECODER, "d.toml", Path::new(".")).unwrap();
+    let e = hwgen::compiler::compile(&design, &model).unwrap_err();
+    assert!(e.rule.contains("unit texture.up2 is 8x16"), "{e}");
 }

@@ -85,6 +85,13 @@ cases! {
     elastic_conv_relu: "cases/conv_relu.toml" on "configs/elastic_3unit_int8.toml";
     elastic_two_stages: "cases/elastic_chain.toml" on "rtl-tests/configs/elastic_2stage_int8.toml" with 15;
     elastic_two_replicas: "cases/elastic_chain.toml" on "rtl-tests/configs/elastic_2stage_h2_int8.toml" with 20;
+    // The scaled-down codec-avatar decoder on its three-branch design (eight engines): the
+    // host-side concat of the two inputs, a fork (warp from texture's first unit),
+    // transposed convolutions with untied bias and leaky ReLU, two replicas per unit, two
+    // frames, all under back-pressure.
+    decoder_small: "../models/codec_avatar/decoder_small.toml" on "configs/codec_avatar_small.toml" with 10;
+    // Two inputs, two outputs, a concat the host makes and one stored in place, on one engine.
+    branches_concat: "cases/branches_concat.toml" on "configs/8x8_int8.toml" with 10;
     // MXINT8 on the flagship: block sums dequantized and accumulated in FP32, outputs
     // quantized to MX blocks; every output beat (elements and scales) bit-exact.
     mx_matmul: "cases/mx_matmul_100x160x224.toml" on "configs/32x32_mxint8.toml" with 20;

@@ -49,7 +49,7 @@ pub fn run(args: Args) -> Result<()> {
             e.programs.len(),
             e.programs.iter().map(Vec::len).sum::<usize>(),
             program.macs,
-            e.outputs.len(),
+            program.frames(),
             e.stages.iter().map(|s| s.estimated_cycles).max().unwrap_or(0),
             args.out.display()
         ),
@@ -89,7 +89,7 @@ pub fn report(
     let mut v = v;
     if let Some(e) = &p.elastic {
         let cores = design.cores();
-        v["frames"] = serde_json::json!(e.outputs.len());
+        v["frames"] = serde_json::json!(p.frames());
         v["stages"] = serde_json::to_value(&e.stages).expect("serializes");
         v["engines"] = serde_json::Value::Array(
             e.programs
@@ -105,9 +105,14 @@ pub fn report(
                 .collect(),
         );
         v["frame_outputs"] = serde_json::Value::Array(
-            e.outputs
+            p.outputs
                 .iter()
-                .map(|o| serde_json::json!({"first_beat": o.base, "beats": o.size_beats()}))
+                .map(|o| {
+                    serde_json::json!({
+                        "tensor": o.name, "frame": o.frame,
+                        "first_beat": o.layout.base, "beats": o.layout.size_beats(),
+                    })
+                })
                 .collect(),
         );
         // A pipeline's frame takes its slowest stage, not the sum of its layers.

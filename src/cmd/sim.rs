@@ -101,7 +101,7 @@ fn simulate(args: Args) -> Result<()> {
     if let Some(e) = &program.elastic {
         // Steady state: the cycles a frame adds once the pipeline is full, from a second
         // run of one frame.
-        let frames = e.outputs.len();
+        let frames = program.frames();
         let single = if frames > 1 {
             let p1 = hwgen::compiler::elastic::compile_frames(&design, &model, 1)
                 .map_err(|e| anyhow::anyhow!(e.in_files(&args.model, &args.config)))?;
@@ -226,7 +226,7 @@ fn elastic_report(
 ) -> ElasticReport {
     use std::fmt::Write;
     let cores = design.cores();
-    let frames = e.outputs.len() as u64;
+    let frames = program.frames() as u64;
     let pes: u64 = cores.iter().map(|(_, u, _)| u64::from(u.cpf * u.kpf)).sum();
     let cycles = r.cycles.max(1);
     let efficiency = (program.macs * frames) as f64 / (cycles * pes) as f64;
@@ -292,15 +292,54 @@ fn elastic_report(
         _ => r.cycles as f64,
     };
     let fps = clock / steady.max(1.0);
-    let branch = &design.branches[0];
+    // Every branch runs every frame (the branches are one network), so they share the
+    // frame interval; each has its own stages, PEs and MAC-active cycles.
     let _ = writeln!(
         t,
-        "branch:      {}: {frames} frame(s), {} cycles per frame in steady state{}, {fps:.1} frames/s at {} MHz",
-        branch.name,
+        "frames:      {frames}, {} cycles per frame in steady state{}, {fps:.1} frames/s at {} MHz",
         steady.round(),
         single.map_or(String::new(), |s| format!(" (one frame alone: {s})")),
         design.control.clock_mhz
     );
+    let mut branches = Vec::new();
+    for b in &design.branches {
+        let engines: Vec<usize> = (0..cores.len())
+            .filter(|&i| cores[i].0.name == b.name)
+            .collect();
+        let stages: Vec<&hwgen::compiler::elastic::StageReport> =
+            e.stages.iter().filter(|s| s.branch == b.name).collect();
+        let mac: u64 = engines.iter().map(|&i| r.engines[i][8]).sum();
+        let b_pes: u64 = engines
+            .iter()
+            .map(|&i| u64::from(cores[i].1.cpf * cores[i].1.kpf))
+            .sum();
+        let util = mac as f64 / (cycles * engines.len().max(1) as u64) as f64;
+        let slowest = stages.iter().max_by_key(|s| s.estimated_cycles);
+        let _ = writeln!(
+            t,
+            "branch:      {} ({} engines, {b_pes} PEs, batch {}, priority {}): {}; MAC-active {:.1}% of its engines' cycles",
+            b.name,
+            engines.len(),
+            b.batch,
+            b.priority,
+            match slowest {
+                Some(s) => format!("{} stage(s), slowest {} (estimated {} cycles per frame)", stages.len(), s.unit, s.estimated_cycles),
+                None => "no layers".to_string(),
+            },
+            util * 100.0
+        );
+        branches.push(serde_json::json!({
+            "branch": b.name, "engines": engines, "pes": b_pes,
+            "batch": b.batch, "priority": b.priority,
+            "stages": stages.len(),
+            "slowest_stage": slowest.map(|s| s.unit.clone()),
+            "slowest_stage_estimated_cycles": slowest.map(|s| s.estimated_cycles),
+            "mac_active_fraction": util,
+            "frames": frames,
+            "steady_cycles_per_frame": steady,
+            "frames_per_second": fps,
+        }));
+    }
     let _ = writeln!(
         t,
         "efficiency:  {:.1}% ({} MACs per frame on {pes} PEs)",
@@ -317,13 +356,11 @@ fn elastic_report(
         "efficiency": efficiency,
         "stages": stages,
         "engines": engines,
-        "branches": [{
-            "branch": branch.name, "frames": frames,
-            "steady_cycles_per_frame": steady,
-            "one_frame_cycles": single,
-            "frames_per_second": fps,
-            "clock_mhz": design.control.clock_mhz,
-        }],
+        "steady_cycles_per_frame": steady,
+        "one_frame_cycles": single,
+        "frames_per_second": fps,
+        "clock_mhz": design.control.clock_mhz,
+        "branches": branches,
     });
     ElasticReport { text: t, json }
 }

@@ -100,6 +100,14 @@ impl TensorLayout {
     }
 }
 
+/// Where one output tensor of one frame is left in external memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputRegion {
+    pub name: String,
+    pub frame: usize,
+    pub layout: TensorLayout,
+}
+
 /// Estimated cycles of one layer (see `passes::estimate`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct LayerReport {
@@ -119,8 +127,10 @@ pub struct Program {
     pub instrs: Vec<Instr>,
     /// External memory before the run: weights, biases, the input.
     pub dmem: Memory,
-    /// The output tensor's layout.
+    /// The first output tensor's layout (of frame 0).
     pub output: TensorLayout,
+    /// Every output of every frame.
+    pub outputs: Vec<OutputRegion>,
     pub layers: Vec<LayerReport>,
     /// MACs of the whole network (of one frame).
     pub macs: u64,
@@ -134,16 +144,22 @@ impl Program {
         self.layers.iter().map(|l| l.estimated_cycles).sum()
     }
 
-    /// The beats of the output region, as the hardware leaves them (of every frame).
+    /// The beats of the output region, as the hardware leaves them (the hull of every
+    /// output of every frame).
     pub fn output_range(&self) -> std::ops::Range<u64> {
-        let outs = self.outputs();
-        let lo = outs.iter().map(|o| o.base).min().unwrap_or(0);
+        let outs = &self.outputs;
+        let lo = outs.iter().map(|o| o.layout.base).min().unwrap_or(0);
         let hi = outs
             .iter()
-            .map(|o| o.base + o.size_beats())
+            .map(|o| o.layout.base + o.layout.size_beats())
             .max()
             .unwrap_or(0);
         lo..hi
+    }
+
+    /// Frames the program runs (one for a single engine).
+    pub fn frames(&self) -> usize {
+        self.outputs.iter().map(|o| o.frame + 1).max().unwrap_or(1)
     }
 
     /// The fewest cycles the program can take: every frame's MACs over the PEs of every
@@ -160,15 +176,7 @@ impl Program {
                 u64::from(u.cpf * u.kpf)
             }
         };
-        (self.macs * self.outputs().len() as u64).div_ceil(pes)
-    }
-
-    /// The output of every frame (one for a single engine).
-    pub fn outputs(&self) -> Vec<&TensorLayout> {
-        match &self.elastic {
-            Some(e) => e.outputs.iter().collect(),
-            None => vec![&self.output],
-        }
+        (self.macs * self.frames() as u64).div_ceil(pes)
     }
 
     /// Every engine's program (one for a single engine).

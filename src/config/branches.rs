@@ -73,11 +73,64 @@ pub(super) fn resolve(
             );
         }
         seen.push((bname, ctx.loc(&rb.name)));
-        let (branch, unit_keys) = branch(ctx, &bkey, rb, base);
+        let (mut branch, unit_keys) = branch(ctx, &bkey, rb, base);
+        if let Some(s) = &rb.from {
+            branch.from = fork_source(ctx, &format!("{bkey}.from"), s, &branches);
+        }
         branches.push(branch);
         keys.push(unit_keys);
     }
     (branches, keys)
+}
+
+/// `from = "branch.unit"`: a unit of an earlier branch (so the branches form a tree).
+fn fork_source(
+    ctx: &mut Ctx,
+    key: &str,
+    s: &S<String>,
+    earlier: &[Branch],
+) -> Option<(String, String)> {
+    let v = s.get_ref();
+    let Some((b, u)) = v.split_once('.') else {
+        ctx.bad(
+            key,
+            s,
+            "from names a unit of an earlier branch as \"branch.unit\"",
+            "write for example from = \"texture.up1\"",
+        );
+        return None;
+    };
+    let Some(branch) = earlier.iter().find(|x| x.name == b) else {
+        let names: Vec<&str> = earlier.iter().map(|x| x.name.as_str()).collect();
+        ctx.bad(
+            key,
+            s,
+            format!(
+                "from must name a branch defined before this one; earlier branches: {}",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ),
+            "move this [[branch]] after the branch it forks from, or correct the name",
+        );
+        return None;
+    };
+    if !branch.units.iter().any(|x| x.name == u) {
+        let names: Vec<&str> = branch.units.iter().map(|x| x.name.as_str()).collect();
+        ctx.bad(
+            key,
+            s,
+            format!(
+                "branch \"{b}\" has no unit \"{u}\"; its units: {}",
+                names.join(", ")
+            ),
+            "name one of its units",
+        );
+        return None;
+    }
+    Some((b.to_string(), u.to_string()))
 }
 
 /// No `[[branch]]`: one branch (`main`) of one unit (`core`) built from `[array]`.
@@ -110,6 +163,7 @@ fn single_engine(
         batch: 1,
         priority: 0,
         fifo_depth: 8,
+        from: None,
         units: vec![Unit {
             name: "core".to_string(),
             cpf: r.unwrap_or(8),
@@ -182,6 +236,7 @@ fn branch(
         batch,
         priority,
         fifo_depth,
+        from: None,
         units,
     };
     (branch, keys)

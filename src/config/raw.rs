@@ -122,6 +122,9 @@ pub struct RawBranch {
     pub batch: Option<S<i64>>,
     pub priority: Option<S<i64>>,
     pub fifo_depth: Option<S<i64>>,
+    /// "branch.unit": the unit of an earlier branch whose output also feeds this branch's
+    /// first unit (shared front layers).
+    pub from: Option<S<String>>,
     pub unit: Option<Vec<RawUnit>>,
 }
 

@@ -16,10 +16,13 @@ use std::collections::HashMap;
 /// the order of FP32 sums); every tensor by name, the input included.
 pub fn run(model: &Model, rows: usize) -> HashMap<String, Tensor> {
     let mut t: HashMap<String, Tensor> = HashMap::new();
-    t.insert(model.input_name.clone(), model.input.clone());
+    for (name, x) in &model.inputs {
+        t.insert(name.clone(), x.clone());
+    }
     for l in &model.layers {
         let x = &t[&l.inputs[0]];
         let y = match &l.op {
+            Op::Concat => concat(&l.inputs.iter().map(|i| &t[i]).collect::<Vec<_>>()),
             Op::Conv { .. } => conv(x, l, rows),
             Op::MaxPool { .. } | Op::AvgPool { .. } => pool(x, l),
             Op::Add { .. } => add(x, &t[&l.inputs[1]], l),
@@ -28,6 +31,27 @@ pub fn run(model: &Model, rows: usize) -> HashMap<String, Tensor> {
         t.insert(l.name.clone(), y);
     }
     t
+}
+
+/// Tensors of the same height, width and format joined along the channels, in order (MX
+/// block scales move with their blocks).
+pub fn concat(xs: &[&Tensor]) -> Tensor {
+    let (h, w, format) = (xs[0].h, xs[0].w, xs[0].format);
+    let c: usize = xs.iter().map(|x| x.c).sum();
+    let mut y = Tensor::zeros(h, w, c, format);
+    let blocks = |x: &Tensor| x.scales.len().checked_div(x.h * x.w).unwrap_or(0);
+    let mut data = Vec::with_capacity(h * w * c);
+    let mut scales = Vec::new();
+    for p in 0..h * w {
+        for x in xs {
+            data.extend_from_slice(&x.data[p * x.c..(p + 1) * x.c]);
+            let b = blocks(x);
+            scales.extend_from_slice(&x.scales[p * b..(p + 1) * b]);
+        }
+    }
+    y.data = data;
+    y.scales = scales;
+    y
 }
 
 /// The input pixel kernel tap `tap` of output pixel `out` reads, or `None` in the zero

@@ -113,12 +113,12 @@ impl Engine {
             ..*t
         };
         let mut scratch = Memory::new(self.mem_w, beats as usize);
-        let fifo = if store {
-            streams.output.as_mut()
+        let missing = if store {
+            streams.outputs.is_empty()
         } else {
-            streams.input.as_mut()
+            streams.input.is_none()
         };
-        let Some(fifo) = fifo else {
+        if missing {
             return Err(InterpError::Illegal {
                 pc,
                 reason: format!(
@@ -127,11 +127,14 @@ impl Engine {
                     if store { "downstream" } else { "upstream" }
                 ),
             });
-        };
+        }
         if store {
             self.transfer(pc, &local, true, &mut scratch)?;
-            fifo.extend((0..beats as usize).map(|b| scratch.beat_hex(b)));
+            for fifo in &mut streams.outputs {
+                fifo.extend((0..beats as usize).map(|b| scratch.beat_hex(b)));
+            }
         } else {
+            let fifo = streams.input.as_mut().expect("checked");
             for b in 0..beats as usize {
                 let beat = fifo.pop_front().expect("started with the beats available");
                 scratch.set_beat_hex(b, &beat);

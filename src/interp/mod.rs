@@ -169,11 +169,12 @@ impl Engine {
 }
 
 /// The stream links of one engine while it executes an instruction: the FIFO from its
-/// upstream unit and the one to its downstream unit, as MEM_W-bit beats (hex).
+/// upstream unit and those it feeds (its next unit, and the first units of branches that
+/// fork from it; a stream store goes to all), as MEM_W-bit beats (hex).
 #[derive(Debug, Default)]
 pub struct Streams {
     pub input: Option<VecDeque<String>>,
-    pub output: Option<VecDeque<String>>,
+    pub outputs: Vec<VecDeque<String>>,
 }
 
 /// The semaphore counts of one engine.
@@ -312,27 +313,19 @@ impl<'p> Queues<'p> {
     }
 }
 
-/// A stream link of an elastic Design: engine `from` feeds engine `to` through a FIFO of
-/// `depth` beats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Link {
-    pub from: usize,
-    pub to: usize,
-    pub depth: usize,
-}
-
 /// Run every engine of a Design on its own program (`programs[i]` for engine i, as
-/// `Design::cores` orders them), all sharing `mem`, with the stream `links` between them.
+/// `Design::cores` orders them), all sharing `mem`, with the stream links between them
+/// (`Design::links`).
 /// Engines advance in turn, each starting what it can; a stream load starts when its beats
 /// are in the FIFO and a stream store when they fit. A state in which no engine can start
 /// anything is a deadlock, reported per engine.
 pub fn run_system(
     design: &Design,
     programs: &[Vec<Instr>],
-    links: &[Link],
     mem: &mut Memory,
 ) -> Result<Vec<Engine>, InterpError> {
     let cores = design.cores();
+    let links = design.links();
     let mut engines: Vec<Engine> = cores
         .iter()
         .map(|(_, u, _)| Engine::new(design, u))
@@ -344,7 +337,8 @@ pub fn run_system(
         .collect::<Result<Vec<_>, _>>()?;
     let mut fifos: Vec<VecDeque<String>> = links.iter().map(|_| VecDeque::new()).collect();
     let link_in = |e: usize| links.iter().position(|l| l.to == e);
-    let link_out = |e: usize| links.iter().position(|l| l.from == e);
+    let links_out =
+        |e: usize| -> Vec<usize> { (0..links.len()).filter(|&l| links[l].from == e).collect() };
     // A stream transfer starts whole, so it must fit its FIFO, and needs a link.
     for (e, program) in programs.iter().enumerate() {
         for (pc, i) in program.iter().enumerate() {
@@ -355,7 +349,11 @@ pub fn run_system(
                 continue;
             }
             let store = matches!(i.op, isa::Op::Store(_));
-            let link = if store { link_out(e) } else { link_in(e) };
+            let link = if store {
+                links_out(e).into_iter().min_by_key(|&l| links[l].depth)
+            } else {
+                link_in(e)
+            };
             let beats = exec::transfer_beats(cores[e].1, design.memory.data_width_bits, pc, t)?;
             let reason = match link {
                 None => format!(
@@ -363,7 +361,7 @@ pub fn run_system(
                     if store { "store" } else { "load" },
                     if store { "downstream" } else { "upstream" }
                 ),
-                Some(l) if beats > links[l].depth as u64 => format!(
+                Some(l) if beats > u64::from(links[l].depth) => format!(
                     "engine {e}: a stream transfer of {beats} beats is larger than its FIFO ({} beats)",
                     links[l].depth
                 ),
@@ -377,15 +375,20 @@ pub fn run_system(
         for e in 0..queues.len() {
             queues[e].fetch()?;
             let program = &programs[e];
-            let (li, lo) = (link_in(e), link_out(e));
+            let (li, lo) = (link_in(e), links_out(e));
             let mut streams = Streams {
                 input: li.map(|l| std::mem::take(&mut fifos[l])),
-                output: lo.map(|l| std::mem::take(&mut fifos[l])),
+                outputs: lo.iter().map(|&l| std::mem::take(&mut fifos[l])).collect(),
             };
-            // Readiness reads the FIFO levels as they stand before this engine's turn.
+            // Readiness reads the FIFO levels as they stand before this engine's turn; a
+            // store goes to every FIFO the engine feeds, so it needs room in all.
             let have = streams.input.as_ref().map_or(0, VecDeque::len) as u64;
-            let room = lo.map_or(0, |l| links[l].depth) as u64
-                - streams.output.as_ref().map_or(0, VecDeque::len) as u64;
+            let room = lo
+                .iter()
+                .zip(&streams.outputs)
+                .map(|(&l, f)| u64::from(links[l].depth) - f.len() as u64)
+                .min()
+                .unwrap_or(0);
             let unit = cores[e].1;
             let mem_w = design.memory.data_width_bits;
             let ready = |pc: usize| match &program[pc].op {
@@ -404,8 +407,8 @@ pub fn run_system(
             if let Some(l) = li {
                 fifos[l] = streams.input.take().unwrap_or_default();
             }
-            if let Some(l) = lo {
-                fifos[l] = streams.output.take().unwrap_or_default();
+            for (&l, f) in lo.iter().zip(streams.outputs) {
+                fifos[l] = f;
             }
             progressed |= r?;
         }
@@ -425,9 +428,8 @@ pub fn run_system(
                 for (l, link) in links.iter().enumerate() {
                     if link.to == e || link.from == e {
                         pending.push(format!(
-                            "stream {} -> {}: {} of {} beats",
-                            link.from,
-                            link.to,
+                            "{}: {} of {} beats",
+                            link.doc,
                             fifos[l].len(),
                             link.depth
                         ));

@@ -129,6 +129,8 @@ pub enum Op {
     Upsample {
         factor: usize,
     },
+    /// The inputs joined along the channels, in order (same height, width and format).
+    Concat,
 }
 
 impl Op {
@@ -142,6 +144,7 @@ impl Op {
             Op::AvgPool { .. } => "avgpool",
             Op::Add { .. } => "add",
             Op::Upsample { .. } => "upsample",
+            Op::Concat => "concat",
         }
     }
 }
@@ -190,32 +193,51 @@ impl Layer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Model {
     pub name: String,
-    pub input_name: String,
-    pub input: Tensor,
+    /// The model inputs (name, tensor), in file order.
+    pub inputs: Vec<(String, Tensor)>,
     pub layers: Vec<Layer>,
+    /// The layers whose tensors are the model's outputs, in file order (`outputs`, by
+    /// default the last layer).
+    pub outputs: Vec<String>,
 }
 
 impl Model {
+    /// The first model input.
+    pub fn input(&self) -> &Tensor {
+        &self.inputs[0].1
+    }
+    /// The name of the first model input.
+    pub fn input_name(&self) -> &str {
+        &self.inputs[0].0
+    }
+    /// The model input called `name`.
+    pub fn input_named(&self, name: &str) -> Option<&Tensor> {
+        self.inputs.iter().find(|(n, _)| n == name).map(|(_, t)| t)
+    }
     /// Shape of a named tensor.
     pub fn shape_of(&self, name: &str) -> Option<[usize; 3]> {
-        if name == self.input_name {
-            return Some(self.input.shape());
+        if let Some(t) = self.input_named(name) {
+            return Some(t.shape());
         }
         self.layers.iter().find(|l| l.name == name).map(|l| l.out)
     }
     /// Format of a named tensor.
     pub fn format_of(&self, name: &str) -> Option<Format> {
-        if name == self.input_name {
-            return Some(self.input.format);
+        if let Some(t) = self.input_named(name) {
+            return Some(t.format);
         }
         self.layers
             .iter()
             .find(|l| l.name == name)
             .map(|l| l.out_format)
     }
-    /// The model's output tensor (the last layer's).
+    /// The model's first output tensor.
     pub fn output(&self) -> &Layer {
-        self.layers.last().expect("a model has layers")
+        self.layer(&self.outputs[0]).expect("outputs name layers")
+    }
+    /// The layer called `name`.
+    pub fn layer(&self, name: &str) -> Option<&Layer> {
+        self.layers.iter().find(|l| l.name == name)
     }
     /// The precisions the layers compute in, in the order of first use.
     pub fn precisions(&self) -> Vec<Precision> {
@@ -340,8 +362,30 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
         return Err(ModelError { problems });
     }
     let types = types::model_types(&ctx, &raw)?;
-    let input = data::input(&mut ctx, &raw.input, &types)?;
-    let input_name = raw.input.name.clone().unwrap_or_else(|| "input".into());
+    let raw_inputs = raw.input.as_slice();
+    let mut inputs: Vec<(String, Tensor)> = Vec::new();
+    for (k, ri) in raw_inputs.iter().enumerate() {
+        let name = match (&ri.name, raw_inputs.len()) {
+            (Some(n), _) => n.clone(),
+            (None, 1) => "input".to_string(),
+            (None, _) => {
+                return Err(ctx.err(
+                    &format!("input[{k}].name"),
+                    "a model with several [[input]] tables names each of them",
+                    "add name = \"...\" to every [[input]]",
+                ))
+            }
+        };
+        if inputs.iter().any(|(n, _)| *n == name) {
+            return Err(ctx.err(
+                &format!("input.name = {name}"),
+                format!("two inputs are called {name}"),
+                "give every input its own name",
+            ));
+        }
+        let tensor = data::input(&mut ctx, ri, &types)?;
+        inputs.push((name, tensor));
+    }
     let mut layers: Vec<Layer> = Vec::new();
     if raw.layer.is_empty() {
         return Err(ctx.err(
@@ -352,15 +396,46 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
     }
     for rl in &raw.layer {
         ctx.layer = Some(rl.name.clone());
-        let layer = ops::layer(&mut ctx, rl, &types, &input_name, &input, &layers)?;
+        let layer = ops::layer(&mut ctx, rl, &types, &inputs, &layers)?;
         layers.push(layer);
     }
     ctx.layer = None;
-    types::boundaries(&mut ctx, &mut layers, &input_name, input.format)?;
+    let outputs = match &raw.outputs {
+        None => vec![layers.last().expect("a layer").name.clone()],
+        Some(names) => {
+            let mut out: Vec<String> = Vec::new();
+            for n in names {
+                if !layers.iter().any(|l| l.name == *n) {
+                    return Err(ctx.err(
+                        &format!("outputs = {names:?}"),
+                        format!("{n} is not a layer of the model; outputs name layers"),
+                        "list the names of the layers whose tensors the model returns",
+                    ));
+                }
+                if out.contains(n) {
+                    return Err(ctx.err(
+                        &format!("outputs = {names:?}"),
+                        format!("{n} is listed twice"),
+                        "list every output once",
+                    ));
+                }
+                out.push(n.clone());
+            }
+            if out.is_empty() {
+                return Err(ctx.err(
+                    "outputs = []",
+                    "a model has at least one output",
+                    "list the output layers, or remove outputs (the last layer is the output)",
+                ));
+            }
+            out
+        }
+    };
+    types::boundaries(&mut ctx, &mut layers, &inputs)?;
     Ok(Model {
         name: raw.name.unwrap_or_else(|| "model".into()),
-        input_name,
-        input,
+        inputs,
         layers,
+        outputs,
     })
 }

@@ -17,8 +17,8 @@ struct Args<'a> {
     /// Name and shape of the input tensor.
     src: &'a str,
     shape: [usize; 3],
-    /// The model input and the earlier layers.
-    model_input: (&'a str, [usize; 3]),
+    /// The model inputs and the earlier layers.
+    model_inputs: &'a [(String, Tensor)],
     layers: &'a [Layer],
     /// The model's MX precision, the other choice of an automatic layer.
     mx: Option<Precision>,
@@ -88,27 +88,34 @@ const OPS: &[(&str, OpParser, OpKeys)] = &[
         (&["residual", "requant", "activation", "relu6_max"], &[]),
     ),
     ("upsample", upsample, (&["factor"], &[])),
+    ("concat", concat, (&["inputs"], &[])),
 ];
 
 pub(super) fn layer(
     ctx: &mut Ctx,
     rl: &RawLayer,
     types: &ModelTypes,
-    input_name: &str,
-    input: &Tensor,
+    inputs: &[(String, Tensor)],
     layers: &[Layer],
 ) -> Result<Layer, ModelError> {
-    if rl.name == input_name || layers.iter().any(|l| l.name == rl.name) {
+    if inputs.iter().any(|(n, _)| *n == rl.name) || layers.iter().any(|l| l.name == rl.name) {
         return Err(ctx.err(
             "name",
             format!("tensor name {} is already used", rl.name),
             "give every layer its own name",
         ));
     }
-    let prev = layers.last().map_or(input_name, |l| l.name.as_str());
-    let src = rl.input.as_deref().unwrap_or(prev);
-    let model_input = (input_name, input.shape());
-    let shape = shape_of(model_input, layers, src).ok_or_else(|| {
+    let prev = layers
+        .last()
+        .map_or(inputs[0].0.as_str(), |l| l.name.as_str());
+    // concat names its inputs in `inputs`.
+    let first = rl.inputs.as_ref().and_then(|v| v.first());
+    let src = rl
+        .input
+        .as_deref()
+        .or(first.map(String::as_str))
+        .unwrap_or(prev);
+    let shape = shape_of(inputs, layers, src).ok_or_else(|| {
         ctx.err(
             &format!("input = {src}"),
             "the input must name the model input or an earlier layer",
@@ -151,7 +158,7 @@ pub(super) fn layer(
         auto,
         src,
         shape,
-        model_input,
+        model_inputs: inputs,
         layers,
         mx: types.mx(),
         exponent,
@@ -208,9 +215,9 @@ pub(super) fn check_keys(ctx: &Ctx, rl: &RawLayer) -> Result<(), ModelError> {
 }
 
 /// The shape of the model input or of an earlier layer's output.
-fn shape_of(model_input: (&str, [usize; 3]), layers: &[Layer], name: &str) -> Option<[usize; 3]> {
-    if name == model_input.0 {
-        return Some(model_input.1);
+fn shape_of(inputs: &[(String, Tensor)], layers: &[Layer], name: &str) -> Option<[usize; 3]> {
+    if let Some((_, t)) = inputs.iter().find(|(n, _)| n == name) {
+        return Some(t.shape());
     }
     layers.iter().find(|l| l.name == name).map(|l| l.out)
 }
@@ -646,7 +653,7 @@ fn add(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
             "name the tensor to add",
         )
     })?;
-    let Some(os) = shape_of(a.model_input, a.layers, &other) else {
+    let Some(os) = shape_of(a.model_inputs, a.layers, &other) else {
         return Err(ctx.err(
             &format!("residual = {other}"),
             "residual must name an earlier tensor",
@@ -681,6 +688,60 @@ fn upsample(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         op: Op::Upsample { factor: f },
         out: [h * f, w * f, c],
         inputs: vec![a.src.to_string()],
+        prec: a.prec,
+    })
+}
+
+/// `concat`: `inputs = [a, b, ...]`, two or more model inputs or earlier layers of the same
+/// height, width and format, joined along the channels in that order.
+fn concat(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
+    if a.rl.input.is_some() {
+        return Err(ctx.err(
+            "input",
+            "concat names the tensors it joins in inputs = [...], not input",
+            "write inputs = [\"a\", \"b\"] and remove input",
+        ));
+    }
+    let names = a.rl.inputs.clone().unwrap_or_default();
+    if names.len() < 2 {
+        return Err(ctx.err(
+            &format!("inputs = {names:?}"),
+            "concat joins two or more tensors",
+            "list at least two tensors in inputs",
+        ));
+    }
+    let mut c = 0;
+    for n in &names {
+        let Some(s) = shape_of(a.model_inputs, a.layers, n) else {
+            return Err(ctx.err(
+                &format!("inputs = {names:?}"),
+                format!("{n} is neither a model input nor an earlier layer"),
+                "name model inputs or earlier layers",
+            ));
+        };
+        if s[..2] != a.shape[..2] {
+            return Err(ctx.err(
+                &format!("inputs = {names:?}"),
+                format!(
+                    "concat joins along the channels, so every input has the same height and width; {} is {}x{}, {n} is {}x{}",
+                    names[0], a.shape[0], a.shape[1], s[0], s[1]
+                ),
+                "concat tensors of the same height and width",
+            ));
+        }
+        c += s[2];
+    }
+    if !matches!(a.prec, Precision::Int(_)) {
+        return Err(ctx.err(
+            "op = concat",
+            "concat runs on the integer path",
+            "use an integer type for the model",
+        ));
+    }
+    Ok(Parsed {
+        op: Op::Concat,
+        out: [a.shape[0], a.shape[1], c],
+        inputs: names,
         prec: a.prec,
     })
 }

@@ -17,8 +17,54 @@ pub(super) struct RawModel {
     pub accumulator: Option<String>,
     pub block_size: Option<i64>,
     pub es: Option<i64>,
-    pub input: RawInput,
+    /// `[input]`, or `[[input]]` for a model with several inputs.
+    pub input: OneOrMany<RawInput>,
     pub layer: Vec<RawLayer>,
+    /// The model's outputs, by layer name (default: the last layer).
+    pub outputs: Option<Vec<String>>,
+}
+
+/// A table or an array of tables. Dispatched on the TOML value's kind (not an untagged
+/// enum, whose error would hide the inner one: an unknown key in `[input]` is reported as
+/// such).
+pub(super) enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+            type Value = OneOrMany<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table ([input]) or an array of tables ([[input]])")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                m: A,
+            ) -> Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(m)).map(OneOrMany::One)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                s: A,
+            ) -> Result<Self::Value, A::Error> {
+                Vec::<T>::deserialize(serde::de::value::SeqAccessDeserializer::new(s))
+                    .map(OneOrMany::Many)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+impl<T> OneOrMany<T> {
+    pub fn as_slice(&self) -> &[T] {
+        match self {
+            OneOrMany::One(t) => std::slice::from_ref(t),
+            OneOrMany::Many(v) => v,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -58,6 +104,8 @@ pub(super) struct RawLayer {
     pub name: String,
     pub op: String,
     pub input: Option<String>,
+    /// concat: the tensors joined along the channels, in order.
+    pub inputs: Option<Vec<String>>,
     pub residual: Option<String>,
     pub out_channels: Option<i64>,
     pub kernel: Option<Kernel>,
@@ -82,6 +130,7 @@ impl RawLayer {
     /// output_exponent, which every layer takes).
     pub fn op_keys(&self) -> Vec<&'static str> {
         [
+            ("inputs", self.inputs.is_some()),
             ("residual", self.residual.is_some()),
             ("out_channels", self.out_channels.is_some()),
             ("kernel", self.kernel.is_some()),

@@ -267,12 +267,13 @@ pub(super) fn layer_precision(
 pub(super) fn boundaries(
     ctx: &mut Ctx,
     layers: &mut [Layer],
-    input_name: &str,
-    input_format: Format,
+    inputs: &[(String, super::Tensor)],
 ) -> Result<(), ModelError> {
     let reads = |l: &Layer, t: &str| -> Option<Format> {
         let ops = l.prec.ops();
-        if l.inputs[0] == t {
+        if l.inputs[0] == t
+            || (matches!(l.op, super::Op::Concat) && l.inputs.iter().any(|i| i == t))
+        {
             Some(ops.input())
         } else if l.inputs.get(1).is_some_and(|r| r == t) {
             Some(ops.output())
@@ -286,14 +287,17 @@ pub(super) fn boundaries(
             .filter_map(|l| reads(l, t).map(|f| (l.name.clone(), f)))
             .collect()
     };
-    for (name, f) in readers(layers, input_name) {
-        if f != input_format {
-            ctx.layer = Some(name);
-            return Err(ctx.err(
+    for (input_name, input) in inputs {
+        let input_format = input.format;
+        for (name, f) in readers(layers, input_name) {
+            if f != input_format {
+                ctx.layer = Some(name);
+                return Err(ctx.err(
                 "type",
                 format!("the layer reads the model input, which is {}, as {}; types change only at the output of a conv2d or fc layer", input_format.describe(), f.describe()),
                 format!("set type = \"{}\" on this layer, or make the model's type {}", input_format.name(), f.name()),
             ));
+            }
         }
     }
     for i in 0..layers.len() {

@@ -192,34 +192,45 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
             has_stream_out: false,
         });
     }
-    // Links: replica r of each unit feeds replica r of the next unit of its branch.
-    for b in &design.branches {
-        for pair in b.units.windows(2) {
-            let (from, to) = (&pair[0], &pair[1]);
-            for r in 0..from.h.min(to.h) {
-                let name = names::link(&b.name, &from.name, &to.name, r);
-                let find = |unit: &str| {
-                    views
-                        .iter()
-                        .position(|v| v.name == names::core_instance(&b.name, unit, r))
-                        .expect("engine exists")
-                };
-                let (src, dst) = (find(&from.name), find(&to.name));
-                views[src].stream_out = Some(name.clone());
-                views[src].has_stream_out = true;
-                views[dst].stream_in = Some(name.clone());
-                views[dst].has_stream_in = true;
-                links.push(LinkView {
-                    doc: format!(
-                        "stream {}.{}[{r}] -> {}.{}[{r}]",
-                        b.name, from.name, b.name, to.name
-                    ),
+    // Links (`Design::links`). An engine that feeds several FIFOs (a fork) offers each
+    // beat to all of them at once through a fan-out: it leaves when every FIFO takes it.
+    let design_links = design.links();
+    for l in &design_links {
+        views[l.to].stream_in = Some(l.name.clone());
+        views[l.to].has_stream_in = true;
+        links.push(LinkView {
+            doc: l.doc.clone(),
+            name: l.name.clone(),
+            depth: l.depth,
+            ptr_w: clog2(u64::from(l.depth)),
+        });
+    }
+    let mut fanouts = Vec::new();
+    for (k, view) in views.iter_mut().enumerate() {
+        let outs: Vec<String> = design_links
+            .iter()
+            .filter(|l| l.from == k)
+            .map(|l| l.name.clone())
+            .collect();
+        match outs.len() {
+            0 => {}
+            1 => view.stream_out = Some(outs[0].clone()),
+            _ => {
+                let name = format!("fanout_{}", view.name);
+                view.stream_out = Some(name.clone());
+                fanouts.push(FanoutView {
                     name,
-                    depth: b.fifo_depth,
-                    ptr_w: clog2(u64::from(b.fifo_depth)),
+                    doc: format!("{} feeds {} FIFOs", view.label, outs.len()),
+                    ready: outs
+                        .iter()
+                        .map(|l| format!("{l}_in_ready"))
+                        .collect::<Vec<_>>()
+                        .join(" && "),
+                    links: outs,
                 });
             }
         }
+        view.has_stream_out = view.stream_out.is_some();
     }
     let id_depth = (rsp * n).next_power_of_two();
     TopView {
@@ -235,6 +246,7 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
         id_ptr_w: clog2(u64::from(id_depth)),
         cores: views,
         links,
+        fanouts,
     }
 }
 

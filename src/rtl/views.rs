@@ -207,4 +207,14 @@ pub struct TopView<'a> {
     pub id_ptr_w: u32,
     pub cores: Vec<CoreView>,
     pub links: Vec<LinkView>,
+    pub fanouts: Vec<FanoutView>,
+}
+
+/// One engine's stream output offered to several FIFOs at once.
+pub struct FanoutView {
+    pub name: String,
+    pub doc: String,
+    pub links: Vec<String>,
+    /// Every FIFO's in_ready, ANDed.
+    pub ready: String,
 }

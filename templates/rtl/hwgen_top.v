@@ -1,7 +1,8 @@
 {{ c.banner }}
 // Top level of design "{{ design_name }}": {{ cores.len() }} engine(s) in {{ branch_count }} branch(es).
-// Consecutive units of a branch are linked by elastic FIFOs (replica r to replica r); all
-// engines share one external-memory port through a round-robin arbiter.
+// Consecutive units of a branch are linked by elastic FIFOs (replica r to replica r), and a
+// branch's `from` unit feeds its first unit the same way (a fork); all engines share one
+// external-memory port through a round-robin arbiter.
 //
 // Engines (program-load index: branch.unit[replica]):
 {%- for k in cores %}
@@ -78,6 +79,17 @@ module hwgen_top #(
     .out_data_o  ({{ l.name }}_out_data),
     .count_o     (unused_{{ l.name }}_count)
   );
+{% endfor %}
+{%- for f in fanouts %}
+  // {{ f.doc }}: a beat leaves when all of them take it.
+  wire             {{ f.name }}_in_valid;
+  wire             {{ f.name }}_in_ready;
+  wire [MEM_W-1:0] {{ f.name }}_in_data;
+  assign {{ f.name }}_in_ready = {{ f.ready }};
+{%- for l in f.links %}
+  assign {{ l }}_in_valid = {{ f.name }}_in_valid && {{ f.name }}_in_ready;
+  assign {{ l }}_in_data  = {{ f.name }}_in_data;
+{%- endfor %}
 {% endfor %}
 {%- for k in cores %}
   // Engine {{ k.index }}: {{ k.label }}

@@ -33,8 +33,10 @@ pub struct Alloc {
     pub act_beats: u64,
     /// Rows of a weight-buffer slot: cpf, plus (MX) the rows of the kpf column scales.
     pub weight_tile_rows: u64,
-    /// External memory holds the input at beat 0, then weights, identity tile and biases,
-    /// then from `activations` to `end` every other tensor.
+    /// External memory holds the host-written tensors from beat 0 to `inputs_end`, then
+    /// weights, identity tile and biases, then from `activations` to `end` every other
+    /// tensor.
+    pub inputs_end: u64,
     pub activations: u64,
     pub end: u64,
 }
@@ -75,6 +77,7 @@ pub fn window(n: &Node) -> (usize, usize, usize, usize) {
         } => (*kh, *kw, *stride, *pad),
         Op::MaxPool { k, stride } | Op::AvgPool { k, stride, .. } => (*k, *k, *stride, 0),
         Op::Add { .. } | Op::Upsample { .. } => (1, 1, 1, 0),
+        Op::Concat => unreachable!("legalize stores concats in place"),
     }
 }
 
@@ -173,7 +176,7 @@ pub fn run_with(design: &Design, g: &Graph, reuse: bool) -> Alloc {
         base,
         beats: beats_of(name),
     };
-    let pad_of = |name: &str| {
+    let own_pad = |name: &str| {
         g.consumers(name)
             .iter()
             .filter(|&&c| g.nodes[c].input == name)
@@ -181,9 +184,29 @@ pub fn run_with(design: &Design, g: &Graph, reuse: bool) -> Alloc {
             .max()
             .unwrap_or(0)
     };
-    let input = layout(&g.input, g.input_shape, pad_of(&g.input), next);
-    next += input.size_beats();
-    tensors.insert(g.input.clone(), input);
+    // A concat in place and its operands share one border: the largest any of them needs.
+    let concat_pad = |c: &super::legalize::Concat| {
+        c.inputs
+            .iter()
+            .map(|i| own_pad(i))
+            .chain([own_pad(&c.name)])
+            .max()
+            .unwrap_or(0)
+    };
+    let pad_of = |name: &str| match g.view_of(name, t) {
+        Some((c, _)) => concat_pad(c),
+        None => match g.concats.iter().find(|c| c.name == name) {
+            Some(c) => concat_pad(c),
+            None => own_pad(name),
+        },
+    };
+    // The tensors the host writes, one after another from beat 0.
+    for s in &g.inputs {
+        let l = layout(&s.name, s.shape, pad_of(&s.name), next);
+        next += l.size_beats();
+        tensors.insert(s.name.clone(), l);
+    }
+    let inputs_end = next;
 
     // Weights, the identity tile and biases.
     let mut weights = HashMap::new();
@@ -227,11 +250,17 @@ pub fn run_with(design: &Design, g: &Graph, reuse: bool) -> Alloc {
     // Activations: a tensor whose last reader has run frees its region; a later tensor
     // without a zero border may reuse it (a bordered tensor needs memory that is still zero).
     let activations = next;
+    // Concats in place first, whole, for the life of the program: their operands are views.
+    for c in &g.concats {
+        let l = layout(&c.name, c.shape, pad_of(&c.name), next);
+        next += l.size_beats();
+        tensors.insert(c.name.clone(), l);
+    }
     let mut free: Vec<(u64, u64)> = Vec::new(); // (base, beats)
-    let mut live: Vec<String> = vec![g.input.clone()];
+    let mut live: Vec<String> = g.inputs.iter().map(|s| s.name.clone()).collect();
     for (i, n) in g.nodes.iter().enumerate() {
         live.retain(|name| {
-            let dead = *name != g.output && g.last_use(name).is_some_and(|u| u < i);
+            let dead = !g.is_output(name) && g.last_use(name).is_some_and(|u| u < i);
             if dead {
                 let l = &tensors[name];
                 free.push((l.base, l.size_beats()));
@@ -245,6 +274,13 @@ pub fn run_with(design: &Design, g: &Graph, reuse: bool) -> Alloc {
         }
         let shape = n.place.as_ref().map_or(n.out, |p| p.shape);
         let pad = pad_of(name);
+        if let Some((c, tile0)) = g.view_of(name, t) {
+            // An operand of a concat in place: its channel tiles inside the concat's tensor.
+            let whole = &tensors[&c.name];
+            let base = whole.addr(tile0, 0, 0);
+            tensors.insert(name.to_string(), layout(name, shape, pad, base));
+            continue;
+        }
         let size = layout(name, shape, pad, 0).size_beats();
         let reuse = if pad == 0 && reuse {
             free.iter().position(|(_, beats)| *beats >= size)
@@ -277,6 +313,7 @@ pub fn run_with(design: &Design, g: &Graph, reuse: bool) -> Alloc {
         weight_tile_rows,
         acc_beats,
         act_beats,
+        inputs_end,
         activations,
         end: next,
     }

@@ -4,7 +4,7 @@
 
 use super::allocate::{tile_rows, weight_tile, Alloc};
 use super::legalize::Graph;
-use crate::compiler::{Compilation, CompileError, Program, TensorLayout};
+use crate::compiler::{Compilation, CompileError, OutputRegion, Program, TensorLayout};
 use crate::design::Design;
 use crate::interp::Memory;
 use crate::isa::Instr;
@@ -69,7 +69,16 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
         design_hash: c.design.hash(),
         instrs,
         dmem: memory_image(c.design, c.model, g, alloc),
-        output: alloc.tensors[&g.output].clone(),
+        output: alloc.tensors[&g.outputs[0]].clone(),
+        outputs: g
+            .outputs
+            .iter()
+            .map(|o| OutputRegion {
+                name: o.clone(),
+                frame: 0,
+                layout: alloc.tensors[o].clone(),
+            })
+            .collect(),
         layers: Vec::new(),
         macs: 0,
         elastic: None,
@@ -119,13 +128,38 @@ pub fn fits_imem(design: &Design, n: usize) -> Result<(), CompileError> {
     Ok(())
 }
 
+/// Write the tensors the host writes before a run: the model inputs and the concats of
+/// model inputs, each at `place(its layout)`.
+pub fn write_inputs(
+    mem: &mut Memory,
+    model: &Model,
+    g: &Graph,
+    alloc: &Alloc,
+    place: impl Fn(&TensorLayout) -> TensorLayout,
+) {
+    for s in &g.inputs {
+        let layout = place(&alloc.tensors[&s.name]);
+        if s.joins.is_empty() {
+            let x = model.input_named(&s.name).expect("a model input");
+            write_tensor(mem, &layout, x);
+        } else {
+            let parts: Vec<&Tensor> = s
+                .joins
+                .iter()
+                .map(|n| model.input_named(n).expect("a model input"))
+                .collect();
+            write_tensor(mem, &layout, &crate::golden::concat(&parts));
+        }
+    }
+}
+
 /// External memory before the run.
 pub fn memory_image(design: &Design, model: &Model, g: &Graph, alloc: &Alloc) -> Memory {
     let u = &g.unit;
     let t = u.cpf as usize;
     let wt = u.datatype.weight_type();
     let mut dmem = Memory::new(design.memory.data_width_bits, alloc.end as usize);
-    write_tensor(&mut dmem, &alloc.tensors[&g.input], &model.input);
+    write_inputs(&mut dmem, model, g, alloc, |l| l.clone());
     for r in 0..t {
         let row: Vec<i64> = (0..t).map(|c| i64::from(r == c)).collect();
         dmem.write_row(

@@ -33,7 +33,7 @@ pub fn run(mut g: Graph) -> Graph {
                     [c] if *c == i + 1
                         && g.nodes[*c].input == name
                         && g.nodes[*c].residual.as_deref() != Some(name.as_str())
-                        && name != g.output
+                        && !g.is_output(&name)
                         && matches!(g.nodes[*c].op, Op::Add { requant, .. } if requant == Requant::IDENTITY) =>
                     {
                         Some(*c)
@@ -77,7 +77,7 @@ pub fn run(mut g: Graph) -> Graph {
                     && g.nodes[i].residual.is_none()
                     && g.nodes[i].pool.is_none()
                     && g.nodes[i + 1].input == name
-                    && name != g.output
+                    && !g.is_output(&name)
                     && g.consumers(&name) == vec![i + 1]
                     // Each pool tap becomes a matmul over the pooled pixels; with fewer than
                     // 3 x cpf of them the weight preload would dominate, so keep them apart.

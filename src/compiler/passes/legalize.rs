@@ -61,17 +61,79 @@ pub struct Graph {
     pub nodes: Vec<Node>,
     /// Tensor edges producer → consumer, over node indices; the input has no producer node.
     pub dag: DiGraph<usize, String>,
-    pub input: String,
-    pub input_shape: [usize; 3],
-    pub input_format: Format,
-    pub output: String,
+    /// Tensors the host writes before the run: the model inputs, then every concat of model
+    /// inputs only (the host joins them as it writes them).
+    pub inputs: Vec<Source>,
+    /// Concats of computed tensors: each operand is stored as a view of the concat's tensor,
+    /// at its channel-tile offset, so joining them costs nothing.
+    pub concats: Vec<Concat>,
+    /// The output tensors (the model's outputs, in order).
+    pub outputs: Vec<String>,
+}
+
+/// A tensor the host writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    pub name: String,
+    pub shape: [usize; 3],
+    pub format: Format,
+    /// For a concat of model inputs: the inputs it joins.
+    pub joins: Vec<String>,
+}
+
+/// A concat of computed tensors, stored in place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Concat {
+    pub name: String,
+    pub inputs: Vec<String>,
+    pub shape: [usize; 3],
+    pub format: Format,
 }
 
 impl Graph {
+    /// The first model input.
+    pub fn input(&self) -> &str {
+        &self.inputs[0].name
+    }
+
+    /// The host-written tensor or in-place concat called `t`.
+    fn special(&self, t: &str) -> Option<([usize; 3], Format)> {
+        self.inputs
+            .iter()
+            .find(|s| s.name == t)
+            .map(|s| (s.shape, s.format))
+            .or_else(|| {
+                self.concats
+                    .iter()
+                    .find(|c| c.name == t)
+                    .map(|c| (c.shape, c.format))
+            })
+    }
+
+    /// Whether `t` is one of the model's outputs.
+    pub fn is_output(&self, t: &str) -> bool {
+        self.outputs.iter().any(|o| o == t)
+    }
+
+    /// The in-place concat that tensor `t` is an operand of, and `t`'s first channel tile
+    /// in it.
+    pub fn view_of(&self, t: &str, tile: usize) -> Option<(&Concat, usize)> {
+        for c in &self.concats {
+            let mut ch = 0;
+            for i in &c.inputs {
+                if i == t {
+                    return Some((c, ch / tile));
+                }
+                ch += self.shape_of(i)[2];
+            }
+        }
+        None
+    }
+
     /// The format of tensor `t`.
     pub fn format_of(&self, t: &str) -> Format {
-        if t == self.input {
-            return self.input_format;
+        if let Some((_, f)) = self.special(t) {
+            return f;
         }
         self.nodes
             .iter()
@@ -90,8 +152,8 @@ impl Graph {
     }
 
     pub fn shape_of(&self, t: &str) -> [usize; 3] {
-        if t == self.input {
-            return self.input_shape;
+        if let Some((s, _)) = self.special(t) {
+            return s;
         }
         let n = self
             .nodes
@@ -119,8 +181,15 @@ impl Graph {
         }
         for (i, n) in self.nodes.iter().enumerate() {
             for t in std::iter::once(&n.input).chain(n.residual.iter()) {
-                for &p in producers.get(t.as_str()).into_iter().flatten() {
-                    dag.add_edge(idx[p], idx[i], t.clone());
+                // A concat in place is written by the producers of its operands.
+                let parts: Vec<&str> = match self.concats.iter().find(|c| c.name == *t) {
+                    Some(c) => c.inputs.iter().map(String::as_str).collect(),
+                    None => vec![t.as_str()],
+                };
+                for part in parts {
+                    for &p in producers.get(part).into_iter().flatten() {
+                        dag.add_edge(idx[p], idx[i], t.clone());
+                    }
                 }
             }
         }
@@ -157,7 +226,22 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
         ));
     }
     let mut nodes = Vec::new();
+    let mut inputs: Vec<Source> = model
+        .inputs
+        .iter()
+        .map(|(name, t)| Source {
+            name: name.clone(),
+            shape: t.shape(),
+            format: t.format,
+            joins: Vec::new(),
+        })
+        .collect();
+    let mut concats: Vec<Concat> = Vec::new();
     for l in &model.layers {
+        if let Op::Concat = l.op {
+            concat(model, l, &unit, &mut inputs, &mut concats)?;
+            continue;
+        }
         let prec = precision_index(&unit.datatype, model, l)?;
         vector_ops(design, l)?;
         let node = Node {
@@ -192,18 +276,21 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
     }
     let mut g = Graph {
         unit,
-        output: model
-            .layers
-            .last()
-            .expect("a model has layers")
-            .name
-            .clone(),
+        outputs: model.outputs.clone(),
         nodes,
         dag: DiGraph::new(),
-        input: model.input_name.clone(),
-        input_shape: model.input.shape(),
-        input_format: model.input.format,
+        inputs,
+        concats,
     };
+    for o in &g.outputs {
+        if g.inputs.iter().any(|s| s.name == *o) || g.concats.iter().any(|c| c.name == *o) {
+            return Err(CompileError::new(
+                Some(o),
+                "an output that is a concat is assembled in memory, not computed; the compiler needs every output to be a computed layer",
+                "make the concat's consumer the output, or list its operands as outputs",
+            ));
+        }
+    }
     g.rebuild_dag();
     Ok(g)
 }
@@ -246,7 +333,7 @@ fn vector_ops(design: &Design, l: &Layer) -> Result<(), CompileError> {
                 need(v.relu, "relu")?;
             }
         }
-        Op::AvgPool { .. } | Op::Upsample { .. } => {}
+        Op::AvgPool { .. } | Op::Upsample { .. } | Op::Concat => {}
     }
     Ok(())
 }
@@ -311,4 +398,54 @@ fn precision_index(d: &Datatypes, model: &Model, l: &Layer) -> Result<usize, Com
         ),
     };
     Err(CompileError::new(layer, rule, fix))
+}
+
+/// A concat: of model inputs only, the host joins them as it writes them (a host-written
+/// tensor); otherwise every operand is stored in place as a view of the concat's tensor,
+/// which needs each operand but the last to fill whole channel tiles.
+fn concat(
+    model: &Model,
+    l: &Layer,
+    unit: &Unit,
+    inputs: &mut Vec<Source>,
+    concats: &mut Vec<Concat>,
+) -> Result<(), CompileError> {
+    let host = |t: &str| inputs.iter().any(|s| s.name == t && s.joins.is_empty());
+    if l.inputs.iter().all(|t| host(t)) {
+        inputs.push(Source {
+            name: l.name.clone(),
+            shape: l.out,
+            format: l.out_format,
+            joins: l.inputs.clone(),
+        });
+        return Ok(());
+    }
+    let t = unit.cpf as usize;
+    for (k, i) in l.inputs.iter().enumerate() {
+        let c = model.shape_of(i).expect("input exists")[2];
+        if k + 1 < l.inputs.len() && !c.is_multiple_of(t) {
+            return Err(CompileError::new(
+                Some(&l.name),
+                format!("{i} has {c} channels; a concat of computed tensors is stored in place, so every operand but the last must fill whole channel tiles of {t} (cpf)"),
+                format!("give {i} a multiple of {t} channels, or put it last"),
+            ));
+        }
+        let used = concats.iter().any(|c| c.inputs.contains(i))
+            || concats.iter().any(|c| c.name == *i)
+            || inputs.iter().any(|s| s.name == *i && !s.joins.is_empty());
+        if used {
+            return Err(CompileError::new(
+                Some(&l.name),
+                format!("{i} is already part of another concat; an operand is stored in place in one concat only"),
+                "concat it once, or copy it first",
+            ));
+        }
+    }
+    concats.push(Concat {
+        name: l.name.clone(),
+        inputs: l.inputs.clone(),
+        shape: l.out,
+        format: l.out_format,
+    });
+    Ok(())
 }

@@ -239,6 +239,7 @@ fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeC
         } => (*requant, *relu, *clamp, false),
         Op::MaxPool { .. } => (Requant::IDENTITY, false, None, true),
         Op::Upsample { .. } => unreachable!("upsampling has its own schedule"),
+        Op::Concat => unreachable!("legalize stores concats in place"),
     };
     NodeCtx {
         ni,

@@ -59,7 +59,7 @@ fn regions(g: &Graph, a: &Alloc) -> Vec<(String, u64, u64, i64, i64)> {
             .iter()
             .position(|n| &n.name == name)
             .map_or(-1, |i| i as i64);
-        let dies = if *name == g.output {
+        let dies = if g.is_output(name) {
             forever
         } else {
             g.last_use(name).map_or(born, |u| u as i64)

@@ -46,8 +46,8 @@ fn builds_one_node_per_layer_with_its_shape_and_edges() {
     assert_eq!(g.dag.edge_count(), 3);
     assert_eq!(g.consumers("a"), vec![1, 2]);
     assert_eq!(g.last_use("a"), Some(2));
-    assert_eq!(g.last_use(&g.input), Some(0));
-    assert_eq!(g.output, "sum");
+    assert_eq!(g.last_use(g.input()), Some(0));
+    assert_eq!(g.outputs, vec!["sum".to_string()]);
 }
 
 /// A model in a datatype the Design does not compute is refused, naming the layer, what

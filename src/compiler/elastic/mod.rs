@@ -25,12 +25,13 @@ use super::passes::allocate::{self, window};
 use super::passes::legalize::{self, Graph, Node};
 use super::passes::schedule::{self, Res, Step};
 use super::passes::{encode, estimate, fuse, sync, tile};
-use super::{CompileError, LayerReport, Program, TensorLayout};
-use crate::design::{Design, Unit};
-use crate::interp::Link;
+use super::{CompileError, LayerReport, OutputRegion, Program, TensorLayout};
+use crate::design::{Branch, Design, Unit};
 use crate::isa::{Buffer, Instr, Op as IsaOp, Transfer};
 use crate::model::{Model, Op, Tensor};
 use std::ops::Range;
+
+mod map;
 
 /// One pipeline stage: the layers a unit runs and the rows each replica computes.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -51,10 +52,7 @@ pub struct StageReport {
 pub struct Elastic {
     /// Every engine's program, as `Design::cores` orders the engines.
     pub programs: Vec<Vec<Instr>>,
-    pub links: Vec<Link>,
     pub stages: Vec<StageReport>,
-    /// The output of every frame (frame 0's is `Program::output`).
-    pub outputs: Vec<TensorLayout>,
 }
 
 /// Whether `design` is compiled per engine: more than one engine.
@@ -62,10 +60,18 @@ pub fn is_elastic(design: &Design) -> bool {
     design.cores().len() > 1
 }
 
-/// The input of frame `f`: the model's input rolled by `f` pixels (frame 0 is the input
+/// The model as frame `f` runs it: every input rolled by `f` pixels (frame 0 is the model
 /// itself), so that every frame computes something different.
-pub fn frame_input(model: &Model, f: usize) -> Tensor {
-    let x = &model.input;
+pub fn frame_model(model: &Model, f: usize) -> Model {
+    let mut m = model.clone();
+    for (_, x) in &mut m.inputs {
+        *x = rolled(x, f);
+    }
+    m
+}
+
+/// `x` rolled by `f` pixels (with their block scales).
+fn rolled(x: &Tensor, f: usize) -> Tensor {
     let pixels = x.h * x.w;
     let mut y = x.clone();
     let shift = f % pixels.max(1);
@@ -75,35 +81,17 @@ pub fn frame_input(model: &Model, f: usize) -> Tensor {
     y
 }
 
-/// The stream links of a Design: replica r of each unit feeds replica r of the next unit
-/// of its branch (as the RTL's top level wires them).
-pub fn links(design: &Design) -> Vec<Link> {
-    let cores = design.cores();
-    let index = |b: &str, u: &str, r: u32| {
-        cores
-            .iter()
-            .position(|(cb, cu, cr)| cb.name == b && cu.name == u && *cr == r)
-            .expect("engine exists")
-    };
-    let mut out = Vec::new();
-    for b in &design.branches {
-        for pair in b.units.windows(2) {
-            for r in 0..pair[0].h.min(pair[1].h) {
-                out.push(Link {
-                    from: index(&b.name, &pair[0].name, r),
-                    to: index(&b.name, &pair[1].name, r),
-                    depth: b.fifo_depth as usize,
-                });
-            }
-        }
-    }
-    out
-}
-
-/// Compile `model` for every engine of the elastic `design`, for the first branch's
-/// `batch` frames.
+/// Compile `model` for every engine of the elastic `design`, for as many frames as the
+/// largest `batch` of the branches that run layers.
 pub fn compile(design: &Design, model: &Model) -> Result<Program, CompileError> {
-    compile_frames(design, model, design.branches[0].batch.max(1) as usize)
+    let g = fuse::run(legalize::run(design, model)?);
+    let stages = map::stages(design, &g)?;
+    let frames = stages
+        .iter()
+        .map(|s| design.branches[s.branch].batch)
+        .max()
+        .unwrap_or(1);
+    compile_frames(design, model, frames as usize)
 }
 
 /// As [`compile`], for `frames` frames.
@@ -114,42 +102,58 @@ pub fn compile_frames(
 ) -> Result<Program, CompileError> {
     let frames = frames.max(1);
     let g = fuse::run(legalize::run(design, model)?);
-    let branch = &design.branches[0];
-    let units = &branch.units;
-    for u in units {
-        check_unit(&g.unit, u)?;
-    }
+    let stages = map::stages(design, &g)?;
     let alloc = allocate::run_with(design, &g, false);
-    let groups = layer_groups(&g);
-    let cost = |u: &Unit, grp: &Range<usize>| -> u64 {
-        grp.clone().map(|i| node_cost(&g, &g.nodes[i], u)).sum()
-    };
-    let stages = partition(&groups, units, cost);
-    let h = units[0].h as usize;
+    let h = g.unit.h as usize;
     let chains: Vec<Vec<Range<usize>>> = (0..h).map(|r| chain_rows(&g, r, h)).collect();
-    let act_size = alloc.tensors[&g.input].size_beats() + (alloc.end - alloc.activations);
+    let act_size = alloc.inputs_end + (alloc.end - alloc.activations);
     let end = alloc.end + (frames as u64 - 1) * act_size;
     let addressable = 1u64 << crate::isa::EXT_ADDR_BITS;
     if end > addressable {
         return Err(CompileError::new(
             None,
             format!("{frames} frames of the model's tensors, with the weights, need {end} beats of external memory; the ISA's addresses reach {addressable}"),
-            "lower the branch's batch, or compile a smaller model",
+            "lower the branches' batch, or compile a smaller model",
         ));
     }
     let reloc = Reloc {
-        input_end: alloc.tensors[&g.input].size_beats(),
+        input_end: alloc.inputs_end,
         activations: alloc.activations,
         end: alloc.end,
         act_size,
     };
     let cores = design.cores();
-    let links = links(design);
+    let links = design.links();
+    let engine_of = |b: usize, u: usize, r: usize| {
+        let (bn, un) = (&design.branches[b].name, &design.branches[b].units[u].name);
+        cores
+            .iter()
+            .position(|(cb, cu, cr)| cb.name == *bn && cu.name == *un && *cr as usize == r)
+            .expect("engine exists")
+    };
+    let mut active = vec![false; cores.len()];
+    for st in &stages {
+        for r in 0..h {
+            active[engine_of(st.branch, st.unit, r)] = true;
+        }
+    }
+    // A frame's token arrives from an active upstream engine, and leaves an active engine
+    // for every engine it feeds (an idle one only drains them).
+    let gets_token = |e: usize| links.iter().any(|l| l.to == e && active[l.from]);
+    let sends_token = |e: usize| active[e] && links.iter().any(|l| l.from == e);
+    token_beats(design, &links, &active)?;
     let mut programs = vec![vec![Instr::end()]; cores.len()];
+    for (e, p) in programs.iter_mut().enumerate() {
+        if !active[e] && gets_token(e) {
+            let drain: Vec<Step> = (0..frames).map(|_| token(0, false)).collect();
+            *p = encode::run(design, sync::run(drain, design.control.queue_depth).instrs)?;
+        }
+    }
     let mut reports = Vec::new();
     let mut layer_cycles = vec![0u64; g.nodes.len()];
-    for (s, (ui, grp)) in stages.iter().enumerate() {
-        let unit = &units[*ui];
+    for st in &stages {
+        let branch = &design.branches[st.branch];
+        let unit = &branch.units[st.unit];
         let gs = Graph {
             unit: unit.clone(),
             ..g.clone()
@@ -159,20 +163,15 @@ pub fn compile_frames(
             branch: branch.name.clone(),
             unit: unit.name.clone(),
             engines: Vec::new(),
-            layers: grp.clone().map(|i| g.nodes[i].name.clone()).collect(),
+            layers: st.nodes.iter().map(|&i| g.nodes[i].name.clone()).collect(),
             rows: Vec::new(),
             estimated_cycles: 0,
         };
         for (r, chain) in chains.iter().enumerate() {
-            let e = cores
-                .iter()
-                .position(|(b, u, cr)| {
-                    b.name == branch.name && u.name == unit.name && *cr as usize == r
-                })
-                .expect("engine exists");
+            let e = engine_of(st.branch, st.unit, r);
             let rows: Vec<Range<usize>> = (0..g.nodes.len())
                 .map(|i| {
-                    if grp.contains(&i) {
+                    if st.nodes.contains(&i) {
                         chain[i].clone()
                     } else {
                         0..0
@@ -188,19 +187,20 @@ pub fn compile_frames(
             report.estimated_cycles = report.estimated_cycles.max(cycles);
             report.engines.push(e);
             report.rows.push(
-                grp.clone()
-                    .filter(|&i| !rows[i].is_empty())
-                    .map(|i| (g.nodes[i].name.clone(), rows[i].start, rows[i].end))
+                st.nodes
+                    .iter()
+                    .filter(|&&i| !rows[i].is_empty())
+                    .map(|&i| (g.nodes[i].name.clone(), rows[i].start, rows[i].end))
                     .collect(),
             );
-            let first = grp.start;
+            let first = st.nodes[0];
             let mut all = Vec::new();
             for f in 0..frames {
-                if s > 0 {
+                if gets_token(e) {
                     all.push(token(first, false));
                 }
-                all.extend(steps.iter().map(|st| reloc.step(st, f)));
-                if s + 1 < stages.len() {
+                all.extend(steps.iter().map(|s| reloc.step(s, f)));
+                if sends_token(e) {
                     all.push(token(first, true));
                 }
             }
@@ -210,19 +210,27 @@ pub fn compile_frames(
         }
         reports.push(report);
     }
-    token_beats(design, &stages, units)?;
     let mut dmem = encode::memory_image(design, model, &g, &alloc);
     let mut grown = crate::interp::Memory::new(design.memory.data_width_bits, end as usize);
     for b in 0..dmem.beats() {
         grown.set_beat_hex(b, &dmem.beat_hex(b));
     }
     dmem = grown;
-    let input = &alloc.tensors[&g.input];
     for f in 1..frames {
-        encode::write_tensor(&mut dmem, &reloc.layout(input, f), &frame_input(model, f));
+        let m = frame_model(model, f);
+        encode::write_inputs(&mut dmem, &m, &g, &alloc, |l| reloc.layout(l, f));
     }
-    let output = alloc.tensors[&g.output].clone();
-    let outputs = (0..frames).map(|f| reloc.layout(&output, f)).collect();
+    let output = alloc.tensors[&g.outputs[0]].clone();
+    let mut outputs = Vec::new();
+    for f in 0..frames {
+        for o in &g.outputs {
+            outputs.push(OutputRegion {
+                name: o.clone(),
+                frame: f,
+                layout: reloc.layout(&alloc.tensors[o], f),
+            });
+        }
+    }
     let layers = g
         .nodes
         .iter()
@@ -241,34 +249,33 @@ pub fn compile_frames(
         instrs: programs[0].clone(),
         dmem,
         output,
+        outputs,
         macs: layers.iter().map(|l| l.macs).sum(),
         layers,
         elastic: Some(Elastic {
             programs,
-            links,
             stages: reports,
-            outputs,
         }),
     })
 }
 
 /// Every unit that runs layers computes like the first: tensors in memory are tiles of
 /// cpf channels, read and written by every stage.
-fn check_unit(first: &Unit, u: &Unit) -> Result<(), CompileError> {
+pub(super) fn check_unit(first: &Unit, u: &Unit, b: &Branch) -> Result<(), CompileError> {
     let rule = if u.cpf != first.cpf || u.kpf != first.kpf {
         format!(
-            "unit {} is {}x{} (cpf x kpf) but unit {} is {}x{}; the stages hand tensors over in memory as tiles of cpf channels, so the compiler needs every unit of the branch to have the same cpf = kpf",
-            u.name, u.cpf, u.kpf, first.name, first.cpf, first.kpf
+            "unit {}.{} is {}x{} (cpf x kpf) but unit {} is {}x{}; the stages hand tensors over in memory as tiles of cpf channels, so the compiler needs every unit that runs layers to have the same cpf = kpf",
+            b.name, u.name, u.cpf, u.kpf, first.name, first.cpf, first.kpf
         )
     } else if u.datatype != first.datatype {
         format!(
-            "unit {} computes in another datatype than unit {}; the stages hand tensors over in one format",
-            u.name, first.name
+            "unit {}.{} computes in another datatype than unit {}; the stages hand tensors over in one format",
+            b.name, u.name, first.name
         )
     } else if u.h != first.h {
         format!(
-            "unit {} has h = {} but unit {} has h = {}; replica r of a unit feeds replica r of the next, so the compiler needs the same h on every unit of the branch",
-            u.name, u.h, first.name, first.h
+            "unit {}.{} has h = {} but unit {} has h = {}; replica r of a unit feeds replica r of the next, so the compiler needs the same h on every unit that runs layers",
+            b.name, u.name, u.h, first.name, first.h
         )
     } else {
         return Ok(());
@@ -276,7 +283,7 @@ fn check_unit(first: &Unit, u: &Unit) -> Result<(), CompileError> {
     Err(CompileError::new(
         None,
         rule,
-        "give every unit of the branch the same cpf, kpf, h and datatype (buffers may differ)",
+        "give every unit that runs layers the same cpf, kpf, h and datatype (buffers may differ), or map fewer layers onto it",
     ))
 }
 
@@ -285,25 +292,26 @@ fn in_unit(mut e: CompileError, branch: &str, u: &Unit) -> CompileError {
     e
 }
 
-/// The token rows of a hand-off must be as many beats leaving as arriving.
+/// A frame token is one output row leaving and one input row arriving: as many beats.
 fn token_beats(
     design: &Design,
-    stages: &[(usize, Range<usize>)],
-    units: &[Unit],
+    links: &[crate::design::Link],
+    active: &[bool],
 ) -> Result<(), CompileError> {
     let mem_w = design.memory.data_width_bits;
-    for pair in stages.windows(2) {
-        let (a, b) = (&units[pair[0].0], &units[pair[1].0]);
+    let cores = design.cores();
+    for l in links.iter().filter(|l| active[l.from]) {
+        let ((ab, a, _), (bb, b, _)) = (cores[l.from], cores[l.to]);
         let out = a.output_elem_bits().div_ceil(mem_w);
         let inp = b.input_elem_bits().div_ceil(mem_w);
         if out != inp {
             return Err(CompileError::new(
                 None,
                 format!(
-                    "unit {}'s output rows are {out} beats but unit {}'s input rows {inp}; the hand-off token is one row",
-                    a.name, b.name
+                    "unit {}.{}'s output rows are {out} beats but unit {}.{}'s input rows {inp}; the frame token on their link is one row",
+                    ab.name, a.name, bb.name, b.name
                 ),
-                "use the same input and output datatype on the units",
+                "give linked units the same row width (cpf x input bits = kpf x output bits)",
             ));
         }
     }
@@ -342,65 +350,6 @@ fn token(node: usize, store: bool) -> Step {
     }
 }
 
-/// Node ranges that stay on one unit: a layer, or all phases of a transposed convolution.
-fn layer_groups(g: &Graph) -> Vec<Range<usize>> {
-    let mut out: Vec<Range<usize>> = Vec::new();
-    for (i, n) in g.nodes.iter().enumerate() {
-        match out.last_mut() {
-            Some(last) if g.nodes[last.start].tensor() == n.tensor() => last.end = i + 1,
-            _ => out.push(i..i + 1),
-        }
-    }
-    out
-}
-
-/// Ideal cycles of a node on unit `u` (all its replicas together).
-fn node_cost(g: &Graph, n: &Node, u: &Unit) -> u64 {
-    let pes = u64::from(u.cpf * u.kpf);
-    let rows = (n.out[0] * n.out[1] * n.out[2].div_ceil(u.kpf as usize)) as u64;
-    let _ = g;
-    (n.macs.div_ceil(pes)).max(rows) / u64::from(u.h.max(1))
-}
-
-/// Cut the layer groups, in order, into at most one contiguous stage per unit, minimising
-/// the costliest stage (dynamic programming over the cut points). Stages: (unit, nodes).
-fn partition(
-    groups: &[Range<usize>],
-    units: &[Unit],
-    cost: impl Fn(&Unit, &Range<usize>) -> u64,
-) -> Vec<(usize, Range<usize>)> {
-    let (n, k) = (groups.len(), units.len().min(groups.len()));
-    let span =
-        |u: usize, a: usize, b: usize| -> u64 { (a..b).map(|i| cost(&units[u], &groups[i])).sum() };
-    // best[j][i]: the smallest largest cost of the first i groups on the first j units.
-    let mut best = vec![vec![u64::MAX; n + 1]; k + 1];
-    let mut cut = vec![vec![0usize; n + 1]; k + 1];
-    best[0][0] = 0;
-    for j in 1..=k {
-        for i in j..=n {
-            for c in (j - 1)..i {
-                if best[j - 1][c] == u64::MAX {
-                    continue;
-                }
-                let v = best[j - 1][c].max(span(j - 1, c, i));
-                if v < best[j][i] {
-                    best[j][i] = v;
-                    cut[j][i] = c;
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    let mut i = n;
-    for j in (1..=k).rev() {
-        let c = cut[j][i];
-        out.push((j - 1, groups[c].start..groups[i - 1].end));
-        i = c;
-    }
-    out.reverse();
-    out
-}
-
 /// The output rows of every node that replica chain `r` of `h` computes: band r of the
 /// model's output, and back through every consumer's window the rows it reads.
 fn chain_rows(g: &Graph, r: usize, h: usize) -> Vec<Range<usize>> {
@@ -414,8 +363,10 @@ fn chain_rows(g: &Graph, r: usize, h: usize) -> Vec<Range<usize>> {
         let e = need.entry(t.to_string()).or_insert(rows.clone());
         *e = e.start.min(rows.start)..e.end.max(rows.end);
     };
-    let oh = g.shape_of(&g.output)[0];
-    merge(&mut need, &g.output, band(oh, r, h));
+    for o in &g.outputs {
+        let oh = g.shape_of(o)[0];
+        merge(&mut need, o, band(oh, r, h));
+    }
     let mut rows = vec![0..0; g.nodes.len()];
     for (i, n) in g.nodes.iter().enumerate().rev() {
         let Some(want) = need.get(n.tensor()).cloned() else {
