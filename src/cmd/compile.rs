@@ -12,11 +12,21 @@ pub struct Args {
     /// Output directory: imem0.hex, dmem.hex, expected.hex, listing.asm, report.json.
     #[arg(long, short, default_value = "out-program")]
     pub out: PathBuf,
+    /// Print the estimate (per stage, per frame) and write nothing. On an elastic design it
+    /// needs no program, so it also covers models too large for the instruction memory.
+    #[arg(long)]
+    pub estimate: bool,
+    /// With --estimate: print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
     let design = hwgen::config::load(&args.config)?;
     let model = hwgen::model::load(&args.model)?;
+    if args.estimate {
+        return estimate(&design, &model, &args);
+    }
     let program = super::compile(&design, &model, &args.model, &args.config)?;
     let expected = hwgen::verify::expected(&design, &model, &program);
     let mut files = hwgen::sim::run::images(&program, &expected)?;
@@ -124,4 +134,68 @@ pub fn report(
             .unwrap_or(0));
     }
     serde_json::to_string_pretty(&v).expect("report serializes") + "\n"
+}
+
+/// `--estimate`.
+fn estimate(
+    design: &hwgen::design::Design,
+    model: &hwgen::model::Model,
+    args: &Args,
+) -> Result<()> {
+    use hwgen::compiler::elastic;
+    let in_files =
+        |e: hwgen::compiler::CompileError| anyhow::anyhow!(e.in_files(&args.model, &args.config));
+    if !elastic::is_elastic(design) {
+        let p = hwgen::compiler::compile(design, model).map_err(in_files)?;
+        let cycles = p.estimated_cycles();
+        if args.json {
+            println!(
+                "{}",
+                serde_json::json!({"estimated_cycles": cycles, "macs": p.macs, "layers": p.layers})
+            );
+        } else {
+            println!(
+                "{}: estimated {cycles} cycles, {} MACs",
+                args.model.display(),
+                p.macs
+            );
+        }
+        return Ok(());
+    }
+    let e = elastic::estimate(design, model).map_err(in_files)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&e)?);
+        return Ok(());
+    }
+    println!(
+        "{} on {} ({} engines, {} PEs), per frame:",
+        model.name,
+        design.name,
+        design.cores().len(),
+        e.pes
+    );
+    for s in &e.stages {
+        println!(
+            "  stage {}.{} (engines {:?}): {} layers, {} cycles, {} beats",
+            s.branch,
+            s.unit,
+            s.engines,
+            s.layers.len(),
+            s.estimated_cycles,
+            s.beats
+        );
+    }
+    println!(
+        "  slowest stage {} cycles; memory port {} cycles ({} beats at {} bytes per cycle)",
+        e.compute_cycles, e.memory_cycles, e.beats, design.memory.bytes_per_cycle
+    );
+    println!(
+        "  {} cycles per frame, {:.1} frames/s at {} MHz, efficiency {:.1}% ({} MACs per frame)",
+        e.cycles_per_frame,
+        e.frames_per_second,
+        design.control.clock_mhz,
+        e.efficiency * 100.0,
+        e.macs_per_frame
+    );
+    Ok(())
 }

@@ -117,6 +117,8 @@ pub struct LayerReport {
     pub datatype: String,
     pub macs: u64,
     pub instructions: usize,
+    /// Beats it moves through the memory port.
+    pub beats: u64,
     pub estimated_cycles: u64,
 }
 

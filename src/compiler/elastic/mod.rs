@@ -1,27 +1,26 @@
 //! Elastic compilation (F-CAD's construction step): a model onto every unit of an elastic
 //! Design, one program per engine.
 //!
-//! - **Stages.** The layers, in order, are cut into one contiguous stage per unit of the
-//!   branch (the phases of a transposed convolution stay together), minimising the largest
-//!   stage's cost (ideal cycles: MACs over the unit's PEs and replicas, or one cycle per
-//!   output row of a channel tile for layers without MACs).
-//! - **Replicas.** The `h` engines of a unit split the branch's output by height into `h`
-//!   bands; replica r of every stage computes the rows that band needs, back through the
-//!   kernels' windows (halo rows are computed by both neighbours, so replica chain r never
-//!   waits for another chain: the overlapping rows are bit-identical writes).
+//! - **Mapping** (`map.rs`): outputs to branches, layers to branches (a shared layer to the
+//!   branch with the most compute of its own, reached by the others through the fork link),
+//!   each branch's layers cut into one contiguous stage per unit, balancing the stages.
+//! - **Replicas.** The `h` engines of a unit split every output by height into `h` bands;
+//!   replica r of every stage computes the rows its band needs, back through the kernels'
+//!   windows (halo rows are computed by both neighbours, so replica chain r never waits for
+//!   another chain: the overlapping rows are bit-identical writes).
 //! - **Hand-offs.** Tensors move through external memory; every activation keeps its own
 //!   region (no reuse: stages run concurrently) and every frame its own copy of them.
-//!   After the last store of a frame, a stage sends one row down its stream link as a
-//!   token; the next stage's replica loads that token before the frame's first load. The
-//!   store queue is in order and a beat leaves only after the previous write was accepted,
-//!   so the token follows the frame's data (for a memory that commits a write when it
-//!   accepts it, as the testbench's does), and the FIFO's depth bounds how many frames a
-//!   stage runs ahead.
-//! - **Frames.** The branch's `batch` frames run back to back; each engine's program is
-//!   its stage's share of every frame, so stage s works on frame f + 1 while stage s + 1
-//!   works on frame f.
+//!   After the last store of a frame, an engine sends one row down its stream link(s) as a
+//!   token; the engine downstream loads it before the frame's first load. The store queue
+//!   is in order and a beat leaves only after the previous write was accepted, so the token
+//!   follows the frame's data (for a memory that commits a write when it accepts it, as the
+//!   testbench's does), and the FIFO's depth bounds how many frames a stage runs ahead.
+//! - **Frames.** The frames run back to back; each engine's program is its stage's share of
+//!   every frame, so stage s works on frame f + 1 while stage s + 1 works on frame f.
+//! - **Estimate** (`estimate`): the same plan without programs: the slowest stage, and the
+//!   beats all engines move through the one memory port.
 
-use super::passes::allocate::{self, window};
+use super::passes::allocate::{self, window, Alloc};
 use super::passes::legalize::{self, Graph, Node};
 use super::passes::schedule::{self, Res, Step};
 use super::passes::{encode, estimate, fuse, sync, tile};
@@ -45,6 +44,8 @@ pub struct StageReport {
     pub rows: Vec<Vec<(String, usize, usize)>>,
     /// Estimated cycles of one frame on the slowest replica.
     pub estimated_cycles: u64,
+    /// Beats its replicas move through the memory port per frame.
+    pub beats: u64,
 }
 
 /// The multi-engine part of an elastic program.
@@ -81,31 +82,197 @@ fn rolled(x: &Tensor, f: usize) -> Tensor {
     y
 }
 
-/// Compile `model` for every engine of the elastic `design`, for as many frames as the
-/// largest `batch` of the branches that run layers.
-pub fn compile(design: &Design, model: &Model) -> Result<Program, CompileError> {
-    let g = fuse::run(legalize::run(design, model)?);
-    let stages = map::stages(design, &g)?;
-    let frames = stages
-        .iter()
-        .map(|s| design.branches[s.branch].batch)
-        .max()
-        .unwrap_or(1);
-    compile_frames(design, model, frames as usize)
+/// The mapping of a model onto an elastic Design and every engine's share of one frame,
+/// before frames, tokens and encoding.
+struct Plan {
+    g: Graph,
+    alloc: Alloc,
+    stages: Vec<map::Stage>,
+    /// Per stage, per replica: the engine and its steps for one frame.
+    shares: Vec<Vec<(usize, Vec<Step>)>>,
+    reports: Vec<StageReport>,
+    /// Per node: the estimate of its slowest replica.
+    layers: Vec<LayerReport>,
 }
 
-/// As [`compile`], for `frames` frames.
-pub fn compile_frames(
-    design: &Design,
-    model: &Model,
-    frames: usize,
-) -> Result<Program, CompileError> {
-    let frames = frames.max(1);
+/// Engine index of replica `r` of unit `u` of branch `b`.
+fn engine_of(design: &Design, b: usize, u: usize, r: usize) -> usize {
+    let (bn, un) = (&design.branches[b].name, &design.branches[b].units[u].name);
+    design
+        .cores()
+        .iter()
+        .position(|(cb, cu, cr)| cb.name == *bn && cu.name == *un && *cr as usize == r)
+        .expect("engine exists")
+}
+
+fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
     let g = fuse::run(legalize::run(design, model)?);
     let stages = map::stages(design, &g)?;
     let alloc = allocate::run_with(design, &g, false);
     let h = g.unit.h as usize;
     let chains: Vec<Vec<Range<usize>>> = (0..h).map(|r| chain_rows(&g, r, h)).collect();
+    let mut reports = Vec::new();
+    let mut shares = Vec::new();
+    let mut layers: Vec<LayerReport> = g
+        .nodes
+        .iter()
+        .map(|n| LayerReport {
+            name: n.name.clone(),
+            op: n.op.name().to_string(),
+            datatype: g.unit.datatype.precisions[n.prec].name(),
+            macs: n.macs,
+            instructions: 0,
+            beats: 0,
+            estimated_cycles: 0,
+        })
+        .collect();
+    for st in &stages {
+        let branch = &design.branches[st.branch];
+        let unit = &branch.units[st.unit];
+        let gs = Graph {
+            unit: unit.clone(),
+            ..g.clone()
+        };
+        let tiling = tile::run(design, &gs, &alloc).map_err(|e| in_unit(e, &branch.name, unit))?;
+        let mut report = StageReport {
+            branch: branch.name.clone(),
+            unit: unit.name.clone(),
+            engines: Vec::new(),
+            layers: st.nodes.iter().map(|&i| g.nodes[i].name.clone()).collect(),
+            rows: Vec::new(),
+            estimated_cycles: 0,
+            beats: 0,
+        };
+        let mut share = Vec::new();
+        for (r, chain) in chains.iter().enumerate() {
+            let e = engine_of(design, st.branch, st.unit, r);
+            let rows: Vec<Range<usize>> = (0..g.nodes.len())
+                .map(|i| {
+                    if st.nodes.contains(&i) {
+                        chain[i].clone()
+                    } else {
+                        0..0
+                    }
+                })
+                .collect();
+            let steps = schedule::run_rows(design, &gs, &alloc, &tiling, &rows);
+            let est = estimate::run(design, &gs, &alloc, &steps);
+            for (l, x) in layers.iter_mut().zip(&est) {
+                l.estimated_cycles = l.estimated_cycles.max(x.estimated_cycles);
+                l.instructions += x.instructions;
+                l.beats += x.beats;
+            }
+            report.estimated_cycles = report
+                .estimated_cycles
+                .max(est.iter().map(|l| l.estimated_cycles).sum());
+            report.beats += est.iter().map(|l| l.beats).sum::<u64>();
+            report.engines.push(e);
+            report.rows.push(
+                st.nodes
+                    .iter()
+                    .filter(|&&i| !rows[i].is_empty())
+                    .map(|&i| (g.nodes[i].name.clone(), rows[i].start, rows[i].end))
+                    .collect(),
+            );
+            share.push((e, steps));
+        }
+        reports.push(report);
+        shares.push(share);
+    }
+    Ok(Plan {
+        g,
+        alloc,
+        stages,
+        shares,
+        reports,
+        layers,
+    })
+}
+
+/// The estimate of an elastic run, per frame in steady state, from the same mapping and
+/// schedule `compile` emits (no program is built, so it also covers models whose programs
+/// would not fit the instruction memory).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Estimate {
+    pub stages: Vec<StageReport>,
+    pub layers: Vec<LayerReport>,
+    pub macs_per_frame: u64,
+    /// The slowest stage's cycles (each engine alone with the memory port).
+    pub compute_cycles: u64,
+    /// Beats every engine together moves per frame, and the cycles the one memory port
+    /// needs for them at `memory.bytes_per_cycle`.
+    pub beats: u64,
+    pub memory_cycles: u64,
+    /// The larger of the two: the frame interval.
+    pub cycles_per_frame: u64,
+    pub frames_per_second: f64,
+    /// MACs done per cycle over the MACs per cycle of every PE.
+    pub efficiency: f64,
+    pub pes: u64,
+}
+
+/// Estimate the elastic run of `model` on `design` (see [`Estimate`]).
+pub fn estimate(design: &Design, model: &Model) -> Result<Estimate, CompileError> {
+    let p = plan(design, model)?;
+    let compute = p
+        .reports
+        .iter()
+        .map(|s| s.estimated_cycles)
+        .max()
+        .unwrap_or(0);
+    let beats: u64 = p.reports.iter().map(|s| s.beats).sum();
+    let bytes = u64::from(design.memory.data_width_bits / 8);
+    let memory = (beats * bytes).div_ceil(u64::from(design.memory.bytes_per_cycle.max(1)));
+    let cycles = compute.max(memory).max(1);
+    let macs: u64 = p.layers.iter().map(|l| l.macs).sum();
+    let pes: u64 = design
+        .cores()
+        .iter()
+        .map(|(_, u, _)| u64::from(u.cpf * u.kpf))
+        .sum();
+    Ok(Estimate {
+        stages: p.reports,
+        layers: p.layers,
+        macs_per_frame: macs,
+        compute_cycles: compute,
+        beats,
+        memory_cycles: memory,
+        cycles_per_frame: cycles,
+        frames_per_second: f64::from(design.control.clock_mhz) * 1e6 / cycles as f64,
+        efficiency: macs as f64 / (cycles * pes) as f64,
+        pes,
+    })
+}
+
+/// Compile `model` for every engine of the elastic `design`, for as many frames as the
+/// largest `batch` of the branches that run layers.
+pub fn compile(design: &Design, model: &Model) -> Result<Program, CompileError> {
+    compile_frames(design, model, 0)
+}
+
+/// As [`compile`], for `frames` frames (0: the largest batch of the branches that run
+/// layers).
+pub fn compile_frames(
+    design: &Design,
+    model: &Model,
+    frames: usize,
+) -> Result<Program, CompileError> {
+    let Plan {
+        g,
+        alloc,
+        stages,
+        shares,
+        reports,
+        layers,
+    } = plan(design, model)?;
+    let frames = match frames {
+        0 => stages
+            .iter()
+            .map(|s| design.branches[s.branch].batch as usize)
+            .max()
+            .unwrap_or(1),
+        f => f,
+    };
     let act_size = alloc.inputs_end + (alloc.end - alloc.activations);
     let end = alloc.end + (frames as u64 - 1) * act_size;
     let addressable = 1u64 << crate::isa::EXT_ADDR_BITS;
@@ -124,17 +291,10 @@ pub fn compile_frames(
     };
     let cores = design.cores();
     let links = design.links();
-    let engine_of = |b: usize, u: usize, r: usize| {
-        let (bn, un) = (&design.branches[b].name, &design.branches[b].units[u].name);
-        cores
-            .iter()
-            .position(|(cb, cu, cr)| cb.name == *bn && cu.name == *un && *cr as usize == r)
-            .expect("engine exists")
-    };
     let mut active = vec![false; cores.len()];
-    for st in &stages {
-        for r in 0..h {
-            active[engine_of(st.branch, st.unit, r)] = true;
+    for share in &shares {
+        for (e, _) in share {
+            active[*e] = true;
         }
     }
     // A frame's token arrives from an active upstream engine, and leaves an active engine
@@ -149,50 +309,11 @@ pub fn compile_frames(
             *p = encode::run(design, sync::run(drain, design.control.queue_depth).instrs)?;
         }
     }
-    let mut reports = Vec::new();
-    let mut layer_cycles = vec![0u64; g.nodes.len()];
-    for st in &stages {
+    for (st, share) in stages.iter().zip(&shares) {
         let branch = &design.branches[st.branch];
         let unit = &branch.units[st.unit];
-        let gs = Graph {
-            unit: unit.clone(),
-            ..g.clone()
-        };
-        let tiling = tile::run(design, &gs, &alloc).map_err(|e| in_unit(e, &branch.name, unit))?;
-        let mut report = StageReport {
-            branch: branch.name.clone(),
-            unit: unit.name.clone(),
-            engines: Vec::new(),
-            layers: st.nodes.iter().map(|&i| g.nodes[i].name.clone()).collect(),
-            rows: Vec::new(),
-            estimated_cycles: 0,
-        };
-        for (r, chain) in chains.iter().enumerate() {
-            let e = engine_of(st.branch, st.unit, r);
-            let rows: Vec<Range<usize>> = (0..g.nodes.len())
-                .map(|i| {
-                    if st.nodes.contains(&i) {
-                        chain[i].clone()
-                    } else {
-                        0..0
-                    }
-                })
-                .collect();
-            let steps = schedule::run_rows(design, &gs, &alloc, &tiling, &rows);
-            let est = estimate::run(design, &gs, &alloc, &steps);
-            for (i, l) in est.iter().enumerate() {
-                layer_cycles[i] = layer_cycles[i].max(l.estimated_cycles);
-            }
-            let cycles: u64 = est.iter().map(|l| l.estimated_cycles).sum();
-            report.estimated_cycles = report.estimated_cycles.max(cycles);
-            report.engines.push(e);
-            report.rows.push(
-                st.nodes
-                    .iter()
-                    .filter(|&&i| !rows[i].is_empty())
-                    .map(|&i| (g.nodes[i].name.clone(), rows[i].start, rows[i].end))
-                    .collect(),
-            );
+        for (e, steps) in share {
+            let e = *e;
             let first = st.nodes[0];
             let mut all = Vec::new();
             for f in 0..frames {
@@ -208,7 +329,6 @@ pub fn compile_frames(
             let synced = sync::run(all, design.control.queue_depth);
             programs[e] = encode::run(design, synced.instrs)?;
         }
-        reports.push(report);
     }
     let mut dmem = encode::memory_image(design, model, &g, &alloc);
     let mut grown = crate::interp::Memory::new(design.memory.data_width_bits, end as usize);
@@ -231,19 +351,7 @@ pub fn compile_frames(
             });
         }
     }
-    let layers = g
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| LayerReport {
-            name: n.name.clone(),
-            op: n.op.name().to_string(),
-            datatype: g.unit.datatype.precisions[n.prec].name(),
-            macs: n.macs,
-            instructions: 0,
-            estimated_cycles: layer_cycles[i],
-        })
-        .collect::<Vec<_>>();
+
     Ok(Program {
         design_hash: design.hash(),
         instrs: programs[0].clone(),

@@ -73,6 +73,7 @@ pub fn run(
             datatype: u.datatype.get(n.prec).name(),
             macs: n.macs,
             instructions: count,
+            beats,
             estimated_cycles: compute.max(memory).max(vector) + fill,
         });
     }
