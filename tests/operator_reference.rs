@@ -209,3 +209,35 @@ fn conv_transpose_matches_onnx_runtime() {
         }
     }
 }
+
+/// Concat of three int8 tensors of 5, 8 and 3 channels (model inputs, written with `.npy`
+/// data) equals ONNX Runtime's Concat along the channels.
+#[test]
+fn concat_matches_onnx_runtime() {
+    if !have_onnxruntime() {
+        return;
+    }
+    let mut rng = Rng::new(77);
+    let dir = tempfile::tempdir().unwrap();
+    let (h, w) = (3, 4);
+    let channels = [5usize, 8, 3];
+    let mut toml = String::from("name = \"cat\"\n");
+    for (i, c) in channels.iter().enumerate() {
+        let x: Vec<i64> = (0..h * w * c).map(|_| rng.range(-128, 127)).collect();
+        write_i64(&dir.path().join(format!("x{i}.npy")), &[h, w, *c], &x).unwrap();
+        toml.push_str(&format!(
+            "[[input]]\nname = \"x{i}\"\nshape = [{h}, {w}, {c}]\ndata = \"x{i}.npy\"\n"
+        ));
+    }
+    toml.push_str(
+        "[[layer]]\nname = \"cat\"\nop = \"concat\"\ninputs = [\"x0\", \"x1\", \"x2\"]\n",
+    );
+    let path = dir.path().join("model.toml");
+    std::fs::write(&path, toml).unwrap();
+    let model = hwgen::model::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let got = hwgen::golden::run(&model, 8)["cat"].data.clone();
+    let out = run_reference("onnx_concat.py", &[&dir.path().to_string_lossy(), "3"], "");
+    let want: Vec<i64> = out.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(got.len(), h * w * 16);
+    assert_eq!(got, want);
+}
