@@ -199,6 +199,23 @@ impl std::fmt::Display for OutputError {
 
 impl std::error::Error for OutputError {}
 
+/// Write one file so that `path` holds either its old contents or all of `contents`, even
+/// if the process is killed: a temporary file beside it (removed on failure), then a rename.
+pub fn write_file_atomic(path: &Path, contents: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".hwgen-write-")
+        .tempfile_in(dir)?;
+    tmp.write_all(contents.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

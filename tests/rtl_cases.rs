@@ -162,7 +162,15 @@ fn lockstep_agrees_and_names_the_first_differing_instruction() {
     let model = hwgen::model::load(&repo().join("rtl-tests/cases/residual_block.toml")).unwrap();
     let program = hwgen::compiler::compile(&design, &model).unwrap();
     let expected = hwgen::verify::expected(&design, &model, &program);
-    let exe = hwgen::sim::run::build_with(&design, &sim_cache(), false, true).unwrap();
+    let exe = hwgen::sim::run::build_with(
+        &design,
+        &sim_cache(),
+        hwgen::sim::run::Instrument {
+            lockstep: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let (r, div) = hwgen::sim::run::lockstep(&design, &exe, &program, &expected, 20, 3).unwrap();
     assert!(r.matched);
     assert_eq!(div, None, "the RTL diverged from the interpreter");
@@ -223,7 +231,15 @@ fn lockstep_agrees_on_a_mixed_precision_model() {
     let model = hwgen::model::load(&repo().join("models/sample_mixed.toml")).unwrap();
     let program = hwgen::compiler::compile(&design, &model).unwrap();
     let expected = hwgen::verify::expected(&design, &model, &program);
-    let exe = hwgen::sim::run::build_with(&design, &sim_cache(), false, true).unwrap();
+    let exe = hwgen::sim::run::build_with(
+        &design,
+        &sim_cache(),
+        hwgen::sim::run::Instrument {
+            lockstep: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let (r, div) = hwgen::sim::run::lockstep(&design, &exe, &program, &expected, 20, 5).unwrap();
     assert!(
         r.matched,

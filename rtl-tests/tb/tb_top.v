@@ -16,6 +16,9 @@
 //                    busy", per semaphore "SEM s count", "FETCH pc fetching" and
 //                    "MEMPORT valid ready write addr reads_in_flight"
 // Memory bandwidth is limited to BYTES_PER_CYCLE by a token bucket.
+// Built with +define+HWGEN_TIMELINE (and the generated tb_timeline.v), +timeline=FILE logs
+// every engine's queue starts ("P cycle engine head_pop") and executor busy changes ("B
+// cycle engine busy"), four bits each, queue 0 least significant.
 // Built with +define+HWGEN_LOCKSTEP and HWGEN_CORE0 (the hierarchical path of engine 0),
 // +writes=FILE logs every scratchpad row engine 0 writes, for lock-step comparison with the
 // ISA interpreter: "L buffer row data" (load unit), "C row data" (matmul results),
@@ -203,6 +206,12 @@ module tb #(
   always @(posedge clk_i) begin
     for (q = 0; q < 4; q = q + 1) if (`HWGEN_CORE0.head_pop[q]) started[q] = started[q] + 1;
   end
+`endif
+
+`ifdef HWGEN_TIMELINE
+  // Every engine's instruction starts and executor busy changes, for `hwgen sim --timeline`
+  // (the module is generated per Design: tb_timeline.v).
+  tb_timeline #(.PATH_CHARS(PATH_CHARS)) u_timeline (.clk_i(clk_i));
 `endif
 
 `ifdef HWGEN_LOCKSTEP

@@ -28,6 +28,11 @@ pub struct Args {
     /// name the first instruction that differs.
     #[arg(long)]
     pub lockstep: bool,
+    /// Write every engine's instructions, as the RTL ran them, to FILE as a Chrome/Perfetto
+    /// trace (one track per engine queue, one slice per instruction; open it in
+    /// ui.perfetto.dev). Uses a separately verilated model.
+    #[arg(long, value_name = "FILE")]
+    pub timeline: Option<PathBuf>,
     /// Stop the simulation after N cycles (default 50,000,000). A hang is reported long
     /// before, once no queue has made progress for a bound derived from the design.
     #[arg(long, value_name = "N")]
@@ -62,10 +67,20 @@ fn simulate(args: Args) -> Result<()> {
             cache.display()
         );
     }
-    if args.lockstep && args.trace.is_some() {
-        bail!("use --lockstep and --trace in separate runs");
+    if [args.lockstep, args.trace.is_some(), args.timeline.is_some()]
+        .iter()
+        .filter(|x| **x)
+        .count()
+        > 1
+    {
+        bail!("use --lockstep, --trace and --timeline in separate runs (each needs its own verilated model)");
     }
-    let exe = hwgen::sim::run::build_with(&design, &cache, args.trace.is_some(), args.lockstep)?;
+    let with = hwgen::sim::run::Instrument {
+        trace: args.trace.is_some(),
+        lockstep: args.lockstep,
+        timeline: args.timeline.is_some(),
+    };
+    let exe = hwgen::sim::run::build_with(&design, &cache, with)?;
     if args.lockstep {
         let (r, div) = hwgen::sim::run::lockstep(
             &design,
@@ -90,14 +105,36 @@ fn simulate(args: Args) -> Result<()> {
         return Ok(());
     }
     let trace = args.trace.as_ref().map(std::path::absolute).transpose()?;
+    // The monitor's log goes to a private temporary file; the trace is written from it.
+    let log_dir = tempfile::tempdir()?;
+    let log = log_dir.path().join("timeline.log");
     let opts = hwgen::sim::run::RunOptions {
         stall_pct: args.stall_pct,
         seed: args.seed,
         trace: trace.as_deref(),
         writes: None,
+        timeline: args.timeline.as_ref().map(|_| log.as_path()),
         max_cycles: args.max_cycles,
     };
     let r = hwgen::sim::run::run_with(&design, &exe, &program, &expected, &opts)?;
+    if let Some(out) = &args.timeline {
+        let text = std::fs::read_to_string(&log)?;
+        let slices = hwgen::sim::timeline::slices(&program, &text);
+        let json = hwgen::sim::timeline::chrome_trace(&design, &program, &slices);
+        hwgen::filemap::write_file_atomic(out, &json).map_err(|e| {
+            anyhow::anyhow!(
+                "error: cannot write the timeline {}: {e}\n  fix:  name a file in a directory you can write",
+                out.display()
+            )
+        })?;
+        if !args.json {
+            eprintln!(
+                "hwgen sim: timeline of {} instructions written to {} (open it in ui.perfetto.dev)",
+                slices.len(),
+                out.display()
+            );
+        }
+    }
     if let Some(e) = &program.elastic {
         // Steady state: the cycles a frame adds once the pipeline is full, from a second
         // run of one frame.

@@ -2,4 +2,5 @@
 
 pub mod run;
 pub mod stall;
+pub mod timeline;
 pub mod verilator;

@@ -56,16 +56,27 @@ pub fn default_cache() -> PathBuf {
 /// Emit the Design's RTL and the testbench under `cache/<design hash>-<RTL hash>/` and
 /// verilate (once). The RTL hash keeps a model built by an older hwgen from being reused.
 pub fn build(design: &Design, cache: &Path) -> Result<PathBuf, SimError> {
-    build_with(design, cache, false, false)
+    build_with(design, cache, Instrument::default())
 }
 
-/// As [`build`], optionally with FST waveform support and with the lock-step write log.
-pub fn build_with(
-    design: &Design,
-    cache: &Path,
-    trace: bool,
-    lockstep: bool,
-) -> Result<PathBuf, SimError> {
+/// What a model is built with besides the run itself (each a separate model in the cache).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Instrument {
+    /// FST waveform support (`+trace=FILE`).
+    pub trace: bool,
+    /// The lock-step log of engine 0's scratchpad writes (`+writes=FILE`).
+    pub lockstep: bool,
+    /// Every engine's instruction starts and executor activity (`+timeline=FILE`).
+    pub timeline: bool,
+}
+
+/// As [`build`], with the instrumentation `with` asks for.
+pub fn build_with(design: &Design, cache: &Path, with: Instrument) -> Result<PathBuf, SimError> {
+    let Instrument {
+        trace,
+        lockstep,
+        timeline,
+    } = with;
     let files = crate::rtl::emit(design);
     let mut text = String::new();
     for (p, c) in files.iter() {
@@ -110,6 +121,14 @@ pub fn build_with(
         .map(|l| rtl.join(l))
         .collect();
     sources.push(tb);
+    if timeline {
+        let path = dir.join("tb/tb_timeline.v");
+        let text = super::timeline::monitor(design);
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            std::fs::write(&path, text)?;
+        }
+        sources.push(path);
+    }
     let cores = design.cores().len() as u64;
     let model = Model {
         top: "tb".into(),
@@ -152,6 +171,9 @@ pub fn build_with(
             ));
             if lockstep {
                 d.push("HWGEN_LOCKSTEP".to_string());
+            }
+            if timeline {
+                d.push("HWGEN_TIMELINE".to_string());
             }
             d
         },
@@ -259,6 +281,8 @@ pub struct RunOptions<'a> {
     pub trace: Option<&'a Path>,
     /// Log engine 0's scratchpad writes (the model must be built for lock-step).
     pub writes: Option<&'a Path>,
+    /// Log every engine's instruction starts (the model must be built with the timeline).
+    pub timeline: Option<&'a Path>,
     /// Stop after this many cycles (default [`MAX_CYCLES`]); a hang is caught much earlier
     /// by the stall bound (`stall::limit`).
     pub max_cycles: Option<u64>,
@@ -335,6 +359,7 @@ pub fn run_with(
             format!("+stall_limit={stall_limit}"),
             path_arg("trace", opts.trace),
             path_arg("writes", opts.writes),
+            path_arg("timeline", opts.timeline),
         ],
     )
     .map_err(|e| match e {
