@@ -10,13 +10,7 @@ use std::path::Path;
 /// the golden model's (`hwgen::verify::compare`, keyed on the output's format), and not
 /// constant.
 pub fn check(config: &str, model_src: &str) -> hwgen::compiler::Program {
-    let design = hwgen::config::load(Path::new(config)).unwrap();
-    let model = hwgen::model::parse_str(model_src, "test.toml", Path::new("."))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let program = hwgen::compiler::compile(&design, &model).unwrap_or_else(|e| panic!("{e}"));
-    let expected = hwgen::verify::expected(&design, &model, &program);
-    let mem = hwgen::verify::interpret(&design, &program).unwrap_or_else(|e| panic!("{e}"));
-    let c = hwgen::verify::compare(&program, &expected, &mem);
+    let (program, expected, c) = common::interpreted(config, model_src);
     assert!(
         c.matched(),
         "{} {} of the output differ from the golden model",

@@ -2,6 +2,8 @@
 //! its share, the stream links carry the hand-off tokens, and every frame's output equals
 //! the golden model's, bit for bit.
 
+mod common;
+
 use hwgen::compiler::passes::encode::read_tensor;
 use hwgen::compiler::Program;
 use hwgen::isa::Op;
@@ -10,13 +12,7 @@ use std::path::Path;
 /// Compile for an elastic config and run every engine on the interpreter; the output of
 /// every frame must be the golden model's (for that frame's input).
 fn check(config: &str, model_src: &str) -> Program {
-    let design = hwgen::config::load(Path::new(config)).unwrap();
-    let model = hwgen::model::parse_str(model_src, "test.toml", Path::new("."))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let program = hwgen::compiler::compile(&design, &model).unwrap_or_else(|e| panic!("{e}"));
-    let expected = hwgen::verify::expected(&design, &model, &program);
-    let mem = hwgen::verify::interpret(&design, &program).unwrap_or_else(|e| panic!("{e}"));
-    let c = hwgen::verify::compare(&program, &expected, &mem);
+    let (program, expected, c) = common::interpreted(config, model_src);
     assert!(c.matched(), "{} {} differ", c.differing, c.unit);
     // Guard against a degenerate case: the outputs must vary (not saturated or all zero).
     for out in &program.outputs {

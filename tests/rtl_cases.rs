@@ -150,6 +150,39 @@ fn testbench_refuses_a_program_for_another_design() {
     );
 }
 
+/// Compile `model` for `config` (paths under the repository) and run it in lock-step with
+/// the interpreter under 20% back-pressure with stall seed `seed`.
+fn lockstep_run(config: &str, model: &str, seed: u64) -> Lockstep {
+    let design = hwgen::config::load(&repo().join(config)).unwrap();
+    let model = hwgen::model::load(&repo().join(model)).unwrap();
+    let program = hwgen::compiler::compile(&design, &model).unwrap();
+    let expected = hwgen::verify::expected(&design, &model, &program);
+    let with = hwgen::sim::run::Instrument {
+        lockstep: true,
+        ..Default::default()
+    };
+    let exe = hwgen::sim::run::build_with(&design, &sim_cache(), with).unwrap();
+    let (r, div) = hwgen::sim::run::lockstep(&design, &exe, &program, &expected, 20, seed).unwrap();
+    Lockstep {
+        design,
+        program,
+        expected,
+        exe,
+        r,
+        div,
+    }
+}
+
+/// A lock-step run and what it ran.
+struct Lockstep {
+    design: hwgen::design::Design,
+    program: hwgen::compiler::Program,
+    expected: hwgen::interp::Memory,
+    exe: std::path::PathBuf,
+    r: hwgen::sim::run::SimResult,
+    div: Option<hwgen::sim::run::Divergence>,
+}
+
 #[test]
 fn lockstep_agrees_and_names_the_first_differing_instruction() {
     if !have_tool(
@@ -158,20 +191,18 @@ fn lockstep_agrees_and_names_the_first_differing_instruction() {
     ) {
         return;
     }
-    let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
-    let model = hwgen::model::load(&repo().join("rtl-tests/cases/residual_block.toml")).unwrap();
-    let program = hwgen::compiler::compile(&design, &model).unwrap();
-    let expected = hwgen::verify::expected(&design, &model, &program);
-    let exe = hwgen::sim::run::build_with(
-        &design,
-        &sim_cache(),
-        hwgen::sim::run::Instrument {
-            lockstep: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let (r, div) = hwgen::sim::run::lockstep(&design, &exe, &program, &expected, 20, 3).unwrap();
+    let Lockstep {
+        design,
+        program,
+        expected,
+        exe,
+        r,
+        div,
+    } = lockstep_run(
+        "configs/8x8_int8.toml",
+        "rtl-tests/cases/residual_block.toml",
+        3,
+    );
     assert!(r.matched);
     assert_eq!(div, None, "the RTL diverged from the interpreter");
 
@@ -227,20 +258,11 @@ fn lockstep_agrees_on_a_mixed_precision_model() {
     if !have_tool("verilator", "lockstep_agrees_on_a_mixed_precision_model") {
         return;
     }
-    let design = hwgen::config::load(&repo().join("configs/16x16_int8_mxint8.toml")).unwrap();
-    let model = hwgen::model::load(&repo().join("models/sample_mixed.toml")).unwrap();
-    let program = hwgen::compiler::compile(&design, &model).unwrap();
-    let expected = hwgen::verify::expected(&design, &model, &program);
-    let exe = hwgen::sim::run::build_with(
-        &design,
-        &sim_cache(),
-        hwgen::sim::run::Instrument {
-            lockstep: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let (r, div) = hwgen::sim::run::lockstep(&design, &exe, &program, &expected, 20, 5).unwrap();
+    let Lockstep { r, div, .. } = lockstep_run(
+        "configs/16x16_int8_mxint8.toml",
+        "models/sample_mixed.toml",
+        5,
+    );
     assert!(
         r.matched,
         "{} {} differ from the golden model",

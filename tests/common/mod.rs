@@ -277,3 +277,24 @@ pub fn run_reference(script: &str, args: &[&str], input: &str) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// Compile `model_src` (model TOML text) for the config at `config` and run it on the ISA
+/// interpreter (every engine): the program, the golden model's memory and the
+/// interpreter's, and how their outputs compare.
+pub fn interpreted(
+    config: &str,
+    model_src: &str,
+) -> (
+    hwgen::compiler::Program,
+    hwgen::interp::Memory,
+    hwgen::verify::Comparison,
+) {
+    let design = hwgen::config::load(std::path::Path::new(config)).unwrap();
+    let model = hwgen::model::parse_str(model_src, "test.toml", std::path::Path::new("."))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let program = hwgen::compiler::compile(&design, &model).unwrap_or_else(|e| panic!("{e}"));
+    let expected = hwgen::verify::expected(&design, &model, &program);
+    let mem = hwgen::verify::interpret(&design, &program).unwrap_or_else(|e| panic!("{e}"));
+    let c = hwgen::verify::compare(&program, &expected, &mem);
+    (program, expected, c)
+}
