@@ -136,3 +136,22 @@ fn units_with_another_array_shape_are_refused() {
     let e = hwgen::compiler::compile(&design, &model).unwrap_err();
     assert!(e.rule.contains("unit texture.up2 is 8x16"), "{e}");
 }
+/// A concat stored in place, on replicas: the rows a replica needs of the concat are the
+/// rows it computes of every operand (found by the model fuzzer: without that, the operands'
+/// layers computed nothing on an elastic design).
+#[test]
+fn concat_in_place_across_stages_and_replicas() {
+    let p = check(
+        "rtl-tests/configs/elastic_2stage_h2_int8.toml",
+        include_str!("../rtl-tests/cases/branches_concat.toml"),
+    );
+    let e = p.elastic.as_ref().unwrap();
+    let computed: Vec<&str> = e
+        .stages
+        .iter()
+        .flat_map(|s| s.rows.iter().flatten().map(|(l, _, _)| l.as_str()))
+        .collect();
+    for layer in ["geo", "tex", "tex2", "warp", "mix"] {
+        assert!(computed.contains(&layer), "{layer} computes no rows");
+    }
+}

@@ -143,7 +143,7 @@ fn random_model(rng: &mut Rng, seed: u64, branches: usize) -> (String, Vec<Optio
             format!("t{i}")
         };
         // Sometimes an in-place concat of the last two 8-channel tensors first.
-        if i + 1 == tail && c == 8 && chain.len() >= 2 && rng.range(0, 2) == 0 {
+        if i == 0 && c == 8 && chain.len() >= 2 && rng.range(0, 1) == 0 {
             let (a, ac, asz) = chain[chain.len() - 2].clone();
             if ac == 8 && asz == size {
                 let _ = writeln!(

@@ -93,7 +93,12 @@ const VALUES: &[&str] = &[
     "\"avgpool\"",
     "\"add\"",
     "\"upsample\"",
+    "\"concat\"",
     "\"input\"",
+    "[\"input\", \"input\"]",
+    "[\"nothing\"]",
+    "\"main.core\"",
+    "\"trunk.stem\"",
     "\"x.npy\"",
     "[]",
     "[0, 0, 0]",
@@ -159,6 +164,11 @@ const KEYS: &[&str] = &[
     "untied_bias",
     "factor",
     "output_exponent",
+    "inputs",
+    "outputs",
+    "from",
+    "clock_mhz",
+    "imem_depth",
     "dilation",
 ];
 
@@ -171,6 +181,8 @@ const HEADERS: &[&str] = &[
     "[[branch]]",
     "[[branch.unit]]",
     "[input]",
+    "[[input]]",
+    "[control]",
     "[[layer]]",
     "[requant]",
 ];
@@ -332,6 +344,17 @@ impl Counts {
         }
         false
     }
+    /// A failure found after the input was accepted, with the input kept for replay.
+    fn fail(&mut self, input: &Path, what: String) {
+        let keep = std::env::temp_dir().join(format!(
+            "hwgen-fuzz-failure-{}-{}.toml",
+            std::process::id(),
+            self.failures.len()
+        ));
+        let _ = std::fs::copy(input, &keep);
+        self.failures
+            .push(format!("{what} (input kept as {})", keep.display()));
+    }
     fn report(&self, kind: &str, n: u64) {
         eprintln!(
             "fuzz {kind}: {n} cases, {} accepted ({} checked further), {} refused with rule and fix, {} failures",
@@ -442,7 +465,10 @@ fn lint_size_ok(out: &Path) -> bool {
 
 /// The config a model seed is compiled for.
 fn config_for(src: &str) -> &'static str {
-    if src.contains("mxint4") {
+    if src.contains("elastic") || src.contains("outputs") {
+        // Multi-engine: several units, two replicas, two frames.
+        "rtl-tests/configs/elastic_2stage_h2_int8.toml"
+    } else if src.contains("mxint4") {
         "configs/32x32_mxint4.toml"
     } else if src.contains("mixed") || src.contains("auto") {
         "configs/16x16_int8_mxint8.toml"
@@ -514,7 +540,7 @@ fn fuzz_models() {
         if counts.accepted % 4 == 1 {
             counts.checked += 1;
             if let Err(e) = interpreter_matches_golden(config, &file) {
-                counts.failures.push(format!("{}: {e}", file.display()));
+                counts.fail(&file, format!("{config}: {e}"));
             }
         }
         std::fs::remove_dir_all(&out).unwrap();

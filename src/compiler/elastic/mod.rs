@@ -470,6 +470,13 @@ fn chain_rows(g: &Graph, r: usize, h: usize) -> Vec<Range<usize>> {
         }
         let e = need.entry(t.to_string()).or_insert(rows.clone());
         *e = e.start.min(rows.start)..e.end.max(rows.end);
+        // The rows of a concat in place are its operands' rows.
+        if let Some(c) = g.concats.iter().find(|c| c.name == t) {
+            for i in &c.inputs {
+                let e = need.entry(i.clone()).or_insert(rows.clone());
+                *e = e.start.min(rows.start)..e.end.max(rows.end);
+            }
+        }
     };
     for o in &g.outputs {
         let oh = g.shape_of(o)[0];
