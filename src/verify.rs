@@ -77,7 +77,7 @@ pub fn interpret(design: &Design, program: &Program) -> Result<Memory, InterpErr
     let mut mem = program.dmem.clone();
     match &program.elastic {
         Some(e) => {
-            crate::interp::run_system(design, &e.programs, &mut mem)?;
+            crate::interp::run_system(design, &e.programs, &mut mem, None)?;
         }
         None => Engine::new(design, design.cores()[0].1).run(&program.instrs, &mut mem)?,
     }

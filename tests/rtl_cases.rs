@@ -270,3 +270,20 @@ fn lockstep_agrees_on_a_mixed_precision_model() {
     );
     assert_eq!(div, None, "the RTL diverged from the interpreter");
 }
+
+/// On an elastic design, engine 0's scratchpad writes equal the interpreter's running every
+/// engine (engine 0 is the first stage's first replica; its token stores wait for FIFO
+/// room the others make).
+#[test]
+fn lockstep_agrees_on_an_elastic_design() {
+    if !have_tool("verilator", "lockstep_agrees_on_an_elastic_design") {
+        return;
+    }
+    let Lockstep { r, div, .. } = lockstep_run(
+        "rtl-tests/configs/elastic_2stage_h2_int8.toml",
+        "rtl-tests/cases/elastic_chain.toml",
+        7,
+    );
+    assert!(r.matched);
+    assert_eq!(div, None, "the RTL diverged from the interpreter");
+}

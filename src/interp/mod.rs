@@ -315,7 +315,8 @@ impl<'p> Queues<'p> {
 
 /// Run every engine of a Design on its own program (`programs[i]` for engine i, as
 /// `Design::cores` orders them), all sharing `mem`, with the stream links between them
-/// (`Design::links`).
+/// (`Design::links`). With `record = Some(e)`, engine e logs every scratchpad row it writes
+/// (`Engine::writes`, for lock-step comparison with the RTL).
 /// Engines advance in turn, each starting what it can; a stream load starts when its beats
 /// are in the FIFO and a stream store when they fit. A state in which no engine can start
 /// anything is a deadlock, reported per engine.
@@ -323,6 +324,7 @@ pub fn run_system(
     design: &Design,
     programs: &[Vec<Instr>],
     mem: &mut Memory,
+    record: Option<usize>,
 ) -> Result<Vec<Engine>, InterpError> {
     let cores = design.cores();
     let links = design.links();
@@ -330,6 +332,9 @@ pub fn run_system(
         .iter()
         .map(|(_, u, _)| Engine::new(design, u))
         .collect();
+    if let Some(e) = record {
+        engines[e].writes = Some(Vec::new());
+    }
     let mut sems: Vec<Semaphores> = cores.iter().map(|_| Semaphores::new()).collect();
     let mut queues = programs
         .iter()

@@ -430,17 +430,29 @@ pub fn lockstep(
         ..RunOptions::default()
     };
     let result = run_with(design, exe, program, expected, &opts)?;
-    let unit = &design.branches[0].units[0];
-    let mut engine = crate::interp::Engine::new(design, unit);
-    engine.writes = Some(Vec::new());
+    // Engine 0's writes; on an elastic design with every engine running (its data may come
+    // from the others, in the order their tokens allow).
+    let interp_failed = |e: crate::interp::InterpError| SimError::Failed {
+        what: "the ISA interpreter".into(),
+        log: e.to_string(),
+    };
     let mut mem = program.dmem.clone();
-    engine
-        .run(&program.instrs, &mut mem)
-        .map_err(|e| SimError::Failed {
-            what: "the ISA interpreter".into(),
-            log: e.to_string(),
-        })?;
-    let expected = engine.writes.take().unwrap_or_default();
+    let expected = match &program.elastic {
+        Some(el) => {
+            let mut engines = crate::interp::run_system(design, &el.programs, &mut mem, Some(0))
+                .map_err(interp_failed)?;
+            engines[0].writes.take().unwrap_or_default()
+        }
+        None => {
+            let unit = &design.branches[0].units[0];
+            let mut engine = crate::interp::Engine::new(design, unit);
+            engine.writes = Some(Vec::new());
+            engine
+                .run(&program.instrs, &mut mem)
+                .map_err(interp_failed)?;
+            engine.writes.take().unwrap_or_default()
+        }
+    };
 
     let text = std::fs::read_to_string(&log)?;
     let div = first_divergence(design, program, &expected, &text);
