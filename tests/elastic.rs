@@ -74,7 +74,8 @@ const DECODER: &str = include_str!("../models/codec_avatar/decoder_small.toml");
 
 /// The small codec-avatar decoder on its elastic config: three branches (one per output),
 /// warp forking from texture's first unit, a concat of the two inputs, transposed
-/// convolutions with untied bias and leaky ReLU, two replicas per unit, two frames. Every
+/// convolutions with untied bias and leaky ReLU, two replicas per unit, each branch its
+/// batch of frames (geometry 1, texture and warp 2). Every
 /// engine works, and the shared up-convolution runs once, on texture (the branch with
 /// more compute of its own).
 #[test]
@@ -94,7 +95,12 @@ fn small_decoder_on_three_branches() {
     assert_eq!(on("tex1."), vec!["texture.up1"]);
     assert_eq!(on("warp1."), vec!["warp.up"]);
     assert_eq!(on("geo1."), vec!["geometry.up"]);
-    assert_eq!(p.outputs.len(), 3 * 2, "three outputs, two frames");
+    // Each branch runs its batch of frames: geometry 1, texture and warp 2.
+    let frames = |o: &str| p.outputs.iter().filter(|r| r.name == o).count();
+    assert_eq!(
+        (frames("geometry"), frames("texture"), frames("warp")),
+        (1, 2, 2)
+    );
 }
 
 /// A branch that reads another branch's layers needs a fork link from it.

@@ -266,7 +266,7 @@ fn elastic_report(
     let frames = program.frames() as u64;
     let pes: u64 = cores.iter().map(|(_, u, _)| u64::from(u.cpf * u.kpf)).sum();
     let cycles = r.cycles.max(1);
-    let efficiency = (program.macs * frames) as f64 / (cycles * pes) as f64;
+    let efficiency = program.macs_run as f64 / (cycles * pes) as f64;
     let mut t = String::new();
     let result = if r.matched {
         format!("bit-exact against the golden model ({frames} frame(s))")
@@ -339,7 +339,8 @@ fn elastic_report(
         design.control.clock_mhz
     );
     let mut branches = Vec::new();
-    for b in &design.branches {
+    for (bi, b) in design.branches.iter().enumerate() {
+        let b_frames = e.frames[bi];
         let engines: Vec<usize> = (0..cores.len())
             .filter(|&i| cores[i].0.name == b.name)
             .collect();
@@ -354,7 +355,7 @@ fn elastic_report(
         let slowest = stages.iter().max_by_key(|s| s.estimated_cycles);
         let _ = writeln!(
             t,
-            "branch:      {} ({} engines, {b_pes} PEs, batch {}, priority {}): {}; MAC-active {:.1}% of its engines' cycles",
+            "branch:      {} ({} engines, {b_pes} PEs, batch {}, {b_frames} frame(s) run, priority {}): {}; MAC-active {:.1}% of its engines' cycles",
             b.name,
             engines.len(),
             b.batch,
@@ -372,7 +373,7 @@ fn elastic_report(
             "slowest_stage": slowest.map(|s| s.unit.clone()),
             "slowest_stage_estimated_cycles": slowest.map(|s| s.estimated_cycles),
             "mac_active_fraction": util,
-            "frames": frames,
+            "frames": b_frames,
             "steady_cycles_per_frame": steady,
             "frames_per_second": fps,
         }));

@@ -136,6 +136,8 @@ pub struct Program {
     pub layers: Vec<LayerReport>,
     /// MACs of the whole network (of one frame).
     pub macs: u64,
+    /// MACs the whole program does (every frame of every branch).
+    pub macs_run: u64,
     /// For an elastic Design: every engine's program, the stage map and every frame's
     /// output (`instrs` is then engine 0's program).
     pub elastic: Option<elastic::Elastic>,
@@ -178,7 +180,7 @@ impl Program {
                 u64::from(u.cpf * u.kpf)
             }
         };
-        (self.macs * self.frames() as u64).div_ceil(pes)
+        self.macs_run.div_ceil(pes)
     }
 
     /// Every engine's program (one for a single engine).

@@ -15,7 +15,8 @@
 //!   is in order and a beat leaves only after the previous write was accepted, so the token
 //!   follows the frame's data (for a memory that commits a write when it accepts it, as the
 //!   testbench's does), and the FIFO's depth bounds how many frames a stage runs ahead.
-//! - **Frames.** The frames run back to back; each engine's program is its stage's share of
+//! - **Frames.** Each branch runs its `batch` of frames back to back (a branch others fork
+//!   from as many as the largest of theirs); each engine's program is its stage's share of
 //!   every frame, so stage s works on frame f + 1 while stage s + 1 works on frame f.
 //! - **Estimate** (`estimate`): the same plan without programs: the slowest stage, and the
 //!   beats all engines move through the one memory port.
@@ -53,6 +54,8 @@ pub struct StageReport {
 pub struct Elastic {
     /// Every engine's program, as `Design::cores` orders the engines.
     pub programs: Vec<Vec<Instr>>,
+    /// Frames each branch runs (`Design::branches` order; 0 for a branch without layers).
+    pub frames: Vec<usize>,
     pub stages: Vec<StageReport>,
 }
 
@@ -244,14 +247,13 @@ pub fn estimate(design: &Design, model: &Model) -> Result<Estimate, CompileError
     })
 }
 
-/// Compile `model` for every engine of the elastic `design`, for as many frames as the
-/// largest `batch` of the branches that run layers.
+/// Compile `model` for every engine of the elastic `design`, each branch for its `batch`
+/// frames (a branch others fork from for as many as the largest of theirs).
 pub fn compile(design: &Design, model: &Model) -> Result<Program, CompileError> {
     compile_frames(design, model, 0)
 }
 
-/// As [`compile`], for `frames` frames (0: the largest batch of the branches that run
-/// layers).
+/// As [`compile`], every branch for `frames` frames (0: each its batch).
 pub fn compile_frames(
     design: &Design,
     model: &Model,
@@ -265,14 +267,35 @@ pub fn compile_frames(
         reports,
         layers,
     } = plan(design, model)?;
-    let frames = match frames {
-        0 => stages
+    // Frames per branch: its batch (or `frames` for all), raised to the frames of every
+    // branch that forks from it (its shared layers must exist for each of theirs). Forks
+    // come from earlier branches, so one backward sweep covers chains of forks.
+    let branch_of = |name: &str| {
+        design
+            .branches
             .iter()
-            .map(|s| design.branches[s.branch].batch as usize)
-            .max()
-            .unwrap_or(1),
-        f => f,
+            .position(|b| b.name == name)
+            .expect("branch exists")
     };
+    let mut per_branch: Vec<usize> = design
+        .branches
+        .iter()
+        .map(|b| match frames {
+            0 => b.batch.max(1) as usize,
+            f => f,
+        })
+        .collect();
+    for b in (0..design.branches.len()).rev() {
+        if let Some((a, _)) = &design.branches[b].from {
+            let a = branch_of(a);
+            per_branch[a] = per_branch[a].max(per_branch[b]);
+        }
+    }
+    let frames = stages
+        .iter()
+        .map(|s| per_branch[s.branch])
+        .max()
+        .unwrap_or(1);
     let act_size = alloc.inputs_end + (alloc.end - alloc.activations);
     let end = alloc.end + (frames as u64 - 1) * act_size;
     let addressable = 1u64 << crate::isa::EXT_ADDR_BITS;
@@ -297,15 +320,23 @@ pub fn compile_frames(
             active[*e] = true;
         }
     }
-    // A frame's token arrives from an active upstream engine, and leaves an active engine
-    // for every engine it feeds (an idle one only drains them).
-    let gets_token = |e: usize| links.iter().any(|l| l.to == e && active[l.from]);
+    let frames_of = |e: usize| per_branch[branch_of(&cores[e].0.name)];
+    // A frame's token leaves an active engine for every engine it feeds, one per frame of
+    // its branch; the engine fed loads one before each of its own frames, and drains the
+    // rest (a fork source may run more frames than the branch it feeds; an idle engine
+    // runs none).
+    let tokens_in = |e: usize| {
+        links
+            .iter()
+            .find(|l| l.to == e && active[l.from])
+            .map_or(0, |l| frames_of(l.from))
+    };
     let sends_token = |e: usize| active[e] && links.iter().any(|l| l.from == e);
     token_beats(design, &links, &active)?;
     let mut programs = vec![vec![Instr::end()]; cores.len()];
     for (e, p) in programs.iter_mut().enumerate() {
-        if !active[e] && gets_token(e) {
-            let drain: Vec<Step> = (0..frames).map(|_| token(0, false)).collect();
+        if !active[e] && tokens_in(e) > 0 {
+            let drain: Vec<Step> = (0..tokens_in(e)).map(|_| token(0, false)).collect();
             *p = encode::run(design, sync::run(drain, design.control.queue_depth).instrs)?;
         }
     }
@@ -316,14 +347,18 @@ pub fn compile_frames(
             let e = *e;
             let first = st.nodes[0];
             let mut all = Vec::new();
-            for f in 0..frames {
-                if gets_token(e) {
+            let own = per_branch[st.branch];
+            for f in 0..own {
+                if tokens_in(e) > 0 {
                     all.push(token(first, false));
                 }
                 all.extend(steps.iter().map(|s| reloc.step(s, f)));
                 if sends_token(e) {
                     all.push(token(first, true));
                 }
+            }
+            for _ in own.min(tokens_in(e))..tokens_in(e) {
+                all.push(token(first, false));
             }
             encode::fits_imem(design, all.len() + 1).map_err(|e| in_unit(e, &branch.name, unit))?;
             let synced = sync::run(all, design.control.queue_depth);
@@ -341,15 +376,29 @@ pub fn compile_frames(
         encode::write_inputs(&mut dmem, &m, &g, &alloc, |l| reloc.layout(l, f));
     }
     let output = alloc.tensors[&g.outputs[0]].clone();
+    // Every output, for each frame of the branch that computes it.
+    let stage_of = |t: &str| {
+        stages
+            .iter()
+            .find(|s| s.nodes.iter().any(|&i| g.nodes[i].tensor() == t))
+            .expect("an output is computed")
+    };
     let mut outputs = Vec::new();
+    let mut macs_run = 0;
     for f in 0..frames {
         for o in &g.outputs {
-            outputs.push(OutputRegion {
-                name: o.clone(),
-                frame: f,
-                layout: reloc.layout(&alloc.tensors[o], f),
-            });
+            if f < per_branch[stage_of(o).branch] {
+                outputs.push(OutputRegion {
+                    name: o.clone(),
+                    frame: f,
+                    layout: reloc.layout(&alloc.tensors[o], f),
+                });
+            }
         }
+    }
+    for st in &stages {
+        let macs: u64 = st.nodes.iter().map(|&i| g.nodes[i].macs).sum();
+        macs_run += macs * per_branch[st.branch] as u64;
     }
 
     Ok(Program {
@@ -359,8 +408,18 @@ pub fn compile_frames(
         output,
         outputs,
         macs: layers.iter().map(|l| l.macs).sum(),
+        macs_run,
         layers,
         elastic: Some(Elastic {
+            frames: (0..design.branches.len())
+                .map(|b| {
+                    if stages.iter().any(|s| s.branch == b) {
+                        per_branch[b]
+                    } else {
+                        0
+                    }
+                })
+                .collect(),
             programs,
             stages: reports,
         }),

@@ -81,6 +81,7 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
             .collect(),
         layers: Vec::new(),
         macs: 0,
+        macs_run: 0,
         elastic: None,
     });
     Ok(())

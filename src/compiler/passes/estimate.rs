@@ -19,6 +19,7 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
         .as_mut()
         .expect("pass order: encode must run first");
     program.macs = layers.iter().map(|l| l.macs).sum();
+    program.macs_run = program.macs;
     program.layers = layers;
     Ok(())
 }
