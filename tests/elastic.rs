@@ -161,3 +161,16 @@ fn concat_in_place_across_stages_and_replicas() {
         assert!(computed.contains(&layer), "{layer} computes no rows");
     }
 }
+
+/// A unit whose buffers cannot hold what a layer mapped onto it needs: the error names the
+/// layer and the unit.
+#[test]
+fn a_unit_too_small_for_its_layer_is_named() {
+    let mut design = hwgen::config::load(Path::new("configs/codec_avatar_small.toml")).unwrap();
+    design.branches[1].units[1].buffers.input_depth = 16;
+    let model = hwgen::model::parse_str(DECODER, "d.toml", Path::new(".")).unwrap();
+    let e = hwgen::compiler::compile(&design, &model).unwrap_err();
+    assert_eq!(e.layer.as_deref(), Some("texture"), "{e}");
+    assert!(e.rule.starts_with("on unit texture.up2:"), "{e}");
+    assert!(e.fix.contains("input_depth"), "{e}");
+}

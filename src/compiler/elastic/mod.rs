@@ -136,7 +136,8 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
             unit: unit.clone(),
             ..g.clone()
         };
-        let tiling = tile::run(design, &gs, &alloc).map_err(|e| in_unit(e, &branch.name, unit))?;
+        let tiling = tile::run_for(design, &gs, &alloc, |i| st.nodes.contains(&i))
+            .map_err(|e| in_unit(e, &branch.name, unit))?;
         let mut report = StageReport {
             branch: branch.name.clone(),
             unit: unit.name.clone(),

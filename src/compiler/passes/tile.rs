@@ -98,7 +98,18 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
     Ok(())
 }
 
-pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, CompileError> {
+pub fn run(design: &Design, g: &Graph, alloc: &Alloc) -> Result<Vec<Tiling>, CompileError> {
+    run_for(design, g, alloc, |_| true)
+}
+
+/// As [`run`], for the nodes `mine` accepts (the stage an engine of an elastic Design runs);
+/// the others get a placeholder tiling that nothing schedules.
+pub fn run_for(
+    design: &Design,
+    g: &Graph,
+    _alloc: &Alloc,
+    mine: impl Fn(usize) -> bool,
+) -> Result<Vec<Tiling>, CompileError> {
     let bud = budget(design, g);
     if !g.unit.buffers.accumulator_double_buffer {
         return Err(CompileError::new(
@@ -115,7 +126,11 @@ pub fn run(design: &Design, g: &Graph, _alloc: &Alloc) -> Result<Vec<Tiling>, Co
         ));
     }
     let mut out = Vec::new();
-    for n in &g.nodes {
+    for (i, n) in g.nodes.iter().enumerate() {
+        if !mine(i) {
+            out.push(Tiling { th: 1, tw: 1, g: 1 });
+            continue;
+        }
         if let crate::model::Op::Upsample { factor } = n.op {
             // Whole output rows: each is one matmul that repeats every input pixel.
             let [oh, ow, _] = n.out;
