@@ -297,3 +297,88 @@ fn partition(
     out.reverse();
     Some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(name: &str) -> Unit {
+        let d = crate::config::load(std::path::Path::new("configs/8x8_int8.toml")).unwrap();
+        Unit {
+            name: name.to_string(),
+            ..d.branches[0].units[0].clone()
+        }
+    }
+
+    /// Every way to cut `n` groups into `k` contiguous non-empty stages, as cut points.
+    fn cuts(n: usize, k: usize) -> Vec<Vec<usize>> {
+        if k == 1 {
+            return vec![vec![0]];
+        }
+        let mut out = Vec::new();
+        for first in 1..=n - (k - 1) {
+            for rest in cuts(n - first, k - 1) {
+                let mut v = vec![0];
+                v.extend(rest.iter().map(|c| c + first));
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    /// The DP's largest stage cost equals the best over every contiguous cut (brute force),
+    /// with and without a fork limit, on seeded random costs; every group lands in exactly
+    /// one stage, in order.
+    #[test]
+    fn partition_is_optimal() {
+        let mut seed = 12345u64;
+        let mut rand = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        for _ in 0..300 {
+            let n = 1 + rand(7) as usize;
+            let units: Vec<Unit> = (0..1 + rand(4)).map(|u| unit(&format!("u{u}"))).collect();
+            let costs: Vec<u64> = (0..n).map(|_| 1 + rand(100)).collect();
+            let groups: Vec<Vec<usize>> = (0..n).map(|i| vec![i]).collect();
+            let cost = |_: &Unit, g: &[usize]| -> u64 { g.iter().map(|&i| costs[i]).sum() };
+            let k = units.len().min(n);
+            let limit =
+                (rand(2) == 0).then(|| (rand(k as u64) as usize, 1 + rand(n as u64) as usize));
+            let feasible = |c: &Vec<usize>| match limit {
+                // The first p groups end on units up to u: the (u+1)-th stage ends at or
+                // after group p.
+                Some((u, p)) => u < k && (if u + 1 < k { c[u + 1] } else { n }) >= p,
+                None => true,
+            };
+            let span = |c: &Vec<usize>, j: usize| -> u64 {
+                let end = if j + 1 < c.len() { c[j + 1] } else { n };
+                (c[j]..end).map(|i| costs[i]).sum()
+            };
+            let best = cuts(n, k)
+                .into_iter()
+                .filter(feasible)
+                .map(|c| (0..k).map(|j| span(&c, j)).max().unwrap())
+                .min();
+            let got = partition(&groups, &units, cost, limit);
+            match (best, got) {
+                (None, None) => {}
+                (Some(b), Some(stages)) => {
+                    let worst = stages
+                        .iter()
+                        .map(|(_, g)| cost(&units[0], g))
+                        .max()
+                        .unwrap();
+                    assert_eq!(worst, b, "costs {costs:?}, {k} units, limit {limit:?}");
+                    let order: Vec<usize> = stages.iter().flat_map(|(_, g)| g.clone()).collect();
+                    assert_eq!(order, (0..n).collect::<Vec<_>>());
+                    let units_used: Vec<usize> = stages.iter().map(|(u, _)| *u).collect();
+                    assert_eq!(units_used, (0..k).collect::<Vec<_>>());
+                }
+                (b, g) => panic!("feasibility differs: brute force {b:?}, partition {g:?}"),
+            }
+        }
+    }
+}
