@@ -118,58 +118,10 @@ fn simulate(args: Args) -> Result<()> {
     };
     let r = hwgen::sim::run::run_with(&design, &exe, &program, &expected, &opts)?;
     if let Some(out) = &args.timeline {
-        let text = std::fs::read_to_string(&log)?;
-        let slices = hwgen::sim::timeline::slices(&program, &text);
-        let json = hwgen::sim::timeline::chrome_trace(&design, &program, &slices);
-        hwgen::filemap::write_file_atomic(out, &json).map_err(|e| {
-            anyhow::anyhow!(
-                "error: cannot write the timeline {}: {e}\n  fix:  name a file in a directory you can write",
-                out.display()
-            )
-        })?;
-        if !args.json {
-            eprintln!(
-                "hwgen sim: timeline of {} instructions written to {} (open it in ui.perfetto.dev)",
-                slices.len(),
-                out.display()
-            );
-        }
+        write_timeline(out, args.json, &design, &program, &log)?;
     }
     if let Some(e) = &program.elastic {
-        // Steady state: the cycles a frame adds once the pipeline is full, from a second
-        // run of one frame.
-        let frames = program.frames();
-        let single = if frames > 1 {
-            let p1 = hwgen::compiler::elastic::compile_frames(&design, &model, 1)
-                .map_err(|e| anyhow::anyhow!(e.in_files(&args.model, &args.config)))?;
-            let x1 = hwgen::verify::expected(&design, &model, &p1);
-            let r1 = hwgen::sim::run::run_with(&design, &exe, &p1, &x1, &opts)?;
-            if !r1.matched {
-                bail!(
-                    "the one-frame run differs from the golden model in {} {}",
-                    r1.comparison.differing,
-                    r1.comparison.unit
-                );
-            }
-            Some(r1.cycles)
-        } else {
-            None
-        };
-        let rep = elastic_report(&design, &program, e, &r, single);
-        if args.json {
-            println!("{}", rep.json);
-        } else {
-            println!("{} on {}:", model.name, design.name);
-            print!("{}", rep.text);
-        }
-        if !r.matched {
-            bail!(
-                "the RTL result differs from the golden model in {} {}",
-                r.comparison.differing,
-                r.comparison.unit
-            );
-        }
-        return Ok(());
+        return simulate_elastic(&args, (&design, &model, &program, e), &exe, &opts, &r);
     }
     let unit = &design.branches[0].units[0];
     let pes = u64::from(unit.cpf * unit.kpf);
@@ -401,4 +353,83 @@ fn elastic_report(
         "branches": branches,
     });
     ElasticReport { text: t, json }
+}
+
+/// Write the RTL run's timeline (`--timeline`) from the monitor's log.
+fn write_timeline(
+    out: &std::path::Path,
+    json: bool,
+    design: &hwgen::design::Design,
+    program: &hwgen::compiler::Program,
+    log: &std::path::Path,
+) -> Result<()> {
+    let text = std::fs::read_to_string(log)?;
+    let slices = hwgen::sim::timeline::slices(program, &text);
+    let trace = hwgen::sim::timeline::chrome_trace(design, program, &slices);
+    hwgen::filemap::write_file_atomic(out, &trace).map_err(|e| {
+        anyhow::anyhow!(
+            "error: cannot write the timeline {}: {e}\n  fix:  name a file in a directory you can write",
+            out.display()
+        )
+    })?;
+    if !json {
+        eprintln!(
+            "hwgen sim: timeline of {} instructions written to {} (open it in ui.perfetto.dev)",
+            slices.len(),
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+/// The rest of `sim` on an elastic design: the steady state from a second, one-frame run
+/// (without waveform or timeline, which belong to the main run), and the report.
+fn simulate_elastic(
+    args: &Args,
+    (design, model, program, e): (
+        &hwgen::design::Design,
+        &hwgen::model::Model,
+        &hwgen::compiler::Program,
+        &hwgen::compiler::elastic::Elastic,
+    ),
+    exe: &std::path::Path,
+    opts: &hwgen::sim::run::RunOptions,
+    r: &hwgen::sim::run::SimResult,
+) -> Result<()> {
+    let single = if program.frames() > 1 {
+        let p1 = hwgen::compiler::elastic::compile_frames(design, model, 1)
+            .map_err(|e| anyhow::anyhow!(e.in_files(&args.model, &args.config)))?;
+        let x1 = hwgen::verify::expected(design, model, &p1);
+        let plain = hwgen::sim::run::RunOptions {
+            trace: None,
+            timeline: None,
+            ..opts.clone()
+        };
+        let r1 = hwgen::sim::run::run_with(design, exe, &p1, &x1, &plain)?;
+        if !r1.matched {
+            bail!(
+                "the one-frame run differs from the golden model in {} {}",
+                r1.comparison.differing,
+                r1.comparison.unit
+            );
+        }
+        Some(r1.cycles)
+    } else {
+        None
+    };
+    let rep = elastic_report(design, program, e, r, single);
+    if args.json {
+        println!("{}", rep.json);
+    } else {
+        println!("{} on {}:", model.name, design.name);
+        print!("{}", rep.text);
+    }
+    if !r.matched {
+        bail!(
+            "the RTL result differs from the golden model in {} {}",
+            r.comparison.differing,
+            r.comparison.unit
+        );
+    }
+    Ok(())
 }

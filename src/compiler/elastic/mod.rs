@@ -268,9 +268,7 @@ pub fn compile_frames(
         reports,
         layers,
     } = plan(design, model)?;
-    // Frames per branch: its batch (or `frames` for all), raised to the frames of every
-    // branch that forks from it (its shared layers must exist for each of theirs). Forks
-    // come from earlier branches, so one backward sweep covers chains of forks.
+    let per_branch = branch_frames(design, frames);
     let branch_of = |name: &str| {
         design
             .branches
@@ -278,20 +276,6 @@ pub fn compile_frames(
             .position(|b| b.name == name)
             .expect("branch exists")
     };
-    let mut per_branch: Vec<usize> = design
-        .branches
-        .iter()
-        .map(|b| match frames {
-            0 => b.batch.max(1) as usize,
-            f => f,
-        })
-        .collect();
-    for b in (0..design.branches.len()).rev() {
-        if let Some((a, _)) = &design.branches[b].from {
-            let a = branch_of(a);
-            per_branch[a] = per_branch[a].max(per_branch[b]);
-        }
-    }
     let frames = stages
         .iter()
         .map(|s| per_branch[s.branch])
@@ -366,42 +350,9 @@ pub fn compile_frames(
             programs[e] = encode::run(design, synced.instrs)?;
         }
     }
-    let mut dmem = encode::memory_image(design, model, &g, &alloc);
-    let mut grown = crate::interp::Memory::new(design.memory.data_width_bits, end as usize);
-    for b in 0..dmem.beats() {
-        grown.set_beat_hex(b, &dmem.beat_hex(b));
-    }
-    dmem = grown;
-    for f in 1..frames {
-        let m = frame_model(model, f);
-        encode::write_inputs(&mut dmem, &m, &g, &alloc, |l| reloc.layout(l, f));
-    }
+    let dmem = frame_memory(design, model, &g, &alloc, (reloc, frames, end));
     let output = alloc.tensors[&g.outputs[0]].clone();
-    // Every output, for each frame of the branch that computes it.
-    let stage_of = |t: &str| {
-        stages
-            .iter()
-            .find(|s| s.nodes.iter().any(|&i| g.nodes[i].tensor() == t))
-            .expect("an output is computed")
-    };
-    let mut outputs = Vec::new();
-    let mut macs_run = 0;
-    for f in 0..frames {
-        for o in &g.outputs {
-            if f < per_branch[stage_of(o).branch] {
-                outputs.push(OutputRegion {
-                    name: o.clone(),
-                    frame: f,
-                    layout: reloc.layout(&alloc.tensors[o], f),
-                });
-            }
-        }
-    }
-    for st in &stages {
-        let macs: u64 = st.nodes.iter().map(|&i| g.nodes[i].macs).sum();
-        macs_run += macs * per_branch[st.branch] as u64;
-    }
-
+    let (outputs, macs_run) = frame_outputs(&g, &alloc, &stages, &per_branch, reloc);
     Ok(Program {
         design_hash: design.hash(),
         instrs: programs[0].clone(),
@@ -425,6 +376,90 @@ pub fn compile_frames(
             stages: reports,
         }),
     })
+}
+
+/// Frames per branch: its batch (or `frames` for all), raised to the frames of every
+/// branch that forks from it (its shared layers must exist for each of theirs). Forks come
+/// from earlier branches, so one backward sweep covers chains of forks.
+fn branch_frames(design: &Design, frames: usize) -> Vec<usize> {
+    let mut per_branch: Vec<usize> = design
+        .branches
+        .iter()
+        .map(|b| match frames {
+            0 => b.batch.max(1) as usize,
+            f => f,
+        })
+        .collect();
+    for b in (0..design.branches.len()).rev() {
+        if let Some((a, _)) = &design.branches[b].from {
+            let a = design
+                .branches
+                .iter()
+                .position(|x| x.name == *a)
+                .expect("validated fork source");
+            per_branch[a] = per_branch[a].max(per_branch[b]);
+        }
+    }
+    per_branch
+}
+
+/// External memory before the run: the single-frame image, then every later frame's inputs
+/// in that frame's copy of the activations.
+fn frame_memory(
+    design: &Design,
+    model: &Model,
+    g: &Graph,
+    alloc: &Alloc,
+    (reloc, frames, end): (Reloc, usize, u64),
+) -> crate::interp::Memory {
+    let first = encode::memory_image(design, model, g, alloc);
+    let mut dmem = crate::interp::Memory::new(design.memory.data_width_bits, end as usize);
+    for b in 0..first.beats() {
+        dmem.set_beat_hex(b, &first.beat_hex(b));
+    }
+    for f in 1..frames {
+        let m = frame_model(model, f);
+        encode::write_inputs(&mut dmem, &m, g, alloc, |l| reloc.layout(l, f));
+    }
+    dmem
+}
+
+/// Every output, for each frame of the branch that computes it, and the MACs of the whole
+/// run.
+fn frame_outputs(
+    g: &Graph,
+    alloc: &Alloc,
+    stages: &[map::Stage],
+    per_branch: &[usize],
+    reloc: Reloc,
+) -> (Vec<OutputRegion>, u64) {
+    let stage_of = |t: &str| {
+        stages
+            .iter()
+            .find(|s| s.nodes.iter().any(|&i| g.nodes[i].tensor() == t))
+            .expect("an output is computed")
+    };
+    let frames = per_branch.iter().copied().max().unwrap_or(1);
+    let mut outputs = Vec::new();
+    for f in 0..frames {
+        for o in &g.outputs {
+            if f < per_branch[stage_of(o).branch] {
+                outputs.push(OutputRegion {
+                    name: o.clone(),
+                    frame: f,
+                    layout: reloc.layout(&alloc.tensors[o], f),
+                });
+            }
+        }
+    }
+    let macs_run = stages
+        .iter()
+        .map(|st| {
+            let macs: u64 = st.nodes.iter().map(|&i| g.nodes[i].macs).sum();
+            macs * per_branch[st.branch] as u64
+        })
+        .sum();
+    (outputs, macs_run)
 }
 
 /// Every unit that runs layers computes like the first: tensors in memory are tiles of

@@ -137,6 +137,61 @@ pub fn weight_tile(
     any.then_some(tile)
 }
 
+/// Where the weight tiles, bias rows and untied biases of every node go, from beat `next`.
+struct Params {
+    weights: HashMap<(usize, usize), (u64, Vec<Tap>)>,
+    bias: HashMap<(usize, usize), u64>,
+    untied: HashMap<usize, u64>,
+    end: u64,
+}
+
+fn params(g: &Graph, mut next: u64, weight_beats: u64, acc_beats: u64) -> Params {
+    let u = &g.unit;
+    let t = u.cpf as usize;
+    let mut weights = HashMap::new();
+    let mut bias = HashMap::new();
+    let mut untied = HashMap::new();
+    for (i, n) in g.nodes.iter().enumerate() {
+        let cin = g.shape_of(&n.input)[2];
+        let (kh, kw, _, _) = window(n);
+        let octs = n.out[2].div_ceil(t);
+        let icts = cin.div_ceil(t);
+        if let Op::Conv { untied_bias, .. } = &n.op {
+            if !untied_bias.is_empty() {
+                untied.insert(i, next);
+                next += (octs * n.out[0] * n.out[1]) as u64 * acc_beats;
+            }
+        }
+        if let Op::Conv { bias: b, .. } = &n.op {
+            for oct in 0..octs {
+                let mut taps = Vec::new();
+                for ict in 0..icts {
+                    for ky in 0..kh {
+                        for kx in 0..kw {
+                            if weight_tile(n, cin, t, oct, ict, ky, kx).is_some() {
+                                taps.push((ict, ky, kx));
+                            }
+                        }
+                    }
+                }
+                let base = next;
+                next += taps.len() as u64 * tile_rows(u, n) * weight_beats;
+                weights.insert((i, oct), (base, taps));
+                if b.iter().any(|v| *v != 0) {
+                    bias.insert((i, oct), next);
+                    next += acc_beats;
+                }
+            }
+        }
+    }
+    Params {
+        weights,
+        bias,
+        untied,
+        end: next,
+    }
+}
+
 pub fn run(design: &Design, g: &Graph) -> Alloc {
     run_with(design, g, true)
 }
@@ -209,44 +264,15 @@ pub fn run_with(design: &Design, g: &Graph, reuse: bool) -> Alloc {
     let inputs_end = next;
 
     // Weights, the identity tile and biases.
-    let mut weights = HashMap::new();
-    let mut bias = HashMap::new();
-    let mut untied = HashMap::new();
     let identity = next;
     next += t as u64 * weight_beats;
-    for (i, n) in g.nodes.iter().enumerate() {
-        let cin = g.shape_of(&n.input)[2];
-        let (kh, kw, _, _) = window(n);
-        let octs = n.out[2].div_ceil(t);
-        let icts = cin.div_ceil(t);
-        if let Op::Conv { untied_bias, .. } = &n.op {
-            if !untied_bias.is_empty() {
-                untied.insert(i, next);
-                next += (octs * n.out[0] * n.out[1]) as u64 * acc_beats;
-            }
-        }
-        if let Op::Conv { bias: b, .. } = &n.op {
-            for oct in 0..octs {
-                let mut taps = Vec::new();
-                for ict in 0..icts {
-                    for ky in 0..kh {
-                        for kx in 0..kw {
-                            if weight_tile(n, cin, t, oct, ict, ky, kx).is_some() {
-                                taps.push((ict, ky, kx));
-                            }
-                        }
-                    }
-                }
-                let base = next;
-                next += taps.len() as u64 * tile_rows(u, n) * weight_beats;
-                weights.insert((i, oct), (base, taps));
-                if b.iter().any(|v| *v != 0) {
-                    bias.insert((i, oct), next);
-                    next += acc_beats;
-                }
-            }
-        }
-    }
+    let Params {
+        weights,
+        bias,
+        untied,
+        end,
+    } = params(g, next, weight_beats, acc_beats);
+    next = end;
     // Activations: a tensor whose last reader has run frees its region; a later tensor
     // without a zero border may reuse it (a bordered tensor needs memory that is still zero).
     let activations = next;
