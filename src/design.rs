@@ -251,18 +251,19 @@ impl Design {
         v
     }
 
+    /// The position in `cores()` of replica `r` of unit `u` of branch `b`.
+    pub fn core_index(&self, b: &str, u: &str, r: u32) -> Option<usize> {
+        self.cores()
+            .iter()
+            .position(|(cb, cu, cr)| cb.name == b && cu.name == u && *cr == r)
+    }
+
     /// The stream links between engines, each an elastic FIFO: replica r of every unit
     /// feeds replica r of the next unit of its branch, and replica r of a branch's `from`
     /// unit feeds replica r of the branch's first unit (a fork), for the replicas both
     /// units have. Engine indices are `cores()` positions.
     pub fn links(&self) -> Vec<Link> {
-        let cores = self.cores();
-        let index = |b: &str, u: &str, r: u32| {
-            cores
-                .iter()
-                .position(|(cb, cu, cr)| cb.name == b && cu.name == u && *cr == r)
-                .expect("engine exists")
-        };
+        let index = |b: &str, u: &str, r: u32| self.core_index(b, u, r).expect("engine exists");
         let mut out = Vec::new();
         for b in &self.branches {
             let mut pairs: Vec<(&str, &Unit, &Unit)> = Vec::new();

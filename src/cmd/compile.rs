@@ -17,7 +17,7 @@ pub struct Args {
     #[arg(long)]
     pub estimate: bool,
     /// With --estimate: print one JSON object.
-    #[arg(long)]
+    #[arg(long, requires = "estimate")]
     pub json: bool,
 }
 

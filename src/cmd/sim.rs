@@ -185,16 +185,9 @@ fn simulate(args: Args) -> Result<()> {
             "queues:      busy/stall cycles  load {}/{}  compute {}/{}  vector {}/{}  store {}/{}",
             r.perf[0], r.perf[1], r.perf[2], r.perf[3], r.perf[4], r.perf[5], r.perf[6], r.perf[7]
         );
-        println!("mac-active:  {} cycles", r.perf[8]);
+        println!("mac-active:  {} cycles", r.counter("mac_active"));
     }
-    if !r.matched {
-        bail!(
-            "the RTL result differs from the golden model in {} {}",
-            r.comparison.differing,
-            r.comparison.unit
-        );
-    }
-    Ok(())
+    matched(&r)
 }
 
 /// The report of an elastic run, as text and as JSON.
@@ -246,16 +239,10 @@ fn elastic_report(
     let mut engines = Vec::new();
     for (i, (b, u, rep)) in cores.iter().enumerate() {
         let p = &r.engines[i];
-        let counter = |n: &str| {
-            hwgen::rtl::PERF_COUNTER_NAMES
-                .iter()
-                .position(|x| *x == n)
-                .map_or(0, |k| p[k])
-        };
         let (busy, stall, mac) = (
-            counter("compute_busy"),
-            counter("compute_stall"),
-            counter("mac_active"),
+            r.engine_counter(i, "compute_busy"),
+            r.engine_counter(i, "compute_stall"),
+            r.engine_counter(i, "mac_active"),
         );
         let util = mac as f64 / cycles as f64;
         let _ = writeln!(
@@ -298,7 +285,10 @@ fn elastic_report(
             .collect();
         let stages: Vec<&hwgen::compiler::elastic::StageReport> =
             e.stages.iter().filter(|s| s.branch == b.name).collect();
-        let mac: u64 = engines.iter().map(|&i| r.engines[i][8]).sum();
+        let mac: u64 = engines
+            .iter()
+            .map(|&i| r.engine_counter(i, "mac_active"))
+            .sum();
         let b_pes: u64 = engines
             .iter()
             .map(|&i| u64::from(cores[i].1.cpf * cores[i].1.kpf))
@@ -424,6 +414,11 @@ fn simulate_elastic(
         println!("{} on {}:", model.name, design.name);
         print!("{}", rep.text);
     }
+    matched(r)
+}
+
+/// A run whose output differs from the golden model is an error (after its report).
+fn matched(r: &hwgen::sim::run::SimResult) -> Result<()> {
     if !r.matched {
         bail!(
             "the RTL result differs from the golden model in {} {}",

@@ -31,14 +31,8 @@ pub(super) fn transfer_beats(
     pc: usize,
     t: &Transfer,
 ) -> Result<u64, InterpError> {
-    let d = &u.datatype;
-    let (n, elem) = match t.buffer {
-        Buffer::Input => (u.cpf, d.input_type()),
-        Buffer::Weight => (u.kpf, d.weight_type()),
-        Buffer::Accumulator => (u.kpf, d.acc_type()),
-        Buffer::Output => (u.kpf, d.output_type()),
-    };
-    let elem_beats = (u64::from(n) * u64::from(elem.bits)).div_ceil(u64::from(mem_w));
+    let (n, elem) = super::row_type(u, t.buffer);
+    let elem_beats = (n as u64 * u64::from(elem.bits)).div_ceil(u64::from(mem_w));
     let slot = u.scale_bits() > 0 && matches!(t.buffer, Buffer::Input | Buffer::Output);
     let scaled = slot && precision(u, pc, t.prec)?.ops().input().block_scaled();
     Ok(t.count0 * t.count1 * (elem_beats + u64::from(scaled)))

@@ -109,13 +109,7 @@ impl Engine {
 
     /// Element count and type of a row of `buf` (without the scale slot).
     pub fn row_type(&self, buf: Buffer) -> (usize, IntType) {
-        let d = &self.unit.datatype;
-        match buf {
-            Buffer::Input => (self.unit.cpf as usize, d.input_type()),
-            Buffer::Weight => (self.unit.kpf as usize, d.weight_type()),
-            Buffer::Accumulator => (self.unit.kpf as usize, d.acc_type()),
-            Buffer::Output => (self.unit.kpf as usize, d.output_type()),
-        }
+        row_type(&self.unit, buf)
     }
 
     fn rows_mut(&mut self, buf: Buffer) -> &mut Vec<Vec<i64>> {
@@ -165,6 +159,18 @@ impl Engine {
         })();
         self.sems = sems.counts;
         r
+    }
+}
+
+/// Element count and type of a row of `buf` on an engine of unit `u` (without the scale
+/// slot).
+pub fn row_type(u: &Unit, buf: Buffer) -> (usize, IntType) {
+    let d = &u.datatype;
+    match buf {
+        Buffer::Input => (u.cpf as usize, d.input_type()),
+        Buffer::Weight => (u.kpf as usize, d.weight_type()),
+        Buffer::Accumulator => (u.kpf as usize, d.acc_type()),
+        Buffer::Output => (u.kpf as usize, d.output_type()),
     }
 }
 

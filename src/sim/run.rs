@@ -32,11 +32,16 @@ pub struct SimResult {
 }
 
 impl SimResult {
+    /// Engine 0's counter `name` (`PERF_COUNTER_NAMES`).
     pub fn counter(&self, name: &str) -> u64 {
+        self.engine_counter(0, name)
+    }
+    /// Engine `e`'s counter `name`.
+    pub fn engine_counter(&self, e: usize, name: &str) -> u64 {
         PERF_COUNTER_NAMES
             .iter()
             .position(|n| *n == name)
-            .map_or(0, |i| self.perf[i])
+            .map_or(0, |i| self.engines[e][i])
     }
 }
 

@@ -20,14 +20,17 @@ pub fn monitor(design: &Design) -> String {
          \x20 integer fd;\n  integer cycle;\n  reg [8*PATH_CHARS-1:0] file;\n",
     );
     let cores = design.cores();
+    // One bit per queue, as the core's head_pop and exec_busy have them.
+    let q = Queue::ALL.len();
+    let idle = format!("{q}'b{}", "0".repeat(q));
     for e in 0..cores.len() {
-        let _ = writeln!(v, "  reg [3:0] busy_{e};");
+        let _ = writeln!(v, "  reg [{}:0] busy_{e};", q - 1);
     }
     v.push_str(
         "  initial begin\n    fd = 0;\n    cycle = 0;\n    if ($value$plusargs(\"timeline=%s\", file)) fd = $fopen(file, \"w\");\n",
     );
     for e in 0..cores.len() {
-        let _ = writeln!(v, "    busy_{e} = 4'b0000;");
+        let _ = writeln!(v, "    busy_{e} = {idle};");
     }
     v.push_str(
         "  end\n  always @(posedge clk_i) begin\n    cycle = cycle + 1;\n    if (fd != 0) begin\n",
@@ -39,7 +42,7 @@ pub fn monitor(design: &Design) -> String {
         );
         let _ = writeln!(
             v,
-            "      if ({core}.head_pop != 4'b0000) $fwrite(fd, \"P %0d {e} %b\\n\", cycle, {core}.head_pop);\n      \
+            "      if ({core}.head_pop != {idle}) $fwrite(fd, \"P %0d {e} %b\\n\", cycle, {core}.head_pop);\n      \
              if ({core}.exec_busy != busy_{e}) $fwrite(fd, \"B %0d {e} %b\\n\", cycle, {core}.exec_busy);\n      \
              busy_{e} = {core}.exec_busy;"
         );
@@ -66,7 +69,7 @@ pub fn slices(program: &Program, log: &str) -> Vec<Slice> {
     let by_queue: Vec<Vec<Vec<usize>>> = programs
         .iter()
         .map(|instrs| {
-            (0..4)
+            (0..Queue::ALL.len())
                 .map(|q| {
                     instrs
                         .iter()
@@ -78,8 +81,8 @@ pub fn slices(program: &Program, log: &str) -> Vec<Slice> {
                 .collect()
         })
         .collect();
-    let mut started = vec![[0usize; 4]; programs.len()];
-    let mut open: Vec<[Option<Slice>; 4]> = vec![Default::default(); programs.len()];
+    let mut started = vec![[0usize; Queue::ALL.len()]; programs.len()];
+    let mut open: Vec<[Option<Slice>; Queue::ALL.len()]> = vec![Default::default(); programs.len()];
     let mut busy = vec![0u32; programs.len()];
     let mut out = Vec::new();
     for line in log.lines() {
@@ -95,7 +98,7 @@ pub fn slices(program: &Program, log: &str) -> Vec<Slice> {
         if e >= programs.len() {
             continue;
         }
-        for q in 0..4 {
+        for q in 0..Queue::ALL.len() {
             let bit = bits & (1 << q) != 0;
             match *kind {
                 "P" if bit => {

@@ -101,11 +101,7 @@ struct Plan {
 /// Engine index of replica `r` of unit `u` of branch `b`.
 fn engine_of(design: &Design, b: usize, u: usize, r: usize) -> usize {
     let (bn, un) = (&design.branches[b].name, &design.branches[b].units[u].name);
-    design
-        .cores()
-        .iter()
-        .position(|(cb, cu, cr)| cb.name == *bn && cu.name == *un && *cr as usize == r)
-        .expect("engine exists")
+    design.core_index(bn, un, r as u32).expect("engine exists")
 }
 
 fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
