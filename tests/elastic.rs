@@ -132,8 +132,78 @@ fn fork_from_a_later_unit() {
     assert!(hwgen::verify::compare(&program, &expected, &mem).matched());
 }
 
-/// Units that run layers must agree on cpf = kpf (tensors are handed over as tiles of cpf
-/// channels): the error names the unit.
+/// Units of different sizes (F-CAD's elastic units): the small decoder with texture's first
+/// unit a 16x16 array among 8x8 ones. Tensors are stored pixel by pixel in rows of 16
+/// channels; the 8x8 units read and write them as rows of 8 (one 64-bit beat), the 16x16
+/// unit as rows of 16 (two beats), on the fork and the link both ways.
+#[test]
+fn units_of_different_sizes_share_tensors() {
+    let src = std::fs::read_to_string("configs/codec_avatar_small.toml").unwrap();
+    let mixed = src.replacen(
+        "name = \"up1\"\ncpf = 8\nkpf = 8",
+        "name = \"up1\"\ncpf = 16\nkpf = 16",
+        1,
+    );
+    assert_ne!(mixed, src);
+    let design = hwgen::config::parse_str(&mixed, "mixed.toml", "mixed").unwrap();
+    let model = hwgen::model::parse_str(DECODER, "d.toml", Path::new(".")).unwrap();
+    let program = hwgen::compiler::compile(&design, &model).unwrap_or_else(|e| panic!("{e}"));
+    let expected = hwgen::verify::expected(&design, &model, &program);
+    let mem = hwgen::verify::interpret(&design, &program).unwrap_or_else(|e| panic!("{e}"));
+    let c = hwgen::verify::compare(&program, &expected, &mem);
+    assert!(c.matched(), "{} {} differ", c.differing, c.unit);
+    let e = program.elastic.as_ref().unwrap();
+    let up1 = e.stages.iter().find(|s| s.unit == "up1").unwrap();
+    let up2 = e.stages.iter().find(|s| s.unit == "up2").unwrap();
+    assert!(!up1.layers.is_empty() && !up2.layers.is_empty());
+    // Every activation row a 16x16 engine moves is two beats, an 8x8 engine's one.
+    let beats_of = |engine: usize| -> std::collections::BTreeSet<u64> {
+        e.programs[engine]
+            .iter()
+            .filter_map(|i| match &i.op {
+                Op::Load(t) | Op::Store(t)
+                    if !t.stream && t.buffer == hwgen::isa::Buffer::Input =>
+                {
+                    Some(t.stride0)
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    assert!(
+        beats_of(up1.engines[0]).iter().all(|&s| s % 2 == 0),
+        "{:?}",
+        beats_of(up1.engines[0])
+    );
+}
+
+/// Units of different sizes need exact accumulation: a floating-point sum depends on the
+/// channel tile it is accumulated in (the golden model's order is the tile's).
+#[test]
+fn units_of_different_sizes_need_an_integer_datatype() {
+    let src = std::fs::read_to_string("rtl-tests/configs/elastic_mixed_int8.toml").unwrap();
+    let bf16 = src
+        .replace("\"int8\"", "\"bf16\"")
+        .replace("\"int32\"", "\"fp32\"");
+    let design = hwgen::config::parse_str(&bf16, "bf16.toml", "bf16").unwrap();
+    let model = hwgen::model::parse_str(
+        include_str!("../rtl-tests/cases/bf16_conv3x3_relu_stride2.toml"),
+        "m.toml",
+        Path::new("."),
+    )
+    .unwrap();
+    let e = hwgen::compiler::compile(&design, &model).unwrap_err();
+    assert!(
+        e.rule
+            .contains("unit main.front is 8x8 but unit wide is 16x16"),
+        "{e}"
+    );
+    assert!(e.rule.contains("floating-point sums"), "{e}");
+    assert!(e.fix.contains("integer datatype"), "{e}");
+}
+
+/// Units that run layers must have cpf = kpf (tensors are read in tiles of cpf channels
+/// and written in tiles of kpf): the error names the unit.
 #[test]
 fn units_with_another_array_shape_are_refused() {
     let mut design = hwgen::config::load(Path::new("configs/codec_avatar_small.toml")).unwrap();

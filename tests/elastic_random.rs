@@ -183,8 +183,14 @@ fn random_model(rng: &mut Rng, seed: u64, branches: usize) -> (String, Vec<Optio
     (s, forks)
 }
 
-/// A random elastic config for a model whose forking outputs fork after chain layer `f`.
-fn random_config(rng: &mut Rng, seed: u64, branches: usize, forks: &[Option<usize>]) -> String {
+/// A random elastic config for a model whose forking outputs fork after chain layer `f`;
+/// with `mixed`, units of two sizes.
+fn random_config(
+    rng: &mut Rng,
+    seed: u64,
+    (branches, mixed): (usize, bool),
+    forks: &[Option<usize>],
+) -> String {
     let h = rng.range(1, 2);
     let mut s = format!(
         "name = \"elastic_random_{seed}\"\n[datatype]\ninput = \"int8\"\nweight = \"int8\"\naccumulator = \"int32\"\noutput = \"int8\"\n[buffers]\ninput_depth = 256\nweight_depth = 256\naccumulator_depth = 128\noutput_depth = 128\n[memory]\ndata_width_bits = 64\nlatency_cycles = {}\n[vector]\nops = [\"requantize\", \"bias\", \"relu\", \"leaky_relu\"]\n[control]\nimem_depth = 16384\n",
@@ -213,9 +219,12 @@ fn random_config(rng: &mut Rng, seed: u64, branches: usize, forks: &[Option<usiz
             }
         }
         for u in 0..units {
+            // Units of 16x16 among the 8x8 ones (not with a concat stored in place, whose
+            // first operand's 8 channels are not a whole row of 16).
+            let size = if mixed && rng.range(0, 2) == 0 { 16 } else { 8 };
             let _ = writeln!(
                 s,
-                "\n[[branch.unit]]\nname = \"u{u}\"\ncpf = 8\nkpf = 8\nh = {h}"
+                "\n[[branch.unit]]\nname = \"u{u}\"\ncpf = {size}\nkpf = {size}\nh = {h}"
             );
         }
     }
@@ -227,7 +236,8 @@ fn case(seed: u64) -> (hwgen::design::Design, hwgen::model::Model, String, Strin
     let mut rng = Rng::new(seed);
     let branches = rng.range(1, 3) as usize;
     let (model_src, forks) = random_model(&mut rng, seed, branches);
-    let config_src = random_config(&mut rng, seed, branches, &forks);
+    let mixed = !model_src.contains("name = \"cat\"");
+    let config_src = random_config(&mut rng, seed, (branches, mixed), &forks);
     let design = hwgen::config::parse_str(&config_src, "random.toml", "random")
         .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{config_src}"));
     let model = hwgen::model::parse_str(&model_src, "random.toml", Path::new("."))
@@ -235,12 +245,28 @@ fn case(seed: u64) -> (hwgen::design::Design, hwgen::model::Model, String, Strin
     (design, model, model_src, config_src)
 }
 
+/// Whether the program's stages run on units of more than one size.
+fn mixed_sizes(design: &hwgen::design::Design, program: &hwgen::compiler::Program) -> bool {
+    let Some(e) = program.elastic.as_ref() else {
+        return false;
+    };
+    let sizes: std::collections::BTreeSet<u32> = e
+        .stages
+        .iter()
+        .map(|s| design.cores()[s.engines[0]].1.cpf)
+        .collect();
+    sizes.len() > 1
+}
+
 #[test]
 fn random_multi_branch_models_on_the_interpreter() {
-    for seed in 0..case_count(12) {
+    let mut mixed = 0;
+    let cases = case_count(12);
+    for seed in 0..cases {
         let (design, model, msrc, csrc) = case(seed);
         let program = hwgen::compiler::compile(&design, &model)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{msrc}\n{csrc}"));
+        mixed += usize::from(mixed_sizes(&design, &program));
         let expected = hwgen::verify::expected(&design, &model, &program);
         let mem = hwgen::verify::interpret(&design, &program)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{msrc}\n{csrc}"));
@@ -252,10 +278,13 @@ fn random_multi_branch_models_on_the_interpreter() {
             c.unit
         );
     }
+    eprintln!("{mixed} of {cases} cases ran stages on units of two sizes");
+    assert!(cases < 12 || mixed > 0, "no case mixed unit sizes");
 }
 
 #[test]
 fn random_multi_branch_models_in_rtl() {
+    let mut mixed = 0;
     for seed in 1000..1000 + case_count(20).div_ceil(10) {
         let (design, model, msrc, csrc) = case(seed);
         if !have_tool("verilator", "random elastic case") {
@@ -263,7 +292,9 @@ fn random_multi_branch_models_in_rtl() {
         }
         let program = hwgen::compiler::compile(&design, &model)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{msrc}\n{csrc}"));
+        mixed += usize::from(mixed_sizes(&design, &program));
         let label = format!("seed {seed}\n{msrc}\n{csrc}");
         golden_interpreter_rtl(&label, &design, &model, &program, 10, seed);
     }
+    eprintln!("{mixed} ran stages on units of two sizes");
 }

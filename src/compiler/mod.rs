@@ -61,6 +61,12 @@ impl fmt::Display for CompileError {
 impl std::error::Error for CompileError {}
 
 /// Where a tensor lives in external memory.
+///
+/// Rows of `tile` channels of one pixel, `beats` beats each. Stored tile by tile (every
+/// pixel of channel tile 0, then of tile 1, ...) on one unit or units of one array size;
+/// pixel by pixel (every tile of pixel 0, then of pixel 1, ...) when units of different
+/// sizes share tensors, so that a row of 2t channels is two consecutive rows of t channels
+/// and every unit reads the same bytes as rows of its own width ([`TensorLayout::view`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TensorLayout {
     pub name: String,
@@ -78,9 +84,64 @@ pub struct TensorLayout {
     /// block-scaled format one beat with the scale).
     pub base: u64,
     pub beats: u64,
+    /// Beats from a pixel's row to the next pixel's row of the same tile, and from a
+    /// tile's row to the next tile's row of the same pixel.
+    pub pixel_stride: u64,
+    pub tile_stride: u64,
 }
 
 impl TensorLayout {
+    /// Stored tile by tile.
+    #[allow(clippy::too_many_arguments)]
+    pub fn tiled(
+        name: &str,
+        [h, w, c]: [usize; 3],
+        format: Format,
+        pad: usize,
+        tile: usize,
+        beats: u64,
+        base: u64,
+    ) -> TensorLayout {
+        let (hp, wp) = (h + 2 * pad, w + 2 * pad);
+        TensorLayout {
+            name: name.to_string(),
+            h,
+            w,
+            c,
+            format,
+            pad,
+            tiles: c.div_ceil(tile),
+            tile,
+            base,
+            beats,
+            pixel_stride: beats,
+            tile_stride: (hp * wp) as u64 * beats,
+        }
+    }
+
+    /// Stored pixel by pixel, the channels padded to whole tiles of `tile`.
+    pub fn interleaved(mut self) -> TensorLayout {
+        self.tile_stride = self.beats;
+        self.pixel_stride = self.tiles as u64 * self.beats;
+        self
+    }
+
+    /// The same bytes of a tensor stored pixel by pixel, as rows of `tile` channels of
+    /// `beats` beats (a divisor or multiple of the stored tile, in whole beats).
+    pub fn view(&self, tile: usize, beats: u64) -> TensorLayout {
+        debug_assert_eq!(
+            self.tile_stride, self.beats,
+            "a view of an interleaved tensor"
+        );
+        TensorLayout {
+            tiles: self.c.div_ceil(tile),
+            tile,
+            beats,
+            tile_stride: beats,
+            ..self.clone()
+        }
+    }
+
     pub fn hp(&self) -> usize {
         self.h + 2 * self.pad
     }
@@ -89,10 +150,12 @@ impl TensorLayout {
     }
     /// Beat address of pixel (y, x) of channel tile `ct`, in padded coordinates.
     pub fn addr(&self, ct: usize, y: usize, x: usize) -> u64 {
-        self.base + (((ct * self.hp() + y) * self.wp() + x) as u64) * self.beats
+        self.base + ct as u64 * self.tile_stride + ((y * self.wp() + x) as u64) * self.pixel_stride
     }
+    /// Beats from the first row to the end of the last.
     pub fn size_beats(&self) -> u64 {
-        (self.tiles * self.hp() * self.wp()) as u64 * self.beats
+        let pixels = (self.hp() * self.wp()) as u64;
+        (self.tiles as u64 * self.tile_stride).max(pixels * self.pixel_stride)
     }
     /// Beats of the elements of a row (without the scale beat).
     pub fn elem_beats(&self) -> u64 {

@@ -84,12 +84,12 @@ impl Ctx<'_> {
         match names::check_identifier(s.get_ref()) {
             Ok(()) => true,
             Err(rule) => {
-                self.bad(
-                    key,
-                    s,
-                    format!("{key} {rule}"),
-                    "use lower-case letters, digits and underscores, starting with a letter",
-                );
+                let fix = if rule.contains("reserved word") {
+                    "choose another name, or add a suffix (e.g. \"_u\")"
+                } else {
+                    "use lower-case letters, digits and underscores, starting with a letter, at most 32"
+                };
+                self.bad(key, s, format!("{key} {rule}"), fix);
                 false
             }
         }

@@ -90,6 +90,9 @@ fn rolled(x: &Tensor, f: usize) -> Tensor {
 struct Plan {
     g: Graph,
     alloc: Alloc,
+    /// Per stage, the placement as its unit sees it, when units of different sizes run
+    /// stages (empty otherwise: every stage sees `alloc`).
+    allocs: Vec<Alloc>,
     stages: Vec<map::Stage>,
     /// Per stage, per replica: the engine and its steps for one frame.
     shares: Vec<Vec<(usize, Vec<Step>)>>,
@@ -107,7 +110,28 @@ fn engine_of(design: &Design, b: usize, u: usize, r: usize) -> usize {
 fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
     let g = fuse::run(legalize::run(design, model)?);
     let stages = map::stages(design, &g)?;
-    let alloc = allocate::run_with(design, &g, false);
+    let unit_of = |st: &map::Stage| &design.branches[st.branch].units[st.unit];
+    // Units of different sizes share tensors stored pixel by pixel; each stage sees them
+    // as rows of its own width, with its own layers' parameters.
+    let mixed = stages.iter().any(|st| unit_of(st).cpf != g.unit.cpf);
+    let alloc = if mixed {
+        let mut units = vec![g.unit.clone(); g.nodes.len()];
+        for st in &stages {
+            for &i in &st.nodes {
+                units[i] = unit_of(st).clone();
+            }
+        }
+        allocate::run_units(design, &g, &units)
+    } else {
+        allocate::run_with(design, &g, false)
+    };
+    let allocs: Vec<Alloc> = stages
+        .iter()
+        .map(|st| match mixed {
+            true => alloc.for_unit(design, unit_of(st), &st.nodes),
+            false => alloc.clone(),
+        })
+        .collect();
     let h = g.unit.h as usize;
     let chains: Vec<Vec<Range<usize>>> = (0..h).map(|r| chain_rows(&g, r, h)).collect();
     let mut reports = Vec::new();
@@ -125,14 +149,14 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
             estimated_cycles: 0,
         })
         .collect();
-    for st in &stages {
+    for (st, alloc) in stages.iter().zip(&allocs) {
         let branch = &design.branches[st.branch];
         let unit = &branch.units[st.unit];
         let gs = Graph {
             unit: unit.clone(),
             ..g.clone()
         };
-        let tiling = tile::run_for(design, &gs, &alloc, |i| st.nodes.contains(&i))
+        let tiling = tile::run_for(design, &gs, alloc, |i| st.nodes.contains(&i))
             .map_err(|e| in_unit(e, &branch.name, unit))?;
         let mut report = StageReport {
             branch: branch.name.clone(),
@@ -155,8 +179,8 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
                     }
                 })
                 .collect();
-            let steps = schedule::run_rows(design, &gs, &alloc, &tiling, &rows);
-            let est = estimate::run(design, &gs, &alloc, &steps);
+            let steps = schedule::run_rows(design, &gs, alloc, &tiling, &rows);
+            let est = estimate::run(design, &gs, alloc, &steps);
             for (l, x) in layers.iter_mut().zip(&est) {
                 l.estimated_cycles = l.estimated_cycles.max(x.estimated_cycles);
                 l.instructions += x.instructions;
@@ -182,6 +206,7 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
     Ok(Plan {
         g,
         alloc,
+        allocs: if mixed { allocs } else { Vec::new() },
         stages,
         shares,
         reports,
@@ -259,6 +284,7 @@ pub fn compile_frames(
     let Plan {
         g,
         alloc,
+        allocs,
         stages,
         shares,
         reports,
@@ -313,11 +339,13 @@ pub fn compile_frames(
             .map_or(0, |l| frames_of(l.from))
     };
     let sends_token = |e: usize| active[e] && links.iter().any(|l| l.from == e);
-    token_beats(design, &links, &active)?;
+    let (send, receive) = token_rows(design, &links, &active);
     let mut programs = vec![vec![Instr::end()]; cores.len()];
     for (e, p) in programs.iter_mut().enumerate() {
         if !active[e] && tokens_in(e) > 0 {
-            let drain: Vec<Step> = (0..tokens_in(e)).map(|_| token(0, false)).collect();
+            let drain: Vec<Step> = (0..tokens_in(e))
+                .map(|_| token(0, false, receive[e]))
+                .collect();
             *p = encode::run(design, sync::run(drain, design.control.queue_depth).instrs)?;
         }
     }
@@ -331,22 +359,28 @@ pub fn compile_frames(
             let own = per_branch[st.branch];
             for f in 0..own {
                 if tokens_in(e) > 0 {
-                    all.push(token(first, false));
+                    all.push(token(first, false, receive[e]));
                 }
                 all.extend(steps.iter().map(|s| reloc.step(s, f)));
                 if sends_token(e) {
-                    all.push(token(first, true));
+                    all.push(token(first, true, send[e]));
                 }
             }
             for _ in own.min(tokens_in(e))..tokens_in(e) {
-                all.push(token(first, false));
+                all.push(token(first, false, receive[e]));
             }
             encode::fits_imem(design, all.len() + 1).map_err(|e| in_unit(e, &branch.name, unit))?;
             let synced = sync::run(all, design.control.queue_depth);
             programs[e] = encode::run(design, synced.instrs)?;
         }
     }
-    let dmem = frame_memory(design, model, &g, &alloc, (reloc, frames, end));
+    let dmem = frame_memory(
+        design,
+        model,
+        (&g, &alloc),
+        (&stages, &allocs),
+        (reloc, frames, end),
+    );
     let output = alloc.tensors[&g.outputs[0]].clone();
     let (outputs, macs_run) = frame_outputs(&g, &alloc, &stages, &per_branch, reloc);
     Ok(Program {
@@ -404,14 +438,21 @@ fn branch_frames(design: &Design, frames: usize) -> Vec<usize> {
 fn frame_memory(
     design: &Design,
     model: &Model,
-    g: &Graph,
-    alloc: &Alloc,
+    (g, alloc): (&Graph, &Alloc),
+    (stages, allocs): (&[map::Stage], &[Alloc]),
     (reloc, frames, end): (Reloc, usize, u64),
 ) -> crate::interp::Memory {
-    let first = encode::memory_image(design, model, g, alloc);
     let mut dmem = crate::interp::Memory::new(design.memory.data_width_bits, end as usize);
-    for b in 0..first.beats() {
-        dmem.set_beat_hex(b, &first.beat_hex(b));
+    encode::write_inputs(&mut dmem, model, g, alloc, |l| l.clone());
+    if allocs.is_empty() {
+        encode::write_params(&mut dmem, g, alloc);
+    }
+    for (st, a) in stages.iter().zip(allocs) {
+        let gs = Graph {
+            unit: design.branches[st.branch].units[st.unit].clone(),
+            ..g.clone()
+        };
+        encode::write_params(&mut dmem, &gs, a);
     }
     for f in 1..frames {
         let m = frame_model(model, f);
@@ -458,32 +499,52 @@ fn frame_outputs(
     (outputs, macs_run)
 }
 
-/// Every unit that runs layers computes like the first: tensors in memory are tiles of
-/// cpf channels, read and written by every stage.
-pub(super) fn check_unit(first: &Unit, u: &Unit, b: &Branch) -> Result<(), CompileError> {
-    let rule = if u.cpf != first.cpf || u.kpf != first.kpf {
-        format!(
-            "unit {}.{} is {}x{} (cpf x kpf) but unit {} is {}x{}; the stages hand tensors over in memory as tiles of cpf channels, so the compiler needs every unit that runs layers to have the same cpf = kpf",
-            b.name, u.name, u.cpf, u.kpf, first.name, first.cpf, first.kpf
+/// Whether unit `u` can run layers beside `widest`, the graph's unit (the largest array,
+/// whose cpf is the channel tile of tensors in memory): a square array of the same
+/// datatype and replica count; a smaller array only where the accumulation is exact (the
+/// integer path: a sum over rows of 8 channels equals one over rows of 16). The config
+/// already makes every unit's rows whole memory beats, so a smaller unit reads each
+/// stored row as several of its own.
+pub(super) fn check_unit(widest: &Unit, u: &Unit, b: &Branch) -> Result<(), CompileError> {
+    let integer = u
+        .datatype
+        .precisions
+        .iter()
+        .all(|p| matches!(p, crate::numeric::Precision::Int(_)));
+    let (rule, fix) = if u.cpf != u.kpf {
+        (
+            format!("unit {}.{} is {}x{} (cpf x kpf); activations are stored in tiles of cpf channels and written in tiles of kpf channels, so the compiler needs cpf = kpf", b.name, u.name, u.cpf, u.kpf),
+            "give the unit cpf = kpf".to_string(),
         )
-    } else if u.datatype != first.datatype {
-        format!(
-            "unit {}.{} computes in another datatype than unit {}; the stages hand tensors over in one format",
-            b.name, u.name, first.name
+    } else if u.datatype != widest.datatype {
+        (
+            format!(
+                "unit {}.{} computes in another datatype than unit {}; the stages hand tensors over in one format",
+                b.name, u.name, widest.name
+            ),
+            "give every unit that runs layers the same datatype".to_string(),
         )
-    } else if u.h != first.h {
-        format!(
-            "unit {}.{} has h = {} but unit {} has h = {}; replica r of a unit feeds replica r of the next, so the compiler needs the same h on every unit that runs layers",
-            b.name, u.name, u.h, first.name, first.h
+    } else if u.h != widest.h {
+        (
+            format!(
+                "unit {}.{} has h = {} but unit {} has h = {}; replica r of a unit feeds replica r of the next, so the compiler needs the same h on every unit that runs layers",
+                b.name, u.name, u.h, widest.name, widest.h
+            ),
+            "give every unit that runs layers the same h".to_string(),
+        )
+    } else if u.cpf != widest.cpf && !integer {
+        (
+            format!(
+                "unit {}.{} is {}x{} but unit {} is {}x{}; the {} sums of a layer depend on the channel tile they are accumulated in, so units of different sizes need an integer datatype",
+                b.name, u.name, u.cpf, u.kpf, widest.name, widest.cpf, widest.kpf,
+                u.datatype.precisions.iter().find(|p| !matches!(p, crate::numeric::Precision::Int(_))).map_or("", |p| p.family())
+            ),
+            "give every unit that runs layers the same cpf = kpf, or use an integer datatype".to_string(),
         )
     } else {
         return Ok(());
     };
-    Err(CompileError::new(
-        None,
-        rule,
-        "give every unit that runs layers the same cpf, kpf, h and datatype (buffers may differ), or map fewer layers onto it",
-    ))
+    Err(CompileError::new(None, rule, fix))
 }
 
 fn in_unit(mut e: CompileError, branch: &str, u: &Unit) -> CompileError {
@@ -491,45 +552,44 @@ fn in_unit(mut e: CompileError, branch: &str, u: &Unit) -> CompileError {
     e
 }
 
-/// A frame token is one output row leaving and one input row arriving: as many beats.
-fn token_beats(
+/// A frame token is a few output rows leaving an engine and as many beats arriving as
+/// input rows: per engine, the rows it sends (one store reaches every engine it feeds)
+/// and the rows it receives (an engine has one link in).
+fn token_rows(
     design: &Design,
     links: &[crate::design::Link],
     active: &[bool],
-) -> Result<(), CompileError> {
+) -> (Vec<u64>, Vec<u64>) {
     let mem_w = design.memory.data_width_bits;
     let cores = design.cores();
+    let out_beats = |e: usize| u64::from(cores[e].1.output_elem_bits().div_ceil(mem_w));
+    let in_beats = |e: usize| u64::from(cores[e].1.input_elem_bits().div_ceil(mem_w));
+    let mut send = vec![1u64; cores.len()];
+    let mut receive = vec![1u64; cores.len()];
+    // Row widths are powers of two beats: a wider input row takes several output rows.
     for l in links.iter().filter(|l| active[l.from]) {
-        let ((ab, a, _), (bb, b, _)) = (cores[l.from], cores[l.to]);
-        let out = a.output_elem_bits().div_ceil(mem_w);
-        let inp = b.input_elem_bits().div_ceil(mem_w);
-        if out != inp {
-            return Err(CompileError::new(
-                None,
-                format!(
-                    "unit {}.{}'s output rows are {out} beats but unit {}.{}'s input rows {inp}; the frame token on their link is one row",
-                    ab.name, a.name, bb.name, b.name
-                ),
-                "give linked units the same row width (cpf x input bits = kpf x output bits)",
-            ));
-        }
+        send[l.from] = send[l.from].max(in_beats(l.to).div_ceil(out_beats(l.from)));
     }
-    Ok(())
+    for l in links.iter().filter(|l| active[l.from]) {
+        receive[l.to] = (send[l.from] * out_beats(l.from)).div_ceil(in_beats(l.to));
+    }
+    (send, receive)
 }
 
-/// The one-row hand-off token: a store from output row 0 down the stream, or a load from
-/// the stream into input row 0 (overwritten by the frame's loads before anything reads it).
-fn token(node: usize, store: bool) -> Step {
+/// The hand-off token of `rows` rows: a store from output rows 0.. down the stream, or a
+/// load from the stream into input rows 0.. (overwritten by the frame's loads before
+/// anything reads them).
+fn token(node: usize, store: bool, rows: u64) -> Step {
     let (buffer, region) = if store {
-        (Buffer::Output, Res::Spad(Buffer::Output, 0, 1))
+        (Buffer::Output, Res::Spad(Buffer::Output, 0, rows))
     } else {
-        (Buffer::Input, Res::Spad(Buffer::Input, 0, 1))
+        (Buffer::Input, Res::Spad(Buffer::Input, 0, rows))
     };
     let t = Transfer {
         buffer,
         spad_addr: 0,
         ext_addr: 0,
-        count0: 1,
+        count0: rows,
         stride0: 0,
         count1: 1,
         stride1: 0,

@@ -4,7 +4,7 @@
 
 use super::legalize::{Graph, Node};
 use crate::compiler::{Compilation, CompileError, TensorLayout};
-use crate::design::Design;
+use crate::design::{Design, Unit};
 use crate::model::Op;
 use std::collections::HashMap;
 
@@ -22,6 +22,8 @@ pub struct Alloc {
     pub weights: HashMap<(usize, usize), (u64, Vec<Tap>)>,
     /// The identity tile used by pooling and add layers.
     pub identity: u64,
+    /// The identity tile of each unit size (cpf) that runs a node.
+    pub identities: std::collections::BTreeMap<usize, u64>,
     /// (node, oct) → first beat of the bias row.
     pub bias: HashMap<(usize, usize), u64>,
     /// node → first beat of its untied bias: one accumulator row of a channel tile per
@@ -145,13 +147,15 @@ struct Params {
     end: u64,
 }
 
-fn params(g: &Graph, mut next: u64, weight_beats: u64, acc_beats: u64) -> Params {
-    let u = &g.unit;
-    let t = u.cpf as usize;
+fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &'u Unit) -> Params {
     let mut weights = HashMap::new();
     let mut bias = HashMap::new();
     let mut untied = HashMap::new();
     for (i, n) in g.nodes.iter().enumerate() {
+        let u = unit_of(i);
+        let t = u.cpf as usize;
+        let weight_beats = u64::from(u.weight_row_bits()) / mem_w;
+        let acc_beats = u64::from(u.acc_row_bits()) / mem_w;
         let cin = g.shape_of(&n.input)[2];
         let (kh, kw, _, _) = window(n);
         let octs = n.out[2].div_ceil(t);
@@ -199,6 +203,100 @@ pub fn run(design: &Design, g: &Graph) -> Alloc {
 /// As [`run`]; without `reuse`, every tensor keeps its own region (engines of an elastic
 /// Design run layers concurrently, so a dead tensor's space is never safe to reuse).
 pub fn run_with(design: &Design, g: &Graph, reuse: bool) -> Alloc {
+    place(design, g, reuse, &|_| &g.unit, false)
+}
+
+/// The placement of an elastic program whose nodes run on units of different array sizes
+/// (`units[i]` runs node `i`): no reuse; each node's weights, biases and identity tile in
+/// its unit's layout; every tensor stored pixel by pixel in tiles of the graph unit's cpf
+/// (the largest), so that each unit reads and writes it as rows of its own width
+/// ([`Alloc::for_unit`]).
+pub fn run_units(design: &Design, g: &Graph, units: &[Unit]) -> Alloc {
+    place(design, g, false, &|i| &units[i], true)
+}
+
+impl Alloc {
+    /// The placement as unit `u` sees it when it runs `nodes`: every tensor as rows of its
+    /// cpf channels, its own rows' widths and identity tile, and the parameters of `nodes`
+    /// only.
+    pub fn for_unit(&self, design: &Design, u: &Unit, nodes: &[usize]) -> Alloc {
+        let mem_w = u64::from(design.memory.data_width_bits);
+        let t = u.cpf as usize;
+        let beats =
+            |f: crate::numeric::Format| (t as u64 * u64::from(f.code_type().bits)).div_ceil(mem_w);
+        let mine = |i: &usize| nodes.contains(i);
+        Alloc {
+            tensors: self
+                .tensors
+                .iter()
+                .map(|(k, l)| (k.clone(), l.view(t, beats(l.format))))
+                .collect(),
+            weights: self
+                .weights
+                .clone()
+                .into_iter()
+                .filter(|((i, _), _)| mine(i))
+                .collect(),
+            bias: self
+                .bias
+                .clone()
+                .into_iter()
+                .filter(|((i, _), _)| mine(i))
+                .collect(),
+            untied: self
+                .untied
+                .clone()
+                .into_iter()
+                .filter(|(i, _)| mine(i))
+                .collect(),
+            identity: self.identities[&t],
+            identities: self.identities.clone(),
+            weight_beats: u64::from(u.weight_row_bits()) / mem_w,
+            acc_beats: u64::from(u.acc_row_bits()) / mem_w,
+            act_beats: u64::from(u.input_elem_bits()).div_ceil(mem_w),
+            weight_tile_rows: u64::from(u.weight_tile_rows()),
+            ..*self
+        }
+    }
+}
+
+/// The zero border of tensor `name` (stored in channel tiles of `t`): the largest padding
+/// of its consumers; a concat in place and its operands share one border, the largest any
+/// of them needs.
+fn border(g: &Graph, name: &str, t: usize) -> usize {
+    let own_pad = |name: &str| {
+        g.consumers(name)
+            .iter()
+            .filter(|&&c| g.nodes[c].input == name)
+            .map(|&c| window(&g.nodes[c]).3)
+            .max()
+            .unwrap_or(0)
+    };
+    // A concat in place and its operands share one border: the largest any of them needs.
+    let concat_pad = |c: &super::legalize::Concat| {
+        c.inputs
+            .iter()
+            .map(|i| own_pad(i))
+            .chain([own_pad(&c.name)])
+            .max()
+            .unwrap_or(0)
+    };
+    match g.view_of(name, t) {
+        Some((c, _)) => concat_pad(c),
+        None => match g.concats.iter().find(|c| c.name == name) {
+            Some(c) => concat_pad(c),
+            None => own_pad(name),
+        },
+    }
+}
+
+fn place<'u>(
+    design: &Design,
+    g: &'u Graph,
+    reuse: bool,
+    unit_of: &dyn Fn(usize) -> &'u Unit,
+    interleave: bool,
+) -> Alloc {
     let u = &g.unit;
     let t = u.cpf as usize;
     let mem_w = u64::from(design.memory.data_width_bits);
@@ -219,42 +317,15 @@ pub fn run_with(design: &Design, g: &Graph, reuse: bool) -> Alloc {
     let acc_beats = u64::from(u.acc_row_bits()) / mem_w;
     let mut next = 0u64;
     let mut tensors: HashMap<String, TensorLayout> = HashMap::new();
-    let layout = |name: &str, shape: [usize; 3], pad: usize, base: u64| TensorLayout {
-        name: name.to_string(),
-        h: shape[0],
-        w: shape[1],
-        c: shape[2],
-        format: g.format_of(name),
-        pad,
-        tiles: shape[2].div_ceil(t),
-        tile: t,
-        base,
-        beats: beats_of(name),
+    let layout = |name: &str, shape: [usize; 3], pad: usize, base: u64| {
+        let l = TensorLayout::tiled(name, shape, g.format_of(name), pad, t, beats_of(name), base);
+        if interleave {
+            l.interleaved()
+        } else {
+            l
+        }
     };
-    let own_pad = |name: &str| {
-        g.consumers(name)
-            .iter()
-            .filter(|&&c| g.nodes[c].input == name)
-            .map(|&c| window(&g.nodes[c]).3)
-            .max()
-            .unwrap_or(0)
-    };
-    // A concat in place and its operands share one border: the largest any of them needs.
-    let concat_pad = |c: &super::legalize::Concat| {
-        c.inputs
-            .iter()
-            .map(|i| own_pad(i))
-            .chain([own_pad(&c.name)])
-            .max()
-            .unwrap_or(0)
-    };
-    let pad_of = |name: &str| match g.view_of(name, t) {
-        Some((c, _)) => concat_pad(c),
-        None => match g.concats.iter().find(|c| c.name == name) {
-            Some(c) => concat_pad(c),
-            None => own_pad(name),
-        },
-    };
+    let pad_of = |name: &str| border(g, name, t);
     // The tensors the host writes, one after another from beat 0.
     for s in &g.inputs {
         let l = layout(&s.name, s.shape, pad_of(&s.name), next);
@@ -263,15 +334,25 @@ pub fn run_with(design: &Design, g: &Graph, reuse: bool) -> Alloc {
     }
     let inputs_end = next;
 
-    // Weights, the identity tile and biases.
-    let identity = next;
-    next += t as u64 * weight_beats;
+    // Weights, the identity tile of every unit size and biases.
+    let mut identities = std::collections::BTreeMap::new();
+    for i in 0..g.nodes.len() {
+        let v = unit_of(i);
+        if let std::collections::btree_map::Entry::Vacant(e) = identities.entry(v.cpf as usize) {
+            e.insert(next);
+            next += u64::from(v.cpf * v.weight_row_bits()) / mem_w;
+        }
+    }
+    let identity = *identities.entry(t).or_insert(next);
+    if identity == next {
+        next += t as u64 * weight_beats;
+    }
     let Params {
         weights,
         bias,
         untied,
         end,
-    } = params(g, next, weight_beats, acc_beats);
+    } = params(g, next, mem_w, unit_of);
     next = end;
     // Activations: a tensor whose last reader has run frees its region; a later tensor
     // without a zero border may reuse it (a bordered tensor needs memory that is still zero).
@@ -304,7 +385,12 @@ pub fn run_with(design: &Design, g: &Graph, reuse: bool) -> Alloc {
             // An operand of a concat in place: its channel tiles inside the concat's tensor.
             let whole = &tensors[&c.name];
             let base = whole.addr(tile0, 0, 0);
-            tensors.insert(name.to_string(), layout(name, shape, pad, base));
+            let view = TensorLayout {
+                pixel_stride: whole.pixel_stride,
+                tile_stride: whole.tile_stride,
+                ..layout(name, shape, pad, base)
+            };
+            tensors.insert(name.to_string(), view);
             continue;
         }
         let size = layout(name, shape, pad, 0).size_beats();
@@ -333,6 +419,7 @@ pub fn run_with(design: &Design, g: &Graph, reuse: bool) -> Alloc {
         tensors,
         weights,
         identity,
+        identities,
         bias,
         untied,
         weight_beats,

@@ -156,11 +156,17 @@ pub fn write_inputs(
 
 /// External memory before the run.
 pub fn memory_image(design: &Design, model: &Model, g: &Graph, alloc: &Alloc) -> Memory {
+    let mut dmem = Memory::new(design.memory.data_width_bits, alloc.end as usize);
+    write_inputs(&mut dmem, model, g, alloc, |l| l.clone());
+    write_params(&mut dmem, g, alloc);
+    dmem
+}
+
+/// The identity tile, weight tiles and biases of `alloc` in the layout of `g.unit`.
+pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
     let u = &g.unit;
     let t = u.cpf as usize;
     let wt = u.datatype.weight_type();
-    let mut dmem = Memory::new(design.memory.data_width_bits, alloc.end as usize);
-    write_inputs(&mut dmem, model, g, alloc, |l| l.clone());
     for r in 0..t {
         let row: Vec<i64> = (0..t).map(|c| i64::from(r == c)).collect();
         dmem.write_row(
@@ -232,5 +238,4 @@ pub fn memory_image(design: &Design, model: &Model, g: &Graph, alloc: &Alloc) ->
             .collect();
         dmem.write_row(base, alloc.acc_beats, &row, u.datatype.acc_type());
     }
-    dmem
 }

@@ -214,10 +214,18 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
 }
 
 pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
-    // The whole model runs on the first engine (the first unit of the first branch); the
-    // other engines of an elastic Design get empty programs. Mapping layers onto several
-    // units and branches is the next step.
-    let unit = design.cores()[0].1.clone();
+    // The graph's unit: the one engine's, or on an elastic Design the first unit with the
+    // largest array, whose cpf is the channel tile tensors are stored in (smaller units
+    // read them as narrower rows, `TensorLayout::view`); each stage plans with its own.
+    let unit = design
+        .cores()
+        .iter()
+        .map(|c| c.1)
+        .fold(
+            design.cores()[0].1,
+            |a, u| if u.cpf > a.cpf { u } else { a },
+        )
+        .clone();
     if unit.cpf != unit.kpf {
         return Err(CompileError::new(
             None,

@@ -88,7 +88,7 @@ fn every(
     prec: usize,
 ) -> (Transfer, Res) {
     let base = t.addr(ct, y, x);
-    let (s0, s1) = (step * t.beats, step * t.wp() as u64 * t.beats);
+    let (s0, s1) = (step * t.pixel_stride, step * t.wp() as u64 * t.pixel_stride);
     let transfer = Transfer {
         buffer,
         spad_addr,
