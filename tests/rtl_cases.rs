@@ -68,6 +68,10 @@ cases! {
     avgpool: "cases/avgpool.toml" on "configs/16x16_int8.toml";
     residual_block: "cases/residual_block.toml" on "configs/8x8_int8.toml" with 10;
     small_resnet: "cases/small_resnet.toml" on "configs/16x16_int8.toml";
+    // A MobileNetV2 inverted-residual block (issue 12): the project layer's stores wait
+    // for the depthwise layer's loads of the memory they reuse, 38 of them, which overflowed
+    // the 4-bit load -> store semaphore before every pair's waits were bounded.
+    mobilenet_block: "cases/mobilenet_block.toml" on "configs/16x16_int8.toml";
     tiled_every_dimension: "cases/tiled_every_dimension.toml" on "configs/8x8_int8.toml";
     upsample: "cases/upsample.toml" on "configs/8x8_int8.toml" with 20;
     conv_relu6: "cases/conv_relu6.toml" on "configs/16x16_int8.toml";

@@ -103,6 +103,19 @@ pub fn run(design: &Design, mut instrs: Vec<Instr>) -> Result<Vec<Instr>, Compil
                 )
             })?;
     }
+    let max = crate::isa::mask(crate::isa::SEM_COUNT_BITS);
+    if let Some((sem, pc, held)) = super::sync::max_outstanding(&instrs, design.control.queue_depth)
+        .filter(|&(_, _, held)| held > max)
+    {
+        return Err(CompileError::new(
+            None,
+            format!(
+                "instruction {pc}: semaphore {} can hold {held} signals, its counter {max}",
+                crate::isa::SEMAPHORES[sem].name()
+            ),
+            "this is a compiler bug; please report it with the model and config",
+        ));
+    }
     crate::interp::check_sync(design, &instrs).map_err(|e| {
         CompileError::new(
             None,

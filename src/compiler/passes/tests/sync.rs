@@ -103,3 +103,146 @@ fn access_index_agrees_on_scheduled_layers() {
         "only {checked} of 80 random layers were checked"
     );
 }
+
+/// Runs `instrs` in a random legal timing: dispatch in program order into queues of
+/// `depth`; a queue's head starts when its executor is idle and its waits are available
+/// (taking them); a started instruction completes, releasing its signals, at any later
+/// step. Returns the most signals any semaphore held, or `None` on a deadlock.
+fn random_timing(instrs: &[Instr], depth: usize, rng: &mut Rng) -> Option<u64> {
+    use crate::isa::SEMAPHORES;
+    let queue = |i: usize| {
+        let q = instrs[i].queue().expect("no end in the program");
+        Queue::ALL.iter().position(|&x| x == q).unwrap()
+    };
+    let mut count = vec![0u64; SEMAPHORES.len()];
+    let mut max = 0;
+    let mut queues: [std::collections::VecDeque<usize>; 4] = Default::default();
+    let mut running: [Option<usize>; 4] = [None; 4];
+    let (mut next, mut done) = (0, 0);
+    let sems = |mask: u32| (0..SEMAPHORES.len()).filter(move |s| mask & (1 << s) != 0);
+    while done < instrs.len() {
+        let mut actions = Vec::new();
+        if next < instrs.len() && queues[queue(next)].len() < depth {
+            actions.push(4);
+        }
+        for k in 0..4 {
+            match (running[k], queues[k].front()) {
+                (Some(_), _) => actions.push(5 + k),
+                (None, Some(&h)) if sems(instrs[h].wait).all(|s| count[s] > 0) => actions.push(k),
+                _ => {}
+            }
+        }
+        if actions.is_empty() {
+            return None;
+        }
+        match rng.pick(&actions) {
+            4 => {
+                queues[queue(next)].push_back(next);
+                next += 1;
+            }
+            k @ 0..=3 => {
+                let h = queues[k].pop_front().unwrap();
+                sems(instrs[h].wait).for_each(|s| count[s] -= 1);
+                running[k] = Some(h);
+            }
+            a => {
+                let i = running[a - 5].take().unwrap();
+                for s in sems(instrs[i].signal) {
+                    count[s] += 1;
+                    max = max.max(count[s]);
+                }
+                done += 1;
+            }
+        }
+    }
+    Some(max)
+}
+
+/// Random accesses by instructions of all four queues, each to what its queue touches:
+/// load memory -> input or output buffer, matmul input -> accumulator, vector accumulator
+/// (and output) -> output, store output -> memory.
+fn random_steps_all_queues(rng: &mut Rng, n: usize) -> Vec<Step> {
+    let span = |rng: &mut Rng| {
+        let lo = rng.range(0, 30) as u64;
+        (lo, lo + rng.range(1, 8) as u64)
+    };
+    (0..n)
+        .map(|_| {
+            let (a, b) = span(rng);
+            let (c, d) = span(rng);
+            let (op, reads, writes) = match rng.range(0, 3) {
+                0 => {
+                    let buf = rng.pick(&[Buffer::Input, Buffer::Output]);
+                    (
+                        Op::Load(Transfer::default()),
+                        vec![Res::Dram(a, b)],
+                        vec![Res::Spad(buf, c, d)],
+                    )
+                }
+                1 => (
+                    Op::Matmul(Default::default()),
+                    vec![Res::Spad(Buffer::Input, a, b)],
+                    vec![Res::Spad(Buffer::Accumulator, c, d)],
+                ),
+                2 => (
+                    Op::Vector(Default::default()),
+                    vec![Res::Spad(Buffer::Accumulator, a, b)],
+                    vec![Res::Spad(Buffer::Output, c, d)],
+                ),
+                _ => (
+                    Op::Store(Transfer::default()),
+                    vec![Res::Spad(Buffer::Output, a, b)],
+                    vec![Res::Dram(c, d)],
+                ),
+            };
+            Step {
+                instr: Instr::new(op),
+                reads,
+                writes,
+                node: 0,
+            }
+        })
+        .collect()
+}
+
+/// No timing overflows a semaphore: on random programs of all four queues and on the
+/// schedules of random layers, at every queue depth, many random legal timings never hold
+/// more signals than `max_outstanding` says, which is at most 15, and never deadlock.
+#[test]
+fn no_timing_overflows_a_semaphore() {
+    let mut programs: Vec<(Vec<Step>, String)> = Vec::new();
+    for seed in 0..60 {
+        let mut rng = Rng::new(9100 + seed);
+        let n = rng.range(20, 400);
+        programs.push((
+            random_steps_all_queues(&mut rng, n),
+            format!("random {seed}"),
+        ));
+    }
+    for seed in 0..30 {
+        let mut rng = Rng::new(3000 + seed);
+        let t = rng.pick(&[4u32, 8, 16]);
+        let d = design(t, random_depths(&mut rng, t));
+        let src = random_model(&mut rng);
+        if let Ok(c) = through(&d, &model(&src), "schedule") {
+            programs.push((c.steps.unwrap(), src));
+        }
+    }
+    for (steps, what) in &programs {
+        for depth in [1usize, 2, 4, 8] {
+            let instrs = crate::compiler::passes::sync::run(steps.clone(), depth as u32).instrs;
+            let bound = crate::compiler::passes::sync::max_outstanding(&instrs, depth as u32)
+                .map_or(0, |(_, _, held)| held);
+            assert!(bound <= 15, "{what}, depth {depth}: bound {bound}");
+            let mut rng = Rng::new(instrs.len() as u64 + depth as u64);
+            for _ in 0..20 {
+                let held = random_timing(&instrs, depth, &mut rng)
+                    .unwrap_or_else(|| panic!("{what}, depth {depth}: deadlock"));
+                assert!(
+                    held <= bound,
+                    "{what}, depth {depth}: {held} > bound {bound}"
+                );
+            }
+        }
+    }
+}
