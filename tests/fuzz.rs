@@ -208,8 +208,8 @@ fn mutate_toml(src: &str, rng: &mut Rng) -> Vec<u8> {
                     let (k, v) = lines[i].split_once('=').unwrap();
                     let v: i64 = v.trim().parse().unwrap();
                     let nv = match rng.below(4) {
-                        0 => v + 1,
-                        1 => v - 1,
+                        0 => v.saturating_add(1),
+                        1 => v.saturating_sub(1),
                         2 => v.saturating_mul(2),
                         _ => v / 2,
                     };
