@@ -214,17 +214,22 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
 }
 
 pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
-    // The graph's unit: the one engine's, or on an elastic Design the first unit with the
-    // largest array, whose cpf is the channel tile tensors are stored in (smaller units
-    // read them as narrower rows, `TensorLayout::view`); each stage plans with its own.
+    // The graph's unit: the one engine's, or on an elastic Design the first square unit
+    // with the largest array, whose cpf is the channel tile tensors are stored in (smaller
+    // units read them as narrower rows, `TensorLayout::view`); each stage plans with its
+    // own. (A unit that is not square cannot run layers, `elastic::check_unit`.)
     let unit = design
         .cores()
         .iter()
         .map(|c| c.1)
-        .fold(
-            design.cores()[0].1,
-            |a, u| if u.cpf > a.cpf { u } else { a },
-        )
+        .filter(|u| u.cpf == u.kpf)
+        .fold(design.cores()[0].1, |a, u| {
+            if u.cpf > a.cpf || a.cpf != a.kpf {
+                u
+            } else {
+                a
+            }
+        })
         .clone();
     if unit.cpf != unit.kpf {
         return Err(CompileError::new(
