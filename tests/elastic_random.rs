@@ -193,7 +193,7 @@ fn random_config(
 ) -> String {
     let h = rng.range(1, 2);
     let mut s = format!(
-        "name = \"elastic_random_{seed}\"\n[datatype]\ninput = \"int8\"\nweight = \"int8\"\naccumulator = \"int32\"\noutput = \"int8\"\n[buffers]\ninput_depth = 256\nweight_depth = 256\naccumulator_depth = 128\noutput_depth = 128\n[memory]\ndata_width_bits = 64\nlatency_cycles = {}\n[vector]\nops = [\"requantize\", \"bias\", \"relu\", \"leaky_relu\"]\n[control]\nimem_depth = 16384\n",
+        "name = \"elastic_random_{seed}\"\n[datatype]\ninput = \"int8\"\nweight = \"int8\"\naccumulator = \"int32\"\noutput = \"int8\"\n[buffers]\ninput_depth = 256\nweight_depth = 256\naccumulator_depth = 128\noutput_depth = 128\n[memory]\ndata_width_bits = 64\nlatency_cycles = {}\n[vector]\nops = [\"requantize\", \"bias\", \"relu\", \"leaky_relu\"]\n[control]\nimem_depth = 64\n",
         rng.range(4, 24)
     );
     let units0 = rng.range(1, 3) as usize;

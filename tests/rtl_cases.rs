@@ -294,3 +294,25 @@ fn lockstep_agrees_on_an_elastic_design() {
     assert!(r.matched);
     assert_eq!(div, None, "the RTL diverged from the interpreter");
 }
+
+/// Programs of any length (issue 12): a 96x96 convolution on the 8x8 array compiles to
+/// more than twice as many instructions as its 1024-entry instruction memory holds; the
+/// engine fetches them from external memory through that memory as a ring, and the result
+/// is bit-exact under back-pressure.
+#[test]
+fn a_program_longer_than_the_instruction_memory() {
+    if !have_tool("verilator", "a_program_longer_than_the_instruction_memory") {
+        return;
+    }
+    let src = "name = \"long\"\nseed = 3\n[input]\nshape = [96, 96, 8]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\nkernel = 3\npadding = 1\nout_channels = 8\nrequant = { multiplier = 100, shift = 13 }\n";
+    let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
+    let model = hwgen::model::parse_str(src, "long.toml", &repo()).unwrap();
+    let program = hwgen::compiler::compile(&design, &model).unwrap_or_else(|e| panic!("{e}"));
+    let depth = design.control.imem_depth as usize;
+    assert!(
+        program.instrs.len() > 2 * depth,
+        "{} instructions, {depth} entries",
+        program.instrs.len()
+    );
+    golden_interpreter_rtl("long program", &design, &model, &program, 20, 3);
+}

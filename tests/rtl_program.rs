@@ -185,7 +185,6 @@ fn check_program(
             };
             mem.set_beat_hex(b, &v);
         }
-        let image: Vec<String> = (0..mem.beats()).map(|b| mem.beat_hex(b)).collect();
 
         let mut engine = Engine::new(design, &unit);
         let mut expect = mem.clone();
@@ -194,18 +193,13 @@ fn check_program(
             .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
 
         let dir = tempfile::tempdir().unwrap();
-        let imem: String = program
-            .iter()
-            .map(|i| i.encode().unwrap().to_hex() + "\n")
-            .collect();
-        std::fs::write(dir.path().join("imem.hex"), imem).unwrap();
-        std::fs::write(dir.path().join("dmem.hex"), image.join("\n") + "\n").unwrap();
+        let [prog, dmem] = program_images(dir.path(), &mem, program);
         let count = ITER_SPAN * iters;
         let out = run(
             exe,
             &[
-                format!("+imem={}", dir.path().join("imem.hex").display()),
-                format!("+dmem={}", dir.path().join("dmem.hex").display()),
+                prog,
+                dmem,
                 format!("+dump={}", dir.path().join("dump.hex").display()),
                 format!("+dump_base={STORE_BASE}"),
                 format!("+dump_count={count}"),

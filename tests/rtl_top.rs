@@ -138,17 +138,16 @@ fn run_case(exe: &std::path::Path, c: &Case) {
         dmem[OUT_BASE as usize + j] = "dead".repeat(4);
     }
     let dir = tempfile::tempdir().unwrap();
-    let imem: String = program(c)
-        .iter()
-        .map(|i| i.encode().unwrap().to_hex() + "\n")
-        .collect();
-    std::fs::write(dir.path().join("imem.hex"), imem).unwrap();
-    std::fs::write(dir.path().join("dmem.hex"), dmem.join("\n") + "\n").unwrap();
+    let mut data = hwgen::interp::Memory::new(64, dmem.len());
+    for (b, hex) in dmem.iter().enumerate() {
+        data.set_beat_hex(b, hex);
+    }
+    let [prog, dmem] = program_images(dir.path(), &data, &program(c));
     let out = run(
         exe,
         &[
-            format!("+imem={}", dir.path().join("imem.hex").display()),
-            format!("+dmem={}", dir.path().join("dmem.hex").display()),
+            prog,
+            dmem,
             format!("+dump={}", dir.path().join("dump.hex").display()),
             format!("+dump_base={OUT_BASE}"),
             format!("+dump_count={}", c.rows),

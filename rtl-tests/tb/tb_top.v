@@ -1,9 +1,9 @@
-// Whole-accelerator testbench for hwgen_top: loads every engine's program through the
-// program port, models external memory (fixed read latency, one request per cycle,
-// optional random back-pressure), starts the run through the CSRs, waits for done with a
-// watchdog, then dumps a memory region and the cycle and performance counters.
-//   +imem=FILE       every engine's program ($readmemh, one instruction per line; engine
-//                    e's from address e * IMEM_DEPTH, given by an @ line)
+// Whole-accelerator testbench for hwgen_top: models external memory (fixed read latency,
+// one request per cycle, optional random back-pressure), writes every engine's program base
+// to the CSRs, starts the run, waits for done with a watchdog, then dumps a memory region
+// and the cycle and performance counters. The engines fetch their programs from memory.
+//   +prog=FILE       every engine's program base, engine 0 first ($readmemh, one hex beat
+//                    address per line; the instructions are in the +dmem image)
 //   +dmem=FILE       initial memory image ($readmemh, one MEM_W-bit beat per line)
 //   +dump=FILE       where to write the dumped beats, one per line
 //   +design_id=HEX   the Design hash the program was compiled for; a mismatch with the
@@ -26,27 +26,23 @@
 `include "hwgen_isa.vh"
 module tb #(
   parameter integer MEM_W           = 64,
-  parameter integer INSTR_W         = `HWGEN_INSTR_W,
-  parameter integer IMEM_ADDR_W     = 8,
-  parameter integer CORE_SEL_W      = 1,
   parameter integer NUM_CORES       = 1,
   parameter integer LATENCY         = 20,
   parameter integer MEM_WORDS       = 65536,
   parameter integer PERF_WORDS      = 9,
   parameter integer PERF_BASE       = 16,
   parameter integer PERF_STRIDE     = 16,
+  parameter integer PROG_BASE_SLOT  = 15,
   parameter integer BYTES_PER_CYCLE = MEM_W / 8,
   parameter integer PATH_CHARS      = 1024,
   parameter integer SEM_COUNT_W     = 32
 ) (
   input wire clk_i
 );
-  localparam integer IMEM_DEPTH = 1 << IMEM_ADDR_W;
-
   reg [MEM_W-1:0]   mem  [0:MEM_WORDS-1];
-  reg [INSTR_W-1:0] prog [0:IMEM_DEPTH*NUM_CORES-1];
+  reg [31:0]        prog [0:NUM_CORES-1];
   // File names of up to PATH_CHARS characters (hwgen sets it and checks the length).
-  reg [8*PATH_CHARS-1:0] imem_file;
+  reg [8*PATH_CHARS-1:0] prog_file;
   reg [8*PATH_CHARS-1:0] dmem_file;
   reg [8*PATH_CHARS-1:0] dump_file;
   reg [63:0]        design_id;
@@ -66,10 +62,6 @@ module tb #(
   reg  [11:0]            csr_addr;
   reg  [31:0]            csr_wdata;
   wire [31:0]            csr_rdata;
-  reg                    prog_we;
-  reg  [CORE_SEL_W-1:0]  prog_core;
-  reg  [IMEM_ADDR_W-1:0] prog_addr;
-  reg  [INSTR_W-1:0]     prog_data;
   wire                   mem_req_valid;
   reg                    mem_req_ready;
   wire                   mem_req_write;
@@ -89,10 +81,6 @@ module tb #(
     .csr_addr_i      (csr_addr),
     .csr_wdata_i     (csr_wdata),
     .csr_rdata_o     (csr_rdata),
-    .prog_we_i       (prog_we),
-    .prog_core_i     (prog_core),
-    .prog_addr_i     (prog_addr),
-    .prog_data_i     (prog_data),
     .mem_req_valid_o (mem_req_valid),
     .mem_req_ready_i (mem_req_ready),
     .mem_req_write_o (mem_req_write),
@@ -107,7 +95,7 @@ module tb #(
   reg [MEM_W-1:0] pipe_data  [0:LATENCY-1];
 
   initial begin
-    if (!$value$plusargs("imem=%s", imem_file)) $fatal(1, "missing +imem");
+    if (!$value$plusargs("prog=%s", prog_file)) $fatal(1, "missing +prog");
     if (!$value$plusargs("dmem=%s", dmem_file)) $fatal(1, "missing +dmem");
     if (!$value$plusargs("dump=%s", dump_file)) $fatal(1, "missing +dump");
     if (!$value$plusargs("dump_base=%d", dump_base)) dump_base = 0;
@@ -117,16 +105,16 @@ module tb #(
     if (!$value$plusargs("max_cycles=%d", max_cycles)) max_cycles = 1000000;
     check_id = $value$plusargs("design_id=%h", design_id);
     credit = 0;
-    for (i = 0; i < IMEM_DEPTH * NUM_CORES; i = i + 1) prog[i] = {INSTR_W{1'b0}};
+    for (i = 0; i < NUM_CORES; i = i + 1) prog[i] = 32'd0;
     for (i = 0; i < MEM_WORDS; i = i + 1) mem[i] = {MEM_W{1'b0}};
     // $readmemh does not fail on a file it cannot open; check first.
-    fd = $fopen(imem_file, "r");
-    if (fd == 0) $fatal(1, "cannot read +imem file %0s", imem_file);
+    fd = $fopen(prog_file, "r");
+    if (fd == 0) $fatal(1, "cannot read +prog file %0s", prog_file);
     $fclose(fd);
     fd = $fopen(dmem_file, "r");
     if (fd == 0) $fatal(1, "cannot read +dmem file %0s", dmem_file);
     $fclose(fd);
-    $readmemh(imem_file, prog);
+    $readmemh(prog_file, prog);
     $readmemh(dmem_file, mem);
     for (i = 0; i < LATENCY; i = i + 1) begin
       pipe_valid[i] = 1'b0;
@@ -137,10 +125,6 @@ module tb #(
     csr_we = 1'b0;
     csr_addr = 12'd0;
     csr_wdata = 32'd0;
-    prog_we = 1'b0;
-    prog_core = {CORE_SEL_W{1'b0}};
-    prog_addr = {IMEM_ADDR_W{1'b0}};
-    prog_data = {INSTR_W{1'b0}};
     mem_req_ready = 1'b0;
     mem_rsp_valid = 1'b0;
     mem_rsp_rdata = {MEM_W{1'b0}};
@@ -234,7 +218,7 @@ module tb #(
   end
 `endif
 
-  // Control sequence: reset, program load, start, poll for done, report.
+  // Control sequence: reset, program bases, start, poll for done, report.
   localparam integer S_RESET = 0, S_PROG = 1, S_START = 2, S_POLL = 3, S_READ = 4, S_REPORT = 5,
                      S_ID = 6;
   integer state;
@@ -249,7 +233,6 @@ module tb #(
   always @(negedge clk_i) begin
     cycle = cycle + 1;
     csr_we  <= 1'b0;
-    prog_we <= 1'b0;
     if (cycle > max_cycles) begin
       $display("ERROR: watchdog: no done after %0d cycles (hwgen sim --max-cycles raises the limit)", max_cycles);
       $finish;
@@ -263,13 +246,13 @@ module tb #(
         end
       end
       S_PROG: begin
-        // Engine e's program from prog[e * IMEM_DEPTH] (all `end` where the file has none).
-        prog_we   <= 1'b1;
-        prog_core <= counter / IMEM_DEPTH;
-        prog_addr <= counter % IMEM_DEPTH;
-        prog_data <= prog[counter];
+        // Engine e's program base into its CSR (after the counters of its block).
+        perf_addr = PERF_BASE + counter * PERF_STRIDE + PROG_BASE_SLOT;
+        csr_we    <= 1'b1;
+        csr_addr  <= perf_addr[11:0];
+        csr_wdata <= prog[counter];
         counter = counter + 1;
-        if (counter == IMEM_DEPTH * NUM_CORES) begin
+        if (counter == NUM_CORES) begin
           state = S_ID;
           counter = 0;
         end

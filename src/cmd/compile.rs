@@ -9,7 +9,8 @@ pub struct Args {
     /// Model file (TOML); see the README for the format.
     #[arg(long, short)]
     pub model: PathBuf,
-    /// Output directory: imem0.hex, dmem.hex, expected.hex, listing.asm, report.json.
+    /// Output directory: imem0.hex, dmem.hex (data, then programs), prog_base.hex,
+    /// expected.hex, listing.asm, report.json.
     #[arg(long, short, default_value = "out-program")]
     pub out: PathBuf,
     /// Print the estimate (per stage, per frame) and write nothing. On an elastic design it
@@ -86,6 +87,10 @@ pub fn report(
         "design": design.name,
         "design_hash": format!("{:016x}", design.hash()),
         "instructions": p.instrs.len(),
+        // dmem.hex holds the data and then every engine's program; engine e fetches its
+        // program from beat program_base[e] (its prog_base CSR).
+        "data_beats": p.dmem.beats(),
+        "program_base": p.memory_image().1,
         "macs": p.macs,
         "estimated_cycles": p.estimated_cycles(),
         "output": {

@@ -246,6 +246,14 @@ impl Program {
         self.macs_run.div_ceil(pes)
     }
 
+    /// External memory as the hardware starts from it: the data image (`dmem`), then
+    /// every engine's instructions, engine 0's first, each instruction in
+    /// `ceil(INSTR_BITS / memory width)` beats, low bits first; and each engine's first
+    /// beat, the value of its `prog_base` CSR. The engines fetch their programs from there.
+    pub fn memory_image(&self) -> (crate::interp::Memory, Vec<u64>) {
+        self.dmem.with_programs(&self.programs())
+    }
+
     /// Every engine's program (one for a single engine).
     pub fn programs(&self) -> Vec<&[Instr]> {
         match &self.elastic {

@@ -83,6 +83,33 @@ impl Memory {
         self.write_row(beat, 1, &[i64::from(scale)], IntType::new(false, 8));
     }
 
+    /// This image, then every program's instructions (the first program's first), each
+    /// instruction in `ceil(INSTR_BITS / beat width)` beats, low bits first; and each
+    /// program's first beat (an engine's `prog_base`). The engines fetch their programs
+    /// from there.
+    pub fn with_programs(&self, programs: &[&[crate::isa::Instr]]) -> (Memory, Vec<u64>) {
+        let w = self.beat_bits as usize;
+        let ibeats = (crate::isa::INSTR_BITS as usize).div_ceil(w);
+        let total: usize = programs.iter().map(|p| p.len() * ibeats).sum();
+        let mut mem = self.clone();
+        mem.bytes.resize((self.beats() + total) * w / 8, 0);
+        let mut bases = Vec::new();
+        let mut at = self.beats();
+        for p in programs {
+            bases.push(at as u64);
+            for i in *p {
+                let hex = i.encode().expect("compiled instructions encode").to_hex();
+                let hex = format!("{hex:0>width$}", width = ibeats * w / 4);
+                for b in 0..ibeats {
+                    let end = hex.len() - b * w / 4;
+                    mem.set_beat_hex(at, &hex[end - w / 4..end]);
+                    at += 1;
+                }
+            }
+        }
+        (mem, bases)
+    }
+
     /// One beat as `$readmemh` text.
     pub fn beat_hex(&self, beat: usize) -> String {
         let bytes = (self.beat_bits / 8) as usize;

@@ -10,7 +10,8 @@ mod top;
 mod views;
 
 pub use top::{
-    csr_map, rsp_depth, Csr, CSR_PERF_BASE, CSR_PERF_STRIDE, PERF_COUNTERS, PERF_COUNTER_NAMES,
+    csr_map, rsp_depth, Csr, CSR_PERF_BASE, CSR_PERF_STRIDE, CSR_PROG_BASE_SLOT, PERF_COUNTERS,
+    PERF_COUNTER_NAMES,
 };
 
 use crate::design::{Design, ResetStyle};
@@ -282,12 +283,13 @@ pub fn emit(design: &Design) -> FileMap {
         let view = isa_header::decoder(&c, &name, module, ops, format);
         add(&mut files, &format!("{name}.v"), render(&view));
     }
-    let units: [(&str, String); 6] = [
+    let units: [(&str, String); 7] = [
         ("hwgen_load_unit.v", render(&LoadUnit { c: &c })),
         ("hwgen_store_unit.v", render(&StoreUnit { c: &c })),
         ("hwgen_compute_unit.v", render(&ComputeUnit { c: &c })),
         ("hwgen_vector_unit.v", render(&VectorUnit { c: &c })),
         ("hwgen_fetch.v", render(&Fetch { c: &c })),
+        ("hwgen_prefetch.v", render(&Prefetch { c: &c })),
         ("hwgen_core.v", render(&Core { c: &c })),
     ];
     for (name, text) in units {

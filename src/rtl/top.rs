@@ -35,6 +35,10 @@ pub struct Csr {
 
 pub const CSR_PERF_BASE: u32 = 0x010;
 pub const CSR_PERF_STRIDE: u32 = 0x010;
+/// Engine e's program base (read-write) at `CSR_PERF_BASE + e * CSR_PERF_STRIDE +
+/// CSR_PROG_BASE_SLOT`: the last word of its block, after the counters.
+pub const CSR_PROG_BASE_SLOT: u32 = CSR_PERF_STRIDE - 1;
+const _: () = assert!((PERF_COUNTER_NAMES.len() as u32) < CSR_PROG_BASE_SLOT);
 
 /// The register map of `design`'s top.
 pub fn csr_map(design: &Design) -> Vec<Csr> {
@@ -67,6 +71,14 @@ pub fn csr_map(design: &Design) -> Vec<Csr> {
                 doc: format!("engine {i} ({}.{}[{r}]): {name} cycles", b.name, u.name),
             });
         }
+        v.push(Csr {
+            addr: CSR_PERF_BASE + i as u32 * CSR_PERF_STRIDE + CSR_PROG_BASE_SLOT,
+            name: format!("core{i}_prog_base"),
+            doc: format!(
+                "engine {i} ({}.{}[{r}]): external-memory beat of its program's first instruction (read-write; set before start)",
+                b.name, u.name
+            ),
+        });
     }
     v
 }
@@ -100,6 +112,7 @@ pub(super) fn csr_view<'a>(c: &'a Common, design: &Design) -> CsrView<'a> {
         addr_num_cores: addr("num_cores"),
         perf_base: CSR_PERF_BASE,
         perf_stride: CSR_PERF_STRIDE,
+        prog_base_slot: CSR_PROG_BASE_SLOT,
         regs: regs
             .iter()
             .take(7)
@@ -116,6 +129,14 @@ pub(super) fn csr_view<'a>(c: &'a Common, design: &Design) -> CsrView<'a> {
                     PERF_COUNTER_NAMES.join(", ")
                 ),
             }))
+            .chain(std::iter::once(CsrReg {
+                addr: format!("0x{:03x}", CSR_PERF_BASE + CSR_PROG_BASE_SLOT),
+                name: "prog_base".to_string(),
+                doc: format!(
+                    "engine e's program base at 0x{:03x} + 0x{CSR_PERF_STRIDE:02x}*e (read-write): the external-memory beat of its first instruction",
+                    CSR_PERF_BASE + CSR_PROG_BASE_SLOT
+                ),
+            }))
             .collect(),
     }
 }
@@ -123,8 +144,7 @@ pub(super) fn csr_view<'a>(c: &'a Common, design: &Design) -> CsrView<'a> {
 pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
     let cores = design.cores();
     let n = cores.len() as u32;
-    let core_sel_w = clog2(u64::from(n));
-    let imem_addr_w = clog2(u64::from(design.control.imem_depth));
+    let port_w = clog2(u64::from(n));
     let rsp = rsp_depth(design);
 
     let mut links = Vec::new();
@@ -163,7 +183,10 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
             ("MEM_ADDR_W", "MEM_ADDR_W".to_string()),
             ("RSP_DEPTH", rsp.to_string()),
             ("IMEM_DEPTH", design.control.imem_depth.to_string()),
-            ("IMEM_ADDR_W", "IMEM_ADDR_W".to_string()),
+            (
+                "IMEM_ADDR_W",
+                clog2(u64::from(design.control.imem_depth)).to_string(),
+            ),
             ("QUEUE_DEPTH", design.control.queue_depth.to_string()),
             ("SEM_COUNT_W", isa::SEM_COUNT_BITS.to_string()),
             ("ENABLE_BIAS", bool_param(design.vector.bias)),
@@ -174,7 +197,6 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
         ];
         views.push(CoreView {
             index: i as u32,
-            sel: format!("{core_sel_w}'d{i}"),
             name: names::core_instance(&b.name, &u.name, *r),
             label: format!("{}.{}[{r}]", b.name, u.name),
             cpf: u.cpf,
@@ -239,9 +261,7 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
         design_id: format!("{:016x}", design.hash()),
         branch_count: design.branches.len(),
         mem_w: design.memory.data_width_bits,
-        imem_addr_w,
-        core_sel_w,
-        port_w: core_sel_w,
+        port_w,
         id_depth,
         id_ptr_w: clog2(u64::from(id_depth)),
         cores: views,

@@ -87,6 +87,7 @@ static_module!(StoreUnit, "rtl/hwgen_store_unit.v");
 static_module!(ComputeUnit, "rtl/hwgen_compute_unit.v");
 static_module!(VectorUnit, "rtl/hwgen_vector_unit.v");
 static_module!(Fetch, "rtl/hwgen_fetch.v");
+static_module!(Prefetch, "rtl/hwgen_prefetch.v");
 static_module!(Core, "rtl/hwgen_core.v");
 // Arithmetic blocks and datapath leaves.
 static_module!(VectorLane, "rtl/hwgen_vector_lane.v");
@@ -164,6 +165,7 @@ pub struct CsrView<'a> {
     pub addr_num_cores: String,
     pub perf_base: u32,
     pub perf_stride: u32,
+    pub prog_base_slot: u32,
 }
 
 pub struct ParamView {
@@ -173,7 +175,6 @@ pub struct ParamView {
 
 pub struct CoreView {
     pub index: u32,
-    pub sel: String,
     pub name: String,
     pub label: String,
     pub cpf: u32,
@@ -200,8 +201,6 @@ pub struct TopView<'a> {
     pub design_id: String,
     pub branch_count: usize,
     pub mem_w: u32,
-    pub imem_addr_w: u32,
-    pub core_sel_w: u32,
     pub port_w: u32,
     pub id_depth: u32,
     pub id_ptr_w: u32,

@@ -5,7 +5,7 @@
 use super::stall::Stall;
 use super::verilator::{self, Model, SimError};
 use crate::compiler::Program;
-use crate::design::{clog2, Design};
+use crate::design::Design;
 use crate::filemap::FileMap;
 use crate::interp::Memory;
 use crate::rtl::PERF_COUNTER_NAMES;
@@ -16,7 +16,13 @@ const TB_TOP: &str = include_str!("../../rtl-tests/tb/tb_top.v");
 const SIM_MAIN: &str = include_str!("../../rtl-tests/tb/sim_main.cpp");
 
 /// Words of external memory the testbench models.
-pub const TB_MEM_WORDS: u64 = 1 << 20;
+/// Bytes of the testbench's memory model: 64 MiB, in beats of the Design's width.
+pub const TB_MEM_BYTES: u64 = 64 << 20;
+
+/// Beats of the testbench's memory model.
+pub fn tb_mem_words(design: &Design) -> u64 {
+    TB_MEM_BYTES / u64::from(design.memory.data_width_bits / 8)
+}
 
 #[derive(Debug, Clone)]
 pub struct SimResult {
@@ -142,23 +148,22 @@ pub fn build_with(design: &Design, cache: &Path, with: Instrument) -> Result<Pat
         harness: main,
         params: vec![
             ("MEM_W".into(), design.memory.data_width_bits.to_string()),
-            (
-                "IMEM_ADDR_W".into(),
-                clog2(u64::from(design.control.imem_depth)).to_string(),
-            ),
-            ("CORE_SEL_W".into(), clog2(cores).to_string()),
             ("NUM_CORES".into(), cores.to_string()),
             ("LATENCY".into(), design.memory.latency_cycles.to_string()),
             (
                 "BYTES_PER_CYCLE".into(),
                 design.memory.bytes_per_cycle.to_string(),
             ),
-            ("MEM_WORDS".into(), TB_MEM_WORDS.to_string()),
+            ("MEM_WORDS".into(), tb_mem_words(design).to_string()),
             ("PERF_WORDS".into(), PERF_COUNTER_NAMES.len().to_string()),
             ("PERF_BASE".into(), crate::rtl::CSR_PERF_BASE.to_string()),
             (
                 "PERF_STRIDE".into(),
                 crate::rtl::CSR_PERF_STRIDE.to_string(),
+            ),
+            (
+                "PROG_BASE_SLOT".into(),
+                crate::rtl::CSR_PROG_BASE_SLOT.to_string(),
             ),
             ("PATH_CHARS".into(), TB_PATH_CHARS.to_string()),
         ],
@@ -187,7 +192,7 @@ pub fn build_with(design: &Design, cache: &Path, with: Instrument) -> Result<Pat
 }
 
 /// Write the program's memory images into `dir` (imem0.hex ... one per engine, dmem.hex,
-/// and the expected output region, expected.hex).
+/// prog_base.hex and the expected output region, expected.hex).
 pub fn write_images(program: &Program, expected: &Memory, dir: &Path) -> std::io::Result<()> {
     for (name, text) in images(program, expected)?.iter() {
         std::fs::write(dir.join(name), text)?;
@@ -196,15 +201,20 @@ pub fn write_images(program: &Program, expected: &Memory, dir: &Path) -> std::io
 }
 
 /// The memory images as files: `imem0.hex` (and `imem1.hex` ... for the other engines of
-/// an elastic Design), `dmem.hex` and `expected.hex`.
+/// an elastic Design; one instruction per line, for reading), `dmem.hex` (external memory
+/// as the run starts: the data, then every engine's instructions, `Program::memory_image`),
+/// `prog_base.hex` (each engine's program base, one per line, for its `prog_base` CSR)
+/// and `expected.hex`.
 pub fn images(program: &Program, expected: &Memory) -> std::io::Result<FileMap> {
     let mut files = FileMap::new();
     for (e, instrs) in program.programs().into_iter().enumerate() {
         files.add(format!("imem{e}.hex"), program_hex(program, e, instrs)?);
     }
-    let dmem: String = (0..program.dmem.beats())
-        .map(|b| program.dmem.beat_hex(b) + "\n")
+    let (image, bases) = program.memory_image();
+    let dmem: String = (0..image.beats())
+        .map(|b| image.beat_hex(b) + "\n")
         .collect();
+    let bases: String = bases.iter().map(|b| format!("{b:x}\n")).collect();
     let range = program.output_range();
     let mut text = format!(
         "// output region: beats {}..{} (valid channels as in manifest)\n@{:x}\n",
@@ -215,6 +225,7 @@ pub fn images(program: &Program, expected: &Memory) -> std::io::Result<FileMap> 
         text.push('\n');
     }
     files.add("dmem.hex", dmem);
+    files.add("prog_base.hex", bases);
     files.add("expected.hex", text);
     Ok(files)
 }
@@ -237,20 +248,6 @@ fn program_hex(
         imem.push('\n');
     }
     Ok(imem)
-}
-
-/// Every engine's program in one `$readmemh` file for the testbench: engine e's from
-/// address e * `imem_depth` (an `@` line).
-fn testbench_imem(design: &Design, program: &Program) -> std::io::Result<String> {
-    let mut text = String::new();
-    for (e, instrs) in program.programs().into_iter().enumerate() {
-        text.push_str(&format!(
-            "@{:x}\n",
-            e as u64 * u64::from(design.control.imem_depth)
-        ));
-        text.push_str(&program_hex(program, e, instrs)?);
-    }
-    Ok(text)
 }
 
 /// A private directory for one run of `exe`, beside it in the cache (`.run-PID-*`); those
@@ -322,21 +319,19 @@ pub fn run_with(
     expected: &Memory,
     opts: &RunOptions,
 ) -> Result<SimResult, SimError> {
-    if program.dmem.beats() as u64 > TB_MEM_WORDS {
+    let words = tb_mem_words(design);
+    let footprint = program.memory_image().0.beats() as u64;
+    if footprint > words {
         return Err(SimError::Failed {
             what: "loading the memory image".into(),
             log: format!(
-                "the program needs {} beats; the testbench models {TB_MEM_WORDS}",
-                program.dmem.beats()
+                "the data and programs need {footprint} beats; the testbench models {words} ({} MiB)",
+                TB_MEM_BYTES >> 20
             ),
         });
     }
     let dir = run_dir(exe)?;
     write_images(program, expected, dir.path())?;
-    std::fs::write(
-        dir.path().join("imem_all.hex"),
-        testbench_imem(design, program)?,
-    )?;
     let range = program.output_range();
     // The stall bound watches engine 0; with several engines at work it would stop a run
     // whose engine 0 is done while the others still compute, so only the cycle limit holds.
@@ -352,7 +347,7 @@ pub fn run_with(
     let out = verilator::run(
         exe,
         &[
-            format!("+imem={}", dir.path().join("imem_all.hex").display()),
+            format!("+prog={}", dir.path().join("prog_base.hex").display()),
             format!("+dmem={}", dir.path().join("dmem.hex").display()),
             format!("+dump={}", dir.path().join("dump.hex").display()),
             format!("+dump_base={}", range.start),

@@ -1,7 +1,8 @@
 {{ c.banner }}
-// One engine: instruction memory, fetch and dispatch, four in-order queues (load, compute,
-// vector, store) synchronised by counting semaphores, the scratchpads, the systolic array,
-// the vector unit and one external-memory port shared by the load and store units.
+// One engine: instruction prefetch from external memory into the instruction memory (a
+// ring), fetch and dispatch, four in-order queues (load, compute, vector, store)
+// synchronised by counting semaphores, the scratchpads, the systolic array, the vector unit
+// and one external-memory port shared by the prefetcher and the load and store units.
 `include "hwgen_isa.vh"
 module hwgen_core #(
   // array and datatypes
@@ -47,10 +48,8 @@ module hwgen_core #(
   input  wire                               start_i,
   output wire                               busy_o,
   output wire                               error_o,
-  // program load
-  input  wire                               prog_we_i,
-  input  wire [IMEM_ADDR_W-1:0]             prog_addr_i,
-  input  wire [`HWGEN_INSTR_W-1:0]          prog_data_i,
+  // first beat of the program in external memory
+  input  wire [MEM_ADDR_W-1:0]              prog_base_i,
   // external memory
   output wire                               mem_req_valid_o,
   input  wire                               mem_req_ready_i,
@@ -76,6 +75,9 @@ module hwgen_core #(
   localparam integer SPAD_ADDR_W  = `HWGEN_SPAD_ADDR_W;
   localparam integer QUEUE_PTR_W  = $clog2(QUEUE_DEPTH);
   localparam integer RSP_PTR_W    = $clog2(RSP_DEPTH);
+  // beats of one instruction in external memory, and a counter of them
+  localparam integer IBEATS       = (INSTR_W + MEM_W - 1) / MEM_W;
+  localparam integer IBEAT_W      = (IBEATS > 1) ? $clog2(IBEATS) : 1;
   // A row of the input or output buffer: the elements, then the scale slot; in memory the
   // elements fill whole beats and a scale takes one more.
   localparam integer INPUT_ROW_W  = CPF * INPUT_W + SCALE_SLOT_W;
@@ -154,6 +156,26 @@ module hwgen_core #(
   wire [3:0]             head_pop;
   wire [4*INSTR_W-1:0]   head_instr;
 
+  wire                   imem_we;
+  wire [IMEM_ADDR_W-1:0] imem_waddr;
+  wire [INSTR_W-1:0]     imem_wdata;
+  wire [MEM_ADDR_W-1:0]  prog_written;
+  wire [MEM_ADDR_W-1:0]  prog_fetched;
+  wire                   ld_mem_valid;
+  wire                   ld_mem_ready;
+  wire [MEM_ADDR_W-1:0]  ld_mem_addr;
+  wire                   ld_rsp_valid;
+  wire                   st_mem_valid;
+  wire                   st_mem_ready;
+  wire [MEM_ADDR_W-1:0]  st_mem_addr;
+  wire [MEM_W-1:0]       st_mem_wdata;
+  wire                   unused_st_rsp_valid;
+  wire                   if_mem_valid;
+  wire                   if_mem_ready;
+  wire [MEM_ADDR_W-1:0]  if_mem_addr;
+  wire                   if_rsp_valid;
+  wire [MEM_W-1:0]       port_rsp_rdata;
+
   hwgen_sram #(
     .WIDTH   (INSTR_W),
     .DEPTH   (IMEM_DEPTH),
@@ -161,21 +183,49 @@ module hwgen_core #(
     .INDEX_W (IMEM_ADDR_W)
   ) u_imem (
     .clk_i   (clk_i),
-    .we_i    (prog_we_i),
-    .waddr_i (prog_addr_i),
-    .wdata_i (prog_data_i),
+    .we_i    (imem_we),
+    .waddr_i (imem_waddr),
+    .wdata_i (imem_wdata),
     .re_i    (imem_re),
     .raddr_i (imem_addr),
     .rdata_o (imem_data)
   );
 
+  hwgen_prefetch #(
+    .INSTR_W     (INSTR_W),
+    .MEM_W       (MEM_W),
+    .ADDR_W      (MEM_ADDR_W),
+    .IBEATS      (IBEATS),
+    .BEAT_W      (IBEAT_W),
+    .IMEM_ADDR_W (IMEM_ADDR_W)
+  ) u_prefetch (
+    .clk_i           (clk_i),
+    .{{ c.rst }}     ({{ c.rst }}),
+    .start_i         (start_i),
+    .base_i          (prog_base_i),
+    .fetched_i       (prog_fetched),
+    .yield_i         (ld_mem_valid || st_mem_valid),
+    .written_o       (prog_written),
+    .mem_req_valid_o (if_mem_valid),
+    .mem_req_ready_i (if_mem_ready),
+    .mem_req_addr_o  (if_mem_addr),
+    .mem_rsp_valid_i (if_rsp_valid),
+    .mem_rsp_rdata_i (port_rsp_rdata),
+    .imem_we_o       (imem_we),
+    .imem_waddr_o    (imem_waddr),
+    .imem_wdata_o    (imem_wdata)
+  );
+
   hwgen_fetch #(
     .INSTR_W     (INSTR_W),
-    .IMEM_ADDR_W (IMEM_ADDR_W)
+    .IMEM_ADDR_W (IMEM_ADDR_W),
+    .PC_W        (MEM_ADDR_W)
   ) u_fetch (
     .clk_i         (clk_i),
     .{{ c.rst }}   ({{ c.rst }}),
     .start_i       (start_i),
+    .written_i     (prog_written),
+    .pc_o          (prog_fetched),
     .imem_re_o     (imem_re),
     .imem_addr_o   (imem_addr),
     .imem_data_i   (imem_data),
@@ -372,16 +422,6 @@ module hwgen_core #(
   // ---------------------------------------------------------------------------------------
   // Executors.
   // ---------------------------------------------------------------------------------------
-  wire                  ld_mem_valid;
-  wire                  ld_mem_ready;
-  wire [MEM_ADDR_W-1:0] ld_mem_addr;
-  wire                  ld_rsp_valid;
-  wire                  st_mem_valid;
-  wire                  st_mem_ready;
-  wire [MEM_ADDR_W-1:0] st_mem_addr;
-  wire [MEM_W-1:0]      st_mem_wdata;
-  wire                  unused_st_rsp_valid;
-  wire [MEM_W-1:0]      port_rsp_rdata;
 
   hwgen_load_unit #(
     .INSTR_W      (INSTR_W),
@@ -546,10 +586,11 @@ module hwgen_core #(
     .stall_o         (exec_stall[`HWGEN_QUEUE_STORE])
   );
 
-  // Load (port 0) and store (port 1) share the unit's memory port.
+  // Load (port 0), store (port 1) and the instruction prefetch (port 2) share the unit's
+  // memory port.
   hwgen_mem_arbiter #(
-    .PORTS    (2),
-    .PORT_W   (1),
+    .PORTS    (3),
+    .PORT_W   (2),
     .ADDR_W   (MEM_ADDR_W),
     .DATA_W   (MEM_W),
     .ID_DEPTH (RSP_DEPTH),
@@ -557,12 +598,12 @@ module hwgen_core #(
   ) u_port (
     .clk_i           (clk_i),
     .{{ c.rst }}     ({{ c.rst }}),
-    .req_valid_i     ({st_mem_valid, ld_mem_valid}),
-    .req_ready_o     ({st_mem_ready, ld_mem_ready}),
-    .req_write_i     (2'b10),
-    .req_addr_i      ({st_mem_addr, ld_mem_addr}),
-    .req_wdata_i     ({st_mem_wdata, {MEM_W{1'b0}}}),
-    .rsp_valid_o     ({unused_st_rsp_valid, ld_rsp_valid}),
+    .req_valid_i     ({if_mem_valid, st_mem_valid, ld_mem_valid}),
+    .req_ready_o     ({if_mem_ready, st_mem_ready, ld_mem_ready}),
+    .req_write_i     (3'b010),
+    .req_addr_i      ({if_mem_addr, st_mem_addr, ld_mem_addr}),
+    .req_wdata_i     ({ {MEM_W{1'b0}}, st_mem_wdata, {MEM_W{1'b0}} }),
+    .rsp_valid_o     ({if_rsp_valid, unused_st_rsp_valid, ld_rsp_valid}),
     .rsp_rdata_o     (port_rsp_rdata),
     .mem_req_valid_o (mem_req_valid_o),
     .mem_req_ready_i (mem_req_ready_i),

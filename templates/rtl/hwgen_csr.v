@@ -16,6 +16,8 @@ module hwgen_csr #(
   input  wire [31:0]                           csr_wdata_i,
   output wire [31:0]                           csr_rdata_o,
   output wire                                  start_o,
+  // engine e's program starts at external-memory beat prog_base_o[e*32 +: 32]
+  output wire [NUM_CORES*32-1:0]               prog_base_o,
   input  wire [NUM_CORES-1:0]                  core_busy_i,
   input  wire [NUM_CORES-1:0]                  core_error_i,
   input  wire [NUM_CORES*PERF_COUNTERS*32-1:0] perf_i
@@ -30,6 +32,7 @@ module hwgen_csr #(
   localparam [CSR_ADDR_W-1:0] ADDR_NUM_CORES = {{ addr_num_cores }};
   localparam integer          PERF_BASE      = {{ perf_base }};
   localparam integer          PERF_STRIDE    = {{ perf_stride }};
+  localparam integer          PROG_BASE_SLOT = {{ prog_base_slot }};
   localparam [31:0]           NUM_CORES_WORD = NUM_CORES;
 
   reg        started_q;
@@ -43,9 +46,10 @@ module hwgen_csr #(
   reg [31:0] perf_word;
   integer    core;
   integer    counter;
+  reg [NUM_CORES*32-1:0] prog_base_q;
+  reg [NUM_CORES*32-1:0] prog_base_d;
 
-  // Only bit 0 of a control write has a meaning.
-  wire unused_wdata = ^csr_wdata_i[31:1];
+  wire [31:0] addr_word = { {(32-CSR_ADDR_W){1'b0}}, csr_addr_i};
   wire start        = csr_we_i && (csr_addr_i == ADDR_CONTROL) && csr_wdata_i[0];
   wire busy         = (core_busy_i != {NUM_CORES{1'b0}});
   wire error        = (core_error_i != {NUM_CORES{1'b0}});
@@ -78,13 +82,21 @@ module hwgen_csr #(
     endcase
   end
 
-  // Performance counter k of engine e sits at PERF_BASE + e*PERF_STRIDE + k.
+  // Performance counter k of engine e sits at PERF_BASE + e*PERF_STRIDE + k, and engine
+  // e's program base (read and write) at PERF_BASE + e*PERF_STRIDE + PROG_BASE_SLOT.
   always @* begin
-    perf_word = 32'd0;
+    perf_word   = 32'd0;
+    prog_base_d = prog_base_q;
     for (core = 0; core < NUM_CORES; core = core + 1) begin
       for (counter = 0; counter < PERF_COUNTERS; counter = counter + 1) begin
-        if ({ {(32-CSR_ADDR_W){1'b0}}, csr_addr_i} == PERF_BASE + core * PERF_STRIDE + counter) begin
+        if (addr_word == PERF_BASE + core * PERF_STRIDE + counter) begin
           perf_word = perf_i[(core*PERF_COUNTERS + counter)*32 +: 32];
+        end
+      end
+      if (addr_word == PERF_BASE + core * PERF_STRIDE + PROG_BASE_SLOT) begin
+        perf_word = prog_base_q[core*32 +: 32];
+        if (csr_we_i) begin
+          prog_base_d[core*32 +: 32] = csr_wdata_i;
         end
       end
     end
@@ -96,15 +108,18 @@ module hwgen_csr #(
       was_busy_q <= 1'b0;
       cycles_q   <= 64'd0;
       rdata_q    <= 32'd0;
+      prog_base_q <= {NUM_CORES*32{1'b0}};
     end else begin
       started_q  <= started_d;
       was_busy_q <= was_busy_d;
       cycles_q   <= cycles_d;
       rdata_q    <= rdata_d;
+      prog_base_q <= prog_base_d;
     end
   end
 
   assign csr_rdata_o = rdata_q;
   assign start_o     = start;
+  assign prog_base_o = prog_base_q;
 
 endmodule

@@ -1,15 +1,20 @@
 {{ c.banner }}
-// Fetch and dispatch: from start_i, reads the instruction memory from address 0 and pushes
-// each instruction into the queue of its opcode, in program order, until `end`. An unknown
-// opcode stops fetching and raises illegal_o.
+// Fetch and dispatch: from start_i, reads instruction 0, 1, ... from the instruction memory
+// (a ring of 2^IMEM_ADDR_W entries the prefetcher fills: instruction pc is at entry pc mod
+// 2^IMEM_ADDR_W once written_i > pc) and pushes each into the queue of its opcode, in
+// program order, until `end`. An unknown opcode stops fetching and raises illegal_o.
 `include "hwgen_isa.vh"
 module hwgen_fetch #(
   parameter integer INSTR_W     = `HWGEN_INSTR_W,
-  parameter integer IMEM_ADDR_W = 10
+  parameter integer IMEM_ADDR_W = 10,
+  parameter integer PC_W        = 32
 ) (
   input  wire                   clk_i,
   input  wire                   {{ c.rst }},
   input  wire                   start_i,
+  // instructions the prefetcher has written; fetch has taken pc_o of them
+  input  wire [PC_W-1:0]        written_i,
+  output wire [PC_W-1:0]        pc_o,
   // instruction memory
   output wire                   imem_re_o,
   output wire [IMEM_ADDR_W-1:0] imem_addr_o,
@@ -26,12 +31,12 @@ module hwgen_fetch #(
   localparam [1:0]             PHASE_IDLE     = 2'd0;
   localparam [1:0]             PHASE_READ     = 2'd1;
   localparam [1:0]             PHASE_DISPATCH = 2'd2;
-  localparam [IMEM_ADDR_W-1:0] PC_ONE         = 1;
+  localparam [PC_W-1:0]        PC_ONE         = 1;
 
   reg [1:0]             phase_q;
   reg [1:0]             phase_d;
-  reg [IMEM_ADDR_W-1:0] pc_q;
-  reg [IMEM_ADDR_W-1:0] pc_d;
+  reg [PC_W-1:0]        pc_q;
+  reg [PC_W-1:0]        pc_d;
   reg                   illegal_q;
   reg                   illegal_d;
 
@@ -46,12 +51,14 @@ module hwgen_fetch #(
       PHASE_IDLE: begin
         if (start_i) begin
           phase_d   = PHASE_READ;
-          pc_d      = {IMEM_ADDR_W{1'b0}};
+          pc_d      = {PC_W{1'b0}};
           illegal_d = 1'b0;
         end
       end
       PHASE_READ: begin
-        phase_d = PHASE_DISPATCH;
+        if (written_i > pc_q) begin
+          phase_d = PHASE_DISPATCH;
+        end
       end
       default: begin
         case (opcode)
@@ -86,7 +93,7 @@ module hwgen_fetch #(
   always @(posedge clk_i{{ c.rst_edge }}) begin
     if ({{ c.rst_on }}) begin
       phase_q   <= PHASE_IDLE;
-      pc_q      <= {IMEM_ADDR_W{1'b0}};
+      pc_q      <= {PC_W{1'b0}};
       illegal_q <= 1'b0;
     end else begin
       phase_q   <= phase_d;
@@ -95,8 +102,9 @@ module hwgen_fetch #(
     end
   end
 
-  assign imem_re_o    = (phase_q == PHASE_READ);
-  assign imem_addr_o  = pc_q;
+  assign imem_re_o    = (phase_q == PHASE_READ) && (written_i > pc_q);
+  assign imem_addr_o  = pc_q[IMEM_ADDR_W-1:0];
+  assign pc_o         = pc_q;
   assign queue_data_o = imem_data_i;
   assign fetching_o   = (phase_q != PHASE_IDLE);
   assign illegal_o    = illegal_q;

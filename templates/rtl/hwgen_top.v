@@ -4,7 +4,7 @@
 // branch's `from` unit feeds its first unit the same way (a fork); all engines share one
 // external-memory port through a round-robin arbiter.
 //
-// Engines (program-load index: branch.unit[replica]):
+// Engines (index: branch.unit[replica]; CSR blocks and program bases in this order):
 {%- for k in cores %}
 //   {{ k.index }}: {{ k.label }}  cpf={{ k.cpf }} kpf={{ k.kpf }}
 {%- endfor %}
@@ -13,8 +13,6 @@ module hwgen_top #(
   parameter [63:0]  DESIGN_ID   = 64'h{{ design_id }},
   parameter integer MEM_W       = {{ mem_w }},
   parameter integer MEM_ADDR_W  = 32,
-  parameter integer IMEM_ADDR_W = {{ imem_addr_w }},
-  parameter integer CORE_SEL_W  = {{ core_sel_w }},
   parameter integer CSR_ADDR_W  = 12
 ) (
   input  wire                      clk_i,
@@ -24,11 +22,6 @@ module hwgen_top #(
   input  wire [CSR_ADDR_W-1:0]     csr_addr_i,
   input  wire [31:0]               csr_wdata_i,
   output wire [31:0]               csr_rdata_o,
-  // program load: instruction prog_addr_i of engine prog_core_i
-  input  wire                      prog_we_i,
-  input  wire [CORE_SEL_W-1:0]     prog_core_i,
-  input  wire [IMEM_ADDR_W-1:0]    prog_addr_i,
-  input  wire [`HWGEN_INSTR_W-1:0] prog_data_i,
   // external memory (addresses count MEM_W-bit beats)
   output wire                      mem_req_valid_o,
   input  wire                      mem_req_ready_i,
@@ -45,6 +38,7 @@ module hwgen_top #(
   wire                            start;
   wire [NUM_CORES-1:0]            core_busy;
   wire [NUM_CORES-1:0]            core_error;
+  wire [NUM_CORES*32-1:0]         prog_base;
   wire [NUM_CORES*PERF_W-1:0]     perf;
   wire [NUM_CORES-1:0]            port_valid;
   wire [NUM_CORES-1:0]            port_ready;
@@ -111,9 +105,7 @@ module hwgen_top #(
     .start_i            (start),
     .busy_o             (core_busy[{{ k.index }}]),
     .error_o            (core_error[{{ k.index }}]),
-    .prog_we_i          (prog_we_i && (prog_core_i == {{ k.sel }})),
-    .prog_addr_i        (prog_addr_i),
-    .prog_data_i        (prog_data_i),
+    .prog_base_i        (prog_base[{{ k.index }}*32 +: MEM_ADDR_W]),
     .mem_req_valid_o    (port_valid[{{ k.index }}]),
     .mem_req_ready_i    (port_ready[{{ k.index }}]),
     .mem_req_write_o    (port_write[{{ k.index }}]),
@@ -181,6 +173,7 @@ module hwgen_top #(
     .csr_wdata_i  (csr_wdata_i),
     .csr_rdata_o  (csr_rdata_o),
     .start_o      (start),
+    .prog_base_o  (prog_base),
     .core_busy_i  (core_busy),
     .core_error_i (core_error),
     .perf_i       (perf)

@@ -140,10 +140,7 @@ pub fn top_model() -> hwgen::sim::verilator::Model {
         sources,
         include_dirs: vec![module_rtl().join("rtl")],
         harness: testbench("sim_main.cpp"),
-        params: vec![
-            ("IMEM_ADDR_W".into(), "10".into()),
-            ("LATENCY".into(), "20".into()),
-        ],
+        params: vec![("LATENCY".into(), "20".into())],
         trace: false,
         defines: vec![],
     }
@@ -297,4 +294,26 @@ pub fn interpreted(
     let mem = hwgen::verify::interpret(&design, &program).unwrap_or_else(|e| panic!("{e}"));
     let c = hwgen::verify::compare(&program, &expected, &mem);
     (program, expected, c)
+}
+
+/// Writes `dmem.hex` (the data, then the program, where the engine fetches it from) and
+/// `prog_base.hex` into `dir` for the whole-accelerator testbench; returns its `+prog` and
+/// `+dmem` arguments.
+#[allow(dead_code)]
+pub fn program_images(
+    dir: &std::path::Path,
+    data: &hwgen::interp::Memory,
+    program: &[hwgen::isa::Instr],
+) -> [String; 2] {
+    let (image, bases) = data.with_programs(&[program]);
+    let text: String = (0..image.beats())
+        .map(|b| image.beat_hex(b) + "\n")
+        .collect();
+    std::fs::write(dir.join("dmem.hex"), text).unwrap();
+    let bases: String = bases.iter().map(|b| format!("{b:x}\n")).collect();
+    std::fs::write(dir.join("prog_base.hex"), bases).unwrap();
+    [
+        format!("+prog={}", dir.join("prog_base.hex").display()),
+        format!("+dmem={}", dir.join("dmem.hex").display()),
+    ]
 }

@@ -45,7 +45,7 @@ pub struct StageReport {
     pub rows: Vec<Vec<(String, usize, usize)>>,
     /// Estimated cycles of one frame on the slowest replica.
     pub estimated_cycles: u64,
-    /// Beats its replicas move through the memory port per frame.
+    /// Beats its replicas move through the memory port per frame (data and instructions).
     pub beats: u64,
 }
 
@@ -133,6 +133,7 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
         })
         .collect();
     let h = g.unit.h as usize;
+    let ibeats = u64::from(crate::isa::INSTR_BITS.div_ceil(design.memory.data_width_bits));
     let chains: Vec<Vec<Range<usize>>> = (0..h).map(|r| chain_rows(&g, r, h)).collect();
     let mut reports = Vec::new();
     let mut shares = Vec::new();
@@ -189,7 +190,11 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
             report.estimated_cycles = report
                 .estimated_cycles
                 .max(est.iter().map(|l| l.estimated_cycles).sum());
-            report.beats += est.iter().map(|l| l.beats).sum::<u64>();
+            // The engine fetches its instructions through the same port.
+            report.beats += est
+                .iter()
+                .map(|l| l.beats + l.instructions as u64 * ibeats)
+                .sum::<u64>();
             report.engines.push(e);
             report.rows.push(
                 st.nodes
@@ -369,7 +374,8 @@ pub fn compile_frames(
             for _ in own.min(tokens_in(e))..tokens_in(e) {
                 all.push(token(first, false, receive[e]));
             }
-            encode::fits_imem(design, all.len() + 1).map_err(|e| in_unit(e, &branch.name, unit))?;
+            encode::fits_program_space(design, all.len() + 1)
+                .map_err(|e| in_unit(e, &branch.name, unit))?;
             let synced = sync::run(all, design.control.queue_depth);
             programs[e] = encode::run(design, synced.instrs)?;
         }

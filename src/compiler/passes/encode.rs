@@ -91,7 +91,7 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
 /// whole checked against the instruction memory.
 pub fn run(design: &Design, mut instrs: Vec<Instr>) -> Result<Vec<Instr>, CompileError> {
     instrs.push(Instr::end());
-    fits_imem(design, instrs.len())?;
+    fits_program_space(design, instrs.len())?;
     for (pc, i) in instrs.iter().enumerate() {
         i.check_masks()
             .and_then(|()| i.encode().map(|_| ()))
@@ -126,17 +126,18 @@ pub fn run(design: &Design, mut instrs: Vec<Instr>) -> Result<Vec<Instr>, Compil
     Ok(instrs)
 }
 
-/// A program of `n` instructions (with `end`) fits the instruction memory. The sync pass
-/// checks this before its work, which grows with the square of the program's length.
-pub fn fits_imem(design: &Design, n: usize) -> Result<(), CompileError> {
-    if n > design.control.imem_depth as usize {
+/// A program of `n` instructions (with `end`) fits the engines' program address space:
+/// instructions are fetched from external memory (the instruction memory is a prefetch
+/// ring, `control.imem_depth` deep, so programs may be of any length up to that) through
+/// the 32-bit `prog_base` CSR and the prefetcher's beat counter.
+pub fn fits_program_space(design: &Design, n: usize) -> Result<(), CompileError> {
+    let w = design.memory.data_width_bits as usize;
+    let beats = n as u64 * (crate::isa::INSTR_BITS as usize).div_ceil(w) as u64;
+    if beats >= 1 << 32 {
         return Err(CompileError::new(
             None,
-            format!(
-                "the program has {n} instructions; the instruction memory holds {}",
-                design.control.imem_depth
-            ),
-            "raise control.imem_depth in the config, or compile a smaller model",
+            format!("the program has {n} instructions, {beats} beats of external memory; engines fetch programs from 32-bit beat addresses"),
+            "compile a smaller model, or split it",
         ));
     }
     Ok(())

@@ -57,7 +57,7 @@ pub struct Synced {
 
 pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
     let steps = c.steps.take().expect("pass order: schedule must run first");
-    super::encode::fits_imem(c.design, steps.len() + 1)?;
+    super::encode::fits_program_space(c.design, steps.len() + 1)?;
     c.synced = Some(run(steps, c.design.control.queue_depth));
     Ok(())
 }
