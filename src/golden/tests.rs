@@ -141,3 +141,58 @@ fn pools_add_upsample_by_hand() {
     let u = upsample(&tensor(1, 2, 1, vec![4, 9]), 2, Format::Int(I8));
     assert_eq!(u.data, vec![4, 4, 9, 9, 4, 4, 9, 9]);
 }
+
+/// The integer convolution by its definition (`int_conv_accumulate`, used for integer
+/// layers) equals the pass-by-pass sums in the array's order (`pass_conv_accumulate`) on
+/// random shapes, groups, strides, paddings, array heights and accumulator widths (16-bit
+/// accumulators wrap).
+#[test]
+fn integer_convolution_by_definition_equals_pass_order() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut rand = |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    for _ in 0..200 {
+        let groups = 1 + rand(3) as usize;
+        let (cin_g, cout_g) = (1 + rand(6) as usize, 1 + rand(5) as usize);
+        let (cin, cout) = (cin_g * groups, cout_g * groups);
+        let k = 1 + rand(3) as usize;
+        let (stride, pad) = (1 + rand(2) as usize, rand(k as u64) as usize);
+        let (h, w) = (k + rand(5) as usize, k + rand(5) as usize);
+        let x = tensor(
+            h,
+            w,
+            cin,
+            (0..h * w * cin).map(|_| rand(256) as i64 - 128).collect(),
+        );
+        let weights = (0..k * k * cin_g * cout)
+            .map(|_| rand(256) as i64 - 128)
+            .collect();
+        let mut op = conv_op(k, stride, pad, weights, vec![0; cout]);
+        if let Op::Conv { groups: g, .. } = &mut op {
+            *g = groups;
+        }
+        let out = [
+            (h + 2 * pad - k) / stride + 1,
+            (w + 2 * pad - k) / stride + 1,
+            cout,
+        ];
+        let mut l = layer(op, out, I16);
+        if rand(2) == 0 {
+            l.prec = Precision::Int(IntPrecision {
+                input: I8,
+                weight: I8,
+                accumulator: I16,
+                output: I16,
+            });
+        }
+        let rows = [1, 2, 4, 8, 16][rand(5) as usize];
+        assert_eq!(
+            int_conv_accumulate(&x, &l),
+            pass_conv_accumulate(&x, &l, rows)
+        );
+    }
+}

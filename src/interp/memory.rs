@@ -59,6 +59,24 @@ impl Memory {
 
     /// Write `vals` as elements of type `t` over `beats` beats (the rest of them zero).
     pub fn write_row(&mut self, beat: u64, beats: u64, vals: &[i64], t: IntType) {
+        let per_beat = u64::from(self.beat_bits);
+        if t.bits.is_multiple_of(8) && vals.len() as u64 * u64::from(t.bits) <= beats * per_beat {
+            // Whole bytes: each element's two's complement, least significant byte first.
+            let per = (self.beat_bits / 8) as usize;
+            let (start, len) = (beat as usize * per, beats as usize * per);
+            if self.bytes.len() < start + len {
+                self.bytes.resize(start + len, 0);
+            }
+            let row = &mut self.bytes[start..start + len];
+            row.fill(0);
+            let eb = (t.bits / 8) as usize;
+            for (e, v) in vals.iter().enumerate() {
+                for k in 0..eb {
+                    row[e * eb + k] = (v >> (8 * k)) as u8;
+                }
+            }
+            return;
+        }
         let base = beat * u64::from(self.beat_bits);
         for b in 0..beats * u64::from(self.beat_bits) {
             self.set_bit(base + b, false);
@@ -98,13 +116,13 @@ impl Memory {
         for p in programs {
             bases.push(at as u64);
             for i in *p {
-                let hex = i.encode().expect("compiled instructions encode").to_hex();
-                let hex = format!("{hex:0>width$}", width = ibeats * w / 4);
-                for b in 0..ibeats {
-                    let end = hex.len() - b * w / 4;
-                    mem.set_beat_hex(at, &hex[end - w / 4..end]);
-                    at += 1;
-                }
+                let bytes = i
+                    .encode()
+                    .expect("compiled instructions encode")
+                    .to_le_bytes();
+                let start = at * w / 8;
+                mem.bytes[start..start + bytes.len()].copy_from_slice(&bytes);
+                at += ibeats;
             }
         }
         (mem, bases)
@@ -112,12 +130,14 @@ impl Memory {
 
     /// One beat as `$readmemh` text.
     pub fn beat_hex(&self, beat: usize) -> String {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
         let bytes = (self.beat_bits / 8) as usize;
-        self.bytes[beat * bytes..(beat + 1) * bytes]
-            .iter()
-            .rev()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        let mut s = String::with_capacity(2 * bytes);
+        for b in self.bytes[beat * bytes..(beat + 1) * bytes].iter().rev() {
+            s.push(HEX[(b >> 4) as usize] as char);
+            s.push(HEX[(b & 15) as usize] as char);
+        }
+        s
     }
 
     /// Set one beat from `$readmemh` text.

@@ -139,7 +139,7 @@ impl Instr {
 
     /// The instruction word; an error names a field whose value does not fit.
     pub fn encode(&self) -> Result<Word, IsaError> {
-        let f = format(self.opcode());
+        let f = super::format_ref(self.opcode());
         let mut w = Word::zero();
         w.set(&f.fields[0], self.opcode() as u64);
         for (field, v) in f.fields[1..].iter().zip(self.field_bits()?) {
@@ -151,7 +151,7 @@ impl Instr {
     pub fn decode(w: &Word) -> Result<Instr, IsaError> {
         let code = w.get(0, OPCODE_BITS);
         let opcode = Opcode::from_code(code).ok_or(IsaError::BadOpcode(code))?;
-        let f = format(opcode);
+        let f = super::format_ref(opcode);
         let bits: Vec<u64> = f.fields[1..]
             .iter()
             .map(|fl| w.get(fl.lsb, fl.width))

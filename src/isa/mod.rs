@@ -255,6 +255,19 @@ const HEADER: [FieldSpec; 3] = [
 
 /// The format of `op`, with every field placed.
 pub fn format(op: Opcode) -> InstrFormat {
+    format_ref(op).clone()
+}
+
+/// The format of `op`, built once.
+pub fn format_ref(op: Opcode) -> &'static InstrFormat {
+    static FORMATS: std::sync::OnceLock<Vec<InstrFormat>> = std::sync::OnceLock::new();
+    let all = FORMATS.get_or_init(|| Opcode::ALL.iter().map(|&o| build_format(o)).collect());
+    all.iter()
+        .find(|f| f.opcode == op)
+        .expect("every opcode has a format")
+}
+
+fn build_format(op: Opcode) -> InstrFormat {
     let (doc, body): (&str, &[FieldSpec]) = match op {
         Opcode::End => (
             "stop fetching; the unit is done when every queue drains",

@@ -4,6 +4,15 @@ use super::{Field, INSTR_BITS};
 
 const LIMBS: usize = INSTR_BITS.div_ceil(64) as usize;
 
+/// The low `n` bits set (n <= 64).
+fn mask(n: u32) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Word([u64; LIMBS]);
 
@@ -14,36 +23,48 @@ impl Word {
 
     pub fn get(&self, lsb: u32, width: u32) -> u64 {
         let mut v = 0u64;
-        for i in 0..width {
-            let b = lsb + i;
-            let bit = (self.0[(b / 64) as usize] >> (b % 64)) & 1;
-            v |= bit << i;
+        let mut done = 0;
+        // Limb by limb: the field's bits in each limb it spans.
+        while done < width {
+            let b = lsb + done;
+            let (limb, off) = ((b / 64) as usize, b % 64);
+            let n = (64 - off).min(width - done);
+            let bits = (self.0[limb] >> off) & mask(n);
+            v |= bits << done;
+            done += n;
         }
         v
     }
 
     pub fn set(&mut self, f: &Field, value: u64) {
-        for i in 0..f.width {
-            let b = f.lsb + i;
-            let limb = &mut self.0[(b / 64) as usize];
-            let mask = 1u64 << (b % 64);
-            if (value >> i) & 1 == 1 {
-                *limb |= mask;
-            } else {
-                *limb &= !mask;
-            }
+        let mut done = 0;
+        while done < f.width {
+            let b = f.lsb + done;
+            let (limb, off) = ((b / 64) as usize, b % 64);
+            let n = (64 - off).min(f.width - done);
+            let m = mask(n) << off;
+            let bits = ((value >> done) << off) & m;
+            self.0[limb] = (self.0[limb] & !m) | bits;
+            done += n;
         }
+    }
+
+    /// The word's bytes, least significant first (INSTR_BITS / 8 of them).
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        self.0
+            .iter()
+            .flat_map(|l| l.to_le_bytes())
+            .take(INSTR_BITS.div_ceil(8) as usize)
+            .collect()
     }
 
     /// `$readmemh` text: INSTR_BITS/4 hex digits, most significant first.
     pub fn to_hex(&self) -> String {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
         let digits = INSTR_BITS.div_ceil(4);
         (0..digits)
             .rev()
-            .map(|d| {
-                let nib = self.get(d * 4, 4.min(INSTR_BITS - d * 4));
-                char::from_digit(nib as u32, 16).expect("nibble")
-            })
+            .map(|d| HEX[self.get(d * 4, 4.min(INSTR_BITS - d * 4)) as usize] as char)
             .collect()
     }
 

@@ -139,6 +139,19 @@ pub fn weight_tile(
     any.then_some(tile)
 }
 
+/// Whether tile (oct, ict) of node `n` exists (`weight_tile` is `Some`, for every tap),
+/// without building it: a convolution's connects an input channel to an output channel of
+/// the same group; an identity tile is on the diagonal, over real channels.
+pub fn tile_present(n: &Node, cin: usize, t: usize, oct: usize, ict: usize) -> bool {
+    let Op::Conv { groups, cout, .. } = &n.op else {
+        return oct == ict && oct * t < cin;
+    };
+    let (cin_g, cout_g) = (cin / groups, cout / groups);
+    let (ci0, ci1) = (ict * t, (ict * t + t).min(cin));
+    let (co0, co1) = (oct * t, (oct * t + t).min(*cout));
+    ci0 < ci1 && co0 < co1 && ci0 / cin_g <= (co1 - 1) / cout_g && co0 / cout_g <= (ci1 - 1) / cin_g
+}
+
 /// Where the weight tiles, bias rows and untied biases of every node go, from beat `next`.
 struct Params {
     weights: HashMap<(usize, usize), (u64, Vec<Tap>)>,
@@ -172,7 +185,7 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
                 for ict in 0..icts {
                     for ky in 0..kh {
                         for kx in 0..kw {
-                            if weight_tile(n, cin, t, oct, ict, ky, kx).is_some() {
+                            if tile_present(n, cin, t, oct, ict) {
                                 taps.push((ict, ky, kx));
                             }
                         }

@@ -45,9 +45,15 @@ pub fn run(
         Buffer::Accumulator => alloc.acc_beats,
     };
     let mut layers = Vec::new();
+    let mut by_node: Vec<Vec<&Step>> = vec![Vec::new(); g.nodes.len()];
+    for s in steps {
+        if let Some(v) = by_node.get_mut(s.node) {
+            v.push(s);
+        }
+    }
     for (ni, n) in g.nodes.iter().enumerate() {
         let (mut compute, mut vector, mut beats, mut count) = (0u64, 0u64, 0u64, 0usize);
-        for s in steps.iter().filter(|s| s.node == ni) {
+        for s in by_node[ni].iter().copied() {
             count += 1;
             match &s.instr.op {
                 // A preload-only matmul costs cpf cycles of weight shifting; a streaming

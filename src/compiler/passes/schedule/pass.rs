@@ -3,7 +3,7 @@
 //! their preloads, in program order.
 
 use super::{GroupCtx, NodeCtx, Res, Sched, Step};
-use crate::compiler::passes::allocate::weight_tile;
+use crate::compiler::passes::allocate::tile_present;
 use crate::isa::{Buffer, Instr, Matmul, Op as IsaOp, Transfer, Vector};
 
 /// One matmul of a group: input-channel tile, output-channel tile (index in the group),
@@ -45,7 +45,7 @@ impl Sched<'_> {
                     None => {
                         for ky in 0..nc.kh {
                             for kx in 0..nc.kw {
-                                if weight_tile(nc.n, cin, self.t, oct, ict, ky, kx).is_some() {
+                                if tile_present(nc.n, cin, self.t, oct, ict) {
                                     let waddr = self.alloc.identity;
                                     entries.push(Entry {
                                         ict,
