@@ -192,17 +192,19 @@ requant = { multiplier = 90, shift = 13 }
     );
     // The two output-channel tiles are grouped (each needs 3 x cpf = 24 rows, two fit a
     // 64-row bank), so a tile has at most (64 - 2) / 2 = 31 accumulator rows and an input
-    // window of at most 64 rows. The first largest tile is th = 3, tw = 10 (a 5 x 12 window,
-    // 30 rows); balanced over 12 x 24 outputs: th = 3, tw = 8, so 4 x 3 spatial tiles,
-    // each storing 2 output-channel tiles.
+    // window of at most 64 rows. The tiler takes the tiles of least cost, a tile of n rows
+    // costing max(n, ceil((n + 24) / 2)) + 4: th = 6, tw = 5 (an 8 x 7 window; widths
+    // 5, 5, 5, 5, 4) costs 2 x (4 x 34 + 28) = 328, less than th = 3, tw = 8 (12 tiles of
+    // 24 rows, 12 x 28 = 336) or th = 6, tw = 4 (12 tiles of 24 rows). So 2 x 5 spatial
+    // tiles, each storing 2 output-channel tiles.
     let tiles = p
         .instrs
         .iter()
         .filter(|i| i.opcode() == hwgen::isa::Opcode::Store)
         .count();
     assert_eq!(
-        tiles, 24,
-        "expected 4 x 3 spatial tiles x 2 output-channel tiles"
+        tiles, 20,
+        "expected 2 x 5 spatial tiles x 2 output-channel tiles"
     );
 }
 

@@ -187,25 +187,37 @@ pub fn run_for(
         let min_rows = 3 * g.unit.cpf as usize;
         let g0 = want.min((bud.acc_bank / (min_rows + 1)).max(1));
         let rows_cap = ((bud.acc_bank - g0) / g0).min(bud.acc_rows).min(out_rows);
-        let mut best: Option<Tiling> = None;
-        for tw in (1..=ow).rev() {
+        // The tiles that take the fewest cycles: a matmul of n rows costs about
+        // max(n, (n + min_rows) / 2) (the next weights drain the idle bank and shift in
+        // while it streams), summed over the tiles of the output, the remainder tiles at
+        // the right and bottom edges included, plus a few cycles per tile for issue.
+        let cost = |th: usize, tw: usize| -> usize {
+            let sizes = |n: usize, t: usize| [(n / t, t), (usize::from(n % t > 0), n % t)];
+            let mut c = 0;
+            for (nh, h) in sizes(oh, th) {
+                for (nw, w) in sizes(ow, tw) {
+                    let rows = h * w;
+                    c += nh * nw * (rows.max((rows + min_rows).div_ceil(2)) + 4);
+                }
+            }
+            c
+        };
+        let mut best: Option<(usize, Tiling)> = None;
+        for tw in 1..=ow {
             let win_w = (tw - 1) * s + kw;
             if win_w * kh > bud.input_half || tw > rows_cap {
                 continue;
             }
             let th_in = bud.input_half / win_w;
-            let th = ((th_in - kh) / s + 1).min(rows_cap / tw).min(oh);
-            if th == 0 {
-                continue;
-            }
-            let cand = Tiling { th, tw, g: 1 };
-            if best.is_none_or(|b| cand.th * cand.tw > b.th * b.tw) {
-                best = Some(cand);
-            }
-            if tw == ow && th == oh {
-                break;
+            let th_max = ((th_in - kh) / s + 1).min(rows_cap / tw).min(oh);
+            for th in 1..=th_max {
+                let c = cost(th, tw);
+                if best.is_none_or(|(b, _)| c < b) {
+                    best = Some((c, Tiling { th, tw, g: 1 }));
+                }
             }
         }
+        let best = best.map(|(_, t)| t);
         let mut t = best.ok_or_else(|| {
             CompileError::new(
                 Some(&n.name),
@@ -216,11 +228,14 @@ pub fn run_for(
                 "raise buffers.input_depth",
             )
         })?;
-        // Balance: as many tiles as needed, but of equal size, so no small remainder tile
-        // runs matmuls shorter than the weight preload.
-        t.th = oh.div_ceil(oh.div_ceil(t.th));
-        t.tw = ow.div_ceil(ow.div_ceil(t.tw));
         t.g = g0.min((bud.acc_bank / (t.th * t.tw + 1)).max(1));
+        if std::env::var("HWGEN_DEBUG_TILE").is_ok() {
+            eprintln!(
+                "{} {:?} min {min_rows} cap {rows_cap}",
+                n.name,
+                (t.th, t.tw, t.g)
+            );
+        }
         out.push(t);
     }
     Ok(out)
