@@ -72,6 +72,8 @@ cases! {
     // for the depthwise layer's loads of the memory they reuse, 38 of them, which overflowed
     // the 4-bit load -> store semaphore before every pair's waits were bounded.
     mobilenet_block: "cases/mobilenet_block.toml" on "configs/16x16_int8.toml";
+    // A 7x7 stride-2 stem over 3 channels and a max-pool, its taps packed into channels.
+    stem_im2col: "cases/stem_im2col.toml" on "configs/16x16_int8.toml" with 15;
     tiled_every_dimension: "cases/tiled_every_dimension.toml" on "configs/8x8_int8.toml";
     upsample: "cases/upsample.toml" on "configs/8x8_int8.toml" with 20;
     conv_relu6: "cases/conv_relu6.toml" on "configs/16x16_int8.toml";

@@ -154,17 +154,63 @@ pub fn write_inputs(
 ) {
     for s in &g.inputs {
         let layout = place(&alloc.tensors[&s.name]);
-        if s.joins.is_empty() {
-            let x = model.input_named(&s.name).expect("a model input");
-            write_tensor(mem, &layout, x);
-        } else {
-            let parts: Vec<&Tensor> = s
-                .joins
-                .iter()
-                .map(|n| model.input_named(n).expect("a model input"))
-                .collect();
-            write_tensor(mem, &layout, &crate::golden::concat(&parts));
+        write_tensor(mem, &layout, &host_tensor(model, g, &s.name));
+    }
+}
+
+/// A tensor the host writes: a model input, a concat of model inputs, or the im2col
+/// tensor of one of them.
+fn host_tensor(model: &Model, g: &Graph, name: &str) -> Tensor {
+    let s = g
+        .inputs
+        .iter()
+        .find(|s| s.name == name)
+        .expect("a host-written tensor");
+    if let Some(ic) = &s.im2col {
+        return im2col(&host_tensor(model, g, &ic.of), ic, s.shape);
+    }
+    if s.joins.is_empty() {
+        return model.input_named(name).expect("a model input").clone();
+    }
+    let parts: Vec<&Tensor> = s
+        .joins
+        .iter()
+        .map(|n| model.input_named(n).expect("a model input"))
+        .collect();
+    crate::golden::concat(&parts)
+}
+
+/// The im2col tensor of `x` (`legalize::Im2col`), of `shape`.
+fn im2col(x: &Tensor, ic: &super::legalize::Im2col, shape: [usize; 3]) -> Tensor {
+    let [oh, ow, c] = shape;
+    let mut data = Vec::with_capacity(oh * ow * c);
+    for oy in 0..oh {
+        for ox in 0..ow {
+            for ky in 0..ic.kh {
+                for kx in 0..ic.kw {
+                    let iy = (oy * ic.stride + ky)
+                        .checked_sub(ic.pad)
+                        .filter(|&y| y < x.h);
+                    let ix = (ox * ic.stride + kx)
+                        .checked_sub(ic.pad)
+                        .filter(|&v| v < x.w);
+                    for ci in 0..x.c {
+                        data.push(match (iy, ix) {
+                            (Some(iy), Some(ix)) => x.at(iy, ix, ci),
+                            _ => 0,
+                        });
+                    }
+                }
+            }
         }
+    }
+    Tensor {
+        h: oh,
+        w: ow,
+        c,
+        format: x.format,
+        data,
+        scales: Vec::new(),
     }
 }
 

@@ -79,6 +79,23 @@ pub struct Source {
     pub format: Format,
     /// For a concat of model inputs: the inputs it joins.
     pub joins: Vec<String>,
+    /// For the kernel taps of a convolution packed into channels (`im2col`): the
+    /// host-written tensor it is made from, and the window.
+    pub im2col: Option<Im2col>,
+}
+
+/// A host-written tensor whose pixel (oy, ox) holds, for every kernel tap (ky, kx) in
+/// order and every channel ci of `of`, the input the convolution reads there (zero in the
+/// padding): channel (ky * kw + kx) * c + ci. A convolution over few channels becomes a 1x1
+/// convolution over kh * kw times as many, filling the array's rows; its weights, flat
+/// [kh, kw, cin, cout], are the same numbers in the same order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Im2col {
+    pub of: String,
+    pub kh: usize,
+    pub kw: usize,
+    pub stride: usize,
+    pub pad: usize,
 }
 
 /// A concat of computed tensors, stored in place.
@@ -247,6 +264,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             shape: t.shape(),
             format: t.format,
             joins: Vec::new(),
+            im2col: None,
         })
         .collect();
     let mut concats: Vec<Concat> = Vec::new();
@@ -287,6 +305,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             nodes.push(node);
         }
     }
+    pack_taps(&mut nodes, &mut inputs, &unit);
     let mut g = Graph {
         unit,
         outputs: model.outputs.clone(),
@@ -306,6 +325,59 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
     }
     g.rebuild_dag();
     Ok(g)
+}
+
+/// An integer convolution that reads a host-written tensor of at most cpf / 2 channels with
+/// a kernel larger than 1x1 (a network's stem: 3 channels fill 3 of the array's rows) reads
+/// instead its im2col tensor, which the host writes, as a 1x1 convolution: the taps fill
+/// the rows. (Integer sums do not depend on the order; floating-point ones would.)
+fn pack_taps(nodes: &mut [Node], inputs: &mut Vec<Source>, unit: &Unit) {
+    let cpf = unit.cpf as usize;
+    for n in nodes.iter_mut() {
+        // (The phases of a transposed convolution read shifted windows: not these.)
+        let int = matches!(
+            unit.datatype.precisions[n.prec],
+            crate::numeric::Precision::Int(_)
+        );
+        if !int || n.place.is_some() || n.shift != (0, 0) {
+            continue;
+        }
+        let Some(src) = inputs.iter().find(|s| s.name == n.input).cloned() else {
+            continue;
+        };
+        let Op::Conv {
+            transposed: false,
+            kh,
+            kw,
+            stride,
+            pad,
+            groups: 1,
+            ..
+        } = &mut n.op
+        else {
+            continue;
+        };
+        let c = src.shape[2];
+        if *kh * *kw == 1 || 2 * c > cpf || src.format.block_scaled() || src.im2col.is_some() {
+            continue;
+        }
+        let name = format!("{}.im2col", n.name);
+        inputs.push(Source {
+            name: name.clone(),
+            shape: [n.out[0], n.out[1], *kh * *kw * c],
+            format: src.format,
+            joins: Vec::new(),
+            im2col: Some(Im2col {
+                of: src.name.clone(),
+                kh: *kh,
+                kw: *kw,
+                stride: *stride,
+                pad: *pad,
+            }),
+        });
+        (*kh, *kw, *stride, *pad) = (1, 1, 1, 0);
+        n.input = name;
+    }
 }
 
 /// The vector unit must have every post-processing operation the layer uses.
@@ -430,6 +502,7 @@ fn concat(
             shape: l.out,
             format: l.out_format,
             joins: l.inputs.clone(),
+            im2col: None,
         });
         return Ok(());
     }

@@ -192,7 +192,8 @@ pub fn run_for(
         // while it streams), summed over the tiles of the output, the remainder tiles at
         // the right and bottom edges included, plus a few cycles per tile for issue.
         let cost = |th: usize, tw: usize| -> usize {
-            let sizes = |n: usize, t: usize| [(n / t, t), (usize::from(!n.is_multiple_of(t)), n % t)];
+            let sizes =
+                |n: usize, t: usize| [(n / t, t), (usize::from(!n.is_multiple_of(t)), n % t)];
             let mut c = 0;
             for (nh, h) in sizes(oh, th) {
                 for (nw, w) in sizes(ow, tw) {
