@@ -78,7 +78,7 @@ pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
     // known[i][q]: the latest instruction of queue q that has completed whenever
     // instruction i starts (through the waits of i, of the instructions of its queue before
     // it, and of the instructions they waited for).
-    let mut known: Vec<[Option<usize>; 4]> = Vec::with_capacity(n);
+    let mut known: Vec<Clock> = Vec::with_capacity(n);
     for c in 0..n {
         let qc = steps[c].queue();
         let kc = queue_position(qc);
@@ -108,7 +108,9 @@ pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
             };
             // A: this wait and those after its producer; R: this wait and those after the
             // last consumer instruction known complete when the producer starts.
-            let safe = |p: usize| after(Some(p)) < exact_limit || after(known[p][kc]) < 14;
+            let safe = |p: usize| {
+                after(Some(p)) < exact_limit || after(known[p][kc].map(|x| x as usize)) < 14
+            };
             let p = if safe(p) {
                 p
             } else {
@@ -123,7 +125,7 @@ pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
                 "a producer signals once per semaphore"
             );
             signal[p] |= 1 << sem;
-            know[k] = know[k].max(Some(p));
+            know[k] = know[k].max(Some(p as u32));
             for q in 0..4 {
                 know[q] = know[q].max(known[p][q]);
             }
@@ -158,7 +160,7 @@ pub fn max_outstanding(instrs: &[Instr], queue_depth: u32) -> Option<(usize, usi
     let mut waited = vec![0usize; sems];
     // Per queue, its instructions' positions; per instruction, what it knows complete.
     let mut at: [Vec<usize>; 4] = Default::default();
-    let mut known: Vec<[Option<usize>; 4]> = Vec::with_capacity(instrs.len());
+    let mut known: Vec<Clock> = Vec::with_capacity(instrs.len());
     let mut worst: Option<(usize, usize, u64)> = None;
     for (pc, i) in instrs.iter().enumerate() {
         let Some(q) = i.queue().map(queue_position) else {
@@ -170,7 +172,7 @@ pub fn max_outstanding(instrs: &[Instr], queue_depth: u32) -> Option<(usize, usi
             if i.wait & (1 << s) != 0 {
                 if let Some(&j) = signals[s].get(waited[s]).filter(|&&j| j < pc) {
                     let kp = queue_position(sem.producer);
-                    know[kp] = know[kp].max(Some(j));
+                    know[kp] = know[kp].max(Some(j as u32));
                     for x in 0..4 {
                         know[x] = know[x].max(known[j][x]);
                     }
@@ -185,7 +187,8 @@ pub fn max_outstanding(instrs: &[Instr], queue_depth: u32) -> Option<(usize, usi
                 signals[s].push(pc);
                 let kc = queue_position(sem.consumer);
                 let started_a = (cum[s].len() - 1).saturating_sub(queue_depth as usize);
-                let started_r = know[kc].map_or(0, |x| at[kc].partition_point(|&p| p <= x));
+                let started_r =
+                    know[kc].map_or(0, |x| at[kc].partition_point(|&p| p <= x as usize));
                 let held = signals[s].len() as u64 - cum[s][started_a.max(started_r)];
                 if worst.is_none_or(|(_, _, w)| held > w) {
                     worst = Some((s, pc, held));
@@ -199,6 +202,10 @@ pub fn max_outstanding(instrs: &[Instr], queue_depth: u32) -> Option<(usize, usi
     }
     worst
 }
+
+/// Per queue, the latest instruction known complete (a vector clock; program positions fit
+/// 32 bits, `encode::fits_program_space`).
+type Clock = [Option<u32>; 4];
 
 /// The index of `q` in `Queue::ALL`.
 fn queue_position(q: Queue) -> usize {
