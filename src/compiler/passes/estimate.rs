@@ -56,11 +56,18 @@ pub fn run(
         for s in by_node[ni].iter().copied() {
             count += 1;
             match &s.instr.op {
-                // A preload-only matmul costs cpf cycles of weight shifting; a streaming
-                // one its rows plus the issue bubble.
+                // A streaming matmul costs its rows plus the issue bubble; one that preloads
+                // the next weights at least (rows + 3 cpf) / 2: the idle bank is refilled
+                // only once the previous tile has drained from it (rows + cols cycles),
+                // then the tile shifts in over cpf cycles.
                 Op::Matmul(m) => {
                     let rows = m.count0 * m.count1;
-                    compute += if rows == 0 { 0 } else { rows + 2 };
+                    let refill = if m.preload {
+                        (rows + 3 * u64::from(u.cpf)).div_ceil(2)
+                    } else {
+                        0
+                    };
+                    compute += if rows == 0 { 0 } else { rows.max(refill) + 2 };
                 }
                 Op::Vector(v) => vector += v.count + 7,
                 Op::Load(t) | Op::Store(t) => {
