@@ -76,3 +76,40 @@ fn planted_deadlock_names_queue_instruction_and_semaphore() {
         "reported at cycle {cycle} (bound {limit})\n{err}"
     );
 }
+
+/// On a multi-engine design the watchdog watches every engine (issue 11): with engine 0's
+/// program emptied, engine 1 waits forever for engine 0's frame token on the stream; no
+/// engine makes progress, and the testbench stops one stall bound later instead of running
+/// to the cycle limit.
+#[test]
+fn an_elastic_deadlock_stops_the_run() {
+    if !have_tool("verilator", "an_elastic_deadlock_stops_the_run") {
+        return;
+    }
+    let design =
+        hwgen::config::load(Path::new("rtl-tests/configs/elastic_2stage_int8.toml")).unwrap();
+    let model = hwgen::model::load(Path::new("rtl-tests/cases/elastic_chain.toml")).unwrap();
+    let mut program = hwgen::compiler::compile(&design, &model).unwrap();
+    let expected = hwgen::verify::expected(&design, &model, &program);
+    let e = program.elastic.as_mut().unwrap();
+    e.programs[0] = vec![hwgen::isa::Instr::end()];
+    program.instrs = e.programs[0].clone();
+    let exe = accelerator(&design);
+    let opts = hwgen::sim::run::RunOptions::default();
+    let err = match hwgen::sim::run::run_with(&design, &exe, &program, &expected, &opts) {
+        Ok(_) => panic!("engine 1 ran without its token"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("the accelerator hangs"), "{err}");
+    let limit = hwgen::sim::stall::limit(&design, 0);
+    let cycle: u64 = err
+        .split("stopped at cycle ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .and_then(|c| c.parse().ok())
+        .expect("the cycle");
+    assert!(
+        cycle < 3000 + limit,
+        "reported at cycle {cycle} (bound {limit})\n{err}"
+    );
+}

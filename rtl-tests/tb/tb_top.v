@@ -10,10 +10,11 @@
 //                    ID register stops the run before it starts
 //   +dump_base=N +dump_count=N +stall_pct=N +seed=N +max_cycles=N
 //   +stall_limit=N   with HWGEN_CORE0 defined (the hierarchical path of engine 0): stop
-//                    once engine 0 has made no progress (no instruction fetched or
-//                    started, no memory handshake or response, no scratchpad write) for N
-//                    cycles, and print its state: per queue "QUEUE q head_valid started
-//                    busy", per semaphore "SEM s count", "FETCH pc fetching" and
+//                    once engine 0 (with HWGEN_PROGRESS_ALL, an expression over every
+//                    engine: every engine) has made no progress (no instruction fetched
+//                    or started, no memory handshake or response, no scratchpad write) for
+//                    N cycles, and print engine 0's state: per queue "QUEUE q head_valid
+//                    started busy", per semaphore "SEM s count", "FETCH pc fetching" and
 //                    "MEMPORT valid ready write addr reads_in_flight"
 // Memory bandwidth is limited to BYTES_PER_CYCLE by a token bucket.
 // Built with +define+HWGEN_TIMELINE (and the generated tb_timeline.v), +timeline=FILE logs
@@ -177,11 +178,16 @@ module tb #(
       assign sem_counts[gs*SEM_COUNT_W +: SEM_COUNT_W] = count;
     end
   endgenerate
-  wire progress = (mem_req_valid && mem_req_ready) || mem_rsp_valid
-               || (`HWGEN_CORE0.head_pop != 4'b0000)
+`ifdef HWGEN_PROGRESS_ALL
+  // Several engines: progress is any engine's (one may wait on another's stream).
+  wire engines_progress = `HWGEN_PROGRESS_ALL;
+`else
+  wire engines_progress = (`HWGEN_CORE0.head_pop != 4'b0000)
                || ((`HWGEN_CORE0.push_valid & `HWGEN_CORE0.push_ready) != 4'b0000)
                || `HWGEN_CORE0.ld_wr_valid || `HWGEN_CORE0.acc_hi_wr_valid
                || `HWGEN_CORE0.out_hi_wr_valid;
+`endif
+  wire progress = (mem_req_valid && mem_req_ready) || mem_rsp_valid || engines_progress;
   initial begin
     if (!$value$plusargs("stall_limit=%d", stall_limit)) stall_limit = 0;
     idle = 0;

@@ -179,6 +179,9 @@ pub fn build_with(design: &Design, cache: &Path, with: Instrument) -> Result<Pat
                 "HWGEN_CORE0=dut.u_{}",
                 crate::names::core_instance(&b.name, &u.name, r)
             ));
+            if design.cores().len() > 1 {
+                d.push(format!("HWGEN_PROGRESS_ALL={}", progress_all(design)));
+            }
             if lockstep {
                 d.push("HWGEN_LOCKSTEP".to_string());
             }
@@ -189,6 +192,22 @@ pub fn build_with(design: &Design, cache: &Path, with: Instrument) -> Result<Pat
         },
     };
     model.build(&dir.join("verilator"))
+}
+
+/// The testbench's progress signal over every engine of a multi-engine design: an
+/// instruction fetched or started, or a scratchpad row written, by any engine.
+fn progress_all(design: &Design) -> String {
+    design
+        .cores()
+        .iter()
+        .map(|(b, u, r)| {
+            let c = format!("dut.u_{}", crate::names::core_instance(&b.name, &u.name, *r));
+            format!(
+                "(|{c}.head_pop)||(|({c}.push_valid&{c}.push_ready))||{c}.ld_wr_valid||{c}.acc_hi_wr_valid||{c}.out_hi_wr_valid"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("||")
 }
 
 /// Write the program's memory images into `dir` (imem0.hex ... one per engine, dmem.hex,
@@ -333,13 +352,9 @@ pub fn run_with(
     let dir = run_dir(exe)?;
     write_images(program, expected, dir.path())?;
     let range = program.output_range();
-    // The stall bound watches engine 0; with several engines at work it would stop a run
-    // whose engine 0 is done while the others still compute, so only the cycle limit holds.
-    let stall_limit = if program.elastic.is_some() {
-        0
-    } else {
-        super::stall::limit(design, opts.stall_pct)
-    };
+    // The stall bound: no engine made progress (on a multi-engine design the testbench
+    // watches every engine, as one may wait on another's stream while others compute).
+    let stall_limit = super::stall::limit(design, opts.stall_pct);
     let path_arg = |key: &str, p: Option<&Path>| {
         p.map(|p| format!("+{key}={}", p.display()))
             .unwrap_or_default()
