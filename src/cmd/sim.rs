@@ -75,10 +75,13 @@ fn simulate(args: Args) -> Result<()> {
     {
         bail!("use --lockstep, --trace and --timeline in separate runs (each needs its own verilated model)");
     }
+    // A program larger than the default memory model gets a larger one (built once).
+    let mem_words = hwgen::sim::run::mem_words_for(&design, program.footprint_beats());
     let with = hwgen::sim::run::Instrument {
         trace: args.trace.is_some(),
         lockstep: args.lockstep,
         timeline: args.timeline.is_some(),
+        mem_words: Some(mem_words),
     };
     let exe = hwgen::sim::run::build_with(&design, &cache, with)?;
     if args.lockstep {
@@ -115,6 +118,7 @@ fn simulate(args: Args) -> Result<()> {
         writes: None,
         timeline: args.timeline.as_ref().map(|_| log.as_path()),
         max_cycles: args.max_cycles,
+        mem_words: Some(mem_words),
     };
     let r = hwgen::sim::run::run_with(&design, &exe, &program, &expected, &opts)?;
     if let Some(out) = &args.timeline {

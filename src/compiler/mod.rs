@@ -254,6 +254,14 @@ impl Program {
         self.dmem.with_programs(&self.programs())
     }
 
+    /// Beats of `memory_image`: the data and every engine's instructions.
+    pub fn footprint_beats(&self) -> u64 {
+        let w = self.dmem.beat_bits as usize;
+        let ibeats = (crate::isa::INSTR_BITS as usize).div_ceil(w) as u64;
+        let instrs: u64 = self.programs().iter().map(|p| p.len() as u64).sum();
+        self.dmem.beats() as u64 + instrs * ibeats
+    }
+
     /// Every engine's program (one for a single engine).
     pub fn programs(&self) -> Vec<&[Instr]> {
         match &self.elastic {

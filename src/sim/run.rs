@@ -19,9 +19,15 @@ const SIM_MAIN: &str = include_str!("../../rtl-tests/tb/sim_main.cpp");
 /// Bytes of the testbench's memory model: 64 MiB, in beats of the Design's width.
 pub const TB_MEM_BYTES: u64 = 64 << 20;
 
-/// Beats of the testbench's memory model.
+/// Beats of the testbench's memory model by default.
 pub fn tb_mem_words(design: &Design) -> u64 {
     TB_MEM_BYTES / u64::from(design.memory.data_width_bits / 8)
+}
+
+/// Beats of a memory model that holds `beats`: the default, or the next power of two above
+/// it (a larger model, verilated once per size).
+pub fn mem_words_for(design: &Design, beats: u64) -> u64 {
+    tb_mem_words(design).max(beats.next_power_of_two())
 }
 
 #[derive(Debug, Clone)]
@@ -79,6 +85,8 @@ pub struct Instrument {
     pub lockstep: bool,
     /// Every engine's instruction starts and executor activity (`+timeline=FILE`).
     pub timeline: bool,
+    /// Beats of the memory model (default `tb_mem_words`; `mem_words_for` a program).
+    pub mem_words: Option<u64>,
 }
 
 /// As [`build`], with the instrumentation `with` asks for.
@@ -87,7 +95,9 @@ pub fn build_with(design: &Design, cache: &Path, with: Instrument) -> Result<Pat
         trace,
         lockstep,
         timeline,
+        mem_words,
     } = with;
+    let mem_words = mem_words.unwrap_or_else(|| tb_mem_words(design));
     let files = crate::rtl::emit(design);
     let mut text = String::new();
     for (p, c) in files.iter() {
@@ -154,7 +164,7 @@ pub fn build_with(design: &Design, cache: &Path, with: Instrument) -> Result<Pat
                 "BYTES_PER_CYCLE".into(),
                 design.memory.bytes_per_cycle.to_string(),
             ),
-            ("MEM_WORDS".into(), tb_mem_words(design).to_string()),
+            ("MEM_WORDS".into(), mem_words.to_string()),
             ("PERF_WORDS".into(), PERF_COUNTER_NAMES.len().to_string()),
             ("PERF_BASE".into(), crate::rtl::CSR_PERF_BASE.to_string()),
             (
@@ -307,6 +317,8 @@ pub struct RunOptions<'a> {
     /// Stop after this many cycles (default [`MAX_CYCLES`]); a hang is caught much earlier
     /// by the stall bound (`stall::limit`).
     pub max_cycles: Option<u64>,
+    /// Beats of the memory model `exe` was built with (`Instrument::mem_words`).
+    pub mem_words: Option<u64>,
 }
 
 /// The default cycle limit of a run.
@@ -338,14 +350,13 @@ pub fn run_with(
     expected: &Memory,
     opts: &RunOptions,
 ) -> Result<SimResult, SimError> {
-    let words = tb_mem_words(design);
-    let footprint = program.memory_image().0.beats() as u64;
+    let words = opts.mem_words.unwrap_or_else(|| tb_mem_words(design));
+    let footprint = program.footprint_beats();
     if footprint > words {
         return Err(SimError::Failed {
             what: "loading the memory image".into(),
             log: format!(
-                "the data and programs need {footprint} beats; the testbench models {words} ({} MiB)",
-                TB_MEM_BYTES >> 20
+                "the data and programs need {footprint} beats; this testbench models {words} (build it with Instrument::mem_words = mem_words_for(footprint), as hwgen sim does)"
             ),
         });
     }
@@ -567,4 +578,20 @@ fn row_values(hex: &str, n: usize, t: crate::numeric::IntType) -> Vec<i64> {
             t.wrap(i128::from(v))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod mem_tests {
+    use super::*;
+
+    /// The memory model is 64 MiB unless a program needs more; then the next power of two
+    /// of beats (128-bit beats on 16x16_int8: 4 Mi beats by default).
+    #[test]
+    fn the_memory_model_grows_with_the_footprint() {
+        let d = crate::config::load(Path::new("configs/16x16_int8.toml")).unwrap();
+        assert_eq!(tb_mem_words(&d), 4 << 20);
+        assert_eq!(mem_words_for(&d, 1000), 4 << 20);
+        assert_eq!(mem_words_for(&d, 4 << 20), 4 << 20);
+        assert_eq!(mem_words_for(&d, (4 << 20) + 1), 8 << 20);
+    }
 }
