@@ -7,6 +7,15 @@ use common::{accelerator, have_tool};
 use hwgen::isa::{semaphore_index, Opcode, Queue};
 use std::path::Path;
 
+/// The cycle at which the testbench reported the hang.
+fn reported_cycle(err: &str) -> u64 {
+    err.split("stopped at cycle ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .and_then(|c| c.parse().ok())
+        .expect("the cycle")
+}
+
 #[test]
 fn planted_deadlock_names_queue_instruction_and_semaphore() {
     if !have_tool("verilator", "planted_deadlock") {
@@ -63,12 +72,7 @@ fn planted_deadlock_names_queue_instruction_and_semaphore() {
         "{err}"
     );
     let limit = hwgen::sim::stall::limit(&design, 0);
-    let cycle: u64 = err
-        .split("stopped at cycle ")
-        .nth(1)
-        .and_then(|r| r.split(':').next())
-        .and_then(|c| c.parse().ok())
-        .expect("the cycle");
+    let cycle = reported_cycle(&err);
     // Loading the program and the loads themselves take a few hundred cycles; the hang is
     // reported one stall bound after the last progress.
     assert!(
@@ -102,12 +106,7 @@ fn an_elastic_deadlock_stops_the_run() {
     };
     assert!(err.contains("the accelerator hangs"), "{err}");
     let limit = hwgen::sim::stall::limit(&design, 0);
-    let cycle: u64 = err
-        .split("stopped at cycle ")
-        .nth(1)
-        .and_then(|r| r.split(':').next())
-        .and_then(|c| c.parse().ok())
-        .expect("the cycle");
+    let cycle = reported_cycle(&err);
     assert!(
         cycle < 3000 + limit,
         "reported at cycle {cycle} (bound {limit})\n{err}"
