@@ -243,3 +243,32 @@ fn matmul_bias_requant_relu_end_to_end() {
         run_case(&exe, c);
     }
 }
+
+/// A program of only `end`: the engine is done almost at once, but its prefetcher has asked
+/// for the instructions after `end` before `end` arrived. Done must wait for those reads
+/// (the testbench refuses "done with a memory read in flight"), or a second start would
+/// take them as its first instructions.
+#[test]
+fn done_waits_for_prefetch_reads_past_end() {
+    if !have_tool("verilator", "done_waits_for_prefetch_reads_past_end") {
+        return;
+    }
+    let exe = top_model()
+        .build(&sim_cache())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let data = hwgen::interp::Memory::new(64, 16);
+    let [prog, dmem] = program_images(dir.path(), &data, &[Instr::end()]);
+    let out = run(
+        &exe,
+        &[
+            prog,
+            dmem,
+            format!("+dump={}", dir.path().join("dump.hex").display()),
+            "+dump_base=0".to_string(),
+            "+dump_count=1".to_string(),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.contains("CYCLES"), "{out}");
+}

@@ -311,6 +311,16 @@ module tb #(
           $finish;
         end
         if (counter > 3 && csr_rdata[1]) begin
+          // Done means every engine is idle: no read it asked for may still be on its way
+          // (an instruction prefetch past `end` included), or a new start would take it.
+          for (i = 0; i < LATENCY; i = i + 1) if (pipe_valid[i]) begin
+            $display("ERROR: done with a memory read in flight");
+            $finish;
+          end
+          if (mem_rsp_valid) begin
+            $display("ERROR: done with a memory read in flight");
+            $finish;
+          end
           state = S_READ;
           counter = 0;
         end

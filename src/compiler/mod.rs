@@ -256,8 +256,7 @@ impl Program {
 
     /// Beats of `memory_image`: the data and every engine's instructions.
     pub fn footprint_beats(&self) -> u64 {
-        let w = self.dmem.beat_bits as usize;
-        let ibeats = (crate::isa::INSTR_BITS as usize).div_ceil(w) as u64;
+        let ibeats = crate::isa::instr_beats(self.dmem.beat_bits);
         let instrs: u64 = self.programs().iter().map(|p| p.len() as u64).sum();
         self.dmem.beats() as u64 + instrs * ibeats
     }

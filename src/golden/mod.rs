@@ -56,7 +56,7 @@ pub fn concat(xs: &[&Tensor]) -> Tensor {
 
 /// The input pixel kernel tap `tap` of output pixel `out` reads, or `None` in the zero
 /// padding.
-fn input_pixel(
+pub(crate) fn input_pixel(
     out: (usize, usize),
     tap: (usize, usize),
     stride: usize,

@@ -107,7 +107,7 @@ impl Memory {
     /// from there.
     pub fn with_programs(&self, programs: &[&[crate::isa::Instr]]) -> (Memory, Vec<u64>) {
         let w = self.beat_bits as usize;
-        let ibeats = (crate::isa::INSTR_BITS as usize).div_ceil(w);
+        let ibeats = crate::isa::instr_beats(self.beat_bits) as usize;
         let total: usize = programs.iter().map(|p| p.len() * ibeats).sum();
         let mut mem = self.clone();
         mem.bytes.resize((self.beats() + total) * w / 8, 0);

@@ -14,6 +14,12 @@ use std::fmt::Write as _;
 
 /// Every instruction is this many bits wide.
 pub const INSTR_BITS: u32 = 192;
+
+/// Beats of external memory one instruction takes (the engines fetch their programs from
+/// there, low bits first; `hwgen_core`'s IBEATS is the same quotient).
+pub fn instr_beats(mem_width_bits: u32) -> u64 {
+    u64::from(INSTR_BITS.div_ceil(mem_width_bits))
+}
 /// Width of the opcode field.
 pub const OPCODE_BITS: u32 = 4;
 /// Scratchpad row addresses (every address field of a scratchpad; addresses wrap at 2^16).

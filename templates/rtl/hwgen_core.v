@@ -122,7 +122,9 @@ module hwgen_core #(
   reg                running_q;
   reg                running_d;
 
-  wire idle_now = !start_i && !fetching && (queue_valid == 4'b0000) && (exec_busy == 4'b0000);
+  wire               prefetching;
+  wire idle_now = !start_i && !fetching && !prefetching && (queue_valid == 4'b0000)
+                  && (exec_busy == 4'b0000);
 
   always @* begin
     running_d = running_q;
@@ -205,7 +207,9 @@ module hwgen_core #(
     .base_i          (prog_base_i),
     .fetched_i       (prog_fetched),
     .yield_i         (ld_mem_valid || st_mem_valid),
+    .fetching_i      (fetching),
     .written_o       (prog_written),
+    .busy_o          (prefetching),
     .mem_req_valid_o (if_mem_valid),
     .mem_req_ready_i (if_mem_ready),
     .mem_req_addr_o  (if_mem_addr),

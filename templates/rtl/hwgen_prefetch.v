@@ -8,7 +8,10 @@
 // made are still taken (their entries lie past `end`, where fetch never reads). It yields
 // the memory port to the load and store units (yield_i) unless fewer than LOW instructions
 // are requested ahead of fetch, so a compute-bound program pays almost nothing for it; a
-// request once offered stays until accepted.
+// request once offered stays until accepted. It requests only while fetch runs
+// (fetching_i: not after an illegal opcode stopped it), and busy_o holds until every
+// response it asked for has arrived, so the engine is not done (and cannot be started
+// again) while reads past `end` are in flight.
 `include "hwgen_isa.vh"
 module hwgen_prefetch #(
   parameter integer INSTR_W     = `HWGEN_INSTR_W,
@@ -25,7 +28,9 @@ module hwgen_prefetch #(
   input  wire [ADDR_W-1:0]      base_i,
   input  wire [ADDR_W-1:0]      fetched_i,
   input  wire                   yield_i,
+  input  wire                   fetching_i,
   output wire [ADDR_W-1:0]      written_o,
+  output wire                   busy_o,
   // external memory (reads only)
   output wire                   mem_req_valid_o,
   input  wire                   mem_req_ready_i,
@@ -85,7 +90,8 @@ module hwgen_prefetch #(
   // fetch has taken it.
   wire                       room     = (req_instr_q - fetched_i) < RING_W;
   wire                       low      = (req_instr_q - fetched_i) < LOW_W;
-  wire                       request  = offered_q || (active_q && room && (low || !yield_i));
+  wire                       request  = offered_q
+                                      || (active_q && fetching_i && room && (low || !yield_i));
   wire                       accepted = request && mem_req_ready_i;
 
   always @* begin
@@ -156,6 +162,7 @@ module hwgen_prefetch #(
   assign mem_req_valid_o = request;
   assign mem_req_addr_o  = req_addr_q;
   assign written_o       = rsp_instr_q;
+  assign busy_o          = offered_q || (req_instr_q != rsp_instr_q) || (req_beat_q != rsp_beat_q);
   assign imem_we_o       = complete;
   assign imem_waddr_o    = rsp_instr_q[IMEM_ADDR_W-1:0];
   assign imem_wdata_o    = word_now[INSTR_W-1:0];

@@ -133,7 +133,7 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
         })
         .collect();
     let h = g.unit.h as usize;
-    let ibeats = u64::from(crate::isa::INSTR_BITS.div_ceil(design.memory.data_width_bits));
+    let ibeats = crate::isa::instr_beats(design.memory.data_width_bits);
     let chains: Vec<Vec<Range<usize>>> = (0..h).map(|r| chain_rows(&g, r, h)).collect();
     let mut reports = Vec::new();
     let mut shares = Vec::new();

@@ -43,6 +43,14 @@ pub struct Alloc {
     pub end: u64,
 }
 
+/// Beats of a row of a tensor in memory: the elements of a channel tile of `tile` channels
+/// in the tensor's own format (an integer Design's input and output types may differ),
+/// then for a block-scaled format one beat with the scale.
+pub fn row_beats(tile: usize, format: crate::numeric::Format, mem_w: u64) -> u64 {
+    (tile as u64 * u64::from(format.code_type().bits)).div_ceil(mem_w)
+        + u64::from(format.block_scaled())
+}
+
 /// Rows of one of node `n`'s weight tiles (`Unit::layer_tile_rows`).
 pub fn tile_rows(u: &crate::design::Unit, n: &Node) -> u64 {
     u64::from(u.layer_tile_rows(n.prec))
@@ -235,14 +243,12 @@ impl Alloc {
     pub fn for_unit(&self, design: &Design, u: &Unit, nodes: &[usize]) -> Alloc {
         let mem_w = u64::from(design.memory.data_width_bits);
         let t = u.cpf as usize;
-        let beats =
-            |f: crate::numeric::Format| (t as u64 * u64::from(f.code_type().bits)).div_ceil(mem_w);
         let mine = |i: &usize| nodes.contains(i);
         Alloc {
             tensors: self
                 .tensors
                 .iter()
-                .map(|(k, l)| (k.clone(), l.view(t, beats(l.format))))
+                .map(|(k, l)| (k.clone(), l.view(t, row_beats(t, l.format, mem_w))))
                 .collect(),
             weights: self
                 .weights
@@ -317,13 +323,7 @@ fn place<'u>(
     // own; rows of the other formats leave the scale beat out.
     let elem_beats = u64::from(u.input_elem_bits()).div_ceil(mem_w);
     let act_beats = elem_beats + u64::from(u.scale_bits() > 0);
-    // A row of a tensor: the elements of a channel tile in the tensor's own format (an
-    // integer Design's input and output types may differ), then for a block-scaled format
-    // one beat with the scale.
-    let beats_of = |name: &str| {
-        let f = g.format_of(name);
-        (t as u64 * u64::from(f.code_type().bits)).div_ceil(mem_w) + u64::from(f.block_scaled())
-    };
+    let beats_of = |name: &str| row_beats(t, g.format_of(name), mem_w);
     // An MX weight tile ends with the kpf column scales, 8 bits each, in whole rows.
     let weight_tile_rows = u64::from(u.weight_tile_rows());
     let weight_beats = u64::from(u.weight_row_bits()) / mem_w;

@@ -131,8 +131,7 @@ pub fn run(design: &Design, mut instrs: Vec<Instr>) -> Result<Vec<Instr>, Compil
 /// ring, `control.imem_depth` deep, so programs may be of any length up to that) through
 /// the 32-bit `prog_base` CSR and the prefetcher's beat counter.
 pub fn fits_program_space(design: &Design, n: usize) -> Result<(), CompileError> {
-    let w = design.memory.data_width_bits as usize;
-    let beats = n as u64 * (crate::isa::INSTR_BITS as usize).div_ceil(w) as u64;
+    let beats = n as u64 * crate::isa::instr_beats(design.memory.data_width_bits);
     if beats >= 1 << 32 {
         return Err(CompileError::new(
             None,
@@ -181,24 +180,19 @@ fn host_tensor(model: &Model, g: &Graph, name: &str) -> Tensor {
 }
 
 /// The im2col tensor of `x` (`legalize::Im2col`), of `shape`.
-fn im2col(x: &Tensor, ic: &super::legalize::Im2col, shape: [usize; 3]) -> Tensor {
+pub fn im2col(x: &Tensor, ic: &super::legalize::Im2col, shape: [usize; 3]) -> Tensor {
     let [oh, ow, c] = shape;
     let mut data = Vec::with_capacity(oh * ow * c);
     for oy in 0..oh {
         for ox in 0..ow {
             for ky in 0..ic.kh {
                 for kx in 0..ic.kw {
-                    let iy = (oy * ic.stride + ky)
-                        .checked_sub(ic.pad)
-                        .filter(|&y| y < x.h);
-                    let ix = (ox * ic.stride + kx)
-                        .checked_sub(ic.pad)
-                        .filter(|&v| v < x.w);
+                    // The pixel the convolution reads for this tap (the golden model's rule).
+                    let at = (oy, ox);
+                    let pixel =
+                        crate::golden::input_pixel(at, (ky, kx), ic.stride, ic.pad, (x.h, x.w));
                     for ci in 0..x.c {
-                        data.push(match (iy, ix) {
-                            (Some(iy), Some(ix)) => x.at(iy, ix, ci),
-                            _ => 0,
-                        });
+                        data.push(pixel.map_or(0, |(iy, ix)| x.at(iy, ix, ci)));
                     }
                 }
             }

@@ -24,6 +24,22 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
     Ok(())
 }
 
+/// Cycles of a matmul streaming `rows` input rows on an array of `cpf` rows: its rows plus
+/// the issue bubble; one that preloads the next weights at least (rows + 3 cpf) / 2, as the
+/// idle bank is refilled only once the previous tile has drained from it (rows + cols
+/// cycles) and the tile then shifts in over cpf cycles. (The tiler's cost model too.)
+pub fn matmul_cycles(rows: u64, cpf: u32, preload: bool) -> u64 {
+    if rows == 0 {
+        return 0;
+    }
+    let refill = if preload {
+        (rows + 3 * u64::from(cpf)).div_ceil(2)
+    } else {
+        0
+    };
+    rows.max(refill) + 2
+}
+
 pub fn run(
     design: &Design,
     g: &super::legalize::Graph,
@@ -56,18 +72,8 @@ pub fn run(
         for s in by_node[ni].iter().copied() {
             count += 1;
             match &s.instr.op {
-                // A streaming matmul costs its rows plus the issue bubble; one that preloads
-                // the next weights at least (rows + 3 cpf) / 2: the idle bank is refilled
-                // only once the previous tile has drained from it (rows + cols cycles),
-                // then the tile shifts in over cpf cycles.
                 Op::Matmul(m) => {
-                    let rows = m.count0 * m.count1;
-                    let refill = if m.preload {
-                        (rows + 3 * u64::from(u.cpf)).div_ceil(2)
-                    } else {
-                        0
-                    };
-                    compute += if rows == 0 { 0 } else { rows.max(refill) + 2 };
+                    compute += matmul_cycles(m.count0 * m.count1, u.cpf, m.preload);
                 }
                 Op::Vector(v) => vector += v.count + 7,
                 Op::Load(t) | Op::Store(t) => {

@@ -187,10 +187,10 @@ pub fn run_for(
         let min_rows = 3 * g.unit.cpf as usize;
         let g0 = want.min((bud.acc_bank / (min_rows + 1)).max(1));
         let rows_cap = ((bud.acc_bank - g0) / g0).min(bud.acc_rows).min(out_rows);
-        // The tiles that take the fewest cycles: a matmul of n rows costs about
-        // max(n, (n + min_rows) / 2) (the next weights drain the idle bank and shift in
-        // while it streams), summed over the tiles of the output, the remainder tiles at
-        // the right and bottom edges included, plus a few cycles per tile for issue.
+        // The tiles that take the fewest cycles: each tile's matmul as the estimator counts
+        // one that preloads the next weights (`estimate::matmul_cycles`), summed over the
+        // tiles of the output, the remainder tiles at the right and bottom edges included,
+        // plus two cycles per tile for its vector and store issue.
         let cost = |th: usize, tw: usize| -> usize {
             let sizes =
                 |n: usize, t: usize| [(n / t, t), (usize::from(!n.is_multiple_of(t)), n % t)];
@@ -198,7 +198,8 @@ pub fn run_for(
             for (nh, h) in sizes(oh, th) {
                 for (nw, w) in sizes(ow, tw) {
                     let rows = h * w;
-                    c += nh * nw * (rows.max((rows + min_rows).div_ceil(2)) + 4);
+                    let cycles = super::estimate::matmul_cycles(rows as u64, g.unit.cpf, true);
+                    c += nh * nw * (cycles as usize + 2);
                 }
             }
             c
