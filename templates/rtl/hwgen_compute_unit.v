@@ -2,7 +2,9 @@
 // Compute queue executor with the systolic array. A matmul streams input rows (two-level
 // strided loop over the input buffer) through the array into contiguous accumulator rows,
 // overwriting or accumulating, and may at the same time preload the next weight tile into
-// the idle weight bank. A bank is refilled only after the vectors using it have drained.
+// the idle weight bank. The array fills a bank on the activations' wavefront, so a preload
+// starts with the instruction: the vectors that used the bank before have all entered the
+// array. The preload's rows are read in consecutive cycles, as the array requires.
 // Semaphores are released when the instruction's last result has been written.
 //
 // Each matmul names its precision (prec). A weight tile is CPF element rows, followed, for
@@ -11,7 +13,11 @@
 // a scale slot of SCALE_SLOT_W bits after their elements (0 without block scales; an
 // unscaled row reads scale 0). At each column output the datapath's accumulation leaf
 // ({{ c.leaves.acc }}) turns the column result, with the input row's and the column's
-// scales, into the accumulator's domain and writes or adds it.
+// scales, into the accumulator's domain and writes or adds it. Column scales are read at the
+// array's output, so a preload shifts them into the bank's staging register and commits
+// them COMMIT cycles after its last row: after the bank's earlier vectors have left the
+// array and before the first vector of its next tile does. A preload with scale rows waits
+// while a commit for its bank is pending.
 `include "hwgen_isa.vh"
 module hwgen_compute_unit #(
   parameter integer       INSTR_W       = `HWGEN_INSTR_W,
@@ -62,9 +68,12 @@ module hwgen_compute_unit #(
   output wire                                mac_active_o
 );
 
-  localparam integer           LATENCY   = CPF + KPF - 1;
-  localparam integer           DRAIN     = LATENCY + 2;
-  localparam integer           DRAIN_W   = $clog2(DRAIN + 1);
+  // A preload reads its R rows (CPF, plus the scale rows) in cycles T .. T+R-1. The bank's
+  // earlier vectors entered the array by T-1 and leave it by T-1+LATENCY; its next vector
+  // enters at T+R+3 at the earliest and leaves LATENCY cycles later. The staged scales commit
+  // at the end of cycle T+R-1+COMMIT, in between: LATENCY <= R + KPF and KPF < LATENCY + 4.
+  localparam integer           COMMIT    = KPF;
+  localparam integer           COMMIT_W  = $clog2(COMMIT + 1);
   localparam integer           SCALE_W   = `HWGEN_SCALE_W;
   localparam integer           PREC_W    = `HWGEN_MATMUL_PREC_W;
   localparam integer           WROW_W    = KPF * WEIGHT_W;
@@ -76,8 +85,8 @@ module hwgen_compute_unit #(
   localparam integer           TAG_ACC   = TAG_BANK + 1;
   localparam integer           TAG_PREC  = TAG_ACC + 1;
   localparam integer           TAG_W     = TAG_PREC + PREC_W + NUM_SEM;
-  localparam [DRAIN_W-1:0]     DRAIN_N   = DRAIN[DRAIN_W-1:0];
-  localparam [DRAIN_W-1:0]     DRAIN_ONE = 1;
+  localparam [COMMIT_W-1:0]    COMMIT_N  = COMMIT[COMMIT_W-1:0];
+  localparam [COMMIT_W-1:0]    COMMIT_1  = 1;
   localparam [PL_W-1:0]        PL_ONE    = 1;
   localparam [PL_W-1:0]        PL_CPF    = CPF[PL_W-1:0];
   localparam [PL_W-1:0]        PL_SCALES = W_SCALE_ROWS[PL_W-1:0];
@@ -141,10 +150,14 @@ module hwgen_compute_unit #(
   reg [KPF*SCALE_W-1:0] wscale0_d;
   reg [KPF*SCALE_W-1:0] wscale1_q;       // column scales of weight bank 1
   reg [KPF*SCALE_W-1:0] wscale1_d;
-  reg [DRAIN_W-1:0] drain0_q;
-  reg [DRAIN_W-1:0] drain0_d;
-  reg [DRAIN_W-1:0] drain1_q;
-  reg [DRAIN_W-1:0] drain1_d;
+  reg [KPF*SCALE_W-1:0] wstage0_q;       // scales preloaded for bank 0, not yet committed
+  reg [KPF*SCALE_W-1:0] wstage0_d;
+  reg [KPF*SCALE_W-1:0] wstage1_q;       // ... for bank 1
+  reg [KPF*SCALE_W-1:0] wstage1_d;
+  reg [COMMIT_W-1:0]    commit0_q;       // cycles until bank 0's staged scales commit
+  reg [COMMIT_W-1:0]    commit0_d;
+  reg [COMMIT_W-1:0]    commit1_q;
+  reg [COMMIT_W-1:0]    commit1_d;
   // input stream: a row read this cycle enters the array next cycle
   reg                   tok_valid_q;
   reg [SPAD_ADDR_W-1:0] tok_addr_q;
@@ -201,9 +214,11 @@ module hwgen_compute_unit #(
   wire [PL_W-1:0]        pl_rows    = pl_scaled_q ? PL_CPF + PL_SCALES : PL_CPF;
   wire [SPAD_ADDR_W-1:0] pl_last    = { {(SPAD_ADDR_W-PL_W){1'b0}}, pl_rows} - ADDR_ONE;
   wire                   pl_bank    = !bank_q;
-  wire                   pl_drained = pl_bank ? (drain1_q == {DRAIN_W{1'b0}})
-                                              : (drain0_q == {DRAIN_W{1'b0}});
-  wire pl_read     = pl_active_q && pl_drained && (pl_issued_q != pl_rows);
+  wire                   pl_pending = pl_bank ? (commit1_q != {COMMIT_W{1'b0}})
+                                              : (commit0_q != {COMMIT_W{1'b0}});
+  // Once it has started, a preload reads a row every cycle until it is done.
+  wire pl_read     = pl_active_q && !(pl_scaled_q && pl_pending) && (pl_issued_q != pl_rows);
+  wire pl_last_read = pl_read && (pl_issued_q == pl_rows - PL_ONE);
   wire stream_read = busy_q && agen_valid;
   // Done once every input row has been read and the preload has shifted in; the last row
   // may still be entering the array: it carries the semaphores to release (or, when no row
@@ -212,11 +227,11 @@ module hwgen_compute_unit #(
 
   // A scale row arriving shifts the earlier ones up: the first row read (the last in
   // memory) ends in the top part of the register.
-  wire [KPF*SCALE_W+WROW_W-1:0] wscale0_shift = {wscale0_q, w_data_i};
-  wire [KPF*SCALE_W+WROW_W-1:0] wscale1_shift = {wscale1_q, w_data_i};
-  wire                          unused_wscale_shift;
-  assign unused_wscale_shift = ^{wscale0_shift[KPF*SCALE_W+WROW_W-1:KPF*SCALE_W],
-                                 wscale1_shift[KPF*SCALE_W+WROW_W-1:KPF*SCALE_W]};
+  wire [KPF*SCALE_W+WROW_W-1:0] wstage0_shift = {wstage0_q, w_data_i};
+  wire [KPF*SCALE_W+WROW_W-1:0] wstage1_shift = {wstage1_q, w_data_i};
+  wire                          unused_wstage_shift;
+  assign unused_wstage_shift = ^{wstage0_shift[KPF*SCALE_W+WROW_W-1:KPF*SCALE_W],
+                                 wstage1_shift[KPF*SCALE_W+WROW_W-1:KPF*SCALE_W]};
   // A weight row arrives the cycle after it is read; the scale rows are read first.
   wire pl_data_d = pl_read;
   wire pl_scale_d;
@@ -241,10 +256,12 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
     pl_issued_d  = pl_issued_q;
     pl_scaled_d  = pl_scaled_q;
     tok_addr_d   = acc_base_q + agen_index[SPAD_ADDR_W-1:0];
-    drain0_d     = (drain0_q == {DRAIN_W{1'b0}}) ? drain0_q : drain0_q - DRAIN_ONE;
-    drain1_d     = (drain1_q == {DRAIN_W{1'b0}}) ? drain1_q : drain1_q - DRAIN_ONE;
-    wscale0_d    = wscale0_q;
-    wscale1_d    = wscale1_q;
+    commit0_d    = (commit0_q == {COMMIT_W{1'b0}}) ? commit0_q : commit0_q - COMMIT_1;
+    commit1_d    = (commit1_q == {COMMIT_W{1'b0}}) ? commit1_q : commit1_q - COMMIT_1;
+    wscale0_d    = (commit0_q == COMMIT_1) ? wstage0_q : wscale0_q;
+    wscale1_d    = (commit1_q == COMMIT_1) ? wstage1_q : wscale1_q;
+    wstage0_d    = wstage0_q;
+    wstage1_d    = wstage1_q;
 
     if (start) begin
       busy_d       = 1'b1;
@@ -263,24 +280,23 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
 
     if (pl_read) begin
       pl_issued_d = pl_issued_q + PL_ONE;
-      if (pl_issued_q == pl_rows - PL_ONE) begin
-        pl_active_d = 1'b0;
-      end
     end
-
-    if (tok_valid_q) begin
-      if (bank_q) begin
-        drain1_d = DRAIN_N;
-      end else begin
-        drain0_d = DRAIN_N;
+    if (pl_last_read) begin
+      pl_active_d = 1'b0;
+      if (pl_scaled_q) begin
+        if (pl_bank) begin
+          commit1_d = COMMIT_N;
+        end else begin
+          commit0_d = COMMIT_N;
+        end
       end
     end
 
     if (pl_data_q && pl_scale_q) begin
       if (pl_bank) begin
-        wscale1_d = wscale1_shift[KPF*SCALE_W-1:0];
+        wstage1_d = wstage1_shift[KPF*SCALE_W-1:0];
       end else begin
-        wscale0_d = wscale0_shift[KPF*SCALE_W-1:0];
+        wstage0_d = wstage0_shift[KPF*SCALE_W-1:0];
       end
     end
   end
@@ -301,8 +317,10 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
       pl_scale_q   <= 1'b0;
       wscale0_q    <= {(KPF*SCALE_W){1'b0}};
       wscale1_q    <= {(KPF*SCALE_W){1'b0}};
-      drain0_q     <= {DRAIN_W{1'b0}};
-      drain1_q     <= {DRAIN_W{1'b0}};
+      wstage0_q    <= {(KPF*SCALE_W){1'b0}};
+      wstage1_q    <= {(KPF*SCALE_W){1'b0}};
+      commit0_q    <= {COMMIT_W{1'b0}};
+      commit1_q    <= {COMMIT_W{1'b0}};
       tok_valid_q  <= 1'b0;
       tok_addr_q   <= {SPAD_ADDR_W{1'b0}};
     end else begin
@@ -320,8 +338,10 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
       pl_scale_q   <= pl_scale_d;
       wscale0_q    <= wscale0_d;
       wscale1_q    <= wscale1_d;
-      drain0_q     <= drain0_d;
-      drain1_q     <= drain1_d;
+      wstage0_q    <= wstage0_d;
+      wstage1_q    <= wstage1_d;
+      commit0_q    <= commit0_d;
+      commit1_q    <= commit1_d;
       tok_valid_q  <= tok_valid_d;
       tok_addr_q   <= tok_addr_d;
     end

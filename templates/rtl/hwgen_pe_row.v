@@ -3,6 +3,7 @@
 // enter at the left and move one element right per cycle; partial sums enter from the row
 // above and leave to the row below; weights shift down a per-column chain into whichever of
 // the two banks is idle, so the next tile's weights load while the current tile computes.
+// Each column's chain has its own shift enable and bank (the array skews them).
 // Each activation carries the bank its tile uses. The multiply-add of each element is the
 // datapath's leaf, {{ c.leaves.mac }}.
 //
@@ -28,8 +29,8 @@ module hwgen_pe_row #(
   input  wire [KPF*PSUM_W-1:0]   psum_i,
   output wire [KPF*PSUM_W-1:0]   psum_o,
   // weight shift chains, from the row above and to the row below
-  input  wire                    wshift_en_i,
-  input  wire                    wshift_bank_i,
+  input  wire [KPF-1:0]          wshift_en_i,
+  input  wire [KPF-1:0]          wshift_bank_i,
   input  wire [KPF*WEIGHT_W-1:0] weight_i,
   output wire [KPF*WEIGHT_W-1:0] weight_o
 );
@@ -50,10 +51,8 @@ module hwgen_pe_row #(
   wire [KPF-1:0]             act_valid_d = valid_chain[KPF-1:0];
   wire [KPF-1:0]             act_bank_d  = bank_chain[KPF-1:0];
   wire [KPF*INPUT_W-1:0]     act_d       = act_chain[KPF*INPUT_W-1:0];
-  wire                       load0       = wshift_en_i && !wshift_bank_i;
-  wire                       load1       = wshift_en_i && wshift_bank_i;
-  wire [KPF*WEIGHT_W-1:0]    weight0_d   = load0 ? weight_i : weight0_q;
-  wire [KPF*WEIGHT_W-1:0]    weight1_d   = load1 ? weight_i : weight1_q;
+  wire [KPF*WEIGHT_W-1:0]    weight0_d;
+  wire [KPF*WEIGHT_W-1:0]    weight1_d;
 
   // The activation leaving the right edge is not needed.
   wire unused_act_right;
@@ -83,6 +82,16 @@ module hwgen_pe_row #(
       );
 
       assign psum_d[col*PSUM_W +: PSUM_W] = valid ? mac_psum[col*PSUM_W +: PSUM_W] : up;
+
+      // The column's weight chain: shift into the bank being filled, pass that bank down.
+      wire [WEIGHT_W-1:0] w_in  = weight_i[col*WEIGHT_W +: WEIGHT_W];
+      wire [WEIGHT_W-1:0] w0    = weight0_q[col*WEIGHT_W +: WEIGHT_W];
+      wire [WEIGHT_W-1:0] w1    = weight1_q[col*WEIGHT_W +: WEIGHT_W];
+      wire                load0 = wshift_en_i[col] && !wshift_bank_i[col];
+      wire                load1 = wshift_en_i[col] && wshift_bank_i[col];
+      assign weight0_d[col*WEIGHT_W +: WEIGHT_W] = load0 ? w_in : w0;
+      assign weight1_d[col*WEIGHT_W +: WEIGHT_W] = load1 ? w_in : w1;
+      assign weight_o[col*WEIGHT_W +: WEIGHT_W]  = wshift_bank_i[col] ? w1 : w0;
     end
   endgenerate
 
@@ -104,7 +113,6 @@ module hwgen_pe_row #(
     end
   end
 
-  assign psum_o   = psum_q;
-  assign weight_o = wshift_bank_i ? weight1_q : weight0_q;
+  assign psum_o = psum_q;
 
 endmodule

@@ -4,6 +4,15 @@
 // is skewed here: row r is delayed r cycles. Column c's result leaves the bottom after
 // CPF + c cycles and is deskewed, so out_psum_o holds one aligned result vector LATENCY
 // cycles after its input vector. A tag of TAG_W bits travels alongside each vector.
+//
+// Weight rows enter at the top of every column and shift down its chain into the idle bank,
+// on the same wavefront as the activations: column c's chain runs c cycles late, and row r
+// joins the shift only at the tile's row r (its first r rows pass above it). So element
+// (r, c) is first written r + c cycles after the tile's first row arrives, which is after
+// every vector that entered the array before that row has passed it: a bank can be refilled
+// as soon as the last vector using it has entered, with no wait for the array to drain. The
+// rows of one tile must arrive in consecutive cycles (row r joins one cycle after the row
+// above has started shifting).
 module hwgen_systolic_array #(
   parameter integer CPF           = 8,
   parameter integer KPF           = 8,
@@ -33,6 +42,12 @@ module hwgen_systolic_array #(
 
   localparam integer LATENCY = CPF + KPF - 1;
 
+  // The weight chain's input, skewed per column: column c's row, enable and bank, c cycles
+  // late.
+  wire [KPF*WEIGHT_W-1:0] top_weight;
+  wire [KPF-1:0]          col_shift;
+  wire [KPF-1:0]          col_bank;
+
   // Each row drives its own outputs, declared in its generate block; the next row reads
   // them by name (no net spans the whole array).
   genvar row;
@@ -47,6 +62,8 @@ module hwgen_systolic_array #(
       wire [KPF*WEIGHT_W-1:0] weight;
       wire [KPF*PSUM_W-1:0]   up_psum;
       wire [KPF*WEIGHT_W-1:0] up_weight;
+      // Columns whose chain shifts this row this cycle.
+      wire [KPF-1:0]          row_shift;
       // Skew: row r sees the vector r cycles late.
       hwgen_delay #(
         .WIDTH (INPUT_W + 2),
@@ -61,10 +78,23 @@ module hwgen_systolic_array #(
       if (row == 0) begin : gen_top_edge
         // Partial sums start at zero at the top; weights enter at the top.
         assign up_psum   = {(KPF*PSUM_W){1'b0}};
-        assign up_weight = wshift_row_i;
+        assign up_weight = top_weight;
+        assign row_shift = col_shift;
       end else begin : gen_up
+        // The row shifts in a column once the row above has shifted there the cycle before.
+        wire [KPF-1:0] up_shifted;
+        hwgen_delay #(
+          .WIDTH (KPF),
+          .DEPTH (1)
+        ) u_started (
+          .clk_i  (clk_i),
+          .{{ c.rst }} ({{ c.rst }}),
+          .data_i (gen_row[row-1].row_shift),
+          .data_o (up_shifted)
+        );
         assign up_psum   = gen_row[row-1].psum;
         assign up_weight = gen_row[row-1].weight;
+        assign row_shift = col_shift & up_shifted;
       end
 
       hwgen_pe_row #(
@@ -82,10 +112,22 @@ module hwgen_systolic_array #(
         .act_i         (skew_act),
         .psum_i        (up_psum),
         .psum_o        (psum),
-        .wshift_en_i   (wshift_en_i),
-        .wshift_bank_i (wshift_bank_i),
+        .wshift_en_i   (row_shift),
+        .wshift_bank_i (col_bank),
         .weight_i      (up_weight),
         .weight_o      (weight)
+      );
+    end
+
+    for (col = 0; col < KPF; col = col + 1) begin : gen_weight_skew
+      hwgen_delay #(
+        .WIDTH (WEIGHT_W + 2),
+        .DEPTH (col)
+      ) u_skew (
+        .clk_i  (clk_i),
+        .{{ c.rst }} ({{ c.rst }}),
+        .data_i ({wshift_en_i, wshift_bank_i, wshift_row_i[col*WEIGHT_W +: WEIGHT_W]}),
+        .data_o ({col_shift[col], col_bank[col], top_weight[col*WEIGHT_W +: WEIGHT_W]})
       );
     end
 

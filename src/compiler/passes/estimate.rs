@@ -24,19 +24,22 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// Cycles of a matmul streaming `rows` input rows on an array of `cpf` rows: its rows plus
-/// the issue bubble; one that preloads the next weights at least (rows + 3 cpf) / 2, as the
-/// idle bank is refilled only once the previous tile has drained from it (rows + cols
-/// cycles) and the tile then shifts in over cpf cycles. (The tiler's cost model too.)
+/// Input rows a matmul must stream to hide the preload of the next weights: the array fills
+/// the idle bank on the activations' wavefront as soon as the matmul starts, one row per
+/// cycle over cpf cycles, and the next matmul may start one cycle after the last row
+/// arrived.
+pub fn preload_rows(cpf: u32) -> u64 {
+    u64::from(cpf) + 1
+}
+
+/// Cycles of a matmul streaming `rows` input rows on an array of `cpf` rows: its rows, or
+/// the preload of the next weights if it is longer (`preload_rows`), plus the issue bubble.
+/// (The tiler's cost model too.)
 pub fn matmul_cycles(rows: u64, cpf: u32, preload: bool) -> u64 {
     if rows == 0 {
         return 0;
     }
-    let refill = if preload {
-        (rows + 3 * u64::from(cpf)).div_ceil(2)
-    } else {
-        0
-    };
+    let refill = if preload { preload_rows(cpf) } else { 0 };
     rows.max(refill) + 2
 }
 

@@ -81,8 +81,9 @@ pub fn run(mut g: Graph) -> Graph {
                     && !g.is_output(&name)
                     && g.consumers(&name) == vec![i + 1]
                     // Each pool tap becomes a matmul over the pooled pixels; with fewer than
-                    // 3 x cpf of them the weight preload would dominate, so keep them apart.
-                    && g.nodes[i + 1].out[0] * g.nodes[i + 1].out[1] >= 3 * g.unit.cpf as usize
+                    // hide the weight preload, it would dominate, so keep them apart.
+                    && (g.nodes[i + 1].out[0] * g.nodes[i + 1].out[1]) as u64
+                        >= super::estimate::preload_rows(g.unit.cpf)
                     // A 1x1 convolution (a stem whose taps are packed into channels) reads
                     // each pool tap's pixels as separate strided windows: measured on
                     // ResNet-18's stem on 16x16, 1571150 cycles fused, 634942 apart.

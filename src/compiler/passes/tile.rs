@@ -182,9 +182,8 @@ pub fn run_for(
         };
         // A group needs its accumulator rows plus one bias row per member in one bank; small
         // tiles make the preload of the next weights the bottleneck, so never shrink a tile
-        // below 3 x cpf rows for the sake of grouping (a matmul streams at least as long as the
-        // next weights take to drain the idle bank and shift in).
-        let min_rows = 3 * g.unit.cpf as usize;
+        // below the rows that hide it for the sake of grouping.
+        let min_rows = super::estimate::preload_rows(g.unit.cpf) as usize;
         let g0 = want.min((bud.acc_bank / (min_rows + 1)).max(1));
         let rows_cap = ((bud.acc_bank - g0) / g0).min(bud.acc_rows).min(out_rows);
         // The tiles that take the fewest cycles: each tile's matmul as the estimator counts
