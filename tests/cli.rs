@@ -187,6 +187,55 @@ fn sim_json_reports_a_bit_exact_run() {
 }
 
 #[test]
+fn sim_layers_splits_the_run_by_layer() {
+    if !common::have_tool("verilator", "sim_layers_splits_the_run_by_layer") {
+        return;
+    }
+    let cache = common::sim_cache();
+    let out = hwgen()
+        .args([
+            "sim",
+            "-c",
+            "configs/8x8_int8.toml",
+            "-m",
+            "rtl-tests/cases/residual_block.toml",
+            "--json",
+            "--layers",
+            "--cache",
+        ])
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["match"], true);
+    let layers = v["layers"].as_array().unwrap();
+    let names: Vec<&str> = layers.iter().map(|l| l["name"].as_str().unwrap()).collect();
+    // The residual add is fused into the second convolution.
+    assert_eq!(names, ["a", "sum"]);
+    let mut sum = 0;
+    for l in layers {
+        // A 3x3 convolution of 8x8x8 to 8 channels on 64 PEs: 8*8*8*9*8 / 64 = 576 cycles
+        // at the very least.
+        assert_eq!(l["ideal_cycles"], 576);
+        let c = l["cycles"].as_u64().unwrap();
+        assert!(c >= 576, "{l}: faster than the PEs can be");
+        sum += c;
+    }
+    // Outside every layer are only the program's first fetch (one round trip of the memory,
+    // latency 20 in this config) and the done flag.
+    let cycles = v["cycles"].as_u64().unwrap();
+    assert!(
+        sum <= cycles && cycles - sum < 40,
+        "layers {sum} of {cycles}"
+    );
+}
+
+#[test]
 fn sim_trace_writes_an_fst_waveform() {
     if !common::have_tool("verilator", "sim_trace_writes_an_fst_waveform") {
         return;

@@ -33,6 +33,11 @@ pub struct Args {
     /// ui.perfetto.dev). Uses a separately verilated model.
     #[arg(long, value_name = "FILE")]
     pub timeline: Option<PathBuf>,
+    /// Also report every layer's measured cycles (from the instruction timeline: a layer
+    /// ends when its last instruction does), ideal cycles, MAC utilization and estimate.
+    /// Single-engine designs; uses the timeline's verilated model.
+    #[arg(long)]
+    pub layers: bool,
     /// Stop the simulation after N cycles (default 50,000,000). A hang is reported long
     /// before, once no queue has made progress for a bound derived from the design.
     #[arg(long, value_name = "N")]
@@ -67,20 +72,28 @@ fn simulate(args: Args) -> Result<()> {
             cache.display()
         );
     }
-    if [args.lockstep, args.trace.is_some(), args.timeline.is_some()]
+    let timeline = args.timeline.is_some() || args.layers;
+    if [args.lockstep, args.trace.is_some(), timeline]
         .iter()
         .filter(|x| **x)
         .count()
         > 1
     {
-        bail!("use --lockstep, --trace and --timeline in separate runs (each needs its own verilated model)");
+        bail!("use --lockstep, --trace and --timeline or --layers in separate runs (each needs its own verilated model)");
+    }
+    if args.layers && program.elastic.is_some() {
+        bail!(
+            "error: --layers reports the layers of a single-engine design; {} has several engines\n  \
+             fix:  use --timeline to see each engine's instructions (the report gives each stage's cycles)",
+            args.config.display()
+        );
     }
     // A program larger than the default memory model gets a larger one (built once).
     let mem_words = hwgen::sim::run::mem_words_for(&design, program.footprint_beats());
     let with = hwgen::sim::run::Instrument {
         trace: args.trace.is_some(),
         lockstep: args.lockstep,
-        timeline: args.timeline.is_some(),
+        timeline,
         mem_words: Some(mem_words),
     };
     let exe = hwgen::sim::run::build_with(&design, &cache, with)?;
@@ -116,7 +129,7 @@ fn simulate(args: Args) -> Result<()> {
         seed: args.seed,
         trace: trace.as_deref(),
         writes: None,
-        timeline: args.timeline.as_ref().map(|_| log.as_path()),
+        timeline: timeline.then_some(log.as_path()),
         max_cycles: args.max_cycles,
         mem_words: Some(mem_words),
     };
@@ -134,6 +147,11 @@ fn simulate(args: Args) -> Result<()> {
         ideal as f64 / r.cycles as f64
     } else {
         0.0
+    };
+    let layers = if args.layers {
+        Some(layer_table(&program, &log, pes)?)
+    } else {
+        None
     };
     let est = program.estimated_cycles();
     let est_err = if r.cycles > 0 {
@@ -159,6 +177,7 @@ fn simulate(args: Args) -> Result<()> {
             "pes": pes,
             "instructions": program.instrs.len(),
             "perf": perf,
+            "layers": layers.as_ref().map(|l| &l.1),
         });
         println!("{v}");
     } else {
@@ -190,6 +209,9 @@ fn simulate(args: Args) -> Result<()> {
             r.perf[0], r.perf[1], r.perf[2], r.perf[3], r.perf[4], r.perf[5], r.perf[6], r.perf[7]
         );
         println!("mac-active:  {} cycles", r.counter("mac_active"));
+        if let Some((text, _)) = &layers {
+            print!("{text}");
+        }
     }
     matched(&r)
 }
@@ -347,6 +369,43 @@ fn elastic_report(
         "branches": branches,
     });
     ElasticReport { text: t, json }
+}
+
+/// The `--layers` table, as text and as JSON: per layer its MACs, ideal cycles (MACs / PEs),
+/// measured cycles (`timeline::layer_cycles`), MAC utilization and estimated cycles.
+fn layer_table(
+    program: &hwgen::compiler::Program,
+    log: &std::path::Path,
+    pes: u64,
+) -> Result<(String, serde_json::Value)> {
+    use std::fmt::Write;
+    let text = std::fs::read_to_string(log)?;
+    let slices = hwgen::sim::timeline::slices(program, &text);
+    let cycles = hwgen::sim::timeline::layer_cycles(program, &slices);
+    let mut t = format!(
+        "{:<24} {:<10} {:>12} {:>10} {:>10} {:>8} {:>10}\n",
+        "layer", "op", "MACs", "ideal", "cycles", "MAC util", "estimated"
+    );
+    let mut rows = Vec::new();
+    for (l, &c) in program.layers.iter().zip(&cycles) {
+        let ideal = l.macs.div_ceil(pes);
+        let util = if c > 0 { ideal as f64 / c as f64 } else { 0.0 };
+        let util_text = if l.macs > 0 {
+            format!("{:.1}%", 100.0 * util)
+        } else {
+            "-".to_string()
+        };
+        let _ = writeln!(
+            t,
+            "{:<24} {:<10} {:>12} {:>10} {:>10} {:>8} {:>10}",
+            l.name, l.op, l.macs, ideal, c, util_text, l.estimated_cycles
+        );
+        rows.push(serde_json::json!({
+            "name": l.name, "op": l.op, "macs": l.macs, "ideal_cycles": ideal,
+            "cycles": c, "mac_utilization": util, "estimated_cycles": l.estimated_cycles,
+        }));
+    }
+    Ok((t, serde_json::Value::Array(rows)))
 }
 
 /// Write the RTL run's timeline (`--timeline`) from the monitor's log.

@@ -183,6 +183,9 @@ pub struct LayerReport {
     /// Beats it moves through the memory port.
     pub beats: u64,
     pub estimated_cycles: u64,
+    /// Program indices of its instructions (engine 0), for per-layer cycles of a run.
+    #[serde(skip)]
+    pub pcs: Vec<usize>,
 }
 
 /// A compiled program and everything needed to run it.

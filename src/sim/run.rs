@@ -104,6 +104,8 @@ pub fn build_with(design: &Design, cache: &Path, with: Instrument) -> Result<Pat
         text.push_str(p);
         text.push_str(c);
     }
+    // Verilator's make runs in the build directory: a relative cache path must not reach it.
+    let cache = std::path::absolute(cache).unwrap_or_else(|_| cache.to_path_buf());
     let dir = cache.join(format!(
         "{:016x}-{:016x}",
         design.hash(),

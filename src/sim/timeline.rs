@@ -141,6 +141,31 @@ pub fn slices(program: &Program, log: &str) -> Vec<Slice> {
     out
 }
 
+/// Each layer's cycles in a single-engine run: from the end of the layers before it (the
+/// latest end of any of their instructions, or the first instruction's start) to the latest
+/// end of its own. Layers overlap in time (the next layer's loads run under this one's
+/// matmuls); this splits the run at each layer's completion, so the parts add up to the
+/// run from the first instruction's start to the last one's end.
+pub fn layer_cycles(program: &Program, slices: &[Slice]) -> Vec<u64> {
+    let mut end_of_pc = vec![0u64; program.instrs.len()];
+    for s in slices.iter().filter(|s| s.engine == 0) {
+        if let Some(e) = end_of_pc.get_mut(s.pc) {
+            *e = (*e).max(s.end);
+        }
+    }
+    let mut done = slices.iter().map(|s| s.start).min().unwrap_or(0);
+    program
+        .layers
+        .iter()
+        .map(|l| {
+            let end = l.pcs.iter().map(|&pc| end_of_pc[pc]).max().unwrap_or(0);
+            let cycles = end.saturating_sub(done);
+            done = done.max(end);
+            cycles
+        })
+        .collect()
+}
+
 fn queue_index(i: &Instr) -> Option<usize> {
     let q = i.queue()?;
     Queue::ALL.iter().position(|x| *x == q)

@@ -148,6 +148,7 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
             instructions: 0,
             beats: 0,
             estimated_cycles: 0,
+            pcs: Vec::new(),
         })
         .collect();
     for (st, alloc) in stages.iter().zip(&allocs) {

@@ -64,15 +64,16 @@ pub fn run(
         Buffer::Accumulator => alloc.acc_beats,
     };
     let mut layers = Vec::new();
-    let mut by_node: Vec<Vec<&Step>> = vec![Vec::new(); g.nodes.len()];
-    for s in steps {
+    // A step's index is its instruction's program index (encode appends only the end).
+    let mut by_node: Vec<Vec<(usize, &Step)>> = vec![Vec::new(); g.nodes.len()];
+    for (pc, s) in steps.iter().enumerate() {
         if let Some(v) = by_node.get_mut(s.node) {
-            v.push(s);
+            v.push((pc, s));
         }
     }
     for (ni, n) in g.nodes.iter().enumerate() {
         let (mut compute, mut vector, mut beats, mut count) = (0u64, 0u64, 0u64, 0usize);
-        for s in by_node[ni].iter().copied() {
+        for &(_, s) in &by_node[ni] {
             count += 1;
             match &s.instr.op {
                 Op::Matmul(m) => {
@@ -98,6 +99,7 @@ pub fn run(
             instructions: count,
             beats,
             estimated_cycles: compute.max(memory).max(vector) + fill,
+            pcs: by_node[ni].iter().map(|&(pc, _)| pc).collect(),
         });
     }
     layers
