@@ -23,7 +23,7 @@ fn main() {
             .map(|m| {
                 (
                     PathBuf::from("configs/16x16_int8.toml"),
-                    PathBuf::from(format!("models/resnet/{m}.toml")),
+                    PathBuf::from(format!("models/{m}.toml")),
                 )
             })
             .collect()
