@@ -150,11 +150,9 @@ fn compile_writes_the_program_files() {
     assert_eq!(report["macs"], 8 * 8 * 16 * 9 * 16);
 }
 
-#[test]
-fn sim_json_reports_a_bit_exact_run() {
-    if !common::have_tool("verilator", "sim_json_reports_a_bit_exact_run") {
-        return;
-    }
+/// `hwgen sim --json` of the residual block on 8x8 int8, with `extra` arguments: the report,
+/// after checking that the run succeeded bit-exact.
+fn sim_residual_block_json(extra: &[&str]) -> serde_json::Value {
     let cache = common::sim_cache();
     let out = hwgen()
         .args([
@@ -167,6 +165,7 @@ fn sim_json_reports_a_bit_exact_run() {
             "--cache",
         ])
         .arg(&cache)
+        .args(extra)
         .output()
         .unwrap();
     assert!(
@@ -176,6 +175,15 @@ fn sim_json_reports_a_bit_exact_run() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["match"], true);
+    v
+}
+
+#[test]
+fn sim_json_reports_a_bit_exact_run() {
+    if !common::have_tool("verilator", "sim_json_reports_a_bit_exact_run") {
+        return;
+    }
+    let v = sim_residual_block_json(&[]);
     let cycles = v["cycles"].as_u64().unwrap();
     let ideal = v["ideal_cycles"].as_u64().unwrap();
     // Two 3x3 convolutions of 8x8x8 on 64 PEs: 2 * 8*8*8*9*8 / 64 = 1152 ideal cycles.
@@ -191,28 +199,7 @@ fn sim_layers_splits_the_run_by_layer() {
     if !common::have_tool("verilator", "sim_layers_splits_the_run_by_layer") {
         return;
     }
-    let cache = common::sim_cache();
-    let out = hwgen()
-        .args([
-            "sim",
-            "-c",
-            "configs/8x8_int8.toml",
-            "-m",
-            "rtl-tests/cases/residual_block.toml",
-            "--json",
-            "--layers",
-            "--cache",
-        ])
-        .arg(&cache)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["match"], true);
+    let v = sim_residual_block_json(&["--layers"]);
     let layers = v["layers"].as_array().unwrap();
     let names: Vec<&str> = layers.iter().map(|l| l["name"].as_str().unwrap()).collect();
     // The residual add is fused into the second convolution.

@@ -140,6 +140,21 @@ fn simulate(args: Args) -> Result<()> {
     if let Some(e) = &program.elastic {
         return simulate_elastic(&args, (&design, &model, &program, e), &exe, &opts, &r);
     }
+    report_single(&args, (&design, &model, &program), &r, &log)
+}
+
+/// The report of a single-engine run (text or `--json`, with `--layers` the per-layer table),
+/// and its verdict.
+fn report_single(
+    args: &Args,
+    (design, model, program): (
+        &hwgen::design::Design,
+        &hwgen::model::Model,
+        &hwgen::compiler::Program,
+    ),
+    r: &hwgen::sim::run::SimResult,
+    log: &std::path::Path,
+) -> Result<()> {
     let unit = &design.branches[0].units[0];
     let pes = u64::from(unit.cpf * unit.kpf);
     let ideal = program.macs.div_ceil(pes);
@@ -149,7 +164,7 @@ fn simulate(args: Args) -> Result<()> {
         0.0
     };
     let layers = if args.layers {
-        Some(layer_table(&program, &log, pes)?)
+        Some(layer_table(program, log, pes)?)
     } else {
         None
     };
@@ -213,7 +228,7 @@ fn simulate(args: Args) -> Result<()> {
             print!("{text}");
         }
     }
-    matched(&r)
+    matched(r)
 }
 
 /// The report of an elastic run, as text and as JSON.
