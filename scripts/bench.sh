@@ -11,7 +11,8 @@ shift || true
 models=("$@")
 if [ ${#models[@]} -eq 0 ]; then
   models=(models/bench/matmul_512.toml models/bench/resnet18_conv2.toml
-          models/bench/resnet18_conv3.toml models/bench/resnet18_conv4.toml)
+          models/bench/resnet18_conv3.toml models/bench/resnet18_conv4.toml
+          models/bench/resnet18_conv5.toml)
 fi
 
 cargo build --release --quiet
