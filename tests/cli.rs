@@ -223,6 +223,33 @@ fn sim_layers_splits_the_run_by_layer() {
 }
 
 #[test]
+fn sim_layers_refuses_an_elastic_design() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hwgen()
+        .args([
+            "sim",
+            "-c",
+            "rtl-tests/configs/elastic_2stage_int8.toml",
+            "-m",
+            "rtl-tests/cases/elastic_chain.toml",
+            "--layers",
+            "--cache",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("elastic_2stage_int8.toml") && err.contains("single-engine"),
+        "{err}"
+    );
+    assert!(err.contains("fix:") && err.contains("--timeline"), "{err}");
+    // Refused before anything was built.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
 fn sim_trace_writes_an_fst_waveform() {
     if !common::have_tool("verilator", "sim_trace_writes_an_fst_waveform") {
         return;

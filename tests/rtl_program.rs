@@ -70,13 +70,13 @@ fn random_program(rng: &mut Rng, iters: u64, fused: bool) -> Vec<Instr> {
     }
     for t in 0..iters {
         let first = t == 0;
+        // Fused: the preload two tiles back read the half this load writes; otherwise the
+        // previous tile's preload read the weights.
+        let wait = if first { 0 } else { sem(Q::Compute, Q::Load) };
         let wa = if fused {
-            // The preload two tiles back read the half this load writes.
-            let wait = if first { 0 } else { sem(Q::Compute, Q::Load) };
             next_wa = load_weights(&mut p, rng, t + 1, wait);
             next_wa
         } else {
-            let wait = if first { 0 } else { sem(Q::Compute, Q::Load) };
             load_weights(&mut p, rng, t, wait)
         };
         // Sometimes a fresh bias row.

@@ -394,7 +394,12 @@ fn layer_table(
     pes: u64,
 ) -> Result<(String, serde_json::Value)> {
     use std::fmt::Write;
-    let text = std::fs::read_to_string(log)?;
+    let text = std::fs::read_to_string(log).map_err(|e| {
+        anyhow::anyhow!(
+            "error: cannot read the run's instruction log {}: {e}\n  fix:  check that the temporary directory is writable and has space",
+            log.display()
+        )
+    })?;
     let slices = hwgen::sim::timeline::slices(program, &text);
     let cycles = hwgen::sim::timeline::layer_cycles(program, &slices);
     let mut t = format!(

@@ -4,7 +4,9 @@
 // overwriting or accumulating, and may at the same time preload the next weight tile into
 // the idle weight bank. The array fills a bank on the activations' wavefront, so a preload
 // starts with the instruction: the vectors that used the bank before have all entered the
-// array. The preload's rows are read in consecutive cycles, as the array requires.
+// array. The preload's rows are read in consecutive cycles, and the instruction finishes
+// only after its last row has arrived, so two preloads are at least a cycle apart: both as
+// the array requires.
 // Semaphores are released when the instruction's last result has been written.
 //
 // Each matmul names its precision (prec). A weight tile is CPF element rows, followed, for
@@ -17,7 +19,8 @@
 // array's output, so a preload shifts them into the bank's staging register and commits
 // them COMMIT cycles after its last row: after the bank's earlier vectors have left the
 // array and before the first vector of its next tile does. A preload with scale rows waits
-// while a commit for its bank is pending.
+// while a commit for its bank is pending: on the square arrays that block scales need, only
+// two preloads into one bank with no swap between them can come that close.
 `include "hwgen_isa.vh"
 module hwgen_compute_unit #(
   parameter integer       INSTR_W       = `HWGEN_INSTR_W,

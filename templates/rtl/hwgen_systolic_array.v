@@ -12,7 +12,8 @@
 // every vector that entered the array before that row has passed it: a bank can be refilled
 // as soon as the last vector using it has entered, with no wait for the array to drain. The
 // rows of one tile must arrive in consecutive cycles (row r joins one cycle after the row
-// above has started shifting).
+// above has started shifting), and a cycle without a row must separate two tiles (it
+// restarts the wavefront).
 module hwgen_systolic_array #(
   parameter integer CPF           = 8,
   parameter integer KPF           = 8,

@@ -1,7 +1,8 @@
 //! fuse: a convolution whose only consumer is an `add` (with identity requantization) gets
 //! the add folded into its vector instruction: y = saturate(requant(acc) + residual); ReLU
 //! moves with it. A convolution (without residual) whose only consumer is a max-pool gets
-//! the pool folded in when the pooled map has at least 3 x cpf pixels: the convolution runs
+//! the pool folded in when the pooled map has enough pixels to hide a weight preload
+//! (`estimate::preload_rows`, cpf + 1): the convolution runs
 //! once per pool tap at the pooled positions and the vector unit keeps the running maximum.
 //! Activations were fused by the model format. Only integer layers are fused (the other
 //! datapaths' vector path has no add or pool).
@@ -80,8 +81,9 @@ pub fn run(mut g: Graph) -> Graph {
                     && g.nodes[i + 1].input == name
                     && !g.is_output(&name)
                     && g.consumers(&name) == vec![i + 1]
-                    // Each pool tap becomes a matmul over the pooled pixels; with fewer than
-                    // hide the weight preload, it would dominate, so keep them apart.
+                    // Each pool tap becomes a matmul over the pooled pixels; with fewer pixels
+                    // than it takes to hide the next weights' preload, the preload would
+                    // dominate, so keep them apart.
                     && (g.nodes[i + 1].out[0] * g.nodes[i + 1].out[1]) as u64
                         >= super::estimate::preload_rows(g.unit.cpf)
                     // A 1x1 convolution (a stem whose taps are packed into channels) reads
