@@ -138,6 +138,19 @@ fn avgpool_with_a_1x1_window_is_a_subsampling() {
     }
 }
 
+/// A strided 1x1 convolution loads only the pixels it reads (issue 12: the whole window
+/// was loaded, 4x the beats at stride 2, which made ResNet downsample layers memory-bound).
+/// On 16x16 int8 (one 16-channel pixel row per 128-bit beat), 32 -> 16 channels over
+/// 12x10 at stride 2: 6x5 output pixels x 2 input-channel tiles of input, 2 weight tiles of
+/// 16 rows, 6x5 output rows stored: 60 + 32 + 30 = 122 beats (the whole window would be
+/// 11x9 x 2 = 198 input beats).
+#[test]
+fn strided_1x1_loads_only_the_pixels_it_reads() {
+    let src = "seed = 4\n[input]\nshape = [12, 10, 32]\n[[layer]]\nname = \"down\"\nop = \"conv2d\"\nkernel = 1\nstride = 2\nout_channels = 16\nrequant = { multiplier = 300, shift = 14 }\n";
+    let program = check("configs/16x16_int8.toml", src);
+    assert_eq!(program.layers[0].beats, 6 * 5 * 2 + 2 * 16 + 6 * 5);
+}
+
 #[test]
 fn residual_block() {
     check(

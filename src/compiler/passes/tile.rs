@@ -1,9 +1,9 @@
 //! tile: choose, for every layer, the output tile (th rows x tw columns of output pixels) so
 //! that a tile's input window fits half the input buffer (the other half is being loaded),
 //! its accumulator rows fit one accumulator bank (less the row that holds the bias), and its
-//! output rows fit a quarter of the output buffer (results and residual operands, each
-//! double-buffered). Channels are tiled by cpf (input) and kpf (output); kernel taps are
-//! separate matmuls that accumulate.
+//! output rows fit half the output buffer (double-buffered), or a quarter with a residual
+//! operand (loaded into the output rows, four tiles in flight). Channels are tiled by cpf
+//! (input) and kpf (output); kernel taps are separate matmuls that accumulate.
 
 use super::allocate::{window, Alloc};
 use super::legalize::Graph;
@@ -32,8 +32,9 @@ pub struct Tile {
 
 impl Tiling {
     /// The tiles of an output of shape `[oh, ow, cout]` with `t` channels per channel tile,
-    /// in schedule order: rows of tiles, then tiles of a row, then channel groups; edge tiles
-    /// are cut to the output.
+    /// in schedule order: channel groups outermost, then rows of tiles, then tiles of a
+    /// row, so a group's weights, once loaded, serve every spatial tile while they stay in
+    /// the weight buffer (`schedule` keeps them); edge tiles are cut to the output.
     pub fn tiles(&self, shape: [usize; 3], t: usize) -> Vec<Tile> {
         self.tiles_in(shape, t, 0..shape[0])
     }
@@ -49,9 +50,9 @@ impl Tiling {
         let octs = cout.div_ceil(t);
         let mut out = Vec::new();
         let end = rows.end.min(oh);
-        for oy0 in (rows.start..end).step_by(self.th) {
-            for ox0 in (0..ow).step_by(self.tw) {
-                for og in (0..octs).step_by(self.g) {
+        for og in (0..octs).step_by(self.g) {
+            for oy0 in (rows.start..end).step_by(self.th) {
+                for ox0 in (0..ow).step_by(self.tw) {
                     out.push(Tile {
                         oy0,
                         ox0,
@@ -160,6 +161,11 @@ pub fn run_for(
             kw += (k - 1) * s;
             s *= ps;
         }
+        if kh == 1 && kw == 1 {
+            // A 1x1 window: the load takes every s-th pixel of every s-th row, so the
+            // window holds only the pixels the matmul reads.
+            s = 1;
+        }
         let [oh, ow, cout] = n.out;
         let octs = cout.div_ceil(g.unit.kpf as usize);
         // Pooling and add layers read one input-channel tile per output-channel tile, so
@@ -173,8 +179,8 @@ pub fn run_for(
         } else {
             1
         };
-        // Output rows: half the output buffer, or a quarter when residual operands need the
-        // other half.
+        // Output rows: half the output buffer, or a quarter when residual operands are
+        // loaded into them (a group's members take the four quarters in turn).
         let out_rows = if n.residual.is_some() {
             bud.out_quarter
         } else {

@@ -62,6 +62,20 @@ fn span(base: u64, c0: u64, s0: u64, c1: u64, s1: u64, beats: u64) -> Res {
     Res::Dram(base, last + beats)
 }
 
+impl NodeCtx<'_> {
+    /// The pixel step of an input-window load: a 1x1 window at stride s needs only every
+    /// s-th pixel of every s-th row, so the load skips the others (4x fewer beats for a
+    /// stride-2 downsample) and the matmul reads the window densely; any other window is
+    /// loaded whole.
+    fn load_step(&self) -> usize {
+        if self.kh_e == 1 && self.kw_e == 1 {
+            self.s_e
+        } else {
+            1
+        }
+    }
+}
+
 /// A transfer of `h` rows of `w` pixels of tensor `t` starting at its padded pixel (y, x) of
 /// channel tile `ct`, to or from scratchpad rows from `spad_addr`.
 fn pixels(
@@ -77,7 +91,8 @@ fn pixels(
 }
 
 /// Like `pixels`, but every `step`-th pixel of every `step`-th row (a phase of a
-/// transposed convolution writing its share of the output).
+/// transposed convolution writing its share of the output, or the window of a strided
+/// 1x1 convolution).
 fn every(
     t: &TensorLayout,
     ct: usize,
@@ -154,9 +169,25 @@ struct Sched<'a> {
     out_no: usize,
     in_no: usize,
     w_no: usize,
+    /// Weight runs still in the ring, so a later tile that needs the same weights does not
+    /// load them again: (node, first external beat, slots, first slot).
+    kept: Vec<(usize, u64, usize, usize)>,
 }
 
 impl Sched<'_> {
+    /// `len` consecutive slots of the weight ring (wrapping to slot 0 when they would run
+    /// past its end), forgetting the kept runs they overwrite. Returns the first slot.
+    fn take_slots(&mut self, len: usize) -> usize {
+        if self.w_no + len > self.bud.weight_slots {
+            self.w_no = 0;
+        }
+        let first = self.w_no;
+        self.w_no += len;
+        self.kept
+            .retain(|&(_, _, n, f)| f + n <= first || first + len <= f);
+        first
+    }
+
     fn push(&mut self, node: usize, op: IsaOp, reads: Vec<Res>, writes: Vec<Res>) {
         self.steps.push(Step {
             instr: Instr::new(op),
@@ -197,6 +228,7 @@ pub fn run_rows(
         out_no: 0,
         in_no: 0,
         w_no: 0,
+        kept: Vec::new(),
     };
     for (ni, n) in g.nodes.iter().enumerate() {
         let r = rows[ni].clone();
@@ -279,7 +311,8 @@ struct GroupCtx {
     members: Vec<usize>,
     /// First accumulator row of the group's bank.
     bank: u64,
-    /// Per member: its output rows and its residual operand rows.
+    /// Per member: its output rows and its residual operand rows (the same rows: the
+    /// residual is added in place).
     outs: Vec<(u64, u64)>,
     has_bias: Vec<bool>,
 }
@@ -335,18 +368,24 @@ impl Sched<'_> {
     ) -> GroupCtx {
         let bank = (self.group_no % 2) as u64 * self.bud.acc_bank as u64;
         self.group_no += 1;
-        let out_rows = if nc.res.is_some() {
-            self.bud.out_quarter
-        } else {
-            2 * self.bud.out_quarter
-        } as u64;
-        // Output rows (and residual operand rows) of every member, alternating halves.
+        // Output rows (and residual operand rows) of every member. Without a residual,
+        // members alternate output-buffer halves. With one, members take the four quarters
+        // in turn, and each loads its operand into its own output rows, where the vector
+        // instruction adds it in place: a member's operand load then waits only for the
+        // store of the member four before it (one group earlier, already under way while
+        // this group computes), never for this group's vector work, so it does not hold up
+        // the next group's input loads behind it in the load queue.
+        let quarter = self.bud.out_quarter as u64;
         let outs = members
             .iter()
             .map(|_| {
-                let k = (self.out_no % 2) as u64;
                 self.out_no += 1;
-                (k * out_rows, (2 + k) * self.bud.out_quarter as u64)
+                if nc.res.is_some() {
+                    let k = (self.out_no % 4) as u64 * quarter;
+                    (k, k)
+                } else {
+                    ((self.out_no % 2) as u64 * 2 * quarter, 0)
+                }
             })
             .collect();
         let has_bias = members
@@ -396,7 +435,7 @@ impl Sched<'_> {
     }
 
     /// Load the biases of the group's members (residual operands are loaded just before
-    /// their vector instruction: members share the two operand quarters).
+    /// their vector instruction, into the member's output rows).
     fn bias_loads(&mut self, nc: &NodeCtx, gc: &GroupCtx) {
         for (j, &oct) in gc.members.iter().enumerate() {
             let Some(&b) = self.alloc.bias.get(&(nc.ni, oct)) else {

@@ -67,8 +67,10 @@ impl Sched<'_> {
     /// Weight loads: runs of entries with contiguous weights, at most half the weight
     /// buffer each; an identity tile is loaded once per group. Weight slots form a ring: a
     /// group takes the next free run of slots, so loads can run many matmuls ahead; `sync`
-    /// makes a load that wraps around wait for the preloads of the slots it overwrites.
-    /// Returns each entry's slot and, at the first entry of every run, its load.
+    /// makes a load that wraps around wait for the preloads of the slots it overwrites. A
+    /// run still in the ring from an earlier tile of the node is not loaded again (groups
+    /// are the outer loop, so a group whose weights fit the ring loads them once).
+    /// Returns each entry's slot and, at the first entry of every run it loads, its load.
     fn weight_loads(&mut self, nc: &NodeCtx, entries: &[Entry]) -> (Vec<u64>, Vec<Option<Step>>) {
         let half_slots = self.bud.weight_slots / 2;
         let wb = self.alloc.weight_beats;
@@ -88,11 +90,16 @@ impl Sched<'_> {
                 }
             }
             let len = if nc.identity { 1 } else { end - k };
-            if self.w_no + len > self.bud.weight_slots {
-                self.w_no = 0;
-            }
-            let first = (self.w_no * self.wt) as u64;
-            self.w_no += len;
+            let src = entries[k].waddr;
+            // A run an earlier tile of this node loaded is still in the ring unless a later
+            // load overwrote it: use it as it is.
+            let kept = self
+                .kept
+                .iter()
+                .find(|&&(n, w, l, _)| (n, w, l) == (nc.ni, src, len))
+                .map(|&(.., f)| f);
+            let slot0 = kept.unwrap_or_else(|| self.take_slots(len));
+            let first = (slot0 * self.wt) as u64;
             for (m, slot) in slot_of[k..end].iter_mut().enumerate() {
                 *slot = if nc.identity {
                     first
@@ -105,7 +112,11 @@ impl Sched<'_> {
             } else {
                 ((end - k) * nc.nwt) as u64
             };
-            let src = entries[k].waddr;
+            if kept.is_some() {
+                k = end;
+                continue;
+            }
+            self.kept.push((nc.ni, src, len, slot0));
             let t = Transfer {
                 buffer: Buffer::Weight,
                 spad_addr: first,
@@ -148,13 +159,13 @@ impl Sched<'_> {
     ) {
         let y0 = gc.oy0 * nc.s_e + nc.src.pad - nc.pad + nc.n.shift.0;
         let x0 = gc.ox0 * nc.s_e + nc.src.pad - nc.pad + nc.n.shift.1;
-        let (t, res) = super::pixels(
+        let (t, res) = super::every(
             nc.src,
             ict,
             (y0, x0),
             (win_h, win_w),
-            Buffer::Input,
-            w.0,
+            nc.load_step() as u64,
+            (Buffer::Input, w.0),
             nc.src_prec,
         );
         self.push(nc.ni, IsaOp::Load(t), vec![res], vec![w.1]);
@@ -168,10 +179,10 @@ impl Sched<'_> {
         let (slot_of, mut loads) = self.weight_loads(nc, &entries);
         let w_slot = |k: usize| Res::Spad(Buffer::Weight, slot_of[k], slot_of[k] + nc.nwt as u64);
         let (h, w) = (gc.h, gc.w);
-        let win = (
-            (h - 1) * nc.s_e as u64 + nc.kh_e as u64,
-            (w - 1) * nc.s_e as u64 + nc.kw_e as u64,
-        );
+        // The matmul's stride within the window (1 when the load already took every
+        // s-th pixel).
+        let ms = (nc.s_e / nc.load_step()) as u64;
+        let win = ((h - 1) * ms + nc.kh_e as u64, (w - 1) * ms + nc.kw_e as u64);
         let poff = ((dy * nc.s) as u64) * win.1 + (dx * nc.s) as u64;
         // Input windows, one per input-channel tile, alternating halves. Each is loaded
         // while the previous tile's matmuls run (one tile ahead).
@@ -198,7 +209,7 @@ impl Sched<'_> {
                 !last_of_window && (k + 2 == entries.len() || entries[k + 2].ict != ict);
             let single = last_of_window && (k == 0 || entries[k - 1].ict != ict);
             if k == 0 {
-                self.steps.push(loads[0].take().expect("first weight load"));
+                self.steps.extend(loads[0].take());
                 let preload = Matmul {
                     preload: true,
                     weight_addr: slot_of[0],
@@ -227,9 +238,9 @@ impl Sched<'_> {
                 weight_addr: if next { slot_of[k + 1] } else { 0 },
                 input_addr: in0 + poff + (ky as u64) * win.1 + kx as u64,
                 count0: w,
-                stride0: nc.s_e as u64,
+                stride0: ms,
                 count1: h,
-                stride1: nc.s_e as u64 * win.1,
+                stride1: ms * win.1,
                 acc_addr: gc.acc_of(j),
                 prec: nc.prec,
             };

@@ -61,11 +61,7 @@ impl Sched<'_> {
             0,
         );
         self.push(ni, IsaOp::Load(t), vec![res], vec![in_region]);
-        if self.w_no + 1 > self.bud.weight_slots {
-            self.w_no = 0;
-        }
-        let slot = (self.w_no * self.t) as u64;
-        self.w_no += 1;
+        let slot = (self.take_slots(1) * self.wt) as u64;
         let id_rows = self.t as u64;
         let w_region = Res::Spad(Buffer::Weight, slot, slot + id_rows);
         let (identity, wb) = (self.alloc.identity, self.alloc.weight_beats);

@@ -114,9 +114,20 @@ fn edge_tiles_are_cut_to_the_output() {
         .map(|x| x.h)
         .collect();
     assert_eq!(heights, [13, 13, 11]);
-    // Three channel tiles in groups of two: {0, 1} then {2}.
-    let groups: Vec<_> = tiles.iter().take(2).map(|x| x.octs.clone()).collect();
-    assert_eq!(groups, [0..2, 2..3]);
+    // Three channel tiles in groups of two, {0, 1} then {2}, each over all three rows of
+    // tiles (groups outermost).
+    let groups: Vec<_> = tiles.iter().map(|x| (x.octs.clone(), x.oy0)).collect();
+    assert_eq!(
+        groups,
+        [
+            (0..2, 0),
+            (0..2, 13),
+            (0..2, 26),
+            (2..3, 0),
+            (2..3, 13),
+            (2..3, 26)
+        ]
+    );
 }
 
 /// One output pixel whose input window exceeds half the input buffer cannot be tiled.
