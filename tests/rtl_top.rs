@@ -272,3 +272,77 @@ fn done_waits_for_prefetch_reads_past_end() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(out.contains("CYCLES"), "{out}");
 }
+
+/// The store unit reads output-buffer rows ahead of sending them, so rows of one beat leave
+/// back to back: 128 rows loaded into the output buffer and stored elsewhere come back
+/// unchanged, and the whole run takes at most one cycle per beat each way (2 x 128), plus
+/// three memory latencies (the instruction fetch, the load's first beat, the fetch past
+/// `end`) and 32 cycles of queue hand-offs. (A store that read, waited for the row and then
+/// sent it took three cycles a row: 128 + 3 x 128 cycles and more.)
+#[test]
+fn stores_send_a_row_every_cycle() {
+    if !have_tool("verilator", "stores_send_a_row_every_cycle") {
+        return;
+    }
+    use Queue as Q;
+    const N: u64 = 128;
+    const LATENCY: u64 = 20; // top_model's memory latency
+    const DST: u64 = 256;
+    let exe = top_model()
+        .build(&sim_cache())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut rng = Rng::new(7);
+    let expect: Vec<Vec<i64>> = (0..N)
+        .map(|_| (0..8).map(|_| rng.range(-128, 127)).collect())
+        .collect();
+    let mut data = hwgen::interp::Memory::new(64, (DST + N) as usize);
+    for (j, row) in expect.iter().enumerate() {
+        data.set_beat_hex(j, &pack_hex(row, 8));
+    }
+    let program = [
+        instr(
+            Op::Load(rows(Buffer::Output, 0, 0, N, 1)),
+            0,
+            sem(Q::Load, Q::Store),
+        ),
+        instr(
+            Op::Store(rows(Buffer::Output, 0, DST, N, 1)),
+            sem(Q::Load, Q::Store),
+            0,
+        ),
+        Instr::end(),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let [prog, dmem] = program_images(dir.path(), &data, &program);
+    let out = run(
+        &exe,
+        &[
+            prog,
+            dmem,
+            format!("+dump={}", dir.path().join("dump.hex").display()),
+            format!("+dump_base={DST}"),
+            format!("+dump_count={N}"),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let dump = std::fs::read_to_string(dir.path().join("dump.hex")).unwrap();
+    for (j, line) in dump.lines().enumerate() {
+        let got: Vec<i64> = unpack_hex(line, 8, 8)
+            .iter()
+            .map(|&v| v as u8 as i8 as i64)
+            .collect();
+        assert_eq!(got, expect[j], "row {j}");
+    }
+    assert_eq!(dump.lines().count(), N as usize);
+    let cycles: u64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("CYCLES "))
+        .expect("cycle count")
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        cycles <= 2 * N + 3 * LATENCY + 32,
+        "{cycles} cycles to load and store {N} one-beat rows\n{out}"
+    );
+}

@@ -1,9 +1,10 @@
 {{ c.banner }}
 // Store queue executor: reads output-buffer rows and writes them, BEATS beats per row
 // (least significant first), to external memory or to the downstream stream, addressed by a
-// two-level strided loop. Output rows of a design with block scales end with SCALE_BEATS
-// beats holding the scale; a store of rows of a precision without scales (bit prec of
-// PREC_SCALED clear) leaves them out.
+// two-level strided loop. Reading runs ahead of sending, so rows leave back to back (one
+// row of one beat per cycle) while the memory port accepts them. Output rows of a design
+// with block scales end with SCALE_BEATS beats holding the scale; a store of rows of a
+// precision without scales (bit prec of PREC_SCALED clear) leaves them out.
 `include "hwgen_isa.vh"
 module hwgen_store_unit #(
   parameter integer       INSTR_W     = `HWGEN_INSTR_W,
@@ -48,10 +49,12 @@ module hwgen_store_unit #(
   output wire                   stall_o
 );
 
-  localparam [1:0]        PHASE_IDLE    = 2'd0;
-  localparam [1:0]        PHASE_READ    = 2'd1;
-  localparam [1:0]        PHASE_LOAD    = 2'd2;
-  localparam [1:0]        PHASE_SEND    = 2'd3;
+  // Rows read from the output buffer and not yet sent: the row being sent and the one
+  // behind it.
+  localparam integer      ROWS_AHEAD    = 2;
+  localparam integer      AHEAD_PTR_W   = 1;
+  localparam integer      AHEAD_CNT_W   = 2;
+  localparam [AHEAD_CNT_W:0] ROWS_AHEAD_N = ROWS_AHEAD[AHEAD_CNT_W:0];
   localparam integer      INDEX_W       = `HWGEN_TRANSFER_COUNT0_W + `HWGEN_TRANSFER_COUNT1_W;
   localparam [BEAT_W-1:0] BEAT_ONE      = 1;
   localparam integer      BEATS_M1      = BEATS - 1;
@@ -89,34 +92,52 @@ module hwgen_store_unit #(
   wire unused_buffer;
   assign unused_buffer = ^f_buffer;
 
-  reg [1:0]             phase_q;
-  reg [1:0]             phase_d;
+  reg                   active_q;
+  reg                   active_d;
   reg                   stream_q;
   reg                   stream_d;
   reg [SPAD_ADDR_W-1:0] spad_base_q;
   reg [SPAD_ADDR_W-1:0] spad_base_d;
   reg [NUM_SEM-1:0]     release_q;
   reg [NUM_SEM-1:0]     release_d;
-  reg [ROW_W-1:0]       row_q;
-  reg [ROW_W-1:0]       row_d;
   reg [BEAT_W-1:0]      beat_q;
   reg [BEAT_W-1:0]      beat_d;
   reg [BEAT_W-1:0]      last_beat_q;     // BEAT_LAST, less the scale beats of an unscaled row
   reg [BEAT_W-1:0]      last_beat_d;
+  reg                   inflight_q;      // a row read was granted last cycle
   reg                   done;
 
   wire               start;
+  // The send side walks the external addresses, one row per sent row.
   wire               agen_valid;
   wire               agen_last;
   wire [ADDR_W-1:0]  agen_addr;
   wire [INDEX_W-1:0] agen_index;
+  // The read side walks the output-buffer rows ahead of it.
+  wire               rd_agen_valid;
+  wire               rd_agen_last;
+  wire [ADDR_W-1:0]  rd_agen_addr;
+  wire [INDEX_W-1:0] rd_index;
 
-  wire unused_index_hi;
-  assign unused_index_hi = ^agen_index[INDEX_W-1:SPAD_ADDR_W];
+  wire unused_index;
+  assign unused_index = ^{agen_index, rd_agen_last, rd_agen_addr, rd_index[INDEX_W-1:SPAD_ADDR_W]};
 
-  wire sending   = (phase_q == PHASE_SEND);
+  // Rows read wait in a FIFO of ROWS_AHEAD rows; the row at its head is sent.
+  wire                   head_valid;
+  wire [ROW_W-1:0]       head_row;
+  wire [AHEAD_CNT_W-1:0] ahead_count;
+  wire                   unused_ahead_ready;
+
+  wire sending   = active_q && head_valid;
   wire beat_fire = sending && (stream_q ? stream_ready_i : mem_req_ready_i);
   wire row_done  = beat_fire && (beat_q == last_beat_q);
+
+  // A row is read when the FIFO will have room for it the cycle its data arrives: the rows
+  // it holds, plus the one in flight, less the one leaving this cycle, stay below
+  // ROWS_AHEAD. So a row of one beat is read, buffered and sent every cycle.
+  wire [AHEAD_CNT_W:0] held    = {1'b0, ahead_count} + { {AHEAD_CNT_W{1'b0}}, inflight_q};
+  wire                 room    = held < (ROWS_AHEAD_N + { {AHEAD_CNT_W{1'b0}}, row_done});
+  wire                 rd_fire = rd_valid_o && rd_grant_i;
 
   hwgen_issue #(
     .NUM_SEM  (NUM_SEM),
@@ -124,7 +145,7 @@ module hwgen_store_unit #(
   ) u_issue (
     .head_valid_i    (head_valid_i),
     .head_wait_i     (f_wait),
-    .exec_idle_i     (phase_q == PHASE_IDLE),
+    .exec_idle_i     (!active_q),
     .sem_available_i (sem_available_i),
     .head_pop_o      (head_pop_o),
     .sem_acquire_o   (sem_acquire_o),
@@ -154,94 +175,118 @@ module hwgen_store_unit #(
     .index_o     (agen_index)
   );
 
-  // The row being sent shifts down one beat at a time.
-  wire [ROW_W-1:0] row_shifted;
+  // Same loop, counting output-buffer rows only (its addresses are not used).
+  hwgen_addr_gen #(
+    .ADDR_W    (ADDR_W),
+    .COUNT_W   (`HWGEN_TRANSFER_COUNT0_W),
+    .STRIDE0_W (`HWGEN_TRANSFER_STRIDE0_W),
+    .STRIDE1_W (`HWGEN_TRANSFER_STRIDE1_W),
+    .INDEX_W   (INDEX_W)
+  ) u_rd_agen (
+    .clk_i       (clk_i),
+    .{{ c.rst }} ({{ c.rst }}),
+    .start_i     (start),
+    .base_i      (f_ext_addr),
+    .count0_i    (f_count0),
+    .stride0_i   (f_stride0),
+    .count1_i    (f_count1),
+    .stride1_i   (f_stride1),
+    .advance_i   (rd_fire),
+    .valid_o     (rd_agen_valid),
+    .last_o      (rd_agen_last),
+    .addr_o      (rd_agen_addr),
+    .index_o     (rd_index)
+  );
+
+  hwgen_fifo #(
+    .WIDTH   (ROW_W),
+    .DEPTH   (ROWS_AHEAD),
+    .PTR_W   (AHEAD_PTR_W),
+    .COUNT_W (AHEAD_CNT_W)
+  ) u_ahead (
+    .clk_i       (clk_i),
+    .{{ c.rst }} ({{ c.rst }}),
+    .in_valid_i  (inflight_q),
+    .in_ready_o  (unused_ahead_ready),
+    .in_data_i   (rd_data_i),
+    .out_valid_o (head_valid),
+    .out_ready_i (row_done),
+    .out_data_o  (head_row),
+    .count_o     (ahead_count)
+  );
+
+  // The beat being sent: beat beat_q of the head row (zero above the row's last bit).
+  wire [BEATS*MEM_W-1:0] head_beats;
   generate
-    if (ROW_W > MEM_W) begin : gen_multi_beat
-      assign row_shifted = { {MEM_W{1'b0}}, row_q[ROW_W-1:MEM_W]};
-    end else begin : gen_single_beat
-      assign row_shifted = {ROW_W{1'b0}};
+    if (BEATS * MEM_W > ROW_W) begin : gen_pad
+      assign head_beats = { {(BEATS*MEM_W-ROW_W){1'b0}}, head_row};
+    end else begin : gen_exact
+      assign head_beats = head_row;
     end
   endgenerate
+  wire [MEM_W-1:0] beat_data = head_beats[beat_q*MEM_W +: MEM_W];
 
   always @* begin
-    phase_d     = phase_q;
+    active_d    = active_q;
     stream_d    = stream_q;
     spad_base_d = spad_base_q;
     release_d   = release_q;
-    row_d       = row_q;
     beat_d      = beat_q;
     last_beat_d = last_beat_q;
     done        = 1'b0;
-    case (phase_q)
-      PHASE_IDLE: begin
-        if (start) begin
-          phase_d     = PHASE_READ;
-          stream_d    = f_stream;
-          spad_base_d = f_spad_addr;
-          release_d   = f_signal & PRODUCED;
-          last_beat_d = PREC_SCALED[f_prec] ? BEAT_LAST : BEAT_LAST - SCALE_BEATS_N;
+    if (start) begin
+      active_d    = 1'b1;
+      stream_d    = f_stream;
+      spad_base_d = f_spad_addr;
+      release_d   = f_signal & PRODUCED;
+      last_beat_d = PREC_SCALED[f_prec] ? BEAT_LAST : BEAT_LAST - SCALE_BEATS_N;
+      beat_d      = {BEAT_W{1'b0}};
+    end else if (active_q) begin
+      if (!agen_valid) begin
+        // Nothing (left) to send: an empty transfer.
+        active_d = 1'b0;
+        done     = 1'b1;
+      end else if (row_done) begin
+        beat_d = {BEAT_W{1'b0}};
+        if (agen_last) begin
+          active_d = 1'b0;
+          done     = 1'b1;
         end
+      end else if (beat_fire) begin
+        beat_d = beat_q + BEAT_ONE;
       end
-      PHASE_READ: begin
-        if (!agen_valid) begin
-          phase_d = PHASE_IDLE;
-          done    = 1'b1;
-        end else if (rd_grant_i) begin
-          phase_d = PHASE_LOAD;
-        end
-      end
-      PHASE_LOAD: begin
-        phase_d = PHASE_SEND;
-        row_d   = rd_data_i;
-        beat_d  = {BEAT_W{1'b0}};
-      end
-      default: begin
-        if (beat_fire) begin
-          row_d  = row_shifted;
-          beat_d = beat_q + BEAT_ONE;
-        end
-        if (row_done) begin
-          if (agen_last) begin
-            phase_d = PHASE_IDLE;
-            done    = 1'b1;
-          end else begin
-            phase_d = PHASE_READ;
-          end
-        end
-      end
-    endcase
+    end
   end
 
   always @(posedge clk_i{{ c.rst_edge }}) begin
     if ({{ c.rst_on }}) begin
-      phase_q     <= PHASE_IDLE;
+      active_q    <= 1'b0;
       stream_q    <= 1'b0;
       spad_base_q <= {SPAD_ADDR_W{1'b0}};
       release_q   <= {NUM_SEM{1'b0}};
-      row_q       <= {ROW_W{1'b0}};
       beat_q      <= {BEAT_W{1'b0}};
       last_beat_q <= BEAT_LAST;
+      inflight_q  <= 1'b0;
     end else begin
-      phase_q     <= phase_d;
+      active_q    <= active_d;
       stream_q    <= stream_d;
       spad_base_q <= spad_base_d;
       release_q   <= release_d;
-      row_q       <= row_d;
       beat_q      <= beat_d;
       last_beat_q <= last_beat_d;
+      inflight_q  <= rd_fire;
     end
   end
 
-  assign rd_valid_o      = (phase_q == PHASE_READ) && agen_valid;
-  assign rd_addr_o       = spad_base_q + agen_index[SPAD_ADDR_W-1:0];
+  assign rd_valid_o      = active_q && rd_agen_valid && room;
+  assign rd_addr_o       = spad_base_q + rd_index[SPAD_ADDR_W-1:0];
   assign mem_req_valid_o = sending && !stream_q;
   assign mem_req_addr_o  = agen_addr + { {(ADDR_W-BEAT_W){1'b0}}, beat_q};
-  assign mem_req_wdata_o = row_q[MEM_W-1:0];
+  assign mem_req_wdata_o = beat_data;
   assign stream_valid_o  = sending && stream_q;
-  assign stream_data_o   = row_q[MEM_W-1:0];
+  assign stream_data_o   = beat_data;
   assign sem_release_o   = done ? release_q : {NUM_SEM{1'b0}};
-  assign busy_o          = (phase_q != PHASE_IDLE);
+  assign busy_o          = active_q;
 
   // Simulation only: a write request and a beat offered downstream, once offered, stay
   // unchanged until accepted.
