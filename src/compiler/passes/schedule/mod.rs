@@ -10,6 +10,7 @@
 //! once `sync` adds the semaphores. Every instruction lists the buffer rows and memory beats
 //! it reads and writes. Upsampling has its own schedule (`upsample.rs`).
 
+mod gap;
 mod finish;
 mod pass;
 mod upsample;
@@ -240,7 +241,11 @@ pub fn run_rows(
             continue;
         }
         let nc = node_ctx(g, alloc, ni, n);
-        s.node(&nc, tiling[ni], r);
+        if s.sums_by_weights(&nc) {
+            s.gap(&nc, tiling[ni], r);
+        } else {
+            s.node(&nc, tiling[ni], r);
+        }
     }
     s.steps
 }
@@ -381,7 +386,10 @@ impl Sched<'_> {
             .map(|_| {
                 self.out_no += 1;
                 if nc.res.is_some() {
-                    let k = (self.out_no % 4) as u64 * quarter;
+                    // Quarters 0 and 1 are the first bank of the output buffer, 2 and 3
+                    // the second: consecutive members use different banks, so the store
+                    // of one does not wait for the vector unit's reads of the next.
+                    let k = [0, 2, 1, 3][self.out_no % 4] * quarter;
                     (k, k)
                 } else {
                     ((self.out_no % 2) as u64 * 2 * quarter, 0)
