@@ -84,6 +84,7 @@ module hwgen_core #(
   localparam integer WEIGHT_ROW_W = KPF * WEIGHT_W;
   localparam integer ACC_ROW_W    = KPF * ACC_W;
   localparam integer OUTPUT_ROW_W = KPF * OUTPUT_W + SCALE_SLOT_W;
+  localparam integer OUT_BANKS    = (OUTPUT_DEPTH >= 4) ? 2 : 1;
   localparam integer SCALE_BEATS  = (SCALE_SLOT_W > 0) ? 1 : 0;
   localparam integer BEATS_INPUT  = CPF * INPUT_W / MEM_W + SCALE_BEATS;
   localparam integer BEATS_WEIGHT = WEIGHT_ROW_W / MEM_W;
@@ -398,11 +399,13 @@ module hwgen_core #(
     .lo_wr_grant_o (acc_lo_wr_grant)
   );
 
+  // The output buffer is two banks (its halves), so the store unit reads one while the
+  // vector unit reads and writes the other.
   hwgen_shared_buffer #(
     .WIDTH   (OUTPUT_ROW_W),
-    .DEPTH   (OUTPUT_DEPTH),
-    .INDEX_W ($clog2(OUTPUT_DEPTH)),
-    .BANKS   (1),
+    .DEPTH   (OUTPUT_DEPTH / OUT_BANKS),
+    .INDEX_W ($clog2(OUTPUT_DEPTH / OUT_BANKS)),
+    .BANKS   (OUT_BANKS),
     .ADDR_W  (SPAD_ADDR_W)
   ) u_output_buffer (
     .clk_i         (clk_i),
