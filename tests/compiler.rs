@@ -151,6 +151,22 @@ fn strided_1x1_loads_only_the_pixels_it_reads() {
     assert_eq!(program.layers[0].beats, 6 * 5 * 2 + 2 * 16 + 6 * 5);
 }
 
+/// A global average pool sums its window with the activations as weights (issue 12): on
+/// 16x16 a weight slot holds two 7-pixel rows of the 7x7 map, so a channel tile takes
+/// ceil(7 / 2) = 4 streaming matmuls (a row of ones each) instead of 49 one-pixel taps; 40
+/// channels are 3 channel tiles, 12 matmuls. The result is the golden model's.
+#[test]
+fn global_average_pool_sums_by_weights() {
+    let src = std::fs::read_to_string("rtl-tests/cases/global_avgpool.toml").unwrap();
+    let program = check("configs/16x16_int8.toml", &src);
+    let streaming = program
+        .instrs
+        .iter()
+        .filter(|i| matches!(&i.op, hwgen::isa::Op::Matmul(m) if m.count0 > 0))
+        .count();
+    assert_eq!(streaming, 3 * 4);
+}
+
 #[test]
 fn residual_block() {
     check(

@@ -66,6 +66,10 @@ cases! {
     conv_relu: "cases/conv_relu.toml" on "configs/16x16_int8.toml";
     maxpool: "cases/maxpool.toml" on "configs/8x8_int8.toml";
     avgpool: "cases/avgpool.toml" on "configs/16x16_int8.toml";
+    // Global average pooling summed by weights: two rows of 7 pixels per weight slot on
+    // 16x16, one on 8x8 (a row of ones per slot), under back-pressure.
+    global_avgpool: "cases/global_avgpool.toml" on "configs/16x16_int8.toml" with 20;
+    global_avgpool_8x8: "cases/global_avgpool.toml" on "configs/8x8_int8.toml";
     residual_block: "cases/residual_block.toml" on "configs/8x8_int8.toml" with 10;
     small_resnet: "cases/small_resnet.toml" on "configs/16x16_int8.toml";
     // A MobileNetV2 inverted-residual block (issue 12): the project layer's stores wait

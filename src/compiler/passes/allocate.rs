@@ -24,6 +24,10 @@ pub struct Alloc {
     pub identity: u64,
     /// The identity tile of each unit size (cpf) that runs a node.
     pub identities: std::collections::BTreeMap<usize, u64>,
+    /// A table of cpf input rows, row m - 1 holding m ones and then zeros, and its beats per
+    /// row: the rows that sum a global average pool's pixels (`schedule::gap`). Allocated
+    /// when the graph has an average pool to one pixel and the unit's inputs are integers.
+    pub ones: Option<(u64, u64)>,
     /// (node, oct) → first beat of the bias row.
     pub bias: HashMap<(usize, usize), u64>,
     /// node → first beat of its untied bias: one accumulator row of a channel tile per
@@ -270,6 +274,8 @@ impl Alloc {
                 .collect(),
             identity: self.identities[&t],
             identities: self.identities.clone(),
+            // Sized for the graph's unit: a unit of another size pools tap by tap.
+            ones: None,
             weight_beats: u64::from(u.weight_row_bits()) / mem_w,
             acc_beats: u64::from(u.acc_row_bits()) / mem_w,
             act_beats: u64::from(u.input_elem_bits()).div_ceil(mem_w),
@@ -360,6 +366,17 @@ fn place<'u>(
     if identity == next {
         next += t as u64 * weight_beats;
     }
+    let in_format = u.datatype.primary().input();
+    let gap = g
+        .nodes
+        .iter()
+        .any(|n| matches!(n.op, crate::model::Op::AvgPool { .. }) && n.out[..2] == [1, 1]);
+    let ones = (gap && matches!(in_format, crate::numeric::Format::Int(_))).then(|| {
+        let beats = row_beats(t, in_format, mem_w);
+        let base = next;
+        next += t as u64 * beats;
+        (base, beats)
+    });
     let Params {
         weights,
         bias,
@@ -433,6 +450,7 @@ fn place<'u>(
         weights,
         identity,
         identities,
+        ones,
         bias,
         untied,
         weight_beats,

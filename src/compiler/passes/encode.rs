@@ -216,7 +216,8 @@ pub fn memory_image(design: &Design, model: &Model, g: &Graph, alloc: &Alloc) ->
     dmem
 }
 
-/// The identity tile, weight tiles and biases of `alloc` in the layout of `g.unit`.
+/// The identity tile, the table of ones, weight tiles and biases of `alloc` in the layout
+/// of `g.unit`.
 pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
     let u = &g.unit;
     let t = u.cpf as usize;
@@ -229,6 +230,17 @@ pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
             &row,
             wt,
         );
+    }
+    if let Some((ones, beats)) = alloc.ones {
+        for m in 1..=t {
+            let row: Vec<i64> = (0..t).map(|c| i64::from(c < m)).collect();
+            dmem.write_row(
+                ones + (m as u64 - 1) * beats,
+                beats,
+                &row,
+                u.datatype.input_type(),
+            );
+        }
     }
     for (&(ni, oct), (base, taps)) in &alloc.weights {
         let n = &g.nodes[ni];

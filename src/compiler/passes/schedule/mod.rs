@@ -10,8 +10,8 @@
 //! once `sync` adds the semaphores. Every instruction lists the buffer rows and memory beats
 //! it reads and writes. Upsampling has its own schedule (`upsample.rs`).
 
-mod gap;
 mod finish;
+mod gap;
 mod pass;
 mod upsample;
 
