@@ -176,13 +176,7 @@ fn run_case(exe: &std::path::Path, c: &Case) {
             );
         }
     }
-    let cycles: u64 = out
-        .lines()
-        .find_map(|l| l.strip_prefix("CYCLES "))
-        .expect("cycle count")
-        .trim()
-        .parse()
-        .unwrap();
+    let cycles = cycles_of(&out);
     // Lower bound from the design: the input rows alone take `rows` cycles in the array,
     // plus the 20-cycle memory latency before the first weight arrives.
     assert!(
@@ -334,15 +328,19 @@ fn stores_send_a_row_every_cycle() {
         assert_eq!(got, expect[j], "row {j}");
     }
     assert_eq!(dump.lines().count(), N as usize);
-    let cycles: u64 = out
-        .lines()
-        .find_map(|l| l.strip_prefix("CYCLES "))
-        .expect("cycle count")
-        .trim()
-        .parse()
-        .unwrap();
+    let cycles = cycles_of(&out);
     assert!(
         cycles <= 2 * N + 3 * LATENCY + 32,
         "{cycles} cycles to load and store {N} one-beat rows\n{out}"
     );
+}
+
+/// The cycle count the testbench prints (`CYCLES n`).
+fn cycles_of(out: &str) -> u64 {
+    out.lines()
+        .find_map(|l| l.strip_prefix("CYCLES "))
+        .expect("cycle count")
+        .trim()
+        .parse()
+        .unwrap()
 }
