@@ -71,6 +71,12 @@ impl Tiling {
 /// for `GROUP` weight tiles, which keeps large layers compute-bound.
 const GROUP: usize = 4;
 
+/// Output-channel tiles a convolution whose output is one spatial tile groups when the
+/// accumulator bank has room for more than `GROUP` (a 7x7 map is one 49-row tile, and
+/// each group reloads every input-channel window, which with 4 tiles a group made the
+/// memory port the bottleneck of ResNet-50's last stage and fc layer on 32x32).
+const MAX_GROUP: usize = 8;
+
 /// Scratchpad regions the schedule uses.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
@@ -235,7 +241,17 @@ pub fn run_for(
                 "raise buffers.input_depth",
             )
         })?;
-        t.g = g0.min((bud.acc_bank / (t.th * t.tw + 1)).max(1));
+        let cap = (bud.acc_bank / (t.th * t.tw + 1)).max(1);
+        t.g = g0.min(cap);
+        if t.th >= oh && t.tw >= ow && want == octs.min(GROUP) && n.pool.is_none() {
+            // One spatial tile: every group reloads all input windows, so take the largest
+            // group that fits and divides the channel tiles evenly (uneven groups leave
+            // the last one short).
+            let even = (1..=octs.min(MAX_GROUP).min(cap))
+                .rev()
+                .find(|d| octs % d == 0);
+            t.g = t.g.max(even.unwrap_or(1));
+        }
         if std::env::var("HWGEN_DEBUG_TILE").is_ok() {
             eprintln!(
                 "{} {:?} min {min_rows} cap {rows_cap}",
