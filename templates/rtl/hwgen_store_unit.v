@@ -105,6 +105,7 @@ module hwgen_store_unit #(
   reg [BEAT_W-1:0]      last_beat_q;     // BEAT_LAST, less the scale beats of an unscaled row
   reg [BEAT_W-1:0]      last_beat_d;
   reg                   inflight_q;      // a row read was granted last cycle
+  wire                  inflight_d;
   reg                   done;
 
   wire               start;
@@ -138,6 +139,7 @@ module hwgen_store_unit #(
   wire [AHEAD_CNT_W:0] held    = {1'b0, ahead_count} + { {AHEAD_CNT_W{1'b0}}, inflight_q};
   wire                 room    = held < (ROWS_AHEAD_N + { {AHEAD_CNT_W{1'b0}}, row_done});
   wire                 rd_fire = rd_valid_o && rd_grant_i;
+  assign inflight_d = rd_fire;
 
   hwgen_issue #(
     .NUM_SEM  (NUM_SEM),
@@ -274,7 +276,7 @@ module hwgen_store_unit #(
       release_q   <= release_d;
       beat_q      <= beat_d;
       last_beat_q <= last_beat_d;
-      inflight_q  <= rd_fire;
+      inflight_q  <= inflight_d;
     end
   end
 

@@ -6,7 +6,7 @@
 //! (input) and kpf (output); kernel taps are separate matmuls that accumulate.
 
 use super::allocate::{window, Alloc};
-use super::legalize::Graph;
+use super::legalize::{Graph, Node};
 use crate::compiler::{Compilation, CompileError};
 use crate::design::Design;
 
@@ -139,25 +139,7 @@ pub fn run_for(
             continue;
         }
         if let crate::model::Op::Upsample { factor } = n.op {
-            // Whole output rows: each is one matmul that repeats every input pixel.
-            let [oh, ow, _] = n.out;
-            let in_w = ow / factor;
-            let rows_cap = bud.acc_rows.min(2 * bud.out_quarter);
-            let th = (rows_cap / ow)
-                .min(oh)
-                .min((bud.input_half / in_w).saturating_sub(1) * factor);
-            if th == 0 {
-                return Err(CompileError::new(
-                    Some(&n.name),
-                    format!("an upsampled row of {ow} pixels does not fit the accumulator ({} rows) or its input row the input buffer", rows_cap),
-                    "upsample a narrower tensor, or raise buffers.accumulator_depth and buffers.output_depth",
-                ));
-            }
-            out.push(Tiling {
-                th: oh.div_ceil(oh.div_ceil(th)),
-                tw: ow,
-                g: 1,
-            });
+            out.push(upsample_tiling(&bud, n, factor)?);
             continue;
         }
         let (mut kh, mut kw, mut s, _) = window(n);
@@ -252,14 +234,30 @@ pub fn run_for(
                 .find(|d| octs % d == 0);
             t.g = t.g.max(even.unwrap_or(1));
         }
-        if std::env::var("HWGEN_DEBUG_TILE").is_ok() {
-            eprintln!(
-                "{} {:?} min {min_rows} cap {rows_cap}",
-                n.name,
-                (t.th, t.tw, t.g)
-            );
-        }
         out.push(t);
     }
     Ok(out)
+}
+
+/// An upsample layer's tiling: whole output rows, each one matmul that repeats every input
+/// pixel.
+fn upsample_tiling(bud: &Budget, n: &Node, factor: usize) -> Result<Tiling, CompileError> {
+    let [oh, ow, _] = n.out;
+    let in_w = ow / factor;
+    let rows_cap = bud.acc_rows.min(2 * bud.out_quarter);
+    let th = (rows_cap / ow)
+        .min(oh)
+        .min((bud.input_half / in_w).saturating_sub(1) * factor);
+    if th == 0 {
+        return Err(CompileError::new(
+            Some(&n.name),
+            format!("an upsampled row of {ow} pixels does not fit the accumulator ({} rows) or its input row the input buffer", rows_cap),
+            "upsample a narrower tensor, or raise buffers.accumulator_depth and buffers.output_depth",
+        ));
+    }
+    Ok(Tiling {
+        th: oh.div_ceil(oh.div_ceil(th)),
+        tw: ow,
+        g: 1,
+    })
 }
