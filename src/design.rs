@@ -147,6 +147,18 @@ pub struct Unit {
     pub h: u32,
     pub datatype: Datatypes,
     pub buffers: Buffers,
+    /// The window unit beside the array, when the design has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowUnit>,
+}
+
+/// The window unit (`[window]`): depthwise convolutions and max-pools of kernels up to
+/// `kernel` x `kernel` over input rows of up to `line` pixels, one input pixel per cycle
+/// for every lane, beside the systolic array on the compute queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WindowUnit {
+    pub kernel: u32,
+    pub line: u32,
 }
 
 impl Unit {

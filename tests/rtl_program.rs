@@ -5,12 +5,15 @@
 //! stored memory must be identical bit for bit. Half the programs preload the next tile's
 //! weights in the matmul that streams the current one, as compiled programs do, so a bank is
 //! refilled right behind short matmuls (1 to 32 rows, the array's latency is 15 cycles).
+//! Window programs run random depthwise and max-pool windows (every kernel up to 3x3,
+//! steps 1 to 3, padding, accumulation) in the window unit, with matmuls in between, so
+//! the compute queue hands over between the array and the window unit both ways.
 
 mod common;
 
 use common::*;
 use hwgen::interp::{Engine, Memory};
-use hwgen::isa::{semaphore_index, Buffer, Instr, Matmul, Op, Queue, Transfer, Vector};
+use hwgen::isa::{semaphore_index, Buffer, Instr, Matmul, Op, Queue, Transfer, Vector, Window};
 use hwgen::sim::verilator::run;
 
 fn sem(p: Queue, c: Queue) -> u32 {
@@ -187,6 +190,157 @@ fn random_program(rng: &mut Rng, iters: u64, fused: bool) -> Vec<Instr> {
     }
     p.push(Instr::end());
     p
+}
+
+/// A random, correctly synchronised program of `iters` tiles, each a window instruction
+/// (three in four) or a matmul, with its weights, a vector op and a store.
+fn random_window_program(rng: &mut Rng, iters: u64) -> Vec<Instr> {
+    use Queue as Q;
+    let mut p = vec![
+        ins(Op::Load(rows(Buffer::Input, 0, 0, 128, 1)), 0, 0),
+        ins(Op::Load(rows(Buffer::Output, 0, 128, 64, 1)), 0, 0),
+        ins(Op::Load(rows(Buffer::Accumulator, 0, 256, 128, 4)), 0, 0),
+    ];
+    for t in 0..iters {
+        let first = t == 0;
+        let window = rng.range(0, 2) > 0;
+        // Weights alternate between the buffer's halves: a load waits for the compute
+        // instruction two tiles back, which read the half it overwrites.
+        let wa = (t % 2) * 64 + rng.range(0, 50) as u64;
+        let nw = if window { 9 } else { 8 };
+        let wait = if t >= 2 { sem(Q::Compute, Q::Load) } else { 0 };
+        let weights = rows(Buffer::Weight, wa, 1024 + 16 * t, nw, 1);
+        p.push(ins(Op::Load(weights), wait, sem(Q::Load, Q::Compute)));
+        // Tiles alternate between two accumulator regions, so a compute instruction waits
+        // only for the vector op two tiles back and may start right behind the previous
+        // one: a window right behind a matmul whose results are still in the array.
+        let region = (t % 2) * 50 + rng.range(0, 50 - 24) as u64;
+        let mut wait = sem(Q::Load, Q::Compute);
+        if t >= 2 {
+            wait |= sem(Q::Vector, Q::Compute);
+        }
+        let signal = sem(Q::Compute, Q::Vector) | sem(Q::Compute, Q::Load);
+        let (n, max) = if window {
+            let (kh, kw, step) = (
+                rng.range(1, 3) as u64,
+                rng.range(1, 3) as u64,
+                rng.range(1, 3) as u64,
+            );
+            let ow = rng.range(1, ((32 - kw) / step + 1).min(6) as i64) as u64;
+            let oh = rng.range(1, (24 / ow).min(6) as i64) as u64;
+            let count0 = (ow - 1) * step + kw + rng.range(0, step as i64 - 1) as u64;
+            let count1 = (oh - 1) * step + kh + rng.range(0, step as i64 - 1) as u64;
+            let stride0 = rng.range(1, 2) as u64;
+            let max = rng.range(0, 1) == 1;
+            let w = Window {
+                max,
+                accumulate: rng.range(0, 1) == 1,
+                weight_addr: wa,
+                input_addr: rng.range(0, 127) as u64,
+                acc_addr: region,
+                count0,
+                stride0,
+                count1,
+                stride1: count0 * stride0 + rng.range(0, 3) as u64,
+                kh,
+                kw,
+                step,
+                pad_top: rng.range(0, 2) as u64,
+                pad_bottom: rng.range(0, 2) as u64,
+                pad_left: rng.range(0, 2) as u64,
+                pad_right: rng.range(0, 2) as u64,
+                prec: 0,
+            };
+            p.push(ins(Op::Window(w), wait, signal));
+            (
+                ((count1 - kh) / step + 1) * ((count0 - kw) / step + 1),
+                Some(w.acc_addr),
+            )
+        } else {
+            let preload = Matmul {
+                preload: true,
+                weight_addr: wa,
+                count1: 1,
+                ..Matmul::default()
+            };
+            p.push(ins(Op::Matmul(preload), sem(Q::Load, Q::Compute), 0));
+            let (c0, c1) = (rng.range(1, 8) as u64, rng.range(1, 3) as u64);
+            let m = Matmul {
+                swap: true,
+                input_addr: rng.range(0, 127) as u64,
+                stride0: rng.range(0, 5) as u64,
+                stride1: rng.range(0, 40) as u64,
+                count0: c0,
+                count1: c1,
+                acc_addr: region,
+                accumulate: rng.range(0, 1) == 1,
+                ..Matmul::default()
+            };
+            let wait = if t >= 2 {
+                sem(Q::Vector, Q::Compute)
+            } else {
+                0
+            };
+            p.push(ins(Op::Matmul(m), wait, signal));
+            (c0 * c1, None)
+        };
+        let acc_addr = match (max, &p.last().unwrap().op) {
+            (Some(a), _) => a,
+            (None, Op::Matmul(m)) => m.acc_addr,
+            _ => unreachable!(),
+        };
+        // A maximum is an input element: take it as it is; sums are scaled into int8.
+        let exact = matches!(p.last().unwrap().op, Op::Window(w) if w.max);
+        let (mult, shift) = if exact {
+            (1, 0)
+        } else {
+            let mult = rng.range(1, 65535) as u64;
+            let shift = (17 + (64 - mult.leading_zeros() as i64) - 7 + rng.range(-3, 1))
+                .clamp(0, 63) as u64;
+            (mult, shift)
+        };
+        let out_addr = rng.range(0, 32 - n as i64) as u64;
+        let mut wait = sem(Q::Compute, Q::Vector);
+        if !first {
+            wait |= sem(Q::Store, Q::Vector);
+        }
+        let v = Vector {
+            acc_addr,
+            out_addr,
+            count: n,
+            relu: rng.range(0, 1) == 1,
+            multiplier: mult,
+            shift,
+            zero_point: if exact { 0 } else { rng.range(-20, 20) },
+            ..Vector::default()
+        };
+        let signal = sem(Q::Vector, Q::Store) | sem(Q::Vector, Q::Compute);
+        p.push(ins(Op::Vector(v), wait, signal));
+        let store = rows(Buffer::Output, out_addr, STORE_BASE + ITER_SPAN * t, n, 1);
+        p.push(ins(
+            Op::Store(store),
+            sem(Q::Vector, Q::Store),
+            sem(Q::Store, Q::Vector),
+        ));
+    }
+    p.push(Instr::end());
+    p
+}
+
+#[test]
+fn random_window_programs_match_the_interpreter() {
+    if !have_tool("verilator", "random_window_programs_match_the_interpreter") {
+        return;
+    }
+    let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
+    assert!(design.branches[0].units[0].window.is_some());
+    let exe = model_exe();
+    for seed in 1..=12u64 {
+        let mut rng = Rng::new(seed * 104_729);
+        let iters = 3 + seed % 4;
+        let program = random_window_program(&mut rng, iters);
+        check_program(&exe, &design, &program, &mut rng, seed, iters);
+    }
 }
 
 #[test]

@@ -18,6 +18,7 @@ pub(super) struct BufferKeys {
 pub(super) struct Inherited<'a> {
     pub datatype: &'a Datatypes,
     pub buffers: Buffers,
+    pub window: Option<WindowUnit>,
     pub raw_buffers: Option<&'a RawBuffers>,
 }
 
@@ -171,6 +172,7 @@ fn single_engine(
             h: 1,
             datatype: base.datatype.clone(),
             buffers: base.buffers,
+            window: base.window,
         }],
     };
     let keys = vec![vec![BufferKeys {
@@ -334,6 +336,7 @@ fn unit(ctx: &mut Ctx, ukey: &str, ru: &RawUnit, base: &Inherited) -> (Unit, Buf
         h: h.unwrap_or(1),
         datatype,
         buffers,
+        window: base.window,
     };
     (unit, keys)
 }

@@ -17,6 +17,7 @@ pub struct RawConfig {
     pub vector: Option<RawVector>,
     pub reset: Option<RawReset>,
     pub control: Option<RawControl>,
+    pub window: Option<RawWindow>,
     pub branch: Option<Vec<RawBranch>>,
 }
 
@@ -113,6 +114,14 @@ pub struct RawControl {
     pub imem_depth: Option<S<i64>>,
     pub queue_depth: Option<S<i64>>,
     pub clock_mhz: Option<S<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWindow {
+    pub enabled: Option<S<bool>>,
+    pub kernel: Option<S<i64>>,
+    pub line: Option<S<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -45,9 +45,11 @@ pub(super) fn resolve(
     let (memory, mem_width) = sections::memory(&mut ctx, raw.memory.as_ref());
     let vector = sections::vector(&mut ctx, raw.vector.as_ref());
     let control = sections::control(&mut ctx, raw.control.as_ref());
+    let window = sections::window(&mut ctx, raw.window.as_ref());
     let base = Inherited {
         datatype: &datatype,
         buffers,
+        window,
         raw_buffers: raw.buffers.as_ref(),
     };
     let (branches, keys) = branches::resolve(&mut ctx, &raw, &base);
@@ -58,9 +60,15 @@ pub(super) fn resolve(
                 .and_then(|s| ctx.loc(s))
                 .or_else(|| d.input.as_ref().and_then(|s| ctx.loc(s)))
         });
+        let window = raw
+            .window
+            .as_ref()
+            .and_then(|w| w.enabled.as_ref())
+            .and_then(|s| ctx.loc(s));
         let spots = Spots {
             mem_width,
             block_size,
+            window,
         };
         rules::check(&mut ctx, &branches, &keys, &memory, &spots);
     }

@@ -11,6 +11,7 @@ use crate::design::*;
 pub(super) struct Spots {
     pub mem_width: Option<Location>,
     pub block_size: Option<Location>,
+    pub window: Option<Location>,
 }
 
 pub(super) fn check(
@@ -30,7 +31,41 @@ pub(super) fn check(
             beats_hold_whole_elements(ctx, unit, memory, spots, &suggestion);
             blocks_span_the_array(ctx, unit, spots);
             rows_are_whole_beats(ctx, unit, memory, spots, &suggestion);
+            window_fits_the_unit(ctx, unit, spots);
         }
+    }
+}
+
+/// The window unit has one lane per input channel and per output channel, and integer
+/// multipliers.
+fn window_fits_the_unit(ctx: &mut Ctx, unit: &Unit, spots: &Spots) {
+    if unit.window.is_none() {
+        return;
+    }
+    let primary = unit.datatype.primary();
+    if !matches!(primary.input(), crate::numeric::Format::Int(_)) {
+        ctx.problem(
+            "window.enabled",
+            spots.window.clone(),
+            Some("true".to_string()),
+            format!(
+                "the window unit multiplies integers; unit \"{}\" runs {}",
+                unit.name,
+                primary.name()
+            ),
+            "use an integer [datatype] (or int8 first in a multi-precision list), or remove [window]",
+        );
+    } else if unit.cpf != unit.kpf {
+        ctx.problem(
+            "window.enabled",
+            spots.window.clone(),
+            Some("true".to_string()),
+            format!(
+                "the window unit has one lane per channel, so it needs a square array (cpf = kpf); unit \"{}\" is {}x{}",
+                unit.name, unit.cpf, unit.kpf
+            ),
+            "make every unit square, or remove [window]",
+        );
     }
 }
 

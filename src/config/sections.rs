@@ -1,5 +1,5 @@
 //! The small sections of the parameter file, one function each: `[reset]`, `[array]`
-//! dataflow, `[buffers]`, `[memory]`, `[vector]` and `[control]`.
+//! dataflow, `[buffers]`, `[memory]`, `[vector]`, `[control]` and `[window]`.
 
 use super::ctx::Ctx;
 use super::error::Location;
@@ -251,4 +251,27 @@ pub(super) fn control(ctx: &mut Ctx, raw: Option<&RawControl>) -> Control {
         }
     }
     control
+}
+
+/// `[window]`: the window unit beside the array, `None` unless `enabled = true`.
+pub(super) fn window(ctx: &mut Ctx, raw: Option<&RawWindow>) -> Option<WindowUnit> {
+    let w = raw?;
+    let mut unit = WindowUnit {
+        kernel: 3,
+        line: 64,
+    };
+    if let Some(s) = &w.kernel {
+        if let Some(v) = ctx.int_in("window.kernel", s, 1, 7) {
+            unit.kernel = v;
+        }
+    }
+    if let Some(s) = &w.line {
+        if let Some(v) = ctx.pow2_in("window.line", s, 4, 2048) {
+            unit.line = v;
+        }
+    }
+    w.enabled
+        .as_ref()
+        .is_some_and(|s| *s.get_ref())
+        .then_some(unit)
 }

@@ -3,8 +3,8 @@
 
 use super::{Engine, InterpError, Memory, Streams};
 use crate::design::Unit;
-use crate::isa::{self, Buffer, Instr, Matmul, Op, Transfer, Vector};
-use crate::numeric::{Datapath, PostOps, Precision, Requant};
+use crate::isa::{self, Buffer, Instr, Matmul, Op, Transfer, Vector, Window};
+use crate::numeric::{Datapath, Format, PostOps, Precision, Requant};
 
 /// A scratchpad row address: the sum wraps at the width of the address fields, and the
 /// row is taken modulo the buffer's depth (its low index bits).
@@ -78,6 +78,7 @@ impl Engine {
             Op::Store(t) => self.transfer(pc, t, true, mem),
             Op::Matmul(m) => self.matmul(pc, m),
             Op::Vector(v) => self.vector(pc, v),
+            Op::Window(w) => self.window(pc, w),
             Op::End => Ok(()),
         }
     }
@@ -241,6 +242,88 @@ impl Engine {
             }
             let row = self.acc[acc_row].clone();
             self.record(pc, Buffer::Accumulator, acc_row, &row);
+        }
+        Ok(())
+    }
+
+    /// A window over input rows in the window unit: for every output position (oy, ox) and
+    /// lane c, the sum over the kernel taps (ky, kx) of input pixel (oy * step + ky,
+    /// ox * step + kx) times weight row `ky * kw + kx` (modulo 2^acc_bits), or with `max`
+    /// the largest input of the taps that are not padding; written to, added to or (max)
+    /// folded into accumulator row `acc_addr + oy * ow + ox`.
+    fn window(&mut self, pc: usize, w: &Window) -> Result<(), InterpError> {
+        let illegal = |reason: String| InterpError::Illegal { pc, reason };
+        let Some(wu) = self.unit.window else {
+            return Err(illegal(
+                "window needs the window unit, which this design does not have ([window] enabled = false)".into(),
+            ));
+        };
+        let prec = self.precision(pc, w.prec)?;
+        let p = prec.ops();
+        if !matches!(p.input(), Format::Int(_)) {
+            return Err(illegal(format!(
+                "the window unit runs integer precisions, not {}",
+                p.name()
+            )));
+        }
+        let (kh, kw, step) = (w.kh, w.kw, w.step);
+        let k = u64::from(wu.kernel);
+        if !(1..=k).contains(&kh) || !(1..=k).contains(&kw) || step == 0 {
+            return Err(illegal(format!(
+                "window kernel {kh}x{kw} at step {step}: the unit takes kernels of 1 to {k} at a step of at least 1"
+            )));
+        }
+        if w.count0 < kw || w.count1 < kh || w.count0 > u64::from(wu.line) {
+            return Err(illegal(format!(
+                "window input of {} x {} pixels: at least the kernel ({kh}x{kw}) and at most {} pixels wide (the line buffer)",
+                w.count1, w.count0, wu.line
+            )));
+        }
+        let (oh, ow) = ((w.count1 - kh) / step + 1, (w.count0 - kw) / step + 1);
+        let acc_t = p.acc_type();
+        let lanes = self.unit.kpf as usize;
+        let (in_depth, w_depth, acc_depth) = (self.input.len(), self.weight.len(), self.acc.len());
+        let pad = |v: u64, lo: u64, hi: u64, n: u64| v < lo || v + hi >= n;
+        for oy in 0..oh {
+            for ox in 0..ow {
+                let mut out = vec![None::<i128>; lanes];
+                for ky in 0..kh {
+                    for kx in 0..kw {
+                        let (y, x) = (oy * step + ky, ox * step + kx);
+                        if w.max
+                            && (pad(y, w.pad_top, w.pad_bottom, w.count1)
+                                || pad(x, w.pad_left, w.pad_right, w.count0))
+                        {
+                            continue;
+                        }
+                        let row = &self.input
+                            [spad(w.input_addr + y * w.stride1 + x * w.stride0, in_depth)];
+                        let wt = &self.weight[spad(w.weight_addr + ky * kw + kx, w_depth)];
+                        for (c, o) in out.iter_mut().enumerate() {
+                            let a = i128::from(row[c]);
+                            *o = Some(match (*o, w.max) {
+                                (None, true) => a,
+                                (Some(m), true) => m.max(a),
+                                (v, false) => v.unwrap_or(0) + a * i128::from(wt[c]),
+                            });
+                        }
+                    }
+                }
+                let acc_row = spad(w.acc_addr + oy * ow + ox, acc_depth);
+                for (c, o) in out.iter().enumerate() {
+                    // A maximum over taps that are all padding is 0 (the compiler pads
+                    // less than the kernel, so its windows always have a tap).
+                    let v = acc_t.wrap(o.unwrap_or(0));
+                    let old = self.acc[acc_row][c];
+                    self.acc[acc_row][c] = match (w.accumulate, w.max) {
+                        (false, _) => v,
+                        (true, true) => old.max(v),
+                        (true, false) => acc_t.wrap(i128::from(old) + i128::from(v)),
+                    };
+                }
+                let row = self.acc[acc_row].clone();
+                self.record(pc, Buffer::Accumulator, acc_row, &row);
+            }
         }
         Ok(())
     }

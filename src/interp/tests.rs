@@ -128,3 +128,117 @@ fn identity_matmul_and_requantize_by_hand() {
     e.run(&program, &mut mem).expect("the program runs");
     assert_eq!(mem.read_row(8, 1, 4, i8), vec![2, -3, 5, 6]);
 }
+
+/// The window unit by hand on a 4x4 image of one lane (lanes 1-3 zero), input pixel (y, x)
+/// = 4y + x - 5:
+///
+/// ```text
+/// -5 -4 -3 -2
+/// -1  0  1  2
+///  3  4  5  6
+///  7  8  9 10
+/// ```
+///
+/// A 2x2 kernel of weights [[1, 2], [3, 4]] at step 2 gives the sums
+/// (0, 0): -5 - 8 - 3 + 0 = -16; (0, 2): -3 - 4 + 3 + 8 = 4;
+/// (2, 0): 3 + 8 + 21 + 32 = 64; (2, 2): 5 + 12 + 27 + 40 = 84.
+/// Then the first row and column are set to 100 and declared padding: a 3x3 maximum at
+/// step 1 skips them, and as values grow to the right and down each window's maximum is
+/// its bottom-right pixel, 5, 6, 9, 10; accumulated (max) onto rows holding 7 they become
+/// 7, 7, 9, 10.
+#[test]
+fn window_sums_and_maxima_by_hand() {
+    let d = crate::config::parse_str(
+        "[array]\nrows = 4\ncols = 4\n[memory]\ndata_width_bits = 32\n[window]\nenabled = true\n",
+        "t",
+        "t",
+    )
+    .expect("a valid design");
+    let mut e = Engine::new(&d, &d.branches[0].units[0]);
+    for y in 0..4 {
+        for x in 0..4 {
+            e.input[4 * y + x] = vec![(4 * y + x) as i64 - 5, 0, 0, 0];
+        }
+    }
+    for (t, w) in [1, 2, 3, 4].iter().enumerate() {
+        e.weight[10 + t] = vec![*w, 0, 0, 0];
+    }
+    let sum = crate::isa::Window {
+        weight_addr: 10,
+        acc_addr: 20,
+        count0: 4,
+        stride0: 1,
+        count1: 4,
+        stride1: 4,
+        kh: 2,
+        kw: 2,
+        step: 2,
+        ..Default::default()
+    };
+    e.execute(
+        0,
+        &Instr::new(Op::Window(sum)),
+        &mut Memory::new(32, 1),
+        &mut Default::default(),
+    )
+    .expect("runs");
+    let got: Vec<i64> = (20..24).map(|r| e.acc[r][0]).collect();
+    assert_eq!(got, [-16, 4, 64, 84]);
+    for r in 30..34 {
+        e.acc[r] = vec![7, 7, 7, 7];
+    }
+    for k in 0..4 {
+        e.input[k][0] = 100;
+        e.input[4 * k][0] = 100;
+    }
+    let max = crate::isa::Window {
+        max: true,
+        accumulate: true,
+        acc_addr: 30,
+        count0: 4,
+        stride0: 1,
+        count1: 4,
+        stride1: 4,
+        kh: 3,
+        kw: 3,
+        step: 1,
+        pad_top: 1,
+        pad_left: 1,
+        ..Default::default()
+    };
+    e.execute(
+        1,
+        &Instr::new(Op::Window(max)),
+        &mut Memory::new(32, 1),
+        &mut Default::default(),
+    )
+    .expect("runs");
+    let got: Vec<i64> = (30..34).map(|r| e.acc[r][0]).collect();
+    assert_eq!(got, [7, 7, 9, 10]);
+    // Lanes of zeros: sums of zero, maxima of zero with 7.
+    assert_eq!(e.acc[20][1], 0);
+    assert_eq!(e.acc[30][1], 7);
+}
+
+/// A design without the window unit refuses window instructions.
+#[test]
+fn window_needs_the_window_unit() {
+    let (_, mut e) = engine();
+    let w = crate::isa::Window {
+        count0: 1,
+        count1: 1,
+        kh: 1,
+        kw: 1,
+        step: 1,
+        ..Default::default()
+    };
+    let err = e
+        .execute(
+            0,
+            &Instr::new(Op::Window(w)),
+            &mut Memory::new(32, 1),
+            &mut Default::default(),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("window unit"), "{err}");
+}

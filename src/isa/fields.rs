@@ -161,6 +161,29 @@ formats! {
         stride1: u64 = 16, "input-buffer rows between outer iterations";
         prec: u64 = PREC_BITS, "precision of the layer (an index into the Design's list): the weight tile's scale rows, the column arithmetic and the accumulation";
     }
+    /// `window`: a window (stencil) over input rows, one output row per window position,
+    /// in the window unit beside the array (designs with `[window] enabled`): every lane
+    /// (channel) takes the sum of its window's inputs times its own weights (a depthwise
+    /// convolution) or their maximum (max-pooling), into contiguous accumulator rows.
+    Window {
+        max: bool = 1, "take the maximum of the window's inputs that are not padding (0 when all are) instead of the sum of their products with the weights";
+        accumulate: bool = 1, "add the result to (max: take the maximum with) the accumulator row instead of overwriting it";
+        weight_addr: u64 = SPAD_ADDR_BITS, "first weight row: tap (ky, kx) is row weight_addr + ky * kw + kx, lane c channel c's weight";
+        input_addr: u64 = SPAD_ADDR_BITS, "input row of window pixel (0, 0)";
+        acc_addr: u64 = SPAD_ADDR_BITS, "accumulator row of output (0, 0); output (oy, ox) is row acc_addr + oy * ow + ox";
+        count0: u64 = 12, "input pixels per input row (the window's width)";
+        stride0: u64 = 12, "input-buffer rows between consecutive pixels of a row";
+        count1: u64 = 12, "input rows (the window's height)";
+        stride1: u64 = 16, "input-buffer rows between consecutive input rows";
+        kh: u64 = 4, "kernel height";
+        kw: u64 = 4, "kernel width";
+        step: u64 = 2, "kernel stride (both directions): oh = (count1 - kh) / step + 1, ow = (count0 - kw) / step + 1";
+        pad_top: u64 = 4, "max: input rows at the top that are padding (never the maximum)";
+        pad_bottom: u64 = 4, "max: input rows at the bottom that are padding";
+        pad_left: u64 = 4, "max: input pixels at the start of every row that are padding";
+        pad_right: u64 = 4, "max: input pixels at the end of every row that are padding";
+        prec: u64 = PREC_BITS, "precision of the layer (an index into the Design's list; an integer precision)";
+    }
     /// `vector`: accumulator rows -> post-processing -> output-buffer rows.
     Vector {
         relu: bool = 1, "clamp below at the output zero point";

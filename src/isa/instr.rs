@@ -10,6 +10,7 @@ pub enum Op {
     Store(Transfer),
     Matmul(Matmul),
     Vector(Vector),
+    Window(Window),
 }
 
 /// An instruction: the semaphores it waits on and signals, and what it does.
@@ -83,6 +84,7 @@ impl Instr {
             Op::Store(_) => Opcode::Store,
             Op::Matmul(_) => Opcode::Matmul,
             Op::Vector(_) => Opcode::Vector,
+            Op::Window(_) => Opcode::Window,
         }
     }
     /// The queue that executes it; `None` for `end`, which the fetch unit consumes.
@@ -119,6 +121,7 @@ impl Instr {
             Op::Load(t) | Op::Store(t) => t.bits(op)?,
             Op::Matmul(m) => m.bits(op)?,
             Op::Vector(v) => v.bits(op)?,
+            Op::Window(w) => w.bits(op)?,
         };
         let mut bits = Vec::with_capacity(body.len() + 2);
         for (field, v) in [("wait", self.wait), ("signal", self.signal)] {
@@ -163,6 +166,7 @@ impl Instr {
             Opcode::Store => Op::Store(Transfer::from_field_bits(body)),
             Opcode::Matmul => Op::Matmul(Matmul::from_field_bits(body)),
             Opcode::Vector => Op::Vector(Vector::from_field_bits(body)),
+            Opcode::Window => Op::Window(Window::from_field_bits(body)),
         };
         Ok(Instr {
             wait: bits[0] as u32,
@@ -180,6 +184,7 @@ impl Instr {
             Op::Load(t) | Op::Store(t) => t.listed(),
             Op::Matmul(m) => m.listed(),
             Op::Vector(v) => v.listed(),
+            Op::Window(w) => w.listed(),
         };
         for (name, value) in fields {
             if name == "ext_addr" {

@@ -6,7 +6,7 @@ mod fields;
 mod instr;
 mod word;
 
-pub use fields::{FieldValue, Matmul, Transfer, Vector};
+pub use fields::{FieldValue, Matmul, Transfer, Vector, Window};
 pub use instr::{semaphore_names, Instr, IsaError, Op};
 pub use word::Word;
 
@@ -138,15 +138,17 @@ pub enum Opcode {
     Matmul = 2,
     Vector = 3,
     Store = 4,
+    Window = 5,
 }
 
 impl Opcode {
-    pub const ALL: [Opcode; 5] = [
+    pub const ALL: [Opcode; 6] = [
         Opcode::End,
         Opcode::Load,
         Opcode::Matmul,
         Opcode::Vector,
         Opcode::Store,
+        Opcode::Window,
     ];
     pub fn mnemonic(self) -> &'static str {
         match self {
@@ -155,6 +157,7 @@ impl Opcode {
             Opcode::Matmul => "matmul",
             Opcode::Vector => "vector",
             Opcode::Store => "store",
+            Opcode::Window => "window",
         }
     }
     /// The queue that executes it; `None` for `end`, which the fetch unit consumes.
@@ -162,7 +165,7 @@ impl Opcode {
         match self {
             Opcode::End => None,
             Opcode::Load => Some(Queue::Load),
-            Opcode::Matmul => Some(Queue::Compute),
+            Opcode::Matmul | Opcode::Window => Some(Queue::Compute),
             Opcode::Vector => Some(Queue::Vector),
             Opcode::Store => Some(Queue::Store),
         }
@@ -291,6 +294,10 @@ fn build_format(op: Opcode) -> InstrFormat {
         Opcode::Vector => (
             "accumulator -> post-processing -> output buffer",
             Vector::FIELDS,
+        ),
+        Opcode::Window => (
+            "a depthwise convolution or max-pool window over input rows, in the window unit",
+            Window::FIELDS,
         ),
     };
     let mut lsb = 0;

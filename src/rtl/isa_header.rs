@@ -72,6 +72,7 @@ pub(super) fn isa_header(c: &Common) -> IsaHeader<'_> {
         ("TRANSFER", isa::Opcode::Load),
         ("MATMUL", isa::Opcode::Matmul),
         ("VECTOR", isa::Opcode::Vector),
+        ("WINDOW", isa::Opcode::Window),
     ] {
         for (i, fl) in isa::format(op).fields.iter().skip(3).enumerate() {
             let doc = if i == 0 {

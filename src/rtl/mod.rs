@@ -68,6 +68,7 @@ fn common(design: &Design, leaves: Leaves, float: &FormatView, mx_frac: u32) -> 
         mx_frac,
         usig_w: float.usig_w,
         uexp_w: UNPACKED_EXP_W,
+        window: design.cores().iter().any(|(_, u, _)| u.window.is_some()),
     }
 }
 
@@ -274,11 +275,15 @@ pub fn emit(design: &Design) -> FileMap {
     for (name, text) in structural {
         add(&mut files, name, text);
     }
-    for (module, format, ops) in [
+    let mut decoders = vec![
         ("transfer", isa::Opcode::Load, "load, store"),
         ("matmul", isa::Opcode::Matmul, "matmul"),
         ("vector", isa::Opcode::Vector, "vector"),
-    ] {
+    ];
+    if c.window {
+        decoders.push(("window", isa::Opcode::Window, "window"));
+    }
+    for (module, format, ops) in decoders {
         let name = names::module(&format!("decode_{module}"));
         let view = isa_header::decoder(&c, &name, module, ops, format);
         add(&mut files, &format!("{name}.v"), render(&view));
@@ -293,6 +298,13 @@ pub fn emit(design: &Design) -> FileMap {
         ("hwgen_core.v", render(&Core { c: &c })),
     ];
     for (name, text) in units {
+        if name == "hwgen_core.v" && c.window {
+            add(
+                &mut files,
+                "hwgen_window_unit.v",
+                render(&WindowUnit { c: &c }),
+            );
+        }
         add(&mut files, name, text);
     }
     add(

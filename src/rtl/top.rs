@@ -152,7 +152,7 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
     for (i, (b, u, r)) in cores.iter().enumerate() {
         let d = &u.datatype;
         let (input, weight, output) = (d.input_type(), d.weight_type(), d.output_type());
-        let params: Vec<(&str, String)> = vec![
+        let mut params: Vec<(&str, String)> = vec![
             ("CPF", u.cpf.to_string()),
             ("KPF", u.kpf.to_string()),
             ("INPUT_W", input.bits.to_string()),
@@ -195,6 +195,10 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
             ("ENABLE_POOL", bool_param(design.vector.maxpool)),
             ("ENABLE_ADD", bool_param(design.vector.add)),
         ];
+        if let Some(w) = u.window {
+            params.push(("KERNEL", w.kernel.to_string()));
+            params.push(("LINE", w.line.to_string()));
+        }
         views.push(CoreView {
             index: i as u32,
             name: names::core_instance(&b.name, &u.name, *r),

@@ -23,6 +23,8 @@ pub struct Common {
     /// `hwgen_mac_float`).
     pub usig_w: u32,
     pub uexp_w: u32,
+    /// The design has a window unit beside every array (`[window]`).
+    pub window: bool,
 }
 
 /// Module names of the datapath's leaves; `decode` and `encode` are empty where the
@@ -89,6 +91,7 @@ static_module!(VectorUnit, "rtl/hwgen_vector_unit.v");
 static_module!(Fetch, "rtl/hwgen_fetch.v");
 static_module!(Prefetch, "rtl/hwgen_prefetch.v");
 static_module!(Core, "rtl/hwgen_core.v");
+static_module!(WindowUnit, "rtl/hwgen_window_unit.v");
 // Arithmetic blocks and datapath leaves.
 static_module!(VectorLane, "rtl/hwgen_vector_lane.v");
 static_module!(Fp32Add, "rtl/hwgen_fp32_add.v");

@@ -40,7 +40,10 @@ module hwgen_core #(
   parameter integer ENABLE_RELU   = 1,
   parameter integer ENABLE_LEAKY  = 1,
   parameter integer ENABLE_POOL   = 1,
-  parameter integer ENABLE_ADD    = 1
+  parameter integer ENABLE_ADD    = 1{% if c.window %},
+  // window unit: largest kernel, longest input row in pixels
+  parameter integer KERNEL        = 3,
+  parameter integer LINE          = 64{% endif %}
 ) (
   input  wire                               clk_i,
   input  wire                               {{ c.rst }},
@@ -473,6 +476,40 @@ module hwgen_core #(
     .busy_o          (exec_busy[`HWGEN_QUEUE_LOAD]),
     .stall_o         (exec_stall[`HWGEN_QUEUE_LOAD])
   );
+{%- if c.window %}
+
+  // The compute queue's two executors: the systolic array (mm_) and the window unit (wu_).
+  wire                    mm_head_valid;
+  wire                    mm_head_pop;
+  wire [NUM_SEM-1:0]      mm_acquire;
+  wire [NUM_SEM-1:0]      mm_release;
+  wire                    mm_in_re;
+  wire [SPAD_ADDR_W-1:0]  mm_in_addr;
+  wire                    mm_w_re;
+  wire [SPAD_ADDR_W-1:0]  mm_w_addr;
+  wire                    mm_acc_rd_valid;
+  wire [SPAD_ADDR_W-1:0]  mm_acc_rd_addr;
+  wire                    mm_acc_wr_valid;
+  wire [SPAD_ADDR_W-1:0]  mm_acc_wr_addr;
+  wire [ACC_ROW_W-1:0]    mm_acc_wr_data;
+  wire                    mm_busy;
+  wire                    mm_stall;
+  wire                    wu_head_valid;
+  wire                    wu_head_pop;
+  wire [NUM_SEM-1:0]      wu_acquire;
+  wire [NUM_SEM-1:0]      wu_release;
+  wire                    wu_in_re;
+  wire [SPAD_ADDR_W-1:0]  wu_in_addr;
+  wire                    wu_w_re;
+  wire [SPAD_ADDR_W-1:0]  wu_w_addr;
+  wire                    wu_acc_rd_valid;
+  wire [SPAD_ADDR_W-1:0]  wu_acc_rd_addr;
+  wire                    wu_acc_wr_valid;
+  wire [SPAD_ADDR_W-1:0]  wu_acc_wr_addr;
+  wire [ACC_ROW_W-1:0]    wu_acc_wr_data;
+  wire                    wu_busy;
+  wire                    wu_stall;
+{%- endif %}
 
   hwgen_compute_unit #(
     .INSTR_W       (INSTR_W),
@@ -494,28 +531,121 @@ module hwgen_core #(
   ) u_compute (
     .clk_i           (clk_i),
     .{{ c.rst }}     ({{ c.rst }}),
-    .head_valid_i    (queue_valid[`HWGEN_QUEUE_COMPUTE]),
+    .head_valid_i    ({% if c.window %}mm_head_valid{% else %}queue_valid[`HWGEN_QUEUE_COMPUTE]{% endif %}),
     .head_instr_i    (head_instr[`HWGEN_QUEUE_COMPUTE*INSTR_W +: INSTR_W]),
-    .head_pop_o      (head_pop[`HWGEN_QUEUE_COMPUTE]),
+    .head_pop_o      ({% if c.window %}mm_head_pop{% else %}head_pop[`HWGEN_QUEUE_COMPUTE]{% endif %}),
     .sem_available_i (sem_available),
-    .sem_acquire_o   (compute_acquire),
-    .sem_release_o   (compute_release),
-    .in_re_o         (in_re),
-    .in_addr_o       (in_addr),
+    .sem_acquire_o   ({% if c.window %}mm_acquire{% else %}compute_acquire{% endif %}),
+    .sem_release_o   ({% if c.window %}mm_release{% else %}compute_release{% endif %}),
+    .in_re_o         ({% if c.window %}mm_in_re{% else %}in_re{% endif %}),
+    .in_addr_o       ({% if c.window %}mm_in_addr{% else %}in_addr{% endif %}),
     .in_data_i       (in_data),
-    .w_re_o          (w_re),
-    .w_addr_o        (w_addr),
+    .w_re_o          ({% if c.window %}mm_w_re{% else %}w_re{% endif %}),
+    .w_addr_o        ({% if c.window %}mm_w_addr{% else %}w_addr{% endif %}),
     .w_data_i        (w_data),
-    .acc_rd_valid_o  (acc_hi_rd_valid),
-    .acc_rd_addr_o   (acc_hi_rd_addr),
+    .acc_rd_valid_o  ({% if c.window %}mm_acc_rd_valid{% else %}acc_hi_rd_valid{% endif %}),
+    .acc_rd_addr_o   ({% if c.window %}mm_acc_rd_addr{% else %}acc_hi_rd_addr{% endif %}),
     .acc_rd_data_i   (acc_hi_rd_data),
-    .acc_wr_valid_o  (acc_hi_wr_valid),
-    .acc_wr_addr_o   (acc_hi_wr_addr),
-    .acc_wr_data_o   (acc_hi_wr_data),
-    .busy_o          (exec_busy[`HWGEN_QUEUE_COMPUTE]),
-    .stall_o         (exec_stall[`HWGEN_QUEUE_COMPUTE]),
+    .acc_wr_valid_o  ({% if c.window %}mm_acc_wr_valid{% else %}acc_hi_wr_valid{% endif %}),
+    .acc_wr_addr_o   ({% if c.window %}mm_acc_wr_addr{% else %}acc_hi_wr_addr{% endif %}),
+    .acc_wr_data_o   ({% if c.window %}mm_acc_wr_data{% else %}acc_hi_wr_data{% endif %}),
+    .busy_o          ({% if c.window %}mm_busy{% else %}exec_busy[`HWGEN_QUEUE_COMPUTE]{% endif %}),
+    .stall_o         ({% if c.window %}mm_stall{% else %}exec_stall[`HWGEN_QUEUE_COMPUTE]{% endif %}),
     .mac_active_o    (mac_active)
   );
+{%- if c.window %}
+
+  // ---------------------------------------------------------------------------------------
+  // The window unit shares the compute queue with the array: the queue's head goes to the
+  // executor of its opcode. A window instruction starts once the array has drained (its
+  // last result written: ARRAY_DRAIN cycles after the array's last busy cycle, with a
+  // margin for the accumulation leaf), a matmul once the window unit is idle, so the two
+  // never use the input, weight and accumulator ports at once.
+  // ---------------------------------------------------------------------------------------
+  localparam integer           ARRAY_DRAIN = CPF + KPF + 8;
+  localparam integer           DRAIN_W     = $clog2(ARRAY_DRAIN + 1);
+  localparam [DRAIN_W-1:0]     DRAIN_N     = ARRAY_DRAIN[DRAIN_W-1:0];
+  localparam [DRAIN_W-1:0]     DRAIN_ONE   = 1;
+
+  reg  [DRAIN_W-1:0] array_drain_q;
+  reg  [DRAIN_W-1:0] array_drain_d;
+  always @* begin
+    array_drain_d = array_drain_q;
+    if (mm_busy) begin
+      array_drain_d = DRAIN_N;
+    end else if (array_drain_q != {DRAIN_W{1'b0}}) begin
+      array_drain_d = array_drain_q - DRAIN_ONE;
+    end
+  end
+  always @(posedge clk_i{{ c.rst_edge }}) begin
+    if ({{ c.rst_on }}) begin
+      array_drain_q <= {DRAIN_W{1'b0}};
+    end else begin
+      array_drain_q <= array_drain_d;
+    end
+  end
+
+  wire [INSTR_W-1:0] compute_head  = head_instr[`HWGEN_QUEUE_COMPUTE*INSTR_W +: INSTR_W];
+  wire               is_window     = (compute_head[`HWGEN_OPCODE] == `HWGEN_OP_WINDOW);
+  wire               array_drained = !mm_busy && (array_drain_q == {DRAIN_W{1'b0}});
+  assign mm_head_valid = queue_valid[`HWGEN_QUEUE_COMPUTE] && !is_window && !wu_busy;
+  assign wu_head_valid = queue_valid[`HWGEN_QUEUE_COMPUTE] && is_window && array_drained;
+
+  hwgen_window_unit #(
+    .INSTR_W       (INSTR_W),
+    .NUM_SEM       (NUM_SEM),
+    .CONSUMED      (`HWGEN_SEM_CONSUMED_BY_COMPUTE),
+    .PRODUCED      (`HWGEN_SEM_PRODUCED_BY_COMPUTE),
+    .LANES         (KPF),
+    .INPUT_W       (INPUT_W),
+    .WEIGHT_W      (WEIGHT_W),
+    .ACC_W         (ACC_W),
+    .INPUT_SIGNED  (INPUT_SIGNED),
+    .WEIGHT_SIGNED (WEIGHT_SIGNED),
+    .IN_ROW_W      (INPUT_ROW_W),
+    .KERNEL        (KERNEL),
+    .LINE          (LINE),
+    .SPAD_ADDR_W   (SPAD_ADDR_W)
+  ) u_window (
+    .clk_i           (clk_i),
+    .{{ c.rst }}     ({{ c.rst }}),
+    .head_valid_i    (wu_head_valid),
+    .head_instr_i    (compute_head),
+    .head_pop_o      (wu_head_pop),
+    .sem_available_i (sem_available),
+    .sem_acquire_o   (wu_acquire),
+    .sem_release_o   (wu_release),
+    .in_re_o         (wu_in_re),
+    .in_addr_o       (wu_in_addr),
+    .in_data_i       (in_data),
+    .w_re_o          (wu_w_re),
+    .w_addr_o        (wu_w_addr),
+    .w_data_i        (w_data),
+    .acc_rd_valid_o  (wu_acc_rd_valid),
+    .acc_rd_addr_o   (wu_acc_rd_addr),
+    .acc_rd_data_i   (acc_hi_rd_data),
+    .acc_wr_valid_o  (wu_acc_wr_valid),
+    .acc_wr_addr_o   (wu_acc_wr_addr),
+    .acc_wr_data_o   (wu_acc_wr_data),
+    .busy_o          (wu_busy),
+    .stall_o         (wu_stall)
+  );
+
+  assign head_pop[`HWGEN_QUEUE_COMPUTE]   = mm_head_pop || wu_head_pop;
+  assign compute_acquire                  = mm_acquire | wu_acquire;
+  assign compute_release                  = mm_release | wu_release;
+  assign in_re                            = mm_in_re || wu_in_re;
+  assign in_addr                          = wu_in_re ? wu_in_addr : mm_in_addr;
+  assign w_re                             = mm_w_re || wu_w_re;
+  assign w_addr                           = wu_w_re ? wu_w_addr : mm_w_addr;
+  assign acc_hi_rd_valid                  = mm_acc_rd_valid || wu_acc_rd_valid;
+  assign acc_hi_rd_addr                   = wu_acc_rd_valid ? wu_acc_rd_addr : mm_acc_rd_addr;
+  assign acc_hi_wr_valid                  = mm_acc_wr_valid || wu_acc_wr_valid;
+  assign acc_hi_wr_addr                   = wu_acc_wr_valid ? wu_acc_wr_addr : mm_acc_wr_addr;
+  assign acc_hi_wr_data                   = wu_acc_wr_valid ? wu_acc_wr_data : mm_acc_wr_data;
+  assign exec_busy[`HWGEN_QUEUE_COMPUTE]  = mm_busy || wu_busy;
+  assign exec_stall[`HWGEN_QUEUE_COMPUTE] = mm_stall || wu_stall;
+{%- endif %}
 
   hwgen_vector_unit #(
     .INSTR_W     (INSTR_W),

@@ -77,6 +77,11 @@ module hwgen_fetch #(
           `HWGEN_OP_STORE: begin
             queue_valid_o[`HWGEN_QUEUE_STORE] = 1'b1;
           end
+{%- if c.window %}
+          `HWGEN_OP_WINDOW: begin
+            queue_valid_o[`HWGEN_QUEUE_COMPUTE] = 1'b1;
+          end
+{%- endif %}
           default: begin
             phase_d   = PHASE_IDLE;
             illegal_d = 1'b1;

@@ -43,6 +43,17 @@ pub fn matmul_cycles(rows: u64, cpf: u32, preload: bool) -> u64 {
     rows.max(refill) + 2
 }
 
+/// Cycles the window unit takes between an instruction's start and its last accumulator
+/// write, beyond reading its weights and its input pixels (`hwgen_window_unit`).
+pub const WINDOW_PIPE: u64 = 5;
+
+/// Cycles of a window instruction: its weight rows (a sum; a maximum has none), one cycle
+/// per input pixel, and the pipeline.
+pub fn window_cycles(w: &crate::isa::Window) -> u64 {
+    let weights = if w.max { 0 } else { w.kh * w.kw };
+    weights + w.count0 * w.count1 + WINDOW_PIPE
+}
+
 pub fn run(
     design: &Design,
     g: &super::legalize::Graph,
@@ -79,6 +90,7 @@ pub fn run(
                 Op::Matmul(m) => {
                     compute += matmul_cycles(m.count0 * m.count1, u.cpf, m.preload);
                 }
+                Op::Window(w) => compute += window_cycles(w),
                 Op::Vector(v) => vector += v.count + 7,
                 Op::Load(t) | Op::Store(t) => {
                     let buf = match (&s.instr.op, s.writes.first()) {
