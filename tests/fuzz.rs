@@ -169,6 +169,8 @@ const KEYS: &[&str] = &[
     "from",
     "clock_mhz",
     "imem_depth",
+    "enabled",
+    "line",
     "dilation",
 ];
 
@@ -183,6 +185,7 @@ const HEADERS: &[&str] = &[
     "[input]",
     "[[input]]",
     "[control]",
+    "[window]",
     "[[layer]]",
     "[requant]",
 ];

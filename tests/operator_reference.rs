@@ -28,6 +28,8 @@ struct ConvCase {
     untied: bool,
     /// conv_transpose instead of conv2d
     transposed: bool,
+    /// groups of a conv2d (cin: depthwise)
+    groups: usize,
 }
 
 /// The golden model's output of the layer and ONNX Runtime's, element by element (HWC).
@@ -38,10 +40,15 @@ fn both(c: &ConvCase) -> (Vec<i64>, Vec<i64>) {
     let mut ints =
         |n: usize, lo: i64, hi: i64| -> Vec<i64> { (0..n).map(|_| rng.range(lo, hi)).collect() };
     let x = ints(h * w * cin, -20, 20);
-    let wt = ints(c.k * c.k * cin * c.cout, -12, 12);
+    let wt = ints(c.k * c.k * cin / c.groups * c.cout, -12, 12);
     let b = ints(c.cout, -300, 300);
     write_i64(&dir.path().join("x.npy"), &c.shape, &x).unwrap();
-    write_i64(&dir.path().join("w.npy"), &[c.k, c.k, cin, c.cout], &wt).unwrap();
+    write_i64(
+        &dir.path().join("w.npy"),
+        &[c.k, c.k, cin / c.groups, c.cout],
+        &wt,
+    )
+    .unwrap();
     let size = |i: usize| {
         if c.transposed {
             (i - 1) * c.stride + c.k - 2 * c.pad
@@ -70,7 +77,7 @@ fn both(c: &ConvCase) -> (Vec<i64>, Vec<i64>) {
     let toml = format!(
         "name = \"ref\"\n[input]\nshape = [{h}, {w}, {cin}]\ndata = \"x.npy\"\n\
          [[layer]]\nname = \"conv\"\nop = \"{op}\"\nkernel = {k}\nstride = {st}\n\
-         padding = {p}\nout_channels = {co}\nweights = \"w.npy\"\n{bias_key}\n\
+         padding = {p}\n{g}out_channels = {co}\nweights = \"w.npy\"\n{bias_key}\n\
          requant = {{ multiplier = {m}, shift = {s}, zero_point = {zp} }}\n{activation}",
         op = if c.transposed {
             "conv_transpose"
@@ -80,7 +87,12 @@ fn both(c: &ConvCase) -> (Vec<i64>, Vec<i64>) {
         k = c.k,
         st = c.stride,
         p = c.pad,
-        co = c.cout
+        co = c.cout,
+        g = if c.transposed {
+            String::new()
+        } else {
+            format!("groups = {}\n", c.groups)
+        }
     );
     let path = dir.path().join("model.toml");
     std::fs::write(&path, toml).unwrap();
@@ -99,7 +111,7 @@ fn both(c: &ConvCase) -> (Vec<i64>, Vec<i64>) {
         neg as f64 / m as f64
     });
     let params = serde_json::json!({
-        "op": if c.transposed { "conv_transpose" } else { "conv" }, "stride": c.stride, "pad": c.pad, "alpha": alpha, "untied": c.untied,
+        "op": if c.transposed { "conv_transpose" } else { "conv" }, "group": c.groups, "stride": c.stride, "pad": c.pad, "alpha": alpha, "untied": c.untied,
         "multiplier": m, "shift": s, "zero_point": zp, "out_bits": 8, "out_signed": true,
     });
     let out = run_reference(
@@ -147,6 +159,7 @@ fn leaky_relu_conv_matches_onnx_runtime() {
                 slope: Some(slope),
                 untied: false,
                 transposed: false,
+                groups: 1,
             });
         }
     }
@@ -172,6 +185,7 @@ fn untied_bias_conv_matches_onnx_runtime() {
                 slope,
                 untied: true,
                 transposed: false,
+                groups: 1,
             });
         }
     }
@@ -205,6 +219,7 @@ fn conv_transpose_matches_onnx_runtime() {
                 slope: Some((13, 6)),
                 untied,
                 transposed: true,
+                groups: 1,
             });
         }
     }
@@ -240,4 +255,93 @@ fn concat_matches_onnx_runtime() {
     let want: Vec<i64> = out.lines().map(|l| l.parse().unwrap()).collect();
     assert_eq!(got.len(), h * w * 16);
     assert_eq!(got, want);
+}
+
+/// Depthwise convolutions (groups = channels, the window unit's convolutions) against ONNX
+/// Runtime's Conv with group = C: 3x3 at stride 1 and 2 with padding 1, 2x2 without, with a
+/// bias and leaky ReLU.
+#[test]
+fn depthwise_conv_matches_onnx_runtime() {
+    if !have_onnxruntime() {
+        return;
+    }
+    for (i, (shape, k, stride, pad)) in [
+        ([9, 8, 6], 3, 1, 1),
+        ([11, 10, 5], 3, 2, 1),
+        ([6, 7, 4], 2, 1, 0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        check(&ConvCase {
+            seed: 100 + i as u64,
+            shape,
+            k,
+            stride,
+            pad,
+            cout: shape[2],
+            requant: (64, 7, -1),
+            slope: Some((13, 6)),
+            untied: false,
+            transposed: false,
+            groups: shape[2],
+        });
+    }
+}
+
+/// Max-pooling (padding never counts) and average pooling (padding counts as zeros: the
+/// requantization multiplier 1, shift 0 leaves the window sums) against ONNX Runtime's
+/// MaxPool on int8 and AveragePool with count_include_pad = 1, over negative and positive
+/// inputs, for the windows the models use (ResNet's 3x3/2 with padding 1) and others.
+#[test]
+fn pooling_with_padding_matches_onnx_runtime() {
+    if !have_onnxruntime() {
+        return;
+    }
+    let mut rng = Rng::new(123);
+    for (op, k, stride, pad) in [
+        ("max", 3, 2, 1),
+        ("max", 2, 2, 1),
+        ("max", 3, 1, 2),
+        ("avg", 3, 1, 1),
+        ("avg", 2, 2, 1),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (h, w, c) = (7, 8, 3);
+        // Max: mostly negative, so a zero border would win at the edges; avg: small
+        // values, so the window sums stay within int8.
+        let (lo, hi) = if op == "max" { (-128, 10) } else { (-12, 11) };
+        let x: Vec<i64> = (0..h * w * c).map(|_| rng.range(lo, hi)).collect();
+        write_i64(&dir.path().join("x.npy"), &[h, w, c], &x).unwrap();
+        let extra = if op == "avg" {
+            "requant = { multiplier = 1, shift = 0 }\n"
+        } else {
+            ""
+        };
+        let toml = format!(
+            "name = \"pool\"\n[input]\nshape = [{h}, {w}, {c}]\ndata = \"x.npy\"\n\
+             [[layer]]\nname = \"pool\"\nop = \"{op}pool\"\nkernel = {k}\nstride = {stride}\n\
+             padding = {pad}\n{extra}"
+        );
+        let path = dir.path().join("model.toml");
+        std::fs::write(&path, toml).unwrap();
+        let model = hwgen::model::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let got = hwgen::golden::run(&model, 8)["pool"].data.clone();
+        let out = run_reference(
+            "onnx_pool.py",
+            &[
+                &dir.path().to_string_lossy(),
+                op,
+                &k.to_string(),
+                &stride.to_string(),
+                &pad.to_string(),
+            ],
+            "",
+        );
+        let want: Vec<i64> = out.lines().map(|l| l.parse().unwrap()).collect();
+        assert_eq!(got, want, "{op}pool {k}x{k}/{stride} padding {pad}");
+        // Some border output must differ from a pool over a zero border (max) or be a
+        // sum that counts fewer pixels than k * k (avg): otherwise padding was not tested.
+        assert!(want.iter().any(|&v| v < 0), "{op}pool: no negative output");
+    }
 }

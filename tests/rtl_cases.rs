@@ -63,6 +63,14 @@ cases! {
     conv3x3_stride1_pad1: "cases/conv3x3_stride1_pad1.toml" on "configs/8x8_int8.toml" with 30;
     conv3x3_stride2_pad1: "cases/conv3x3_stride2_pad1.toml" on "configs/16x16_int8.toml";
     depthwise3x3: "cases/depthwise3x3.toml" on "configs/8x8_int8.toml";
+    depthwise3x3_array: "cases/depthwise3x3.toml" on "rtl-tests/configs/8x8_int8_array.toml";
+    depthwise_stride2: "cases/depthwise_stride2.toml" on "configs/16x16_int8.toml" with 25;
+    maxpool_pad_8x8: "cases/maxpool_pad.toml" on "configs/8x8_int8.toml" with 15;
+    maxpool_pad_16x16: "cases/maxpool_pad.toml" on "configs/16x16_int8.toml";
+    maxpool_array: "cases/maxpool.toml" on "rtl-tests/configs/8x8_int8_array.toml";
+    avgpool_pad: "cases/avgpool_pad.toml" on "configs/8x8_int8.toml" with 10;
+    avgpool_pad_array: "cases/avgpool_pad.toml" on "rtl-tests/configs/8x8_int8_array.toml";
+    uint8_window: "cases/uint8_window.toml" on "rtl-tests/configs/8x8_uint8_int16.toml" with 20;
     conv_relu: "cases/conv_relu.toml" on "configs/16x16_int8.toml";
     maxpool: "cases/maxpool.toml" on "configs/8x8_int8.toml";
     avgpool: "cases/avgpool.toml" on "configs/16x16_int8.toml";

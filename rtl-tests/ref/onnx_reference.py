@@ -2,7 +2,8 @@
 
 Usage: onnx_reference.py DIR PARAMS_JSON
 DIR holds x.npy (H, W, C), w.npy (KH, KW, C, COUT) and b.npy (COUT), integer-valued, in
-hwgen's layouts, and with "untied": true also ub.npy (OH, OW, COUT), a bias per output
+hwgen's layouts (w.npy is (KH, KW, C / group, COUT) for a grouped convolution, "group" in
+PARAMS_JSON, default 1), and with "untied": true also ub.npy (OH, OW, COUT), a bias per output
 pixel and channel added to the convolution (ONNX Add of an NCHW tensor). PARAMS_JSON: {"op": "conv" or "conv_transpose", "stride": s, "pad": p, "alpha": a or null,
 "multiplier": m, "shift": k, "zero_point": z, "out_bits": 8, "out_signed": true}.
 
@@ -41,6 +42,7 @@ def main():
             ["acc"],
             strides=[s, s],
             pads=[p, p, p, p],
+            **({} if transposed else {"group": params.get("group", 1)}),
         )
     ]
     last = "acc"

@@ -300,13 +300,14 @@ fn out_type(layer: &Layer) -> IntType {
     layer.out_format.code_type()
 }
 
-/// Max-pooling (the window's maximum) and average pooling (the requantized window sum).
+/// Max-pooling (the largest input of the window that is not padding) and average pooling
+/// (the requantized window sum, padding counted as zeros).
 pub fn pool(x: &Tensor, layer: &Layer) -> Tensor {
     let [oh, ow, c] = layer.out;
     let t = out_type(layer);
     let mut y = Tensor::zeros(oh, ow, c, layer.out_format);
-    let (k, stride) = match &layer.op {
-        Op::MaxPool { k, stride } | Op::AvgPool { k, stride, .. } => (*k, *stride),
+    let (k, stride, pad) = match &layer.op {
+        Op::MaxPool { k, stride, pad } | Op::AvgPool { k, stride, pad, .. } => (*k, *stride, *pad),
         _ => unreachable!("pool called on {}", layer.op.name()),
     };
     for oy in 0..oh {
@@ -314,12 +315,15 @@ pub fn pool(x: &Tensor, layer: &Layer) -> Tensor {
             for ch in 0..c {
                 let window = (0..k)
                     .flat_map(|ky| (0..k).map(move |kx| (ky, kx)))
-                    .map(|(ky, kx)| x.at(oy * stride + ky, ox * stride + kx, ch));
+                    .filter_map(|tap| input_pixel((oy, ox), tap, stride, pad, (x.h, x.w)))
+                    .map(|(iy, ix)| x.at(iy, ix, ch));
                 let v = match &layer.op {
                     Op::AvgPool { requant, .. } => {
                         int::requantize(window.map(i128::from).sum(), *requant, t)
                     }
-                    _ => window.max().expect("a window"),
+                    _ => window
+                        .max()
+                        .expect("a window holds an input pixel (pad < kernel)"),
                 };
                 y.set(oy, ox, ch, v);
             }

@@ -117,12 +117,24 @@ fn accumulation_wraps_modulo_the_accumulator() {
 #[test]
 fn pools_add_upsample_by_hand() {
     let x = tensor(2, 2, 1, vec![1, -5, 7, 3]);
-    let y = pool(&x, &layer(Op::MaxPool { k: 2, stride: 2 }, [1, 1, 1], I8));
+    let y = pool(
+        &x,
+        &layer(
+            Op::MaxPool {
+                k: 2,
+                stride: 2,
+                pad: 0,
+            },
+            [1, 1, 1],
+            I8,
+        ),
+    );
     assert_eq!(y.data, vec![7]);
     // Sum 6 * 16384 / 65536 = 1.5 -> 2 (half up).
     let avg = Op::AvgPool {
         k: 2,
         stride: 2,
+        pad: 0,
         requant: Requant {
             multiplier: 16384,
             shift: 16,
@@ -195,4 +207,39 @@ fn integer_convolution_by_definition_equals_pass_order() {
             pass_conv_accumulate(&x, &l, rows)
         );
     }
+}
+
+/// Pooling with padding by hand, on the 2x2 input [[-7, -5], [-9, -3]] with a 2x2 window
+/// at stride 1 and padding 1 (a 3x3 output): a max-pool's padding never counts, so the
+/// corners are the corner pixels themselves even though every input is negative (a zero
+/// border would make them 0), and the centre is -3; an average pool counts padding as
+/// zeros: the windows' sums are -7, -12, -5 / -16, -24, -8 / -9, -12, -3, requantized
+/// by 1/4 half up: -7/4 = -1.75 -> -2, -3, -1.25 -> -1 / -4, -6, -2 / -2.25 -> -2, -3,
+/// -0.75 -> -1.
+#[test]
+fn pooling_with_padding_by_hand() {
+    let x = tensor(2, 2, 1, vec![-7, -5, -9, -3]);
+    let max = Op::MaxPool {
+        k: 2,
+        stride: 1,
+        pad: 1,
+    };
+    assert_eq!(
+        pool(&x, &layer(max, [3, 3, 1], I8)).data,
+        vec![-7, -5, -5, -7, -3, -3, -9, -3, -3]
+    );
+    let avg = Op::AvgPool {
+        k: 2,
+        stride: 1,
+        pad: 1,
+        requant: Requant {
+            multiplier: 1,
+            shift: 2,
+            zero_point: 0,
+        },
+    };
+    assert_eq!(
+        pool(&x, &layer(avg, [3, 3, 1], I8)).data,
+        vec![-2, -3, -1, -4, -6, -2, -2, -3, -1]
+    );
 }

@@ -111,13 +111,19 @@ pub enum Op {
         /// ReLU6: the upper clamp, as a quantized output value.
         clamp: Option<i64>,
     },
+    /// The largest input of each k x k window; `pad` rows and columns around the input are
+    /// padding, which never counts (ONNX MaxPool's pads).
     MaxPool {
         k: usize,
         stride: usize,
+        pad: usize,
     },
+    /// The requantized sum of each k x k window; padding counts as zeros (ONNX AveragePool
+    /// with count_include_pad = 1 when the multiplier divides by k * k).
     AvgPool {
         k: usize,
         stride: usize,
+        pad: usize,
         requant: Requant,
     },
     /// y = saturate(requant(a) + b)

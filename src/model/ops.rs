@@ -80,8 +80,12 @@ const OPS: &[(&str, OpParser, OpKeys)] = &[
         ),
     ),
     ("fc", conv, (&["out_channels", "weights"], CONV_POST)),
-    ("maxpool", pool, (&["kernel", "stride"], &[])),
-    ("avgpool", pool, (&["kernel", "stride", "requant"], &[])),
+    ("maxpool", pool, (&["kernel", "stride", "padding"], &[])),
+    (
+        "avgpool",
+        pool,
+        (&["kernel", "stride", "padding", "requant"], &[]),
+    ),
     (
         "add",
         add,
@@ -593,7 +597,7 @@ fn check_real_layer(
     Ok(())
 }
 
-/// `maxpool` and `avgpool`: a square window, no padding.
+/// `maxpool` and `avgpool`: a square window, padding below the kernel.
 fn pool(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
     let [h, w, c] = a.shape;
     let k = match &a.rl.kernel {
@@ -607,16 +611,29 @@ fn pool(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         }
     };
     let stride = ctx.positive("stride", a.rl.stride, Some(k as i64), 8)?;
-    if h < k || w < k {
+    let pad = a.rl.padding.unwrap_or(0);
+    if !(0..k as i64).contains(&pad) {
+        return Err(ctx.err(
+            &format!("padding = {pad}"),
+            format!("a pooling padding is 0 up to the kernel - 1 ({}), so every window holds an input pixel", k - 1),
+            format!("use a padding from 0 to {}", k - 1),
+        ));
+    }
+    let pad = pad as usize;
+    if h + 2 * pad < k || w + 2 * pad < k {
         return Err(ctx.err(
             "kernel",
-            format!("the {k}x{k} window is larger than the {h}x{w} input"),
+            format!("the {k}x{k} window is larger than the {h}x{w} input and its padding"),
             "use a smaller window",
         ));
     }
-    let out = [(h - k) / stride + 1, (w - k) / stride + 1, c];
+    let out = [
+        (h + 2 * pad - k) / stride + 1,
+        (w + 2 * pad - k) / stride + 1,
+        c,
+    ];
     let op = if a.rl.op == "maxpool" {
-        Op::MaxPool { k, stride }
+        Op::MaxPool { k, stride, pad }
     } else {
         // Default: divide by k*k with a 16-bit fixed-point multiplier (a 1x1 window is
         // the identity, whose multiplier 2^16 would not fit).
@@ -633,6 +650,7 @@ fn pool(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         Op::AvgPool {
             k,
             stride,
+            pad,
             requant: ctx.requant(a.rl.requant.as_ref(), default)?,
         }
     };

@@ -28,6 +28,10 @@ pub struct Alloc {
     /// row: the rows that sum a global average pool's pixels (`schedule::gap`). Allocated
     /// when the graph has an average pool to one pixel and the unit's inputs are integers.
     pub ones: Option<(u64, u64)>,
+    /// (node, oct) → first beat of the kh x kw weight rows a node in the window unit reads
+    /// for channel tile oct (`window_weight_row`): a depthwise convolution's taps, or an
+    /// average pool's rows of ones (one block for every channel tile). A max-pool has none.
+    pub window_weights: HashMap<(usize, usize), u64>,
     /// (node, oct) → first beat of the bias row.
     pub bias: HashMap<(usize, usize), u64>,
     /// node → first beat of its untied bias: one accumulator row of a channel tile per
@@ -89,7 +93,9 @@ pub fn window(n: &Node) -> (usize, usize, usize, usize) {
             pad,
             ..
         } => (*kh, *kw, *stride, *pad),
-        Op::MaxPool { k, stride } | Op::AvgPool { k, stride, .. } => (*k, *k, *stride, 0),
+        Op::MaxPool { k, stride, pad } | Op::AvgPool { k, stride, pad, .. } => {
+            (*k, *k, *stride, *pad)
+        }
         Op::Add { .. } | Op::Upsample { .. } => (1, 1, 1, 0),
         Op::Concat => unreachable!("legalize stores concats in place"),
     }
@@ -164,9 +170,32 @@ pub fn tile_present(n: &Node, cin: usize, t: usize, oct: usize, ict: usize) -> b
     ci0 < ci1 && co0 < co1 && ci0 / cin_g <= (co1 - 1) / cout_g && co0 / cout_g <= (ci1 - 1) / cin_g
 }
 
+/// Row `ky * kw + kx` of the window weights of channel tile `oct` of a node in the window
+/// unit: lane c holds the weight of tap (ky, kx) of channel oct * t + c (zero past the
+/// channels); an average pool's rows are ones.
+pub fn window_weight_row(n: &Node, t: usize, oct: usize, ky: usize, kx: usize) -> Vec<i64> {
+    match &n.op {
+        Op::Conv {
+            kw, cout, weights, ..
+        } => (0..t)
+            .map(|c| {
+                let co = oct * t + c;
+                if co < *cout {
+                    // A depthwise layer's weights are [kh][kw][1][cout].
+                    weights[(ky * kw + kx) * cout + co]
+                } else {
+                    0
+                }
+            })
+            .collect(),
+        _ => vec![1; t],
+    }
+}
+
 /// Where the weight tiles, bias rows and untied biases of every node go, from beat `next`.
 struct Params {
     weights: HashMap<(usize, usize), (u64, Vec<Tap>)>,
+    window_weights: HashMap<(usize, usize), u64>,
     bias: HashMap<(usize, usize), u64>,
     untied: HashMap<usize, u64>,
     end: u64,
@@ -174,6 +203,7 @@ struct Params {
 
 fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &'u Unit) -> Params {
     let mut weights = HashMap::new();
+    let mut window_weights = HashMap::new();
     let mut bias = HashMap::new();
     let mut untied = HashMap::new();
     for (i, n) in g.nodes.iter().enumerate() {
@@ -191,8 +221,34 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
                 next += (octs * n.out[0] * n.out[1]) as u64 * acc_beats;
             }
         }
+        if n.window {
+            // kh x kw rows per channel tile; an average pool's ones serve every tile.
+            let rows = (kh * kw) as u64 * weight_beats;
+            match &n.op {
+                Op::Conv { .. } => {
+                    for oct in 0..octs {
+                        window_weights.insert((i, oct), next);
+                        next += rows;
+                    }
+                }
+                Op::AvgPool { .. } => {
+                    for oct in 0..octs {
+                        window_weights.insert((i, oct), next);
+                    }
+                    next += rows;
+                }
+                _ => {}
+            }
+        }
         if let Op::Conv { bias: b, .. } = &n.op {
             for oct in 0..octs {
+                if n.window {
+                    if b.iter().any(|v| *v != 0) {
+                        bias.insert((i, oct), next);
+                        next += acc_beats;
+                    }
+                    continue;
+                }
                 let mut taps = Vec::new();
                 for ict in 0..icts {
                     for ky in 0..kh {
@@ -215,6 +271,7 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
     }
     Params {
         weights,
+        window_weights,
         bias,
         untied,
         end: next,
@@ -256,6 +313,12 @@ impl Alloc {
                 .collect(),
             weights: self
                 .weights
+                .clone()
+                .into_iter()
+                .filter(|((i, _), _)| mine(i))
+                .collect(),
+            window_weights: self
+                .window_weights
                 .clone()
                 .into_iter()
                 .filter(|((i, _), _)| mine(i))
@@ -379,6 +442,7 @@ fn place<'u>(
     });
     let Params {
         weights,
+        window_weights,
         bias,
         untied,
         end,
@@ -448,6 +512,7 @@ fn place<'u>(
     Alloc {
         tensors,
         weights,
+        window_weights,
         identity,
         identities,
         ones,

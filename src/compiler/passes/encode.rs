@@ -2,7 +2,7 @@
 //! the memory image before the run: the input, the weight tiles (element rows, then their
 //! precision's scale rows), the identity tile and the bias rows.
 
-use super::allocate::{tile_rows, weight_tile, Alloc};
+use super::allocate::{tile_rows, weight_tile, window_weight_row, Alloc};
 use super::legalize::Graph;
 use crate::compiler::{Compilation, CompileError, OutputRegion, Program, TensorLayout};
 use crate::design::Design;
@@ -269,6 +269,17 @@ pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
             let rows_of_tile = tile.into_iter().chain(p.pack_weight_scales(&scales));
             for (r, row) in rows_of_tile.enumerate().take(rows) {
                 let at = base + ((k * rows + r) as u64) * alloc.weight_beats;
+                dmem.write_row(at, alloc.weight_beats, &row, wt);
+            }
+        }
+    }
+    for (&(ni, oct), &base) in &alloc.window_weights {
+        let n = &g.nodes[ni];
+        let (kh, kw, _, _) = super::allocate::window(n);
+        for ky in 0..kh {
+            for kx in 0..kw {
+                let row = window_weight_row(n, t, oct, ky, kx);
+                let at = base + ((ky * kw + kx) as u64) * alloc.weight_beats;
                 dmem.write_row(at, alloc.weight_beats, &row, wt);
             }
         }

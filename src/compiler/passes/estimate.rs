@@ -44,8 +44,9 @@ pub fn matmul_cycles(rows: u64, cpf: u32, preload: bool) -> u64 {
 }
 
 /// Cycles the window unit takes between an instruction's start and its last accumulator
-/// write, beyond reading its weights and its input pixels (`hwgen_window_unit`).
-pub const WINDOW_PIPE: u64 = 5;
+/// write (when the next may start), beyond reading its weights and its input pixels
+/// (`hwgen_window_unit`).
+pub const WINDOW_PIPE: u64 = 4;
 
 /// Cycles of a window instruction: its weight rows (a sum; a maximum has none), one cycle
 /// per input pixel, and the pipeline.

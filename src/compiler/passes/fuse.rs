@@ -72,8 +72,12 @@ pub fn run(mut g: Graph) -> Graph {
     while i + 1 < g.nodes.len() {
         let name = g.nodes[i].name.clone();
         let pool = match (&g.nodes[i].op, &g.nodes[i + 1].op) {
-            (Op::Conv { untied_bias, .. }, Op::MaxPool { k, stride })
+            (Op::Conv { untied_bias, .. }, Op::MaxPool { k, stride, pad: 0 })
                 if integer(&g, &g.nodes[i])
+                    && !g.nodes[i].window
+                    // A pool the window unit runs reads each input once; fused, a pool
+                    // whose windows overlap would run the convolution at every tap.
+                    && !(g.nodes[i + 1].window && k > stride)
                     // Each pool tap would need its own pixels' bias.
                     && untied_bias.is_empty()
                     && g.nodes[i].residual.is_none()

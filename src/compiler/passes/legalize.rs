@@ -36,6 +36,8 @@ pub struct Node {
     pub shift: (usize, usize),
     /// Where the output goes when the node writes part of another tensor.
     pub place: Option<Place>,
+    /// The window unit runs it (`in_window`), not the array.
+    pub window: bool,
 }
 
 /// A node's output pixel (u, v) is pixel (offset.0 + stride * u, offset.1 + stride * v) of
@@ -274,7 +276,20 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             continue;
         }
         let prec = precision_index(&unit.datatype, model, l)?;
-        vector_ops(design, l)?;
+        let cin = model.shape_of(&l.inputs[0]).expect("input exists")[2];
+        let window = in_window(&unit, &l.op, prec, cin);
+        vector_ops(design, l, window)?;
+        if matches!(l.op, Op::MaxPool { pad, .. } if pad > 0) && !window {
+            return Err(CompileError::new(
+                Some(&l.name),
+                "a max-pool with padding runs in the window unit (padding never counts there); the array pools over the zero border, which would count",
+                if unit.window.is_some() {
+                    "use a kernel of at most window.kernel and a stride of at most 3, or pool without padding"
+                } else {
+                    "add [window] enabled = true to the config, or pool without padding"
+                },
+            ));
+        }
         let node = Node {
             name: l.name.clone(),
             op: l.op.clone(),
@@ -294,6 +309,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             },
             shift: (0, 0),
             place: None,
+            window,
         };
         if let Op::Conv {
             transposed: true, ..
@@ -380,8 +396,41 @@ fn pack_taps(nodes: &mut [Node], inputs: &mut Vec<Source>, unit: &Unit) {
     }
 }
 
-/// The vector unit must have every post-processing operation the layer uses.
-fn vector_ops(design: &Design, l: &Layer) -> Result<(), CompileError> {
+/// Whether the unit's window unit runs a layer: an integer depthwise convolution (each
+/// output channel reads its own input channel) or a pooling layer whose kernel fits the
+/// window unit (at most `kernel` square, at most `line` wide) at a stride of at most 3
+/// (the instruction's `step`). Everything else runs on the array.
+pub fn in_window(unit: &Unit, op: &Op, prec: usize, cin: usize) -> bool {
+    let Some(w) = unit.window else {
+        return false;
+    };
+    if !matches!(
+        unit.datatype.precisions[prec],
+        crate::numeric::Precision::Int(_)
+    ) {
+        return false;
+    }
+    let fits = |kh: usize, kw: usize, stride: usize| {
+        kh <= w.kernel as usize && kw <= w.kernel as usize && kw <= w.line as usize && stride <= 3
+    };
+    match op {
+        Op::Conv {
+            transposed: false,
+            kh,
+            kw,
+            stride,
+            groups,
+            cout,
+            ..
+        } => *groups == cin && *cout == cin && cin > 1 && fits(*kh, *kw, *stride),
+        Op::MaxPool { k, stride, .. } | Op::AvgPool { k, stride, .. } => fits(*k, *k, *stride),
+        _ => false,
+    }
+}
+
+/// The vector unit must have every post-processing operation the layer uses (a max-pool in
+/// the window unit needs no `maxpool` in the vector unit).
+fn vector_ops(design: &Design, l: &Layer, window: bool) -> Result<(), CompileError> {
     let need = |ok: bool, what: &str| {
         if ok {
             Ok(())
@@ -411,7 +460,8 @@ fn vector_ops(design: &Design, l: &Layer) -> Result<(), CompileError> {
                 need(v.leaky_relu, "leaky_relu")?;
             }
         }
-        Op::MaxPool { .. } => need(v.maxpool, "maxpool")?,
+        Op::MaxPool { .. } if !window => need(v.maxpool, "maxpool")?,
+        Op::MaxPool { .. } => {}
         Op::Add { relu, .. } => {
             need(v.add, "add")?;
             if *relu {

@@ -114,7 +114,7 @@ pub fn run(design: &Design, g: &Graph, alloc: &Alloc) -> Result<Vec<Tiling>, Com
 pub fn run_for(
     design: &Design,
     g: &Graph,
-    _alloc: &Alloc,
+    alloc: &Alloc,
     mine: impl Fn(usize) -> bool,
 ) -> Result<Vec<Tiling>, CompileError> {
     let bud = budget(design, g);
@@ -140,6 +140,10 @@ pub fn run_for(
         }
         if let crate::model::Op::Upsample { factor } = n.op {
             out.push(upsample_tiling(&bud, n, factor)?);
+            continue;
+        }
+        if n.window {
+            out.push(window_tiling(design, &bud, g, alloc, n)?);
             continue;
         }
         let (mut kh, mut kw, mut s, _) = window(n);
@@ -237,6 +241,78 @@ pub fn run_for(
         out.push(t);
     }
     Ok(out)
+}
+
+/// The tiling of a node in the window unit: one channel tile per group, and the output
+/// tile whose input window fits half the input buffer and the line buffer and whose rows
+/// fit the accumulator bank (less the bias row) and the output rows, with the fewest
+/// estimated cycles: per tile, the larger of the window unit's (`estimate::window_cycles`)
+/// and the memory port's (the window's input rows and the tile's output rows), remainder
+/// tiles at the edges included, plus two cycles for its vector and store issue.
+fn window_tiling(
+    design: &Design,
+    bud: &Budget,
+    g: &Graph,
+    alloc: &Alloc,
+    n: &Node,
+) -> Result<Tiling, CompileError> {
+    let (kh, kw, s, _) = window(n);
+    let line = g.unit.window.map_or(0, |w| w.line as usize);
+    let [oh, ow, _] = n.out;
+    let out_rows = if n.residual.is_some() {
+        bud.out_quarter
+    } else {
+        2 * bud.out_quarter
+    };
+    let rows_cap = (bud.acc_bank - 1).min(out_rows);
+    let weights = if matches!(n.op, crate::model::Op::MaxPool { .. }) {
+        0
+    } else {
+        (kh * kw) as u64
+    };
+    let bytes_per_row = alloc.act_beats * u64::from(design.memory.data_width_bits / 8);
+    let bw = u64::from(design.memory.bytes_per_cycle).max(1);
+    let cost = |th: usize, tw: usize| -> u64 {
+        let sizes = |n: usize, t: usize| [(n / t, t), (usize::from(!n.is_multiple_of(t)), n % t)];
+        let mut c = 0;
+        for (nh, h) in sizes(oh, th) {
+            for (nw, w) in sizes(ow, tw) {
+                if nh * nw == 0 {
+                    continue;
+                }
+                let pixels = (((h - 1) * s + kh) * ((w - 1) * s + kw)) as u64;
+                let unit = weights + pixels + super::estimate::WINDOW_PIPE;
+                let memory = (pixels + (h * w) as u64) * bytes_per_row / bw;
+                c += (nh * nw) as u64 * (unit.max(memory) + 2);
+            }
+        }
+        c
+    };
+    let mut best: Option<(u64, Tiling)> = None;
+    for tw in 1..=ow.min(rows_cap) {
+        let win_w = (tw - 1) * s + kw;
+        if win_w > line || win_w * kh > bud.input_half {
+            continue;
+        }
+        let th_in = bud.input_half / win_w;
+        let th_max = ((th_in - kh) / s + 1).min(rows_cap / tw).min(oh);
+        for th in 1..=th_max {
+            let c = cost(th, tw);
+            if best.is_none_or(|(b, _)| c < b) {
+                best = Some((c, Tiling { th, tw, g: 1 }));
+            }
+        }
+    }
+    best.map(|(_, t)| t).ok_or_else(|| {
+        CompileError::new(
+            Some(&n.name),
+            format!(
+                "the window unit's input window for one output pixel ({kh}x{kw}) does not fit half the input buffer ({} rows) or the line buffer ({line} pixels)",
+                bud.input_half
+            ),
+            "raise buffers.input_depth or window.line",
+        )
+    })
 }
 
 /// An upsample layer's tiling: whole output rows, each one matmul that repeats every input

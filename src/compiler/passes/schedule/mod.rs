@@ -14,6 +14,7 @@ mod finish;
 mod gap;
 mod pass;
 mod upsample;
+mod window;
 
 use super::allocate::{tile_rows, window, Alloc};
 use super::legalize::{Graph, Node};
@@ -69,7 +70,7 @@ impl NodeCtx<'_> {
     /// stride-2 downsample) and the matmul reads the window densely; any other window is
     /// loaded whole.
     fn load_step(&self) -> usize {
-        if self.kh_e == 1 && self.kw_e == 1 {
+        if self.kh_e == 1 && self.kw_e == 1 && !self.n.window {
             self.s_e
         } else {
             1
@@ -241,7 +242,9 @@ pub fn run_rows(
             continue;
         }
         let nc = node_ctx(g, alloc, ni, n);
-        if s.sums_by_weights(&nc) {
+        if n.window {
+            s.window_node(&nc, tiling[ni], r);
+        } else if s.sums_by_weights(&nc) {
             s.gap(&nc, tiling[ni], r);
         } else {
             s.node(&nc, tiling[ni], r);
@@ -274,7 +277,8 @@ fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeC
             relu,
             clamp,
         } => (*requant, *relu, *clamp, false),
-        Op::MaxPool { .. } => (Requant::IDENTITY, false, None, true),
+        // A max-pool in the window unit is post-processed as it is (identity).
+        Op::MaxPool { .. } => (Requant::IDENTITY, false, None, !n.window),
         Op::Upsample { .. } => unreachable!("upsampling has its own schedule"),
         Op::Concat => unreachable!("legalize stores concats in place"),
     };
@@ -302,7 +306,7 @@ fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeC
         relu,
         clamp,
         maxpool,
-        identity: !matches!(n.op, Op::Conv { .. }),
+        identity: !matches!(n.op, Op::Conv { .. }) && !n.window,
     }
 }
 

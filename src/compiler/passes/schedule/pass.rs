@@ -149,7 +149,7 @@ impl Sched<'_> {
     }
 
     /// Load input window `i` (input-channel tile `ict`) of the group's spatial tile.
-    fn load_window(
+    pub(super) fn load_window(
         &mut self,
         nc: &NodeCtx,
         gc: &GroupCtx,
