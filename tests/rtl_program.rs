@@ -7,7 +7,9 @@
 //! refilled right behind short matmuls (1 to 32 rows, the array's latency is 15 cycles).
 //! Window programs run random depthwise and max-pool windows (every kernel up to 3x3,
 //! steps 1 to 3, padding, accumulation) in the window unit, with matmuls in between, so
-//! the compute queue hands over between the array and the window unit both ways.
+//! the compute queue hands over between the array and the window unit both ways, over
+//! input blocks loaded with random padding (zero rows the load unit writes without reading
+//! memory).
 
 mod common;
 
@@ -209,8 +211,21 @@ fn random_window_program(rng: &mut Rng, iters: u64) -> Vec<Instr> {
         let wa = (t % 2) * 64 + rng.range(0, 50) as u64;
         let nw = if window { 9 } else { 8 };
         let wait = if t >= 2 { sem(Q::Compute, Q::Load) } else { 0 };
+        // The tile's inputs: an 8x8 block into its half of the input buffer, with random
+        // padding (zero rows that read no memory) on every side.
+        let half = (t % 2) * 64;
+        let block = Transfer {
+            count1: 8,
+            stride1: 8 * 2 + rng.range(0, 5) as u64,
+            pad_top: rng.range(0, 3) as u64,
+            pad_bottom: rng.range(0, 2) as u64,
+            pad_left: rng.range(0, 3) as u64,
+            pad_right: rng.range(0, 2) as u64,
+            ..rows(Buffer::Input, half, rng.range(0, 800) as u64, 8, 2)
+        };
+        p.push(ins(Op::Load(block), wait, 0));
         let weights = rows(Buffer::Weight, wa, 1024 + 16 * t, nw, 1);
-        p.push(ins(Op::Load(weights), wait, sem(Q::Load, Q::Compute)));
+        p.push(ins(Op::Load(weights), 0, sem(Q::Load, Q::Compute)));
         // Tiles alternate between two accumulator regions, so a compute instruction waits
         // only for the vector op two tiles back and may start right behind the previous
         // one: a window right behind a matmul whose results are still in the array.
@@ -226,22 +241,27 @@ fn random_window_program(rng: &mut Rng, iters: u64) -> Vec<Instr> {
                 rng.range(1, 3) as u64,
                 rng.range(1, 3) as u64,
             );
-            let ow = rng.range(1, ((32 - kw) / step + 1).min(6) as i64) as u64;
-            let oh = rng.range(1, (24 / ow).min(6) as i64) as u64;
-            let count0 = (ow - 1) * step + kw + rng.range(0, step as i64 - 1) as u64;
-            let count1 = (oh - 1) * step + kh + rng.range(0, step as i64 - 1) as u64;
-            let stride0 = rng.range(1, 2) as u64;
+            // A window over the tile's 8x8 block (or a part of it).
+            let ow = rng.range(1, ((8 - kw) / step + 1) as i64) as u64;
+            let oh = rng.range(1, ((8 - kh) / step + 1).min(24 / ow) as i64) as u64;
+            let count0 = ((ow - 1) * step + kw + rng.range(0, step as i64 - 1) as u64).min(8);
+            let count1 = ((oh - 1) * step + kh + rng.range(0, step as i64 - 1) as u64).min(8);
+            let (x0, y0) = (
+                rng.range(0, (8 - count0) as i64) as u64,
+                rng.range(0, (8 - count1) as i64) as u64,
+            );
+            let stride0 = 1;
             let max = rng.range(0, 1) == 1;
             let w = Window {
                 max,
                 accumulate: rng.range(0, 1) == 1,
                 weight_addr: wa,
-                input_addr: rng.range(0, 127) as u64,
+                input_addr: half + 8 * y0 + x0,
                 acc_addr: region,
                 count0,
                 stride0,
                 count1,
-                stride1: count0 * stride0 + rng.range(0, 3) as u64,
+                stride1: 8,
                 kh,
                 kw,
                 step,
@@ -267,9 +287,9 @@ fn random_window_program(rng: &mut Rng, iters: u64) -> Vec<Instr> {
             let (c0, c1) = (rng.range(1, 8) as u64, rng.range(1, 3) as u64);
             let m = Matmul {
                 swap: true,
-                input_addr: rng.range(0, 127) as u64,
-                stride0: rng.range(0, 5) as u64,
-                stride1: rng.range(0, 40) as u64,
+                input_addr: half + rng.range(0, 16) as u64,
+                stride0: rng.range(0, 2) as u64,
+                stride1: rng.range(0, 16) as u64,
                 count0: c0,
                 count1: c1,
                 acc_addr: region,

@@ -35,7 +35,7 @@ pub(super) fn transfer_beats(
     let elem_beats = (n as u64 * u64::from(elem.bits)).div_ceil(u64::from(mem_w));
     let slot = u.scale_bits() > 0 && matches!(t.buffer, Buffer::Input | Buffer::Output);
     let scaled = slot && precision(u, pc, t.prec)?.ops().input().block_scaled();
-    Ok(t.count0 * t.count1 * (elem_beats + u64::from(scaled)))
+    Ok(t.moved_rows() * (elem_beats + u64::from(scaled)))
 }
 
 /// The precision an instruction names, or why it cannot run.
@@ -157,6 +157,12 @@ impl Engine {
         if store && t.buffer != Buffer::Output {
             return Err(illegal("store reads the output buffer only"));
         }
+        let padded = t.pad_top + t.pad_bottom + t.pad_left + t.pad_right > 0;
+        if padded && (store || t.stream) {
+            return Err(illegal(
+                "only a load from external memory takes padding (zero rows)",
+            ));
+        }
         let buf = t.buffer;
         let (n, elem) = self.row_type(buf);
         let elem_beats = (n as u64 * u64::from(elem.bits)).div_ceil(u64::from(self.mem_w));
@@ -173,9 +179,18 @@ impl Engine {
                     mem.write_scale(beat + elem_beats, vals[n] as u8);
                 }
             } else {
-                let mut vals = mem.read_row(beat, elem_beats, n, elem);
+                // A row in the padding is zero and reads no memory.
+                let pad = i1 < t.pad_top
+                    || i1 + t.pad_bottom >= t.count1
+                    || i0 < t.pad_left
+                    || i0 + t.pad_right >= t.count0;
+                let mut vals = if pad {
+                    vec![0; n]
+                } else {
+                    mem.read_row(beat, elem_beats, n, elem)
+                };
                 if slot {
-                    vals.push(if scaled {
+                    vals.push(if scaled && !pad {
                         i64::from(mem.read_scale(beat + elem_beats))
                     } else {
                         0

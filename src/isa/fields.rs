@@ -146,6 +146,10 @@ formats! {
         count1: u64 = 12, "iterations of the outer loop";
         stride1: u64 = 24, "beats between consecutive outer iterations";
         prec: u64 = PREC_BITS, "precision of input and output rows (an index into the Design's list): rows of a block-scaled precision move their scale beat, the others leave it out";
+        pad_top: u64 = 8, "load: the first pad_top outer iterations write zero rows without reading memory (padding outside a tensor); a store takes no padding";
+        pad_bottom: u64 = 8, "load: likewise the last pad_bottom outer iterations";
+        pad_left: u64 = 8, "load: likewise the first pad_left rows of every outer iteration";
+        pad_right: u64 = 8, "load: likewise the last pad_right rows of every outer iteration";
     }
     /// `matmul`: stream input rows through the systolic array into accumulator rows.
     Matmul {
@@ -206,5 +210,14 @@ formats! {
         fixed_scale: u64 = 8, "E8M0 code of an integer row crossing to or from MX: element q means 2^(code-127) q / 2^frac";
         leaky: bool = 1, "leaky ReLU: requantize a negative value (after the bias) with neg_multiplier instead of multiplier";
         neg_multiplier: u64 = 16, "requantization multiplier of negative values under leaky (unsigned)";
+    }
+}
+
+impl Transfer {
+    /// Rows the transfer moves through memory or a stream: every row but its padding.
+    pub fn moved_rows(&self) -> u64 {
+        let rows = |count: u64, a: u64, b: u64| count.saturating_sub(a + b);
+        rows(self.count0, self.pad_left, self.pad_right)
+            * rows(self.count1, self.pad_top, self.pad_bottom)
     }
 }

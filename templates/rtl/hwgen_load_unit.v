@@ -8,6 +8,11 @@
 // Input and output rows of a design with block scales end with SCALE_BEATS beats holding
 // the scale; a load of rows of a precision without scales (bit prec of PREC_SCALED clear)
 // moves the elements only and leaves the scale slot zero.
+//
+// Rows in a load's padding (its first pad_top and last pad_bottom outer iterations, and the
+// first pad_left and last pad_right rows of every outer iteration: pixels outside a tensor)
+// read no memory: the request side skips them and the response side writes them as zero
+// rows, in order with the rows that arrive.
 `include "hwgen_isa.vh"
 module hwgen_load_unit #(
   parameter integer       INSTR_W      = `HWGEN_INSTR_W,
@@ -59,7 +64,13 @@ module hwgen_load_unit #(
   output wire                   stall_o
 );
 
-  localparam integer       TOTAL_W        = `HWGEN_TRANSFER_COUNT0_W + `HWGEN_TRANSFER_COUNT1_W;
+  localparam integer       C0_W           = `HWGEN_TRANSFER_COUNT0_W;
+  localparam integer       C1_W           = `HWGEN_TRANSFER_COUNT1_W;
+  localparam integer       PAD_W          = `HWGEN_TRANSFER_PAD_TOP_W;
+  localparam integer       GEOM_W         = C0_W + C1_W + 4 * PAD_W;
+  localparam integer       TOTAL_W        = C0_W + C1_W;
+  localparam [C0_W-1:0]    C0_ONE         = 1;
+  localparam [C1_W-1:0]    C1_ONE         = 1;
   localparam [BEAT_W-1:0]  BEAT_ONE       = 1;
   localparam [TOTAL_W-1:0] TOTAL_ONE      = 1;
   localparam [RSP_PTR_W:0] FLIGHT_ONE     = 1;
@@ -86,6 +97,10 @@ module hwgen_load_unit #(
   wire [`HWGEN_TRANSFER_COUNT1_W-1:0]    f_count1;
   wire [`HWGEN_TRANSFER_STRIDE1_W-1:0]   f_stride1;
   wire [`HWGEN_TRANSFER_PREC_W-1:0]      f_prec;
+  wire [PAD_W-1:0]                       f_pad_top;
+  wire [PAD_W-1:0]                       f_pad_bottom;
+  wire [PAD_W-1:0]                       f_pad_left;
+  wire [PAD_W-1:0]                       f_pad_right;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -99,7 +114,11 @@ module hwgen_load_unit #(
     .stride0_o   (f_stride0),
     .count1_o    (f_count1),
     .stride1_o   (f_stride1),
-    .prec_o      (f_prec)
+    .prec_o      (f_prec),
+    .pad_top_o    (f_pad_top),
+    .pad_bottom_o (f_pad_bottom),
+    .pad_left_o   (f_pad_left),
+    .pad_right_o  (f_pad_right)
   );
 
   // ---------------------------------------------------------------------------------------
@@ -107,7 +126,30 @@ module hwgen_load_unit #(
   // instruction's context to the response side through a small FIFO and may start the next
   // instruction while earlier responses are still arriving.
   // ---------------------------------------------------------------------------------------
-  localparam integer CTX_W = 1 + 2 + SPAD_ADDR_W + BEAT_W + TOTAL_W + NUM_SEM;
+  localparam integer CTX_W = GEOM_W + 1 + 2 + SPAD_ADDR_W + BEAT_W + TOTAL_W + NUM_SEM;
+
+  // Whether row (i0, i1) of a transfer of geometry g (count0, count1, pads) is padding.
+  function automatic is_pad;
+    input [GEOM_W-1:0] g;
+    input [C0_W-1:0]   i0;
+    input [C1_W-1:0]   i1;
+    reg   [C0_W-1:0]   count0;
+    reg   [C1_W-1:0]   count1;
+    reg   [PAD_W-1:0]  top;
+    reg   [PAD_W-1:0]  bottom;
+    reg   [PAD_W-1:0]  left;
+    reg   [PAD_W-1:0]  right;
+    begin
+      {count0, count1, top, bottom, left, right} = g;
+      is_pad = ({1'b0, i1} < { {(C1_W+1-PAD_W){1'b0}}, top})
+            || ({1'b0, i1} + { {(C1_W+1-PAD_W){1'b0}}, bottom} >= {1'b0, count1})
+            || ({1'b0, i0} < { {(C0_W+1-PAD_W){1'b0}}, left})
+            || ({1'b0, i0} + { {(C0_W+1-PAD_W){1'b0}}, right} >= {1'b0, count0});
+    end
+  endfunction
+
+  wire [GEOM_W-1:0] head_geom = {f_count0, f_count1, f_pad_top, f_pad_bottom, f_pad_left,
+                                 f_pad_right};
 
   reg               req_busy_q;
   reg               req_busy_d;
@@ -117,6 +159,12 @@ module hwgen_load_unit #(
   reg [BEAT_W-1:0]  req_beats_d;
   reg [BEAT_W-1:0]  req_beat_q;
   reg [BEAT_W-1:0]  req_beat_d;
+  reg [GEOM_W-1:0]  req_geom_q;
+  reg [GEOM_W-1:0]  req_geom_d;
+  reg [C0_W-1:0]    req_i0_q;        // the row the request side is at
+  reg [C0_W-1:0]    req_i0_d;
+  reg [C1_W-1:0]    req_i1_q;
+  reg [C1_W-1:0]    req_i1_d;
   reg [RSP_PTR_W:0] inflight_q;
   reg [RSP_PTR_W:0] inflight_d;
   reg [RSP_PTR_W:0] mem_pending_q;
@@ -146,9 +194,12 @@ module hwgen_load_unit #(
 
   // A stream transfer starts only when no memory read is still in flight, so the response
   // FIFO never receives from both sources in one cycle.
-  wire credit  = (inflight_q != FLIGHT_MAX);
-  wire issuing = req_busy_q && agen_valid && credit &&
-                 (!req_stream_q || (mem_pending_q == {(RSP_PTR_W+1){1'b0}}));
+  wire credit   = (inflight_q != FLIGHT_MAX);
+  wire req_pad  = is_pad(req_geom_q, req_i0_q, req_i1_q);
+  // A padding row is skipped in one cycle, without a request.
+  wire req_skip = req_busy_q && agen_valid && req_pad;
+  wire issuing  = req_busy_q && agen_valid && !req_pad && credit &&
+                  (!req_stream_q || (mem_pending_q == {(RSP_PTR_W+1){1'b0}}));
   wire mem_fire  = issuing && !req_stream_q && mem_req_ready_i;
   wire strm_fire = issuing && req_stream_q && stream_valid_i;
   wire beat_fire = mem_fire || strm_fire;
@@ -169,7 +220,7 @@ module hwgen_load_unit #(
     .stride0_i   (f_stride0),
     .count1_i    (f_count1),
     .stride1_i   (f_stride1),
-    .advance_i   (row_sent),
+    .advance_i   (row_sent || req_skip),
     .valid_o     (agen_valid),
     .last_o      (agen_last),
     .addr_o      (agen_addr),
@@ -196,8 +247,8 @@ module hwgen_load_unit #(
   // Instruction contexts, oldest first.
   // ---------------------------------------------------------------------------------------
   wire [TOTAL_W-1:0] head_total = f_count0 * f_count1;
-  wire [CTX_W-1:0]   ctx_in     = {f_stream, f_buffer, f_spad_addr[SPAD_ADDR_W-1:0], beats_of_head,
-                                   head_total, f_signal & PRODUCED};
+  wire [CTX_W-1:0]   ctx_in     = {head_geom, f_stream, f_buffer, f_spad_addr[SPAD_ADDR_W-1:0],
+                                   beats_of_head, head_total, f_signal & PRODUCED};
   wire             ctx_valid;
   wire             ctx_pop;
   wire [CTX_W-1:0] ctx;
@@ -225,7 +276,8 @@ module hwgen_load_unit #(
   wire [BEAT_W-1:0]      ctx_beats     = ctx[NUM_SEM + TOTAL_W +: BEAT_W];
   wire [SPAD_ADDR_W-1:0] ctx_spad_base = ctx[NUM_SEM + TOTAL_W + BEAT_W +: SPAD_ADDR_W];
   wire [1:0]             ctx_buffer    = ctx[NUM_SEM + TOTAL_W + BEAT_W + SPAD_ADDR_W +: 2];
-  wire                   ctx_stream    = ctx[CTX_W-1];
+  wire                   ctx_stream    = ctx[NUM_SEM + TOTAL_W + BEAT_W + SPAD_ADDR_W + 2];
+  wire [GEOM_W-1:0]      ctx_geom      = ctx[CTX_W-1 -: GEOM_W];
   wire                   unused_ctx_stream;
   assign unused_ctx_stream = ctx_stream;
 
@@ -243,6 +295,10 @@ module hwgen_load_unit #(
   reg [TOTAL_W-1:0]   written_d;
   reg [TOTAL_W-1:0]   built_q;
   reg [TOTAL_W-1:0]   built_d;
+  reg [C0_W-1:0]      rsp_i0_q;       // the next row to build
+  reg [C0_W-1:0]      rsp_i0_d;
+  reg [C1_W-1:0]      rsp_i1_q;
+  reg [C1_W-1:0]      rsp_i1_d;
 
   wire             rsp_in_valid = strm_fire || mem_rsp_valid_i;
   wire [MEM_W-1:0] rsp_in_data  = strm_fire ? stream_data_i : mem_rsp_rdata_i;
@@ -250,9 +306,13 @@ module hwgen_load_unit #(
   wire [MEM_W-1:0] rsp_data;
   wire             wr_fire      = wr_pending_q && wr_ready_i;
   // Beats past the oldest context's last row belong to the next one: leave them queued.
-  wire             rsp_pop   = ctx_valid && rsp_valid && (built_q != ctx_total) &&
-                               (!wr_pending_q || wr_fire);
-  wire               row_built = rsp_pop && (asm_beat_q == ctx_beats - BEAT_ONE);
+  wire             rsp_pad   = is_pad(ctx_geom, rsp_i0_q, rsp_i1_q);
+  wire             building  = ctx_valid && (built_q != ctx_total) && (!wr_pending_q || wr_fire);
+  wire             rsp_pop   = building && rsp_valid && !rsp_pad;
+  // A padding row is built at once, as zeros.
+  wire             zero_row  = building && rsp_pad;
+  wire               row_built = (rsp_pop && (asm_beat_q == ctx_beats - BEAT_ONE)) || zero_row;
+  wire [C0_W-1:0]    ctx_count0 = ctx_geom[GEOM_W-1 -: C0_W];
   wire               done      = ctx_valid && (written_q == ctx_total) && !wr_pending_q;
   wire               unused_rsp_ready;
   wire [RSP_PTR_W:0] unused_rsp_count;
@@ -299,14 +359,30 @@ module hwgen_load_unit #(
     wr_pending_d  = wr_pending_q;
     written_d     = written_q;
     built_d       = built_q;
+    req_geom_d    = req_geom_q;
+    req_i0_d      = req_i0_q;
+    req_i1_d      = req_i1_q;
+    rsp_i0_d      = rsp_i0_q;
+    rsp_i1_d      = rsp_i1_q;
 
     if (start) begin
       req_busy_d   = 1'b1;
       req_stream_d = f_stream;
       req_beats_d  = beats_of_head;
       req_beat_d   = {BEAT_W{1'b0}};
+      req_geom_d   = head_geom;
+      req_i0_d     = {C0_W{1'b0}};
+      req_i1_d     = {C1_W{1'b0}};
     end else if (req_busy_q && !agen_valid) begin
       req_busy_d = 1'b0;
+    end
+    if (row_sent || req_skip) begin
+      if (req_i0_q == req_geom_q[GEOM_W-1 -: C0_W] - C0_ONE) begin
+        req_i0_d = {C0_W{1'b0}};
+        req_i1_d = req_i1_q + C1_ONE;
+      end else begin
+        req_i0_d = req_i0_q + C0_ONE;
+      end
     end
 
     if (beat_fire) begin
@@ -323,14 +399,26 @@ module hwgen_load_unit #(
       mem_pending_d = mem_pending_q - FLIGHT_ONE;
     end
 
-    if (rsp_pop) begin
+    if (zero_row) begin
+      asm_d = {ROW_MAX_W{1'b0}};
+    end else if (rsp_pop) begin
       asm_d      = asm_shifted;
       asm_beat_d = row_built ? {BEAT_W{1'b0}} : asm_beat_q + BEAT_ONE;
+    end
+    if (row_built) begin
+      if (rsp_i0_q == ctx_count0 - C0_ONE) begin
+        rsp_i0_d = {C0_W{1'b0}};
+        rsp_i1_d = rsp_i1_q + C1_ONE;
+      end else begin
+        rsp_i0_d = rsp_i0_q + C0_ONE;
+      end
     end
     wr_pending_d = (wr_pending_q && !wr_fire) || row_built;
     if (done) begin
       written_d = {TOTAL_W{1'b0}};
       built_d   = {TOTAL_W{1'b0}};
+      rsp_i0_d  = {C0_W{1'b0}};
+      rsp_i1_d  = {C1_W{1'b0}};
     end else begin
       if (wr_fire) begin
         written_d = written_q + TOTAL_ONE;
@@ -354,6 +442,11 @@ module hwgen_load_unit #(
       wr_pending_q  <= 1'b0;
       written_q     <= {TOTAL_W{1'b0}};
       built_q       <= {TOTAL_W{1'b0}};
+      req_geom_q    <= {GEOM_W{1'b0}};
+      req_i0_q      <= {C0_W{1'b0}};
+      req_i1_q      <= {C1_W{1'b0}};
+      rsp_i0_q      <= {C0_W{1'b0}};
+      rsp_i1_q      <= {C1_W{1'b0}};
     end else begin
       req_busy_q    <= req_busy_d;
       req_stream_q  <= req_stream_d;
@@ -366,6 +459,11 @@ module hwgen_load_unit #(
       wr_pending_q  <= wr_pending_d;
       written_q     <= written_d;
       built_q       <= built_d;
+      req_geom_q    <= req_geom_d;
+      req_i0_q      <= req_i0_d;
+      req_i1_q      <= req_i1_d;
+      rsp_i0_q      <= rsp_i0_d;
+      rsp_i1_q      <= rsp_i1_d;
     end
   end
 

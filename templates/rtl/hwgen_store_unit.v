@@ -73,6 +73,9 @@ module hwgen_store_unit #(
   wire [`HWGEN_TRANSFER_STRIDE1_W-1:0]   f_stride1;
   wire [`HWGEN_TRANSFER_PREC_W-1:0]      f_prec;
 
+  localparam integer PAD_W = `HWGEN_TRANSFER_PAD_TOP_W;
+  wire [4*PAD_W-1:0] f_pads;
+
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
     .wait_o      (f_wait),
@@ -85,12 +88,17 @@ module hwgen_store_unit #(
     .stride0_o   (f_stride0),
     .count1_o    (f_count1),
     .stride1_o   (f_stride1),
-    .prec_o      (f_prec)
+    .prec_o      (f_prec),
+    .pad_top_o    (f_pads[4*PAD_W-1 -: PAD_W]),
+    .pad_bottom_o (f_pads[3*PAD_W-1 -: PAD_W]),
+    .pad_left_o   (f_pads[2*PAD_W-1 -: PAD_W]),
+    .pad_right_o  (f_pads[PAD_W-1:0])
   );
 
-  // A store always reads the output buffer; the buffer field is checked by the assembler.
+  // A store always reads the output buffer and takes no padding; the assembler and the
+  // interpreter check both fields.
   wire unused_buffer;
-  assign unused_buffer = ^f_buffer;
+  assign unused_buffer = ^{f_buffer, f_pads};
 
   reg                   active_q;
   reg                   active_d;

@@ -602,6 +602,7 @@ fn token(node: usize, store: bool, rows: u64) -> Step {
         stride1: 0,
         prec: 0,
         stream: true,
+        ..Transfer::default()
     };
     let (op, reads, writes) = if store {
         (IsaOp::Store(t), vec![region], vec![])
@@ -714,6 +715,12 @@ impl Reloc {
     }
 
     fn step(&self, s: &Step, f: usize) -> Step {
+        // A transfer moves with the region it reads or writes: its first beat may lie
+        // outside the tensor (a load's padding), so it is not classified by itself.
+        let region = s.reads.iter().chain(&s.writes).find_map(|r| match r {
+            Res::Dram(a, b) if a < b => Some(*a),
+            _ => None,
+        });
         let mut s = s.clone();
         let move_res = |r: &mut Res| {
             if let Res::Dram(a, b) = r {
@@ -726,7 +733,9 @@ impl Reloc {
         s.writes.iter_mut().for_each(move_res);
         if let IsaOp::Load(t) | IsaOp::Store(t) = &mut s.instr.op {
             if !t.stream {
-                t.ext_addr = (t.ext_addr as i64 + self.delta(t.ext_addr, f)) as u64;
+                let d = region.map_or(0, |a| self.delta(a, f));
+                t.ext_addr =
+                    (t.ext_addr as i64 + d).rem_euclid(1 << crate::isa::EXT_ADDR_BITS) as u64;
             }
         }
         s

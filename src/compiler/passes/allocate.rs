@@ -1,6 +1,7 @@
-//! allocate: place every tensor (with the zero border its consumers need), every weight tile
-//! and every bias row in external memory. Activations are stored as channel tiles of cpf
-//! channels, one pixel per scratchpad row; the border stays zero because nothing writes it.
+//! allocate: place every tensor, every weight tile and every bias row in external memory,
+//! reusing the memory of dead tensors. Activations are stored as channel tiles of cpf
+//! channels, one pixel per scratchpad row, without a border: the padding a convolution
+//! reads outside a tensor is written as zero rows by its loads.
 
 use super::legalize::{Graph, Node};
 use crate::compiler::{Compilation, CompileError, TensorLayout};
@@ -348,34 +349,46 @@ impl Alloc {
     }
 }
 
-/// The zero border of tensor `name` (stored in channel tiles of `t`): the largest padding
-/// of its consumers; a concat in place and its operands share one border, the largest any
-/// of them needs.
-fn border(g: &Graph, name: &str, t: usize) -> usize {
-    let own_pad = |name: &str| {
-        g.consumers(name)
-            .iter()
-            .filter(|&&c| g.nodes[c].input == name)
-            .map(|&c| window(&g.nodes[c]).3)
-            .max()
-            .unwrap_or(0)
-    };
-    // A concat in place and its operands share one border: the largest any of them needs.
-    let concat_pad = |c: &super::legalize::Concat| {
-        c.inputs
-            .iter()
-            .map(|i| own_pad(i))
-            .chain([own_pad(&c.name)])
-            .max()
-            .unwrap_or(0)
-    };
-    match g.view_of(name, t) {
-        Some((c, _)) => concat_pad(c),
-        None => match g.concats.iter().find(|c| c.name == name) {
-            Some(c) => concat_pad(c),
-            None => own_pad(name),
-        },
+/// The identity tile of every unit size (and its beat for the graph's unit), and the table
+/// of ones a global average pool sums with, placed from beat `*next`.
+#[allow(clippy::type_complexity)]
+fn constants<'u>(
+    g: &'u Graph,
+    next: &mut u64,
+    mem_w: u64,
+    unit_of: &dyn Fn(usize) -> &'u Unit,
+) -> (
+    std::collections::BTreeMap<usize, u64>,
+    u64,
+    Option<(u64, u64)>,
+) {
+    let u = &g.unit;
+    let t = u.cpf as usize;
+    let weight_beats = u64::from(u.weight_row_bits()) / mem_w;
+    let mut identities = std::collections::BTreeMap::new();
+    for i in 0..g.nodes.len() {
+        let v = unit_of(i);
+        if let std::collections::btree_map::Entry::Vacant(e) = identities.entry(v.cpf as usize) {
+            e.insert(*next);
+            *next += u64::from(v.cpf * v.weight_row_bits()) / mem_w;
+        }
     }
+    let identity = *identities.entry(t).or_insert(*next);
+    if identity == *next {
+        *next += t as u64 * weight_beats;
+    }
+    let in_format = u.datatype.primary().input();
+    let gap = g
+        .nodes
+        .iter()
+        .any(|n| matches!(n.op, crate::model::Op::AvgPool { .. }) && n.out[..2] == [1, 1]);
+    let ones = (gap && matches!(in_format, crate::numeric::Format::Int(_))).then(|| {
+        let beats = row_beats(t, in_format, mem_w);
+        let base = *next;
+        *next += t as u64 * beats;
+        (base, beats)
+    });
+    (identities, identity, ones)
 }
 
 fn place<'u>(
@@ -407,7 +420,10 @@ fn place<'u>(
             l
         }
     };
-    let pad_of = |name: &str| border(g, name, t);
+    // Tensors are stored without a zero border: loads write the padding a window reads
+    // outside a tensor as zero rows (`schedule::padded`), so every tensor's memory can be
+    // reused once it is dead.
+    let pad_of = |_: &str| 0;
     // The tensors the host writes, one after another from beat 0.
     for s in &g.inputs {
         let l = layout(&s.name, s.shape, pad_of(&s.name), next);
@@ -417,29 +433,7 @@ fn place<'u>(
     let inputs_end = next;
 
     // Weights, the identity tile of every unit size and biases.
-    let mut identities = std::collections::BTreeMap::new();
-    for i in 0..g.nodes.len() {
-        let v = unit_of(i);
-        if let std::collections::btree_map::Entry::Vacant(e) = identities.entry(v.cpf as usize) {
-            e.insert(next);
-            next += u64::from(v.cpf * v.weight_row_bits()) / mem_w;
-        }
-    }
-    let identity = *identities.entry(t).or_insert(next);
-    if identity == next {
-        next += t as u64 * weight_beats;
-    }
-    let in_format = u.datatype.primary().input();
-    let gap = g
-        .nodes
-        .iter()
-        .any(|n| matches!(n.op, crate::model::Op::AvgPool { .. }) && n.out[..2] == [1, 1]);
-    let ones = (gap && matches!(in_format, crate::numeric::Format::Int(_))).then(|| {
-        let beats = row_beats(t, in_format, mem_w);
-        let base = next;
-        next += t as u64 * beats;
-        (base, beats)
-    });
+    let (identities, identity, ones) = constants(g, &mut next, mem_w, unit_of);
     let Params {
         weights,
         window_weights,
@@ -448,8 +442,7 @@ fn place<'u>(
         end,
     } = params(g, next, mem_w, unit_of);
     next = end;
-    // Activations: a tensor whose last reader has run frees its region; a later tensor
-    // without a zero border may reuse it (a bordered tensor needs memory that is still zero).
+    // Activations: a tensor whose last reader has run frees its region for a later one.
     let activations = next;
     // Concats in place first, whole, for the life of the program: their operands are views.
     for c in &g.concats {
@@ -488,7 +481,7 @@ fn place<'u>(
             continue;
         }
         let size = layout(name, shape, pad, 0).size_beats();
-        let reuse = if pad == 0 && reuse {
+        let reuse = if reuse {
             free.iter().position(|(_, beats)| *beats >= size)
         } else {
             None

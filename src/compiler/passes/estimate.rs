@@ -98,7 +98,7 @@ pub fn run(
                         (Op::Load(_), Some(Res::Spad(b, ..))) => *b,
                         _ => Buffer::Output,
                     };
-                    beats += t.count0 * t.count1 * row_beats(buf, t.prec);
+                    beats += t.moved_rows() * row_beats(buf, t.prec);
                 }
                 Op::End => {}
             }

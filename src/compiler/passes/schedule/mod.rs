@@ -120,6 +120,75 @@ fn every(
     (transfer, span(base, w, s0, h, s1, t.beats))
 }
 
+/// Like `every`, from a first pixel (y, x) in stored coordinates that may lie outside the
+/// stored tensor (above, left of it, or past its end): the rows and columns the window
+/// takes there are the load's padding, zero rows that read no memory (`Transfer::pad_*`).
+/// The transfer's first beat is the address pixel (y, x) would have (modulo 2^32: the
+/// hardware adds the strides to it), and the region read is that of the rows inside.
+pub fn padded(
+    t: &TensorLayout,
+    ct: usize,
+    (y, x): (i64, i64),
+    (h, w): (u64, u64),
+    step: u64,
+    (buffer, spad_addr): (Buffer, u64),
+    prec: usize,
+) -> (Transfer, Res) {
+    // Iterations outside 0..n at the start and the end of a loop from `first` by `step`.
+    let outside = |first: i64, count: u64, n: usize| -> (u64, u64) {
+        let step = step as i64;
+        let before = if first < 0 {
+            (-first + step - 1) / step
+        } else {
+            0
+        };
+        let last_inside = (n as i64 - 1 - first).div_euclid(step);
+        let after = count as i64 - 1 - last_inside;
+        let clip = |v: i64| v.clamp(0, count as i64) as u64;
+        (clip(before), clip(after))
+    };
+    let (top, bottom) = outside(y, h, t.hp());
+    let (left, right) = outside(x, w, t.wp());
+    if (top, bottom, left, right) == (0, 0, 0, 0) {
+        return every(
+            t,
+            ct,
+            (y as usize, x as usize),
+            (h, w),
+            step,
+            (buffer, spad_addr),
+            prec,
+        );
+    }
+    let row = t.wp() as i64 * t.pixel_stride as i64;
+    let addr = |yy: i64, xx: i64| t.addr(ct, 0, 0) as i64 + yy * row + xx * t.pixel_stride as i64;
+    let (s0, s1) = (step * t.pixel_stride, step * t.wp() as u64 * t.pixel_stride);
+    let transfer = Transfer {
+        buffer,
+        spad_addr,
+        ext_addr: addr(y, x).rem_euclid(1 << crate::isa::EXT_ADDR_BITS) as u64,
+        count0: w,
+        stride0: s0,
+        count1: h,
+        stride1: s1,
+        prec: prec as u64,
+        pad_top: top,
+        pad_bottom: bottom,
+        pad_left: left,
+        pad_right: right,
+        ..Transfer::default()
+    };
+    let inside = top + bottom < h && left + right < w;
+    let res = if inside {
+        let (r0, c0) = (y + (top * step) as i64, x + (left * step) as i64);
+        let (rows, cols) = (h - top - bottom, w - left - right);
+        span(addr(r0, c0) as u64, cols, s0, rows, s1, t.beats)
+    } else {
+        Res::Dram(0, 0)
+    };
+    (transfer, res)
+}
+
 /// The constants of one node: its window, layouts, precisions and post-processing.
 struct NodeCtx<'a> {
     ni: usize,

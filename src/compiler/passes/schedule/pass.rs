@@ -157,9 +157,11 @@ impl Sched<'_> {
         ict: usize,
         w: Window,
     ) {
-        let y0 = gc.oy0 * nc.s_e + nc.src.pad - nc.pad + nc.n.shift.0;
-        let x0 = gc.ox0 * nc.s_e + nc.src.pad - nc.pad + nc.n.shift.1;
-        let (t, res) = super::every(
+        // The window's first row and column in the tensor's stored coordinates (its border
+        // included): rows and columns outside are padding the load writes as zeros.
+        let at = |o: usize, shift: usize| (o * nc.s_e + nc.src.pad + shift) as i64 - nc.pad as i64;
+        let (y0, x0) = (at(gc.oy0, nc.n.shift.0), at(gc.ox0, nc.n.shift.1));
+        let (t, res) = super::padded(
             nc.src,
             ict,
             (y0, x0),

@@ -129,24 +129,9 @@ fn live_regions_never_overlap() {
                 );
             }
         }
-        // A bordered tensor's memory was never written before it was born.
-        let born = |name: &str| {
-            g.nodes
-                .iter()
-                .position(|n| n.name == name)
-                .map_or(-1, |i| i as i64)
-        };
+        // No tensor keeps a border: loads write padding as zero rows.
         for (name, l) in &a.tensors {
-            if l.pad == 0 {
-                continue;
-            }
-            for (other, o) in &a.tensors {
-                let overlap = l.base < o.base + o.size_beats() && o.base < l.base + l.size_beats();
-                assert!(
-                    other == name || !overlap || born(other) > born(name),
-                    "seed {seed}: bordered tensor {name} takes memory {other} wrote before\n{src}"
-                );
-            }
+            assert_eq!(l.pad, 0, "seed {seed}: {name} has a border");
         }
     }
     assert!(

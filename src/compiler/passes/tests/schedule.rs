@@ -155,3 +155,44 @@ fn each_accumulation_starts_by_overwriting() {
         }
     }
 }
+
+/// A load that reaches outside a 4x5 tensor (rows of 2 beats, stored from beat 10): a 3x4
+/// window from pixel (-1, -1) at step 1 has padding top 1, left 1, nothing at the bottom
+/// or right; its first beat is the one pixel (-1, -1) would have, 10 - (5 + 1) * 2 = -2,
+/// modulo 2^32; it reads rows 0..1 and columns 0..2: beats 10 to the end of pixel (1, 2),
+/// 10 + (1 * 5 + 2) * 2 + 2 = 26. From (3, 3) at step 2 a 2x2 window takes row 3 and
+/// column 3, and rows 5 and columns 5 (past the end) are padding.
+#[test]
+fn loads_outside_a_tensor_pad_with_zero_rows() {
+    use crate::compiler::passes::schedule::padded;
+    use crate::numeric::{Format, IntType};
+    let t = crate::compiler::TensorLayout::tiled(
+        "x",
+        [4, 5, 8],
+        Format::Int(IntType::new(true, 8)),
+        0,
+        8,
+        2,
+        10,
+    );
+    let (tr, res) = padded(&t, 0, (-1, -1), (3, 4), 1, (Buffer::Input, 0), 0);
+    assert_eq!(
+        (tr.pad_top, tr.pad_bottom, tr.pad_left, tr.pad_right),
+        (1, 0, 1, 0)
+    );
+    assert_eq!(tr.ext_addr, (1u64 << 32) - 2);
+    assert_eq!((tr.stride0, tr.stride1), (2, 10));
+    assert_eq!(res, Res::Dram(10, 26));
+    assert_eq!(tr.moved_rows(), 6);
+    let (tr, res) = padded(&t, 0, (3, 3), (2, 2), 2, (Buffer::Input, 0), 0);
+    assert_eq!(
+        (tr.pad_top, tr.pad_bottom, tr.pad_left, tr.pad_right),
+        (0, 1, 0, 1)
+    );
+    let first = 10 + (3 * 5 + 3) * 2;
+    assert_eq!(tr.ext_addr, first);
+    assert_eq!(res, Res::Dram(first, first + 2));
+    // Inside the tensor: no padding.
+    let (tr, _) = padded(&t, 0, (1, 1), (2, 2), 1, (Buffer::Input, 0), 0);
+    assert_eq!(tr.pad_top + tr.pad_bottom + tr.pad_left + tr.pad_right, 0);
+}
