@@ -809,3 +809,34 @@ fn two_inputs_two_outputs_and_both_kinds_of_concat() {
     // Both outputs are compared.
     assert_eq!(p.outputs.len(), 2);
 }
+
+/// The expand of a MobileNetV2-style block keeps its output on chip where that is faster by
+/// the estimate (on 16x16 here): no instruction stores or loads the expanded tensor, the
+/// vector unit writes it into the input buffer, and the result equals the golden model.
+#[test]
+fn an_expand_before_a_depthwise_convolution_keeps_its_output_on_chip() {
+    let src = std::fs::read_to_string("rtl-tests/cases/expand_dw_on_chip.toml").unwrap();
+    let program = check("configs/16x16_int8.toml", &src);
+    let forwards = program
+        .instrs
+        .iter()
+        .filter(|i| matches!(i.op, hwgen::isa::Op::Vector(v) if v.to_input))
+        .count();
+    assert!(forwards > 0, "the expand's rows did not stay on chip");
+    // Nothing stores or loads the expanded tensor (48 channels, three tiles of 16: 3 x 440
+    // one-beat rows, 1320 beats each way). The expand moves its input windows (440 rows of
+    // one 8-channel tile, at most twice with the halos) and its weights and biases (under
+    // 100 beats each time the spatial tiles reload them, at most 2 times); the depthwise
+    // convolution its 3 x 440 output rows and likewise its weights and biases.
+    let layer = |name: &str| {
+        program
+            .layers
+            .iter()
+            .find(|l| l.name == name)
+            .unwrap()
+            .beats
+    };
+    let (expand, dw) = (layer("expand"), layer("dw"));
+    assert!(expand <= 2 * 440 + 200, "expand moves {expand} beats");
+    assert!(dw <= 3 * 440 + 200, "depthwise moves {dw} beats");
+}

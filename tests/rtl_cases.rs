@@ -71,6 +71,7 @@ cases! {
     avgpool_pad: "cases/avgpool_pad.toml" on "configs/8x8_int8.toml" with 10;
     avgpool_pad_array: "cases/avgpool_pad.toml" on "rtl-tests/configs/8x8_int8_array.toml";
     uint8_window: "cases/uint8_window.toml" on "rtl-tests/configs/8x8_uint8_int16.toml" with 20;
+    expand_dw_on_chip: "cases/expand_dw_on_chip.toml" on "configs/16x16_int8.toml" with 20;
     conv_relu: "cases/conv_relu.toml" on "configs/16x16_int8.toml";
     maxpool: "cases/maxpool.toml" on "configs/8x8_int8.toml";
     avgpool: "cases/avgpool.toml" on "configs/16x16_int8.toml";
@@ -289,6 +290,27 @@ fn lockstep_agrees_on_a_mixed_precision_model() {
         "{} {} differ from the golden model",
         r.comparison.differing, r.comparison.unit
     );
+    assert_eq!(div, None, "the RTL diverged from the interpreter");
+}
+
+/// The window unit's accumulator rows are matched with the window instructions.
+#[test]
+fn lockstep_agrees_on_window_instructions() {
+    if !have_tool("verilator", "lockstep_agrees_on_window_instructions") {
+        return;
+    }
+    let Lockstep {
+        program, r, div, ..
+    } = lockstep_run(
+        "configs/8x8_int8.toml",
+        "rtl-tests/cases/maxpool_pad.toml",
+        7,
+    );
+    assert!(program
+        .instrs
+        .iter()
+        .any(|i| matches!(i.op, hwgen::isa::Op::Window(_))));
+    assert!(r.matched);
     assert_eq!(div, None, "the RTL diverged from the interpreter");
 }
 

@@ -347,6 +347,244 @@ fn random_window_program(rng: &mut Rng, iters: u64) -> Vec<Instr> {
     p
 }
 
+/// A random program of `iters` tiles that keeps a layer's output on chip: each tile loads
+/// a 4x8 input block with random padding, runs a matmul over it, post-processes the result
+/// into the input buffer (`to_input`), runs a window over those rows with random padding
+/// (which never counts, whatever the rows hold) and stores the window's post-processed
+/// result. The next tile's input load overlaps the vector unit's writes into the input
+/// buffer, which take its write port first.
+fn random_forward_program(rng: &mut Rng, iters: u64) -> Vec<Instr> {
+    use Queue as Q;
+    let mut p = vec![
+        ins(Op::Load(rows(Buffer::Output, 0, 128, 64, 1)), 0, 0),
+        ins(Op::Load(rows(Buffer::Accumulator, 0, 256, 128, 4)), 0, 0),
+    ];
+    let scale = |rng: &mut Rng, bits: i64| -> (u64, u64) {
+        let mult = rng.range(1, 65535) as u64;
+        let shift =
+            (bits + (64 - mult.leading_zeros() as i64) - 7 + rng.range(-2, 1)).clamp(0, 63) as u64;
+        (mult, shift)
+    };
+    for t in 0..iters {
+        let (a, b) = ((t % 2) * 32, 64 + (t % 2) * 32);
+        let (r, q) = ((t % 2) * 32, 64 + (t % 2) * 24);
+        let w = (t % 2) * 32;
+        // Loads: the block (after the window two tiles back, the last reader of this
+        // tile's input, weight and accumulator regions), then both weights.
+        let block = Transfer {
+            count1: 4,
+            stride1: 16 + rng.range(0, 3) as u64,
+            pad_top: rng.range(0, 1) as u64,
+            pad_bottom: rng.range(0, 1) as u64,
+            pad_left: rng.range(0, 2) as u64,
+            pad_right: rng.range(0, 2) as u64,
+            ..rows(Buffer::Input, a, rng.range(0, 800) as u64, 8, 2)
+        };
+        let wait = if t >= 2 { sem(Q::Compute, Q::Load) } else { 0 };
+        p.push(ins(Op::Load(block), wait, 0));
+        let weights = rows(Buffer::Weight, w, 1024 + 32 * t, 25, 1);
+        p.push(ins(Op::Load(weights), 0, sem(Q::Load, Q::Compute)));
+        let preload = Matmul {
+            preload: true,
+            weight_addr: w,
+            count1: 1,
+            ..Matmul::default()
+        };
+        p.push(ins(Op::Matmul(preload), sem(Q::Load, Q::Compute), 0));
+        let m = Matmul {
+            swap: true,
+            input_addr: a,
+            count0: 8,
+            stride0: 1,
+            count1: 4,
+            stride1: 8,
+            acc_addr: r,
+            ..Matmul::default()
+        };
+        let wait = if t >= 1 {
+            sem(Q::Vector, Q::Compute)
+        } else {
+            0
+        };
+        p.push(ins(Op::Matmul(m), wait, sem(Q::Compute, Q::Vector)));
+        let (mult, shift) = scale(rng, 18);
+        let forward = Vector {
+            acc_addr: r,
+            out_addr: b,
+            count: 32,
+            relu: rng.range(0, 1) == 1,
+            multiplier: mult,
+            shift,
+            zero_point: rng.range(-10, 10),
+            to_input: true,
+            ..Vector::default()
+        };
+        p.push(ins(
+            Op::Vector(forward),
+            sem(Q::Compute, Q::Vector),
+            sem(Q::Vector, Q::Compute),
+        ));
+        let (kh, kw, step) = (
+            rng.range(1, 3) as u64,
+            rng.range(1, 3) as u64,
+            rng.range(1, 2) as u64,
+        );
+        let win = Window {
+            weight_addr: w + 16,
+            input_addr: b,
+            acc_addr: q,
+            count0: 8,
+            stride0: 1,
+            count1: 4,
+            stride1: 8,
+            kh,
+            kw,
+            step,
+            pad_top: rng.range(0, 1) as u64,
+            pad_bottom: rng.range(0, 1) as u64,
+            pad_left: rng.range(0, 2) as u64,
+            pad_right: rng.range(0, 2) as u64,
+            ..Window::default()
+        };
+        let n = ((4 - kh) / step + 1) * ((8 - kw) / step + 1);
+        p.push(ins(
+            Op::Window(win),
+            sem(Q::Vector, Q::Compute),
+            sem(Q::Compute, Q::Vector) | sem(Q::Compute, Q::Load),
+        ));
+        let (mult, shift) = scale(rng, 14);
+        let out = Vector {
+            acc_addr: q,
+            out_addr: 0,
+            count: n,
+            multiplier: mult,
+            shift,
+            zero_point: rng.range(-10, 10),
+            ..Vector::default()
+        };
+        let mut wait = sem(Q::Compute, Q::Vector);
+        if t >= 1 {
+            wait |= sem(Q::Store, Q::Vector);
+        }
+        p.push(ins(
+            Op::Vector(out),
+            wait,
+            sem(Q::Vector, Q::Store) | sem(Q::Vector, Q::Compute),
+        ));
+        let store = rows(Buffer::Output, 0, STORE_BASE + ITER_SPAN * t, n, 1);
+        p.push(ins(
+            Op::Store(store),
+            sem(Q::Vector, Q::Store),
+            sem(Q::Store, Q::Vector),
+        ));
+    }
+    p.push(Instr::end());
+    p
+}
+
+#[test]
+fn outputs_kept_on_chip_match_the_interpreter() {
+    if !have_tool("verilator", "outputs_kept_on_chip_match_the_interpreter") {
+        return;
+    }
+    let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
+    let exe = model_exe();
+    for seed in 1..=10u64 {
+        let mut rng = Rng::new(seed * 7_777);
+        let iters = 3 + seed % 4;
+        let program = random_forward_program(&mut rng, iters);
+        check_program(&exe, &design, &program, &mut rng, seed, iters);
+    }
+}
+
+/// A window with the shortest lead (a 1x1 maximum, accumulating) right behind a matmul of
+/// 24 rows whose results are still in the array, both writing accumulator rows: the window
+/// may start only so that its first accumulator access comes after the array's last.
+fn window_behind_matmul_program(rng: &mut Rng, kernel: u64) -> Vec<Instr> {
+    use Queue as Q;
+    let mut p = vec![
+        ins(Op::Load(rows(Buffer::Input, 0, 0, 128, 1)), 0, 0),
+        ins(Op::Load(rows(Buffer::Output, 0, 128, 64, 1)), 0, 0),
+        ins(Op::Load(rows(Buffer::Accumulator, 0, 256, 128, 4)), 0, 0),
+        ins(
+            Op::Load(rows(Buffer::Weight, 0, 1024, 16, 1)),
+            0,
+            sem(Q::Load, Q::Compute),
+        ),
+    ];
+    let preload = Matmul {
+        preload: true,
+        count1: 1,
+        ..Matmul::default()
+    };
+    p.push(ins(Op::Matmul(preload), sem(Q::Load, Q::Compute), 0));
+    let m = Matmul {
+        swap: true,
+        accumulate: true,
+        input_addr: rng.range(0, 64) as u64,
+        count0: 8,
+        stride0: 1,
+        count1: 3,
+        stride1: 8,
+        acc_addr: 0,
+        ..Matmul::default()
+    };
+    p.push(ins(Op::Matmul(m), 0, sem(Q::Compute, Q::Vector)));
+    let w = Window {
+        max: kernel == 1,
+        accumulate: true,
+        weight_addr: 8,
+        input_addr: 64,
+        acc_addr: 32,
+        count0: 8,
+        stride0: 1,
+        count1: 3 + kernel - 1,
+        stride1: 8,
+        kh: kernel,
+        kw: 1,
+        step: 1,
+        ..Window::default()
+    };
+    p.push(ins(Op::Window(w), 0, sem(Q::Compute, Q::Vector)));
+    for (t, acc) in [(0u64, 0u64), (1, 32)] {
+        let v = Vector {
+            acc_addr: acc,
+            out_addr: 0,
+            count: 24,
+            multiplier: 1,
+            shift: if acc == 0 { 12 } else { 0 },
+            ..Vector::default()
+        };
+        let wait = sem(Q::Compute, Q::Vector) | if t > 0 { sem(Q::Store, Q::Vector) } else { 0 };
+        p.push(ins(Op::Vector(v), wait, sem(Q::Vector, Q::Store)));
+        let store = rows(Buffer::Output, 0, STORE_BASE + ITER_SPAN * t, 24, 1);
+        p.push(ins(
+            Op::Store(store),
+            sem(Q::Vector, Q::Store),
+            sem(Q::Store, Q::Vector),
+        ));
+    }
+    p.push(Instr::end());
+    p
+}
+
+#[test]
+fn window_right_behind_a_matmul_matches_the_interpreter() {
+    if !have_tool(
+        "verilator",
+        "window_right_behind_a_matmul_matches_the_interpreter",
+    ) {
+        return;
+    }
+    let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
+    let exe = model_exe();
+    for seed in 1..=6u64 {
+        let mut rng = Rng::new(seed * 31);
+        let program = window_behind_matmul_program(&mut rng, 1 + seed % 2);
+        check_program(&exe, &design, &program, &mut rng, seed, 2);
+    }
+}
+
 #[test]
 fn random_window_programs_match_the_interpreter() {
     if !have_tool("verilator", "random_window_programs_match_the_interpreter") {

@@ -218,8 +218,10 @@ module tb #(
                 `HWGEN_CORE0.ld_wr_data);
       if (`HWGEN_CORE0.acc_hi_wr_valid)
         $fwrite(wfd, "C %0d %h\n", `HWGEN_CORE0.acc_hi_wr_addr, `HWGEN_CORE0.acc_hi_wr_data);
-      if (`HWGEN_CORE0.out_hi_wr_valid)
-        $fwrite(wfd, "V %0d %h\n", `HWGEN_CORE0.out_hi_wr_addr, `HWGEN_CORE0.out_hi_wr_data);
+      // The vector unit's rows: to the output buffer, or (to_input) to the input buffer.
+      if (`HWGEN_CORE0.vec_wr_valid)
+        $fwrite(wfd, "V %0d %0d %h\n", `HWGEN_CORE0.vec_wr_input ? 0 : 3,
+                `HWGEN_CORE0.vec_wr_addr, `HWGEN_CORE0.vec_wr_data);
     end
   end
 `endif

@@ -262,10 +262,10 @@ impl Engine {
     }
 
     /// A window over input rows in the window unit: for every output position (oy, ox) and
-    /// lane c, the sum over the kernel taps (ky, kx) of input pixel (oy * step + ky,
-    /// ox * step + kx) times weight row `ky * kw + kx` (modulo 2^acc_bits), or with `max`
-    /// the largest input of the taps that are not padding; written to, added to or (max)
-    /// folded into accumulator row `acc_addr + oy * ow + ox`.
+    /// lane c, over the kernel taps (ky, kx) whose input pixel (oy * step + ky, ox * step +
+    /// kx) is not padding, the sum of the pixel times weight row `ky * kw + kx` (modulo
+    /// 2^acc_bits), or with `max` the largest pixel; written to, added to or (max) folded
+    /// into accumulator row `acc_addr + oy * ow + ox`.
     fn window(&mut self, pc: usize, w: &Window) -> Result<(), InterpError> {
         let illegal = |reason: String| InterpError::Illegal { pc, reason };
         let Some(wu) = self.unit.window else {
@@ -305,9 +305,8 @@ impl Engine {
                 for ky in 0..kh {
                     for kx in 0..kw {
                         let (y, x) = (oy * step + ky, ox * step + kx);
-                        if w.max
-                            && (pad(y, w.pad_top, w.pad_bottom, w.count1)
-                                || pad(x, w.pad_left, w.pad_right, w.count0))
+                        if pad(y, w.pad_top, w.pad_bottom, w.count1)
+                            || pad(x, w.pad_left, w.pad_right, w.count0)
                         {
                             continue;
                         }
@@ -365,6 +364,12 @@ impl Engine {
         }
         let p_in = self.precision(pc, v.prec_in)?;
         let out = self.precision(pc, v.prec_out)?.ops().output();
+        let u = &self.unit;
+        if v.to_input && (u.cpf != u.kpf || u.datatype.input_type() != u.datatype.output_type()) {
+            return Err(illegal(
+                "to_input writes output rows into the input buffer, which needs rows of one width (cpf = kpf and one element type)",
+            ));
+        }
         let kpf = self.unit.kpf as usize;
         if v.load_bias {
             self.bias = self.acc[spad(v.bias_addr, self.acc.len())].clone();
@@ -393,8 +398,14 @@ impl Engine {
             if self.has_slot(Buffer::Output) {
                 vals.push(row.scales.first().map_or(0, |s| i64::from(*s)));
             }
-            self.record(pc, Buffer::Output, out_row, &vals);
-            self.output[out_row] = vals;
+            if v.to_input {
+                let in_row = spad(out_base + j, self.input.len());
+                self.record(pc, Buffer::Input, in_row, &vals);
+                self.input[in_row] = vals;
+            } else {
+                self.record(pc, Buffer::Output, out_row, &vals);
+                self.output[out_row] = vals;
+            }
         }
         Ok(())
     }

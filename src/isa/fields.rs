@@ -170,7 +170,7 @@ formats! {
     /// (channel) takes the sum of its window's inputs times its own weights (a depthwise
     /// convolution) or their maximum (max-pooling), into contiguous accumulator rows.
     Window {
-        max: bool = 1, "take the maximum of the window's inputs that are not padding (0 when all are) instead of the sum of their products with the weights";
+        max: bool = 1, "take the maximum of the window's inputs that are not padding (0 when all are) instead of the sum of the products of those inputs with the weights";
         accumulate: bool = 1, "add the result to (max: take the maximum with) the accumulator row instead of overwriting it";
         weight_addr: u64 = SPAD_ADDR_BITS, "first weight row: tap (ky, kx) is row weight_addr + ky * kw + kx, lane c channel c's weight";
         input_addr: u64 = SPAD_ADDR_BITS, "input row of window pixel (0, 0)";
@@ -182,10 +182,10 @@ formats! {
         kh: u64 = 4, "kernel height";
         kw: u64 = 4, "kernel width";
         step: u64 = 2, "kernel stride (both directions): oh = (count1 - kh) / step + 1, ow = (count0 - kw) / step + 1";
-        pad_top: u64 = 4, "max: input rows at the top that are padding (never the maximum)";
-        pad_bottom: u64 = 4, "max: input rows at the bottom that are padding";
-        pad_left: u64 = 4, "max: input pixels at the start of every row that are padding";
-        pad_right: u64 = 4, "max: input pixels at the end of every row that are padding";
+        pad_top: u64 = 4, "input rows at the top that are padding: they never count (whatever the rows hold)";
+        pad_bottom: u64 = 4, "input rows at the bottom that are padding";
+        pad_left: u64 = 4, "input pixels at the start of every row that are padding";
+        pad_right: u64 = 4, "input pixels at the end of every row that are padding";
         prec: u64 = PREC_BITS, "precision of the layer (an index into the Design's list; an integer precision)";
     }
     /// `vector`: accumulator rows -> post-processing -> output-buffer rows.
@@ -210,6 +210,7 @@ formats! {
         fixed_scale: u64 = 8, "E8M0 code of an integer row crossing to or from MX: element q means 2^(code-127) q / 2^frac";
         leaky: bool = 1, "leaky ReLU: requantize a negative value (after the bias) with neg_multiplier instead of multiplier";
         neg_multiplier: u64 = 16, "requantization multiplier of negative values under leaky (unsigned)";
+        to_input: bool = 1, "write the rows into the input buffer (from out_addr) instead of the output buffer: a layer's output kept on chip as the next one's input (rows of the same width)";
     }
 }
 

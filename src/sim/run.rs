@@ -505,7 +505,9 @@ pub fn first_divergence(
                 streams[0].push((row.parse().unwrap_or(0), hex.to_string(), b.parse().ok()))
             }
             ["C", row, hex] => streams[1].push((row.parse().unwrap_or(0), hex.to_string(), None)),
-            ["V", row, hex] => streams[2].push((row.parse().unwrap_or(0), hex.to_string(), None)),
+            ["V", b, row, hex] => {
+                streams[2].push((row.parse().unwrap_or(0), hex.to_string(), b.parse().ok()))
+            }
             _ => {}
         }
     }
@@ -513,7 +515,7 @@ pub fn first_divergence(
     for w in expected {
         let s = match program.instrs[w.pc].opcode() {
             crate::isa::Opcode::Load => 0,
-            crate::isa::Opcode::Matmul => 1,
+            crate::isa::Opcode::Matmul | crate::isa::Opcode::Window => 1,
             _ => 2,
         };
         let (n, t) = engine.row_type(w.buffer);

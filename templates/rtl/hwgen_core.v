@@ -340,7 +340,33 @@ module hwgen_core #(
   wire [OUTPUT_ROW_W-1:0] out_hi_wr_data;
   wire                    out_lo_wr_grant;
 
-  wire ld_to_input  = ld_wr_valid && (ld_wr_buffer == `HWGEN_BUFFER_INPUT);
+  // The vector unit's rows: to the output buffer, or (to_input) to the input buffer, where
+  // they take the write port before the load unit (which waits a cycle).
+  wire                    vec_wr_valid;
+  wire [SPAD_ADDR_W-1:0]  vec_wr_addr;
+  wire [OUTPUT_ROW_W-1:0] vec_wr_data;
+  wire                    vec_wr_input;
+  wire                    vec_to_input;
+  wire [INPUT_ROW_W-1:0]  vec_input_row;
+
+  generate
+    if (INPUT_ROW_W == OUTPUT_ROW_W) begin : gen_vec_to_input
+      assign vec_to_input  = vec_wr_valid && vec_wr_input;
+      assign vec_input_row = vec_wr_data;
+    end else begin : gen_no_vec_to_input
+      // Rows of different widths cannot be passed on (the compiler never asks).
+      wire unused_vec_wr_input;
+      assign unused_vec_wr_input = vec_wr_input;
+      assign vec_to_input  = 1'b0;
+      assign vec_input_row = {INPUT_ROW_W{1'b0}};
+    end
+  endgenerate
+
+  assign out_hi_wr_valid = vec_wr_valid && !vec_to_input;
+  assign out_hi_wr_addr  = vec_wr_addr;
+  assign out_hi_wr_data  = vec_wr_data;
+
+  wire ld_to_input  = ld_wr_valid && (ld_wr_buffer == `HWGEN_BUFFER_INPUT) && !vec_to_input;
   wire ld_to_weight = ld_wr_valid && (ld_wr_buffer == `HWGEN_BUFFER_WEIGHT);
   wire ld_to_acc    = ld_wr_valid && (ld_wr_buffer == `HWGEN_BUFFER_ACCUMULATOR);
   wire ld_to_output = ld_wr_valid && (ld_wr_buffer == `HWGEN_BUFFER_OUTPUT);
@@ -354,9 +380,9 @@ module hwgen_core #(
     .INDEX_W ($clog2(INPUT_DEPTH))
   ) u_input_buffer (
     .clk_i   (clk_i),
-    .we_i    (ld_to_input),
-    .waddr_i (ld_wr_addr),
-    .wdata_i (ld_wr_data[INPUT_ROW_W-1:0]),
+    .we_i    (ld_to_input || vec_to_input),
+    .waddr_i (vec_to_input ? vec_wr_addr : ld_wr_addr),
+    .wdata_i (vec_to_input ? vec_input_row : ld_wr_data[INPUT_ROW_W-1:0]),
     .re_i    (in_re),
     .raddr_i (in_addr),
     .rdata_o (in_data)
@@ -557,16 +583,18 @@ module hwgen_core #(
 
   // ---------------------------------------------------------------------------------------
   // The window unit shares the compute queue with the array: the queue's head goes to the
-  // executor of its opcode. A window instruction starts once the array has drained (its
-  // last result written: ARRAY_DRAIN cycles after the array's last busy cycle, with a
-  // margin for the accumulation leaf), a matmul once the window unit is idle, so the two
-  // never use the input, weight and accumulator ports at once.
+  // executor of its opcode. A matmul starts once the window unit is idle. A window
+  // instruction starts once the array has stopped reading inputs and will have made its
+  // last accumulator access (ARRAY_DRAIN cycles after its last busy cycle: its latency,
+  // with a margin for the accumulation leaf) before the window's first one (wu_lead
+  // cycles after the window starts), so the two never use a port at once.
   // ---------------------------------------------------------------------------------------
-  localparam integer           ARRAY_DRAIN = CPF + KPF + 8;
+  localparam integer           ARRAY_DRAIN = CPF + KPF + 7;
   localparam integer           DRAIN_W     = $clog2(ARRAY_DRAIN + 1);
   localparam [DRAIN_W-1:0]     DRAIN_N     = ARRAY_DRAIN[DRAIN_W-1:0];
   localparam [DRAIN_W-1:0]     DRAIN_ONE   = 1;
 
+  // Cycles until the array's last accumulator access.
   reg  [DRAIN_W-1:0] array_drain_q;
   reg  [DRAIN_W-1:0] array_drain_d;
   always @* begin
@@ -587,9 +615,10 @@ module hwgen_core #(
 
   wire [INSTR_W-1:0] compute_head  = head_instr[`HWGEN_QUEUE_COMPUTE*INSTR_W +: INSTR_W];
   wire               is_window     = (compute_head[`HWGEN_OPCODE] == `HWGEN_OP_WINDOW);
-  wire               array_drained = !mm_busy && (array_drain_q == {DRAIN_W{1'b0}});
+  wire [15:0]        wu_lead;
+  wire               array_clear   = !mm_busy && ({ {(16-DRAIN_W){1'b0}}, array_drain_q} < wu_lead);
   assign mm_head_valid = queue_valid[`HWGEN_QUEUE_COMPUTE] && !is_window && !wu_busy;
-  assign wu_head_valid = queue_valid[`HWGEN_QUEUE_COMPUTE] && is_window && array_drained;
+  assign wu_head_valid = queue_valid[`HWGEN_QUEUE_COMPUTE] && is_window && array_clear;
 
   hwgen_window_unit #(
     .INSTR_W       (INSTR_W),
@@ -628,7 +657,8 @@ module hwgen_core #(
     .acc_wr_addr_o   (wu_acc_wr_addr),
     .acc_wr_data_o   (wu_acc_wr_data),
     .busy_o          (wu_busy),
-    .stall_o         (wu_stall)
+    .stall_o         (wu_stall),
+    .lead_o          (wu_lead)
   );
 
   assign head_pop[`HWGEN_QUEUE_COMPUTE]   = mm_head_pop || wu_head_pop;
@@ -679,9 +709,10 @@ module hwgen_core #(
     .out_rd_valid_o  (out_hi_rd_valid),
     .out_rd_addr_o   (out_hi_rd_addr),
     .out_rd_data_i   (out_hi_rd_data),
-    .out_wr_valid_o  (out_hi_wr_valid),
-    .out_wr_addr_o   (out_hi_wr_addr),
-    .out_wr_data_o   (out_hi_wr_data),
+    .out_wr_valid_o  (vec_wr_valid),
+    .out_wr_addr_o   (vec_wr_addr),
+    .out_wr_data_o   (vec_wr_data),
+    .out_wr_input_o  (vec_wr_input),
     .busy_o          (exec_busy[`HWGEN_QUEUE_VECTOR]),
     .stall_o         (exec_stall[`HWGEN_QUEUE_VECTOR])
   );

@@ -4,7 +4,9 @@
 // ({{ c.leaves.post }}: four cycles, bias, requantization (leaky ReLU's negative-side
 // multiplier included), add, ReLU and max-pool on the integer path, the conversion back to
 // the element format on the others, and the conversions between precisions) and writes
-// the output-buffer row. One row per cycle once the accumulator read port is granted.
+// the output-buffer row, or with to_input the input-buffer row (out_wr_input_o: a layer's
+// output kept on chip as the next one's input). One row per cycle once the accumulator
+// read port is granted.
 // Output rows have a scale slot of SCALE_SLOT_W bits after their elements (0 without block
 // scales).
 `include "hwgen_isa.vh"
@@ -47,6 +49,7 @@ module hwgen_vector_unit #(
   output wire                                 out_wr_valid_o,
   output wire [SPAD_ADDR_W-1:0]               out_wr_addr_o,
   output wire [KPF*OUTPUT_W+SCALE_SLOT_W-1:0] out_wr_data_o,
+  output wire                                 out_wr_input_o,
   // performance
   output wire                                 busy_o,
   output wire                                 stall_o
@@ -88,6 +91,7 @@ module hwgen_vector_unit #(
   wire [SCALE_W-1:0]                   f_fixed_scale;
   wire                                 f_leaky;
   wire [MULT_W-1:0]                    f_neg_multiplier;
+  wire                                 f_to_input;
 
   hwgen_decode_vector u_decode (
     .instr_i      (head_instr_i),
@@ -112,7 +116,8 @@ module hwgen_vector_unit #(
     .prec_out_o    (f_prec_out),
     .fixed_scale_o (f_fixed_scale),
     .leaky_o       (f_leaky),
-    .neg_multiplier_o (f_neg_multiplier)
+    .neg_multiplier_o (f_neg_multiplier),
+    .to_input_o       (f_to_input)
   );
 
   reg [1:0]             phase_q;
@@ -155,6 +160,8 @@ module hwgen_vector_unit #(
   reg                   leaky_d;
   reg [MULT_W-1:0]      neg_multiplier_q;
   reg [MULT_W-1:0]      neg_multiplier_d;
+  reg                   to_input_q;
+  reg                   to_input_d;
   reg [NUM_SEM-1:0]     release_q;
   reg [NUM_SEM-1:0]     release_d;
   reg [COUNT_W-1:0]     issued_q;
@@ -210,6 +217,7 @@ module hwgen_vector_unit #(
     fixed_scale_d = fixed_scale_q;
     leaky_d       = leaky_q;
     neg_multiplier_d = neg_multiplier_q;
+    to_input_d    = to_input_q;
     release_d     = release_q;
     issued_d      = issued_q;
     written_d     = written_q;
@@ -238,6 +246,7 @@ module hwgen_vector_unit #(
           fixed_scale_d = f_fixed_scale;
           leaky_d       = f_leaky;
           neg_multiplier_d = f_neg_multiplier;
+          to_input_d    = f_to_input;
           release_d     = f_signal & PRODUCED;
           issued_d      = {COUNT_W{1'b0}};
           written_d     = {COUNT_W{1'b0}};
@@ -289,6 +298,7 @@ module hwgen_vector_unit #(
       fixed_scale_q <= {SCALE_W{1'b0}};
       leaky_q       <= 1'b0;
       neg_multiplier_q <= {MULT_W{1'b0}};
+      to_input_q    <= 1'b0;
       release_q     <= {NUM_SEM{1'b0}};
       issued_q      <= {COUNT_W{1'b0}};
       written_q     <= {COUNT_W{1'b0}};
@@ -314,6 +324,7 @@ module hwgen_vector_unit #(
       fixed_scale_q <= fixed_scale_d;
       leaky_q       <= leaky_d;
       neg_multiplier_q <= neg_multiplier_d;
+      to_input_q    <= to_input_d;
       release_q     <= release_d;
       issued_q      <= issued_d;
       written_q     <= written_d;
@@ -377,6 +388,8 @@ module hwgen_vector_unit #(
   assign out_rd_addr_o  = opnd_base_q + issued_ext;
   assign out_wr_valid_o = wb_valid;
   assign out_wr_addr_o  = wb_addr;
+  // The instruction's rows all go to one buffer: it ends before the next one starts.
+  assign out_wr_input_o = to_input_q;
   assign sem_release_o  = done ? release_q : {NUM_SEM{1'b0}};
   assign busy_o         = (phase_q != PHASE_IDLE);
 

@@ -5,15 +5,17 @@
 // KERNEL-1 line buffers (the window's previous rows, LINE pixels each) into a KERNEL x
 // KERNEL window of registers. At every position the instruction asks for (a kh x kw kernel
 // at the bottom-right of the register window, every step-th position of every step-th row)
-// each lane takes the sum of its inputs times its weights (the datapath's multiply-add in a
-// chain) or, with max, the largest of its inputs that are not padding, and writes, adds or
-// (max) folds it into the next accumulator row: outputs are written in raster order from
-// acc_addr.
+// each lane takes, over the taps that are not padding (rows and columns the instruction
+// names), the sum of its inputs times its weights (the datapath's multiply-add in a chain)
+// or, with max, the largest of its inputs, and writes, adds or (max) folds it into the next
+// accumulator row: outputs are written in raster order from acc_addr.
 //
 // Timing: the start cycle, kh * kw cycles that read the weights (not for max), one cycle
 // per input pixel, then four pipeline cycles to the last accumulator write (read, window,
 // arithmetic, accumulator read); the semaphores are released with that write, and the next
-// instruction may start in the same cycle.
+// instruction may start in the same cycle. The first accumulator access (the read of an
+// accumulating first output) comes lead_o = kh * kw + (kh - 1) * count0 + kw + 3 cycles
+// after the start, so the core may start it while the array's last results drain.
 `include "hwgen_isa.vh"
 module hwgen_window_unit #(
   parameter integer       INSTR_W       = `HWGEN_INSTR_W,
@@ -58,7 +60,9 @@ module hwgen_window_unit #(
   output wire [LANES*ACC_W-1:0]   acc_wr_data_o,
   // performance
   output wire                     busy_o,
-  output wire                     stall_o
+  output wire                     stall_o,
+  // cycles from the head instruction's start to its first accumulator access (saturated)
+  output wire [15:0]              lead_o
 );
 
   localparam integer KK       = KERNEL * KERNEL;
@@ -132,6 +136,15 @@ module hwgen_window_unit #(
     .pad_right_o   (f_pad_right),
     .prec_o        (f_prec)
   );
+
+  // Cycles from start to the first output's accumulator read: weights, the pixels before
+  // the first kernel window completes, its own, and the pipeline to the read.
+  wire [31:0] kh_wide     = { {(32-K_W){1'b0}}, f_kh};
+  wire [31:0] kw_wide     = { {(32-K_W){1'b0}}, f_kw};
+  wire [31:0] count0_wide = { {(32-COUNT0_W){1'b0}}, f_count0};
+  wire [31:0] lead_full   = (f_max ? 32'd0 : kh_wide * kw_wide)
+                          + (kh_wide - 32'd1) * count0_wide + kw_wide + 32'd3;
+  assign lead_o = (lead_full[31:16] != 16'd0) ? 16'hffff : lead_full[15:0];
 
   // The precision selects nothing here: the design runs the window unit in its integer
   // precision only (the compiler and the interpreter check it).
@@ -508,12 +521,12 @@ module hwgen_window_unit #(
   reg [SPAD_ADDR_W-1:0] s4_addr_q;
   reg [LANES*ACC_W-1:0] s4_v_q;
 
-  // Taps that count: in the kernel, and for max not padding.
+  // Taps that count: in the kernel and not padding (a padding pixel's row may hold
+  // anything).
   wire [KK-1:0] tap_on;
   generate
     for (wp = 0; wp < KK; wp = wp + 1) begin : gen_tap_on
-      assign tap_on[wp] = in_kernel[wp]
-                       && !(max_q && (rowpad_q[wp / KERNEL] || colpad_q[wp % KERNEL]));
+      assign tap_on[wp] = in_kernel[wp] && !rowpad_q[wp / KERNEL] && !colpad_q[wp % KERNEL];
     end
   endgenerate
 

@@ -223,12 +223,20 @@ fn shared_tensors(g: &Graph, owner: &[usize], b: usize, a: usize) -> Vec<String>
         })
 }
 
-/// Node groups that stay on one unit: a layer, or all phases of a transposed convolution.
+/// Node groups that stay on one unit: a layer, all phases of a transposed convolution, or
+/// a layer whose output stays on chip and the depthwise convolution that reads it.
 fn layer_groups(g: &Graph, nodes: &[usize]) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = Vec::new();
     for &i in nodes {
         match out.last_mut() {
-            Some(last) if g.nodes[last[0]].tensor() == g.nodes[i].tensor() => last.push(i),
+            Some(last)
+                if g.nodes[last[0]].tensor() == g.nodes[i].tensor()
+                    || last
+                        .last()
+                        .is_some_and(|&p| p + 1 == i && g.nodes[p].fused_into_next) =>
+            {
+                last.push(i)
+            }
             _ => out.push(vec![i]),
         }
     }

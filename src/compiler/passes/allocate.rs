@@ -60,6 +60,13 @@ pub fn row_beats(tile: usize, format: crate::numeric::Format, mem_w: u64) -> u64
         + u64::from(format.block_scaled())
 }
 
+/// Beats of an activation row of unit `u`: its elements, then for a block-scaled design a
+/// beat with the scale (rows of the other formats leave it out).
+pub fn act_beats(design: &Design, u: &Unit) -> u64 {
+    let mem_w = u64::from(design.memory.data_width_bits);
+    u64::from(u.input_elem_bits()).div_ceil(mem_w) + u64::from(u.scale_bits() > 0)
+}
+
 /// Rows of one of node `n`'s weight tiles (`Unit::layer_tile_rows`).
 pub fn tile_rows(u: &crate::design::Unit, n: &Node) -> u64 {
     u64::from(u.layer_tile_rows(n.prec))
@@ -401,10 +408,7 @@ fn place<'u>(
     let u = &g.unit;
     let t = u.cpf as usize;
     let mem_w = u64::from(design.memory.data_width_bits);
-    // A block-scaled activation row is its elements and then the scale in a beat of its
-    // own; rows of the other formats leave the scale beat out.
-    let elem_beats = u64::from(u.input_elem_bits()).div_ceil(mem_w);
-    let act_beats = elem_beats + u64::from(u.scale_bits() > 0);
+    let act_beats = act_beats(design, u);
     let beats_of = |name: &str| row_beats(t, g.format_of(name), mem_w);
     // An MX weight tile ends with the kpf column scales, 8 bits each, in whole rows.
     let weight_tile_rows = u64::from(u.weight_tile_rows());
@@ -453,8 +457,13 @@ fn place<'u>(
     let mut free: Vec<(u64, u64)> = Vec::new(); // (base, beats)
     let mut live: Vec<String> = g.inputs.iter().map(|s| s.name.clone()).collect();
     for (i, n) in g.nodes.iter().enumerate() {
+        // A node whose output stays on chip reads its input while the next node runs.
+        let last_use = |name: &str| {
+            g.last_use(name)
+                .map(|u| u + usize::from(g.nodes[u].fused_into_next))
+        };
         live.retain(|name| {
-            let dead = !g.is_output(name) && g.last_use(name).is_some_and(|u| u < i);
+            let dead = !g.is_output(name) && last_use(name).is_some_and(|u| u < i);
             if dead {
                 let l = &tensors[name];
                 free.push((l.base, l.size_beats()));

@@ -5,17 +5,24 @@
 //! (`estimate::preload_rows`, cpf + 1): the convolution runs
 //! once per pool tap at the pooled positions and the vector unit keeps the running maximum.
 //! Activations were fused by the model format. Only integer layers are fused (the other
-//! datapaths' vector path has no add or pool).
+//! datapaths' vector path has no add or pool). A 1x1 convolution (a MobileNetV2 expand)
+//! whose only consumer is a depthwise convolution in the window unit keeps its output on
+//! chip: the window node schedules both per output tile, the expand writing its rows into
+//! the input buffer for the window (`schedule/window.rs`), so the expanded tensor never
+//! crosses the memory port.
 
 use super::allocate::window;
 use super::legalize::{Graph, Node};
 use crate::compiler::{Compilation, CompileError};
+use crate::design::Design;
 use crate::model::{Op, Requant};
 use crate::numeric::Precision;
 
 pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
-    let g = c.graph.take().expect("pass order: legalize must run first");
-    c.graph = Some(run(g));
+    let mut g = run(c.graph.take().expect("pass order: legalize must run first"));
+    keep_on_chip(&mut g, c.design);
+    g.rebuild_dag();
+    c.graph = Some(g);
     Ok(())
 }
 
@@ -112,4 +119,79 @@ pub fn run(mut g: Graph) -> Graph {
     }
     g.rebuild_dag();
     g
+}
+
+/// Whether node i (an expand) and i + 1 (its depthwise convolution) take fewer estimated
+/// cycles with the expand's output on chip.
+fn faster(g: &Graph, design: &Design, i: usize) -> bool {
+    let bud = super::tile::budget(design, g);
+    let act = super::allocate::act_beats(design, &g.unit);
+    let apart = super::tile::window_plan(design, &bud, g, act, &g.nodes[i + 1])
+        .map(|(c, _)| c + super::tile::expand_cost(design, g, act, &g.nodes[i]));
+    let together = super::tile::fused_plan(design, &bud, g, act, i + 1).map(|(c, _)| c);
+    matches!((together, apart), (Some(t), Some(a)) if t < a)
+}
+
+/// The smallest fused tile (one output pixel) fits the buffers: the window of every input
+/// tile of the expand in a quarter of the input buffer, the window's rows, one output row
+/// and two bias rows in an accumulator bank (`tile::fused_tiling` picks the best tile).
+fn on_chip_fits(g: &Graph, e: &Node, d: &Node) -> bool {
+    let b = &g.unit.buffers;
+    let (kh, kw, _, _) = window(d);
+    let icts = g.shape_of(&e.input)[2].div_ceil(g.unit.cpf as usize);
+    icts * kh * kw <= (b.input_depth / 4) as usize && kh * kw + 3 <= b.accumulator_depth as usize
+}
+
+/// Mark every integer 1x1 convolution (stride 1, no padding, groups 1, no untied bias,
+/// residual or pool) whose only consumer is the next node, a depthwise convolution in the
+/// window unit reading it, and which is not a model output, when the two take fewer
+/// estimated cycles together (`tile::fused_plan`) than apart (`tile::expand_cost` and
+/// `tile::window_plan`): its output stays on chip. The unit's output rows must be its input
+/// rows (cpf = kpf and one element type). Single-engine designs only (an elastic design
+/// keeps every tensor in memory).
+pub fn keep_on_chip(g: &mut Graph, design: &Design) {
+    let u = &g.unit;
+    let rows_match = u.cpf == u.kpf && u.datatype.input_type() == u.datatype.output_type();
+    if !rows_match {
+        return;
+    }
+    let mut fused = Vec::new();
+    for i in 0..g.nodes.len().saturating_sub(1) {
+        let (e, d) = (&g.nodes[i], &g.nodes[i + 1]);
+        let expand = matches!(
+            &e.op,
+            Op::Conv {
+                transposed: false,
+                kh: 1,
+                kw: 1,
+                stride: 1,
+                pad: 0,
+                groups: 1,
+                untied_bias,
+                ..
+            } if untied_bias.is_empty()
+        );
+        let fits = expand
+            && integer(g, e)
+            && !e.window
+            && e.residual.is_none()
+            && e.pool.is_none()
+            && e.place.is_none()
+            && e.shift == (0, 0)
+            && !g.is_output(&e.name)
+            && d.window
+            && matches!(d.op, Op::Conv { .. })
+            && d.input == e.name
+            && d.residual.as_deref() != Some(e.name.as_str())
+            && g.consumers(&e.name) == vec![i + 1]
+            && g.view_of(&e.name, u.cpf as usize).is_none()
+            && e.out_format == g.format_of(&e.input)
+            && on_chip_fits(g, e, d);
+        if fits && faster(g, design, i) {
+            fused.push(i);
+        }
+    }
+    for i in fused {
+        g.nodes[i].fused_into_next = true;
+    }
 }

@@ -38,6 +38,9 @@ pub struct Node {
     pub place: Option<Place>,
     /// The window unit runs it (`in_window`), not the array.
     pub window: bool,
+    /// Its output stays on chip as the input of the next node, a depthwise convolution in
+    /// the window unit, which schedules both (`fuse`: expand + depthwise).
+    pub fused_into_next: bool,
 }
 
 /// A node's output pixel (u, v) is pixel (offset.0 + stride * u, offset.1 + stride * v) of
@@ -310,6 +313,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             shift: (0, 0),
             place: None,
             window,
+            fused_into_next: false,
         };
         if let Op::Conv {
             transposed: true, ..

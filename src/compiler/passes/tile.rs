@@ -142,6 +142,10 @@ pub fn run_for(
             out.push(upsample_tiling(&bud, n, factor)?);
             continue;
         }
+        if i > 0 && g.nodes[i - 1].fused_into_next {
+            out.push(fused_tiling(design, &bud, g, alloc, i)?);
+            continue;
+        }
         if n.window {
             out.push(window_tiling(design, &bud, g, alloc, n)?);
             continue;
@@ -256,6 +260,31 @@ fn window_tiling(
     alloc: &Alloc,
     n: &Node,
 ) -> Result<Tiling, CompileError> {
+    window_plan(design, bud, g, alloc.act_beats, n)
+        .map(|(_, t)| t)
+        .ok_or_else(|| {
+            let (kh, kw, _, _) = window(n);
+            CompileError::new(
+                Some(&n.name),
+                format!(
+                    "the window unit's input window for one output pixel ({kh}x{kw}) does not fit half the input buffer ({} rows) or the line buffer ({} pixels)",
+                    bud.input_half,
+                    g.unit.window.map_or(0, |w| w.line)
+                ),
+                "raise buffers.input_depth or window.line",
+            )
+        })
+}
+
+/// The best tiling of a node in the window unit (`window_tiling`) and its estimated cycles,
+/// with activation rows of `act_beats` beats; `None` when no tile fits.
+pub fn window_plan(
+    design: &Design,
+    bud: &Budget,
+    g: &Graph,
+    act_beats: u64,
+    n: &Node,
+) -> Option<(u64, Tiling)> {
     let (kh, kw, s, _) = window(n);
     let line = g.unit.window.map_or(0, |w| w.line as usize);
     let [oh, ow, _] = n.out;
@@ -270,7 +299,7 @@ fn window_tiling(
     } else {
         (kh * kw) as u64
     };
-    let bytes_per_row = alloc.act_beats * u64::from(design.memory.data_width_bits / 8);
+    let bytes_per_row = act_beats * u64::from(design.memory.data_width_bits / 8);
     let bw = u64::from(design.memory.bytes_per_cycle).max(1);
     let cost = |th: usize, tw: usize| -> u64 {
         let sizes = |n: usize, t: usize| [(n / t, t), (usize::from(!n.is_multiple_of(t)), n % t)];
@@ -303,16 +332,124 @@ fn window_tiling(
             }
         }
     }
-    best.map(|(_, t)| t).ok_or_else(|| {
-        CompileError::new(
-            Some(&n.name),
-            format!(
-                "the window unit's input window for one output pixel ({kh}x{kw}) does not fit half the input buffer ({} rows) or the line buffer ({line} pixels)",
-                bud.input_half
-            ),
-            "raise buffers.input_depth or window.line",
-        )
-    })
+    // Every channel tile runs every spatial tile.
+    let octs = n.out[2].div_ceil(g.unit.cpf as usize) as u64;
+    best.map(|(c, t)| (c * octs, t))
+}
+
+/// The tiling of node `i`, a depthwise convolution in the window unit whose input the node
+/// before computes on chip (`schedule/fused.rs`): one group of every channel tile per
+/// spatial tile (the expand's input windows serve them all), and the output tile whose
+/// input window fits a quarter of the input buffer with every one of the expand's
+/// input-channel tiles, the line buffer, and with the expand's rows and the two bias rows
+/// the accumulator bank, with the fewest estimated cycles: per spatial tile the largest of
+/// the compute queue's (every channel tile's expand matmuls and window), the vector unit's
+/// (the expand's rows and the outputs) and the memory port's (the expand's input windows
+/// and the outputs).
+fn fused_tiling(
+    design: &Design,
+    bud: &Budget,
+    g: &Graph,
+    alloc: &Alloc,
+    i: usize,
+) -> Result<Tiling, CompileError> {
+    fused_plan(design, bud, g, alloc.act_beats, i)
+        .map(|(_, t)| t)
+        .ok_or_else(|| {
+            CompileError::new(
+                Some(&g.nodes[i].name),
+                format!(
+                    "the expand before it keeps its output on chip, but no output tile's window of every input-channel tile fits a quarter of the input buffer ({} rows)",
+                    bud.input_half / 2
+                ),
+                "raise buffers.input_depth",
+            )
+        })
+}
+
+/// The best fused tiling of node `i` (`fused_tiling`) and its estimated cycles (the expand
+/// before it included), with activation rows of `act_beats` beats; `None` when no tile fits.
+pub fn fused_plan(
+    design: &Design,
+    bud: &Budget,
+    g: &Graph,
+    act_beats: u64,
+    i: usize,
+) -> Option<(u64, Tiling)> {
+    let n = &g.nodes[i];
+    let (kh, kw, s, _) = window(n);
+    let line = g.unit.window.map_or(0, |w| w.line as usize);
+    let t = g.unit.cpf as usize;
+    let [oh, ow, c] = n.out;
+    let octs = c.div_ceil(t);
+    let icts = g.shape_of(&g.nodes[i - 1].input)[2].div_ceil(t);
+    let quarter = bud.input_half / 2;
+    let out_rows = if n.residual.is_some() {
+        bud.out_quarter
+    } else {
+        2 * bud.out_quarter
+    };
+    let bytes_per_row = act_beats * u64::from(design.memory.data_width_bits / 8);
+    let bw = u64::from(design.memory.bytes_per_cycle).max(1);
+    let cpf = g.unit.cpf;
+    let cost = |th: usize, tw: usize| -> u64 {
+        let sizes = |n: usize, t: usize| [(n / t, t), (usize::from(!n.is_multiple_of(t)), n % t)];
+        let mut total = 0;
+        for (nh, h) in sizes(oh, th) {
+            for (nw, w) in sizes(ow, tw) {
+                if nh * nw == 0 {
+                    continue;
+                }
+                let area = (((h - 1) * s + kh) * ((w - 1) * s + kw)) as u64;
+                let outs = (h * w) as u64;
+                let expand = icts as u64 * super::estimate::matmul_cycles(area, cpf, true)
+                    + super::estimate::preload_rows(cpf);
+                let compute =
+                    octs as u64 * (expand + (kh * kw) as u64 + area + super::estimate::WINDOW_PIPE);
+                let vector = octs as u64 * (area + outs + 14);
+                let memory = (icts as u64 * area + octs as u64 * outs) * bytes_per_row / bw;
+                total += (nh * nw) as u64 * compute.max(vector).max(memory);
+            }
+        }
+        total
+    };
+    let mut best: Option<(u64, Tiling)> = None;
+    for tw in 1..=ow {
+        let win_w = (tw - 1) * s + kw;
+        if win_w > line || win_w * kh * icts > quarter {
+            continue;
+        }
+        let th_in = quarter / (win_w * icts);
+        for th in 1..=((th_in - kh) / s + 1).min(oh) {
+            let area = ((th - 1) * s + kh) * win_w;
+            if th * tw > out_rows || th * tw + area + 2 > bud.acc_bank {
+                continue;
+            }
+            let c = cost(th, tw);
+            if best.is_none_or(|(b, _)| c < b) {
+                best = Some((c, Tiling { th, tw, g: octs }));
+            }
+        }
+    }
+    best
+}
+
+/// Estimated cycles of a 1x1 convolution `e` run on its own (the larger of its matmul rows
+/// and the memory port's input and output rows), with activation rows of `act_beats` beats:
+/// what keeping its output on chip saves besides the depthwise convolution's own loads.
+pub fn expand_cost(design: &Design, g: &Graph, act_beats: u64, e: &Node) -> u64 {
+    let t = g.unit.cpf as usize;
+    let [oh, ow, c] = e.out;
+    let pixels = (oh * ow) as u64;
+    let (icts, octs) = (
+        g.shape_of(&e.input)[2].div_ceil(t) as u64,
+        c.div_ceil(t) as u64,
+    );
+    let bytes_per_row = act_beats * u64::from(design.memory.data_width_bits / 8);
+    let bw = u64::from(design.memory.bytes_per_cycle).max(1);
+    let compute = pixels * icts * octs;
+    let memory = pixels * (icts + octs) * bytes_per_row / bw;
+    compute.max(memory)
 }
 
 /// An upsample layer's tiling: whole output rows, each one matmul that repeats every input

@@ -12,18 +12,7 @@ impl Sched<'_> {
             bias: gc.has_bias[j],
             load_bias: gc.has_bias[j],
             bias_addr: self.bias_row(gc, j),
-            relu: nc.relu,
-            clamp: nc.clamp.is_some(),
-            clamp_max: nc.clamp.unwrap_or(0),
-            multiplier: nc.requant.multiplier,
-            leaky: nc.negative_multiplier.is_some(),
-            neg_multiplier: nc.negative_multiplier.unwrap_or(0),
-            shift: u64::from(nc.requant.shift),
-            zero_point: nc.requant.zero_point,
-            prec_in: nc.prec,
-            prec_out: nc.out_prec,
-            fixed_scale: u64::from(nc.n.fixed_scale),
-            ..Vector::default()
+            ..post_ops(nc)
         }
     }
 
@@ -83,5 +72,24 @@ impl Sched<'_> {
             );
             self.push(nc.ni, IsaOp::Store(t), vec![gc.out_region(j)], vec![res]);
         }
+    }
+}
+
+/// The fields every vector instruction of node `nc` shares but its bias: the
+/// requantization, activation and precisions of the layer.
+pub(super) fn post_ops(nc: &NodeCtx) -> Vector {
+    Vector {
+        relu: nc.relu,
+        clamp: nc.clamp.is_some(),
+        clamp_max: nc.clamp.unwrap_or(0),
+        multiplier: nc.requant.multiplier,
+        leaky: nc.negative_multiplier.is_some(),
+        neg_multiplier: nc.negative_multiplier.unwrap_or(0),
+        shift: u64::from(nc.requant.shift),
+        zero_point: nc.requant.zero_point,
+        prec_in: nc.prec,
+        prec_out: nc.out_prec,
+        fixed_scale: u64::from(nc.n.fixed_scale),
+        ..Vector::default()
     }
 }

@@ -11,6 +11,7 @@
 //! it reads and writes. Upsampling has its own schedule (`upsample.rs`).
 
 mod finish;
+mod fused;
 mod gap;
 mod pass;
 mod upsample;
@@ -239,6 +240,8 @@ struct Sched<'a> {
     group_no: usize,
     out_no: usize,
     in_no: usize,
+    /// Windows kept on chip (`fused`), alternating between two quarters of the input buffer.
+    fwd_no: usize,
     w_no: usize,
     /// Weight runs still in the ring, so a later tile that needs the same weights does not
     /// load them again: (node, first external beat, slots, first slot).
@@ -298,11 +301,16 @@ pub fn run_rows(
         group_no: 0,
         out_no: 0,
         in_no: 0,
+        fwd_no: 0,
         w_no: 0,
         kept: Vec::new(),
     };
     for (ni, n) in g.nodes.iter().enumerate() {
         let r = rows[ni].clone();
+        // A node whose output stays on chip runs with the next one.
+        if n.fused_into_next {
+            continue;
+        }
         if r.is_empty() {
             continue;
         }
@@ -311,7 +319,10 @@ pub fn run_rows(
             continue;
         }
         let nc = node_ctx(g, alloc, ni, n);
-        if n.window {
+        if ni > 0 && g.nodes[ni - 1].fused_into_next {
+            let ne = node_ctx(g, alloc, ni - 1, &g.nodes[ni - 1]);
+            s.fused_node(&ne, &nc, tiling[ni], r);
+        } else if n.window {
             s.window_node(&nc, tiling[ni], r);
         } else if s.sums_by_weights(&nc) {
             s.gap(&nc, tiling[ni], r);

@@ -10,7 +10,7 @@ use crate::isa::{Buffer, Instr, Matmul, Op as IsaOp, Transfer, Vector};
 /// kernel tap, and the external address of its weights.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Entry {
-    ict: usize,
+    pub(super) ict: usize,
     j: usize,
     ky: usize,
     kx: usize,
@@ -22,7 +22,7 @@ type Window = (u64, Res);
 
 impl Sched<'_> {
     /// Every matmul of the group, input-channel tile outermost.
-    fn entries(&self, nc: &NodeCtx, gc: &GroupCtx) -> Vec<Entry> {
+    pub(super) fn entries(&self, nc: &NodeCtx, gc: &GroupCtx) -> Vec<Entry> {
         let cin = nc.src.c;
         let mut entries = Vec::new();
         for ict in 0..cin.div_ceil(self.t) {
@@ -71,7 +71,11 @@ impl Sched<'_> {
     /// run still in the ring from an earlier tile of the node is not loaded again (groups
     /// are the outer loop, so a group whose weights fit the ring loads them once).
     /// Returns each entry's slot and, at the first entry of every run it loads, its load.
-    fn weight_loads(&mut self, nc: &NodeCtx, entries: &[Entry]) -> (Vec<u64>, Vec<Option<Step>>) {
+    pub(super) fn weight_loads(
+        &mut self,
+        nc: &NodeCtx,
+        entries: &[Entry],
+    ) -> (Vec<u64>, Vec<Option<Step>>) {
         let half_slots = self.bud.weight_slots / 2;
         let wb = self.alloc.weight_beats;
         let mut slot_of = vec![0u64; entries.len()];

@@ -3,8 +3,9 @@
 //! ring once while they stay there; an average pool's ones serve every channel tile, a
 //! max-pool has none), its biases, its input window (alternating input-buffer halves) and one
 //! `window` instruction into the tile's accumulator rows; then the vector instruction and the
-//! store of every group (`finish`). A max-pool's padding is the window's rows and columns
-//! outside the input, which the instruction names so they never count.
+//! store of every group (`finish`). The window's rows and columns outside the input are
+//! padding, which the instruction names so they never count (a max-pool's would win over
+//! negative inputs as zero rows).
 
 use super::{GroupCtx, NodeCtx, Res, Sched};
 use crate::compiler::passes::tile::Tiling;
@@ -74,31 +75,33 @@ impl Sched<'_> {
     /// Member j of the group: its weights, its input window and its window instruction.
     fn window_member(&mut self, nc: &NodeCtx, gc: &GroupCtx, j: usize) {
         let oct = gc.members[j];
-        let weights = self.window_weights(nc, oct);
         let s = nc.s as u64;
-        let (win_h, win_w) = ((gc.h - 1) * s + nc.kh as u64, (gc.w - 1) * s + nc.kw as u64);
+        let win = ((gc.h - 1) * s + nc.kh as u64, (gc.w - 1) * s + nc.kw as u64);
         let in0 = (self.in_no % 2) as u64 * self.bud.input_half as u64;
         self.in_no += 1;
-        let in_region = Res::Spad(Buffer::Input, in0, in0 + win_h * win_w);
-        self.load_window(nc, gc, (win_h, win_w), oct, (in0, in_region));
-        let max = matches!(nc.n.op, Op::MaxPool { .. });
-        // The window's rows and columns outside the input (a max-pool's padding).
-        let (pad_top, pad_bottom, pad_left, pad_right) = if max {
-            let p = nc.pad as i64;
-            let [h, w, _] = self.g.shape_of(&nc.n.input).map(|v| v as i64);
-            let (y0, x0) = (gc.oy0 as i64 * s as i64 - p, gc.ox0 as i64 * s as i64 - p);
-            let clip = |v: i64, n: u64| v.clamp(0, n as i64) as u64;
-            (
-                clip(-y0, win_h),
-                clip(y0 + win_h as i64 - h, win_h),
-                clip(-x0, win_w),
-                clip(x0 + win_w as i64 - w, win_w),
-            )
-        } else {
-            (0, 0, 0, 0)
-        };
+        let in_region = Res::Spad(Buffer::Input, in0, in0 + win.0 * win.1);
+        self.load_window(nc, gc, win, oct, (in0, in_region));
+        self.window_instr(nc, gc, j, (in0, win));
+    }
+
+    /// The window instruction of member j over the input window of `win` (height, width)
+    /// pixels from input-buffer row `in0`: its rows and columns outside the input tensor are
+    /// padding (never counted, whatever the rows hold).
+    pub(super) fn window_instr(
+        &mut self,
+        nc: &NodeCtx,
+        gc: &GroupCtx,
+        j: usize,
+        (in0, (win_h, win_w)): (u64, (u64, u64)),
+    ) {
+        let weights = self.window_weights(nc, gc.members[j]);
+        let s = nc.s as u64;
+        let p = nc.pad as i64;
+        let [h, w, _] = self.g.shape_of(&nc.n.input).map(|v| v as i64);
+        let (y0, x0) = (gc.oy0 as i64 * s as i64 - p, gc.ox0 as i64 * s as i64 - p);
+        let clip = |v: i64, n: u64| v.clamp(0, n as i64) as u64;
         let w = Window {
-            max,
+            max: matches!(nc.n.op, Op::MaxPool { .. }),
             // Accumulate onto an untied bias loaded into the rows.
             accumulate: self.alloc.untied.contains_key(&nc.ni),
             weight_addr: weights.as_ref().map_or(0, |(first, _)| *first),
@@ -111,13 +114,13 @@ impl Sched<'_> {
             kh: nc.kh as u64,
             kw: nc.kw as u64,
             step: s,
-            pad_top,
-            pad_bottom,
-            pad_left,
-            pad_right,
+            pad_top: clip(-y0, win_h),
+            pad_bottom: clip(y0 + win_h as i64 - h, win_h),
+            pad_left: clip(-x0, win_w),
+            pad_right: clip(x0 + win_w as i64 - w, win_w),
             prec: nc.prec,
         };
-        let mut reads = vec![in_region];
+        let mut reads = vec![Res::Spad(Buffer::Input, in0, in0 + win_h * win_w)];
         reads.extend(weights.map(|(_, r)| r));
         if w.accumulate {
             reads.push(gc.acc_region(j));
