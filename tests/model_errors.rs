@@ -66,6 +66,14 @@ cols = 16
     );
     let wide = "type = \"int16\"\n[input]\nshape = [4, 4, 8]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\nkernel = 1\nout_channels = 8\n";
     insta::assert_snapshot!("type_mismatch", compile_err("configs/8x8_int8.toml", wide));
+    // A padded max-pool over signed values on a design without the window unit: the zero
+    // rows the array pools over as padding could win. (Over a ReLU's output it compiles:
+    // rtl-tests case relu_maxpool_pad_array.)
+    let signed_pool = "[input]\nshape = [6, 6, 8]\n[[layer]]\nname = \"p\"\nop = \"maxpool\"\nkernel = 3\nstride = 2\npadding = 1\n";
+    insta::assert_snapshot!(
+        "padded_maxpool_of_signed_values_on_the_array",
+        compile_err("rtl-tests/configs/8x8_int8_array.toml", signed_pool)
+    );
 }
 
 /// Every model the repository ships or tests with is accepted: the per-operator key rules

@@ -68,6 +68,7 @@ cases! {
     maxpool_pad_8x8: "cases/maxpool_pad.toml" on "configs/8x8_int8.toml" with 15;
     maxpool_pad_16x16: "cases/maxpool_pad.toml" on "configs/16x16_int8.toml";
     maxpool_array: "cases/maxpool.toml" on "rtl-tests/configs/8x8_int8_array.toml";
+    relu_maxpool_pad_array: "cases/relu_maxpool_pad.toml" on "rtl-tests/configs/8x8_int8_array.toml" with 15;
     avgpool_pad: "cases/avgpool_pad.toml" on "configs/8x8_int8.toml" with 10;
     avgpool_pad_array: "cases/avgpool_pad.toml" on "rtl-tests/configs/8x8_int8_array.toml";
     uint8_window: "cases/uint8_window.toml" on "rtl-tests/configs/8x8_uint8_int16.toml" with 20;

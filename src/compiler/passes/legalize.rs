@@ -282,10 +282,13 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
         let cin = model.shape_of(&l.inputs[0]).expect("input exists")[2];
         let window = in_window(&unit, &l.op, prec, cin);
         vector_ops(design, l, window)?;
-        if matches!(l.op, Op::MaxPool { pad, .. } if pad > 0) && !window {
+        if matches!(l.op, Op::MaxPool { pad, .. } if pad > 0)
+            && !window
+            && !non_negative(model, &l.inputs[0])
+        {
             return Err(CompileError::new(
                 Some(&l.name),
-                "a max-pool with padding runs in the window unit (padding never counts there); the array pools over the zero border, which would count",
+                "a max-pool with padding runs in the window unit (padding never counts there), or on the array when its input cannot be negative (an integer ReLU's output: the zero rows the array pools over as padding then never win)",
                 if unit.window.is_some() {
                     "use a kernel of at most window.kernel and a stride of at most 3, or pool without padding"
                 } else {
@@ -404,6 +407,35 @@ fn pack_taps(nodes: &mut [Node], inputs: &mut Vec<Source>, unit: &Unit) {
 /// output channel reads its own input channel) or a pooling layer whose kernel fits the
 /// window unit (at most `kernel` square, at most `line` wide) at a stride of at most 3
 /// (the instruction's `step`). Everything else runs on the array.
+/// Whether tensor `name` holds no negative value: an unsigned integer tensor, the output of
+/// an integer convolution or add with ReLU (or ReLU6; ReLU is the maximum with the zero
+/// point, here not negative) and no leaky slope, or a pool, upsampling or concat of such
+/// tensors. A max-pool over it may count zero padding: every window holds an input pixel
+/// (padding < kernel), and max(x, 0) = x for x >= 0.
+fn non_negative(model: &Model, name: &str) -> bool {
+    match model.format_of(name) {
+        Some(Format::Int(t)) if !t.signed => return true,
+        Some(Format::Int(_)) => {}
+        _ => return false,
+    }
+    let Some(l) = model.layer(name) else {
+        return false;
+    };
+    match &l.op {
+        Op::Conv {
+            relu,
+            requant,
+            negative_multiplier,
+            ..
+        } => *relu && requant.zero_point >= 0 && negative_multiplier.is_none(),
+        Op::Add { relu, requant, .. } => *relu && requant.zero_point >= 0,
+        Op::MaxPool { .. } | Op::AvgPool { .. } | Op::Upsample { .. } => {
+            non_negative(model, &l.inputs[0])
+        }
+        Op::Concat => l.inputs.iter().all(|i| non_negative(model, i)),
+    }
+}
+
 pub fn in_window(unit: &Unit, op: &Op, prec: usize, cin: usize) -> bool {
     let Some(w) = unit.window else {
         return false;
