@@ -192,20 +192,12 @@ pub fn run_for(
         // one that preloads the next weights (`estimate::matmul_cycles`), summed over the
         // tiles of the output, the remainder tiles at the right and bottom edges included,
         // plus two cycles per tile for its vector and store issue.
-        let cost = |th: usize, tw: usize| -> usize {
-            let sizes =
-                |n: usize, t: usize| [(n / t, t), (usize::from(!n.is_multiple_of(t)), n % t)];
-            let mut c = 0;
-            for (nh, h) in sizes(oh, th) {
-                for (nw, w) in sizes(ow, tw) {
-                    let rows = h * w;
-                    let cycles = super::estimate::matmul_cycles(rows as u64, g.unit.cpf, true);
-                    c += nh * nw * (cycles as usize + 2);
-                }
-            }
-            c
+        let cost = |th: usize, tw: usize| -> u64 {
+            over_tiles(oh, ow, th, tw, |h, w| {
+                super::estimate::matmul_cycles((h * w) as u64, g.unit.cpf, true) + 2
+            })
         };
-        let mut best: Option<(usize, Tiling)> = None;
+        let mut best: Option<(u64, Tiling)> = None;
         for tw in 1..=ow {
             let win_w = (tw - 1) * s + kw;
             if win_w * kh > bud.input_half || tw > rows_cap {
@@ -302,20 +294,12 @@ pub fn window_plan(
     let bytes_per_row = act_beats * u64::from(design.memory.data_width_bits / 8);
     let bw = u64::from(design.memory.bytes_per_cycle).max(1);
     let cost = |th: usize, tw: usize| -> u64 {
-        let sizes = |n: usize, t: usize| [(n / t, t), (usize::from(!n.is_multiple_of(t)), n % t)];
-        let mut c = 0;
-        for (nh, h) in sizes(oh, th) {
-            for (nw, w) in sizes(ow, tw) {
-                if nh * nw == 0 {
-                    continue;
-                }
-                let pixels = (((h - 1) * s + kh) * ((w - 1) * s + kw)) as u64;
-                let unit = weights + pixels + super::estimate::WINDOW_PIPE;
-                let memory = (pixels + (h * w) as u64) * bytes_per_row / bw;
-                c += (nh * nw) as u64 * (unit.max(memory) + 2);
-            }
-        }
-        c
+        over_tiles(oh, ow, th, tw, |h, w| {
+            let pixels = (((h - 1) * s + kh) * ((w - 1) * s + kw)) as u64;
+            let unit = weights + pixels + super::estimate::WINDOW_PIPE;
+            let memory = (pixels + (h * w) as u64) * bytes_per_row / bw;
+            unit.max(memory) + 2
+        })
     };
     let mut best: Option<(u64, Tiling)> = None;
     for tw in 1..=ow.min(rows_cap) {
@@ -393,25 +377,17 @@ pub fn fused_plan(
     let bw = u64::from(design.memory.bytes_per_cycle).max(1);
     let cpf = g.unit.cpf;
     let cost = |th: usize, tw: usize| -> u64 {
-        let sizes = |n: usize, t: usize| [(n / t, t), (usize::from(!n.is_multiple_of(t)), n % t)];
-        let mut total = 0;
-        for (nh, h) in sizes(oh, th) {
-            for (nw, w) in sizes(ow, tw) {
-                if nh * nw == 0 {
-                    continue;
-                }
-                let area = (((h - 1) * s + kh) * ((w - 1) * s + kw)) as u64;
-                let outs = (h * w) as u64;
-                let expand = icts as u64 * super::estimate::matmul_cycles(area, cpf, true)
-                    + super::estimate::preload_rows(cpf);
-                let compute =
-                    octs as u64 * (expand + (kh * kw) as u64 + area + super::estimate::WINDOW_PIPE);
-                let vector = octs as u64 * (area + outs + 14);
-                let memory = (icts as u64 * area + octs as u64 * outs) * bytes_per_row / bw;
-                total += (nh * nw) as u64 * compute.max(vector).max(memory);
-            }
-        }
-        total
+        over_tiles(oh, ow, th, tw, |h, w| {
+            let area = (((h - 1) * s + kh) * ((w - 1) * s + kw)) as u64;
+            let outs = (h * w) as u64;
+            let expand = icts as u64 * super::estimate::matmul_cycles(area, cpf, true)
+                + super::estimate::preload_rows(cpf);
+            let compute =
+                octs as u64 * (expand + (kh * kw) as u64 + area + super::estimate::WINDOW_PIPE);
+            let vector = octs as u64 * (area + outs + 14);
+            let memory = (icts as u64 * area + octs as u64 * outs) * bytes_per_row / bw;
+            compute.max(vector).max(memory)
+        })
     };
     let mut best: Option<(u64, Tiling)> = None;
     for tw in 1..=ow {
@@ -473,4 +449,26 @@ fn upsample_tiling(bud: &Budget, n: &Node, factor: usize) -> Result<Tiling, Comp
         tw: ow,
         g: 1,
     })
+}
+
+/// The sum of `cost(h, w)` over the output tiles of an `oh` x `ow` map cut into `th` x `tw`
+/// tiles: the whole tiles and the remainder tiles at the right and bottom edges, each counted
+/// with its own size.
+fn over_tiles(
+    oh: usize,
+    ow: usize,
+    th: usize,
+    tw: usize,
+    cost: impl Fn(usize, usize) -> u64,
+) -> u64 {
+    let sizes = |n: usize, t: usize| [(n / t, t), (usize::from(!n.is_multiple_of(t)), n % t)];
+    let mut total = 0;
+    for (nh, h) in sizes(oh, th) {
+        for (nw, w) in sizes(ow, tw) {
+            if nh * nw > 0 {
+                total += (nh * nw) as u64 * cost(h, w);
+            }
+        }
+    }
+    total
 }
