@@ -1,6 +1,6 @@
 //! Benchmark: time to compile a whole network (load the model, every compiler pass, the
-//! checked program; not the golden model or the output files), and to compute the golden
-//! model's output. Run with `cargo bench --bench compile` (optionally followed by
+//! checked program; not the golden model or the output files), with the time of each pass,
+//! and to compute the golden model's output. Run with `cargo bench --bench compile` (optionally followed by
 //! `config.toml model.toml` pairs); default: ResNet-18 and ResNet-50 on 16x16_int8.
 
 use std::path::PathBuf;
@@ -36,7 +36,20 @@ fn main() {
         let design = hwgen::config::load(&config).expect("config is valid");
         let t = Instant::now();
         let m = hwgen::model::load(&model).expect("model is valid");
-        let program = hwgen::compiler::compile(&design, &m).expect("model compiles");
+        // Pass by pass, as `compiler::compile` runs them on one engine, to see where the
+        // time goes.
+        let mut passes = Vec::new();
+        let program = if hwgen::compiler::elastic::is_elastic(&design) {
+            hwgen::compiler::compile(&design, &m).expect("model compiles")
+        } else {
+            let mut c = hwgen::compiler::Compilation::new(&design, &m);
+            for p in hwgen::compiler::passes::PASSES {
+                let t = Instant::now();
+                (p.run)(&mut c).expect("model compiles");
+                passes.push(format!("{} {:.2}s", p.name, t.elapsed().as_secs_f64()));
+            }
+            c.program.expect("the last pass makes the program")
+        };
         let compile = t.elapsed();
         let t = Instant::now();
         let expected = hwgen::verify::expected(&design, &m, &program);
@@ -50,5 +63,8 @@ fn main() {
             compile.as_secs_f64(),
             golden.as_secs_f64()
         );
+        if !passes.is_empty() {
+            println!("  passes: {}", passes.join(", "));
+        }
     }
 }
