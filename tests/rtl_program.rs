@@ -601,6 +601,87 @@ fn random_window_programs_match_the_interpreter() {
     }
 }
 
+/// A matmul that finishes with its last input row (its semaphores travel with that row)
+/// right before an empty matmul (no rows, no preload) that finishes at once: both signal
+/// the vector unit, whose two vector instructions each wait for one. The empty one's
+/// release must not share the row's tag with the first one's (one signal would be lost,
+/// and the second vector instruction would wait forever).
+fn empty_matmul_behind_program(rng: &mut Rng) -> Vec<Instr> {
+    use Queue as Q;
+    let mut p = vec![
+        ins(Op::Load(rows(Buffer::Input, 0, 0, 128, 1)), 0, 0),
+        ins(Op::Load(rows(Buffer::Output, 0, 128, 64, 1)), 0, 0),
+        ins(Op::Load(rows(Buffer::Accumulator, 0, 256, 128, 4)), 0, 0),
+        ins(
+            Op::Load(rows(Buffer::Weight, 0, 1024, 16, 1)),
+            0,
+            sem(Q::Load, Q::Compute),
+        ),
+    ];
+    let preload = Matmul {
+        preload: true,
+        count1: 1,
+        ..Matmul::default()
+    };
+    p.push(ins(Op::Matmul(preload), sem(Q::Load, Q::Compute), 0));
+    let m = Matmul {
+        swap: true,
+        preload: true,
+        weight_addr: 8,
+        accumulate: true,
+        input_addr: rng.range(0, 64) as u64,
+        count0: 8,
+        stride0: 1,
+        count1: 3,
+        stride1: 8,
+        acc_addr: 0,
+        ..Matmul::default()
+    };
+    p.push(ins(Op::Matmul(m), 0, sem(Q::Compute, Q::Vector)));
+    p.push(ins(
+        Op::Matmul(Matmul::default()),
+        0,
+        sem(Q::Compute, Q::Vector),
+    ));
+    for t in 0..2u64 {
+        let v = Vector {
+            acc_addr: 0,
+            out_addr: 0,
+            count: 24,
+            multiplier: 1,
+            shift: 12,
+            ..Vector::default()
+        };
+        let wait = sem(Q::Compute, Q::Vector) | if t > 0 { sem(Q::Store, Q::Vector) } else { 0 };
+        p.push(ins(Op::Vector(v), wait, sem(Q::Vector, Q::Store)));
+        let store = rows(Buffer::Output, 0, STORE_BASE + ITER_SPAN * t, 24, 1);
+        p.push(ins(
+            Op::Store(store),
+            sem(Q::Vector, Q::Store),
+            sem(Q::Store, Q::Vector),
+        ));
+    }
+    p.push(Instr::end());
+    p
+}
+
+#[test]
+fn an_empty_matmul_right_behind_one_keeps_both_signals() {
+    if !have_tool(
+        "verilator",
+        "an_empty_matmul_right_behind_one_keeps_both_signals",
+    ) {
+        return;
+    }
+    let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
+    let exe = model_exe();
+    for seed in 1..=3u64 {
+        let mut rng = Rng::new(seed * 97);
+        let program = empty_matmul_behind_program(&mut rng);
+        check_program(&exe, &design, &program, &mut rng, seed, 2);
+    }
+}
+
 #[test]
 fn random_programs_match_the_interpreter() {
     if !have_tool("verilator", "random_programs_match_the_interpreter") {

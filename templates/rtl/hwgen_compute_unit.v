@@ -72,9 +72,10 @@ module hwgen_compute_unit #(
 );
 
   // A preload reads its R rows (CPF, plus the scale rows) in cycles T .. T+R-1. The bank's
-  // earlier vectors entered the array by T-1 and leave it by T-1+LATENCY; its next vector
-  // enters at T+R+3 at the earliest and leaves LATENCY cycles later. The staged scales commit
-  // at the end of cycle T+R-1+COMMIT, in between: LATENCY <= R + KPF and KPF < LATENCY + 4.
+  // earlier vectors entered the array by T (the previous instruction's last row, read in
+  // the cycle this one started) and leave it by T+LATENCY; its next vector enters at T+R+3
+  // at the earliest and leaves LATENCY cycles later. The staged scales commit at the end of
+  // cycle T+R-1+COMMIT, in between: LATENCY < R + KPF and KPF < LATENCY + 4.
   localparam integer           COMMIT    = KPF;
   localparam integer           COMMIT_W  = $clog2(COMMIT + 1);
   localparam integer           SCALE_W   = `HWGEN_SCALE_W;
@@ -161,13 +162,22 @@ module hwgen_compute_unit #(
   reg [COMMIT_W-1:0]    commit0_d;
   reg [COMMIT_W-1:0]    commit1_q;
   reg [COMMIT_W-1:0]    commit1_d;
-  // input stream: a row read this cycle enters the array next cycle
+  // input stream: a row read this cycle enters the array next cycle, with the context of
+  // the instruction that read it (the next instruction may have started by then)
   reg                   tok_valid_q;
   reg [SPAD_ADDR_W-1:0] tok_addr_q;
   reg [SPAD_ADDR_W-1:0] tok_addr_d;
+  reg                   tok_bank_q;
+  reg                   tok_acc_q;
+  reg [PREC_W-1:0]      tok_prec_q;
+  // the semaphores of an instruction that finished with its last read: they travel with
+  // that row, which enters the array the cycle after
+  reg [NUM_SEM-1:0]     tail_release_q;
 
   wire                   start;
   wire                   finished;
+  wire                   finish_idle;
+  wire                   finish_last;
   wire                   agen_valid;
   wire                   agen_last;
   wire [SPAD_ADDR_W-1:0] agen_addr;
@@ -223,10 +233,16 @@ module hwgen_compute_unit #(
   wire pl_read     = pl_active_q && !(pl_scaled_q && pl_pending) && (pl_issued_q != pl_rows);
   wire pl_last_read = pl_read && (pl_issued_q == pl_rows - PL_ONE);
   wire stream_read = busy_q && agen_valid;
-  // Done once every input row has been read and the preload has shifted in; the last row
-  // may still be entering the array: it carries the semaphores to release (or, when no row
-  // is entering, a bubble does). The next instruction may start in the same cycle.
-  assign finished = busy_q && !agen_valid && !pl_active_q && !pl_data_q;
+  // Done once the preload has shifted in and the last input row is read in this cycle
+  // (finish_last: the row enters the array next cycle and carries the semaphores to
+  // release, through tail_release) or was read before (finish_idle: no rows, or the
+  // preload took longer; the row entering now, or a bubble, carries them, unless a tail
+  // release does already, so two releases never share a tag). The next instruction may
+  // start in the same cycle, so the array takes a row every cycle across instructions.
+  wire   pl_done     = !pl_active_q && !pl_data_q;
+  assign finish_last = busy_q && stream_read && agen_last && pl_done;
+  assign finish_idle = busy_q && !agen_valid && pl_done && (tail_release_q == {NUM_SEM{1'b0}});
+  assign finished    = finish_last || finish_idle;
 
   // A scale row arriving shifts the earlier ones up: the first row read (the last in
   // memory) ends in the top part of the register.
@@ -245,7 +261,11 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
       assign pl_scale_d = 1'b0;
     end
   endgenerate
-  wire                  tok_valid_d = stream_read;
+  wire                  tok_valid_d    = stream_read;
+  wire                  tok_bank_d     = bank_q;
+  wire                  tok_acc_d      = accumulate_q;
+  wire [PREC_W-1:0]     tok_prec_d     = prec_q;
+  wire [NUM_SEM-1:0]    tail_release_d = finish_last ? release_q : {NUM_SEM{1'b0}};
 
   always @* begin
     busy_d       = busy_q;
@@ -326,6 +346,10 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
       commit1_q    <= {COMMIT_W{1'b0}};
       tok_valid_q  <= 1'b0;
       tok_addr_q   <= {SPAD_ADDR_W{1'b0}};
+      tok_bank_q     <= 1'b0;
+      tok_acc_q      <= 1'b0;
+      tok_prec_q     <= {PREC_W{1'b0}};
+      tail_release_q <= {NUM_SEM{1'b0}};
     end else begin
       busy_q       <= busy_d;
       bank_q       <= bank_d;
@@ -347,6 +371,10 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
       commit1_q    <= commit1_d;
       tok_valid_q  <= tok_valid_d;
       tok_addr_q   <= tok_addr_d;
+      tok_bank_q     <= tok_bank_d;
+      tok_acc_q      <= tok_acc_d;
+      tok_prec_q     <= tok_prec_d;
+      tail_release_q <= tail_release_d;
     end
   end
 
@@ -370,8 +398,9 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
   // The systolic array. The tag carries the accumulator row, the accumulate flag, the weight
   // bank, the input row's scale, the precision and, on a bubble injected when the
   // instruction finishes, the semaphores to release.
-  wire [TAG_W-1:0]        in_tag = {finished ? release_q : {NUM_SEM{1'b0}}, prec_q, accumulate_q,
-                                    bank_q, in_scale, tok_addr_q};
+  wire [NUM_SEM-1:0]      in_release = tail_release_q | (finish_idle ? release_q : {NUM_SEM{1'b0}});
+  wire [TAG_W-1:0]        in_tag = {in_release, tok_prec_q, tok_acc_q, tok_bank_q, in_scale,
+                                    tok_addr_q};
   wire                  out_valid;
   wire [TAG_W-1:0]      out_tag;
   wire [KPF*PSUM_W-1:0] out_psum;
@@ -389,7 +418,7 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
     .clk_i         (clk_i),
     .{{ c.rst }}   ({{ c.rst }}),
     .in_valid_i    (tok_valid_q),
-    .in_bank_i     (bank_q),
+    .in_bank_i     (tok_bank_q),
     .in_tag_i      (in_tag),
     .in_act_i      (in_data_i[CPF*INPUT_W-1:0]),
     .wshift_en_i   (pl_data_q && !pl_scale_q),

@@ -587,14 +587,15 @@ module hwgen_core #(
   // instruction starts once the array has stopped reading inputs and will have made its
   // last accumulator access before the window's first one (wu_lead cycles after the window
   // starts), so the two never use a port at once. The array's last access, the write of
-  // the last row's result, comes at most CPF + KPF cycles after its last busy cycle (the
-  // row enters the array in that cycle at the latest, leaves it CPF + KPF - 1 cycles later
-  // and is written the cycle after). The counter reads ARRAY_DRAIN in the cycle after the
-  // last busy one and counts down, so a window starting at S with array_drain_q < wu_lead
-  // makes its first access at least ARRAY_DRAIN + 2 = CPF + KPF + 3 cycles after the last
-  // busy cycle: after the array's last write, with two cycles to spare.
+  // the last row's result, comes at most CPF + KPF + 1 cycles after its last busy cycle
+  // (the last row is read in that cycle at the latest, enters the array the cycle after,
+  // leaves it CPF + KPF - 1 cycles later and is written the cycle after). The counter
+  // reads ARRAY_DRAIN in the cycle after the last busy one and counts down, so a window
+  // starting at S with array_drain_q < wu_lead makes its first access at least
+  // ARRAY_DRAIN + 2 = CPF + KPF + 4 cycles after the last busy cycle: after the array's
+  // last write, with two cycles to spare.
   // ---------------------------------------------------------------------------------------
-  localparam integer           ARRAY_DRAIN = CPF + KPF + 1;
+  localparam integer           ARRAY_DRAIN = CPF + KPF + 2;
   localparam integer           DRAIN_W     = $clog2(ARRAY_DRAIN + 1);
   localparam [DRAIN_W-1:0]     DRAIN_N     = ARRAY_DRAIN[DRAIN_W-1:0];
   localparam [DRAIN_W-1:0]     DRAIN_ONE   = 1;

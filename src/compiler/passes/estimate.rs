@@ -26,21 +26,22 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
 
 /// Input rows a matmul must stream to hide the preload of the next weights: the array fills
 /// the idle bank on the activations' wavefront as soon as the matmul starts, one row per
-/// cycle over cpf cycles, and the next matmul may start one cycle after the last row
-/// arrived.
+/// cycle over cpf cycles (read in the cpf cycles after the start, arriving a cycle later),
+/// and the matmul finishes with its last input row only once the last weight row arrived.
 pub fn preload_rows(cpf: u32) -> u64 {
-    u64::from(cpf) + 1
+    u64::from(cpf) + 2
 }
 
-/// Cycles of a matmul streaming `rows` input rows on an array of `cpf` rows: its rows, or
-/// the preload of the next weights if it is longer (`preload_rows`), plus the issue bubble.
-/// (The tiler's cost model too.)
+/// Cycles of a matmul streaming `rows` input rows on an array of `cpf` rows: its rows (the
+/// next matmul starts in the cycle of its last read, so the array takes a row every
+/// cycle), or the preload of the next weights if it is longer (`preload_rows`). (The
+/// tiler's cost model too.)
 pub fn matmul_cycles(rows: u64, cpf: u32, preload: bool) -> u64 {
     if rows == 0 {
         return 0;
     }
     let refill = if preload { preload_rows(cpf) } else { 0 };
-    rows.max(refill) + 2
+    rows.max(refill)
 }
 
 /// Cycles the window unit takes between an instruction's start and its last accumulator

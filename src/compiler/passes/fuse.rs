@@ -2,7 +2,7 @@
 //! the add folded into its vector instruction: y = saturate(requant(acc) + residual); ReLU
 //! moves with it. A convolution (without residual) whose only consumer is a max-pool gets
 //! the pool folded in when the pooled map has enough pixels to hide a weight preload
-//! (`estimate::preload_rows`, cpf + 1): the convolution runs
+//! (`estimate::preload_rows`, cpf + 2): the convolution runs
 //! once per pool tap at the pooled positions and the vector unit keeps the running maximum.
 //! Activations were fused by the model format. Only integer layers are fused (the other
 //! datapaths' vector path has no add or pool). A 1x1 convolution (a MobileNetV2 expand)
