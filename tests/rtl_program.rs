@@ -502,22 +502,7 @@ fn outputs_kept_on_chip_match_the_interpreter() {
 /// may start only so that its first accumulator access comes after the array's last.
 fn window_behind_matmul_program(rng: &mut Rng, kernel: u64) -> Vec<Instr> {
     use Queue as Q;
-    let mut p = vec![
-        ins(Op::Load(rows(Buffer::Input, 0, 0, 128, 1)), 0, 0),
-        ins(Op::Load(rows(Buffer::Output, 0, 128, 64, 1)), 0, 0),
-        ins(Op::Load(rows(Buffer::Accumulator, 0, 256, 128, 4)), 0, 0),
-        ins(
-            Op::Load(rows(Buffer::Weight, 0, 1024, 16, 1)),
-            0,
-            sem(Q::Load, Q::Compute),
-        ),
-    ];
-    let preload = Matmul {
-        preload: true,
-        count1: 1,
-        ..Matmul::default()
-    };
-    p.push(ins(Op::Matmul(preload), sem(Q::Load, Q::Compute), 0));
+    let mut p = preloaded_prologue();
     let m = Matmul {
         swap: true,
         accumulate: true,
@@ -546,18 +531,51 @@ fn window_behind_matmul_program(rng: &mut Rng, kernel: u64) -> Vec<Instr> {
         ..Window::default()
     };
     p.push(ins(Op::Window(w), 0, sem(Q::Compute, Q::Vector)));
-    for (t, acc) in [(0u64, 0u64), (1, 32)] {
+    // The matmul's rows at a shift of 12, the window's as they are.
+    post_and_store(&mut p, &[(0, 12), (32, 0)]);
+    p
+}
+
+/// Every row of the initial scratchpads defined, the first 16 weight rows loaded and the
+/// first 8 preloaded.
+fn preloaded_prologue() -> Vec<Instr> {
+    use Queue as Q;
+    let mut p = vec![
+        ins(Op::Load(rows(Buffer::Input, 0, 0, 128, 1)), 0, 0),
+        ins(Op::Load(rows(Buffer::Output, 0, 128, 64, 1)), 0, 0),
+        ins(Op::Load(rows(Buffer::Accumulator, 0, 256, 128, 4)), 0, 0),
+        ins(
+            Op::Load(rows(Buffer::Weight, 0, 1024, 16, 1)),
+            0,
+            sem(Q::Load, Q::Compute),
+        ),
+    ];
+    let preload = Matmul {
+        preload: true,
+        count1: 1,
+        ..Matmul::default()
+    };
+    p.push(ins(Op::Matmul(preload), sem(Q::Load, Q::Compute), 0));
+    p
+}
+
+/// Per (accumulator row, shift): a vector instruction over 24 rows from there, waiting for
+/// the compute queue's next signal, and the store of its rows to the next ITER_SPAN of
+/// external memory; then the end.
+fn post_and_store(p: &mut Vec<Instr>, tiles: &[(u64, u64)]) {
+    use Queue as Q;
+    for (t, &(acc, shift)) in tiles.iter().enumerate() {
         let v = Vector {
             acc_addr: acc,
             out_addr: 0,
             count: 24,
             multiplier: 1,
-            shift: if acc == 0 { 12 } else { 0 },
+            shift,
             ..Vector::default()
         };
         let wait = sem(Q::Compute, Q::Vector) | if t > 0 { sem(Q::Store, Q::Vector) } else { 0 };
         p.push(ins(Op::Vector(v), wait, sem(Q::Vector, Q::Store)));
-        let store = rows(Buffer::Output, 0, STORE_BASE + ITER_SPAN * t, 24, 1);
+        let store = rows(Buffer::Output, 0, STORE_BASE + ITER_SPAN * t as u64, 24, 1);
         p.push(ins(
             Op::Store(store),
             sem(Q::Vector, Q::Store),
@@ -565,7 +583,6 @@ fn window_behind_matmul_program(rng: &mut Rng, kernel: u64) -> Vec<Instr> {
         ));
     }
     p.push(Instr::end());
-    p
 }
 
 #[test]
@@ -608,22 +625,7 @@ fn random_window_programs_match_the_interpreter() {
 /// and the second vector instruction would wait forever).
 fn empty_matmul_behind_program(rng: &mut Rng) -> Vec<Instr> {
     use Queue as Q;
-    let mut p = vec![
-        ins(Op::Load(rows(Buffer::Input, 0, 0, 128, 1)), 0, 0),
-        ins(Op::Load(rows(Buffer::Output, 0, 128, 64, 1)), 0, 0),
-        ins(Op::Load(rows(Buffer::Accumulator, 0, 256, 128, 4)), 0, 0),
-        ins(
-            Op::Load(rows(Buffer::Weight, 0, 1024, 16, 1)),
-            0,
-            sem(Q::Load, Q::Compute),
-        ),
-    ];
-    let preload = Matmul {
-        preload: true,
-        count1: 1,
-        ..Matmul::default()
-    };
-    p.push(ins(Op::Matmul(preload), sem(Q::Load, Q::Compute), 0));
+    let mut p = preloaded_prologue();
     let m = Matmul {
         swap: true,
         preload: true,
@@ -643,25 +645,7 @@ fn empty_matmul_behind_program(rng: &mut Rng) -> Vec<Instr> {
         0,
         sem(Q::Compute, Q::Vector),
     ));
-    for t in 0..2u64 {
-        let v = Vector {
-            acc_addr: 0,
-            out_addr: 0,
-            count: 24,
-            multiplier: 1,
-            shift: 12,
-            ..Vector::default()
-        };
-        let wait = sem(Q::Compute, Q::Vector) | if t > 0 { sem(Q::Store, Q::Vector) } else { 0 };
-        p.push(ins(Op::Vector(v), wait, sem(Q::Vector, Q::Store)));
-        let store = rows(Buffer::Output, 0, STORE_BASE + ITER_SPAN * t, 24, 1);
-        p.push(ins(
-            Op::Store(store),
-            sem(Q::Vector, Q::Store),
-            sem(Q::Store, Q::Vector),
-        ));
-    }
-    p.push(Instr::end());
+    post_and_store(&mut p, &[(0, 12), (0, 12)]);
     p
 }
 
