@@ -73,6 +73,31 @@ pub fn window_cycles(w: &crate::isa::Window) -> u64 {
     weights + w.count0 * w.count1 + WINDOW_PIPE
 }
 
+/// Memory beats a load or store (step `s`, transfer `t`) moves: its rows outside the
+/// padding, each of the beats of a row of the scratchpad it fills or empties (an activation
+/// row's elements, and its scale beat when the precision is block-scaled).
+fn transfer_beats(
+    u: &crate::design::Unit,
+    alloc: &super::allocate::Alloc,
+    s: &Step,
+    t: &crate::isa::Transfer,
+) -> u64 {
+    let buf = match (&s.instr.op, s.writes.first()) {
+        (Op::Load(_), Some(Res::Spad(b, ..))) => *b,
+        _ => Buffer::Output,
+    };
+    // Beats of the elements of an activation row, without the scale beat.
+    let act_elems = alloc.act_beats - u64::from(u.scale_bits() > 0);
+    let row = match buf {
+        Buffer::Input | Buffer::Output => {
+            act_elems + u64::from(u.datatype.get(t.prec as usize).input().block_scaled())
+        }
+        Buffer::Weight => alloc.weight_beats,
+        Buffer::Accumulator => alloc.acc_beats,
+    };
+    t.moved_rows() * row
+}
+
 pub fn run(
     design: &Design,
     g: &super::legalize::Graph,
@@ -84,15 +109,6 @@ pub fn run(
     let bytes_per_beat = u64::from(mem_w / 8);
     let bw = u64::from(design.memory.bytes_per_cycle).max(1);
     let fill = u64::from(u.cpf + u.kpf) + u64::from(design.memory.latency_cycles);
-    // Beats of the elements of an activation row, without the scale beat.
-    let act_elems = alloc.act_beats - u64::from(u.scale_bits() > 0);
-    let row_beats = |b: Buffer, prec: u64| match b {
-        Buffer::Input | Buffer::Output => {
-            act_elems + u64::from(u.datatype.get(prec as usize).input().block_scaled())
-        }
-        Buffer::Weight => alloc.weight_beats,
-        Buffer::Accumulator => alloc.acc_beats,
-    };
     let mut layers = Vec::new();
     // A step's index is its instruction's program index (encode appends only the end).
     let mut by_node: Vec<Vec<(usize, &Step)>> = vec![Vec::new(); g.nodes.len()];
@@ -111,13 +127,7 @@ pub fn run(
                 }
                 Op::Window(w) => compute += window_cycles(w),
                 Op::Vector(v) => vector += v.count + 7,
-                Op::Load(t) | Op::Store(t) => {
-                    let buf = match (&s.instr.op, s.writes.first()) {
-                        (Op::Load(_), Some(Res::Spad(b, ..))) => *b,
-                        _ => Buffer::Output,
-                    };
-                    beats += t.moved_rows() * row_beats(buf, t.prec);
-                }
+                Op::Load(t) | Op::Store(t) => beats += transfer_beats(u, alloc, s, t),
                 Op::End => {}
             }
         }
@@ -154,14 +164,6 @@ pub fn timeline(
     let bw = u64::from(design.memory.bytes_per_cycle).max(1);
     let latency = u64::from(design.memory.latency_cycles);
     let array = u64::from(u.cpf + u.kpf) + 1;
-    let act_elems = alloc.act_beats - u64::from(u.scale_bits() > 0);
-    let row_beats = |b: Buffer, prec: u64| match b {
-        Buffer::Input | Buffer::Output => {
-            act_elems + u64::from(u.datatype.get(prec as usize).input().block_scaled())
-        }
-        Buffer::Weight => alloc.weight_beats,
-        Buffer::Accumulator => alloc.acc_beats,
-    };
     let qi = |q: Queue| Queue::ALL.iter().position(|&x| x == q).expect("a queue");
     let mut free = [0u64; 4];
     let mut port = Port::default();
@@ -188,11 +190,7 @@ pub fn timeline(
             Op::Window(w) => (window_cycles(w), window_cycles(w)),
             Op::Vector(v) => (v.count + 1, v.count + 7),
             Op::Load(t) | Op::Store(t) => {
-                let buf = match (&s.instr.op, s.writes.first()) {
-                    (Op::Load(_), Some(Res::Spad(b, ..))) => *b,
-                    _ => Buffer::Output,
-                };
-                let beats = t.moved_rows() * row_beats(buf, t.prec);
+                let beats = transfer_beats(u, alloc, s, t);
                 let pad = t.count0 * t.count1 - t.moved_rows();
                 let c = (beats * bytes_per_beat).div_ceil(bw) + pad;
                 let (first, end) = port.place(start, c);
