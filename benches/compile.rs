@@ -1,7 +1,8 @@
 //! Benchmark: time to compile a whole network (load the model, every compiler pass, the
 //! checked program; not the golden model or the output files), with the time of each pass,
-//! and to compute the golden model's output. Run with `cargo bench --bench compile` (optionally followed by
-//! `config.toml model.toml` pairs); default: ResNet-18 and ResNet-50 on 16x16_int8.
+//! and to compute the golden model's output. Run with `cargo bench --bench compile`
+//! (optionally followed by `config.toml model.toml` pairs); default: ResNet-18 and ResNet-50
+//! on 16x16_int8.
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -74,6 +74,22 @@ cols = 16
         "padded_maxpool_of_signed_values_on_the_array",
         compile_err("rtl-tests/configs/8x8_int8_array.toml", signed_pool)
     );
+    // After a ReLU the values are >= 0, but an average pool with a negative zero point can
+    // make them negative again: refused there, accepted with zero point 0.
+    let pooled = |zp: i64| {
+        format!(
+            "[input]\nshape = [6, 6, 8]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\nkernel = 1\nout_channels = 8\nactivation = \"relu\"\n[[layer]]\nname = \"a\"\nop = \"avgpool\"\nkernel = 2\nstride = 1\nrequant = {{ multiplier = 16384, shift = 16, zero_point = {zp} }}\n[[layer]]\nname = \"p\"\nop = \"maxpool\"\nkernel = 3\nstride = 2\npadding = 1\n"
+        )
+    };
+    let array = Path::new("rtl-tests/configs/8x8_int8_array.toml");
+    let design = hwgen::config::load(array).unwrap();
+    let accepted = hwgen::model::parse_str(&pooled(0), "m.toml", Path::new(".")).unwrap();
+    assert!(hwgen::compiler::compile(&design, &accepted).is_ok());
+    let err = compile_err(array.to_str().unwrap(), &pooled(-3));
+    assert!(
+        err.contains("cannot compile layer p") && err.contains("cannot be negative"),
+        "{err}"
+    );
 }
 
 /// Every model the repository ships or tests with is accepted: the per-operator key rules

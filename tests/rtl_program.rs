@@ -482,19 +482,39 @@ fn random_forward_program(rng: &mut Rng, iters: u64) -> Vec<Instr> {
     p
 }
 
-#[test]
-fn outputs_kept_on_chip_match_the_interpreter() {
-    if !have_tool("verilator", "outputs_kept_on_chip_match_the_interpreter") {
+/// Runs the programs `make(rng, seed)` (with the tiles they store) of seeds 1..=`seeds` on
+/// the 8x8 int8 design in RTL against the interpreter (`check_program`); the seed's random
+/// stream starts at seed x `salt`.
+fn run_programs(
+    test: &str,
+    seeds: u64,
+    salt: u64,
+    make: impl Fn(&mut Rng, u64) -> (Vec<Instr>, u64),
+) {
+    if !have_tool("verilator", test) {
         return;
     }
     let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
+    assert!(design.branches[0].units[0].window.is_some());
     let exe = model_exe();
-    for seed in 1..=10u64 {
-        let mut rng = Rng::new(seed * 7_777);
-        let iters = 3 + seed % 4;
-        let program = random_forward_program(&mut rng, iters);
+    for seed in 1..=seeds {
+        let mut rng = Rng::new(seed * salt);
+        let (program, iters) = make(&mut rng, seed);
         check_program(&exe, &design, &program, &mut rng, seed, iters);
     }
+}
+
+#[test]
+fn outputs_kept_on_chip_match_the_interpreter() {
+    run_programs(
+        "outputs_kept_on_chip_match_the_interpreter",
+        10,
+        7_777,
+        |rng, seed| {
+            let iters = 3 + seed % 4;
+            (random_forward_program(rng, iters), iters)
+        },
+    );
 }
 
 /// A window with the shortest lead (a 1x1 maximum, accumulating) right behind a matmul of
@@ -587,35 +607,25 @@ fn post_and_store(p: &mut Vec<Instr>, tiles: &[(u64, u64)]) {
 
 #[test]
 fn window_right_behind_a_matmul_matches_the_interpreter() {
-    if !have_tool(
-        "verilator",
+    run_programs(
         "window_right_behind_a_matmul_matches_the_interpreter",
-    ) {
-        return;
-    }
-    let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
-    let exe = model_exe();
-    for seed in 1..=6u64 {
-        let mut rng = Rng::new(seed * 31);
-        let program = window_behind_matmul_program(&mut rng, 1 + seed % 2);
-        check_program(&exe, &design, &program, &mut rng, seed, 2);
-    }
+        6,
+        31,
+        |rng, seed| (window_behind_matmul_program(rng, 1 + seed % 2), 2),
+    );
 }
 
 #[test]
 fn random_window_programs_match_the_interpreter() {
-    if !have_tool("verilator", "random_window_programs_match_the_interpreter") {
-        return;
-    }
-    let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
-    assert!(design.branches[0].units[0].window.is_some());
-    let exe = model_exe();
-    for seed in 1..=12u64 {
-        let mut rng = Rng::new(seed * 104_729);
-        let iters = 3 + seed % 4;
-        let program = random_window_program(&mut rng, iters);
-        check_program(&exe, &design, &program, &mut rng, seed, iters);
-    }
+    run_programs(
+        "random_window_programs_match_the_interpreter",
+        12,
+        104_729,
+        |rng, seed| {
+            let iters = 3 + seed % 4;
+            (random_window_program(rng, iters), iters)
+        },
+    );
 }
 
 /// A matmul that finishes with its last input row (its semaphores travel with that row)
@@ -651,35 +661,25 @@ fn empty_matmul_behind_program(rng: &mut Rng) -> Vec<Instr> {
 
 #[test]
 fn an_empty_matmul_right_behind_one_keeps_both_signals() {
-    if !have_tool(
-        "verilator",
+    run_programs(
         "an_empty_matmul_right_behind_one_keeps_both_signals",
-    ) {
-        return;
-    }
-    let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
-    let exe = model_exe();
-    for seed in 1..=3u64 {
-        let mut rng = Rng::new(seed * 97);
-        let program = empty_matmul_behind_program(&mut rng);
-        check_program(&exe, &design, &program, &mut rng, seed, 2);
-    }
+        3,
+        97,
+        |rng, _| (empty_matmul_behind_program(rng), 2),
+    );
 }
 
 #[test]
 fn random_programs_match_the_interpreter() {
-    if !have_tool("verilator", "random_programs_match_the_interpreter") {
-        return;
-    }
-    let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
-    let exe = model_exe();
-
-    for seed in 1..=16u64 {
-        let mut rng = Rng::new(seed * 7919);
-        let iters = 2 + seed % 3;
-        let program = random_program(&mut rng, iters, seed % 2 == 0);
-        check_program(&exe, &design, &program, &mut rng, seed, iters);
-    }
+    run_programs(
+        "random_programs_match_the_interpreter",
+        16,
+        7919,
+        |rng, seed| {
+            let iters = 2 + seed % 3;
+            (random_program(rng, iters, seed % 2 == 0), iters)
+        },
+    );
 }
 
 fn model_exe() -> std::path::PathBuf {

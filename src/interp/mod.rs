@@ -256,10 +256,9 @@ impl<'p> Queues<'p> {
 
     /// Fetch in order until the next instruction's queue is full.
     fn fetch(&mut self) -> Result<(), InterpError> {
-        let qi = |q: Queue| Queue::ALL.iter().position(|x| *x == q).expect("a queue");
         while self.pc < self.end {
             let i = &self.program[self.pc];
-            let q = qi(i.queue().expect("not end"));
+            let q = i.queue().expect("not end").index();
             if self.queues[q].len() >= self.depth {
                 break;
             }

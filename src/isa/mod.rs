@@ -42,6 +42,10 @@ pub enum Queue {
 
 impl Queue {
     pub const ALL: [Queue; 4] = [Queue::Load, Queue::Compute, Queue::Vector, Queue::Store];
+    /// The position of this queue in `Queue::ALL` (per-queue arrays are indexed by it).
+    pub fn index(self) -> usize {
+        self as usize
+    }
     pub fn name(self) -> &'static str {
         match self {
             Queue::Load => "load",

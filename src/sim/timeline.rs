@@ -167,8 +167,7 @@ pub fn layer_cycles(program: &Program, slices: &[Slice]) -> Vec<u64> {
 }
 
 fn queue_index(i: &Instr) -> Option<usize> {
-    let q = i.queue()?;
-    Queue::ALL.iter().position(|x| *x == q)
+    Some(i.queue()?.index())
 }
 
 /// The slices as a Chrome trace (JSON): process = engine, thread = queue, a complete event

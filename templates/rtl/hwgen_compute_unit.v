@@ -220,7 +220,7 @@ module hwgen_compute_unit #(
   );
 
   wire unused_agen;
-  assign unused_agen = ^{agen_last, agen_index[INDEX_W-1:SPAD_ADDR_W]};
+  assign unused_agen = ^agen_index[INDEX_W-1:SPAD_ADDR_W];
 
   // The preload fills the bank the current tile does not use: CPF element rows and, for a
   // block-scaled precision, its scale rows.
@@ -239,10 +239,11 @@ module hwgen_compute_unit #(
   // preload took longer; the row entering now, or a bubble, carries them, unless a tail
   // release does already, so two releases never share a tag). The next instruction may
   // start in the same cycle, so the array takes a row every cycle across instructions.
-  wire   pl_done     = !pl_active_q && !pl_data_q;
-  assign finish_last = busy_q && stream_read && agen_last && pl_done;
-  assign finish_idle = busy_q && !agen_valid && pl_done && (tail_release_q == {NUM_SEM{1'b0}});
-  assign finished    = finish_last || finish_idle;
+  wire   pl_done      = !pl_active_q && !pl_data_q;
+  wire   tail_pending = (tail_release_q != {NUM_SEM{1'b0}});
+  assign finish_last  = busy_q && stream_read && agen_last && pl_done;
+  assign finish_idle  = busy_q && !agen_valid && pl_done && !tail_pending;
+  assign finished     = finish_last || finish_idle;
 
   // A scale row arriving shifts the earlier ones up: the first row read (the last in
   // memory) ends in the top part of the register.
@@ -326,51 +327,51 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
 
   always @(posedge clk_i{{ c.rst_edge }}) begin
     if ({{ c.rst_on }}) begin
-      busy_q       <= 1'b0;
-      bank_q       <= 1'b0;
-      accumulate_q <= 1'b0;
-      acc_base_q   <= {SPAD_ADDR_W{1'b0}};
-      release_q    <= {NUM_SEM{1'b0}};
-      prec_q       <= {PREC_W{1'b0}};
-      pl_active_q  <= 1'b0;
-      pl_base_q    <= {SPAD_ADDR_W{1'b0}};
-      pl_issued_q  <= {PL_W{1'b0}};
-      pl_scaled_q  <= 1'b0;
-      pl_data_q    <= 1'b0;
-      pl_scale_q   <= 1'b0;
-      wscale0_q    <= {(KPF*SCALE_W){1'b0}};
-      wscale1_q    <= {(KPF*SCALE_W){1'b0}};
-      wstage0_q    <= {(KPF*SCALE_W){1'b0}};
-      wstage1_q    <= {(KPF*SCALE_W){1'b0}};
-      commit0_q    <= {COMMIT_W{1'b0}};
-      commit1_q    <= {COMMIT_W{1'b0}};
-      tok_valid_q  <= 1'b0;
-      tok_addr_q   <= {SPAD_ADDR_W{1'b0}};
+      busy_q         <= 1'b0;
+      bank_q         <= 1'b0;
+      accumulate_q   <= 1'b0;
+      acc_base_q     <= {SPAD_ADDR_W{1'b0}};
+      release_q      <= {NUM_SEM{1'b0}};
+      prec_q         <= {PREC_W{1'b0}};
+      pl_active_q    <= 1'b0;
+      pl_base_q      <= {SPAD_ADDR_W{1'b0}};
+      pl_issued_q    <= {PL_W{1'b0}};
+      pl_scaled_q    <= 1'b0;
+      pl_data_q      <= 1'b0;
+      pl_scale_q     <= 1'b0;
+      wscale0_q      <= {(KPF*SCALE_W){1'b0}};
+      wscale1_q      <= {(KPF*SCALE_W){1'b0}};
+      wstage0_q      <= {(KPF*SCALE_W){1'b0}};
+      wstage1_q      <= {(KPF*SCALE_W){1'b0}};
+      commit0_q      <= {COMMIT_W{1'b0}};
+      commit1_q      <= {COMMIT_W{1'b0}};
+      tok_valid_q    <= 1'b0;
+      tok_addr_q     <= {SPAD_ADDR_W{1'b0}};
       tok_bank_q     <= 1'b0;
       tok_acc_q      <= 1'b0;
       tok_prec_q     <= {PREC_W{1'b0}};
       tail_release_q <= {NUM_SEM{1'b0}};
     end else begin
-      busy_q       <= busy_d;
-      bank_q       <= bank_d;
-      accumulate_q <= accumulate_d;
-      acc_base_q   <= acc_base_d;
-      release_q    <= release_d;
-      prec_q       <= prec_d;
-      pl_active_q  <= pl_active_d;
-      pl_base_q    <= pl_base_d;
-      pl_issued_q  <= pl_issued_d;
-      pl_scaled_q  <= pl_scaled_d;
-      pl_data_q    <= pl_data_d;
-      pl_scale_q   <= pl_scale_d;
-      wscale0_q    <= wscale0_d;
-      wscale1_q    <= wscale1_d;
-      wstage0_q    <= wstage0_d;
-      wstage1_q    <= wstage1_d;
-      commit0_q    <= commit0_d;
-      commit1_q    <= commit1_d;
-      tok_valid_q  <= tok_valid_d;
-      tok_addr_q   <= tok_addr_d;
+      busy_q         <= busy_d;
+      bank_q         <= bank_d;
+      accumulate_q   <= accumulate_d;
+      acc_base_q     <= acc_base_d;
+      release_q      <= release_d;
+      prec_q         <= prec_d;
+      pl_active_q    <= pl_active_d;
+      pl_base_q      <= pl_base_d;
+      pl_issued_q    <= pl_issued_d;
+      pl_scaled_q    <= pl_scaled_d;
+      pl_data_q      <= pl_data_d;
+      pl_scale_q     <= pl_scale_d;
+      wscale0_q      <= wscale0_d;
+      wscale1_q      <= wscale1_d;
+      wstage0_q      <= wstage0_d;
+      wstage1_q      <= wstage1_d;
+      commit0_q      <= commit0_d;
+      commit1_q      <= commit1_d;
+      tok_valid_q    <= tok_valid_d;
+      tok_addr_q     <= tok_addr_d;
       tok_bank_q     <= tok_bank_d;
       tok_acc_q      <= tok_acc_d;
       tok_prec_q     <= tok_prec_d;
@@ -396,11 +397,12 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
   endgenerate
 
   // The systolic array. The tag carries the accumulator row, the accumulate flag, the weight
-  // bank, the input row's scale, the precision and, on a bubble injected when the
-  // instruction finishes, the semaphores to release.
-  wire [NUM_SEM-1:0]      in_release = tail_release_q | (finish_idle ? release_q : {NUM_SEM{1'b0}});
-  wire [TAG_W-1:0]        in_tag = {in_release, tok_prec_q, tok_acc_q, tok_bank_q, in_scale,
-                                    tok_addr_q};
+  // bank, the input row's scale, the precision and, on an instruction's last row (or a
+  // bubble, when it finishes with no row entering), the semaphores to release.
+  wire [NUM_SEM-1:0]      idle_release = finish_idle ? release_q : {NUM_SEM{1'b0}};
+  wire [NUM_SEM-1:0]      in_release   = tail_release_q | idle_release;
+  wire [TAG_W-1:0]        in_tag       = {in_release, tok_prec_q, tok_acc_q, tok_bank_q, in_scale,
+                                          tok_addr_q};
   wire                  out_valid;
   wire [TAG_W-1:0]      out_tag;
   wire [KPF*PSUM_W-1:0] out_psum;

@@ -66,6 +66,11 @@ pub fn matmul_cycles(rows: u64, cpf: u32, preload: bool) -> u64 {
 /// (`hwgen_window_unit`).
 pub const WINDOW_PIPE: u64 = 4;
 
+/// Cycles from a vector instruction's start to its last output row written, beyond one per
+/// row: issue, the accumulator read, the lanes' pipeline (`hwgen_vector_unit`'s
+/// LANE_LATENCY) and the write.
+pub const VECTOR_PIPE: u64 = 7;
+
 /// Cycles of a window instruction: its weight rows (a sum; a maximum has none), one cycle
 /// per input pixel, and the pipeline.
 pub fn window_cycles(w: &crate::isa::Window) -> u64 {
@@ -126,7 +131,7 @@ pub fn run(
                     compute += matmul_cycles(m.count0 * m.count1, u.cpf, m.preload);
                 }
                 Op::Window(w) => compute += window_cycles(w),
-                Op::Vector(v) => vector += v.count + 7,
+                Op::Vector(v) => vector += v.count + VECTOR_PIPE,
                 Op::Load(t) | Op::Store(t) => beats += transfer_beats(u, alloc, s, t),
                 Op::End => {}
             }
@@ -148,8 +153,8 @@ pub fn run(
 
 /// Each layer's cycles from a timeline of the synced program: every queue runs its
 /// instructions in order, an instruction starts once its queue is free and the k-th wait on
-/// a semaphore has the k-th signal, and load and store share the memory port in program
-/// order. A layer ends when its last instruction does; its cycles run from the previous
+/// a semaphore has the k-th signal, and load and store share the memory port first come
+/// first served (`Port`). A layer ends when its last instruction does; its cycles run from the previous
 /// layer's end (as `hwgen sim --layers` splits the RTL run).
 pub fn timeline(
     design: &Design,
@@ -158,20 +163,21 @@ pub fn timeline(
     steps: &[Step],
     instrs: &[crate::isa::Instr],
 ) -> Vec<u64> {
-    use crate::isa::{Queue, SEMAPHORES};
+    use crate::isa::SEMAPHORES;
     let u = &g.unit;
     let bytes_per_beat = u64::from(design.memory.data_width_bits / 8);
     let bw = u64::from(design.memory.bytes_per_cycle).max(1);
     let latency = u64::from(design.memory.latency_cycles);
+    // From a matmul's last row read to its result written: into the array, through it
+    // (cpf + kpf - 1) and the write-back (`hwgen_compute_unit`).
     let array = u64::from(u.cpf + u.kpf) + 1;
-    let qi = |q: Queue| Queue::ALL.iter().position(|&x| x == q).expect("a queue");
     let mut free = [0u64; 4];
     let mut port = Port::default();
     let mut signals: Vec<Vec<u64>> = vec![Vec::new(); SEMAPHORES.len()];
     let mut taken = vec![0usize; SEMAPHORES.len()];
     let mut ends = vec![0u64; g.nodes.len()];
     for (s, i) in steps.iter().zip(instrs) {
-        let q = qi(s.queue());
+        let q = s.queue().index();
         let mut start = free[q];
         for (k, list) in signals.iter().enumerate() {
             if i.wait & (1 << k) != 0 {
@@ -188,7 +194,7 @@ pub fn timeline(
                 (c, c + array)
             }
             Op::Window(w) => (window_cycles(w), window_cycles(w)),
-            Op::Vector(v) => (v.count + 1, v.count + 7),
+            Op::Vector(v) => (v.count + 1, v.count + VECTOR_PIPE),
             Op::Load(t) | Op::Store(t) => {
                 let beats = transfer_beats(u, alloc, s, t);
                 let pad = t.count0 * t.count1 - t.moved_rows();

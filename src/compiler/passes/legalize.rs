@@ -409,8 +409,8 @@ fn pack_taps(nodes: &mut [Node], inputs: &mut Vec<Source>, unit: &Unit) {
 /// (the instruction's `step`). Everything else runs on the array.
 /// Whether tensor `name` holds no negative value: an unsigned integer tensor, the output of
 /// an integer convolution or add with ReLU (or ReLU6; ReLU is the maximum with the zero
-/// point, here not negative) and no leaky slope, or a pool, upsampling or concat of such
-/// tensors. A max-pool over it may count zero padding: every window holds an input pixel
+/// point, here not negative) and no leaky slope, or a max-pool, upsampling or concat of such
+/// tensors, or an average pool of one with a zero point not negative. A max-pool over it may count zero padding: every window holds an input pixel
 /// (padding < kernel), and max(x, 0) = x for x >= 0.
 fn non_negative(model: &Model, name: &str) -> bool {
     match model.format_of(name) {
@@ -429,9 +429,9 @@ fn non_negative(model: &Model, name: &str) -> bool {
             ..
         } => *relu && requant.zero_point >= 0 && negative_multiplier.is_none(),
         Op::Add { relu, requant, .. } => *relu && requant.zero_point >= 0,
-        Op::MaxPool { .. } | Op::AvgPool { .. } | Op::Upsample { .. } => {
-            non_negative(model, &l.inputs[0])
-        }
+        Op::MaxPool { .. } | Op::Upsample { .. } => non_negative(model, &l.inputs[0]),
+        // The requantized sum of values >= 0 is >= its zero point.
+        Op::AvgPool { requant, .. } => requant.zero_point >= 0 && non_negative(model, &l.inputs[0]),
         Op::Concat => l.inputs.iter().all(|i| non_negative(model, i)),
     }
 }

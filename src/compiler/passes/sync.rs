@@ -81,7 +81,7 @@ pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
     let mut known: Vec<Clock> = Vec::with_capacity(n);
     for c in 0..n {
         let qc = steps[c].queue();
-        let kc = queue_position(qc);
+        let kc = qc.index();
         let mut need: Vec<(usize, usize, usize)> = Vec::new(); // (semaphore, queue, producer)
         for (k, (qp, latest)) in Queue::ALL
             .into_iter()
@@ -163,7 +163,7 @@ pub fn max_outstanding(instrs: &[Instr], queue_depth: u32) -> Option<(usize, usi
     let mut known: Vec<Clock> = Vec::with_capacity(instrs.len());
     let mut worst: Option<(usize, usize, u64)> = None;
     for (pc, i) in instrs.iter().enumerate() {
-        let Some(q) = i.queue().map(queue_position) else {
+        let Some(q) = i.queue().map(Queue::index) else {
             known.push([None; 4]);
             continue;
         };
@@ -171,7 +171,7 @@ pub fn max_outstanding(instrs: &[Instr], queue_depth: u32) -> Option<(usize, usi
         for (s, sem) in crate::isa::SEMAPHORES.iter().enumerate() {
             if i.wait & (1 << s) != 0 {
                 if let Some(&j) = signals[s].get(waited[s]).filter(|&&j| j < pc) {
-                    let kp = queue_position(sem.producer);
+                    let kp = sem.producer.index();
                     know[kp] = know[kp].max(Some(j as u32));
                     for x in 0..4 {
                         know[x] = know[x].max(known[j][x]);
@@ -185,7 +185,7 @@ pub fn max_outstanding(instrs: &[Instr], queue_depth: u32) -> Option<(usize, usi
         for (s, sem) in crate::isa::SEMAPHORES.iter().enumerate() {
             if i.signal & (1 << s) != 0 {
                 signals[s].push(pc);
-                let kc = queue_position(sem.consumer);
+                let kc = sem.consumer.index();
                 let started_a = (cum[s].len() - 1).saturating_sub(queue_depth as usize);
                 let started_r =
                     know[kc].map_or(0, |x| at[kc].partition_point(|&p| p <= x as usize));
@@ -206,14 +206,6 @@ pub fn max_outstanding(instrs: &[Instr], queue_depth: u32) -> Option<(usize, usi
 /// Per queue, the latest instruction known complete (a vector clock; program positions fit
 /// 32 bits, `encode::fits_program_space`).
 type Clock = [Option<u32>; 4];
-
-/// The index of `q` in `Queue::ALL`.
-fn queue_position(q: Queue) -> usize {
-    Queue::ALL
-        .iter()
-        .position(|&x| x == q)
-        .expect("every queue is in Queue::ALL")
-}
 
 /// For every address of every memory (each scratchpad and external memory), the latest
 /// instruction of each queue that wrote it and that read it, kept as disjoint segments of
@@ -272,10 +264,7 @@ impl AccessIndex {
 
     /// Records that instruction `c` made the accesses of `s`.
     pub(crate) fn record(&mut self, c: usize, s: &Step) {
-        let q = Queue::ALL
-            .iter()
-            .position(|&q| q == s.queue())
-            .expect("every queue is in Queue::ALL");
+        let q = s.queue().index();
         let accesses = s.reads.iter().map(|r| (r, false));
         for (r, writes) in accesses.chain(s.writes.iter().map(|w| (w, true))) {
             let (sp, lo, hi) = space(r);
