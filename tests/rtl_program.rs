@@ -523,18 +523,7 @@ fn outputs_kept_on_chip_match_the_interpreter() {
 fn window_behind_matmul_program(rng: &mut Rng, kernel: u64) -> Vec<Instr> {
     use Queue as Q;
     let mut p = preloaded_prologue();
-    let m = Matmul {
-        swap: true,
-        accumulate: true,
-        input_addr: rng.range(0, 64) as u64,
-        count0: 8,
-        stride0: 1,
-        count1: 3,
-        stride1: 8,
-        acc_addr: 0,
-        ..Matmul::default()
-    };
-    p.push(ins(Op::Matmul(m), 0, sem(Q::Compute, Q::Vector)));
+    p.push(rows_matmul(rng, false));
     let w = Window {
         max: kernel == 1,
         accumulate: true,
@@ -577,6 +566,26 @@ fn preloaded_prologue() -> Vec<Instr> {
     };
     p.push(ins(Op::Matmul(preload), sem(Q::Load, Q::Compute), 0));
     p
+}
+
+/// A matmul on the preloaded weights (swapping them in) over 24 input rows from a random
+/// start into accumulator rows 0..24, signalling the vector unit; with `preload_next` it
+/// also preloads weight rows 8..16.
+fn rows_matmul(rng: &mut Rng, preload_next: bool) -> Instr {
+    let m = Matmul {
+        swap: true,
+        preload: preload_next,
+        weight_addr: if preload_next { 8 } else { 0 },
+        accumulate: true,
+        input_addr: rng.range(0, 64) as u64,
+        count0: 8,
+        stride0: 1,
+        count1: 3,
+        stride1: 8,
+        acc_addr: 0,
+        ..Matmul::default()
+    };
+    ins(Op::Matmul(m), 0, sem(Queue::Compute, Queue::Vector))
 }
 
 /// Per (accumulator row, shift): a vector instruction over 24 rows from there, waiting for
@@ -636,20 +645,7 @@ fn random_window_programs_match_the_interpreter() {
 fn empty_matmul_behind_program(rng: &mut Rng) -> Vec<Instr> {
     use Queue as Q;
     let mut p = preloaded_prologue();
-    let m = Matmul {
-        swap: true,
-        preload: true,
-        weight_addr: 8,
-        accumulate: true,
-        input_addr: rng.range(0, 64) as u64,
-        count0: 8,
-        stride0: 1,
-        count1: 3,
-        stride1: 8,
-        acc_addr: 0,
-        ..Matmul::default()
-    };
-    p.push(ins(Op::Matmul(m), 0, sem(Q::Compute, Q::Vector)));
+    p.push(rows_matmul(rng, true));
     p.push(ins(
         Op::Matmul(Matmul::default()),
         0,
