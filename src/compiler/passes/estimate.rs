@@ -8,7 +8,7 @@
 use super::schedule::{Res, Step};
 use crate::compiler::{Compilation, CompileError, LayerReport};
 use crate::design::Design;
-use crate::isa::{Buffer, Op};
+use crate::isa::{Buffer, Op, Queue};
 
 pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
     let steps = &c
@@ -70,6 +70,18 @@ pub const WINDOW_PIPE: u64 = 4;
 /// row: issue, the accumulator read, the lanes' pipeline (`hwgen_vector_unit`'s
 /// LANE_LATENCY) and the write.
 pub const VECTOR_PIPE: u64 = 7;
+
+/// Cycles after the array's last busy cycle from which a window instruction may start
+/// (`hwgen_core`'s interlock: the array's last accumulator write comes at most
+/// cpf + kpf + 1 cycles after that cycle, and the window's first access `lead` cycles after
+/// its start, as `hwgen_window_unit` counts them: its weights, the pixels before its first
+/// kernel window completes, and three pipeline cycles).
+pub fn window_after_array(w: &crate::isa::Window, cpf: u32, kpf: u32) -> u64 {
+    let array_drain = u64::from(cpf + kpf) + 2;
+    let weights = if w.max { 0 } else { w.kh * w.kw };
+    let lead = weights + w.kh.saturating_sub(1) * w.count0 + w.kw + 3;
+    (array_drain + 1).saturating_sub(lead)
+}
 
 /// Cycles of a window instruction: its weight rows (a sum; a maximum has none), one cycle
 /// per input pixel, and the pipeline.
@@ -153,9 +165,9 @@ pub fn run(
 
 /// Each layer's cycles from a timeline of the synced program: every queue runs its
 /// instructions in order, an instruction starts once its queue is free and the k-th wait on
-/// a semaphore has the k-th signal, and load and store share the memory port first come
-/// first served (`Port`). A layer ends when its last instruction does; its cycles run from the previous
-/// layer's end (as `hwgen sim --layers` splits the RTL run).
+/// a semaphore has the k-th signal, and loads and stores share the memory port round robin
+/// (`Port`), as `hwgen_mem_arbiter` grants it. A layer ends when its last instruction does;
+/// its cycles run from the previous layer's end (as `hwgen sim --layers` splits the RTL run).
 pub fn timeline(
     design: &Design,
     g: &super::legalize::Graph,
@@ -163,55 +175,52 @@ pub fn timeline(
     steps: &[Step],
     instrs: &[crate::isa::Instr],
 ) -> Vec<u64> {
-    use crate::isa::SEMAPHORES;
     let u = &g.unit;
     let bytes_per_beat = u64::from(design.memory.data_width_bits / 8);
     let bw = u64::from(design.memory.bytes_per_cycle).max(1);
-    let latency = u64::from(design.memory.latency_cycles);
     // From a matmul's last row read to its result written: into the array, through it
     // (cpf + kpf - 1) and the write-back (`hwgen_compute_unit`).
     let array = u64::from(u.cpf + u.kpf) + 1;
-    let mut free = [0u64; 4];
-    let mut port = Port::default();
-    let mut signals: Vec<Vec<u64>> = vec![Vec::new(); SEMAPHORES.len()];
-    let mut taken = vec![0usize; SEMAPHORES.len()];
-    let mut ends = vec![0u64; g.nodes.len()];
-    for (s, i) in steps.iter().zip(instrs) {
-        let q = s.queue().index();
-        let mut start = free[q];
-        for (k, list) in signals.iter().enumerate() {
-            if i.wait & (1 << k) != 0 {
-                // A program the sync pass made never waits for a signal not yet given.
-                start = start.max(list.get(taken[k]).copied().unwrap_or(0));
-                taken[k] += 1;
-            }
-        }
-        // (cycles the queue is busy, cycles until the semaphores are released)
-        let (busy, done) = match &s.instr.op {
+    let costs = steps
+        .iter()
+        .map(|s| match &s.instr.op {
             Op::Matmul(m) => {
                 // A matmul without rows still takes a cycle, or its preload's.
                 let c = matmul_cycles((m.count0 * m.count1).max(1), u.cpf, m.preload);
-                (c, c + array)
+                Cost::fixed(c, c + array)
             }
-            Op::Window(w) => (window_cycles(w), window_cycles(w)),
-            Op::Vector(v) => (v.count + 1, v.count + VECTOR_PIPE),
+            Op::Window(w) => Cost::Fixed {
+                busy: window_cycles(w),
+                done: window_cycles(w),
+                input_rows: 0,
+                after_array: window_after_array(w, u.cpf, u.kpf),
+            },
+            Op::Vector(v) => Cost::Fixed {
+                busy: v.count + 1,
+                done: v.count + VECTOR_PIPE,
+                input_rows: if v.to_input { v.count } else { 0 },
+                after_array: 0,
+            },
+            // The port's cycles for the beats, and a cycle per padding row (the load unit
+            // skips one per cycle without a request).
             Op::Load(t) | Op::Store(t) => {
                 let beats = transfer_beats(u, alloc, s, t);
                 let pad = t.count0 * t.count1 - t.moved_rows();
-                let c = (beats * bytes_per_beat).div_ceil(bw) + pad;
-                let (first, end) = port.place(start, c);
-                start = first;
-                (end - first, end - first + latency)
+                Cost::Transfer {
+                    work: (beats * bytes_per_beat).div_ceil(bw) + pad,
+                    into_input: matches!(s.writes.first(), Some(Res::Spad(Buffer::Input, ..))),
+                }
             }
-            Op::End => (0, 0),
-        };
-        free[q] = start + busy;
-        for (k, list) in signals.iter_mut().enumerate() {
-            if i.signal & (1 << k) != 0 {
-                list.push(start + done);
-            }
-        }
-        ends[s.node] = ends[s.node].max(start + done);
+            Op::End => Cost::fixed(0, 0),
+        })
+        .collect();
+    let queues = steps.iter().map(|s| s.queue().index()).collect();
+    let latency = u64::from(design.memory.latency_cycles);
+    let fifo = u64::from(crate::rtl::rsp_depth(design));
+    let done = Timeline::new(instrs, queues, costs, latency, fifo).run();
+    let mut ends = vec![0u64; g.nodes.len()];
+    for (s, d) in steps.iter().zip(done) {
+        ends[s.node] = ends[s.node].max(d);
     }
     let mut prev = 0;
     ends.iter()
@@ -223,90 +232,337 @@ pub fn timeline(
         .collect()
 }
 
-/// The memory port's busy cycles, as disjoint intervals (start -> end): the arbiter serves
-/// load and store as their requests come, so a transfer takes the free cycles from the time
-/// it is ready on.
+/// What an instruction takes on the timeline.
+#[derive(Clone, Copy)]
+enum Cost {
+    /// Cycles its queue is busy, cycles from its start until its semaphores are released,
+    /// the rows it writes into the input buffer (a vector instruction's `to_input`), and
+    /// the cycles after the array's last busy cycle it may start (a window instruction).
+    Fixed {
+        busy: u64,
+        done: u64,
+        input_rows: u64,
+        after_array: u64,
+    },
+    /// Cycles of the memory port, and whether a load fills the input buffer; it releases
+    /// its semaphores the memory latency after the last (a load's last row arrives then).
+    Transfer { work: u64, into_input: bool },
+}
+
+impl Cost {
+    fn fixed(busy: u64, done: u64) -> Self {
+        Cost::Fixed {
+            busy,
+            done,
+            input_rows: 0,
+            after_array: 0,
+        }
+    }
+}
+
+/// The timeline of one engine's program, run event by event: the compute and vector queues
+/// as far as their signals are known, then the memory port up to its next finished transfer.
+struct Timeline<'a> {
+    instrs: &'a [crate::isa::Instr],
+    queue: Vec<usize>,
+    costs: Vec<Cost>,
+    latency: u64,
+    /// Per queue, its instructions in program order, and the next to start.
+    order: [Vec<usize>; 4],
+    next: [usize; 4],
+    free: [u64; 4],
+    /// Per semaphore, the cycles its signals are given, and the signals taken by waits.
+    signals: Vec<Vec<u64>>,
+    taken: Vec<usize>,
+    port: Port,
+    /// Per instruction, the cycle it releases its semaphores (its end).
+    done: Vec<u64>,
+    /// The cycles vector instructions write rows into the input buffer, in order: its write
+    /// port is theirs then, and a load into it waits (`hwgen_core`).
+    input_writes: Vec<(u64, u64)>,
+    /// Rows of responses a load holds while it cannot write (`rtl::rsp_depth`).
+    response_fifo: u64,
+    /// The cycle after the array's last busy cycle.
+    array_idle: u64,
+}
+
+impl<'a> Timeline<'a> {
+    fn new(
+        instrs: &'a [crate::isa::Instr],
+        queue: Vec<usize>,
+        costs: Vec<Cost>,
+        latency: u64,
+        response_fifo: u64,
+    ) -> Self {
+        let mut order: [Vec<usize>; 4] = Default::default();
+        for (pc, &q) in queue.iter().enumerate() {
+            order[q].push(pc);
+        }
+        let sems = crate::isa::SEMAPHORES.len();
+        Timeline {
+            instrs,
+            done: vec![0; queue.len()],
+            queue,
+            costs,
+            latency,
+            order,
+            next: [0; 4],
+            free: [0; 4],
+            signals: vec![Vec::new(); sems],
+            taken: vec![0; sems],
+            port: Port::default(),
+            input_writes: Vec::new(),
+            response_fifo,
+            array_idle: 0,
+        }
+    }
+
+    /// Each instruction's end.
+    fn run(mut self) -> Vec<u64> {
+        loop {
+            self.run_fixed();
+            for unit in [Queue::Load, Queue::Store] {
+                if self.port.active[port_side(unit)].is_none() {
+                    if let Some((pc, at)) = self.ready(unit.index()) {
+                        self.start(pc);
+                        let Cost::Transfer { work, into_input } = self.costs[pc] else {
+                            unreachable!("loads and stores are transfers")
+                        };
+                        self.port.active[port_side(unit)] =
+                            Some(Active::new(pc, at, work, into_input));
+                    }
+                }
+            }
+            let Some((a, end)) = self.port.advance(&self.input_writes) else {
+                break;
+            };
+            let q = self.queue[a.pc];
+            self.free[q] = end;
+            self.finish(a.pc, end + self.latency);
+        }
+        debug_assert!(
+            (0..4).all(|q| self.next[q] == self.order[q].len()),
+            "a synced program runs to its end"
+        );
+        self.done
+    }
+
+    /// Starts the compute and vector queues' instructions whose signals are known.
+    fn run_fixed(&mut self) {
+        loop {
+            let mut progressed = false;
+            for q in [Queue::Compute, Queue::Vector].map(Queue::index) {
+                while let Some((pc, at)) = self.ready(q) {
+                    let Cost::Fixed {
+                        busy,
+                        done,
+                        input_rows,
+                        after_array,
+                    } = self.costs[pc]
+                    else {
+                        unreachable!("compute and vector instructions take fixed cycles")
+                    };
+                    let at = if after_array > 0 {
+                        at.max(self.array_idle + after_array)
+                    } else {
+                        at
+                    };
+                    if matches!(self.instrs[pc].op, Op::Matmul(_)) {
+                        self.array_idle = at + busy;
+                    }
+                    // Rows leave the lanes' pipeline one per cycle; a load into the input
+                    // buffer stops once its responses fill their FIFO.
+                    let first = at + VECTOR_PIPE - 1 + self.response_fifo;
+                    if input_rows > 0 && first < at + VECTOR_PIPE - 1 + input_rows {
+                        self.input_writes
+                            .push((first, at + VECTOR_PIPE - 1 + input_rows));
+                    }
+                    self.start(pc);
+                    self.free[q] = at + busy;
+                    self.finish(pc, at + done);
+                    progressed = true;
+                }
+            }
+            if !progressed {
+                return;
+            }
+        }
+    }
+
+    /// Queue q's next instruction and the cycle it can start, if its signals are known.
+    fn ready(&self, q: usize) -> Option<(usize, u64)> {
+        let &pc = self.order[q].get(self.next[q])?;
+        let mut at = self.free[q];
+        for (k, list) in self.signals.iter().enumerate() {
+            if self.instrs[pc].wait & (1 << k) != 0 {
+                at = at.max(*list.get(self.taken[k])?);
+            }
+        }
+        Some((pc, at))
+    }
+
+    /// Takes the signals instruction pc waits for (the next of its queue).
+    fn start(&mut self, pc: usize) {
+        for (k, taken) in self.taken.iter_mut().enumerate() {
+            if self.instrs[pc].wait & (1 << k) != 0 {
+                *taken += 1;
+            }
+        }
+        self.next[self.queue[pc]] += 1;
+    }
+
+    /// Instruction pc releases its semaphores at cycle `end`.
+    fn finish(&mut self, pc: usize, end: u64) {
+        for (k, list) in self.signals.iter_mut().enumerate() {
+            if self.instrs[pc].signal & (1 << k) != 0 {
+                list.push(end);
+            }
+        }
+        self.done[pc] = end;
+    }
+}
+
+/// The port's side of a queue's transfers: 0 for the load unit, 1 for the store unit.
+fn port_side(q: Queue) -> usize {
+    usize::from(q == Queue::Store)
+}
+
+/// A transfer on the port: from `start` on it needs `left` more half cycles of it; a load
+/// into the input buffer (`paused`) stops while the vector unit writes that buffer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Active {
+    pc: usize,
+    start: u64,
+    left: u64,
+    paused: bool,
+}
+
+impl Active {
+    fn new(pc: usize, start: u64, cycles: u64, paused: bool) -> Self {
+        Active {
+            pc,
+            start,
+            left: 2 * cycles,
+            paused,
+        }
+    }
+}
+
+/// The memory port, shared round robin by the load and the store unit (one transfer each at
+/// a time): alone, a transfer takes a cycle per cycle of work; while both move, each gets
+/// every other cycle (so work is counted in half cycles). `clock` is the cycle up to which
+/// the port's time is spent.
 #[derive(Default)]
 struct Port {
-    busy: std::collections::BTreeMap<u64, u64>,
+    clock: u64,
+    active: [Option<Active>; 2],
+}
+
+/// Whether cycle t falls in one of the sorted, disjoint `pauses`, and the next cycle after
+/// t where that changes.
+fn pause_at(pauses: &[(u64, u64)], t: u64) -> (bool, Option<u64>) {
+    match pauses.get(pauses.partition_point(|&(_, e)| e <= t)) {
+        Some(&(s, e)) if s <= t => (true, Some(e)),
+        Some(&(s, _)) => (false, Some(s)),
+        None => (false, None),
+    }
 }
 
 impl Port {
-    /// Takes `c` free cycles from `ready` on; returns the first and one past the last.
-    fn place(&mut self, ready: u64, c: u64) -> (u64, u64) {
-        if c == 0 {
-            return (ready, ready);
-        }
-        let mut t = ready;
-        // An interval that began before `ready` and reaches past it.
-        if let Some((_, &e)) = self.busy.range(..=t).next_back() {
-            t = t.max(e);
-        }
-        let mut first = None;
-        let mut left = c;
-        let mut taken = Vec::new();
-        for (&s, &e) in self.busy.range(t..) {
-            if s > t {
-                let n = left.min(s - t);
-                first.get_or_insert(t);
-                taken.push((t, t + n));
-                left -= n;
-                t += n;
-                if left == 0 {
-                    break;
+    /// Runs the port until the first of its transfers finishes; returns that transfer and
+    /// the cycle after its last (`None` when the port has no transfer). A paused transfer
+    /// does not move during `pauses`.
+    fn advance(&mut self, pauses: &[(u64, u64)]) -> Option<(Active, u64)> {
+        let mut t = self.clock;
+        loop {
+            // Which transfers move from t on, and the next cycle that may change it.
+            let mut moving = [false; 2];
+            let mut edge: Option<u64> = None;
+            for (side, a) in self.active.iter().enumerate() {
+                let Some(a) = a else { continue };
+                let (paused, next) = if a.start > t {
+                    (true, Some(a.start))
+                } else if a.paused {
+                    pause_at(pauses, t)
+                } else {
+                    (false, None)
+                };
+                moving[side] = !paused;
+                edge = edge.min(next).or(edge).or(next);
+            }
+            let n = moving.iter().filter(|&&m| m).count() as u64;
+            if n == 0 {
+                t = edge?;
+                continue;
+            }
+            // Half cycles per cycle for each moving transfer.
+            let rate = 4 / (2 * n);
+            let finish = (0..2)
+                .filter(|&side| moving[side])
+                .map(|side| {
+                    let left = self.active[side].expect("moving").left;
+                    (t + left.div_ceil(rate), side)
+                })
+                .min()
+                .expect("a transfer moves");
+            let until = edge.map_or(finish.0, |e| e.min(finish.0));
+            for (a, &m) in self.active.iter_mut().zip(&moving) {
+                if let Some(a) = a.as_mut().filter(|_| m) {
+                    a.left = a.left.saturating_sub(rate * (until - t));
                 }
             }
-            t = t.max(e);
-        }
-        if left > 0 {
-            first.get_or_insert(t);
-            taken.push((t, t + left));
-            t += left;
-        }
-        for (s, e) in taken {
-            self.insert(s, e);
-        }
-        (first.unwrap_or(ready), t)
-    }
-
-    /// Marks s..e busy, merging with the intervals it touches.
-    fn insert(&mut self, mut s: u64, mut e: u64) {
-        if let Some((&ps, &pe)) = self.busy.range(..=s).next_back() {
-            if pe >= s {
-                s = ps;
-                e = e.max(pe);
-                self.busy.remove(&ps);
+            t = until;
+            if until == finish.0 {
+                self.clock = t;
+                let done = self.active[finish.1].take().expect("moving");
+                return Some((done, t));
             }
         }
-        while let Some((&ns, &ne)) = self.busy.range(s..).next() {
-            if ns > e {
-                break;
-            }
-            e = e.max(ne);
-            self.busy.remove(&ns);
-        }
-        self.busy.insert(s, e);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Port;
+    use super::{Active, Port};
 
-    /// Transfers take the port's free cycles from when they are ready, by hand: one of 10
-    /// ready at 10 takes 10..20; one of 8 ready at 5 takes 5..10 and 20..23; one of 4 ready
-    /// at 0 takes 0..4; one of 3 ready at 12 waits for 23..26; one of 2 ready at 4 takes the
-    /// free cycle 4 and then 26, ending at 27; the port is then busy over 0..27.
+    fn transfer(pc: usize, start: u64, cycles: u64) -> Option<Active> {
+        Some(Active::new(pc, start, cycles, false))
+    }
+
+    fn next(p: &mut Port, pauses: &[(u64, u64)]) -> Option<(usize, u64)> {
+        p.advance(pauses).map(|(a, end)| (a.pc, end))
+    }
+
+    /// By hand: a load of 10 cycles from 0 and a store of 4 from 2: the load runs alone over
+    /// 0..2 (8 left), then they alternate, so the store's 4 take 2..10 and the load's last 4
+    /// run alone over 10..14. A store of 3 starting at 20 then finds the port idle: 20..23.
     #[test]
-    fn the_port_serves_transfers_in_its_free_cycles() {
-        let mut p = Port::default();
-        assert_eq!(p.place(10, 10), (10, 20));
-        assert_eq!(p.place(5, 8), (5, 23));
-        assert_eq!(p.place(0, 4), (0, 4));
-        assert_eq!(p.place(12, 3), (23, 26));
-        assert_eq!(p.place(4, 2), (4, 27));
-        assert_eq!(p.place(30, 0), (30, 30));
-        let busy: Vec<(u64, u64)> = p.busy.iter().map(|(&s, &e)| (s, e)).collect();
-        assert_eq!(busy, vec![(0, 27)]);
+    fn load_and_store_share_the_port_round_robin() {
+        let mut p = Port {
+            active: [transfer(0, 0, 10), transfer(1, 2, 4)],
+            ..Port::default()
+        };
+        assert_eq!(next(&mut p, &[]), Some((1, 10)));
+        assert_eq!(next(&mut p, &[]), Some((0, 14)));
+        p.active[1] = transfer(2, 20, 3);
+        assert_eq!(next(&mut p, &[]), Some((2, 23)));
+        assert_eq!(next(&mut p, &[]), None);
+        // A transfer that ends before the other starts does not share.
+        p.active = [transfer(3, 30, 5), transfer(4, 40, 5)];
+        assert_eq!(next(&mut p, &[]), Some((3, 35)));
+        assert_eq!(next(&mut p, &[]), Some((4, 45)));
+    }
+
+    /// By hand: a load of 6 into the input buffer from 0, paused over 2..5, and a store of 4
+    /// from 0. Over 0..2 they alternate (one each), over 2..5 the store runs alone (3, so it
+    /// ends at 5), and the load's last 5 run alone over 5..10.
+    #[test]
+    fn a_paused_load_leaves_the_port_to_the_store() {
+        let mut p = Port {
+            active: [Some(Active::new(0, 0, 6, true)), transfer(1, 0, 4)],
+            ..Port::default()
+        };
+        assert_eq!(next(&mut p, &[(2, 5)]), Some((1, 5)));
+        assert_eq!(next(&mut p, &[(2, 5)]), Some((0, 10)));
     }
 }
