@@ -217,7 +217,8 @@ pub fn timeline(
     let queues = steps.iter().map(|s| s.queue().index()).collect();
     let latency = u64::from(design.memory.latency_cycles);
     let fifo = u64::from(crate::rtl::rsp_depth(design));
-    let done = Timeline::new(instrs, queues, costs, latency, fifo).run();
+    let depth = design.control.queue_depth as usize;
+    let done = Timeline::new(instrs, queues, costs, latency, fifo, depth).run();
     let mut ends = vec![0u64; g.nodes.len()];
     for (s, d) in steps.iter().zip(done) {
         ends[s.node] = ends[s.node].max(d);
@@ -284,6 +285,13 @@ struct Timeline<'a> {
     response_fifo: u64,
     /// The cycle after the array's last busy cycle.
     array_idle: u64,
+    /// Per instruction, its position in its queue, the cycle it started (once it has), and
+    /// the cycle it was issued (for the instructions issued so far).
+    pos: Vec<usize>,
+    started: Vec<Option<u64>>,
+    issue: Vec<u64>,
+    /// Instructions each queue holds.
+    queue_depth: usize,
 }
 
 impl<'a> Timeline<'a> {
@@ -293,15 +301,22 @@ impl<'a> Timeline<'a> {
         costs: Vec<Cost>,
         latency: u64,
         response_fifo: u64,
+        queue_depth: usize,
     ) -> Self {
         let mut order: [Vec<usize>; 4] = Default::default();
+        let mut pos = Vec::with_capacity(queue.len());
         for (pc, &q) in queue.iter().enumerate() {
+            pos.push(order[q].len());
             order[q].push(pc);
         }
         let sems = crate::isa::SEMAPHORES.len();
         Timeline {
             instrs,
             done: vec![0; queue.len()],
+            started: vec![None; queue.len()],
+            issue: Vec::with_capacity(queue.len()),
+            pos,
+            queue_depth,
             queue,
             costs,
             latency,
@@ -324,7 +339,7 @@ impl<'a> Timeline<'a> {
             for unit in [Queue::Load, Queue::Store] {
                 if self.port.active[port_side(unit)].is_none() {
                     if let Some((pc, at)) = self.ready(unit.index()) {
-                        self.start(pc);
+                        self.start(pc, at);
                         let Cost::Transfer { work, into_input } = self.costs[pc] else {
                             unreachable!("loads and stores are transfers")
                         };
@@ -377,7 +392,7 @@ impl<'a> Timeline<'a> {
                         self.input_writes
                             .push((first, at + VECTOR_PIPE - 1 + input_rows));
                     }
-                    self.start(pc);
+                    self.start(pc, at);
                     self.free[q] = at + busy;
                     self.finish(pc, at + done);
                     progressed = true;
@@ -389,10 +404,28 @@ impl<'a> Timeline<'a> {
         }
     }
 
-    /// Queue q's next instruction and the cycle it can start, if its signals are known.
-    fn ready(&self, q: usize) -> Option<(usize, u64)> {
+    /// The cycle instruction pc enters its queue, if known: instructions are issued in
+    /// program order, one per cycle, each once its queue has room (the instruction
+    /// `queue_depth` before it in its queue has started).
+    fn issued(&mut self, pc: usize) -> Option<u64> {
+        while self.issue.len() <= pc {
+            let i = self.issue.len();
+            let (q, p) = (self.queue[i], self.pos[i]);
+            let room = match p.checked_sub(self.queue_depth) {
+                Some(before) => self.started[self.order[q][before]]? + 1,
+                None => 0,
+            };
+            let prev = self.issue.last().map_or(0, |&t| t + 1);
+            self.issue.push(prev.max(room));
+        }
+        Some(self.issue[pc])
+    }
+
+    /// Queue q's next instruction and the cycle it can start, if its issue and its signals
+    /// are known.
+    fn ready(&mut self, q: usize) -> Option<(usize, u64)> {
         let &pc = self.order[q].get(self.next[q])?;
-        let mut at = self.free[q];
+        let mut at = self.free[q].max(self.issued(pc)? + 1);
         for (k, list) in self.signals.iter().enumerate() {
             if self.instrs[pc].wait & (1 << k) != 0 {
                 at = at.max(*list.get(self.taken[k])?);
@@ -401,8 +434,10 @@ impl<'a> Timeline<'a> {
         Some((pc, at))
     }
 
-    /// Takes the signals instruction pc waits for (the next of its queue).
-    fn start(&mut self, pc: usize) {
+    /// Instruction pc (the next of its queue) starts at cycle `at`: takes the signals it
+    /// waits for.
+    fn start(&mut self, pc: usize, at: u64) {
+        self.started[pc] = Some(at);
         for (k, taken) in self.taken.iter_mut().enumerate() {
             if self.instrs[pc].wait & (1 << k) != 0 {
                 *taken += 1;
@@ -523,7 +558,36 @@ impl Port {
 
 #[cfg(test)]
 mod tests {
-    use super::{Active, Port};
+    use super::{Active, Cost, Port, Timeline};
+    use crate::isa::{Instr, Matmul, Op, Transfer};
+
+    /// By hand, with queues of one instruction: two matmuls of 100 cycles, then a load of
+    /// 10. The first matmul is issued at 0 and starts at 1; the second waits for room until
+    /// the first starts (issued at 2, runs 101..201); the load is issued only after it, at
+    /// 3, and runs 4..14. With queues of two the second matmul is issued at 1 and the load
+    /// at 2, running 3..13. (Without the in-order issue the load would run 0..10.)
+    #[test]
+    fn instructions_enter_their_queues_in_program_order() {
+        let mm = Instr::new(Op::Matmul(Matmul {
+            count0: 100,
+            count1: 1,
+            ..Matmul::default()
+        }));
+        let load = Instr::new(Op::Load(Transfer::default()));
+        let instrs = [mm, mm, load];
+        let costs = vec![
+            Cost::fixed(100, 100),
+            Cost::fixed(100, 100),
+            Cost::Transfer {
+                work: 10,
+                into_input: false,
+            },
+        ];
+        let run =
+            |depth: usize| Timeline::new(&instrs, vec![1, 1, 0], costs.clone(), 0, 32, depth).run();
+        assert_eq!(run(1), vec![101, 201, 14]);
+        assert_eq!(run(2), vec![101, 201, 13]);
+    }
 
     fn transfer(pc: usize, start: u64, cycles: u64) -> Option<Active> {
         Some(Active::new(pc, start, cycles, false))
