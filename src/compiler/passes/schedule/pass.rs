@@ -4,6 +4,7 @@
 
 use super::{GroupCtx, NodeCtx, Res, Sched, Step};
 use crate::compiler::passes::allocate::tile_present;
+use crate::compiler::passes::estimate;
 use crate::isa::{Buffer, Instr, Matmul, Op as IsaOp, Transfer, Vector};
 
 /// One matmul of a group: input-channel tile, output-channel tile (index in the group),
@@ -177,6 +178,60 @@ impl Sched<'_> {
         self.push(nc.ni, IsaOp::Load(t), vec![res], vec![w.1]);
     }
 
+    /// After which matmul of each input window the next window is loaded: the latest one
+    /// whose following matmuls stream long enough to cover the window's beats and the
+    /// beats of the weight loads queued behind it up to the next window's first matmul, so
+    /// that neither waits (the load queue runs in order); the window's first matmul when
+    /// none does, and at most its second-to-last (the window's beats then overlap the last
+    /// two matmuls).
+    fn prefetch_points(
+        &self,
+        entries: &[Entry],
+        loads: &[Option<Step>],
+        rows: u64,
+        window_rows: u64,
+    ) -> Vec<bool> {
+        let beats = |i: usize| match loads.get(i).and_then(|l| l.as_ref()) {
+            Some(Step {
+                instr: Instr {
+                    op: IsaOp::Load(t), ..
+                },
+                ..
+            }) => t.moved_rows() * self.alloc.weight_beats,
+            _ => 0,
+        };
+        let cpf = self.t as u32;
+        let window_beats = window_rows * self.alloc.act_beats;
+        let mut at = vec![false; entries.len()];
+        let mut a = 0;
+        while a < entries.len() {
+            let b = (a..entries.len())
+                .find(|&i| entries[i].ict != entries[a].ict)
+                .unwrap_or(entries.len());
+            // Matmul k is followed by matmuls k + 1 .. b and the weight loads of entries
+            // k + 2 ..= b in program order.
+            let mut k = b.saturating_sub(2).max(a);
+            let (mut stream, mut queued) = (0u64, 0u64);
+            for i in k + 1..b {
+                stream += estimate::matmul_cycles(rows, cpf, true);
+                queued += beats(i + 1);
+            }
+            // Not before the previous window (the same input-buffer half) has been read: its
+            // last matmul's results leave the array cpf + kpf + 2 cycles after its last row,
+            // and the load and the weight loads behind it in the queue would wait for that.
+            let drain = u64::from(cpf + self.g.unit.kpf) + 2;
+            let earliest = (a + 2 + drain.div_ceil(rows.max(1)) as usize).min(k);
+            while k > earliest && stream < window_beats + queued {
+                stream += estimate::matmul_cycles(rows, cpf, true);
+                queued += beats(k + 1);
+                k -= 1;
+            }
+            at[k] = true;
+            a = b;
+        }
+        at
+    }
+
     /// Pool tap `ptap` of the group: every matmul, each preloading the next one's weights
     /// while it streams, with the weight loads and input windows just in time.
     pub(super) fn pool_tap(&mut self, nc: &NodeCtx, gc: &GroupCtx, ptap: usize) {
@@ -198,6 +253,8 @@ impl Sched<'_> {
         if !icts.is_empty() {
             self.load_window(nc, gc, win, icts[0], windows[0]);
         }
+        let rows = h * w;
+        let prefetch = self.prefetch_points(&entries, &loads, rows, win.0 * win.1);
         let mut window = 0usize;
         let mut first_of = vec![true; gc.members.len()];
         let mut tap_of = vec![0usize; gc.members.len()];
@@ -207,13 +264,6 @@ impl Sched<'_> {
                 window += 1;
             }
             let (in0, in_region) = windows[window];
-            // Prefetch the next window after this window's second-to-last matmul, so its
-            // beats overlap the last two matmuls and do not delay the weight loads queued
-            // before them.
-            let last_of_window = k + 1 == entries.len() || entries[k + 1].ict != ict;
-            let second_to_last =
-                !last_of_window && (k + 2 == entries.len() || entries[k + 2].ict != ict);
-            let single = last_of_window && (k == 0 || entries[k - 1].ict != ict);
             if k == 0 {
                 self.steps.extend(loads[0].take());
                 let preload = Matmul {
@@ -252,7 +302,7 @@ impl Sched<'_> {
             };
             self.push(nc.ni, IsaOp::Matmul(m), reads, vec![gc.acc_region(j)]);
             first_of[j] = false;
-            if (second_to_last || single) && window + 1 < icts.len() {
+            if prefetch[k] && window + 1 < icts.len() {
                 self.load_window(nc, gc, win, icts[window + 1], windows[window + 1]);
             }
             if nc.maxpool {
