@@ -47,8 +47,8 @@
 
 use super::schedule::{Res, Step};
 use crate::compiler::{Compilation, CompileError};
-use crate::isa::{semaphore_index, Buffer, Instr, Queue};
-use std::collections::{BTreeMap, HashMap};
+use crate::isa::{semaphore_index, Instr, Queue};
+use std::collections::BTreeMap;
 
 pub struct Synced {
     pub steps: Vec<Step>,
@@ -214,13 +214,10 @@ type Clock = [Option<u32>; 4];
 /// every earlier instruction made the pass quadratic in the program's length.
 #[derive(Default)]
 pub(crate) struct AccessIndex {
-    spaces: HashMap<Space, BTreeMap<u64, Segment>>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Space {
-    Spad(Buffer),
-    Dram,
+    /// Per space (the four scratchpads in `Buffer` order, then external memory).
+    spaces: [BTreeMap<u64, Segment>; 5],
+    /// The untouched gaps of the access being recorded (kept to reuse its allocation).
+    gaps: Vec<(u64, u64)>,
 }
 
 /// Addresses start..end (start is the map key) and who touched them last, per queue.
@@ -231,10 +228,11 @@ struct Segment {
     read: [Option<usize>; 4],
 }
 
-fn space(r: &Res) -> (Space, u64, u64) {
+/// The index of the space an access is in (`AccessIndex::spaces`), and its addresses.
+fn space(r: &Res) -> (usize, u64, u64) {
     match *r {
-        Res::Spad(b, lo, hi) => (Space::Spad(b), lo, hi),
-        Res::Dram(lo, hi) => (Space::Dram, lo, hi),
+        Res::Spad(b, lo, hi) => (b as usize, lo, hi),
+        Res::Dram(lo, hi) => (4, lo, hi),
     }
 }
 
@@ -246,10 +244,7 @@ impl AccessIndex {
         let accesses = s.reads.iter().map(|r| (r, false));
         for (r, writes) in accesses.chain(s.writes.iter().map(|w| (w, true))) {
             let (sp, lo, hi) = space(r);
-            let Some(map) = self.spaces.get(&sp) else {
-                continue;
-            };
-            for seg in overlapping(map, lo, hi) {
+            for seg in overlapping(&self.spaces[sp], lo, hi) {
                 for (q, latest) in latest.iter_mut().enumerate() {
                     // None < Some(_), so max keeps the latest instruction.
                     *latest = (*latest).max(seg.write[q]);
@@ -271,36 +266,39 @@ impl AccessIndex {
             if lo >= hi {
                 continue;
             }
-            let map = self.spaces.entry(sp).or_default();
+            let map = &mut self.spaces[sp];
             split_at(map, lo);
             split_at(map, hi);
-            // Fill the gaps in lo..hi with untouched segments, then mark every segment.
+            // Mark every segment in lo..hi, noting the gaps between them, then fill the
+            // gaps with segments marked alike.
             let mut at = lo;
-            let starts: Vec<(u64, u64)> = map.range(lo..hi).map(|(&k, v)| (k, v.end)).collect();
-            let mut gaps = Vec::new();
-            for (start, end) in starts {
+            self.gaps.clear();
+            for (&start, seg) in map.range_mut(lo..hi) {
                 if start > at {
-                    gaps.push((at, start));
+                    self.gaps.push((at, start));
                 }
-                at = end;
-            }
-            if at < hi {
-                gaps.push((at, hi));
-            }
-            for (start, end) in gaps {
-                let untouched = Segment {
-                    end,
-                    write: [None; 4],
-                    read: [None; 4],
-                };
-                map.insert(start, untouched);
-            }
-            for (_, seg) in map.range_mut(lo..hi) {
+                at = seg.end;
                 if writes {
                     seg.write[q] = Some(c);
                 } else {
                     seg.read[q] = Some(c);
                 }
+            }
+            if at < hi {
+                self.gaps.push((at, hi));
+            }
+            for &(start, end) in &self.gaps {
+                let mut fresh = Segment {
+                    end,
+                    write: [None; 4],
+                    read: [None; 4],
+                };
+                if writes {
+                    fresh.write[q] = Some(c);
+                } else {
+                    fresh.read[q] = Some(c);
+                }
+                map.insert(start, fresh);
             }
         }
     }
