@@ -13,6 +13,7 @@
 mod finish;
 mod fused;
 mod gap;
+mod hoist;
 mod pass;
 mod upsample;
 mod window;
@@ -330,6 +331,12 @@ pub fn run_rows(
             s.node(&nc, tiling[ni], r);
         }
     }
+    let beats = hoist::RowBeats {
+        act: alloc.act_beats,
+        weight: alloc.weight_beats,
+        acc: alloc.acc_beats,
+    };
+    hoist::prologues(&mut s.steps, (g.unit.cpf, g.unit.kpf), &beats);
     s.steps
 }
 

@@ -1,0 +1,262 @@
+//! Group prologues ahead of the group before: the loads that open a group (its biases, its
+//! first input window, its first weights) follow the previous group's post-processing in
+//! program order, behind the previous group's last matmuls and its residual-operand loads.
+//! Instructions are issued in order and a queue holds `queue_depth`, so those loads could
+//! only start once the last matmuls were in the compute queue, and then waited behind the
+//! operand loads in the load queue: the array idled at every group boundary (16x16 ResNet
+//! layers with a residual add: 130 cycles per 56-row tile). This pass moves each such run of
+//! loads up, as a block, past the previous group's vector, store and operand-load steps and
+//! its last matmuls, until the matmuls passed stream as many cycles as the block moves beats.
+//!
+//! Moving a step past another is only done when the two touch no common address (neither
+//! writes what the other reads or writes), so the program computes the same values and the
+//! sync pass, which derives every wait from program order, orders what still conflicts. The
+//! block never passes a load of weights or input windows (the previous group's own, which
+//! must keep their place in the load queue), nor a step of another layer.
+
+use super::{Res, Step};
+use crate::compiler::passes::estimate;
+use crate::isa::{Buffer, Op};
+
+/// Beats of external memory each row of a buffer takes.
+pub(super) struct RowBeats {
+    pub(super) act: u64,
+    pub(super) weight: u64,
+    pub(super) acc: u64,
+}
+
+/// Moves every group prologue up (see the module comment), on an array of cpf x kpf. In
+/// place: a step moves by rotating the steps it passes, which are few.
+pub(super) fn prologues(steps: &mut [Step], (cpf, kpf): (u32, u32), beats: &RowBeats) {
+    operands_early(steps, cpf, beats);
+    let drain = u64::from(cpf + kpf) + 2;
+    let mut i = 0;
+    while i < steps.len() {
+        // A prologue: loads right after a vector or store step, up to the next matmul.
+        let follows_finish = i > 0 && matches!(steps[i - 1].instr.op, Op::Vector(_) | Op::Store(_));
+        if !(follows_finish && matches!(steps[i].instr.op, Op::Load(_))) {
+            i += 1;
+            continue;
+        }
+        let end = (i..steps.len())
+            .find(|&j| !matches!(steps[j].instr.op, Op::Load(_)))
+            .unwrap_or(steps.len());
+        if !steps
+            .get(end)
+            .is_some_and(|s| matches!(s.instr.op, Op::Matmul(_)))
+        {
+            i = end;
+            continue;
+        }
+        // The loads the group's matmuls need (its input window and weights) move; its
+        // bias and untied-bias loads, which wait for the vector unit to be done with the
+        // rows they fill, stay where they are, behind the group before's.
+        steps[i..end].sort_by_key(|s| !into(s, &[Buffer::Input, Buffer::Weight]));
+        let n = steps[i..end]
+            .iter()
+            .take_while(|s| into(s, &[Buffer::Input, Buffer::Weight]))
+            .count();
+        if n > 0 {
+            let at = place(steps, i..i + n, cpf, drain, beats);
+            steps[at..i + n].rotate_right(n);
+        }
+        i = end;
+    }
+}
+
+/// Where the block of loads `block` (right after the steps before it) moves to: up from
+/// its place while nothing conflicts, until the matmuls passed stream as many cycles as the
+/// block moves beats.
+fn place(
+    steps: &[Step],
+    block: std::ops::Range<usize>,
+    cpf: u32,
+    drain: u64,
+    beats: &RowBeats,
+) -> usize {
+    let (moving, before) = (&steps[block.clone()], &steps[..block.start]);
+    let node = moving[0].node;
+    let need: u64 = moving.iter().map(|s| transfer_beats(s, beats)).sum();
+    let (mut at, mut covered) = (block.start, 0u64);
+    let mut blocked_by_conflict = false;
+    while at > 0 && covered < need {
+        let s = &before[at - 1];
+        blocked_by_conflict = moving.iter().any(|b| conflicts(b, s));
+        let passable = s.node == node && !matches!(s.instr.op, Op::Load(_)) && !blocked_by_conflict;
+        if !passable {
+            break;
+        }
+        covered += matmul_cycles(s, cpf);
+        at -= 1;
+    }
+    if blocked_by_conflict {
+        // Right behind a matmul it must wait for, the block would hold the load queue
+        // until that matmul's results have left the array: keep matmuls streaming at
+        // least that long (cpf + kpf + 2 cycles) between them.
+        let mut between = 0;
+        while at < block.start && between < drain {
+            between += matmul_cycles(&before[at], cpf);
+            at += 1;
+        }
+    }
+    at
+}
+
+/// Residual-operand loads (into the output buffer) move up past the group's vector and
+/// store steps and its last matmuls, until those matmuls stream as many cycles as the load
+/// moves beats, so that they, and the next group's prologue after them, are issued early;
+/// they keep their order among the loads.
+fn operands_early(steps: &mut [Step], cpf: u32, beats: &RowBeats) {
+    for i in 0..steps.len() {
+        let s = &steps[i];
+        if !(matches!(s.instr.op, Op::Load(_)) && into(s, &[Buffer::Output])) {
+            continue;
+        }
+        let need = transfer_beats(s, beats);
+        let (mut at, mut covered) = (i, 0u64);
+        while at > 0 && covered < need {
+            let p = &steps[at - 1];
+            let passable = p.node == s.node
+                && matches!(p.instr.op, Op::Matmul(_) | Op::Vector(_) | Op::Store(_))
+                && !conflicts(s, p);
+            if !passable {
+                break;
+            }
+            covered += matmul_cycles(p, cpf);
+            at -= 1;
+        }
+        steps[at..=i].rotate_right(1);
+    }
+}
+
+/// Whether a load fills one of `buffers`.
+fn into(s: &Step, buffers: &[Buffer]) -> bool {
+    s.writes
+        .iter()
+        .any(|w| matches!(w, Res::Spad(b, ..) if buffers.contains(b)))
+}
+
+/// Cycles a matmul streams (`estimate::matmul_cycles`); 0 for other steps.
+fn matmul_cycles(s: &Step, cpf: u32) -> u64 {
+    match &s.instr.op {
+        Op::Matmul(m) => estimate::matmul_cycles(m.count0 * m.count1, cpf, m.preload),
+        _ => 0,
+    }
+}
+
+/// Memory beats a load or store moves.
+fn transfer_beats(s: &Step, beats: &RowBeats) -> u64 {
+    let (Op::Load(t) | Op::Store(t)) = &s.instr.op else {
+        return 0;
+    };
+    let row = match s.writes.first() {
+        Some(Res::Spad(Buffer::Weight, ..)) => beats.weight,
+        Some(Res::Spad(Buffer::Accumulator, ..)) => beats.acc,
+        _ => beats.act,
+    };
+    t.moved_rows() * row
+}
+
+/// Whether two steps touch a common address with at least one of them writing it.
+fn conflicts(a: &Step, b: &Step) -> bool {
+    let hits = |xs: &[Res], ys: &[Res]| xs.iter().any(|x| ys.iter().any(|y| x.overlaps(y)));
+    hits(&a.writes, &b.reads) || hits(&a.writes, &b.writes) || hits(&a.reads, &b.writes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{prologues, RowBeats};
+    use crate::compiler::passes::schedule::{Res, Step};
+    use crate::isa::{Buffer, Instr, Matmul, Op, Transfer, Vector};
+
+    fn step(op: Op, reads: Vec<Res>, writes: Vec<Res>) -> Step {
+        Step {
+            instr: Instr::new(op),
+            reads,
+            writes,
+            node: 0,
+        }
+    }
+
+    fn spad(b: Buffer, lo: u64, hi: u64) -> Res {
+        Res::Spad(b, lo, hi)
+    }
+
+    /// A load of `rows` rows from memory at `at` into buffer rows `lo..`.
+    fn load(b: Buffer, lo: u64, rows: u64, at: u64) -> Step {
+        let t = Transfer {
+            count0: rows,
+            count1: 1,
+            ..Transfer::default()
+        };
+        let dst = spad(b, lo, lo + rows);
+        step(Op::Load(t), vec![Res::Dram(at, at + rows)], vec![dst])
+    }
+
+    /// A 40-row matmul reading input rows `input`, writing accumulator rows 0..40.
+    fn matmul(input: (u64, u64)) -> Step {
+        let m = Matmul {
+            count0: 40,
+            count1: 1,
+            ..Matmul::default()
+        };
+        let reads = vec![spad(Buffer::Input, input.0, input.1)];
+        step(Op::Matmul(m), reads, vec![spad(Buffer::Accumulator, 0, 40)])
+    }
+
+    fn kinds(steps: &[Step]) -> String {
+        steps
+            .iter()
+            .map(|s| match (&s.instr.op, s.writes.first()) {
+                (Op::Load(_), Some(Res::Spad(Buffer::Input, ..))) => 'I',
+                (Op::Load(_), Some(Res::Spad(Buffer::Weight, ..))) => 'W',
+                (Op::Load(_), _) => 'L',
+                (Op::Matmul(_), _) => 'M',
+                (Op::Vector(_), _) => 'V',
+                _ => 'S',
+            })
+            .collect()
+    }
+
+    /// Three 40-row matmuls of a group on input rows 0..50 (after its own weight load),
+    /// its operand load (40 beats), vector and store; then the next group's input window
+    /// (50 rows, into rows 100..150) and weights (10 rows), and its first matmul. By hand:
+    /// the operand load moves above the last matmul (40 cycles cover its 40 beats); the
+    /// prologue's 60 beats then move above the store, the vector and that matmul, and stop
+    /// at the operand load (loads keep their order). A window into the rows the matmuls read
+    /// conflicts with the last matmul, and would wait for it right behind it, so it stays.
+    #[test]
+    fn a_group_prologue_moves_above_the_group_before_unless_it_conflicts() {
+        let beats = RowBeats {
+            act: 1,
+            weight: 1,
+            acc: 4,
+        };
+        let acc = spad(Buffer::Accumulator, 0, 40);
+        let out = spad(Buffer::Output, 0, 40);
+        let finish = |window: Step| {
+            vec![
+                load(Buffer::Weight, 0, 10, 1000),
+                matmul((0, 50)),
+                matmul((0, 50)),
+                matmul((0, 50)),
+                load(Buffer::Output, 0, 40, 2000),
+                step(Op::Vector(Vector::default()), vec![acc], vec![out]),
+                step(
+                    Op::Store(Transfer::default()),
+                    vec![out],
+                    vec![Res::Dram(3000, 3040)],
+                ),
+                window,
+                load(Buffer::Weight, 10, 10, 1010),
+                matmul((100, 150)),
+            ]
+        };
+        let mut moved = finish(load(Buffer::Input, 100, 50, 0));
+        prologues(&mut moved, (16, 16), &beats);
+        assert_eq!(kinds(&moved), "WMMLIWMVSM");
+        let mut stuck = finish(load(Buffer::Input, 0, 50, 0));
+        prologues(&mut stuck, (16, 16), &beats);
+        assert_eq!(kinds(&stuck), "WMMLMVSIWM");
+    }
+}
