@@ -8,11 +8,16 @@
 //! loads up, as a block, past the previous group's vector, store and operand-load steps and
 //! its last matmuls, until the matmuls passed stream as many cycles as the block moves beats.
 //!
+//! At a layer's first group the block also passes the layer before's tail (its operand
+//! loads, vectors and stores, which chain through the output quarters after its last
+//! matmul), so the layer's first matmuls overlap that tail; never that layer's matmuls.
+//!
 //! Moving a step past another is only done when the two touch no common address (neither
 //! writes what the other reads or writes), so the program computes the same values and the
 //! sync pass, which derives every wait from program order, orders what still conflicts. The
 //! block never passes a load of weights or input windows (the previous group's own, which
-//! must keep their place in the load queue), nor a step of another layer.
+//! must keep their place in the load queue), nor, within a layer, a residual-operand load
+//! (overtaking those measured worse where memory is the bottleneck).
 
 use super::{Res, Step};
 use crate::compiler::passes::estimate;
@@ -82,7 +87,15 @@ fn place(
     while at > 0 && covered < need {
         let s = &before[at - 1];
         blocked_by_conflict = moving.iter().any(|b| conflicts(b, s));
-        let passable = s.node == node && !matches!(s.instr.op, Op::Load(_)) && !blocked_by_conflict;
+        // Within the layer, anything but a load; at the layer's start, the layer before's
+        // vector and store steps and its residual-operand loads (its tail, which chains
+        // operand load, vector and store through the output quarters), not its matmuls.
+        let passable = !blocked_by_conflict
+            && match &s.instr.op {
+                Op::Load(_) => s.node != node && into(s, &[Buffer::Output]),
+                Op::Vector(_) | Op::Store(_) => true,
+                _ => s.node == node,
+            };
         if !passable {
             break;
         }
@@ -258,5 +271,41 @@ mod tests {
         let mut stuck = finish(load(Buffer::Input, 0, 50, 0));
         prologues(&mut stuck, (16, 16), &beats);
         assert_eq!(kinds(&stuck), "WMMLMVSIWM");
+    }
+
+    /// At a layer's start its prologue also passes the layer before's tail (operand
+    /// loads, vectors, stores), but not that layer's matmuls. Layer 0: weights, two
+    /// matmuls, an operand load, a vector, a store; layer 1: window, weights, matmul. By
+    /// hand: the operand load moves above layer 0's last matmul, and layer 1's prologue
+    /// above the store and the vector, stopping at that matmul.
+    #[test]
+    fn a_layer_prologue_passes_the_layer_before_s_tail_not_its_matmuls() {
+        let beats = RowBeats {
+            act: 1,
+            weight: 1,
+            acc: 4,
+        };
+        let acc = spad(Buffer::Accumulator, 0, 40);
+        let out = spad(Buffer::Output, 0, 40);
+        let mut steps = vec![
+            load(Buffer::Weight, 0, 10, 1000),
+            matmul((0, 50)),
+            matmul((0, 50)),
+            load(Buffer::Output, 0, 40, 2000),
+            step(Op::Vector(Vector::default()), vec![acc], vec![out]),
+            step(
+                Op::Store(Transfer::default()),
+                vec![out],
+                vec![Res::Dram(3000, 3040)],
+            ),
+            load(Buffer::Input, 100, 50, 0),
+            load(Buffer::Weight, 10, 10, 1010),
+            matmul((100, 150)),
+        ];
+        for s in &mut steps[6..] {
+            s.node = 1;
+        }
+        prologues(&mut steps, (16, 16), &beats);
+        assert_eq!(kinds(&steps), "WMLMIWVSM");
     }
 }
