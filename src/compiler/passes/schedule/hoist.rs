@@ -231,66 +231,21 @@ mod tests {
             .collect()
     }
 
-    /// Three 40-row matmuls of a group on input rows 0..50 (after its own weight load),
-    /// its operand load (40 beats), vector and store; then the next group's input window
-    /// (50 rows, into rows 100..150) and weights (10 rows), and its first matmul. By hand:
-    /// the operand load moves above the last matmul (40 cycles cover its 40 beats); the
-    /// prologue's 60 beats then move above the store, the vector and that matmul, and stop
-    /// at the operand load (loads keep their order). A window into the rows the matmuls read
-    /// conflicts with the last matmul, and would wait for it right behind it, so it stays.
-    #[test]
-    fn a_group_prologue_moves_above_the_group_before_unless_it_conflicts() {
-        let beats = RowBeats {
-            act: 1,
-            weight: 1,
-            acc: 4,
-        };
-        let acc = spad(Buffer::Accumulator, 0, 40);
-        let out = spad(Buffer::Output, 0, 40);
-        let finish = |window: Step| {
-            vec![
-                load(Buffer::Weight, 0, 10, 1000),
-                matmul((0, 50)),
-                matmul((0, 50)),
-                matmul((0, 50)),
-                load(Buffer::Output, 0, 40, 2000),
-                step(Op::Vector(Vector::default()), vec![acc], vec![out]),
-                step(
-                    Op::Store(Transfer::default()),
-                    vec![out],
-                    vec![Res::Dram(3000, 3040)],
-                ),
-                window,
-                load(Buffer::Weight, 10, 10, 1010),
-                matmul((100, 150)),
-            ]
-        };
-        let mut moved = finish(load(Buffer::Input, 100, 50, 0));
-        prologues(&mut moved, (16, 16), &beats);
-        assert_eq!(kinds(&moved), "WMMLIWMVSM");
-        let mut stuck = finish(load(Buffer::Input, 0, 50, 0));
-        prologues(&mut stuck, (16, 16), &beats);
-        assert_eq!(kinds(&stuck), "WMMLMVSIWM");
-    }
+    const BEATS: RowBeats = RowBeats {
+        act: 1,
+        weight: 1,
+        acc: 4,
+    };
 
-    /// At a layer's start its prologue also passes the layer before's tail (operand
-    /// loads, vectors, stores), but not that layer's matmuls. Layer 0: weights, two
-    /// matmuls, an operand load, a vector, a store; layer 1: window, weights, matmul. By
-    /// hand: the operand load moves above layer 0's last matmul, and layer 1's prologue
-    /// above the store and the vector, stopping at that matmul.
-    #[test]
-    fn a_layer_prologue_passes_the_layer_before_s_tail_not_its_matmuls() {
-        let beats = RowBeats {
-            act: 1,
-            weight: 1,
-            acc: 4,
-        };
+    /// A group: its weight load, `n` matmuls on input rows 0..50, its residual-operand load
+    /// (40 beats), vector and store; then the next group's prologue (`window` and 10 rows
+    /// of weights) and first matmul (on input rows 100..150).
+    fn two_groups(n: usize, window: Step) -> Vec<Step> {
         let acc = spad(Buffer::Accumulator, 0, 40);
         let out = spad(Buffer::Output, 0, 40);
-        let mut steps = vec![
-            load(Buffer::Weight, 0, 10, 1000),
-            matmul((0, 50)),
-            matmul((0, 50)),
+        let mut steps = vec![load(Buffer::Weight, 0, 10, 1000)];
+        steps.extend((0..n).map(|_| matmul((0, 50))));
+        steps.extend([
             load(Buffer::Output, 0, 40, 2000),
             step(Op::Vector(Vector::default()), vec![acc], vec![out]),
             step(
@@ -298,14 +253,39 @@ mod tests {
                 vec![out],
                 vec![Res::Dram(3000, 3040)],
             ),
-            load(Buffer::Input, 100, 50, 0),
+            window,
             load(Buffer::Weight, 10, 10, 1010),
             matmul((100, 150)),
-        ];
+        ]);
+        steps
+    }
+
+    /// Three 40-row matmuls, a window of 50 rows into rows 100..150. By hand: the operand
+    /// load moves above the last matmul (40 cycles cover its 40 beats); the prologue's 60
+    /// beats then move above the store, the vector and that matmul, and stop at the operand
+    /// load (loads keep their order). A window into the rows the matmuls read conflicts with
+    /// the last matmul, and would wait for it right behind it, so it stays.
+    #[test]
+    fn a_group_prologue_moves_above_the_group_before_unless_it_conflicts() {
+        let mut moved = two_groups(3, load(Buffer::Input, 100, 50, 0));
+        prologues(&mut moved, (16, 16), &BEATS);
+        assert_eq!(kinds(&moved), "WMMLIWMVSM");
+        let mut stuck = two_groups(3, load(Buffer::Input, 0, 50, 0));
+        prologues(&mut stuck, (16, 16), &BEATS);
+        assert_eq!(kinds(&stuck), "WMMLMVSIWM");
+    }
+
+    /// The second group is another layer's first: its prologue also passes the layer
+    /// before's tail (operand load, vector, store) but not that layer's matmuls. By hand,
+    /// with two matmuls: the operand load moves above the last matmul, and the prologue
+    /// above the store and the vector, stopping at that matmul.
+    #[test]
+    fn a_layer_prologue_passes_the_layer_before_s_tail_not_its_matmuls() {
+        let mut steps = two_groups(2, load(Buffer::Input, 100, 50, 0));
         for s in &mut steps[6..] {
             s.node = 1;
         }
-        prologues(&mut steps, (16, 16), &beats);
+        prologues(&mut steps, (16, 16), &BEATS);
         assert_eq!(kinds(&steps), "WMLMIWVSM");
     }
 }
