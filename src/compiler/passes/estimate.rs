@@ -71,16 +71,32 @@ pub const WINDOW_PIPE: u64 = 4;
 /// LANE_LATENCY) and the write.
 pub const VECTOR_PIPE: u64 = 7;
 
-/// Cycles after the array's last busy cycle from which a window instruction may start
-/// (`hwgen_core`'s interlock: the array's last accumulator write comes at most
-/// cpf + kpf + 1 cycles after that cycle, and the window's first access `lead` cycles after
-/// its start, as `hwgen_window_unit` counts them: its weights, the pixels before its first
-/// kernel window completes, and three pipeline cycles).
-pub fn window_after_array(w: &crate::isa::Window, cpf: u32, kpf: u32) -> u64 {
-    let array_drain = u64::from(cpf + kpf) + 2;
+/// Cycles from the array's last busy cycle (its last input row read) to its last
+/// accumulator write: the row enters the array the cycle after, leaves it cpf + kpf - 1
+/// cycles later and is written the cycle after (`hwgen_compute_unit`, `hwgen_core`).
+pub fn array_last_write(cpf: u32, kpf: u32) -> u64 {
+    u64::from(cpf + kpf) + 1
+}
+
+/// `hwgen_core`'s ARRAY_DRAIN: the count its window/array interlock starts from in the
+/// cycle after the array's last busy cycle (one more than `array_last_write`).
+pub fn array_drain(cpf: u32, kpf: u32) -> u64 {
+    array_last_write(cpf, kpf) + 1
+}
+
+/// Cycles from a window instruction's start to its first accumulator access
+/// (`hwgen_window_unit`'s lead_o): its weights (none for a maximum), the pixels before its
+/// first kernel window completes, and three pipeline cycles.
+pub fn window_lead(w: &crate::isa::Window) -> u64 {
     let weights = if w.max { 0 } else { w.kh * w.kw };
-    let lead = weights + w.kh.saturating_sub(1) * w.count0 + w.kw + 3;
-    (array_drain + 1).saturating_sub(lead)
+    weights + w.kh.saturating_sub(1) * w.count0 + w.kw + 3
+}
+
+/// Cycles after the array's last busy cycle from which a window instruction may start:
+/// `hwgen_core` starts it once the drain count (ARRAY_DRAIN in the cycle after the last
+/// busy one, counting down) is below its lead.
+pub fn window_after_array(w: &crate::isa::Window, cpf: u32, kpf: u32) -> u64 {
+    (array_drain(cpf, kpf) + 1).saturating_sub(window_lead(w))
 }
 
 /// Cycles of a window instruction: its weight rows (a sum; a maximum has none), one cycle
@@ -90,29 +106,36 @@ pub fn window_cycles(w: &crate::isa::Window) -> u64 {
     weights + w.count0 * w.count1 + WINDOW_PIPE
 }
 
-/// Memory beats a load or store (step `s`, transfer `t`) moves: its rows outside the
-/// padding, each of the beats of a row of the scratchpad it fills or empties (an activation
-/// row's elements, and its scale beat when the precision is block-scaled).
-fn transfer_beats(
+/// Memory beats of one row of `buf` in precision `prec`: an activation row's elements, and
+/// its scale beat when the precision is block-scaled; a weight or accumulator row's beats.
+pub fn row_beats(
     u: &crate::design::Unit,
     alloc: &super::allocate::Alloc,
-    s: &Step,
-    t: &crate::isa::Transfer,
+    buf: Buffer,
+    prec: usize,
 ) -> u64 {
+    // Beats of the elements of an activation row, without the scale beat.
+    let act_elems = alloc.act_beats - u64::from(u.scale_bits() > 0);
+    match buf {
+        Buffer::Input | Buffer::Output => {
+            act_elems + u64::from(u.datatype.get(prec).input().block_scaled())
+        }
+        Buffer::Weight => alloc.weight_beats,
+        Buffer::Accumulator => alloc.acc_beats,
+    }
+}
+
+/// Memory beats a load or store step moves (0 for other steps): its rows outside the
+/// padding, each the beats of a row of the scratchpad it fills or empties (`row_beats`).
+pub fn step_beats(u: &crate::design::Unit, alloc: &super::allocate::Alloc, s: &Step) -> u64 {
+    let (Op::Load(t) | Op::Store(t)) = &s.instr.op else {
+        return 0;
+    };
     let buf = match (&s.instr.op, s.writes.first()) {
         (Op::Load(_), Some(Res::Spad(b, ..))) => *b,
         _ => Buffer::Output,
     };
-    // Beats of the elements of an activation row, without the scale beat.
-    let act_elems = alloc.act_beats - u64::from(u.scale_bits() > 0);
-    let row = match buf {
-        Buffer::Input | Buffer::Output => {
-            act_elems + u64::from(u.datatype.get(t.prec as usize).input().block_scaled())
-        }
-        Buffer::Weight => alloc.weight_beats,
-        Buffer::Accumulator => alloc.acc_beats,
-    };
-    t.moved_rows() * row
+    t.moved_rows() * row_beats(u, alloc, buf, t.prec as usize)
 }
 
 pub fn run(
@@ -144,7 +167,7 @@ pub fn run(
                 }
                 Op::Window(w) => compute += window_cycles(w),
                 Op::Vector(v) => vector += v.count + VECTOR_PIPE,
-                Op::Load(t) | Op::Store(t) => beats += transfer_beats(u, alloc, s, t),
+                Op::Load(_) | Op::Store(_) => beats += step_beats(u, alloc, s),
                 Op::End => {}
             }
         }
@@ -178,9 +201,8 @@ pub fn timeline(
     let u = &g.unit;
     let bytes_per_beat = u64::from(design.memory.data_width_bits / 8);
     let bw = u64::from(design.memory.bytes_per_cycle).max(1);
-    // From a matmul's last row read to its result written: into the array, through it
-    // (cpf + kpf - 1) and the write-back (`hwgen_compute_unit`).
-    let array = u64::from(u.cpf + u.kpf) + 1;
+    // From a matmul's last row read to its result written.
+    let array = array_last_write(u.cpf, u.kpf);
     let costs = steps
         .iter()
         .map(|s| match &s.instr.op {
@@ -204,7 +226,7 @@ pub fn timeline(
             // The port's cycles for the beats, and a cycle per padding row (the load unit
             // skips one per cycle without a request).
             Op::Load(t) | Op::Store(t) => {
-                let beats = transfer_beats(u, alloc, s, t);
+                let beats = step_beats(u, alloc, s);
                 let pad = t.count0 * t.count1 - t.moved_rows();
                 Cost::Transfer {
                     work: (beats * bytes_per_beat).div_ceil(bw) + pad,
@@ -530,8 +552,9 @@ impl Port {
                 t = edge?;
                 continue;
             }
-            // Half cycles per cycle for each moving transfer.
-            let rate = 4 / (2 * n);
+            // Half cycles per cycle for each moving transfer: a whole cycle alone, every
+            // other cycle when both move.
+            let rate = if n == 1 { 2 } else { 1 };
             let finish = (0..2)
                 .filter(|&side| moving[side])
                 .map(|side| {

@@ -58,6 +58,15 @@ impl Step {
     pub fn queue(&self) -> Queue {
         self.instr.queue().expect("no end in the schedule")
     }
+
+    /// Whether the two steps touch a common address with at least one of them writing it
+    /// (so their order in the program decides what each sees).
+    pub fn conflicts(&self, o: &Step) -> bool {
+        let hits = |xs: &[Res], ys: &[Res]| xs.iter().any(|x| ys.iter().any(|y| x.overlaps(y)));
+        hits(&self.writes, &o.reads)
+            || hits(&self.writes, &o.writes)
+            || hits(&self.reads, &o.writes)
+    }
 }
 
 /// Beats touched by a two-level strided transfer of rows of `beats` beats.
@@ -331,11 +340,7 @@ pub fn run_rows(
             s.node(&nc, tiling[ni], r);
         }
     }
-    let beats = hoist::RowBeats {
-        act: alloc.act_beats,
-        weight: alloc.weight_beats,
-        acc: alloc.acc_beats,
-    };
+    let beats = |st: &Step| crate::compiler::passes::estimate::step_beats(&g.unit, alloc, st);
     hoist::prologues(&mut s.steps, (g.unit.cpf, g.unit.kpf), &beats);
     s.steps
 }

@@ -189,19 +189,15 @@ impl Sched<'_> {
         entries: &[Entry],
         loads: &[Option<Step>],
         rows: u64,
-        window_rows: u64,
+        (window_rows, prec): (u64, usize),
     ) -> Vec<bool> {
-        let beats = |i: usize| match loads.get(i).and_then(|l| l.as_ref()) {
-            Some(Step {
-                instr: Instr {
-                    op: IsaOp::Load(t), ..
-                },
-                ..
-            }) => t.moved_rows() * self.alloc.weight_beats,
-            _ => 0,
+        let unit = &self.g.unit;
+        let beats = |i: usize| {
+            let load = loads.get(i).and_then(|l| l.as_ref());
+            load.map_or(0, |l| estimate::step_beats(unit, self.alloc, l))
         };
         let cpf = self.t as u32;
-        let window_beats = window_rows * self.alloc.act_beats;
+        let window_beats = window_rows * estimate::row_beats(unit, self.alloc, Buffer::Input, prec);
         let mut at = vec![false; entries.len()];
         let mut a = 0;
         while a < entries.len() {
@@ -217,9 +213,9 @@ impl Sched<'_> {
                 queued += beats(i + 1);
             }
             // Not before the previous window (the same input-buffer half) has been read: its
-            // last matmul's results leave the array cpf + kpf + 2 cycles after its last row,
-            // and the load and the weight loads behind it in the queue would wait for that.
-            let drain = u64::from(cpf + self.g.unit.kpf) + 2;
+            // last matmul's results leave the array some cycles after its last row, and the
+            // load and the weight loads behind it in the queue would wait for that.
+            let drain = estimate::array_drain(cpf, unit.kpf);
             let earliest = (a + 2 + drain.div_ceil(rows.max(1)) as usize).min(k);
             while k > earliest && stream < window_beats + queued {
                 stream += estimate::matmul_cycles(rows, cpf, true);
@@ -254,7 +250,7 @@ impl Sched<'_> {
             self.load_window(nc, gc, win, icts[0], windows[0]);
         }
         let rows = h * w;
-        let prefetch = self.prefetch_points(&entries, &loads, rows, win.0 * win.1);
+        let prefetch = self.prefetch_points(&entries, &loads, rows, (win.0 * win.1, nc.src_prec));
         let mut window = 0usize;
         let mut first_of = vec![true; gc.members.len()];
         let mut tap_of = vec![0usize; gc.members.len()];

@@ -8,17 +8,7 @@ use crate::isa::{Buffer, Instr, Op, Queue, Transfer};
 fn latest_by_scan(steps: &[Step], c: usize) -> [Option<usize>; 4] {
     let mut latest = [None; 4];
     for p in 0..c {
-        let conflict = steps[p].writes.iter().any(|w| {
-            steps[c]
-                .reads
-                .iter()
-                .chain(&steps[c].writes)
-                .any(|r| w.overlaps(r))
-        }) || steps[p]
-            .reads
-            .iter()
-            .any(|r| steps[c].writes.iter().any(|w| r.overlaps(w)));
-        if conflict {
+        if steps[p].conflicts(&steps[c]) {
             let q = Queue::ALL.iter().position(|&q| q == steps[p].queue());
             latest[q.unwrap()] = Some(p);
         }
