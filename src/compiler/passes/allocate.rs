@@ -270,7 +270,11 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
                 let base = next;
                 next += taps.len() as u64 * tile_rows(u, n) * weight_beats;
                 weights.insert((i, oct), (base, taps));
-                if b.iter().any(|v| *v != 0) {
+            }
+            // The biases after the weights, one row per channel tile in order, so that a
+            // group's biases arrive in one load.
+            if !n.window && b.iter().any(|v| *v != 0) {
+                for oct in 0..octs {
                     bias.insert((i, oct), next);
                     next += acc_beats;
                 }

@@ -342,6 +342,7 @@ pub fn run_rows(
     }
     let beats = |st: &Step| crate::compiler::passes::estimate::step_beats(&g.unit, alloc, st);
     hoist::prologues(&mut s.steps, (g.unit.cpf, g.unit.kpf), &beats);
+    hoist::carry_preloads(&mut s.steps);
     s.steps
 }
 
@@ -508,9 +509,9 @@ impl Sched<'_> {
         }
     }
 
-    /// The accumulator row of member j's bias (the bank's last rows).
+    /// The accumulator row of member j's bias: the bank's last rows, in member order.
     fn bias_row(&self, gc: &GroupCtx, j: usize) -> u64 {
-        gc.bank + (self.bud.acc_bank - 1 - j) as u64
+        gc.bank + (self.bud.acc_bank - gc.members.len() + j) as u64
     }
 
     /// Load the untied biases of the group's members into their accumulator rows, where the
@@ -539,27 +540,41 @@ impl Sched<'_> {
     }
 
     /// Load the biases of the group's members (residual operands are loaded just before
-    /// their vector instruction, into the member's output rows).
+    /// their vector instruction, into the member's output rows): one load for each run of
+    /// members whose bias rows follow each other in memory (all of a group, as `allocate`
+    /// places a node's biases), so that the group waits once for the vector unit to be done
+    /// with the rows they fill.
     fn bias_loads(&mut self, nc: &NodeCtx, gc: &GroupCtx) {
-        for (j, &oct) in gc.members.iter().enumerate() {
-            let Some(&b) = self.alloc.bias.get(&(nc.ni, oct)) else {
+        let beats = self.alloc.acc_beats;
+        let bias = |j: usize| self.alloc.bias.get(&(nc.ni, gc.members[j])).copied();
+        let mut runs: Vec<(usize, u64, u64)> = Vec::new();
+        for j in 0..gc.members.len() {
+            let Some(b) = bias(j) else {
                 continue;
             };
-            let row = self.bias_row(gc, j);
+            match runs.last_mut() {
+                Some((first, at, n)) if *first + *n as usize == j && *at + *n * beats == b => {
+                    *n += 1
+                }
+                _ => runs.push((j, b, 1)),
+            }
+        }
+        for (first, b, n) in runs {
+            let row = self.bias_row(gc, first);
             let t = Transfer {
                 buffer: Buffer::Accumulator,
                 spad_addr: row,
                 ext_addr: b,
-                count0: 1,
-                stride0: self.alloc.acc_beats,
+                count0: n,
+                stride0: beats,
                 count1: 1,
                 ..Transfer::default()
             };
             self.push(
                 nc.ni,
                 IsaOp::Load(t),
-                vec![Res::Dram(b, b + self.alloc.acc_beats)],
-                vec![Res::Spad(Buffer::Accumulator, row, row + 1)],
+                vec![Res::Dram(b, b + n * beats)],
+                vec![Res::Spad(Buffer::Accumulator, row, row + n)],
             );
         }
     }
