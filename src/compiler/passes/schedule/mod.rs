@@ -342,7 +342,7 @@ pub fn run_rows(
     }
     let beats = |st: &Step| crate::compiler::passes::estimate::step_beats(&g.unit, alloc, st);
     hoist::prologues(&mut s.steps, (g.unit.cpf, g.unit.kpf), &beats);
-    hoist::carry_preloads(&mut s.steps);
+    hoist::carry_preloads(&mut s.steps, g.unit.cpf, &beats);
     s.steps
 }
 

@@ -196,3 +196,45 @@ fn loads_outside_a_tensor_pad_with_zero_rows() {
     let (tr, _) = padded(&t, 0, (1, 1), (2, 2), 1, (Buffer::Input, 0), 0);
     assert_eq!(tr.pad_top + tr.pad_bottom + tr.pad_left + tr.pad_right, 0);
 }
+
+/// A group's biases arrive in one load: a 6x6 convolution to 32 channels on 8x8 is one
+/// spatial tile and one group of its four output-channel tiles (`tile::GROUP`), so one
+/// accumulator load of four rows, from four consecutive bias rows in memory (one row of
+/// `acc_beats` per tile, `allocate`), into the bank's last four rows; member j's vector
+/// reads row j of them.
+#[test]
+fn a_group_s_biases_arrive_in_one_load() {
+    let d = design(8, ROOMY);
+    let m = model(
+        "name = \"m\"\n[input]\nshape = [6, 6, 8]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\nkernel = 3\npadding = 1\nout_channels = 32\nbias = \"random\"\n",
+    );
+    let c = through(&d, &m, "schedule").unwrap();
+    let (a, steps) = (c.alloc(), c.steps.as_ref().unwrap());
+    let loads: Vec<_> = steps
+        .iter()
+        .filter_map(|s| match s.instr.op {
+            Op::Load(t) if t.buffer == Buffer::Accumulator => Some(t),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(loads.len(), 1, "{loads:?}");
+    let bank = u64::from(d.branches[0].units[0].buffers.accumulator_depth);
+    assert_eq!((loads[0].count0, loads[0].stride0), (4, a.acc_beats));
+    assert_eq!(loads[0].ext_addr, a.bias[&(0, 0)]);
+    for oct in 1..4 {
+        assert_eq!(
+            a.bias[&(0, oct)],
+            a.bias[&(0, 0)] + oct as u64 * a.acc_beats
+        );
+    }
+    let rows: Vec<u64> = steps
+        .iter()
+        .filter_map(|s| match s.instr.op {
+            Op::Vector(v) if v.load_bias => Some(v.bias_addr),
+            _ => None,
+        })
+        .collect();
+    let first = loads[0].spad_addr;
+    assert_eq!(first % bank, bank - 4);
+    assert_eq!(rows, (first..first + 4).collect::<Vec<_>>());
+}
