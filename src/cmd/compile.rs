@@ -1,4 +1,5 @@
 use anyhow::Result;
+use std::fmt::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -46,8 +47,11 @@ pub fn run(args: Args) -> Result<()> {
                 b.name, u.name
             ));
         }
+        listing.reserve(instrs.len() * 128);
         for (pc, i) in instrs.iter().enumerate() {
-            listing.push_str(&format!("{pc:5}: {}\n", i.to_asm()));
+            write!(listing, "{pc:5}: ").expect("writing to a String");
+            i.push_asm(&mut listing);
+            listing.push('\n');
         }
     }
     files.add("listing.asm", listing);

@@ -130,12 +130,27 @@ impl Memory {
 
     /// One beat as `$readmemh` text.
     pub fn beat_hex(&self, beat: usize) -> String {
+        let mut s = String::with_capacity(self.beat_bits as usize / 4);
+        self.push_beat_hex(beat, &mut s);
+        s
+    }
+
+    /// Append one beat as `$readmemh` text to `out`.
+    pub fn push_beat_hex(&self, beat: usize, out: &mut String) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let bytes = (self.beat_bits / 8) as usize;
-        let mut s = String::with_capacity(2 * bytes);
         for b in self.bytes[beat * bytes..(beat + 1) * bytes].iter().rev() {
-            s.push(HEX[(b >> 4) as usize] as char);
-            s.push(HEX[(b & 15) as usize] as char);
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 15) as usize] as char);
+        }
+    }
+
+    /// The whole memory as a `$readmemh` file: one beat per line.
+    pub fn to_hex_lines(&self) -> String {
+        let mut s = String::with_capacity(self.beats() * (self.beat_bits as usize / 4 + 1));
+        for b in 0..self.beats() {
+            self.push_beat_hex(b, &mut s);
+            s.push('\n');
         }
         s
     }
@@ -167,5 +182,7 @@ mod tests {
         assert_eq!(m.read_row(1, 2, 8, t), vec![1, -1, 2, -8, 7, 0, 3, -2]);
         m.write_scale(3, 0x85);
         assert_eq!((m.beat_hex(3).as_str(), m.read_scale(3)), ("0085", 0x85));
+        // The `$readmemh` file: every beat, most significant digit first, one per line.
+        assert_eq!(m.to_hex_lines(), "0000\n82f1\ne307\n0085\n");
     }
 }

@@ -178,7 +178,15 @@ impl Instr {
     /// One line of assembly: mnemonic, the non-zero fields (`buffer` and `count1` always),
     /// and the semaphores by name.
     pub fn to_asm(&self) -> String {
-        let mut parts = vec![self.opcode().mnemonic().to_string()];
+        let mut s = String::new();
+        self.push_asm(&mut s);
+        s
+    }
+
+    /// Append `to_asm` to `out`.
+    pub fn push_asm(&self, out: &mut String) {
+        use std::fmt::Write;
+        out.push_str(self.opcode().mnemonic());
         let fields = match &self.op {
             Op::End => Vec::new(),
             Op::Load(t) | Op::Store(t) => t.listed(),
@@ -187,18 +195,28 @@ impl Instr {
             Op::Window(w) => w.listed(),
         };
         for (name, value) in fields {
+            out.push(' ');
+            out.push_str(name);
+            out.push('=');
             if name == "ext_addr" {
                 let v: u64 = value.parse().expect("a number");
-                parts.push(format!("ext_addr=0x{v:x}"));
+                write!(out, "0x{v:x}").expect("writing to a String");
             } else {
-                parts.push(format!("{name}={value}"));
+                out.push_str(&value);
             }
         }
         for (field, m) in [("wait", self.wait), ("signal", self.signal)] {
             if m != 0 {
-                parts.push(format!("{field}={}", semaphore_names(m).join("|")));
+                out.push(' ');
+                out.push_str(field);
+                out.push('=');
+                for (k, name) in semaphore_names(m).iter().enumerate() {
+                    if k > 0 {
+                        out.push('|');
+                    }
+                    out.push_str(name);
+                }
             }
         }
-        parts.join(" ")
     }
 }

@@ -60,12 +60,18 @@ impl Word {
 
     /// `$readmemh` text: INSTR_BITS/4 hex digits, most significant first.
     pub fn to_hex(&self) -> String {
+        let mut s = String::with_capacity(INSTR_BITS.div_ceil(4) as usize);
+        self.push_hex(&mut s);
+        s
+    }
+
+    /// Append `to_hex` to `out`.
+    pub fn push_hex(&self, out: &mut String) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let digits = INSTR_BITS.div_ceil(4);
-        (0..digits)
-            .rev()
-            .map(|d| HEX[self.get(d * 4, 4.min(INSTR_BITS - d * 4)) as usize] as char)
-            .collect()
+        for d in (0..digits).rev() {
+            out.push(HEX[self.get(d * 4, 4.min(INSTR_BITS - d * 4)) as usize] as char);
+        }
     }
 
     pub fn from_hex(s: &str) -> Option<Word> {

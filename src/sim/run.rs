@@ -242,9 +242,7 @@ pub fn images(program: &Program, expected: &Memory) -> std::io::Result<FileMap> 
         files.add(format!("imem{e}.hex"), program_hex(program, e, instrs)?);
     }
     let (image, bases) = program.memory_image();
-    let dmem: String = (0..image.beats())
-        .map(|b| image.beat_hex(b) + "\n")
-        .collect();
+    let dmem = image.to_hex_lines();
     let bases: String = bases.iter().map(|b| format!("{b:x}\n")).collect();
     let range = program.output_range();
     let mut text = format!(
@@ -275,7 +273,7 @@ fn program_hex(
         let word = i
             .encode()
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
-        imem.push_str(&word.to_hex());
+        word.push_hex(&mut imem);
         imem.push('\n');
     }
     Ok(imem)

@@ -306,9 +306,7 @@ pub fn program_images(
     program: &[hwgen::isa::Instr],
 ) -> [String; 2] {
     let (image, bases) = data.with_programs(&[program]);
-    let text: String = (0..image.beats())
-        .map(|b| image.beat_hex(b) + "\n")
-        .collect();
+    let text = image.to_hex_lines();
     std::fs::write(dir.join("dmem.hex"), text).unwrap();
     let bases: String = bases.iter().map(|b| format!("{b:x}\n")).collect();
     std::fs::write(dir.join("prog_base.hex"), bases).unwrap();
