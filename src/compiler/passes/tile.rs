@@ -198,15 +198,11 @@ pub fn run_for(
             })
         };
         let mut best: Option<(u64, Tiling)> = None;
-        // Widest first among equal costs when the stride is 1: a tile of whole rows reads
-        // and writes one contiguous span of each channel tile, so the next layer's first
-        // tiles depend only on this layer's first stores, not on the whole tensor.
-        let widths: Vec<usize> = if s == 1 {
-            (1..=ow).rev().collect()
-        } else {
-            (1..=ow).collect()
-        };
-        for tw in widths {
+        // Widest first among equal costs: a tile of whole rows reads and writes one
+        // contiguous span of each channel tile, so its first window depends only on the
+        // layer before's first stores, where a column strip's window spans every row (and
+        // waits for that layer's last group).
+        for tw in (1..=ow).rev() {
             let win_w = (tw - 1) * s + kw;
             if win_w * kh > bud.input_half || tw > rows_cap {
                 continue;

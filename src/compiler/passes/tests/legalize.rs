@@ -164,3 +164,30 @@ fn fuses_a_max_pool_into_a_3x3_convolution_only() {
         assert_eq!(c.graph().nodes.len(), nodes, "kernel {k}");
     }
 }
+
+/// A ResNet block with a downsample shortcut listed first: after `fuse`, the block's
+/// first convolution comes first and the shortcut right before the convolution that adds
+/// it (fused with the add, named after it). A shortcut that is also a model output, or
+/// that a later layer reads as its input, keeps its place.
+#[test]
+fn a_shortcut_read_only_as_a_residual_moves_to_just_before_its_consumer() {
+    let block = |extra: &str| {
+        format!(
+            "name = \"block\"\n[input]\nname = \"x\"\nshape = [8, 8, 8]\n\
+             [[layer]]\nname = \"down\"\nop = \"conv2d\"\nkernel = 1\nstride = 2\nout_channels = 16\n\
+             [[layer]]\nname = \"a\"\nop = \"conv2d\"\ninput = \"x\"\nkernel = 3\nstride = 2\npadding = 1\nout_channels = 16\nactivation = \"relu\"\n\
+             [[layer]]\nname = \"b\"\nop = \"conv2d\"\nkernel = 3\npadding = 1\nout_channels = 16\n\
+             [[layer]]\nname = \"sum\"\nop = \"add\"\nresidual = \"down\"\nactivation = \"relu\"\n{extra}"
+        )
+    };
+    let order = |src: &str| {
+        let d = design(8, ROOMY);
+        let m = model(src);
+        let c = through(&d, &m, "fuse").unwrap();
+        let names: Vec<String> = c.graph().nodes.iter().map(|n| n.name.clone()).collect();
+        names
+    };
+    assert_eq!(order(&block("")), ["a", "down", "sum"]);
+    let read = "[[layer]]\nname = \"c\"\nop = \"add\"\ninput = \"down\"\nresidual = \"sum\"\n";
+    assert_eq!(order(&block(read)), ["down", "a", "sum", "c"]);
+}
