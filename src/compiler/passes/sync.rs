@@ -72,7 +72,7 @@ pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
     let mut satisfied: Vec<Option<usize>> = vec![None; 16];
     // Per pair, the positions of its waits, in program order.
     let mut waits: Vec<Vec<usize>> = vec![Vec::new(); 16];
-    let mut index = AccessIndex::default();
+    let mut index = AccessIndex::for_steps(&steps);
     // The latest instruction of each queue before the current one.
     let mut last: [Option<usize>; 4] = [None; 4];
     // known[i][q]: the latest instruction of queue q that has completed whenever
@@ -133,15 +133,13 @@ pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
         known.push(know);
         last[kc] = Some(c);
     }
-    let instrs = steps
-        .iter()
-        .enumerate()
-        .map(|(i, s)| Instr {
-            wait: wait[i],
-            signal: signal[i],
-            ..s.instr
-        })
-        .collect();
+    // Room for the `end` that `encode` appends, which would otherwise copy the program.
+    let mut instrs = Vec::with_capacity(n + 1);
+    instrs.extend(steps.iter().enumerate().map(|(i, s)| Instr {
+        wait: wait[i],
+        signal: signal[i],
+        ..s.instr
+    }));
     Synced { steps, instrs }
 }
 
@@ -218,6 +216,11 @@ pub(crate) struct AccessIndex {
     spaces: [BTreeMap<u64, Segment>; 5],
     /// The untouched gaps of the access being recorded (kept to reuse its allocation).
     gaps: Vec<(u64, u64)>,
+    /// When known: the external-memory ranges some instruction writes, sorted and merged. A
+    /// read of memory outside them (weights, biases, the model's inputs) conflicts with
+    /// nothing, before or after, so it is neither looked up nor recorded: most of a
+    /// program's loads, which otherwise grew the index by a segment each.
+    dram_written: Option<Vec<(u64, u64)>>,
 }
 
 /// Addresses start..end (start is the map key) and who touched them last, per queue.
@@ -237,12 +240,54 @@ fn space(r: &Res) -> (usize, u64, u64) {
 }
 
 impl AccessIndex {
+    /// An index for the instructions `steps` (knowing which external memory they write).
+    pub(crate) fn for_steps(steps: &[Step]) -> AccessIndex {
+        let mut written: Vec<(u64, u64)> = steps
+            .iter()
+            .flat_map(|s| &s.writes)
+            .filter_map(|w| match *w {
+                Res::Dram(lo, hi) if lo < hi => Some((lo, hi)),
+                _ => None,
+            })
+            .collect();
+        written.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(written.len());
+        for (lo, hi) in written {
+            match merged.last_mut() {
+                Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
+                _ => merged.push((lo, hi)),
+            }
+        }
+        AccessIndex {
+            dram_written: Some(merged),
+            ..AccessIndex::default()
+        }
+    }
+
+    /// The accesses of `s` that can conflict with another instruction's (with whether
+    /// each writes): all but reads of external memory no instruction writes.
+    fn accesses<'s>(
+        written: &'s Option<Vec<(u64, u64)>>,
+        s: &'s Step,
+    ) -> impl Iterator<Item = (&'s Res, bool)> + 's {
+        let reads = s.reads.iter().map(|r| (r, false));
+        reads
+            .chain(s.writes.iter().map(|w| (w, true)))
+            .filter(move |&(r, writes)| match (r, written) {
+                (&Res::Dram(lo, hi), Some(written)) if !writes => {
+                    // The first written range ending after lo must start before hi.
+                    let i = written.partition_point(|&(_, end)| end <= lo);
+                    written.get(i).is_some_and(|&(start, _)| start < hi)
+                }
+                _ => true,
+            })
+    }
+
     /// Per queue (in `Queue::ALL` order), the latest recorded instruction that wrote what
     /// `s` reads or writes, or read what `s` writes.
     pub(crate) fn latest_conflicts(&self, s: &Step) -> [Option<usize>; 4] {
         let mut latest = [None; 4];
-        let accesses = s.reads.iter().map(|r| (r, false));
-        for (r, writes) in accesses.chain(s.writes.iter().map(|w| (w, true))) {
+        for (r, writes) in Self::accesses(&self.dram_written, s) {
             let (sp, lo, hi) = space(r);
             for seg in overlapping(&self.spaces[sp], lo, hi) {
                 for (q, latest) in latest.iter_mut().enumerate() {
@@ -260,8 +305,7 @@ impl AccessIndex {
     /// Records that instruction `c` made the accesses of `s`.
     pub(crate) fn record(&mut self, c: usize, s: &Step) {
         let q = s.queue().index();
-        let accesses = s.reads.iter().map(|r| (r, false));
-        for (r, writes) in accesses.chain(s.writes.iter().map(|w| (w, true))) {
+        for (r, writes) in Self::accesses(&self.dram_written, s) {
             let (sp, lo, hi) = space(r);
             if lo >= hi {
                 continue;
