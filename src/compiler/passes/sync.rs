@@ -82,7 +82,9 @@ pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
     for c in 0..n {
         let qc = steps[c].queue();
         let kc = qc.index();
-        let mut need: Vec<(usize, usize, usize)> = Vec::new(); // (semaphore, queue, producer)
+        // (semaphore, queue, producer), at most one per other queue.
+        let mut need = [(0usize, 0usize, 0usize); 4];
+        let mut needs = 0;
         for (k, (qp, latest)) in Queue::ALL
             .into_iter()
             .zip(index.latest_conflicts(&steps[c]))
@@ -93,11 +95,12 @@ pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
             };
             let sem =
                 semaphore_index(qp, qc).unwrap_or_else(|| panic!("no semaphore {qp:?} -> {qc:?}"));
-            need.push((sem, k, p));
+            need[needs] = (sem, k, p);
+            needs += 1;
         }
         index.record(c, &steps[c]);
         let mut know = last[kc].map_or([None; 4], |l| known[l]);
-        for (sem, k, p) in need {
+        for &(sem, k, p) in &need[..needs] {
             if satisfied[sem].is_some_and(|q| q >= p) {
                 continue;
             }
