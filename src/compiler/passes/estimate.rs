@@ -407,12 +407,12 @@ impl<'a> Timeline<'a> {
                     if matches!(self.instrs[pc].op, Op::Matmul(_)) {
                         self.array_idle = at + busy;
                     }
-                    // Rows leave the lanes' pipeline one per cycle; a load into the input
-                    // buffer stops once its responses fill their FIFO.
-                    let first = at + VECTOR_PIPE - 1 + self.response_fifo;
-                    if input_rows > 0 && first < at + VECTOR_PIPE - 1 + input_rows {
-                        self.input_writes
-                            .push((first, at + VECTOR_PIPE - 1 + input_rows));
+                    // Rows leave the lanes' pipeline one per cycle from `rows_out` on; a
+                    // load into the input buffer stops once its responses fill their FIFO.
+                    let rows_out = at + VECTOR_PIPE - 1;
+                    let (stop, end) = (rows_out + self.response_fifo, rows_out + input_rows);
+                    if input_rows > 0 && stop < end {
+                        self.input_writes.push((stop, end));
                     }
                     self.start(pc, at);
                     self.free[q] = at + busy;
@@ -545,7 +545,10 @@ impl Port {
                     (false, None)
                 };
                 moving[side] = !paused;
-                edge = edge.min(next).or(edge).or(next);
+                edge = match (edge, next) {
+                    (Some(e), Some(n)) => Some(e.min(n)),
+                    (e, n) => e.or(n),
+                };
             }
             let n = moving.iter().filter(|&&m| m).count() as u64;
             if n == 0 {

@@ -47,7 +47,7 @@
 
 use super::schedule::{Res, Step};
 use crate::compiler::{Compilation, CompileError};
-use crate::isa::{semaphore_index, Instr, Queue};
+use crate::isa::{semaphore_index, Buffer, Instr, Queue};
 use std::collections::BTreeMap;
 
 pub struct Synced {
@@ -215,8 +215,8 @@ type Clock = [Option<u32>; 4];
 /// every earlier instruction made the pass quadratic in the program's length.
 #[derive(Default)]
 pub(crate) struct AccessIndex {
-    /// Per space (the four scratchpads in `Buffer` order, then external memory).
-    spaces: [BTreeMap<u64, Segment>; 5],
+    /// Per space (the scratchpads in `Buffer` order, then external memory, `DRAM`).
+    spaces: [BTreeMap<u64, Segment>; DRAM + 1],
     /// The untouched gaps of the access being recorded (kept to reuse its allocation).
     gaps: Vec<(u64, u64)>,
     /// When known: the external-memory ranges some instruction writes, sorted and merged. A
@@ -234,11 +234,14 @@ struct Segment {
     read: [Option<usize>; 4],
 }
 
+/// External memory's space in `AccessIndex::spaces`, after every scratchpad's.
+const DRAM: usize = Buffer::ALL.len();
+
 /// The index of the space an access is in (`AccessIndex::spaces`), and its addresses.
 fn space(r: &Res) -> (usize, u64, u64) {
     match *r {
         Res::Spad(b, lo, hi) => (b as usize, lo, hi),
-        Res::Dram(lo, hi) => (4, lo, hi),
+        Res::Dram(lo, hi) => (DRAM, lo, hi),
     }
 }
 

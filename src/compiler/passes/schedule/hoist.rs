@@ -296,23 +296,31 @@ mod tests {
     /// (40 beats), vector and store; then the next group's prologue (`window` and 10 rows
     /// of weights) and first matmul (on input rows 100..150).
     fn two_groups(n: usize, window: Step) -> Vec<Step> {
-        let acc = spad(Buffer::Accumulator, 0, 40);
-        let out = spad(Buffer::Output, 0, 40);
         let mut steps = vec![load(Buffer::Weight, 0, 10, 1000)];
         steps.extend((0..n).map(|_| matmul((0, 50))));
+        steps.extend(member_finish(0));
         steps.extend([
-            load(Buffer::Output, 0, 40, 2000),
-            step(Op::Vector(Vector::default()), vec![acc], vec![out]),
-            step(
-                Op::Store(Transfer::default()),
-                vec![out],
-                vec![Res::Dram(3000, 3040)],
-            ),
             window,
             load(Buffer::Weight, 10, 10, 1010),
             matmul((100, 150)),
         ]);
         steps
+    }
+
+    /// A member's finish: its residual operand (40 beats from memory at 2000 + `at`) loaded
+    /// into output rows 0..40, the vector instruction adding it to accumulator rows 0..40
+    /// there, and the store of those rows to memory at 3000 + `at`.
+    fn member_finish(at: u64) -> [Step; 3] {
+        let (acc, out) = (
+            spad(Buffer::Accumulator, 0, 40),
+            spad(Buffer::Output, 0, 40),
+        );
+        let store = Op::Store(Transfer::default());
+        [
+            load(Buffer::Output, 0, 40, 2000 + at),
+            step(Op::Vector(Vector::default()), vec![acc], vec![out]),
+            step(store, vec![out], vec![Res::Dram(3000 + at, 3040 + at)]),
+        ]
     }
 
     /// Three 40-row matmuls, a window of 50 rows into rows 100..150. By hand: the operand
@@ -354,20 +362,7 @@ mod tests {
     #[test]
     fn a_group_prologue_passes_operand_loads_that_wait_for_a_store() {
         let mut steps = two_groups(3, load(Buffer::Input, 100, 50, 0));
-        let (acc, out) = (
-            spad(Buffer::Accumulator, 0, 40),
-            spad(Buffer::Output, 0, 40),
-        );
-        let second = [
-            load(Buffer::Output, 0, 40, 2040),
-            step(Op::Vector(Vector::default()), vec![acc], vec![out]),
-            step(
-                Op::Store(Transfer::default()),
-                vec![out],
-                vec![Res::Dram(3040, 3080)],
-            ),
-        ];
-        steps.splice(7..7, second);
+        steps.splice(7..7, member_finish(40));
         prologues(&mut steps, (16, 16), &beats);
         assert_eq!(kinds(&steps), "WMMLIWMVSLVSM");
     }

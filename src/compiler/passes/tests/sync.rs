@@ -16,6 +16,50 @@ fn latest_by_scan(steps: &[Step], c: usize) -> [Option<usize>; 4] {
     latest
 }
 
+/// `Step::conflicts`, the definition the index test compares with, by hand: a load that
+/// fills input rows 4..8 from memory 0..4 against steps touching those rows or that memory.
+/// Two reads never conflict; a write conflicts with a read or a write of a shared address,
+/// either way round; ranges that only touch at an end, empty ranges, and the same numbers
+/// in another buffer or in memory share nothing.
+#[test]
+fn steps_conflict_when_one_writes_what_the_other_touches() {
+    let load = |reads: Vec<Res>, writes: Vec<Res>| Step {
+        instr: Instr::new(Op::Load(Transfer::default())),
+        reads,
+        writes,
+        node: 0,
+    };
+    let (rows, mem) = (Res::Spad(Buffer::Input, 4, 8), Res::Dram(0, 4));
+    let a = load(vec![mem], vec![rows]);
+    let cases = [
+        (vec![Res::Spad(Buffer::Input, 7, 9)], vec![], true),
+        (vec![], vec![Res::Spad(Buffer::Input, 0, 5)], true),
+        (vec![], vec![Res::Dram(3, 4)], true),
+        (vec![Res::Dram(0, 4)], vec![], false),
+        (
+            vec![Res::Spad(Buffer::Input, 8, 12)],
+            vec![Res::Dram(4, 9)],
+            false,
+        ),
+        (vec![Res::Spad(Buffer::Input, 5, 5)], vec![], false),
+        (
+            vec![Res::Spad(Buffer::Weight, 4, 8)],
+            vec![Res::Dram(8, 12)],
+            false,
+        ),
+        (
+            vec![Res::Dram(4, 8)],
+            vec![Res::Spad(Buffer::Output, 0, 4)],
+            false,
+        ),
+    ];
+    for (reads, writes, want) in cases {
+        let b = load(reads.clone(), writes.clone());
+        assert_eq!(a.conflicts(&b), want, "reads {reads:?} writes {writes:?}");
+        assert_eq!(b.conflicts(&a), want, "the other way round");
+    }
+}
+
 /// Both ways of building the index (knowing nothing of the program, and knowing which
 /// external memory it writes, so that reads of the rest are skipped) agree with the scan.
 fn check_index(steps: &[Step], what: &str) {
