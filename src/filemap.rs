@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Default, Clone)]
 pub struct FileMap {
     files: IndexMap<String, String>,
+    /// Files that are not text (`.npy` tensors).
+    binary: IndexMap<String, Vec<u8>>,
 }
 
 impl FileMap {
@@ -26,6 +28,16 @@ impl FileMap {
         assert!(prev.is_none(), "generated two files named {path}");
     }
 
+    /// Add a binary file.
+    pub fn add_bytes(&mut self, path: impl Into<String>, contents: Vec<u8>) {
+        let path = path.into();
+        let prev = self.binary.insert(path.clone(), contents);
+        assert!(
+            prev.is_none() && !self.files.contains_key(&path),
+            "generated two files named {path}"
+        );
+    }
+
     pub fn get(&self, path: &str) -> Option<&str> {
         self.files.get(path).map(String::as_str)
     }
@@ -35,7 +47,10 @@ impl FileMap {
     }
 
     pub fn paths(&self) -> impl Iterator<Item = &str> {
-        self.files.keys().map(String::as_str)
+        self.files
+            .keys()
+            .chain(self.binary.keys())
+            .map(String::as_str)
     }
 
     /// Replace directory `dir` with exactly these files, atomically. An existing `dir` is
@@ -100,7 +115,8 @@ impl FileMap {
             .prefix(&format!(".{name}{STAGE}{}-", std::process::id()))
             .tempdir_in(&parent)
             .map_err(|e| io("create a staging directory beside the output", e))?;
-        for (path, contents) in &self.files {
+        let text = self.files.iter().map(|(p, c)| (p, c.as_bytes()));
+        for (path, contents) in text.chain(self.binary.iter().map(|(p, c)| (p, c.as_slice()))) {
             let target = stage.path().join(path);
             if let Some(p) = target.parent() {
                 fs::create_dir_all(p).map_err(|e| io("stage the output", e))?;

@@ -12,7 +12,7 @@
 //! | 0 | `numeric`, `isa`, `names`, `filemap`, `location` | number formats and datapaths; the one ISA definition; Verilog names; atomic output; line and column of errors |
 //! | 1 | `design` | the resolved, validated Design |
 //! | 2 | `config`, `model`, `rtl`, `interp` | parameter file -> Design; model file -> layers; Design -> Verilog; the ISA-level machine |
-//! | 3 | `golden` | reference semantics of a model |
+//! | 3 | `golden`, `onnx` | reference semantics of a model; quantized ONNX graphs -> model files |
 //! | 4 | `compiler` | model -> program for a Design |
 //! | 5 | `verify` | expected results (golden model) and the bit-exact comparison |
 //! | 6 | `sim` | Verilator runs of emitted RTL against the expected results |
@@ -31,6 +31,7 @@ pub mod location;
 pub mod model;
 pub mod names;
 pub mod numeric;
+pub mod onnx;
 pub mod rtl;
 pub mod sim;
 pub mod verify;

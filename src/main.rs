@@ -24,6 +24,8 @@ enum Command {
     Check(cmd::check::Args),
     /// Print the instruction-set tables (markdown).
     Isa(cmd::isa::Args),
+    /// Turn a quantized ONNX model into a model file (and its tensors).
+    Import(cmd::import::Args),
     /// Compile a model into the instruction and data memories of a Design.
     Compile(cmd::compile::Args),
     /// Compile a model, run it on the generated RTL in Verilator and compare with the golden model.
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
         Command::Emit(a) => cmd::emit::run(a),
         Command::Check(a) => cmd::check::run(a),
         Command::Isa(a) => cmd::isa::run(a),
+        Command::Import(a) => cmd::import::run(a),
         Command::Compile(a) => cmd::compile::run(a),
         Command::Sim(a) => cmd::sim::run(a),
     };

@@ -7,7 +7,7 @@ pub struct Args {
     /// Parameter file (TOML) of the target accelerator.
     #[arg(long, short)]
     pub config: PathBuf,
-    /// Model file (TOML); see the README for the format.
+    /// Model file (TOML; see the README for the format) or a quantized ONNX model (.onnx).
     #[arg(long, short)]
     pub model: PathBuf,
     /// Output directory: imem0.hex, dmem.hex (data, then programs), prog_base.hex,
@@ -25,7 +25,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let design = hwgen::config::load(&args.config)?;
-    let model = hwgen::model::load(&args.model)?;
+    let model = super::load_model(&args.model)?;
     if args.estimate {
         return estimate(&design, &model, &args);
     }

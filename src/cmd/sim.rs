@@ -59,7 +59,7 @@ pub fn run(args: Args) -> Result<()> {
 
 fn simulate(args: Args) -> Result<()> {
     let design = hwgen::config::load(&args.config)?;
-    let model = hwgen::model::load(&args.model)?;
+    let model = super::load_model(&args.model)?;
     let program = super::compile(&design, &model, &args.model, &args.config)?;
     let expected = hwgen::verify::expected(&design, &model, &program);
     let cache = args

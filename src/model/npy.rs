@@ -196,8 +196,19 @@ pub fn write_f32(path: &Path, shape: &[usize], data: &[f32]) -> std::io::Result<
     write_raw(path, "<f4", shape, &bytes)
 }
 
+/// An int64 `.npy` file's bytes.
+pub fn encode_i64(shape: &[usize], data: &[i64]) -> Vec<u8> {
+    let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    encode("<i8", shape, &bytes)
+}
+
 /// Write a `.npy` (format 1.0) with dtype `descr` and the given data bytes.
 pub fn write_raw(path: &Path, descr: &str, shape: &[usize], data: &[u8]) -> std::io::Result<()> {
+    std::fs::write(path, encode(descr, shape, data))
+}
+
+/// A `.npy` file's bytes (format 1.0) with dtype `descr` and the given data bytes.
+fn encode(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     let shape_text = if dims.len() == 1 {
         format!("({},)", dims[0])
@@ -214,7 +225,7 @@ pub fn write_raw(path: &Path, descr: &str, shape: &[usize], data: &[u8]) -> std:
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
     out.extend_from_slice(data);
-    std::fs::write(path, out)
+    out
 }
 
 #[cfg(test)]

@@ -1,0 +1,112 @@
+"""Quantized ONNX models made and run by ONNX Runtime (test-only reference for `hwgen import`).
+
+Usage: onnx_quantized.py DIR GRAPH FORMAT ACT SEED [per_channel]
+Builds the float graph GRAPH (below) with random weights, quantizes it with ONNX Runtime's
+quantize_static (FORMAT "qdq" or "qop", activations ACT "int8" or "uint8", int8 weights, per
+tensor, or per channel with a sixth argument, calibrated on random inputs), and writes DIR/model.onnx. Then picks a random
+quantized input q, runs ONNX Runtime on the float input (q - zero_point) * scale (which
+QuantizeLinear maps back to q exactly), and writes DIR/x.npy (q, HWC, int64) and
+DIR/y.npy (ONNX Runtime's quantized output: the final DequantizeLinear's float output
+mapped back to its integers, HWC or flat, int64).
+"""
+
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+
+def conv(name, x, cin, cout, k, stride, pad, rng, group=1):
+    w = numpy_helper.from_array(rng.normal(0, 0.3, (cout, cin // group, k, k)).astype(np.float32), f"{name}_w")
+    b = numpy_helper.from_array(rng.normal(0, 0.2, (cout,)).astype(np.float32), f"{name}_b")
+    node = helper.make_node(
+        "Conv", [x, w.name, b.name], [name], kernel_shape=[k, k], strides=[stride] * 2, pads=[pad] * 4, group=group
+    )
+    return [node], [w, b]
+
+
+def build(graph, rng):
+    """(nodes, initializers, input shape)"""
+    if graph == "conv":
+        nodes, inits = conv("c1", "x", 3, 8, 3, 1, 1, rng)
+        return nodes, inits, [1, 3, 9, 7], "c1"
+    if graph == "conv_relu_conv":
+        n1, i1 = conv("c1", "x", 4, 8, 3, 1, 1, rng)
+        n2, i2 = conv("c2", "r1", 8, 6, 3, 2, 1, rng)
+        relu = helper.make_node("Relu", ["c1"], ["r1"])
+        return n1 + [relu] + n2, i1 + i2, [1, 4, 8, 8], "c2"
+    if graph == "depthwise":
+        n1, i1 = conv("c1", "x", 8, 8, 3, 1, 1, rng, group=8)
+        relu = helper.make_node("Relu", ["c1"], ["r1"])
+        return n1 + [relu], i1, [1, 8, 6, 6], "r1"
+    if graph == "pool_fc":
+        n1, i1 = conv("c1", "x", 4, 8, 3, 1, 1, rng)
+        relu = helper.make_node("Relu", ["c1"], ["r1"])
+        pool = helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2])
+        flat = helper.make_node("Flatten", ["p1"], ["f1"], axis=1)
+        w = numpy_helper.from_array(rng.normal(0, 0.1, (10, 8 * 4 * 4)).astype(np.float32), "fc_w")
+        b = numpy_helper.from_array(rng.normal(0, 0.2, (10,)).astype(np.float32), "fc_b")
+        gemm = helper.make_node("Gemm", ["f1", "fc_w", "fc_b"], ["fc"], transB=1)
+        return n1 + [relu, pool, flat, gemm], i1 + [w, b], [1, 4, 8, 8], "fc"
+    raise SystemExit(f"unknown graph {graph}")
+
+
+class Reader(CalibrationDataReader):
+    def __init__(self, shape, rng):
+        self.data = iter([{"x": rng.normal(0, 1, shape).astype(np.float32)} for _ in range(8)])
+
+    def get_next(self):
+        return next(self.data, None)
+
+
+def initializer(model, name):
+    for t in model.graph.initializer:
+        if t.name == name:
+            return numpy_helper.to_array(t)
+    raise SystemExit(f"no initializer {name}")
+
+
+def main():
+    d, graph, fmt, act, seed = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+    rng = np.random.default_rng(seed)
+    nodes, inits, shape, out = build(graph, rng)
+    g = helper.make_graph(
+        nodes,
+        graph,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)],
+        initializer=inits,
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save_model(model, f"{d}/float.onnx")
+    quantize_static(
+        f"{d}/float.onnx",
+        f"{d}/model.onnx",
+        Reader(shape, rng),
+        quant_format=QuantFormat.QDQ if fmt == "qdq" else QuantFormat.QOperator,
+        per_channel=len(sys.argv) > 6 and sys.argv[6] == "per_channel",
+        activation_type=QuantType.QInt8 if act == "int8" else QuantType.QUInt8,
+        weight_type=QuantType.QInt8,
+    )
+    q = onnx.load(f"{d}/model.onnx")
+    quant_in = next(n for n in q.graph.node if n.op_type == "QuantizeLinear" and n.input[0] == "x")
+    s_in, z_in = initializer(q, quant_in.input[1]), initializer(q, quant_in.input[2])
+    lo, hi = (-128, 127) if act == "int8" else (0, 255)
+    xq = rng.integers(lo, hi + 1, shape)
+    x = ((xq - z_in.astype(np.int64)) * s_in).astype(np.float32)
+    session = ort.InferenceSession(f"{d}/model.onnx", providers=["CPUExecutionProvider"])
+    (y,) = session.run(None, {"x": x})
+    deq = next(n for n in q.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == q.graph.output[0].name)
+    s_out, z_out = initializer(q, deq.input[1]), initializer(q, deq.input[2])
+    yq = np.rint(y.astype(np.float64) / s_out).astype(np.int64) + z_out.astype(np.int64)
+    np.save(f"{d}/x.npy", xq[0].transpose(1, 2, 0).astype(np.int64))
+    yq = yq[0].transpose(1, 2, 0) if yq.ndim == 4 else yq[0]
+    np.save(f"{d}/y.npy", yq.astype(np.int64))
+
+
+if __name__ == "__main__":
+    main()

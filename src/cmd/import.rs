@@ -1,0 +1,30 @@
+use anyhow::Result;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Quantized ONNX model (QDQ or QOperator, as onnxruntime's quantize_static writes it).
+    pub onnx: PathBuf,
+    /// Model file to write; its tensors go to a directory beside it (NAME.<hash>.data/).
+    #[arg(long, short)]
+    pub out: PathBuf,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let imported = hwgen::onnx::write(&args.onnx, &args.out)?;
+    let q = &imported.input;
+    println!(
+        "{} -> {}: input '{}' {:?} ({}, scale {:e}, zero point {})",
+        args.onnx.display(),
+        args.out.display(),
+        q.name,
+        q.shape,
+        if q.signed { "int8" } else { "uint8" },
+        q.scale,
+        q.zero_point
+    );
+    for n in &imported.notes {
+        println!("  {n}");
+    }
+    Ok(())
+}

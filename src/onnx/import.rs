@@ -1,0 +1,495 @@
+//! A quantized ONNX graph, in either form ONNX Runtime's `quantize_static` writes, as a
+//! hwgen model file:
+//!
+//! - QOperator: QuantizeLinear, QLinearConv, QLinearMatMul, MaxPool on integers,
+//!   DequantizeLinear;
+//! - QDQ: float Conv, Gemm, MatMul, MaxPool and Relu whose inputs come from
+//!   DequantizeLinear and whose outputs go to QuantizeLinear.
+//!
+//! The graph is walked in its (topological) order, keeping for each ONNX tensor what it is
+//! in hwgen's terms (`Val`); a float operator between a dequantize and a quantize waits as
+//! `Pending` until the QuantizeLinear names its output scale.
+
+use super::layer::{ConvGeom, Layer, QTensor};
+use super::proto::{dtype, AttrValue, Graph, Node, Tensor};
+use super::{ImportError, InputQuant};
+use std::collections::{HashMap, HashSet};
+
+mod emit;
+mod ops;
+
+/// A quantized constant (weights or bias) with its per-tensor or per-axis quantization.
+#[derive(Clone)]
+struct ConstQ {
+    q: Tensor,
+    scale: Vec<f64>,
+    zero_point: Vec<i64>,
+}
+
+#[derive(Clone)]
+enum PendingOp {
+    Conv {
+        x: QTensor,
+        w: ConstQ,
+        b: Option<ConstQ>,
+        geom: ConvGeom,
+    },
+    Fc {
+        x: QTensor,
+        w: ConstQ,
+        b: Option<ConstQ>,
+        trans: bool,
+    },
+    MaxPool {
+        x: QTensor,
+        geom: ConvGeom,
+    },
+    /// Relu of a tensor a layer already wrote.
+    Relu {
+        x: QTensor,
+    },
+}
+
+#[derive(Clone)]
+struct Pending {
+    node: String,
+    op: PendingOp,
+    relu: bool,
+}
+
+#[derive(Clone)]
+enum Val {
+    /// The float graph input, before its QuantizeLinear.
+    Float([usize; 3]),
+    Q(QTensor),
+    Dq(QTensor),
+    DqConst(ConstQ),
+    Pending(Box<Pending>),
+}
+
+pub(super) struct Importer<'a> {
+    file: &'a str,
+    consts: HashMap<String, Tensor>,
+    vals: HashMap<String, Val>,
+    /// ONNX tensor -> (op type, first output) of each node that reads it.
+    readers: HashMap<String, Vec<(String, String)>>,
+    graph_outputs: HashSet<String>,
+    /// hwgen tensor -> the ONNX tensor (a QuantizeLinear's or QLinear op's output) it is.
+    produced: HashMap<String, String>,
+    layers: Vec<Layer>,
+    tensors: Vec<(String, Vec<u8>)>,
+    names: HashSet<String>,
+    act_signed: Option<bool>,
+    weight_signed: Option<bool>,
+    input: Option<InputQuant>,
+    /// Where the TOML finds the tensor files, relative to itself.
+    data_dir: String,
+}
+
+/// "node 'name' (OpType)", how errors and notes name a node.
+fn describe(n: &Node, index: usize) -> String {
+    if n.name.is_empty() {
+        match n.outputs.first().filter(|o| !o.is_empty()) {
+            Some(o) => format!("node {index} writing '{o}' ({})", n.op_type),
+            None => format!("node {index} ({})", n.op_type),
+        }
+    } else {
+        format!("node '{}' ({})", n.name, n.op_type)
+    }
+}
+
+fn attr<'n>(n: &'n Node, name: &str) -> Option<&'n AttrValue> {
+    n.attributes
+        .iter()
+        .find(|a| a.name == name)
+        .map(|a| &a.value)
+}
+
+fn attr_int(n: &Node, name: &str, default: i64) -> i64 {
+    match attr(n, name) {
+        Some(AttrValue::Int(v)) => *v,
+        _ => default,
+    }
+}
+
+fn attr_ints(n: &Node, name: &str) -> Option<Vec<i64>> {
+    match attr(n, name) {
+        Some(AttrValue::Ints(v)) => Some(v.clone()),
+        _ => None,
+    }
+}
+
+fn same(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs())
+}
+
+impl<'a> Importer<'a> {
+    pub fn new(file: &'a str, g: &Graph, data_dir: &str) -> Self {
+        let mut readers: HashMap<String, Vec<(String, String)>> = HashMap::new();
+        for n in &g.nodes {
+            for i in n.inputs.iter().filter(|i| !i.is_empty()) {
+                let out = n.outputs.first().cloned().unwrap_or_default();
+                readers
+                    .entry(i.clone())
+                    .or_default()
+                    .push((n.op_type.clone(), out));
+            }
+        }
+        Importer {
+            file,
+            consts: g
+                .initializers
+                .iter()
+                .map(|t| (t.name.clone(), t.clone()))
+                .collect(),
+            vals: HashMap::new(),
+            readers,
+            graph_outputs: g.outputs.iter().map(|o| o.name.clone()).collect(),
+            produced: HashMap::new(),
+            layers: vec![],
+            tensors: vec![],
+            names: HashSet::new(),
+            act_signed: None,
+            weight_signed: None,
+            input: None,
+            data_dir: data_dir.to_string(),
+        }
+    }
+
+    fn err(&self, node: &str, rule: impl Into<String>, fix: impl Into<String>) -> ImportError {
+        ImportError {
+            file: self.file.to_string(),
+            node: (!node.is_empty()).then(|| node.to_string()),
+            rule: rule.into(),
+            fix: fix.into(),
+        }
+    }
+
+    /// A unique hwgen name for an ONNX name: letters, digits, `_` and `.`.
+    fn fresh(&mut self, onnx: &str, fallback: &str) -> String {
+        // The suffixes quantize_static appends to the float model's tensor names.
+        let onnx = ["_QuantizeLinear_Input", "_quantized"]
+            .iter()
+            .fold(onnx, |n, sfx| n.strip_suffix(sfx).unwrap_or(n));
+        let mut base: String = onnx
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if base.is_empty() {
+            base = fallback.to_string();
+        }
+        if !base.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            base = format!("n{base}");
+        }
+        let mut name = base.clone();
+        let mut k = 1;
+        while !self.names.insert(name.clone()) {
+            k += 1;
+            name = format!("{base}_{k}");
+        }
+        name
+    }
+
+    pub fn graph_input(&mut self, g: &Graph) -> Result<(), ImportError> {
+        let inputs: Vec<_> = g
+            .inputs
+            .iter()
+            .filter(|i| !self.consts.contains_key(&i.name))
+            .collect();
+        let [input] = inputs.as_slice() else {
+            return Err(self.err(
+                "",
+                format!(
+                    "the graph has {} inputs; the importer takes exactly one",
+                    inputs.len()
+                ),
+                "export the model with one input tensor",
+            ));
+        };
+        if input.elem_type != dtype::FLOAT {
+            return Err(self.err(
+                "",
+                format!("graph input '{}' is {}, not float", input.name, dtype::name(input.elem_type)),
+                "give the float model input, quantized by a QuantizeLinear (as quantize_static writes it)",
+            ));
+        }
+        let dims: Vec<Option<i64>> = input.shape.clone().unwrap_or_default();
+        let known: Option<Vec<usize>> = dims
+            .iter()
+            .enumerate()
+            .map(|(k, d)| match (k, d) {
+                (0, None) => Some(1),
+                (_, Some(v)) if *v > 0 => Some(*v as usize),
+                _ => None,
+            })
+            .collect();
+        let shape = match known.as_deref() {
+            Some([1, c, h, w]) => [*h, *w, *c],
+            Some([1, k]) => [1, 1, *k],
+            _ => {
+                return Err(self.err(
+                    "",
+                    format!("graph input '{}' has shape {dims:?}", input.name),
+                    "give a fixed shape [1, C, H, W] (or [1, K]); a symbolic batch dimension is taken as 1",
+                ))
+            }
+        };
+        if shape.iter().product::<usize>() > 1 << 27 {
+            return Err(self.err(
+                "",
+                format!("graph input '{}' holds more than 2^27 elements", input.name),
+                "use a smaller input",
+            ));
+        }
+        self.vals.insert(input.name.clone(), Val::Float(shape));
+        Ok(())
+    }
+
+    fn val(&self, node: &str, name: &str) -> Result<Val, ImportError> {
+        if let Some(v) = self.vals.get(name) {
+            return Ok(v.clone());
+        }
+        Err(self.err(
+            node,
+            format!("input '{name}' is not a quantized tensor or a constant the importer knows"),
+            "quantize the model with onnxruntime.quantization.quantize_static (QDQ or QOperator)",
+        ))
+    }
+
+    fn constant(&self, node: &str, name: &str) -> Result<&Tensor, ImportError> {
+        self.consts.get(name).ok_or_else(|| {
+            self.err(
+                node,
+                format!("input '{name}' must be a constant (an initializer)"),
+                "fold constants before importing (onnxruntime's quant_pre_process, or onnx-simplifier)",
+            )
+        })
+    }
+
+    /// A per-tensor scale and zero point (inputs `s` and `z` of node `n`).
+    fn quant_params(
+        &self,
+        desc: &str,
+        n: &Node,
+        s: usize,
+        z: usize,
+    ) -> Result<(f64, i64, bool), ImportError> {
+        let scale = self.constant(desc, n.inputs.get(s).map_or("", String::as_str))?;
+        let [sv] = scale.values[..] else {
+            return Err(self.err(
+                desc,
+                format!(
+                    "scale '{}' has {} values; activations are quantized per tensor",
+                    scale.name,
+                    scale.values.len()
+                ),
+                "quantize activations per tensor",
+            ));
+        };
+        let (zp, signed) = match n.inputs.get(z).filter(|z| !z.is_empty()) {
+            Some(zn) => {
+                let t = self.constant(desc, zn)?;
+                let signed = match t.data_type {
+                    dtype::INT8 => true,
+                    dtype::UINT8 => false,
+                    other => {
+                        return Err(self.err(desc, format!("zero point '{zn}' is {}; the accelerator takes int8 and uint8 activations", dtype::name(other)), "quantize to int8 or uint8"))
+                    }
+                };
+                (t.values.first().copied().unwrap_or(0.0) as i64, signed)
+            }
+            None => (0, false),
+        };
+        Ok((sv, zp, signed))
+    }
+
+    fn const_q(&self, desc: &str, n: &Node) -> Result<ConstQ, ImportError> {
+        let q = self.constant(desc, &n.inputs[0])?.clone();
+        let scale = self
+            .constant(desc, n.inputs.get(1).map_or("", String::as_str))?
+            .values
+            .clone();
+        let zero_point = match n.inputs.get(2).filter(|z| !z.is_empty()) {
+            Some(z) => self
+                .constant(desc, z)?
+                .values
+                .iter()
+                .map(|&v| v as i64)
+                .collect(),
+            None => vec![0],
+        };
+        Ok(ConstQ {
+            q,
+            scale,
+            zero_point,
+        })
+    }
+
+    pub fn node(&mut self, n: &Node, index: usize) -> Result<(), ImportError> {
+        let desc = describe(n, index);
+        let qgemm = n.domain == "com.microsoft" && n.op_type == "QGemm";
+        if !(n.domain.is_empty() || n.domain == "ai.onnx" || qgemm) {
+            return Err(self.err(
+                &desc,
+                format!("operator domain '{}' is not supported", n.domain),
+                "use operators of the default ONNX domain",
+            ));
+        }
+        let out = n.outputs.first().cloned().unwrap_or_default();
+        if out.is_empty() || (n.inputs.is_empty() && n.op_type != "Constant") {
+            return Err(self.err(
+                &desc,
+                format!("{} inputs and {} outputs", n.inputs.len(), n.outputs.len()),
+                "check the model (onnx.checker.check_model)",
+            ));
+        }
+        let v = match n.op_type.as_str() {
+            "Constant" => {
+                let Some(AttrValue::Tensor(t)) = attr(n, "value") else {
+                    return Err(self.err(&desc, "only a Constant with a tensor `value` is supported", "fold constants before importing"));
+                };
+                let mut t = t.clone();
+                t.name = out.clone();
+                self.consts.insert(out, t);
+                return Ok(());
+            }
+            "QuantizeLinear" => self.quantize(&desc, n)?,
+            "DequantizeLinear" => self.dequantize(&desc, n)?,
+            "Conv" | "Gemm" | "MatMul" => self.float_op(&desc, n)?,
+            "QLinearConv" | "QLinearMatMul" | "QGemm" => self.qlinear(&desc, n)?,
+            "MaxPool" => self.maxpool(&desc, n)?,
+            "Relu" => self.relu(&desc, n)?,
+            "Flatten" | "Reshape" => self.flatten(&desc, n)?,
+            other => {
+                return Err(self.err(
+                    &desc,
+                    format!("operator {other} is not supported on the accelerator yet"),
+                    "supported: QuantizeLinear, DequantizeLinear, Conv, Gemm, MatMul, MaxPool, Relu, Flatten, Reshape (to [1, K]), QLinearConv, QLinearMatMul",
+                ))
+            }
+        };
+        if let Val::Q(x) = &v {
+            self.produced
+                .entry(x.name.clone())
+                .or_insert_with(|| out.clone());
+        }
+        self.vals.insert(out, v);
+        Ok(())
+    }
+
+    fn quantize(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+        let (scale, zp, signed) = self.quant_params(desc, n, 1, 2)?;
+        match self.val(desc, &n.inputs[0])? {
+            Val::Float(shape) => {
+                if self.input.is_some() {
+                    return Err(self.err(desc, "the graph input is quantized twice", "quantize the input once"));
+                }
+                let name = self.fresh(&n.inputs[0], "input");
+                self.set_signed(desc, signed)?;
+                self.input = Some(InputQuant { name: name.clone(), scale, zero_point: zp, signed, shape });
+                Ok(Val::Q(QTensor { name, scale, zero_point: zp, signed, shape, flat: false }))
+            }
+            Val::Pending(p) => Ok(Val::Q(self.finish(&p, (scale, zp, signed))?)),
+            Val::Dq(x) if same(x.scale, scale) && x.zero_point == zp && x.signed == signed => Ok(Val::Q(x)),
+            Val::Dq(x) => Err(self.err(desc, format!("requantizes a tensor from scale {} zero point {} to scale {scale} zero point {zp} with no operator between", x.scale, x.zero_point), "remove the QuantizeLinear/DequantizeLinear pair, or give both the same parameters")),
+            _ => Err(self.err(desc, "quantizes something other than the float input or an operator's float output", "quantize the model with quantize_static")),
+        }
+    }
+
+    fn set_signed(&mut self, desc: &str, signed: bool) -> Result<(), ImportError> {
+        match self.act_signed {
+            Some(s) if s != signed => Err(self.err(
+                desc,
+                format!(
+                    "mixes int8 and uint8 activations (this one is {})",
+                    if signed { "int8" } else { "uint8" }
+                ),
+                "quantize every activation to the same type (quantize_static's activation_type)",
+            )),
+            _ => {
+                self.act_signed = Some(signed);
+                Ok(())
+            }
+        }
+    }
+
+    fn dequantize(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+        if self.consts.contains_key(&n.inputs[0]) {
+            return Ok(Val::DqConst(self.const_q(desc, n)?));
+        }
+        match self.val(desc, &n.inputs[0])? {
+            Val::Q(x) => {
+                let (scale, zp, _) = self.quant_params(desc, n, 1, 2)?;
+                if !same(scale, x.scale) || zp != x.zero_point {
+                    return Err(self.err(desc, format!("dequantizes with scale {scale} zero point {zp} a tensor quantized with scale {} zero point {}", x.scale, x.zero_point), "give the DequantizeLinear its QuantizeLinear's parameters"));
+                }
+                Ok(Val::Dq(x))
+            }
+            _ => Err(self.err(
+                desc,
+                "dequantizes something other than a quantized tensor or constant",
+                "quantize the model with quantize_static",
+            )),
+        }
+    }
+
+    fn conv_geom(
+        &self,
+        desc: &str,
+        n: &Node,
+        w: &Tensor,
+        cin: usize,
+    ) -> Result<ConvGeom, ImportError> {
+        let bad = |what: String| {
+            self.err(desc, what, "hwgen's convolutions have square kernels, one stride, the same padding on every side and no dilation")
+        };
+        let [_, cin_g, kh, kw] = w.dims[..] else {
+            return Err(bad(format!("weights of shape {:?} are not 4-D", w.dims)));
+        };
+        let strides = attr_ints(n, "strides")
+            .filter(|v| !v.is_empty())
+            .unwrap_or(vec![1, 1]);
+        let pads = attr_ints(n, "pads")
+            .filter(|v| !v.is_empty())
+            .unwrap_or(vec![0; 4]);
+        let dil = attr_ints(n, "dilations")
+            .filter(|v| !v.is_empty())
+            .unwrap_or(vec![1, 1]);
+        let auto = match attr(n, "auto_pad") {
+            Some(AttrValue::Text(s)) => s.as_str(),
+            _ => "NOTSET",
+        };
+        if !matches!(auto, "NOTSET" | "VALID") {
+            return Err(bad(format!("auto_pad {auto}")));
+        }
+        if kh != kw
+            || strides.iter().any(|&s| s != strides[0])
+            || pads.iter().any(|&p| p != pads[0])
+            || dil.iter().any(|&d| d != 1)
+        {
+            return Err(bad(format!(
+                "kernel {kh}x{kw}, strides {strides:?}, pads {pads:?}, dilations {dil:?}"
+            )));
+        }
+        let fine = kh >= 1 && strides[0] >= 1 && (0..kh).contains(&pads[0]);
+        if !fine {
+            return Err(bad(format!("kernel {kh}, stride {}, padding {}: hwgen takes a kernel of at least 1, a stride of at least 1 and a padding below the kernel", strides[0], pads[0])));
+        }
+        let groups = attr_int(n, "group", 1) as usize;
+        if groups == 0 || cin_g as usize * groups != cin {
+            return Err(self.err(desc, format!("{groups} groups of {cin_g} input channels do not make the input's {cin} channels"), "check the model"));
+        }
+        Ok(ConvGeom {
+            k: kh as usize,
+            stride: strides[0] as usize,
+            pad: pads[0] as usize,
+            groups,
+        })
+    }
+}

@@ -1,0 +1,365 @@
+//! hwgen layers from the recognised operators: weights, biases with the zero point folded
+//! in, requantization, and the model file at the end.
+
+use super::{same, ConstQ, Importer, Val};
+use crate::onnx::layer::{self, ConvGeom, Layer, QTensor, Requant};
+use crate::onnx::proto::{dtype, Graph};
+use crate::onnx::{ImportError, Imported};
+
+/// The one value of a per-tensor quantization parameter, or None when per-axis values
+/// differ.
+fn per_tensor(v: &[f64]) -> Option<f64> {
+    let first = *v.first()?;
+    v.iter().all(|&x| same(x, first)).then_some(first)
+}
+
+impl Importer<'_> {
+    fn weights_of(&mut self, desc: &str, w: &ConstQ) -> Result<f64, ImportError> {
+        if w.zero_point.iter().any(|&z| z != 0) {
+            return Err(self.err(
+                desc,
+                format!(
+                    "weight zero point {:?}: hwgen's weights are symmetric (zero point 0)",
+                    w.zero_point
+                ),
+                "quantize weights symmetrically (quantize_static's default for int8 weights)",
+            ));
+        }
+        let signed = match w.q.data_type {
+            dtype::INT8 => true,
+            dtype::UINT8 => false,
+            t => {
+                return Err(self.err(
+                    desc,
+                    format!("weights '{}' are {}", w.q.name, dtype::name(t)),
+                    "quantize weights to int8",
+                ))
+            }
+        };
+        match self.weight_signed {
+            Some(s) if s != signed => {
+                return Err(self.err(
+                    desc,
+                    "mixes int8 and uint8 weights",
+                    "quantize every weight to the same type",
+                ))
+            }
+            _ => self.weight_signed = Some(signed),
+        }
+        per_tensor(&w.scale).ok_or_else(|| {
+            self.err(desc, format!("weights '{}' have {} different per-channel scales; the accelerator's requantization is per tensor so far", w.q.name, w.scale.len()), "quantize weights per tensor (quantize_static with per_channel=False)")
+        })
+    }
+
+    /// The int32 bias at scale x_scale * w_scale.
+    fn bias_of(
+        &self,
+        desc: &str,
+        b: Option<&ConstQ>,
+        acc_scale: f64,
+        n: usize,
+    ) -> Result<Vec<i64>, ImportError> {
+        let Some(b) = b else { return Ok(vec![0; n]) };
+        let ok_scale = per_tensor(&b.scale).is_some_and(|s| same(s, acc_scale));
+        if b.q.data_type != dtype::INT32
+            || b.zero_point.iter().any(|&z| z != 0)
+            || !ok_scale
+            || b.q.values.len() != n
+        {
+            return Err(self.err(desc, format!("bias '{}' is not {n} int32 values at scale input scale x weight scale ({acc_scale}) with zero point 0", b.q.name), "quantize the bias as quantize_static does"));
+        }
+        Ok(b.q.values.iter().map(|&v| v as i64).collect())
+    }
+
+    fn requant(&self, desc: &str, scale: f64) -> Result<Requant, ImportError> {
+        Requant::of(scale).ok_or_else(|| {
+            self.err(desc, format!("the requantization scale input scale x weight scale / output scale = {scale} is not a positive number below 65535.5"), "check the model's scales")
+        })
+    }
+
+    fn npy(&mut self, layer: &str, what: &str, shape: &[usize], data: &[i64]) -> String {
+        let file = format!("{layer}.{what}.npy");
+        self.tensors
+            .push((file.clone(), crate::model::npy::encode_i64(shape, data)));
+        format!("\"{}/{file}\"", self.data_dir)
+    }
+
+    fn check_acc(&self, desc: &str, bias: &[i64]) -> Result<(), ImportError> {
+        match bias.iter().find(|&&b| i32::try_from(b).is_err()) {
+            Some(b) => Err(self.err(desc, format!("the bias with the input zero point folded in, {b}, does not fit the int32 accumulator"), "check the model's zero points and weights")),
+            None => Ok(()),
+        }
+    }
+
+    fn requant_keys(&self, r: Requant, zp: i64) -> String {
+        format!(
+            "{{ multiplier = {}, shift = {}, zero_point = {zp} }}",
+            r.multiplier, r.shift
+        )
+    }
+
+    fn note(desc: &str, name: &str, scale: f64, r: Requant, zx: i64, untied: bool) -> String {
+        let err = (r.value() / scale - 1.0).abs();
+        let mut s = format!(
+            "{desc} -> '{name}': scale {scale:.6e} = {} / 2^{} (relative error {err:.1e})",
+            r.multiplier, r.shift
+        );
+        if zx != 0 {
+            s.push_str(&format!(
+                "; input zero point {zx} folded into {}",
+                if untied {
+                    "an untied bias (padding)"
+                } else {
+                    "the bias"
+                }
+            ));
+        }
+        s
+    }
+
+    pub(super) fn emit_conv(
+        &mut self,
+        desc: &str,
+        x: &QTensor,
+        w: &ConstQ,
+        b: Option<&ConstQ>,
+        geom: ConvGeom,
+        y: (f64, i64, bool),
+    ) -> Result<QTensor, ImportError> {
+        if x.flat {
+            return Err(self.err(
+                desc,
+                "a convolution of a flattened tensor",
+                "convolve the feature map before flattening it",
+            ));
+        }
+        let ws = self.weights_of(desc, w)?;
+        let [cout, cin_g, k, _] = [0, 1, 2, 3].map(|i| w.q.dims[i] as usize);
+        let [h, wd, _] = x.shape;
+        if h + 2 * geom.pad < k || wd + 2 * geom.pad < k {
+            return Err(self.err(
+                desc,
+                format!(
+                    "a {k}x{k} kernel over a {h}x{wd} input with padding {}",
+                    geom.pad
+                ),
+                "check the model",
+            ));
+        }
+        let bias = self.bias_of(desc, b, x.scale * ws, cout)?;
+        let r = self.requant(desc, x.scale * ws / y.0)?;
+        let wh = layer::conv_weights(&w.q.values, cout, cin_g, k);
+        let (bias, untied) =
+            layer::fold_zero_point(&bias, &wh, cin_g, cout, geom, [h, wd], x.zero_point);
+        self.check_acc(desc, &bias)?;
+        self.check_acc(desc, untied.as_deref().unwrap_or(&[]))?;
+        let name = self.fresh(&desc_name(desc), "conv");
+        let shape = [geom.out(h), geom.out(wd), cout];
+        let mut keys = vec![
+            ("kernel", k.to_string()),
+            ("stride", geom.stride.to_string()),
+            ("padding", geom.pad.to_string()),
+            ("groups", geom.groups.to_string()),
+            ("out_channels", cout.to_string()),
+            (
+                "weights",
+                self.npy(&name, "weights", &[k, k, cin_g, cout], &wh),
+            ),
+        ];
+        match &untied {
+            Some(ub) => keys.push(("untied_bias", self.npy(&name, "untied_bias", &shape, ub))),
+            None => keys.push(("bias", self.npy(&name, "bias", &[cout], &bias))),
+        }
+        keys.push(("requant", self.requant_keys(r, y.1)));
+        let note = Self::note(
+            desc,
+            &name,
+            x.scale * ws / y.0,
+            r,
+            x.zero_point,
+            untied.is_some(),
+        );
+        self.layers.push(Layer {
+            name: name.clone(),
+            op: "conv2d",
+            input: x.name.clone(),
+            keys,
+            note,
+        });
+        Ok(QTensor {
+            name,
+            scale: y.0,
+            zero_point: y.1,
+            signed: y.2,
+            shape,
+            flat: false,
+        })
+    }
+
+    pub(super) fn emit_fc(
+        &mut self,
+        desc: &str,
+        x: &QTensor,
+        w: &ConstQ,
+        b: Option<&ConstQ>,
+        trans: bool,
+        y: (f64, i64, bool),
+    ) -> Result<QTensor, ImportError> {
+        let ws = self.weights_of(desc, w)?;
+        let k_in: usize = x.shape.iter().product();
+        let (k, n) = match w.q.dims[..] {
+            [a, b] if trans => (b as usize, a as usize),
+            [a, b] => (a as usize, b as usize),
+            _ => {
+                return Err(self.err(
+                    desc,
+                    format!("weights of shape {:?} are not 2-D", w.q.dims),
+                    "check the model",
+                ))
+            }
+        };
+        if k != k_in || (!x.flat && x.shape[0] * x.shape[1] > 1) {
+            return Err(self.err(
+                desc,
+                format!(
+                    "a {k}x{n} weight matrix over an input of shape {:?} ({k_in} values{})",
+                    x.shape,
+                    if x.flat { "" } else { ", not flattened" }
+                ),
+                "flatten the input to [1, K] first",
+            ));
+        }
+        let bias = self.bias_of(desc, b, x.scale * ws, n)?;
+        let r = self.requant(desc, x.scale * ws / y.0)?;
+        let wh = layer::fc_weights(&w.q.values, trans, x.shape, x.flat, n);
+        let one = ConvGeom {
+            k: 1,
+            stride: 1,
+            pad: 0,
+            groups: 1,
+        };
+        let (bias, _) = layer::fold_zero_point(&bias, &wh, k, n, one, [1, 1], x.zero_point);
+        self.check_acc(desc, &bias)?;
+        let name = self.fresh(&desc_name(desc), "fc");
+        let keys = vec![
+            ("out_channels", n.to_string()),
+            ("weights", self.npy(&name, "weights", &[k, n], &wh)),
+            ("bias", self.npy(&name, "bias", &[n], &bias)),
+            ("requant", self.requant_keys(r, y.1)),
+        ];
+        let note = Self::note(desc, &name, x.scale * ws / y.0, r, x.zero_point, false);
+        self.layers.push(Layer {
+            name: name.clone(),
+            op: "fc",
+            input: x.name.clone(),
+            keys,
+            note,
+        });
+        Ok(QTensor {
+            name,
+            scale: y.0,
+            zero_point: y.1,
+            signed: y.2,
+            shape: [1, 1, n],
+            flat: false,
+        })
+    }
+
+    pub(super) fn emit_maxpool(&mut self, desc: &str, x: &QTensor, geom: ConvGeom) -> QTensor {
+        let name = self.fresh(&desc_name(desc), "maxpool");
+        let keys = vec![
+            ("kernel", geom.k.to_string()),
+            ("stride", geom.stride.to_string()),
+            ("padding", geom.pad.to_string()),
+        ];
+        let note = format!("{desc} -> '{name}': max-pool, quantization kept");
+        self.layers.push(Layer {
+            name: name.clone(),
+            op: "maxpool",
+            input: x.name.clone(),
+            keys,
+            note,
+        });
+        let [h, w, c] = x.shape;
+        QTensor {
+            name,
+            shape: [geom.out(h), geom.out(w), c],
+            flat: false,
+            ..x.clone()
+        }
+    }
+
+    /// The model file, once every node is read.
+    pub(in crate::onnx) fn finish_graph(
+        mut self,
+        g: &Graph,
+        model_name: &str,
+    ) -> Result<Imported, ImportError> {
+        let input = self.input.take().ok_or_else(|| {
+            self.err(
+                "",
+                "the graph input is never quantized",
+                "quantize the model with quantize_static",
+            )
+        })?;
+        let mut outputs = vec![];
+        for o in &g.outputs {
+            match self.vals.get(&o.name) {
+                Some(Val::Q(x) | Val::Dq(x)) if x.name != input.name => {
+                    outputs.push(x.name.clone())
+                }
+                _ => return Err(self.err(
+                    "",
+                    format!(
+                        "graph output '{}' is not the quantized output of an operator",
+                        o.name
+                    ),
+                    "end the graph with a quantized operator (and optionally a DequantizeLinear)",
+                )),
+            }
+        }
+        let ty = |signed: bool| if signed { "int8" } else { "uint8" };
+        let mut toml = format!(
+            "# Imported by hwgen from {} (quantized ONNX); the input is quantized with scale {:e}\n# and zero point {}.\nname = \"{model_name}\"\ntype = \"{}\"\nweight_type = \"{}\"\noutputs = [{}]\n\n[input]\nname = \"{}\"\nshape = [{}, {}, {}]\n",
+            self.file,
+            input.scale,
+            input.zero_point,
+            ty(input.signed),
+            ty(self.weight_signed.unwrap_or(true)),
+            outputs.iter().map(|o| format!("\"{o}\"")).collect::<Vec<_>>().join(", "),
+            input.name,
+            input.shape[0],
+            input.shape[1],
+            input.shape[2],
+        );
+        if self.layers.is_empty() {
+            return Err(self.err(
+                "",
+                "the graph has no operator the accelerator runs",
+                "import a model with at least one Conv, Gemm, MatMul or MaxPool",
+            ));
+        }
+        for l in &self.layers {
+            l.toml(&mut toml);
+        }
+        Ok(Imported {
+            toml,
+            notes: self.layers.iter().map(|l| l.note.clone()).collect(),
+            tensors: self.tensors,
+            input,
+        })
+    }
+}
+
+/// The name inside "node 'name' (Op)", or "Op" for an unnamed node.
+fn desc_name(desc: &str) -> String {
+    match desc.split('\'').nth(1) {
+        Some(n) => n.to_string(),
+        None => desc
+            .rsplit('(')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches(')')
+            .to_string(),
+    }
+}

@@ -1,0 +1,353 @@
+//! The operators of both forms: QDQ's float operators between DequantizeLinear and
+//! QuantizeLinear, QOperator's QLinear operators, and the ones that only re-describe a
+//! tensor (max-pool, ReLU, flatten).
+
+use super::{attr, attr_int, attr_ints, same, ConstQ, Importer, Pending, PendingOp, Val};
+use crate::onnx::layer::{ConvGeom, QTensor};
+use crate::onnx::proto::{AttrValue, Node};
+use crate::onnx::ImportError;
+
+impl Importer<'_> {
+    /// QDQ: Conv, Gemm or MatMul on dequantized inputs; waits for its QuantizeLinear.
+    pub(super) fn float_op(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+        let x = match self.val(desc, &n.inputs[0])? {
+            Val::Dq(x) => x,
+            _ => {
+                return Err(self.err(
+                    desc,
+                    "its input is not dequantized from a quantized tensor",
+                    "quantize the model in QDQ form (quantize_static, quant_format=QDQ)",
+                ))
+            }
+        };
+        let wq = |s: &Self, i: usize| match n.inputs.get(i).filter(|v| !v.is_empty()) {
+            None => Ok(None),
+            Some(name) => match s.val(desc, name) {
+                Ok(Val::DqConst(c)) => Ok(Some(c)),
+                _ => Err(s.err(
+                    desc,
+                    format!(
+                        "input '{name}' is not a dequantized constant (quantized weights or bias)"
+                    ),
+                    "quantize the weights (quantize_static quantizes them by default)",
+                )),
+            },
+        };
+        let w = wq(self, 1)?.ok_or_else(|| self.err(desc, "has no weights", "check the model"))?;
+        let b = wq(self, 2)?;
+        let op = match n.op_type.as_str() {
+            "Conv" => PendingOp::Conv {
+                geom: self.conv_geom(desc, n, &w.q, x.shape[2])?,
+                x,
+                w,
+                b,
+            },
+            "MatMul" => PendingOp::Fc {
+                x,
+                w,
+                b: None,
+                trans: false,
+            },
+            _ => {
+                if attr_int(n, "transA", 0) != 0
+                    || !matches!(attr(n, "alpha"), None | Some(AttrValue::Float(1.0)))
+                    || !matches!(attr(n, "beta"), None | Some(AttrValue::Float(1.0)))
+                {
+                    return Err(self.err(
+                        desc,
+                        "Gemm with transA, alpha or beta other than 0, 1, 1",
+                        "export the linear layer as Gemm(A, B, C) with alpha = beta = 1",
+                    ));
+                }
+                PendingOp::Fc {
+                    x,
+                    w,
+                    b,
+                    trans: attr_int(n, "transB", 0) != 0,
+                }
+            }
+        };
+        Ok(Val::Pending(Box::new(Pending {
+            node: desc.to_string(),
+            op,
+            relu: false,
+        })))
+    }
+
+    /// QOperator: QLinearConv (x, xs, xz, w, ws, wz, ys, yz, B), QLinearMatMul (a, as, az,
+    /// b, bs, bz, ys, yz) or onnxruntime's QGemm (a, as, az, b, bs, bz, C, ys, yz).
+    pub(super) fn qlinear(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+        let x = match self.val(desc, &n.inputs[0])? {
+            Val::Q(x) => x,
+            _ => {
+                return Err(self.err(
+                    desc,
+                    "its input is not a quantized tensor",
+                    "quantize the model with quantize_static",
+                ))
+            }
+        };
+        let (xs, xz, _) = self.quant_params(desc, n, 1, 2)?;
+        if !same(xs, x.scale) || xz != x.zero_point {
+            return Err(self.err(
+                desc,
+                format!(
+                    "input scale {xs} zero point {xz} differ from the tensor's {} / {}",
+                    x.scale, x.zero_point
+                ),
+                "check the model",
+            ));
+        }
+        let name = |i: usize| n.inputs.get(i).cloned().unwrap_or_default();
+        let w = ConstQ {
+            q: self.constant(desc, &name(3))?.clone(),
+            scale: self.constant(desc, &name(4))?.values.clone(),
+            zero_point: self
+                .constant(desc, &name(5))?
+                .values
+                .iter()
+                .map(|&v| v as i64)
+                .collect(),
+        };
+        let gemm = n.op_type == "QGemm";
+        let y = if gemm {
+            self.quant_params(desc, n, 7, 8)?
+        } else {
+            self.quant_params(desc, n, 6, 7)?
+        };
+        let bias = |s: &Self, i: usize| match n.inputs.get(i).filter(|b| !b.is_empty()) {
+            Some(b) => Ok(Some(ConstQ {
+                q: s.constant(desc, b)?.clone(),
+                scale: vec![xs * w.scale.first().copied().unwrap_or(0.0)],
+                zero_point: vec![0],
+            })),
+            None => Ok(None),
+        };
+        let op = match n.op_type.as_str() {
+            "QLinearConv" => PendingOp::Conv {
+                geom: self.conv_geom(desc, n, &w.q, x.shape[2])?,
+                b: bias(self, 8)?,
+                x,
+                w,
+            },
+            "QGemm" => {
+                if attr_int(n, "transA", 0) != 0
+                    || !matches!(attr(n, "alpha"), None | Some(AttrValue::Float(1.0)))
+                {
+                    return Err(self.err(
+                        desc,
+                        "QGemm with transA or alpha other than 0, 1",
+                        "export the linear layer as Gemm(A, B, C) with alpha = 1",
+                    ));
+                }
+                PendingOp::Fc {
+                    b: bias(self, 6)?,
+                    trans: attr_int(n, "transB", 0) != 0,
+                    x,
+                    w,
+                }
+            }
+            _ => PendingOp::Fc {
+                x,
+                w,
+                b: None,
+                trans: false,
+            },
+        };
+        let p = Pending {
+            node: desc.to_string(),
+            op,
+            relu: false,
+        };
+        Ok(Val::Q(self.finish(&p, y)?))
+    }
+
+    pub(super) fn maxpool(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+        let k = attr_ints(n, "kernel_shape").unwrap_or_default();
+        let s = attr_ints(n, "strides")
+            .filter(|v| !v.is_empty())
+            .unwrap_or(vec![1, 1]);
+        let p = attr_ints(n, "pads")
+            .filter(|v| !v.is_empty())
+            .unwrap_or(vec![0; 4]);
+        let square = k.len() == 2
+            && k[0] == k[1]
+            && s.iter().all(|&v| v == s[0])
+            && p.iter().all(|&v| v == p[0]);
+        if !square
+            || attr_int(n, "ceil_mode", 0) != 0
+            || attr_ints(n, "dilations").is_some_and(|d| d.iter().any(|&v| v != 1))
+            || n.outputs.len() > 1
+        {
+            return Err(self.err(desc, format!("kernel {k:?}, strides {s:?}, pads {p:?}"), "hwgen's max-pool has a square kernel, one stride, one padding, ceil_mode 0 and no indices output"));
+        }
+        if !(k[0] >= 1 && s[0] >= 1 && (0..k[0]).contains(&p[0])) {
+            return Err(self.err(
+                desc,
+                format!("kernel {}, stride {}, padding {}", k[0], s[0], p[0]),
+                "a max-pool needs a kernel of at least 1, a stride of at least 1 and a padding below the kernel",
+            ));
+        }
+        let geom = ConvGeom {
+            k: k[0] as usize,
+            stride: s[0] as usize,
+            pad: p[0] as usize,
+            groups: 1,
+        };
+        match self.val(desc, &n.inputs[0])? {
+            Val::Q(x) => Ok(Val::Q(self.emit_maxpool(desc, &x, geom))),
+            Val::Dq(x) => Ok(Val::Pending(Box::new(Pending {
+                node: desc.to_string(),
+                op: PendingOp::MaxPool { x, geom },
+                relu: false,
+            }))),
+            _ => Err(self.err(
+                desc,
+                "its input is not quantized",
+                "quantize the model with quantize_static",
+            )),
+        }
+    }
+
+    pub(super) fn relu(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+        match self.val(desc, &n.inputs[0])? {
+            Val::Pending(mut p) => {
+                p.relu = true;
+                Ok(Val::Pending(p))
+            }
+            Val::Dq(x) => Ok(Val::Pending(Box::new(Pending {
+                node: desc.to_string(),
+                op: PendingOp::Relu { x },
+                relu: true,
+            }))),
+            Val::Q(x) => Ok(Val::Q(self.fold_relu(desc, &x)?)),
+            _ => Err(self.err(
+                desc,
+                "its input is not quantized",
+                "quantize the model with quantize_static",
+            )),
+        }
+    }
+
+    /// ReLU in the quantized domain is max(q, zero point): the layer that wrote `x` applies
+    /// it, when nothing else reads `x`.
+    pub(super) fn fold_relu(&mut self, desc: &str, x: &QTensor) -> Result<QTensor, ImportError> {
+        let readers = self
+            .produced
+            .get(&x.name)
+            .map_or(0, |o| self.real_readers(o));
+        if readers != 1 {
+            return Err(self.err(
+                desc,
+                format!(
+                    "ReLU of '{}', which {readers} other operators or graph outputs read as well",
+                    x.name
+                ),
+                "give the ReLU's input no other reader",
+            ));
+        }
+        self.add_relu(desc, &x.name)?;
+        Ok(x.clone())
+    }
+
+    /// Operators and graph outputs that read ONNX tensor `name`, looking through the
+    /// operators that only re-describe it (DequantizeLinear, Flatten, Reshape).
+    pub(super) fn real_readers(&self, name: &str) -> usize {
+        let through = |op: &str| matches!(op, "DequantizeLinear" | "Flatten" | "Reshape");
+        let mut n = usize::from(self.graph_outputs.contains(name));
+        for (op, out) in self.readers.get(name).map_or(&[][..], Vec::as_slice) {
+            n += if through(op) {
+                self.real_readers(out)
+            } else {
+                1
+            };
+        }
+        n
+    }
+
+    pub(super) fn add_relu(&mut self, desc: &str, name: &str) -> Result<(), ImportError> {
+        match self.layers.iter_mut().find(|l| l.name == name) {
+            Some(l) if (l.op == "conv2d" || l.op == "fc") && !l.keys.iter().any(|(k, _)| *k == "activation") => {
+                l.keys.push(("activation", "\"relu\"".into()));
+                l.note.push_str("; ReLU fused (max(q, zero point))");
+                Ok(())
+            }
+            _ => Err(self.err(desc, format!("ReLU of '{name}', which is not the output of a convolution or fully-connected layer"), "put the ReLU right after a Conv, Gemm or MatMul")),
+        }
+    }
+
+    pub(super) fn flatten(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+        let flat = |x: QTensor| QTensor {
+            flat: x.shape[0] * x.shape[1] > 1 || x.flat,
+            ..x
+        };
+        if n.op_type == "Flatten" && attr_int(n, "axis", 1) != 1 {
+            return Err(self.err(
+                desc,
+                "Flatten with an axis other than 1",
+                "flatten to [1, K]",
+            ));
+        }
+        if n.op_type == "Reshape" {
+            let shape = &self
+                .constant(desc, n.inputs.get(1).map_or("", String::as_str))?
+                .values;
+            if !(shape.len() == 2 && (shape[0] == 1.0 || shape[0] == -1.0 || shape[0] == 0.0)) {
+                return Err(self.err(desc, format!("Reshape to {shape:?}"), "only a reshape to [1, K] (a flatten) is folded into the fully-connected layer's addressing"));
+            }
+        }
+        match self.val(desc, &n.inputs[0])? {
+            Val::Q(x) => Ok(Val::Q(flat(x))),
+            Val::Dq(x) => Ok(Val::Dq(flat(x))),
+            _ => Err(self.err(
+                desc,
+                "its input is not quantized",
+                "quantize the model with quantize_static",
+            )),
+        }
+    }
+
+    /// A pending float operator quantized to `y` (scale, zero point, signed).
+    pub(super) fn finish(
+        &mut self,
+        p: &Pending,
+        y: (f64, i64, bool),
+    ) -> Result<QTensor, ImportError> {
+        let desc = p.node.as_str();
+        self.set_signed(desc, y.2)?;
+        let out = match &p.op {
+            PendingOp::MaxPool { x, .. } | PendingOp::Relu { x }
+                if !(same(x.scale, y.0) && x.zero_point == y.1) =>
+            {
+                return Err(self.err(
+                    desc,
+                    format!(
+                        "output scale {} zero point {} differ from the input's {} / {}",
+                        y.0, y.1, x.scale, x.zero_point
+                    ),
+                    "a max-pool or ReLU keeps its input's quantization (quantize_static does so)",
+                ));
+            }
+            PendingOp::MaxPool { x, geom } => {
+                let q = self.emit_maxpool(desc, x, *geom);
+                if p.relu {
+                    return Err(self.err(
+                        desc,
+                        "ReLU after a max-pool",
+                        "put the ReLU before the max-pool",
+                    ));
+                }
+                q
+            }
+            PendingOp::Relu { x } => return self.fold_relu(desc, x),
+            PendingOp::Conv { x, w, b, geom } => {
+                self.emit_conv(desc, x, w, b.as_ref(), *geom, y)?
+            }
+            PendingOp::Fc { x, w, b, trans } => self.emit_fc(desc, x, w, b.as_ref(), *trans, y)?,
+        };
+        if p.relu {
+            self.add_relu(desc, &out.name)?;
+        }
+        Ok(out)
+    }
+}

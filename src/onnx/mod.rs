@@ -1,0 +1,159 @@
+//! Quantized ONNX models in: `hwgen import model.onnx -o model.toml`, and `--model
+//! model.onnx` wherever a model file is taken. The ONNX protobuf is decoded by a small
+//! reader of the wire format (`wire`, `proto`: the fields ONNX uses, no code generation,
+//! no dependency); `import` maps the quantized graph onto hwgen's layers and `layer` does
+//! the numbers (weight layout, zero points, requantization).
+
+mod import;
+mod layer;
+mod proto;
+mod wire;
+
+pub use layer::Requant;
+
+use crate::filemap::FileMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// How the model input is quantized (QuantizeLinear of the float graph input): a float
+/// input x becomes `saturate(round_half_even(x / scale) + zero_point)`.
+#[derive(Clone, Debug)]
+pub struct InputQuant {
+    pub name: String,
+    pub scale: f64,
+    pub zero_point: i64,
+    pub signed: bool,
+    /// [h, w, c]
+    pub shape: [usize; 3],
+}
+
+/// A model file made from an ONNX graph.
+pub struct Imported {
+    /// The model file; its tensors are `DATA_DIR/<file>` (the directory passed to
+    /// `import`).
+    pub toml: String,
+    /// (file name, `.npy` bytes)
+    pub tensors: Vec<(String, Vec<u8>)>,
+    /// One line per layer: the node it came from, its requantization and its error.
+    pub notes: Vec<String>,
+    pub input: InputQuant,
+}
+
+/// A file or node the importer cannot take: the file, the node (name and op type), the
+/// rule and the fix.
+#[derive(Debug)]
+pub struct ImportError {
+    pub file: String,
+    pub node: Option<String>,
+    pub rule: String,
+    pub fix: String,
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.node {
+            Some(n) => writeln!(f, "error: {}: {n}", self.file)?,
+            None => writeln!(f, "error: {}", self.file)?,
+        }
+        writeln!(f, "  rule: {}", self.rule)?;
+        write!(f, "  fix:  {}", self.fix)
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// Read and map an ONNX file; the model file refers to its tensors as `data_dir/<file>`.
+pub fn import(path: &Path, data_dir: &str) -> Result<Imported, ImportError> {
+    let file = path.display().to_string();
+    let fail = |rule: String, fix: &str| ImportError {
+        file: file.clone(),
+        node: None,
+        rule,
+        fix: fix.to_string(),
+    };
+    let bytes = std::fs::read(path).map_err(|e| {
+        fail(
+            format!("cannot read the file: {e}"),
+            "give the path of an .onnx file",
+        )
+    })?;
+    let model = proto::model(&bytes).map_err(|e| {
+        fail(
+            format!("not a readable ONNX model: {}: {}", e.path, e.what),
+            "give an ONNX model file (onnx.save_model), not a truncated or other file",
+        )
+    })?;
+    let opset = model
+        .opsets
+        .iter()
+        .find(|(d, _)| d.is_empty() || d == "ai.onnx")
+        .map_or(0, |o| o.1);
+    if opset < 10 {
+        return Err(fail(
+            format!("default-domain opset {opset} (IR version {}); QuantizeLinear and QLinearConv need opset 10 or later", model.ir_version),
+            "export with opset 13 or later",
+        ));
+    }
+    let g = &model.graph;
+    let mut im = import::Importer::new(&file, g, data_dir);
+    im.graph_input(g)?;
+    for (i, n) in g.nodes.iter().enumerate() {
+        im.node(n, i)?;
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".into());
+    im.finish_graph(g, &stem)
+}
+
+/// FNV-1a, 64 bits: names the data directory after its contents.
+fn fnv(parts: &[(String, Vec<u8>)]) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for (name, bytes) in parts {
+        for &b in name.as_bytes().iter().chain(bytes) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x100000001b3);
+        }
+    }
+    h
+}
+
+/// `hwgen import`: write `toml_path` and its tensors, in a directory beside it named after
+/// the file and its contents (`model.<hash>.data/`). The directory is written whole first,
+/// then the model file replaces the old one in one rename, then older data directories of
+/// the same model file are removed: a kill at any point leaves the old model file with its
+/// data, or the new one with its data.
+pub fn write(src: &Path, toml_path: &Path) -> anyhow::Result<Imported> {
+    let stem = toml_path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".into());
+    // The data directory's name depends on the contents, which depend on the name the
+    // TOML uses for it: import once to hash the tensors, then with the final name.
+    let first = import(src, "data")?;
+    let dir_name = format!("{stem}.{:016x}.data", fnv(&first.tensors));
+    let imported = import(src, &dir_name)?;
+    let parent = match toml_path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut files = FileMap::new();
+    for (name, bytes) in &imported.tensors {
+        files.add_bytes(name.clone(), bytes.clone());
+    }
+    files.write_atomic(&parent.join(&dir_name))?;
+    crate::filemap::write_file_atomic(toml_path, &imported.toml)?;
+    if let Ok(entries) = std::fs::read_dir(&parent) {
+        for e in entries.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            let old = n
+                .strip_prefix(&format!("{stem}."))
+                .and_then(|r| r.strip_suffix(".data"))
+                .is_some_and(|h| h.len() == 16 && h.chars().all(|c| c.is_ascii_hexdigit()));
+            if old && n != dir_name {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    Ok(imported)
+}

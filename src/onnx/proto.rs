@@ -1,0 +1,411 @@
+//! The parts of ONNX's `onnx.proto` that a model for hwgen uses, decoded from the wire
+//! format (field numbers from onnx.proto3; unknown fields are skipped, as protobuf readers
+//! do). Tensor values are held as f64, exact for every integer type up to 2^53 and every
+//! float32.
+
+use super::wire::{self, Reader, Value, WireError};
+
+pub struct Model {
+    pub ir_version: i64,
+    /// (domain, version); "" is the default ONNX domain.
+    pub opsets: Vec<(String, i64)>,
+    pub graph: Graph,
+}
+
+#[derive(Default)]
+pub struct Graph {
+    pub nodes: Vec<Node>,
+    pub initializers: Vec<Tensor>,
+    pub inputs: Vec<ValueInfo>,
+    pub outputs: Vec<ValueInfo>,
+}
+
+#[derive(Default)]
+pub struct Node {
+    pub name: String,
+    pub op_type: String,
+    pub domain: String,
+    pub inputs: Vec<String>,
+    pub outputs: Vec<String>,
+    pub attributes: Vec<Attribute>,
+}
+
+pub struct Attribute {
+    pub name: String,
+    pub value: AttrValue,
+}
+
+pub enum AttrValue {
+    Int(i64),
+    Float(f32),
+    Ints(Vec<i64>),
+    Text(String),
+    Tensor(Tensor),
+    /// A graph, sparse tensor or list of them: no operator hwgen imports takes one.
+    Other,
+}
+
+/// ONNX TensorProto.DataType values hwgen reads.
+pub mod dtype {
+    pub const FLOAT: i32 = 1;
+    pub const UINT8: i32 = 2;
+    pub const INT8: i32 = 3;
+    pub const UINT16: i32 = 4;
+    pub const INT16: i32 = 5;
+    pub const INT32: i32 = 6;
+    pub const INT64: i32 = 7;
+    pub const BOOL: i32 = 9;
+    pub const DOUBLE: i32 = 11;
+    pub const UINT32: i32 = 12;
+    pub const UINT64: i32 = 13;
+
+    /// The type's ONNX name, for messages.
+    pub fn name(t: i32) -> String {
+        let n = match t {
+            FLOAT => "float",
+            UINT8 => "uint8",
+            INT8 => "int8",
+            UINT16 => "uint16",
+            INT16 => "int16",
+            INT32 => "int32",
+            INT64 => "int64",
+            BOOL => "bool",
+            10 => "float16",
+            DOUBLE => "double",
+            UINT32 => "uint32",
+            UINT64 => "uint64",
+            16 => "bfloat16",
+            _ => return format!("data type {t}"),
+        };
+        n.to_string()
+    }
+}
+
+#[derive(Clone, Default)]
+pub struct Tensor {
+    pub name: String,
+    pub dims: Vec<i64>,
+    pub data_type: i32,
+    pub values: Vec<f64>,
+}
+
+#[derive(Clone, Default)]
+pub struct ValueInfo {
+    pub name: String,
+    pub elem_type: i32,
+    /// Each dimension's size, None for a symbolic one (dim_param); None without a shape.
+    pub shape: Option<Vec<Option<i64>>>,
+}
+
+/// A decoding problem: where in the message tree, and what.
+#[derive(Debug)]
+pub struct ProtoError {
+    pub path: String,
+    pub what: String,
+}
+
+type R<T> = Result<T, ProtoError>;
+
+fn at(path: &str) -> impl Fn(WireError) -> ProtoError + '_ {
+    move |e| ProtoError {
+        path: path.to_string(),
+        what: if e.offset > 0 {
+            format!("{} (byte {} of the message)", e.what, e.offset)
+        } else {
+            e.what
+        },
+    }
+}
+
+/// Visit every field of a message, with the error path for it.
+fn fields<'a>(buf: &'a [u8], path: &str, mut f: impl FnMut(u32, Value<'a>) -> R<()>) -> R<()> {
+    let mut r = Reader::new(buf);
+    while let Some((n, v)) = r.next_field().map_err(at(path))? {
+        f(n, v)?;
+    }
+    Ok(())
+}
+
+fn int(v: Value, path: &str) -> R<i64> {
+    let mut out = vec![];
+    wire::ints(v, &mut out).map_err(at(path))?;
+    Ok(out.pop().unwrap_or(0))
+}
+
+pub fn model(buf: &[u8]) -> R<Model> {
+    let mut m = Model {
+        ir_version: 0,
+        opsets: vec![],
+        graph: Graph::default(),
+    };
+    let mut graph = None;
+    fields(buf, "model", |n, v| {
+        match n {
+            1 => m.ir_version = int(v, "model.ir_version")?,
+            7 => graph = Some(self::graph(wire::message(v).map_err(at("model.graph"))?)?),
+            8 => {
+                let (mut domain, mut version) = (String::new(), 0);
+                fields(
+                    wire::message(v).map_err(at("model.opset_import"))?,
+                    "model.opset_import",
+                    |n, v| {
+                        match n {
+                            1 => domain = wire::text(v).map_err(at("model.opset_import.domain"))?,
+                            2 => version = int(v, "model.opset_import.version")?,
+                            _ => {}
+                        }
+                        Ok(())
+                    },
+                )?;
+                m.opsets.push((domain, version));
+            }
+            _ => {}
+        }
+        Ok(())
+    })?;
+    m.graph = graph.ok_or_else(|| ProtoError {
+        path: "model".into(),
+        what: "no graph (field 7): this is not an ONNX model file".into(),
+    })?;
+    Ok(m)
+}
+
+fn graph(buf: &[u8]) -> R<Graph> {
+    let mut g = Graph::default();
+    fields(buf, "graph", |n, v| {
+        let msg = || wire::message(v).map_err(at("graph"));
+        match n {
+            1 => g.nodes.push(node(msg()?, g.nodes.len())?),
+            5 => g.initializers.push(tensor(msg()?, "graph.initializer")?),
+            11 => g.inputs.push(value_info(msg()?, "graph.input")?),
+            12 => g.outputs.push(value_info(msg()?, "graph.output")?),
+            15 => {
+                return Err(ProtoError {
+                    path: "graph.sparse_initializer".into(),
+                    what: "sparse initializers are not supported".into(),
+                })
+            }
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(g)
+}
+
+fn node(buf: &[u8], index: usize) -> R<Node> {
+    let path = format!("graph.node[{index}]");
+    let mut nd = Node::default();
+    fields(buf, &path, |n, v| {
+        let txt = |v| wire::text(v).map_err(at(&path));
+        match n {
+            1 => nd.inputs.push(txt(v)?),
+            2 => nd.outputs.push(txt(v)?),
+            3 => nd.name = txt(v)?,
+            4 => nd.op_type = txt(v)?,
+            7 => nd.domain = txt(v)?,
+            5 => nd
+                .attributes
+                .push(attribute(wire::message(v).map_err(at(&path))?, &path)?),
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(nd)
+}
+
+fn attribute(buf: &[u8], node: &str) -> R<Attribute> {
+    let path = format!("{node}.attribute");
+    let (mut name, mut ty) = (String::new(), 0i64);
+    let (mut i, mut f, mut s, mut t) = (None, None, None, None);
+    let (mut is, mut fs) = (vec![], Vec::<f32>::new());
+    fields(buf, &path, |n, v| {
+        let e = at(&path);
+        match n {
+            1 => name = wire::text(v).map_err(&e)?,
+            2 => {
+                f = Some(match v {
+                    Value::Fixed32(x) => f32::from_bits(x),
+                    _ => {
+                        return Err(e(WireError {
+                            offset: 0,
+                            what: "attribute f is not a float".into(),
+                        }))
+                    }
+                })
+            }
+            3 => i = Some(int(v, &path)?),
+            4 => s = Some(wire::text(v).map_err(&e)?),
+            5 => t = Some(tensor(wire::message(v).map_err(&e)?, &path)?),
+            7 => wire::floats(v, &mut fs).map_err(&e)?,
+            8 => wire::ints(v, &mut is).map_err(&e)?,
+            20 => ty = int(v, &path)?,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    // AttributeProto.AttributeType: FLOAT 1, INT 2, STRING 3, TENSOR 4, FLOATS 6, INTS 7.
+    // No operator the importer takes has a list of floats: FLOATS is `Other`.
+    let _ = fs;
+    let value = match ty {
+        1 => AttrValue::Float(f.unwrap_or(0.0)),
+        2 => AttrValue::Int(i.unwrap_or(0)),
+        3 => AttrValue::Text(s.unwrap_or_default()),
+        4 => AttrValue::Tensor(t.unwrap_or_default()),
+        7 => AttrValue::Ints(is),
+        // Files from before IR version 4 may leave the type out: infer it from the field.
+        0 if i.is_some() => AttrValue::Int(i.unwrap_or(0)),
+        0 if f.is_some() => AttrValue::Float(f.unwrap_or(0.0)),
+        0 if !is.is_empty() => AttrValue::Ints(is),
+        0 if s.is_some() => AttrValue::Text(s.unwrap_or_default()),
+        0 if t.is_some() => AttrValue::Tensor(t.unwrap_or_default()),
+        _ => AttrValue::Other,
+    };
+    Ok(Attribute { name, value })
+}
+
+fn value_info(buf: &[u8], path: &str) -> R<ValueInfo> {
+    let mut vi = ValueInfo::default();
+    fields(buf, path, |n, v| {
+        match n {
+            1 => vi.name = wire::text(v).map_err(at(path))?,
+            // TypeProto: tensor_type (1) = { elem_type (1), shape (2) = { dim (1) } }.
+            2 => fields(wire::message(v).map_err(at(path))?, path, |n, v| {
+                if n == 1 {
+                    fields(wire::message(v).map_err(at(path))?, path, |n, v| {
+                        match n {
+                            1 => vi.elem_type = int(v, path)? as i32,
+                            2 => vi.shape = Some(shape(wire::message(v).map_err(at(path))?, path)?),
+                            _ => {}
+                        }
+                        Ok(())
+                    })?;
+                }
+                Ok(())
+            })?,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(vi)
+}
+
+fn shape(buf: &[u8], path: &str) -> R<Vec<Option<i64>>> {
+    let mut dims = vec![];
+    fields(buf, path, |n, v| {
+        if n == 1 {
+            let mut d = None;
+            fields(wire::message(v).map_err(at(path))?, path, |n, v| {
+                if n == 1 {
+                    d = Some(int(v, path)?);
+                }
+                Ok(())
+            })?;
+            dims.push(d);
+        }
+        Ok(())
+    })?;
+    Ok(dims)
+}
+
+/// Bytes per element of raw_data for the types hwgen reads.
+fn raw_width(t: i32) -> Option<usize> {
+    use dtype::*;
+    match t {
+        UINT8 | INT8 | BOOL => Some(1),
+        UINT16 | INT16 => Some(2),
+        FLOAT | INT32 | UINT32 => Some(4),
+        INT64 | DOUBLE | UINT64 => Some(8),
+        _ => None,
+    }
+}
+
+fn raw_value(t: i32, b: &[u8]) -> f64 {
+    use dtype::*;
+    match t {
+        UINT8 | BOOL => f64::from(b[0]),
+        INT8 => f64::from(b[0] as i8),
+        UINT16 => f64::from(u16::from_le_bytes([b[0], b[1]])),
+        INT16 => f64::from(i16::from_le_bytes([b[0], b[1]])),
+        FLOAT => f64::from(f32::from_le_bytes(b.try_into().unwrap())),
+        INT32 => f64::from(i32::from_le_bytes(b.try_into().unwrap())),
+        UINT32 => f64::from(u32::from_le_bytes(b.try_into().unwrap())),
+        INT64 => i64::from_le_bytes(b.try_into().unwrap()) as f64,
+        UINT64 => u64::from_le_bytes(b.try_into().unwrap()) as f64,
+        _ => f64::from_le_bytes(b.try_into().unwrap()),
+    }
+}
+
+pub(super) fn tensor(buf: &[u8], parent: &str) -> R<Tensor> {
+    let mut t = Tensor::default();
+    let (mut raw, mut external) = (None, false);
+    let (mut ints, mut fl, mut db) = (vec![], vec![], vec![]);
+    fields(buf, parent, |n, v| {
+        let e = at(parent);
+        match n {
+            1 => wire::ints(v, &mut t.dims).map_err(&e)?,
+            2 => t.data_type = int(v, parent)? as i32,
+            4 => wire::floats(v, &mut fl).map_err(&e)?,
+            5 | 7 | 11 => wire::ints(v, &mut ints).map_err(&e)?,
+            8 => t.name = wire::text(v).map_err(&e)?,
+            9 => raw = Some(wire::message(v).map_err(&e)?),
+            10 => wire::doubles(v, &mut db).map_err(&e)?,
+            14 => external = int(v, parent)? == 1,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    let path = format!("{parent} {:?}", t.name);
+    let fail = |what: String| ProtoError {
+        path: path.clone(),
+        what,
+    };
+    if external {
+        return Err(fail(
+            "its data is stored outside the file (external data); save the model with every tensor inside it (onnx.save_model(..., save_as_external_data=False))".into(),
+        ));
+    }
+    if let Some(raw) = raw {
+        let w = raw_width(t.data_type).ok_or_else(|| {
+            fail(format!(
+                "{} tensors are not supported",
+                dtype::name(t.data_type)
+            ))
+        })?;
+        if raw.len() % w != 0 {
+            return Err(fail(format!(
+                "raw_data of {} bytes is not a whole number of {w}-byte elements",
+                raw.len()
+            )));
+        }
+        t.values = raw
+            .chunks_exact(w)
+            .map(|c| raw_value(t.data_type, c))
+            .collect();
+    } else if !fl.is_empty() {
+        t.values = fl.into_iter().map(f64::from).collect();
+    } else if !db.is_empty() {
+        t.values = db;
+    } else {
+        t.values = ints
+            .into_iter()
+            .map(|v| match t.data_type {
+                // int32_data carries int8/int16 values sign-extended and uint8/uint16 as is;
+                // uint64_data carries uint64 bit patterns.
+                dtype::UINT64 => v as u64 as f64,
+                _ => v as f64,
+            })
+            .collect();
+    }
+    let count = t
+        .dims
+        .iter()
+        .try_fold(1i64, |a, &d| (d >= 0).then(|| a.checked_mul(d)).flatten());
+    if count != Some(t.values.len() as i64) {
+        return Err(fail(format!(
+            "dims {:?} do not match its {} values",
+            t.dims,
+            t.values.len()
+        )));
+    }
+    Ok(t)
+}

@@ -1,0 +1,206 @@
+//! `hwgen import` against ONNX Runtime (rtl-tests/ref/onnx_quantized.py, test-only): small
+//! float graphs quantized by onnxruntime's quantize_static, in QDQ and QOperator form, with
+//! int8 and uint8 activations, run by ONNX Runtime and, imported, by hwgen's golden model
+//! on the same quantized input. The README ("Quantized ONNX models") states the bound.
+
+mod common;
+
+use common::*;
+
+fn have_onnxruntime() -> bool {
+    have_python_modules(&["onnxruntime", "onnx", "numpy"])
+}
+
+/// (hwgen's output, ONNX Runtime's), both as integers in HWC order.
+fn both(graph: &str, format: &str, act: &str, seed: u64) -> (Vec<i64>, Vec<i64>) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_string_lossy().into_owned();
+    run_reference(
+        "onnx_quantized.py",
+        &[&d, graph, format, act, &seed.to_string()],
+        "",
+    );
+    let toml = dir.path().join("model.toml");
+    hwgen::onnx::write(&dir.path().join("model.onnx"), &toml).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&toml).unwrap();
+    // The imported model's input is random; this run feeds it ONNX Runtime's input.
+    let text = text.replacen("[input]\n", "[input]\ndata = \"x.npy\"\n", 1);
+    std::fs::write(&toml, text).unwrap();
+    let model = hwgen::model::load(&toml).unwrap_or_else(|e| panic!("{e}"));
+    let out = model.output().name.clone();
+    let got = hwgen::golden::run(&model, 16)[&out].data.clone();
+    let want = hwgen::model::npy::read(&dir.path().join("y.npy"))
+        .unwrap()
+        .data;
+    (got, want)
+}
+
+/// Every element within 1 of ONNX Runtime's, and most of them equal.
+fn check(graph: &str, format: &str, act: &str, seed: u64) {
+    let (got, want) = both(graph, format, act, seed);
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "{graph} {format} {act}: element count"
+    );
+    let same = got.iter().zip(&want).filter(|(g, w)| g == w).count();
+    let worst = got
+        .iter()
+        .zip(&want)
+        .map(|(g, w)| (g - w).abs())
+        .max()
+        .unwrap();
+    let (lo, hi) = if act == "int8" { (-128, 127) } else { (0, 255) };
+    let inside = want.iter().filter(|&&w| w > lo && w < hi).count();
+    eprintln!(
+        "{graph} {format} {act}: {same}/{} identical, max difference {worst}, {inside} not saturated",
+        got.len()
+    );
+    // ReLU clamps about half of the outputs to the zero point; the rest must be inside.
+    assert!(
+        inside * 3 > want.len(),
+        "{graph} {format} {act}: only {inside} outputs inside the range"
+    );
+    assert!(worst <= 1, "{graph} {format} {act}: max difference {worst}");
+}
+
+#[test]
+fn single_convolutions_match_onnx_runtime() {
+    if !have_onnxruntime() {
+        return;
+    }
+    for graph in ["conv", "depthwise"] {
+        for format in ["qdq", "qop"] {
+            for act in ["int8", "uint8"] {
+                check(graph, format, act, 1);
+            }
+        }
+    }
+}
+
+#[test]
+fn layer_chains_match_onnx_runtime() {
+    if !have_onnxruntime() {
+        return;
+    }
+    for graph in ["conv_relu_conv", "pool_fc"] {
+        for format in ["qdq", "qop"] {
+            for act in ["int8", "uint8"] {
+                check(graph, format, act, 2);
+            }
+        }
+    }
+}
+
+/// Make a quantized model with the reference script; its directory.
+fn make(graph: &str, format: &str, extra: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_string_lossy().into_owned();
+    let mut args = vec![d.as_str(), graph, format, "int8", "3"];
+    args.extend(extra);
+    run_reference("onnx_quantized.py", &args, "");
+    dir
+}
+
+/// `hwgen sim --model model.onnx` runs the imported model in RTL bit-exact (golden =
+/// interpreter = RTL), a convolution with an untied bias (the input zero point at the
+/// padding), a max-pool and a fully-connected layer.
+#[test]
+fn imported_models_run_bit_exact_in_rtl() {
+    if !have_onnxruntime() || !have_tool("verilator", "imported_models_run_bit_exact_in_rtl") {
+        return;
+    }
+    for (graph, format) in [("pool_fc", "qop"), ("conv_relu_conv", "qdq")] {
+        let dir = make(graph, format, &[]);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"))
+            .args(["sim", "-c", "configs/8x8_int8.toml", "--json", "-m"])
+            .arg(dir.path().join("model.onnx"))
+            .arg("--cache")
+            .arg(sim_cache())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{graph} {format}: {stderr}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["match"], true, "{graph} {format}");
+    }
+}
+
+fn import_error(path: &std::path::Path) -> String {
+    let out = tempfile::tempdir().unwrap();
+    let e = hwgen::onnx::write(path, &out.path().join("m.toml"))
+        .err()
+        .expect("an error");
+    // Nothing is written for a file that does not import.
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0);
+    format!("{e:#}")
+}
+
+#[test]
+fn bad_onnx_files_get_clear_errors() {
+    if !have_onnxruntime() {
+        return;
+    }
+    let dir = make("conv_relu_conv", "qdq", &[]);
+    // The float model: its Conv reads the float input directly.
+    let e = import_error(&dir.path().join("float.onnx"));
+    assert!(
+        e.contains("float.onnx: node 0 writing 'c1' (Conv)")
+            && e.contains("not dequantized")
+            && e.contains("fix:"),
+        "{e}"
+    );
+    // A truncated file.
+    let bytes = std::fs::read(dir.path().join("model.onnx")).unwrap();
+    let cut = dir.path().join("cut.onnx");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let e = import_error(&cut);
+    assert!(
+        e.contains("cut.onnx") && e.contains("not a readable ONNX model"),
+        "{e}"
+    );
+    // Per-channel weight scales: named, with the fix.
+    let pc = make("conv", "qdq", &["per_channel"]);
+    let e = import_error(&pc.path().join("model.onnx"));
+    assert!(
+        e.contains("(Conv)") && e.contains("per-channel scales") && e.contains("per_channel=False"),
+        "{e}"
+    );
+}
+
+/// 300 mutated ONNX files (bytes flipped, inserted, removed; truncation) through the
+/// importer: each imports or is refused with a rule and a fix, never a panic.
+#[test]
+fn mutated_onnx_files_never_panic() {
+    if !have_onnxruntime() {
+        return;
+    }
+    let dir = make("pool_fc", "qdq", &[]);
+    let bytes = std::fs::read(dir.path().join("model.onnx")).unwrap();
+    let mut rng = Rng::new(11);
+    let path = dir.path().join("mutated.onnx");
+    for i in 0..300 {
+        let mut b = bytes.clone();
+        for _ in 0..1 + rng.range(0, 4) {
+            let at = rng.range(0, b.len() as i64 - 1) as usize;
+            match rng.range(0, 4) {
+                0 => b[at] = rng.range(0, 255) as u8,
+                1 => b[at] ^= 1 << rng.range(0, 7),
+                2 => b.insert(at, rng.range(0, 255) as u8),
+                3 => {
+                    b.remove(at);
+                }
+                _ => b.truncate(at),
+            }
+        }
+        std::fs::write(&path, &b).unwrap();
+        let out = tempfile::tempdir().unwrap();
+        if let Err(e) = hwgen::onnx::write(&path, &out.path().join("m.toml")) {
+            let e = format!("{e:#}");
+            assert!(
+                e.contains("rule:") && e.contains("fix:"),
+                "mutation {i}: {e}"
+            );
+        }
+    }
+}
