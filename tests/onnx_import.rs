@@ -11,13 +11,18 @@ fn have_onnxruntime() -> bool {
     have_python_modules(&["onnxruntime", "onnx", "numpy"])
 }
 
-/// (hwgen's output, ONNX Runtime's), both as integers in HWC order.
+/// (hwgen's output, ONNX Runtime's), both as integers in HWC order. `format` is "qdq" or
+/// "qop", with "_pc" for per-channel weight scales.
 fn both(graph: &str, format: &str, act: &str, seed: u64) -> (Vec<i64>, Vec<i64>) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_string_lossy().into_owned();
+    let (form, pc) = match format.strip_suffix("_pc") {
+        Some(f) => (f, "per_channel"),
+        None => (format, "per_tensor"),
+    };
     run_reference(
         "onnx_quantized.py",
-        &[&d, graph, format, act, &seed.to_string()],
+        &[&d, graph, form, act, &seed.to_string(), pc],
         "",
     );
     let toml = dir.path().join("model.toml");
@@ -70,7 +75,7 @@ fn single_convolutions_match_onnx_runtime() {
         return;
     }
     for graph in ["conv", "depthwise"] {
-        for format in ["qdq", "qop"] {
+        for format in ["qdq", "qop", "qdq_pc", "qop_pc"] {
             for act in ["int8", "uint8"] {
                 check(graph, format, act, 1);
             }
@@ -84,7 +89,7 @@ fn layer_chains_match_onnx_runtime() {
         return;
     }
     for graph in ["conv_relu_conv", "pool_fc"] {
-        for format in ["qdq", "qop"] {
+        for format in ["qdq", "qop", "qdq_pc", "qop_pc"] {
             for act in ["int8", "uint8"] {
                 check(graph, format, act, 2);
             }
@@ -110,8 +115,20 @@ fn imported_models_run_bit_exact_in_rtl() {
     if !have_onnxruntime() || !have_tool("verilator", "imported_models_run_bit_exact_in_rtl") {
         return;
     }
-    for (graph, format) in [("pool_fc", "qop"), ("conv_relu_conv", "qdq")] {
-        let dir = make(graph, format, &[]);
+    for (graph, format, pc) in [
+        ("pool_fc", "qop", "per_channel"),
+        ("conv_relu_conv", "qdq", "per_tensor"),
+    ] {
+        let dir = make(graph, format, &[pc]);
+        // Per-channel weights become per-channel requantization in the model file.
+        let toml = dir.path().join("imported.toml");
+        hwgen::onnx::write(&dir.path().join("model.onnx"), &toml).unwrap();
+        let text = std::fs::read_to_string(&toml).unwrap();
+        assert_eq!(
+            text.contains("multiplier = ["),
+            pc == "per_channel",
+            "{text}"
+        );
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"))
             .args(["sim", "-c", "configs/8x8_int8.toml", "--json", "-m"])
             .arg(dir.path().join("model.onnx"))
@@ -159,11 +176,11 @@ fn bad_onnx_files_get_clear_errors() {
         e.contains("cut.onnx") && e.contains("not a readable ONNX model"),
         "{e}"
     );
-    // Per-channel weight scales: named, with the fix.
-    let pc = make("conv", "qdq", &["per_channel"]);
-    let e = import_error(&pc.path().join("model.onnx"));
+    // An operator the accelerator does not run: named, with the list of those it does.
+    let soft = make("conv_softmax", "qdq", &[]);
+    let e = import_error(&soft.path().join("model.onnx"));
     assert!(
-        e.contains("(Conv)") && e.contains("per-channel scales") && e.contains("per_channel=False"),
+        e.contains("(Softmax)") && e.contains("not supported") && e.contains("fix:  supported:"),
         "{e}"
     );
 }

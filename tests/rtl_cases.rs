@@ -59,6 +59,7 @@ cases! {
     matmul_8x8: "cases/matmul_37x53x71.toml" on "configs/8x8_int8.toml";
     matmul_16x16_stalls: "cases/matmul_37x53x71.toml" on "configs/16x16_int8.toml" with 20;
     conv1x1_stride1: "cases/conv1x1_stride1.toml" on "configs/8x8_int8.toml";
+    conv_per_channel: "cases/conv_per_channel.toml" on "configs/8x8_int8.toml" with 20;
     conv1x1_stride2: "cases/conv1x1_stride2.toml" on "configs/16x16_int8.toml";
     conv3x3_stride1_pad1: "cases/conv3x3_stride1_pad1.toml" on "configs/8x8_int8.toml" with 30;
     conv3x3_stride2_pad1: "cases/conv3x3_stride2_pad1.toml" on "configs/16x16_int8.toml";

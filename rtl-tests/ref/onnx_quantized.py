@@ -51,6 +51,10 @@ def build(graph, rng):
         b = numpy_helper.from_array(rng.normal(0, 0.2, (10,)).astype(np.float32), "fc_b")
         gemm = helper.make_node("Gemm", ["f1", "fc_w", "fc_b"], ["fc"], transB=1)
         return n1 + [relu, pool, flat, gemm], i1 + [w, b], [1, 4, 8, 8], "fc"
+    if graph == "conv_softmax":
+        n1, i1 = conv("c1", "x", 3, 4, 1, 1, 0, rng)
+        soft = helper.make_node("Softmax", ["c1"], ["s1"], axis=1)
+        return n1 + [soft], i1, [1, 3, 4, 4], "s1"
     raise SystemExit(f"unknown graph {graph}")
 
 

@@ -75,6 +75,7 @@ pub fn conv(x: &Tensor, layer: &Layer, rows: usize) -> Tensor {
         cout,
         bias,
         requant,
+        channel_requant,
         negative_multiplier,
         untied_bias,
         relu,
@@ -95,6 +96,7 @@ pub fn conv(x: &Tensor, layer: &Layer, rows: usize) -> Tensor {
     let ops = PostOps {
         bias: untied_bias.is_empty().then_some(bias.as_slice()),
         requant: *requant,
+        per_lane: (!channel_requant.is_empty()).then_some(channel_requant.as_slice()),
         negative_multiplier: *negative_multiplier,
         relu: *relu,
         clamp: *clamp,

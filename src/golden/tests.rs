@@ -55,6 +55,7 @@ fn conv_op(k: usize, stride: usize, pad: usize, weights: Vec<i64>, bias: Vec<i64
         bias,
         untied_bias: vec![],
         requant: Requant::IDENTITY,
+        channel_requant: Vec::new(),
         negative_multiplier: None,
         relu: false,
         clamp: None,

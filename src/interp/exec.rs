@@ -371,8 +371,19 @@ impl Engine {
             ));
         }
         let kpf = self.unit.kpf as usize;
+        if v.per_channel && (!v.load_bias || v.leaky || !matches!(p_in, Precision::Int(_))) {
+            return Err(illegal(
+                "per_channel reads its scale row with the bias (load_bias), on integer rows, without leaky",
+            ));
+        }
         if v.load_bias {
             self.bias = self.acc[spad(v.bias_addr, self.acc.len())].clone();
+        }
+        if v.per_channel {
+            self.scales = self.acc[spad(v.bias_addr + 1, self.acc.len())]
+                .iter()
+                .map(|&e| isa::scale_of_word(e as u64))
+                .collect();
         }
         for j in 0..n {
             let acc_row = spad(v.acc_addr + j, self.acc.len());
@@ -386,6 +397,7 @@ impl Engine {
                     shift: v.shift as u32,
                     zero_point: v.zero_point,
                 },
+                per_lane: v.per_channel.then_some(self.scales.as_slice()),
                 relu: v.relu,
                 clamp: v.clamp.then_some(v.clamp_max),
                 add: v.add,

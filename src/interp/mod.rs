@@ -59,6 +59,8 @@ pub struct Engine {
     pub banks: [Vec<Vec<i64>>; 2],
     pub cur_bank: usize,
     pub bias: Vec<i64>,
+    /// The per-lane (multiplier, shift) a `per_channel` vector instruction read.
+    pub scales: Vec<(u64, u32)>,
     /// Column scales (E8M0 codes) of the two weight banks (0 without block scales).
     pub bank_scales: [Vec<u8>; 2],
     pub sems: Vec<u32>,
@@ -95,6 +97,7 @@ impl Engine {
             banks: [vec![vec![0; cpf]; kpf], vec![vec![0; cpf]; kpf]],
             cur_bank: 0,
             bias: vec![0; kpf],
+            scales: vec![(0, 0); kpf],
             bank_scales: [vec![0; kpf], vec![0; kpf]],
             sems: vec![0; isa::NUM_SEMAPHORES as usize],
             trace: Vec::new(),

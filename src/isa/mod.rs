@@ -223,6 +223,32 @@ impl Field {
     }
 }
 
+/// The accumulator-row element of lane l in a `per_channel` vector instruction's scale row
+/// (row bias_addr + 1): the lane's multiplier in the low bits (as wide as the vector
+/// instruction's `multiplier` field), its shift above them (as wide as `shift`).
+pub fn scale_word(multiplier: u64, shift: u32) -> u64 {
+    let f = format_ref(Opcode::Vector);
+    let m = f.field("multiplier").width;
+    (multiplier & mask(m)) | (u64::from(shift) & mask(f.field("shift").width)) << m
+}
+
+/// A scale-row element's (multiplier, shift): the inverse of [`scale_word`] (bits above
+/// them, such as an accumulator element's sign extension, are ignored).
+pub fn scale_of_word(word: u64) -> (u64, u32) {
+    let f = format_ref(Opcode::Vector);
+    let m = f.field("multiplier").width;
+    (
+        word & mask(m),
+        ((word >> m) & mask(f.field("shift").width)) as u32,
+    )
+}
+
+/// Accumulator bits a scale-row element needs: the multiplier's and the shift's.
+pub fn scale_word_bits() -> u32 {
+    let f = format_ref(Opcode::Vector);
+    f.field("multiplier").width + f.field("shift").width
+}
+
 /// The largest value of `width` bits.
 pub const fn mask(width: u32) -> u64 {
     if width >= 64 {

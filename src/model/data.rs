@@ -219,21 +219,66 @@ impl Ctx {
     }
 
     pub fn requant(&self, r: Option<&RawRequant>, default: Requant) -> Result<Requant, ModelError> {
-        let Some(r) = r else { return Ok(default) };
-        if !(0..=65535).contains(&r.multiplier) {
+        use super::raw::IntOrList::Many;
+        if let Some((key, Many(xs))) = r.and_then(|r| {
+            [("multiplier", &r.multiplier), ("shift", &r.shift)]
+                .into_iter()
+                .find(|(_, v)| matches!(v, Many(_)))
+        }) {
             return Err(self.err(
-                &format!("requant.multiplier = {}", r.multiplier),
+                &format!("requant.{key} = [{} values]", xs.len()),
+                "per-channel requantization (a list per output channel) is for conv2d, fc and conv_transpose",
+                "give one multiplier and one shift",
+            ));
+        }
+        Ok(self.conv_requant(r, default, 1)?.0)
+    }
+
+    /// A layer's requantization: one multiplier and shift, or (for a layer of `cout`
+    /// output channels) one of each per channel, returned as the per-channel list (empty
+    /// when every channel has the same pair) beside the Requant of channel 0.
+    pub fn conv_requant(
+        &self,
+        r: Option<&RawRequant>,
+        default: Requant,
+        cout: usize,
+    ) -> Result<(Requant, Vec<(u64, u32)>), ModelError> {
+        use super::raw::IntOrList;
+        let Some(r) = r else {
+            return Ok((default, Vec::new()));
+        };
+        let list = |key: &str, v: &IntOrList| -> Result<Vec<i64>, ModelError> {
+            match v {
+                IntOrList::One(x) => Ok(vec![*x; cout.max(1)]),
+                IntOrList::Many(xs) if cout > 0 && xs.len() == cout => Ok(xs.clone()),
+                IntOrList::Many(xs) => Err(self.err(
+                    &format!("requant.{key} = [{} values]", xs.len()),
+                    format!("a list gives one value per output channel ({cout})"),
+                    format!("give {cout} values, or one"),
+                )),
+            }
+        };
+        let ms = list("multiplier", &r.multiplier)?;
+        let ss = list("shift", &r.shift)?;
+        if let Some(m) = ms.iter().find(|m| !(0..=65535).contains(*m)) {
+            return Err(self.err(
+                &format!("requant.multiplier = {m}"),
                 "the requantization multiplier is an unsigned 16-bit integer",
                 "use 0..=65535 and adjust shift",
             ));
         }
-        if !(0..=63).contains(&r.shift) {
+        if let Some(sh) = ss.iter().find(|s| !(0..=63).contains(*s)) {
             return Err(self.err(
-                &format!("requant.shift = {}", r.shift),
+                &format!("requant.shift = {sh}"),
                 "shift is 0..=63",
                 "use 0..=63",
             ));
         }
+        let pairs: Vec<(u64, u32)> = ms
+            .iter()
+            .zip(&ss)
+            .map(|(&m, &s)| (m as u64, s as u32))
+            .collect();
         let zp = r.zero_point.unwrap_or(0);
         if !(-32768..=32767).contains(&zp) {
             return Err(self.err(
@@ -242,11 +287,17 @@ impl Ctx {
                 "use -32768..=32767",
             ));
         }
-        Ok(Requant {
-            multiplier: r.multiplier as u64,
-            shift: r.shift as u32,
+        let requant = Requant {
+            multiplier: pairs[0].0,
+            shift: pairs[0].1,
             zero_point: zp,
-        })
+        };
+        let per_channel = if pairs.iter().all(|p| *p == pairs[0]) {
+            Vec::new()
+        } else {
+            pairs
+        };
+        Ok((requant, per_channel))
     }
 }
 

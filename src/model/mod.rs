@@ -104,6 +104,9 @@ pub enum Op {
         /// decoder's untied bias); empty when the bias is per channel.
         untied_bias: Vec<i64>,
         requant: Requant,
+        /// Per-channel requantization: output channel o's (multiplier, shift), replacing
+        /// requant's (whose zero point all share); empty when it is per tensor.
+        channel_requant: Vec<(u64, u32)>,
         /// Leaky ReLU: the requantization multiplier of negative values
         /// (`numeric::int::leaky_multiplier` of requant's multiplier and the slope).
         negative_multiplier: Option<u64>,

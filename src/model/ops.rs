@@ -497,10 +497,17 @@ fn conv(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         shift: 8,
         zero_point: 0,
     };
-    let requant = match auto_requant {
-        Some(r) => r,
-        None => ctx.requant(a.rl.requant.as_ref(), default)?,
+    let (requant, channel_requant) = match auto_requant {
+        Some(r) => (r, Vec::new()),
+        None => ctx.conv_requant(a.rl.requant.as_ref(), default, g.cout)?,
     };
+    if !channel_requant.is_empty() && (a.slope.is_some() || !matches!(prec, Precision::Int(_))) {
+        return Err(ctx.err(
+            "requant",
+            "per-channel requantization runs on integer layers without leaky ReLU",
+            "give one multiplier and shift, or drop the leaky ReLU",
+        ));
+    }
     let transposed = a.rl.op == "conv_transpose";
     if transposed && (a.auto || !matches!(prec, Precision::Int(_))) {
         return Err(ctx.err(
@@ -522,6 +529,7 @@ fn conv(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         bias: tied,
         untied_bias,
         requant,
+        channel_requant,
         negative_multiplier: a.slope.map(|s| leaky_multiplier(requant.multiplier, s)),
         relu: a.relu,
         clamp: a.clamp,

@@ -82,11 +82,19 @@ pub(super) enum Kernel {
     Rect(Vec<i64>),
 }
 
+/// One integer, or one per output channel.
+#[derive(Deserialize, Clone)]
+#[serde(untagged)]
+pub(super) enum IntOrList {
+    One(i64),
+    Many(Vec<i64>),
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRequant {
-    pub multiplier: i64,
-    pub shift: i64,
+    pub multiplier: IntOrList,
+    pub shift: IntOrList,
     pub zero_point: Option<i64>,
 }
 

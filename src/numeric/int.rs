@@ -214,7 +214,18 @@ impl Datapath for IntPrecision {
             .map(|(i, a)| {
                 let bias = ops.bias.map(|b| b[i]);
                 let operand = ops.operand.map_or(0, |o| o[i]);
-                lane(*a, bias, ops, operand, elem)
+                match ops.per_lane {
+                    Some(p) => {
+                        let (multiplier, shift) = p[i];
+                        let requant = Requant {
+                            multiplier,
+                            shift,
+                            ..ops.requant
+                        };
+                        lane(*a, bias, &PostOps { requant, ..*ops }, operand, elem)
+                    }
+                    None => lane(*a, bias, ops, operand, elem),
+                }
             })
             .collect::<Vec<_>>();
         let scales = match out {
@@ -237,6 +248,30 @@ impl Datapath for IntPrecision {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Per-channel requantization by hand: 10 x 3 / 2 = 15 (30 + 1 = 31, floor(31 / 2)),
+    /// 10 x 5 / 4 = 12.5 -> 13 (half up); the instruction's own multiplier is unused, its
+    /// zero point is added to both.
+    #[test]
+    fn per_lane_requantization() {
+        let p = IntPrecision {
+            input: I8,
+            weight: I8,
+            accumulator: IntType::new(true, 32),
+            output: I8,
+        };
+        let lanes = [(3, 1), (5, 2)];
+        let ops = PostOps {
+            requant: Requant {
+                multiplier: 1000,
+                shift: 0,
+                zero_point: 2,
+            },
+            per_lane: Some(&lanes),
+            ..PostOps::default()
+        };
+        assert_eq!(p.post(&[10, 10], &ops, Format::Int(I8)).codes, vec![17, 15]);
+    }
 
     const I8: IntType = IntType::new(true, 8);
     const U8: IntType = IntType::new(false, 8);

@@ -171,6 +171,9 @@ pub struct PostOps<'a> {
     /// The bias row (added before requantization), when the instruction adds it.
     pub bias: Option<&'a [i64]>,
     pub requant: Requant,
+    /// Per-channel requantization: lane i's (multiplier, shift), replacing requant's (the
+    /// zero point stays requant's). Integer lanes only, and not with leaky ReLU.
+    pub per_lane: Option<&'a [(u64, u32)]>,
     /// Leaky ReLU: the requantization multiplier of a negative value
     /// (`int::leaky_multiplier`).
     pub negative_multiplier: Option<u64>,
@@ -191,6 +194,7 @@ impl Default for PostOps<'_> {
         PostOps {
             bias: None,
             requant: Requant::IDENTITY,
+            per_lane: None,
             negative_multiplier: None,
             relu: false,
             clamp: None,

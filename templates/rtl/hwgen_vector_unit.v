@@ -6,7 +6,9 @@
 // the element format on the others, and the conversions between precisions) and writes
 // the output-buffer row, or with to_input the input-buffer row (out_wr_input_o: a layer's
 // output kept on chip as the next one's input). One row per cycle once the accumulator
-// read port is granted.
+// read port is granted. With per_channel the instruction also reads the scale row after
+// its bias row: lane l then requantizes with that row's multiplier and shift for lane l
+// (two more cycles per instruction).
 // Output rows have a scale slot of SCALE_SLOT_W bits after their elements (0 without block
 // scales).
 `include "hwgen_isa.vh"
@@ -57,10 +59,14 @@ module hwgen_vector_unit #(
 
   localparam integer       OUT_ROW_W    = KPF * OUTPUT_W + SCALE_SLOT_W;
   localparam integer       LANE_LATENCY = 5;
-  localparam [1:0]         PHASE_IDLE   = 2'd0;
-  localparam [1:0]         PHASE_BIAS   = 2'd1;
-  localparam [1:0]         PHASE_BIAS_D = 2'd2;
-  localparam [1:0]         PHASE_RUN    = 2'd3;
+  // An instruction reads its bias row (PHASE_BIAS, the data a cycle later in PHASE_BIAS_D),
+  // then with per_channel the scale row after it (PHASE_SCALE, PHASE_SCALE_D), then runs.
+  localparam [2:0]         PHASE_IDLE    = 3'd0;
+  localparam [2:0]         PHASE_BIAS    = 3'd1;
+  localparam [2:0]         PHASE_BIAS_D  = 3'd2;
+  localparam [2:0]         PHASE_SCALE   = 3'd3;
+  localparam [2:0]         PHASE_SCALE_D = 3'd4;
+  localparam [2:0]         PHASE_RUN     = 3'd5;
   localparam integer       COUNT_W      = `HWGEN_VECTOR_COUNT_W;
   localparam integer       MULT_W       = `HWGEN_VECTOR_MULTIPLIER_W;
   localparam integer       SHIFT_W      = `HWGEN_VECTOR_SHIFT_W;
@@ -68,6 +74,9 @@ module hwgen_vector_unit #(
   localparam [COUNT_W-1:0] COUNT_ONE    = 1;
   localparam integer       SCALE_W      = `HWGEN_VECTOR_FIXED_SCALE_W;  // an E8M0 code
   localparam integer       PREC_W       = `HWGEN_VECTOR_PREC_IN_W;
+  // A scale-row element (isa::scale_word): the lane's multiplier, its shift above it.
+  localparam integer       LS_W         = MULT_W + SHIFT_W;
+  localparam [SPAD_ADDR_W-1:0] ADDR_ONE = 1;
 
   wire [NUM_SEM-1:0]                   f_wait;
   wire [NUM_SEM-1:0]                   f_signal;
@@ -92,6 +101,7 @@ module hwgen_vector_unit #(
   wire                                 f_leaky;
   wire [MULT_W-1:0]                    f_neg_multiplier;
   wire                                 f_to_input;
+  wire                                 f_per_channel;
 
   hwgen_decode_vector u_decode (
     .instr_i      (head_instr_i),
@@ -117,11 +127,12 @@ module hwgen_vector_unit #(
     .fixed_scale_o (f_fixed_scale),
     .leaky_o       (f_leaky),
     .neg_multiplier_o (f_neg_multiplier),
-    .to_input_o       (f_to_input)
+    .to_input_o       (f_to_input),
+    .per_channel_o    (f_per_channel)
   );
 
-  reg [1:0]             phase_q;
-  reg [1:0]             phase_d;
+  reg [2:0]             phase_q;
+  reg [2:0]             phase_d;
   reg                   relu_q;
   reg                   relu_d;
   reg                   add_q;
@@ -170,7 +181,32 @@ module hwgen_vector_unit #(
   reg [COUNT_W-1:0]     written_d;
   reg [KPF*ACC_W-1:0]   bias_value_q;
   reg [KPF*ACC_W-1:0]   bias_value_d;
+  reg                   per_channel_q;
+  reg                   per_channel_d;
+  reg [KPF*LS_W-1:0]    scale_value_q;
+  reg [KPF*LS_W-1:0]    scale_value_d;
   reg                   done;
+  // The scale row as read: each lane's low LS_W bits (an accumulator narrower than that
+  // cannot hold one; the compiler never sets per_channel there).
+  wire [KPF*LS_W-1:0]   scale_row;
+  // Each lane's multiplier and shift: its scale-row element's, or the instruction's.
+  wire [KPF*MULT_W-1:0] lane_multiplier;
+  wire [KPF*SHIFT_W-1:0] lane_shift;
+
+  genvar l;
+  generate
+    for (l = 0; l < KPF; l = l + 1) begin : gen_lane_scale
+      if (ACC_W >= LS_W) begin : gen_row
+        assign scale_row[l*LS_W +: LS_W] = acc_rd_data_i[l*ACC_W +: LS_W];
+      end else begin : gen_none
+        assign scale_row[l*LS_W +: LS_W] = {LS_W{1'b0}};
+      end
+      assign lane_multiplier[l*MULT_W +: MULT_W] =
+        per_channel_q ? scale_value_q[l*LS_W +: MULT_W] : multiplier_q;
+      assign lane_shift[l*SHIFT_W +: SHIFT_W] =
+        per_channel_q ? scale_value_q[l*LS_W + MULT_W +: SHIFT_W] : shift_q;
+    end
+  endgenerate
 
   wire start;
 
@@ -191,6 +227,7 @@ module hwgen_vector_unit #(
   wire issue_row = (phase_q == PHASE_RUN) && (issued_q != count_q);
   wire row_fire  = issue_row && acc_rd_grant_i;
   wire bias_fire = (phase_q == PHASE_BIAS) && acc_rd_grant_i;
+  wire scale_fire = (phase_q == PHASE_SCALE) && acc_rd_grant_i;
   wire wb_valid;
   // Row index widened to an address (SPAD_ADDR_W > COUNT_W).
   wire [SPAD_ADDR_W-1:0] issued_ext = { {(SPAD_ADDR_W-COUNT_W){1'b0}}, issued_q};
@@ -222,6 +259,8 @@ module hwgen_vector_unit #(
     issued_d      = issued_q;
     written_d     = written_q;
     bias_value_d  = bias_value_q;
+    per_channel_d = per_channel_q;
+    scale_value_d = scale_value_q;
     done          = 1'b0;
     case (phase_q)
       PHASE_IDLE: begin
@@ -247,6 +286,7 @@ module hwgen_vector_unit #(
           leaky_d       = f_leaky;
           neg_multiplier_d = f_neg_multiplier;
           to_input_d    = f_to_input;
+          per_channel_d = f_per_channel;
           release_d     = f_signal & PRODUCED;
           issued_d      = {COUNT_W{1'b0}};
           written_d     = {COUNT_W{1'b0}};
@@ -259,7 +299,16 @@ module hwgen_vector_unit #(
       end
       PHASE_BIAS_D: begin
         bias_value_d = acc_rd_data_i;
-        phase_d      = PHASE_RUN;
+        phase_d      = per_channel_q ? PHASE_SCALE : PHASE_RUN;
+      end
+      PHASE_SCALE: begin
+        if (scale_fire) begin
+          phase_d = PHASE_SCALE_D;
+        end
+      end
+      PHASE_SCALE_D: begin
+        scale_value_d = scale_row;
+        phase_d       = PHASE_RUN;
       end
       default: begin
         if (row_fire) begin
@@ -303,6 +352,8 @@ module hwgen_vector_unit #(
       issued_q      <= {COUNT_W{1'b0}};
       written_q     <= {COUNT_W{1'b0}};
       bias_value_q  <= {(KPF*ACC_W){1'b0}};
+      per_channel_q <= 1'b0;
+      scale_value_q <= {(KPF*LS_W){1'b0}};
     end else begin
       phase_q       <= phase_d;
       relu_q        <= relu_d;
@@ -329,6 +380,8 @@ module hwgen_vector_unit #(
       issued_q      <= issued_d;
       written_q     <= written_d;
       bias_value_q  <= bias_value_d;
+      per_channel_q <= per_channel_d;
+      scale_value_q <= scale_value_d;
     end
   end
 
@@ -366,10 +419,10 @@ module hwgen_vector_unit #(
     .relu_i        (relu_q),
     .add_i         (add_q),
     .pool_i        (pool_q),
-    .multiplier_i  (multiplier_q),
+    .multiplier_i  (lane_multiplier),
     .leaky_i       (leaky_q),
     .neg_multiplier_i (neg_multiplier_q),
-    .shift_i       (shift_q),
+    .shift_i       (lane_shift),
     .zero_point_i  (zero_point_q),
     .clamp_i       (clamp_q),
     .clamp_max_i   (clamp_max_q),
@@ -382,8 +435,10 @@ module hwgen_vector_unit #(
     .row_o         (out_wr_data_o)
   );
 
-  assign acc_rd_valid_o = issue_row || (phase_q == PHASE_BIAS);
-  assign acc_rd_addr_o  = (phase_q == PHASE_BIAS) ? bias_addr_q : acc_base_q + issued_ext;
+  assign acc_rd_valid_o = issue_row || (phase_q == PHASE_BIAS) || (phase_q == PHASE_SCALE);
+  assign acc_rd_addr_o  = (phase_q == PHASE_BIAS)  ? bias_addr_q :
+                          (phase_q == PHASE_SCALE) ? bias_addr_q + ADDR_ONE :
+                                                     acc_base_q + issued_ext;
   assign out_rd_valid_o = row_fire && (add_q || pool_q);
   assign out_rd_addr_o  = opnd_base_q + issued_ext;
   assign out_wr_valid_o = wb_valid;

@@ -251,9 +251,9 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
         if let Op::Conv { bias: b, .. } = &n.op {
             for oct in 0..octs {
                 if n.window {
-                    if b.iter().any(|v| *v != 0) {
+                    if b.iter().any(|v| *v != 0) || n.per_channel() {
                         bias.insert((i, oct), next);
-                        next += acc_beats;
+                        next += acc_beats * n.bias_rows() as u64;
                     }
                     continue;
                 }
@@ -271,12 +271,13 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
                 next += taps.len() as u64 * tile_rows(u, n) * weight_beats;
                 weights.insert((i, oct), (base, taps));
             }
-            // The biases after the weights, one row per channel tile in order, so that a
-            // group's biases arrive in one load.
-            if !n.window && b.iter().any(|v| *v != 0) {
+            // The biases after the weights, one row per channel tile in order (each followed
+            // by its scale row under per-channel requantization), so that a group's biases
+            // arrive in one load.
+            if !n.window && (b.iter().any(|v| *v != 0) || n.per_channel()) {
                 for oct in 0..octs {
                     bias.insert((i, oct), next);
-                    next += acc_beats;
+                    next += acc_beats * n.bias_rows() as u64;
                 }
             }
         }

@@ -306,13 +306,30 @@ pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
             }
         }
     }
+    let acc = u.datatype.acc_type();
     for (&(ni, oct), &base) in &alloc.bias {
-        let Op::Conv { bias, .. } = &g.nodes[ni].op else {
+        let Op::Conv {
+            bias,
+            channel_requant,
+            ..
+        } = &g.nodes[ni].op
+        else {
             unreachable!("biases belong to convolutions")
         };
         let row: Vec<i64> = (0..t)
             .map(|k| bias.get(oct * t + k).copied().unwrap_or(0))
             .collect();
-        dmem.write_row(base, alloc.acc_beats, &row, u.datatype.acc_type());
+        dmem.write_row(base, alloc.acc_beats, &row, acc);
+        if !channel_requant.is_empty() {
+            // The scale row: lane k's multiplier and shift (`isa::scale_word`), as the
+            // accumulator element with those bits (padding lanes 0).
+            let row: Vec<i64> = (0..t)
+                .map(|k| {
+                    let (m, s) = channel_requant.get(oct * t + k).copied().unwrap_or((0, 0));
+                    acc.wrap(i128::from(crate::isa::scale_word(m, s)))
+                })
+                .collect();
+            dmem.write_row(base + alloc.acc_beats, alloc.acc_beats, &row, acc);
+        }
     }
 }

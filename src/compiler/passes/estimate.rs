@@ -71,6 +71,19 @@ pub const WINDOW_PIPE: u64 = 4;
 /// LANE_LATENCY) and the write.
 pub const VECTOR_PIPE: u64 = 7;
 
+/// Cycles a `per_channel` vector instruction adds before its rows: the scale row's read and
+/// its data (`hwgen_vector_unit`'s PHASE_SCALE and PHASE_SCALE_D).
+pub const SCALE_READ: u64 = 2;
+
+/// Cycles a vector instruction takes before its rows besides its pipeline.
+fn vector_setup(v: &crate::isa::Vector) -> u64 {
+    if v.per_channel {
+        SCALE_READ
+    } else {
+        0
+    }
+}
+
 /// Cycles from the array's last busy cycle (its last input row read) to its last
 /// accumulator write: the row enters the array the cycle after, leaves it cpf + kpf - 1
 /// cycles later and is written the cycle after (`hwgen_compute_unit`, `hwgen_core`).
@@ -166,7 +179,7 @@ pub fn run(
                     compute += matmul_cycles(m.count0 * m.count1, u.cpf, m.preload);
                 }
                 Op::Window(w) => compute += window_cycles(w),
-                Op::Vector(v) => vector += v.count + VECTOR_PIPE,
+                Op::Vector(v) => vector += v.count + VECTOR_PIPE + vector_setup(v),
                 Op::Load(_) | Op::Store(_) => beats += step_beats(u, alloc, s),
                 Op::End => {}
             }
@@ -218,8 +231,8 @@ pub fn timeline(
                 after_array: window_after_array(w, u.cpf, u.kpf),
             },
             Op::Vector(v) => Cost::Fixed {
-                busy: v.count + 1,
-                done: v.count + VECTOR_PIPE,
+                busy: v.count + 1 + vector_setup(v),
+                done: v.count + VECTOR_PIPE + vector_setup(v),
                 input_rows: if v.to_input { v.count } else { 0 },
                 after_array: 0,
             },

@@ -200,7 +200,10 @@ pub fn keep_on_chip(g: &mut Graph, design: &Design) {
                 ..
             } if untied_bias.is_empty()
         );
+        // The pair keeps one bias row each at the bank's end: per-tensor requantization.
         let fits = expand
+            && !e.per_channel()
+            && !d.per_channel()
             && integer(g, e)
             && !e.window
             && e.residual.is_none()

@@ -58,6 +58,18 @@ impl Node {
     pub fn tensor(&self) -> &str {
         self.place.as_ref().map_or(&self.name, |p| &p.tensor)
     }
+
+    /// Per-channel requantization: each channel tile's vector instructions read a scale
+    /// row after the bias row.
+    pub fn per_channel(&self) -> bool {
+        matches!(&self.op, Op::Conv { channel_requant, .. } if !channel_requant.is_empty())
+    }
+
+    /// Accumulator rows a channel tile's post-processing reads besides its own: the bias
+    /// row, and with per-channel requantization the scale row after it.
+    pub fn bias_rows(&self) -> usize {
+        1 + usize::from(self.per_channel())
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -484,10 +496,22 @@ fn vector_ops(design: &Design, l: &Layer, window: bool) -> Result<(), CompileErr
             bias,
             relu,
             negative_multiplier,
+            channel_requant,
             ..
         } => {
             if bias.iter().any(|b| *b != 0) {
                 need(v.bias, "bias")?;
+            }
+            let acc = l.prec.ops().acc_type().bits;
+            if !channel_requant.is_empty() && acc < crate::isa::scale_word_bits() {
+                return Err(CompileError::new(
+                    Some(&l.name),
+                    format!(
+                        "per-channel requantization keeps each channel's multiplier and shift in an accumulator element, which needs {} bits; the accumulator has {acc}",
+                        crate::isa::scale_word_bits()
+                    ),
+                    "use accumulator = \"int32\" in the config and the model",
+                ));
             }
             if *relu {
                 need(v.relu, "relu")?;

@@ -182,12 +182,16 @@ pub fn run_for(
         } else {
             2 * bud.out_quarter
         };
-        // A group needs its accumulator rows plus one bias row per member in one bank; small
-        // tiles make the preload of the next weights the bottleneck, so never shrink a tile
-        // below the rows that hide it for the sake of grouping.
+        // A group needs its accumulator rows plus one bias row per member (two with
+        // per-channel requantization) in one bank; small tiles make the preload of the next
+        // weights the bottleneck, so never shrink a tile below the rows that hide it for the
+        // sake of grouping.
         let min_rows = super::estimate::preload_rows(g.unit.cpf) as usize;
-        let g0 = want.min((bud.acc_bank / (min_rows + 1)).max(1));
-        let rows_cap = ((bud.acc_bank - g0) / g0).min(bud.acc_rows).min(out_rows);
+        let br = n.bias_rows();
+        let g0 = want.min((bud.acc_bank / (min_rows + br)).max(1));
+        let rows_cap = ((bud.acc_bank - br * g0) / g0)
+            .min(bud.acc_rows)
+            .min(out_rows);
         // The tiles that take the fewest cycles: each tile's matmul as the estimator counts
         // one that preloads the next weights (`estimate::matmul_cycles`), summed over the
         // tiles of the output, the remainder tiles at the right and bottom edges included,
@@ -227,7 +231,7 @@ pub fn run_for(
                 "raise buffers.input_depth",
             )
         })?;
-        let cap = (bud.acc_bank / (t.th * t.tw + 1)).max(1);
+        let cap = (bud.acc_bank / (t.th * t.tw + br)).max(1);
         t.g = g0.min(cap);
         if t.th >= oh && t.tw >= ow && want == octs.min(GROUP) && n.pool.is_none() {
             // One spatial tile: every group reloads all input windows, so take the largest
@@ -289,7 +293,7 @@ pub fn window_plan(
     } else {
         2 * bud.out_quarter
     };
-    let rows_cap = (bud.acc_bank - 1).min(out_rows);
+    let rows_cap = (bud.acc_bank - n.bias_rows()).min(out_rows);
     let weights = if matches!(n.op, crate::model::Op::MaxPool { .. }) {
         0
     } else {

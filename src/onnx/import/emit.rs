@@ -6,15 +6,10 @@ use crate::onnx::layer::{self, ConvGeom, Layer, QTensor, Requant};
 use crate::onnx::proto::{dtype, Graph};
 use crate::onnx::{ImportError, Imported};
 
-/// The one value of a per-tensor quantization parameter, or None when per-axis values
-/// differ.
-fn per_tensor(v: &[f64]) -> Option<f64> {
-    let first = *v.first()?;
-    v.iter().all(|&x| same(x, first)).then_some(first)
-}
-
 impl Importer<'_> {
-    fn weights_of(&mut self, desc: &str, w: &ConstQ) -> Result<f64, ImportError> {
+    /// The weight scale of each of the `n` output channels (one per-tensor scale repeated,
+    /// or the per-channel scales).
+    fn weights_of(&mut self, desc: &str, w: &ConstQ, n: usize) -> Result<Vec<f64>, ImportError> {
         if w.zero_point.iter().any(|&z| z != 0) {
             return Err(self.err(
                 desc,
@@ -46,35 +41,58 @@ impl Importer<'_> {
             }
             _ => self.weight_signed = Some(signed),
         }
-        per_tensor(&w.scale).ok_or_else(|| {
-            self.err(desc, format!("weights '{}' have {} different per-channel scales; the accelerator's requantization is per tensor so far", w.q.name, w.scale.len()), "quantize weights per tensor (quantize_static with per_channel=False)")
-        })
+        match w.scale.len() {
+            1 => Ok(vec![w.scale[0]; n]),
+            k if k == n => Ok(w.scale.clone()),
+            k => Err(self.err(
+                desc,
+                format!(
+                    "weights '{}' have {k} scales for {n} output channels",
+                    w.q.name
+                ),
+                "quantize weights per tensor or per output channel",
+            )),
+        }
     }
 
-    /// The int32 bias at scale x_scale * w_scale.
+    /// The int32 bias at scale x_scale * w_scale (per output channel).
     fn bias_of(
         &self,
         desc: &str,
         b: Option<&ConstQ>,
-        acc_scale: f64,
-        n: usize,
+        acc_scales: &[f64],
     ) -> Result<Vec<i64>, ImportError> {
+        let n = acc_scales.len();
         let Some(b) = b else { return Ok(vec![0; n]) };
-        let ok_scale = per_tensor(&b.scale).is_some_and(|s| same(s, acc_scale));
+        let scale = |c: usize| b.scale.get(if b.scale.len() == 1 { 0 } else { c });
+        let ok_scale = (b.scale.len() == 1 || b.scale.len() == n)
+            && (0..n).all(|c| scale(c).is_some_and(|&s| same(s, acc_scales[c])));
         if b.q.data_type != dtype::INT32
             || b.zero_point.iter().any(|&z| z != 0)
             || !ok_scale
             || b.q.values.len() != n
         {
-            return Err(self.err(desc, format!("bias '{}' is not {n} int32 values at scale input scale x weight scale ({acc_scale}) with zero point 0", b.q.name), "quantize the bias as quantize_static does"));
+            return Err(self.err(desc, format!("bias '{}' is not {n} int32 values at scale input scale x weight scale ({}) with zero point 0", b.q.name, acc_scales.first().copied().unwrap_or(0.0)), "quantize the bias as quantize_static does"));
         }
         Ok(b.q.values.iter().map(|&v| v as i64).collect())
     }
 
-    fn requant(&self, desc: &str, scale: f64) -> Result<Requant, ImportError> {
-        Requant::of(scale).ok_or_else(|| {
-            self.err(desc, format!("the requantization scale input scale x weight scale / output scale = {scale} is not a positive number below 65535.5"), "check the model's scales")
-        })
+    /// Each channel's requantization (input scale x weight scale / output scale).
+    fn requants(
+        &self,
+        desc: &str,
+        acc_scales: &[f64],
+        y_scale: f64,
+    ) -> Result<Vec<Requant>, ImportError> {
+        acc_scales
+            .iter()
+            .map(|&a| {
+                let scale = a / y_scale;
+                Requant::of(scale).ok_or_else(|| {
+                    self.err(desc, format!("the requantization scale input scale x weight scale / output scale = {scale} is not a positive number below 65535.5"), "check the model's scales")
+                })
+            })
+            .collect()
     }
 
     fn npy(&mut self, layer: &str, what: &str, shape: &[usize], data: &[i64]) -> String {
@@ -91,19 +109,45 @@ impl Importer<'_> {
         }
     }
 
-    fn requant_keys(&self, r: Requant, zp: i64) -> String {
+    /// The model file's `requant`: one multiplier and shift, or a list of each.
+    fn requant_keys(&self, r: &[Requant], zp: i64) -> String {
+        if r.iter().all(|x| *x == r[0]) {
+            return format!(
+                "{{ multiplier = {}, shift = {}, zero_point = {zp} }}",
+                r[0].multiplier, r[0].shift
+            );
+        }
+        let list = |f: &dyn Fn(&Requant) -> String| r.iter().map(f).collect::<Vec<_>>().join(", ");
         format!(
-            "{{ multiplier = {}, shift = {}, zero_point = {zp} }}",
-            r.multiplier, r.shift
+            "{{ multiplier = [{}], shift = [{}], zero_point = {zp} }}",
+            list(&|x| x.multiplier.to_string()),
+            list(&|x| x.shift.to_string())
         )
     }
 
-    fn note(desc: &str, name: &str, scale: f64, r: Requant, zx: i64, untied: bool) -> String {
-        let err = (r.value() / scale - 1.0).abs();
-        let mut s = format!(
-            "{desc} -> '{name}': scale {scale:.6e} = {} / 2^{} (relative error {err:.1e})",
-            r.multiplier, r.shift
-        );
+    fn note(
+        desc: &str,
+        name: &str,
+        scales: &[f64],
+        r: &[Requant],
+        zx: i64,
+        untied: bool,
+    ) -> String {
+        let err = scales
+            .iter()
+            .zip(r)
+            .map(|(s, r)| (r.value() / s - 1.0).abs())
+            .fold(0.0, f64::max);
+        let mut s = if r.iter().all(|x| *x == r[0]) {
+            format!(
+                "{desc} -> '{name}': scale {:.6e} = {} / 2^{} (relative error {err:.1e})",
+                scales[0], r[0].multiplier, r[0].shift
+            )
+        } else {
+            format!("{desc} -> '{name}': per-channel scales {:.3e} .. {:.3e} as a multiplier and shift per channel (relative error at most {err:.1e})",
+                scales.iter().copied().fold(f64::INFINITY, f64::min),
+                scales.iter().copied().fold(0.0, f64::max))
+        };
         if zx != 0 {
             s.push_str(&format!(
                 "; input zero point {zx} folded into {}",
@@ -133,8 +177,12 @@ impl Importer<'_> {
                 "convolve the feature map before flattening it",
             ));
         }
-        let ws = self.weights_of(desc, w)?;
         let [cout, cin_g, k, _] = [0, 1, 2, 3].map(|i| w.q.dims[i] as usize);
+        let acc: Vec<f64> = self
+            .weights_of(desc, w, cout)?
+            .iter()
+            .map(|s| x.scale * s)
+            .collect();
         let [h, wd, _] = x.shape;
         if h + 2 * geom.pad < k || wd + 2 * geom.pad < k {
             return Err(self.err(
@@ -146,8 +194,8 @@ impl Importer<'_> {
                 "check the model",
             ));
         }
-        let bias = self.bias_of(desc, b, x.scale * ws, cout)?;
-        let r = self.requant(desc, x.scale * ws / y.0)?;
+        let bias = self.bias_of(desc, b, &acc)?;
+        let r = self.requants(desc, &acc, y.0)?;
         let wh = layer::conv_weights(&w.q.values, cout, cin_g, k);
         let (bias, untied) =
             layer::fold_zero_point(&bias, &wh, cin_g, cout, geom, [h, wd], x.zero_point);
@@ -170,15 +218,9 @@ impl Importer<'_> {
             Some(ub) => keys.push(("untied_bias", self.npy(&name, "untied_bias", &shape, ub))),
             None => keys.push(("bias", self.npy(&name, "bias", &[cout], &bias))),
         }
-        keys.push(("requant", self.requant_keys(r, y.1)));
-        let note = Self::note(
-            desc,
-            &name,
-            x.scale * ws / y.0,
-            r,
-            x.zero_point,
-            untied.is_some(),
-        );
+        keys.push(("requant", self.requant_keys(&r, y.1)));
+        let scales: Vec<f64> = acc.iter().map(|a| a / y.0).collect();
+        let note = Self::note(desc, &name, &scales, &r, x.zero_point, untied.is_some());
         self.layers.push(Layer {
             name: name.clone(),
             op: "conv2d",
@@ -205,7 +247,6 @@ impl Importer<'_> {
         trans: bool,
         y: (f64, i64, bool),
     ) -> Result<QTensor, ImportError> {
-        let ws = self.weights_of(desc, w)?;
         let k_in: usize = x.shape.iter().product();
         let (k, n) = match w.q.dims[..] {
             [a, b] if trans => (b as usize, a as usize),
@@ -229,8 +270,13 @@ impl Importer<'_> {
                 "flatten the input to [1, K] first",
             ));
         }
-        let bias = self.bias_of(desc, b, x.scale * ws, n)?;
-        let r = self.requant(desc, x.scale * ws / y.0)?;
+        let acc: Vec<f64> = self
+            .weights_of(desc, w, n)?
+            .iter()
+            .map(|s| x.scale * s)
+            .collect();
+        let bias = self.bias_of(desc, b, &acc)?;
+        let r = self.requants(desc, &acc, y.0)?;
         let wh = layer::fc_weights(&w.q.values, trans, x.shape, x.flat, n);
         let one = ConvGeom {
             k: 1,
@@ -245,9 +291,10 @@ impl Importer<'_> {
             ("out_channels", n.to_string()),
             ("weights", self.npy(&name, "weights", &[k, n], &wh)),
             ("bias", self.npy(&name, "bias", &[n], &bias)),
-            ("requant", self.requant_keys(r, y.1)),
+            ("requant", self.requant_keys(&r, y.1)),
         ];
-        let note = Self::note(desc, &name, x.scale * ws / y.0, r, x.zero_point, false);
+        let scales: Vec<f64> = acc.iter().map(|a| a / y.0).collect();
+        let note = Self::note(desc, &name, &scales, &r, x.zero_point, false);
         self.layers.push(Layer {
             name: name.clone(),
             op: "fc",

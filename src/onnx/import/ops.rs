@@ -118,7 +118,7 @@ impl Importer<'_> {
         let bias = |s: &Self, i: usize| match n.inputs.get(i).filter(|b| !b.is_empty()) {
             Some(b) => Ok(Some(ConstQ {
                 q: s.constant(desc, b)?.clone(),
-                scale: vec![xs * w.scale.first().copied().unwrap_or(0.0)],
+                scale: w.scale.iter().map(|ws| xs * ws).collect(),
                 zero_point: vec![0],
             })),
             None => Ok(None),

@@ -5,10 +5,10 @@
   input  wire                 relu_i,
   input  wire                 add_i,
   input  wire                 pool_i,
-  input  wire [MULT_W-1:0]    multiplier_i,
+  input  wire [KPF*MULT_W-1:0]  multiplier_i,  // lane l's in [l*MULT_W +: MULT_W]
   input  wire                 leaky_i,
   input  wire [MULT_W-1:0]    neg_multiplier_i,
-  input  wire [SHIFT_W-1:0]   shift_i,
+  input  wire [KPF*SHIFT_W-1:0] shift_i,       // lane l's in [l*SHIFT_W +: SHIFT_W]
   input  wire [ZP_W-1:0]      zero_point_i,
   input  wire                 clamp_i,
   input  wire [ZP_W-1:0]      clamp_max_i,

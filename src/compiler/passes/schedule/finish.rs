@@ -12,14 +12,15 @@ impl Sched<'_> {
             bias: gc.has_bias[j],
             load_bias: gc.has_bias[j],
             bias_addr: self.bias_row(gc, j),
+            per_channel: gc.bias_rows > 1,
             ..post_ops(nc)
         }
     }
 
-    /// The bias row member j's vector instruction reads, if it has a bias.
+    /// The bias row (and scale row) member j's vector instruction reads, if it has a bias.
     pub(super) fn bias_read(&self, gc: &GroupCtx, j: usize) -> Option<Res> {
         let row = self.bias_row(gc, j);
-        gc.has_bias[j].then_some(Res::Spad(Buffer::Accumulator, row, row + 1))
+        gc.has_bias[j].then_some(Res::Spad(Buffer::Accumulator, row, row + gc.bias_rows))
     }
 
     /// Post-process and store every output-channel tile of the group.

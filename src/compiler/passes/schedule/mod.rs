@@ -417,6 +417,9 @@ struct GroupCtx {
     /// residual is added in place).
     outs: Vec<(u64, u64)>,
     has_bias: Vec<bool>,
+    /// Accumulator rows per member's bias: 1, or 2 with the scale row of per-channel
+    /// requantization (`Node::bias_rows`).
+    bias_rows: u64,
 }
 
 impl GroupCtx {
@@ -506,12 +509,15 @@ impl Sched<'_> {
             bank,
             outs,
             has_bias,
+            bias_rows: nc.n.bias_rows() as u64,
         }
     }
 
-    /// The accumulator row of member j's bias: the bank's last rows, in member order.
+    /// The accumulator row of member j's bias: the bank's last rows, in member order (each
+    /// bias followed by its scale row under per-channel requantization).
     fn bias_row(&self, gc: &GroupCtx, j: usize) -> u64 {
-        gc.bank + (self.bud.acc_bank - gc.members.len() + j) as u64
+        let br = gc.bias_rows;
+        gc.bank + self.bud.acc_bank as u64 - br * gc.members.len() as u64 + br * j as u64
     }
 
     /// Load the untied biases of the group's members into their accumulator rows, where the
@@ -546,6 +552,8 @@ impl Sched<'_> {
     /// with the rows they fill.
     fn bias_loads(&mut self, nc: &NodeCtx, gc: &GroupCtx) {
         let beats = self.alloc.acc_beats;
+        // Rows per member: the bias, and the scale row after it.
+        let br = gc.bias_rows;
         let bias = |j: usize| self.alloc.bias.get(&(nc.ni, gc.members[j])).copied();
         let mut runs: Vec<(usize, u64, u64)> = Vec::new();
         for j in 0..gc.members.len() {
@@ -553,7 +561,7 @@ impl Sched<'_> {
                 continue;
             };
             match runs.last_mut() {
-                Some((first, at, n)) if *first + *n as usize == j && *at + *n * beats == b => {
+                Some((first, at, n)) if *first + *n as usize == j && *at + *n * br * beats == b => {
                     *n += 1
                 }
                 _ => runs.push((j, b, 1)),
@@ -561,11 +569,12 @@ impl Sched<'_> {
         }
         for (first, b, n) in runs {
             let row = self.bias_row(gc, first);
+            let rows = n * br;
             let t = Transfer {
                 buffer: Buffer::Accumulator,
                 spad_addr: row,
                 ext_addr: b,
-                count0: n,
+                count0: rows,
                 stride0: beats,
                 count1: 1,
                 ..Transfer::default()
@@ -573,8 +582,8 @@ impl Sched<'_> {
             self.push(
                 nc.ni,
                 IsaOp::Load(t),
-                vec![Res::Dram(b, b + n * beats)],
-                vec![Res::Spad(Buffer::Accumulator, row, row + n)],
+                vec![Res::Dram(b, b + rows * beats)],
+                vec![Res::Spad(Buffer::Accumulator, row, row + rows)],
             );
         }
     }
