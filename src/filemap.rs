@@ -218,6 +218,11 @@ impl std::error::Error for OutputError {}
 /// Write one file so that `path` holds either its old contents or all of `contents`, even
 /// if the process is killed: a temporary file beside it (removed on failure), then a rename.
 pub fn write_file_atomic(path: &Path, contents: &str) -> std::io::Result<()> {
+    write_bytes_atomic(path, contents.as_bytes())
+}
+
+/// As [`write_file_atomic`], for bytes.
+pub fn write_bytes_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -226,7 +231,7 @@ pub fn write_file_atomic(path: &Path, contents: &str) -> std::io::Result<()> {
     let mut tmp = tempfile::Builder::new()
         .prefix(".hwgen-write-")
         .tempfile_in(dir)?;
-    tmp.write_all(contents.as_bytes())?;
+    tmp.write_all(contents)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())

@@ -28,6 +28,9 @@ enum Command {
     Import(cmd::import::Args),
     /// Compile a model into the instruction and data memories of a Design.
     Compile(cmd::compile::Args),
+    /// Run a quantized ONNX model on float .npy data: the input quantized as the graph does,
+    /// the model on the RTL (or the ISA interpreter), the outputs as the graph declares them.
+    Run(cmd::run::Args),
     /// Compile a model, run it on the generated RTL in Verilator and compare with the golden model.
     Sim(cmd::sim::Args),
 }
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
         Command::Import(a) => cmd::import::run(a),
         Command::Compile(a) => cmd::compile::run(a),
         Command::Sim(a) => cmd::sim::run(a),
+        Command::Run(a) => cmd::run::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

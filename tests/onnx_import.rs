@@ -221,3 +221,56 @@ fn mutated_onnx_files_never_panic() {
         }
     }
 }
+
+/// `hwgen run` on float data (off the quantization grid): the input quantized on the host
+/// as the graph's QuantizeLinear does it, the model on the interpreter or the RTL, the
+/// output dequantized as its DequantizeLinear does it, equals ONNX Runtime's float output
+/// exactly (float32 for float32).
+#[test]
+fn hwgen_run_on_float_data_equals_onnx_runtime() {
+    if !have_onnxruntime() || !have_tool("verilator", "hwgen_run_on_float_data_equals_onnx_runtime")
+    {
+        return;
+    }
+    for (graph, format, pc, interp) in [
+        ("pool_fc", "qdq", "per_channel", false),
+        ("conv_relu_conv", "qop", "per_tensor", true),
+        ("depthwise", "qdq", "per_channel", true),
+    ] {
+        let dir = make(graph, format, &[pc]);
+        let out = dir.path().join("y_hwgen.npy");
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"));
+        cmd.args(["run", "-c", "configs/8x8_int8.toml", "-m"])
+            .arg(dir.path().join("model.onnx"))
+            .arg("-i")
+            .arg(dir.path().join("xr.npy"))
+            .arg("-o")
+            .arg(&out)
+            .arg("--cache")
+            .arg(sim_cache());
+        if interp {
+            cmd.arg("--interp");
+        }
+        let o = cmd.output().unwrap();
+        assert!(
+            o.status.success(),
+            "{graph}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let got = hwgen::model::npy::read_f32(&out).unwrap();
+        let want = hwgen::model::npy::read_f32(&dir.path().join("yr.npy")).unwrap();
+        assert_eq!(got.shape, want.shape, "{graph}");
+        let same = got
+            .data
+            .iter()
+            .zip(&want.data)
+            .filter(|(a, b)| a.to_bits() == b.to_bits())
+            .count();
+        assert_eq!(
+            same,
+            want.data.len(),
+            "{graph} {format} {pc}: {same}/{} identical",
+            want.data.len()
+        );
+    }
+}

@@ -7,7 +7,8 @@ tensor, or per channel with a sixth argument, calibrated on random inputs), and 
 quantized input q, runs ONNX Runtime on the float input (q - zero_point) * scale (which
 QuantizeLinear maps back to q exactly), and writes DIR/x.npy (q, HWC, int64) and
 DIR/y.npy (ONNX Runtime's quantized output: the final DequantizeLinear's float output
-mapped back to its integers, HWC or flat, int64).
+mapped back to its integers, HWC or flat, int64); and for a random float input off the
+quantization grid DIR/xr.npy and ONNX Runtime's float output DIR/yr.npy.
 """
 
 import sys
@@ -107,6 +108,11 @@ def main():
     deq = next(n for n in q.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == q.graph.output[0].name)
     s_out, z_out = initializer(q, deq.input[1]), initializer(q, deq.input[2])
     yq = np.rint(y.astype(np.float64) / s_out).astype(np.int64) + z_out.astype(np.int64)
+    # A float input that is not on the quantization grid, and ONNX Runtime's float output
+    # for it (for `hwgen run`, which quantizes and dequantizes on the host).
+    xr = (rng.normal(0, 1.5, shape)).astype(np.float32)
+    np.save(f"{d}/xr.npy", xr)
+    np.save(f"{d}/yr.npy", session.run(None, {"x": xr})[0])
     np.save(f"{d}/x.npy", xq[0].transpose(1, 2, 0).astype(np.int64))
     yq = yq[0].transpose(1, 2, 0) if yq.ndim == 4 else yq[0]
     np.save(f"{d}/y.npy", yq.astype(np.int64))

@@ -5,6 +5,7 @@ pub mod compile;
 pub mod emit;
 pub mod import;
 pub mod isa;
+pub mod run;
 pub mod sim;
 
 use std::path::Path;

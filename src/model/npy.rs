@@ -208,7 +208,7 @@ pub fn write_raw(path: &Path, descr: &str, shape: &[usize], data: &[u8]) -> std:
 }
 
 /// A `.npy` file's bytes (format 1.0) with dtype `descr` and the given data bytes.
-fn encode(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
+pub fn encode(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     let shape_text = if dims.len() == 1 {
         format!("({},)", dims[0])

@@ -4,6 +4,7 @@
 //! no dependency); `import` maps the quantized graph onto hwgen's layers and `layer` does
 //! the numbers (weight layout, zero points, requantization).
 
+pub mod host;
 mod import;
 mod layer;
 mod proto;
@@ -27,6 +28,25 @@ pub struct InputQuant {
     pub shape: [usize; 3],
 }
 
+/// How a graph output relates to the hwgen layer that computes it.
+#[derive(Clone, Debug)]
+pub struct OutputQuant {
+    /// The ONNX graph output's name.
+    pub onnx: String,
+    /// The hwgen layer.
+    pub layer: String,
+    pub scale: f64,
+    pub zero_point: i64,
+    pub signed: bool,
+    /// The graph output is the float DequantizeLinear of the layer (QDQ graphs), not its
+    /// integers.
+    pub float: bool,
+    /// [h, w, c] of the layer's tensor.
+    pub shape: [usize; 3],
+    /// The ONNX output is 2-D ([1, K], after a Flatten or a Gemm), not [1, C, H, W].
+    pub flat: bool,
+}
+
 /// A model file made from an ONNX graph.
 pub struct Imported {
     /// The model file; its tensors are `DATA_DIR/<file>` (the directory passed to
@@ -37,6 +57,8 @@ pub struct Imported {
     /// One line per layer: the node it came from, its requantization and its error.
     pub notes: Vec<String>,
     pub input: InputQuant,
+    /// The graph's outputs, in order.
+    pub outputs: Vec<OutputQuant>,
 }
 
 /// A file or node the importer cannot take: the file, the node (name and op type), the
@@ -64,6 +86,16 @@ impl std::error::Error for ImportError {}
 
 /// Read and map an ONNX file; the model file refers to its tensors as `data_dir/<file>`.
 pub fn import(path: &Path, data_dir: &str) -> Result<Imported, ImportError> {
+    import_with(path, data_dir, None)
+}
+
+/// As [`import`], with the model input's data (`[input] data`, a path relative to the
+/// model file) when given.
+pub fn import_with(
+    path: &Path,
+    data_dir: &str,
+    input_data: Option<&str>,
+) -> Result<Imported, ImportError> {
     let file = path.display().to_string();
     let fail = |rule: String, fix: &str| ImportError {
         file: file.clone(),
@@ -104,7 +136,7 @@ pub fn import(path: &Path, data_dir: &str) -> Result<Imported, ImportError> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "model".into());
-    im.finish_graph(g, &stem)
+    im.finish_graph(g, &stem, input_data)
 }
 
 /// FNV-1a, 64 bits: names the data directory after its contents.
@@ -124,15 +156,24 @@ fn fnv(parts: &[(String, Vec<u8>)]) -> u64 {
 /// the same model file are removed: a kill at any point leaves the old model file with its
 /// data, or the new one with its data.
 pub fn write(src: &Path, toml_path: &Path) -> anyhow::Result<Imported> {
+    write_with(src, toml_path, None)
+}
+
+/// As [`write`], with the model input's data file (relative to the model file).
+pub fn write_with(
+    src: &Path,
+    toml_path: &Path,
+    input_data: Option<&str>,
+) -> anyhow::Result<Imported> {
     let stem = toml_path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "model".into());
     // The data directory's name depends on the contents, which depend on the name the
     // TOML uses for it: import once to hash the tensors, then with the final name.
-    let first = import(src, "data")?;
+    let first = import_with(src, "data", input_data)?;
     let dir_name = format!("{stem}.{:016x}.data", fnv(&first.tensors));
-    let imported = import(src, &dir_name)?;
+    let imported = import_with(src, &dir_name, input_data)?;
     let parent = match toml_path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),

@@ -4,7 +4,7 @@
 use super::{same, ConstQ, Importer, Val};
 use crate::onnx::layer::{self, ConvGeom, Layer, QTensor, Requant};
 use crate::onnx::proto::{dtype, Graph};
-use crate::onnx::{ImportError, Imported};
+use crate::onnx::{ImportError, Imported, OutputQuant};
 
 impl Importer<'_> {
     /// The weight scale of each of the `n` output channels (one per-tensor scale repeated,
@@ -341,6 +341,7 @@ impl Importer<'_> {
         mut self,
         g: &Graph,
         model_name: &str,
+        input_data: Option<&str>,
     ) -> Result<Imported, ImportError> {
         let input = self.input.take().ok_or_else(|| {
             self.err(
@@ -350,10 +351,21 @@ impl Importer<'_> {
             )
         })?;
         let mut outputs = vec![];
+        let mut quant = vec![];
         for o in &g.outputs {
             match self.vals.get(&o.name) {
-                Some(Val::Q(x) | Val::Dq(x)) if x.name != input.name => {
-                    outputs.push(x.name.clone())
+                Some(v @ (Val::Q(x) | Val::Dq(x))) if x.name != input.name => {
+                    outputs.push(x.name.clone());
+                    quant.push(OutputQuant {
+                        onnx: o.name.clone(),
+                        layer: x.name.clone(),
+                        scale: x.scale,
+                        zero_point: x.zero_point,
+                        signed: x.signed,
+                        float: matches!(v, Val::Dq(_)),
+                        shape: x.shape,
+                        flat: x.flat || o.shape.as_ref().is_some_and(|d| d.len() == 2),
+                    });
                 }
                 _ => return Err(self.err(
                     "",
@@ -367,7 +379,7 @@ impl Importer<'_> {
         }
         let ty = |signed: bool| if signed { "int8" } else { "uint8" };
         let mut toml = format!(
-            "# Imported by hwgen from {} (quantized ONNX); the input is quantized with scale {:e}\n# and zero point {}.\nname = \"{model_name}\"\ntype = \"{}\"\nweight_type = \"{}\"\noutputs = [{}]\n\n[input]\nname = \"{}\"\nshape = [{}, {}, {}]\n",
+            "# Imported by hwgen from {} (quantized ONNX); the input is quantized with scale {:e}\n# and zero point {}.\nname = \"{model_name}\"\ntype = \"{}\"\nweight_type = \"{}\"\noutputs = [{}]\n\n[input]\nname = \"{}\"\nshape = [{}, {}, {}]\n{}",
             self.file,
             input.scale,
             input.zero_point,
@@ -378,6 +390,7 @@ impl Importer<'_> {
             input.shape[0],
             input.shape[1],
             input.shape[2],
+            input_data.map_or(String::new(), |d| format!("data = \"{d}\"\n")),
         );
         if self.layers.is_empty() {
             return Err(self.err(
@@ -394,6 +407,7 @@ impl Importer<'_> {
             notes: self.layers.iter().map(|l| l.note.clone()).collect(),
             tensors: self.tensors,
             input,
+            outputs: quant,
         })
     }
 }
