@@ -88,7 +88,7 @@ fn layer_chains_match_onnx_runtime() {
     if !have_onnxruntime() {
         return;
     }
-    for graph in ["conv_relu_conv", "pool_fc"] {
+    for graph in ["conv_relu_conv", "pool_fc", "residual", "relu6_gap"] {
         for format in ["qdq", "qop", "qdq_pc", "qop_pc"] {
             for act in ["int8", "uint8"] {
                 check(graph, format, act, 2);
@@ -118,6 +118,8 @@ fn imported_models_run_bit_exact_in_rtl() {
     for (graph, format, pc) in [
         ("pool_fc", "qop", "per_channel"),
         ("conv_relu_conv", "qdq", "per_tensor"),
+        ("residual", "qdq", "per_channel"),
+        ("relu6_gap", "qop", "per_channel"),
     ] {
         let dir = make(graph, format, &[pc]);
         // Per-channel weights become per-channel requantization in the model file.

@@ -60,6 +60,7 @@ cases! {
     matmul_16x16_stalls: "cases/matmul_37x53x71.toml" on "configs/16x16_int8.toml" with 20;
     conv1x1_stride1: "cases/conv1x1_stride1.toml" on "configs/8x8_int8.toml";
     conv_per_channel: "cases/conv_per_channel.toml" on "configs/8x8_int8.toml" with 20;
+    concat_input_computed: "cases/concat_input_computed.toml" on "configs/8x8_int8.toml";
     conv1x1_stride2: "cases/conv1x1_stride2.toml" on "configs/16x16_int8.toml";
     conv3x3_stride1_pad1: "cases/conv3x3_stride1_pad1.toml" on "configs/8x8_int8.toml" with 30;
     conv3x3_stride2_pad1: "cases/conv3x3_stride2_pad1.toml" on "configs/16x16_int8.toml";

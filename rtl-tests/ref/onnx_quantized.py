@@ -52,6 +52,26 @@ def build(graph, rng):
         b = numpy_helper.from_array(rng.normal(0, 0.2, (10,)).astype(np.float32), "fc_b")
         gemm = helper.make_node("Gemm", ["f1", "fc_w", "fc_b"], ["fc"], transB=1)
         return n1 + [relu, pool, flat, gemm], i1 + [w, b], [1, 4, 8, 8], "fc"
+    if graph == "residual":
+        # conv -> relu -> conv, added to the block's input, relu (a ResNet basic block).
+        n1, i1 = conv("c1", "x", 8, 8, 3, 1, 1, rng)
+        relu = helper.make_node("Relu", ["c1"], ["r1"])
+        n2, i2 = conv("c2", "r1", 8, 8, 3, 1, 1, rng)
+        add = helper.make_node("Add", ["c2", "x"], ["s"])
+        relu2 = helper.make_node("Relu", ["s"], ["y"])
+        return n1 + [relu] + n2 + [add, relu2], i1 + i2, [1, 8, 6, 6], "y"
+    if graph == "relu6_gap":
+        # conv -> Clip(0, 6) -> global average pool -> flatten -> Gemm (MobileNet's head).
+        n1, i1 = conv("c1", "x", 4, 16, 3, 2, 1, rng)
+        lo = numpy_helper.from_array(np.array(0, np.float32), "lo")
+        hi = numpy_helper.from_array(np.array(6, np.float32), "hi")
+        clip = helper.make_node("Clip", ["c1", "lo", "hi"], ["r1"])
+        gap = helper.make_node("GlobalAveragePool", ["r1"], ["g"])
+        flat = helper.make_node("Flatten", ["g"], ["f"], axis=1)
+        w = numpy_helper.from_array(rng.normal(0, 0.3, (5, 16)).astype(np.float32), "fc_w")
+        b = numpy_helper.from_array(rng.normal(0, 0.2, (5,)).astype(np.float32), "fc_b")
+        gemm = helper.make_node("Gemm", ["f", "fc_w", "fc_b"], ["fc"], transB=1)
+        return n1 + [clip, gap, flat, gemm], i1 + [lo, hi, w, b], [1, 4, 10, 10], "fc"
     if graph == "conv_softmax":
         n1, i1 = conv("c1", "x", 3, 4, 1, 1, 0, rng)
         soft = helper.make_node("Softmax", ["c1"], ["s1"], axis=1)

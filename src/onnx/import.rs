@@ -15,6 +15,7 @@ use super::proto::{dtype, AttrValue, Graph, Node, Tensor};
 use super::{ImportError, InputQuant};
 use std::collections::{HashMap, HashSet};
 
+mod eltwise;
 mod emit;
 mod ops;
 
@@ -48,6 +49,19 @@ enum PendingOp {
     Relu {
         x: QTensor,
     },
+    /// Clip(lo, hi) of a tensor a layer already wrote (float bounds).
+    Clip {
+        x: QTensor,
+        lo: f64,
+        hi: f64,
+    },
+    Add {
+        a: QTensor,
+        b: QTensor,
+    },
+    GlobalPool {
+        x: QTensor,
+    },
 }
 
 #[derive(Clone)]
@@ -55,6 +69,8 @@ struct Pending {
     node: String,
     op: PendingOp,
     relu: bool,
+    /// A Clip(0, hi) after the operator (float bound), applied with its quantization.
+    clip_hi: Option<f64>,
 }
 
 #[derive(Clone)]
@@ -333,8 +349,13 @@ impl<'a> Importer<'a> {
 
     pub fn node(&mut self, n: &Node, index: usize) -> Result<(), ImportError> {
         let desc = describe(n, index);
-        let qgemm = n.domain == "com.microsoft" && n.op_type == "QGemm";
-        if !(n.domain.is_empty() || n.domain == "ai.onnx" || qgemm) {
+        // onnxruntime's contrib operators that quantize_static writes in QOperator form.
+        let contrib = n.domain == "com.microsoft"
+            && matches!(
+                n.op_type.as_str(),
+                "QGemm" | "QLinearAdd" | "QLinearGlobalAveragePool"
+            );
+        if !(n.domain.is_empty() || n.domain == "ai.onnx" || contrib) {
             return Err(self.err(
                 &desc,
                 format!("operator domain '{}' is not supported", n.domain),
@@ -366,11 +387,14 @@ impl<'a> Importer<'a> {
             "MaxPool" => self.maxpool(&desc, n)?,
             "Relu" => self.relu(&desc, n)?,
             "Flatten" | "Reshape" => self.flatten(&desc, n)?,
+            "Add" | "QLinearAdd" => self.add(&desc, n)?,
+            "GlobalAveragePool" | "QLinearGlobalAveragePool" => self.global_pool(&desc, n)?,
+            "Clip" => self.clip(&desc, n)?,
             other => {
                 return Err(self.err(
                     &desc,
                     format!("operator {other} is not supported on the accelerator yet"),
-                    "supported: QuantizeLinear, DequantizeLinear, Conv, Gemm, MatMul, MaxPool, Relu, Flatten, Reshape (to [1, K]), QLinearConv, QLinearMatMul",
+                    "supported: QuantizeLinear, DequantizeLinear, Conv, Gemm, MatMul, MaxPool, GlobalAveragePool, Add (same shapes), Relu, Clip (from 0), Flatten, Reshape (to [1, K]), QLinearConv, QLinearMatMul, QGemm, QLinearAdd, QLinearGlobalAveragePool",
                 ))
             }
         };

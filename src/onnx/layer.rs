@@ -78,9 +78,13 @@ impl Layer {
         }
         let _ = writeln!(
             out,
-            "[[layer]]\nname = \"{}\"\nop = \"{}\"\ninput = \"{}\"",
-            self.name, self.op, self.input
+            "[[layer]]\nname = \"{}\"\nop = \"{}\"",
+            self.name, self.op
         );
+        // A concat names its operands in `inputs` instead.
+        if !self.input.is_empty() {
+            let _ = writeln!(out, "input = \"{}\"", self.input);
+        }
         for (k, v) in &self.keys {
             let _ = writeln!(out, "{k} = {v}");
         }

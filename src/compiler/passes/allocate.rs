@@ -403,6 +403,16 @@ fn constants<'u>(
     (identities, identity, ones)
 }
 
+/// An operand of a concat in place: its channel tiles inside the concat's tensor `whole`,
+/// from tile `tile0` (`own` lays the operand out at a base).
+fn view(whole: &TensorLayout, tile0: usize, own: impl Fn(u64) -> TensorLayout) -> TensorLayout {
+    TensorLayout {
+        pixel_stride: whole.pixel_stride,
+        tile_stride: whole.tile_stride,
+        ..own(whole.addr(tile0, 0, 0))
+    }
+}
+
 fn place<'u>(
     design: &Design,
     g: &'u Graph,
@@ -433,8 +443,23 @@ fn place<'u>(
     // outside a tensor as zero rows (`schedule::padded`), so every tensor's memory can be
     // reused once it is dead.
     let pad_of = |_: &str| 0;
-    // The tensors the host writes, one after another from beat 0.
+    // The tensors the host writes, one after another from beat 0. A model input that is an
+    // operand of a concat in place is written inside the concat's tensor (placed here, for
+    // the whole program), as a view like the concat's computed operands.
     for s in &g.inputs {
+        if let Some((c, tile0)) = g.view_of(&s.name, t) {
+            if !tensors.contains_key(&c.name) {
+                let l = layout(&c.name, c.shape, pad_of(&c.name), next);
+                next += l.size_beats();
+                tensors.insert(c.name.clone(), l);
+            }
+            let whole = &tensors[&c.name];
+            let v = view(whole, tile0, |b| {
+                layout(&s.name, s.shape, pad_of(&s.name), b)
+            });
+            tensors.insert(s.name.clone(), v);
+            continue;
+        }
         let l = layout(&s.name, s.shape, pad_of(&s.name), next);
         next += l.size_beats();
         tensors.insert(s.name.clone(), l);
@@ -455,12 +480,21 @@ fn place<'u>(
     let activations = next;
     // Concats in place first, whole, for the life of the program: their operands are views.
     for c in &g.concats {
+        if tensors.contains_key(&c.name) {
+            continue;
+        }
         let l = layout(&c.name, c.shape, pad_of(&c.name), next);
         next += l.size_beats();
         tensors.insert(c.name.clone(), l);
     }
     let mut free: Vec<(u64, u64)> = Vec::new(); // (base, beats)
-    let mut live: Vec<String> = g.inputs.iter().map(|s| s.name.clone()).collect();
+                                                // Views live as long as their concat: only inputs of their own are freed.
+    let mut live: Vec<String> = g
+        .inputs
+        .iter()
+        .filter(|s| g.view_of(&s.name, t).is_none())
+        .map(|s| s.name.clone())
+        .collect();
     for (i, n) in g.nodes.iter().enumerate() {
         // A node whose output stays on chip reads its input while the next node runs.
         let last_use = |name: &str| {
@@ -484,14 +518,8 @@ fn place<'u>(
         let pad = pad_of(name);
         if let Some((c, tile0)) = g.view_of(name, t) {
             // An operand of a concat in place: its channel tiles inside the concat's tensor.
-            let whole = &tensors[&c.name];
-            let base = whole.addr(tile0, 0, 0);
-            let view = TensorLayout {
-                pixel_stride: whole.pixel_stride,
-                tile_stride: whole.tile_stride,
-                ..layout(name, shape, pad, base)
-            };
-            tensors.insert(name.to_string(), view);
+            let v = view(&tensors[&c.name], tile0, |b| layout(name, shape, pad, b));
+            tensors.insert(name.to_string(), v);
             continue;
         }
         let size = layout(name, shape, pad, 0).size_beats();

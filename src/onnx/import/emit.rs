@@ -95,7 +95,7 @@ impl Importer<'_> {
             .collect()
     }
 
-    fn npy(&mut self, layer: &str, what: &str, shape: &[usize], data: &[i64]) -> String {
+    pub(super) fn npy(&mut self, layer: &str, what: &str, shape: &[usize], data: &[i64]) -> String {
         let file = format!("{layer}.{what}.npy");
         self.tensors
             .push((file.clone(), crate::model::npy::encode_i64(shape, data)));
@@ -413,7 +413,7 @@ impl Importer<'_> {
 }
 
 /// The name inside "node 'name' (Op)", or "Op" for an unnamed node.
-fn desc_name(desc: &str) -> String {
+pub(super) fn desc_name(desc: &str) -> String {
     match desc.split('\'').nth(1) {
         Some(n) => n.to_string(),
         None => desc

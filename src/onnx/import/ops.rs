@@ -2,6 +2,7 @@
 //! QuantizeLinear, QOperator's QLinear operators, and the ones that only re-describe a
 //! tensor (max-pool, ReLU, flatten).
 
+use super::eltwise::clip_code;
 use super::{attr, attr_int, attr_ints, same, ConstQ, Importer, Pending, PendingOp, Val};
 use crate::onnx::layer::{ConvGeom, QTensor};
 use crate::onnx::proto::{AttrValue, Node};
@@ -71,6 +72,7 @@ impl Importer<'_> {
             node: desc.to_string(),
             op,
             relu: false,
+            clip_hi: None,
         })))
     }
 
@@ -158,6 +160,7 @@ impl Importer<'_> {
             node: desc.to_string(),
             op,
             relu: false,
+            clip_hi: None,
         };
         Ok(Val::Q(self.finish(&p, y)?))
     }
@@ -200,6 +203,7 @@ impl Importer<'_> {
                 node: desc.to_string(),
                 op: PendingOp::MaxPool { x, geom },
                 relu: false,
+                clip_hi: None,
             }))),
             _ => Err(self.err(
                 desc,
@@ -219,6 +223,7 @@ impl Importer<'_> {
                 node: desc.to_string(),
                 op: PendingOp::Relu { x },
                 relu: true,
+                clip_hi: None,
             }))),
             Val::Q(x) => Ok(Val::Q(self.fold_relu(desc, &x)?)),
             _ => Err(self.err(
@@ -266,13 +271,37 @@ impl Importer<'_> {
     }
 
     pub(super) fn add_relu(&mut self, desc: &str, name: &str) -> Result<(), ImportError> {
-        match self.layers.iter_mut().find(|l| l.name == name) {
-            Some(l) if (l.op == "conv2d" || l.op == "fc") && !l.keys.iter().any(|(k, _)| *k == "activation") => {
-                l.keys.push(("activation", "\"relu\"".into()));
-                l.note.push_str("; ReLU fused (max(q, zero point))");
+        self.add_activation(desc, name, None)
+    }
+
+    /// ReLU (`clamp` None) or a clip from the zero point to `clamp` (ReLU6), applied by the
+    /// convolution, fully-connected or add layer that wrote `name`.
+    pub(super) fn add_activation(
+        &mut self,
+        desc: &str,
+        name: &str,
+        clamp: Option<i64>,
+    ) -> Result<(), ImportError> {
+        let layer = self.layers.iter_mut().find(|l| l.name == name);
+        match layer {
+            Some(l)
+                if matches!(l.op, "conv2d" | "fc" | "add")
+                    && !l.keys.iter().any(|(k, _)| *k == "activation") =>
+            {
+                match clamp {
+                    None => {
+                        l.keys.push(("activation", "\"relu\"".into()));
+                        l.note.push_str("; ReLU fused (max(q, zero point))");
+                    }
+                    Some(hi) => {
+                        l.keys.push(("activation", "\"relu6\"".into()));
+                        l.keys.push(("relu6_max", hi.to_string()));
+                        l.note.push_str(&format!("; Clip fused (zero point .. {hi})"));
+                    }
+                }
                 Ok(())
             }
-            _ => Err(self.err(desc, format!("ReLU of '{name}', which is not the output of a convolution or fully-connected layer"), "put the ReLU right after a Conv, Gemm or MatMul")),
+            _ => Err(self.err(desc, format!("an activation of '{name}', which is not the output of a convolution, fully-connected or add layer (or already has one)"), "put the ReLU or Clip right after a Conv, Gemm, MatMul or Add")),
         }
     }
 
@@ -340,12 +369,17 @@ impl Importer<'_> {
                 q
             }
             PendingOp::Relu { x } => return self.fold_relu(desc, x),
+            PendingOp::Clip { x, lo, hi } => return self.fold_clip(desc, x, *lo, *hi, y),
+            PendingOp::Add { a, b } => self.emit_add(desc, a, b, y)?,
+            PendingOp::GlobalPool { x } => self.emit_global_pool(desc, x, y)?,
             PendingOp::Conv { x, w, b, geom } => {
                 self.emit_conv(desc, x, w, b.as_ref(), *geom, y)?
             }
             PendingOp::Fc { x, w, b, trans } => self.emit_fc(desc, x, w, b.as_ref(), *trans, y)?,
         };
-        if p.relu {
+        if let Some(hi) = p.clip_hi {
+            self.add_activation(desc, &out.name, Some(clip_code(hi, y)))?;
+        } else if p.relu {
             self.add_relu(desc, &out.name)?;
         }
         Ok(out)

@@ -1,0 +1,334 @@
+//! Add, GlobalAveragePool and Clip: mapped onto existing layers, with the error bound the
+//! README states (two roundings where ONNX has one).
+
+use super::{same, Importer, Pending, PendingOp, Val};
+use crate::onnx::layer::{Layer, QTensor, Requant};
+use crate::onnx::proto::Node;
+use crate::onnx::ImportError;
+
+/// The quantized code of a float clip bound: saturate(round_half_even(hi / scale) + zp).
+pub(super) fn clip_code(hi: f64, y: (f64, i64, bool)) -> i64 {
+    let (lo_t, hi_t) = if y.2 { (-128, 127) } else { (0, 255) };
+    ((hi / y.0).round_ties_even() as i64 + y.1).clamp(lo_t, hi_t)
+}
+
+impl Importer<'_> {
+    fn pending(&self, desc: &str, op: PendingOp) -> Val {
+        Val::Pending(Box::new(Pending {
+            node: desc.to_string(),
+            op,
+            relu: false,
+            clip_hi: None,
+        }))
+    }
+
+    /// QDQ Add of two dequantized tensors, or QLinearAdd (A, As, Az, B, Bs, Bz, Cs, Cz).
+    pub(super) fn add(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+        let operand = |s: &Self, i: usize| {
+            match n.inputs.get(i).map(|v| s.val(desc, v)) {
+            Some(Ok(Val::Dq(x))) if n.op_type == "Add" => Ok(x),
+            Some(Ok(Val::Q(x))) if n.op_type == "QLinearAdd" => Ok(x),
+            _ => Err(s.err(desc, format!("input {i} is not a quantized activation (an Add of a constant is not supported)"), "quantize the model with quantize_static")),
+        }
+        };
+        let (ai, bi) = if n.op_type == "Add" { (0, 1) } else { (0, 3) };
+        let (a, b) = (operand(self, ai)?, operand(self, bi)?);
+        if a.shape != b.shape || a.flat != b.flat {
+            return Err(self.err(
+                desc,
+                format!(
+                    "operands of shapes {:?} and {:?}: broadcasting is not supported yet",
+                    a.shape, b.shape
+                ),
+                "add tensors of the same shape",
+            ));
+        }
+        if n.op_type == "Add" {
+            return Ok(self.pending(desc, PendingOp::Add { a, b }));
+        }
+        let y = self.quant_params(desc, n, 6, 7)?;
+        let p = Pending {
+            node: desc.to_string(),
+            op: PendingOp::Add { a, b },
+            relu: false,
+            clip_hi: None,
+        };
+        Ok(Val::Q(self.finish(&p, y)?))
+    }
+
+    /// QDQ GlobalAveragePool of a dequantized tensor, or QLinearGlobalAveragePool (X, xs,
+    /// xz, ys, yz; channels first).
+    pub(super) fn global_pool(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+        match self.val(desc, &n.inputs[0])? {
+            Val::Dq(x) if n.op_type == "GlobalAveragePool" => {
+                Ok(self.pending(desc, PendingOp::GlobalPool { x }))
+            }
+            Val::Q(x) if n.op_type == "QLinearGlobalAveragePool" => {
+                if super::attr_int(n, "channels_last", 0) != 0 {
+                    return Err(self.err(
+                        desc,
+                        "channels_last = 1",
+                        "export the pooling channels first",
+                    ));
+                }
+                let y = self.quant_params(desc, n, 3, 4)?;
+                let p = Pending {
+                    node: desc.to_string(),
+                    op: PendingOp::GlobalPool { x },
+                    relu: false,
+                    clip_hi: None,
+                };
+                Ok(Val::Q(self.finish(&p, y)?))
+            }
+            _ => Err(self.err(
+                desc,
+                "its input is not quantized",
+                "quantize the model with quantize_static",
+            )),
+        }
+    }
+
+    /// Clip(min, max) with min = 0 (ReLU6 and its kin): on an operator's float output, or on
+    /// a dequantized tensor a layer wrote, applied by that layer in the quantized domain.
+    pub(super) fn clip(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+        let bound = |s: &Self, i: usize, default: f64| -> Result<f64, ImportError> {
+            match n.inputs.get(i).filter(|v| !v.is_empty()) {
+                Some(v) => Ok(s
+                    .constant(desc, v)?
+                    .values
+                    .first()
+                    .copied()
+                    .unwrap_or(default)),
+                None => Ok(default),
+            }
+        };
+        let (lo, hi) = (
+            bound(self, 1, f64::NEG_INFINITY)?,
+            bound(self, 2, f64::INFINITY)?,
+        );
+        if lo != 0.0 || !hi.is_finite() || hi <= 0.0 {
+            return Err(self.err(desc, format!("Clip({lo}, {hi})"), "the accelerator clips from 0 to a positive bound (ReLU6); use Relu for an unbounded clip"));
+        }
+        match self.val(desc, &n.inputs[0])? {
+            Val::Pending(mut p)
+                if !matches!(
+                    p.op,
+                    PendingOp::MaxPool { .. } | PendingOp::GlobalPool { .. }
+                ) =>
+            {
+                p.clip_hi = Some(hi);
+                Ok(Val::Pending(p))
+            }
+            Val::Dq(x) => Ok(self.pending(desc, PendingOp::Clip { x, lo, hi })),
+            _ => Err(self.err(
+                desc,
+                "its input is not a convolution's, fully-connected or add layer's output",
+                "put the Clip right after a Conv, Gemm, MatMul or Add",
+            )),
+        }
+    }
+
+    /// A Clip of a tensor a layer wrote, quantized as its input (as quantize_static does).
+    pub(super) fn fold_clip(
+        &mut self,
+        desc: &str,
+        x: &QTensor,
+        lo: f64,
+        hi: f64,
+        y: (f64, i64, bool),
+    ) -> Result<QTensor, ImportError> {
+        if !(same(x.scale, y.0) && x.zero_point == y.1) || lo != 0.0 {
+            return Err(self.err(
+                desc,
+                "a Clip whose output is quantized unlike its input",
+                "keep the Clip's input quantization",
+            ));
+        }
+        let readers = self
+            .produced
+            .get(&x.name)
+            .map_or(0, |o| self.real_readers(o));
+        if readers != 1 {
+            return Err(self.err(
+                desc,
+                format!("Clip of '{}', which other operators read as well", x.name),
+                "give the Clip's input no other reader",
+            ));
+        }
+        self.add_activation(desc, &x.name, Some(clip_code(hi, y)))?;
+        Ok(x.clone())
+    }
+
+    /// y = saturate(round(ra (a - za) + rb (b - zb)) + zy), ra = sa/sy and rb = sb/sy, as a
+    /// channel concat of a and b and a 1x1 convolution with weights wa (from a's channel c
+    /// to output c) and wb (from b's), the zero points in the bias (-(wa za + wb zb), exact)
+    /// and one requantization m / 2^s with m wa / 2^s ~ ra and m wb / 2^s ~ rb: the sum is
+    /// rounded once, as ONNX does, with both scales within the error printed.
+    pub(super) fn emit_add(
+        &mut self,
+        desc: &str,
+        a: &QTensor,
+        b: &QTensor,
+        y: (f64, i64, bool),
+    ) -> Result<QTensor, ImportError> {
+        let (ra, rb) = (a.scale / y.0, b.scale / y.0);
+        let (wa, wb, r, err) = add_weights(ra, rb).ok_or_else(|| {
+            self.err(
+                desc,
+                format!("operand scale ratios {ra:.4e} and {rb:.4e} to the output's"),
+                "check the model's scales",
+            )
+        })?;
+        let base = super::emit::desc_name(desc);
+        let c = a.shape[2];
+        let cat = self.fresh(&format!("{base}.operands"), "operands");
+        let note = format!("{desc}: its operands joined along the channels");
+        self.layers.push(Layer {
+            name: cat.clone(),
+            op: "concat",
+            input: String::new(),
+            keys: vec![("inputs", format!("[\"{}\", \"{}\"]", a.name, b.name))],
+            note,
+        });
+        let name = self.fresh(&base, "add");
+        let mut w = vec![0i64; 2 * c * c];
+        for ch in 0..c {
+            w[ch * c + ch] = wa;
+            w[(c + ch) * c + ch] = wb;
+        }
+        let bias = vec![-(wa * a.zero_point + wb * b.zero_point); c];
+        let keys = vec![
+            ("kernel", "1".to_string()),
+            ("out_channels", c.to_string()),
+            ("weights", self.npy(&name, "weights", &[1, 1, 2 * c, c], &w)),
+            ("bias", self.npy(&name, "bias", &[c], &bias)),
+            (
+                "requant",
+                format!(
+                    "{{ multiplier = {}, shift = {}, zero_point = {} }}",
+                    r.multiplier, r.shift, y.1
+                ),
+            ),
+        ];
+        let note = format!(
+            "{desc} -> '{name}': {wa} x a + {wb} x b, scaled by {} / 2^{} (operand scales {ra:.6e} and {rb:.6e}, relative error at most {err:.1e})",
+            r.multiplier, r.shift
+        );
+        self.layers.push(Layer {
+            name: name.clone(),
+            op: "conv2d",
+            input: cat,
+            keys,
+            note,
+        });
+        Ok(QTensor {
+            name,
+            scale: y.0,
+            zero_point: y.1,
+            signed: y.2,
+            shape: a.shape,
+            flat: a.flat,
+        })
+    }
+
+    /// The mean of each channel over the map: an average pool over the whole (square) map,
+    /// `saturate(floor((sum x multiplier + 2^(shift-1)) / 2^shift) + zero_point)` with
+    /// multiplier / 2^shift = sx / (sy N) and the input zero point folded into the zero
+    /// point as zy - round(zx sx / sy).
+    pub(super) fn emit_global_pool(
+        &mut self,
+        desc: &str,
+        x: &QTensor,
+        y: (f64, i64, bool),
+    ) -> Result<QTensor, ImportError> {
+        let [h, w, c] = x.shape;
+        if h != w || x.flat {
+            return Err(self.err(
+                desc,
+                format!("a global average pool over a {h}x{w} map"),
+                "the accelerator's average pool is square: use a square feature map",
+            ));
+        }
+        let scale = x.scale / (y.0 * (h * w) as f64);
+        let r = Requant::of(scale).ok_or_else(|| {
+            self.err(
+                desc,
+                format!("the scale {scale} is not a positive number below 65535.5"),
+                "check the model's scales",
+            )
+        })?;
+        let zp = y.1 - (x.zero_point as f64 * x.scale / y.0).round_ties_even() as i64;
+        let name = self.fresh(&super::emit::desc_name(desc), "gap");
+        let keys = vec![
+            ("kernel", h.to_string()),
+            ("stride", "1".to_string()),
+            (
+                "requant",
+                format!(
+                    "{{ multiplier = {}, shift = {}, zero_point = {zp} }}",
+                    r.multiplier, r.shift
+                ),
+            ),
+        ];
+        let err = (r.value() / scale - 1.0).abs();
+        let note = format!("{desc} -> '{name}': average pool {h}x{h}, scale {scale:.6e} = {} / 2^{} (relative error {err:.1e}); the input zero point in the zero point (within 1)", r.multiplier, r.shift);
+        self.layers.push(Layer {
+            name: name.clone(),
+            op: "avgpool",
+            input: x.name.clone(),
+            keys,
+            note,
+        });
+        Ok(QTensor {
+            name,
+            scale: y.0,
+            zero_point: y.1,
+            signed: y.2,
+            shape: [1, 1, c],
+            flat: false,
+        })
+    }
+}
+
+/// Integer operand weights (wa, wb) of at most 127 and one requantization r with r wa ~ ra
+/// and r wb ~ rb: the pair with the smallest larger relative error of the two, and that
+/// error.
+pub(super) fn add_weights(ra: f64, rb: f64) -> Option<(i64, i64, Requant, f64)> {
+    let mut best: Option<(i64, i64, Requant, f64)> = None;
+    for wa in 1..=127i64 {
+        let wb = (wa as f64 * rb / ra).round() as i64;
+        if !(1..=127).contains(&wb) {
+            continue;
+        }
+        let Some(r) = Requant::of(ra / wa as f64) else {
+            continue;
+        };
+        let err_a = (r.value() * wa as f64 / ra - 1.0).abs();
+        let err_b = (r.value() * wb as f64 / rb - 1.0).abs();
+        let err = err_a.max(err_b);
+        if best.as_ref().is_none_or(|b| err < b.3) {
+            best = Some((wa, wb, r, err));
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Equal scales: 1 : 1 (or a multiple); 0.5 vs 0.25: 2 : 1; a ratio of 3/7 within the
+    /// rational approximation's error.
+    #[test]
+    fn add_weights_approximate_both_scales() {
+        let (wa, wb, r, err) = add_weights(0.5, 0.5).unwrap();
+        assert_eq!(wa, wb);
+        assert!(err < 1e-4 && (r.value() * wa as f64 - 0.5).abs() < 1e-4);
+        let (wa, wb, _, err) = add_weights(0.5, 0.25).unwrap();
+        assert_eq!(wa, 2 * wb);
+        assert!(err < 1e-4);
+        let (_, _, _, err) = add_weights(0.3, 0.7).unwrap();
+        assert!(err < 1e-3, "{err}");
+        assert!(add_weights(1.0, 1e6).is_none());
+    }
+}
