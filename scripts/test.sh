@@ -7,20 +7,9 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 
-# Test-only Python reference packages (ml_dtypes for FP8/BF16, gfloat for OCP MX blocks,
-# softposit for posit8, onnxruntime and onnx for operators), in a private virtualenv; they
-# are never runtime dependencies of hwgen.
-venv=target/pyref
-if ! "$venv/bin/python" -c "import ml_dtypes, gfloat, numpy, softposit, onnxruntime, onnx" >/dev/null 2>&1; then
-  if ! python3 -m venv "$venv" >/dev/null 2>&1; then
-    sudo=""
-    [ "$(id -u)" -ne 0 ] && sudo="sudo"
-    $sudo apt-get update -qq && $sudo apt-get install -y -qq python3-venv >/dev/null
-    python3 -m venv "$venv"
-  fi
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check numpy ml_dtypes gfloat softposit onnxruntime onnx
-fi
-export HWGEN_PYTHON=$PWD/$venv/bin/python
+# Test-only Python reference packages in a private virtualenv (scripts/pyref.sh).
+HWGEN_PYTHON=$(scripts/pyref.sh)
+export HWGEN_PYTHON
 
 export HWGEN_REQUIRE_SIMULATORS=1
 export INSTA_UPDATE=no

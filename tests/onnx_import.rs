@@ -88,7 +88,13 @@ fn layer_chains_match_onnx_runtime() {
     if !have_onnxruntime() {
         return;
     }
-    for graph in ["conv_relu_conv", "pool_fc", "residual", "relu6_gap"] {
+    for graph in [
+        "conv_relu_conv",
+        "pool_fc",
+        "residual",
+        "relu6_gap",
+        "inverted_residual",
+    ] {
         for format in ["qdq", "qop", "qdq_pc", "qop_pc"] {
             for act in ["int8", "uint8"] {
                 check(graph, format, act, 2);

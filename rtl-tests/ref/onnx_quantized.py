@@ -54,12 +54,13 @@ def build(graph, rng):
         return n1 + [relu, pool, flat, gemm], i1 + [w, b], [1, 4, 8, 8], "fc"
     if graph == "residual":
         # conv -> relu -> conv, added to the block's input, relu (a ResNet basic block).
-        n1, i1 = conv("c1", "x", 8, 8, 3, 1, 1, rng)
+        # 16 channels: on 8x8 the Add's 1x1 convolution skips its all-zero weight tiles.
+        n1, i1 = conv("c1", "x", 16, 16, 3, 1, 1, rng)
         relu = helper.make_node("Relu", ["c1"], ["r1"])
-        n2, i2 = conv("c2", "r1", 8, 8, 3, 1, 1, rng)
+        n2, i2 = conv("c2", "r1", 16, 16, 3, 1, 1, rng)
         add = helper.make_node("Add", ["c2", "x"], ["s"])
         relu2 = helper.make_node("Relu", ["s"], ["y"])
-        return n1 + [relu] + n2 + [add, relu2], i1 + i2, [1, 8, 6, 6], "y"
+        return n1 + [relu] + n2 + [add, relu2], i1 + i2, [1, 16, 6, 6], "y"
     if graph == "relu6_gap":
         # conv -> Clip(0, 6) -> global average pool -> flatten -> Gemm (MobileNet's head).
         n1, i1 = conv("c1", "x", 4, 16, 3, 2, 1, rng)
@@ -72,6 +73,17 @@ def build(graph, rng):
         b = numpy_helper.from_array(rng.normal(0, 0.2, (5,)).astype(np.float32), "fc_b")
         gemm = helper.make_node("Gemm", ["f", "fc_w", "fc_b"], ["fc"], transB=1)
         return n1 + [clip, gap, flat, gemm], i1 + [lo, hi, w, b], [1, 4, 10, 10], "fc"
+    if graph == "inverted_residual":
+        # MobileNetV2's block: expand 1x1 + ReLU6, depthwise 3x3 + ReLU6, project 1x1, Add.
+        lo = numpy_helper.from_array(np.array(0, np.float32), "lo")
+        hi = numpy_helper.from_array(np.array(6, np.float32), "hi")
+        n1, i1 = conv("e", "x", 8, 48, 1, 1, 0, rng)
+        c1 = helper.make_node("Clip", ["e", "lo", "hi"], ["e6"])
+        n2, i2 = conv("d", "e6", 48, 48, 3, 1, 1, rng, group=48)
+        c2 = helper.make_node("Clip", ["d", "lo", "hi"], ["d6"])
+        n3, i3 = conv("p", "d6", 48, 8, 1, 1, 0, rng)
+        add = helper.make_node("Add", ["p", "x"], ["y"])
+        return n1 + [c1] + n2 + [c2] + n3 + [add], [lo, hi] + i1 + i2 + i3, [1, 8, 7, 7], "y"
     if graph == "conv_softmax":
         n1, i1 = conv("c1", "x", 3, 4, 1, 1, 0, rng)
         soft = helper.make_node("Softmax", ["c1"], ["s1"], axis=1)

@@ -172,6 +172,11 @@ pub fn tile_present(n: &Node, cin: usize, t: usize, oct: usize, ict: usize) -> b
     let Op::Conv { groups, cout, .. } = &n.op else {
         return oct == ict && oct * t < cin;
     };
+    if let Some((tt, zero)) = &n.zero_tiles {
+        if *tt == t && zero.get(oct * cin.div_ceil(t) + ict) == Some(&true) {
+            return false;
+        }
+    }
     let (cin_g, cout_g) = (cin / groups, cout / groups);
     let (ci0, ci1) = (ict * t, (ict * t + t).min(cin));
     let (co0, co1) = (oct * t, (oct * t + t).min(*cout));

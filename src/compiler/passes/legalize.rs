@@ -41,6 +41,10 @@ pub struct Node {
     /// Its output stays on chip as the input of the next node, a depthwise convolution in
     /// the window unit, which schedules both (`fuse`: expand + depthwise).
     pub fused_into_next: bool,
+    /// An integer convolution whose weights leave some (output tile, input tile) pairs all
+    /// zero (an imported Add's operand weights): the tile size and, per pair `oct * icts +
+    /// ict`, whether it is all zero. Such tiles are not run (`allocate::tile_present`).
+    pub zero_tiles: Option<(usize, Vec<bool>)>,
 }
 
 /// A node's output pixel (u, v) is pixel (offset.0 + stride * u, offset.1 + stride * v) of
@@ -308,6 +312,9 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
                 },
             ));
         }
+        let cin = model.shape_of(&l.inputs[0]).map_or(0, |s| s[2]);
+        let int = matches!(l.prec, crate::numeric::Precision::Int(_));
+        let zero_tiles = zero_tiles(&l.op, int, cin, unit.cpf as usize);
         let node = Node {
             name: l.name.clone(),
             op: l.op.clone(),
@@ -319,8 +326,18 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             out_format: l.out_format,
             fixed_scale: l.fixed_scale(),
             macs: match &l.op {
+                // Without the all-zero weight tiles, which are not run.
+                Op::Conv { kh, kw, cout, .. } if zero_tiles.is_some() => {
+                    let (t, zero) = zero_tiles.as_ref().expect("some");
+                    let icts = cin.div_ceil(*t);
+                    let size = |k: usize, n: usize| (n - k * t).min(*t);
+                    let pairs: usize = (0..zero.len())
+                        .filter(|&p| !zero[p])
+                        .map(|p| size(p / icts, *cout) * size(p % icts, cin))
+                        .sum();
+                    (l.out[0] * l.out[1] * kh * kw * pairs) as u64
+                }
                 Op::Conv { kh, kw, groups, .. } => {
-                    let cin = model.shape_of(&l.inputs[0]).expect("input exists")[2];
                     (l.out[0] * l.out[1] * l.out[2] * kh * kw * (cin / groups)) as u64
                 }
                 _ => 0,
@@ -329,6 +346,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             place: None,
             window,
             fused_into_next: false,
+            zero_tiles,
         };
         if let Op::Conv {
             transposed: true, ..
@@ -644,4 +662,42 @@ fn concat(
         format: l.out_format,
     });
     Ok(())
+}
+
+/// The all-zero (output tile, input tile) pairs of an integer convolution of groups 1 and
+/// tiles of `t` channels (`Node::zero_tiles`), when there are any; every output tile keeps
+/// at least one input tile (its accumulator rows must be written).
+fn zero_tiles(op: &Op, int: bool, cin: usize, t: usize) -> Option<(usize, Vec<bool>)> {
+    let Op::Conv {
+        transposed: false,
+        groups: 1,
+        kh,
+        kw,
+        cout,
+        weights,
+        ..
+    } = op
+    else {
+        return None;
+    };
+    if !int || t == 0 || cin == 0 {
+        return None;
+    }
+    let (icts, octs) = (cin.div_ceil(t), cout.div_ceil(t));
+    let mut zero = vec![true; octs * icts];
+    for tap in 0..kh * kw {
+        for ci in 0..cin {
+            for co in 0..*cout {
+                if weights[(tap * cin + ci) * cout + co] != 0 {
+                    zero[co / t * icts + ci / t] = false;
+                }
+            }
+        }
+    }
+    for oct in 0..octs {
+        if zero[oct * icts..(oct + 1) * icts].iter().all(|z| *z) {
+            zero[oct * icts] = false;
+        }
+    }
+    zero.iter().any(|z| *z).then_some((t, zero))
 }

@@ -129,6 +129,7 @@ pub fn lower(n: &Node, [h, w, cin]: [usize; 3]) -> Vec<Node> {
                     (border as isize - py.pad_before) as usize,
                     (border as isize - px.pad_before) as usize,
                 ),
+                zero_tiles: None,
                 place: Some(Place {
                     tensor: n.name.clone(),
                     shape: n.out,

@@ -231,10 +231,9 @@ impl Importer<'_> {
         })
     }
 
-    /// The mean of each channel over the map: an average pool over the whole (square) map,
-    /// `saturate(floor((sum x multiplier + 2^(shift-1)) / 2^shift) + zero_point)` with
-    /// multiplier / 2^shift = sx / (sy N) and the input zero point folded into the zero
-    /// point as zy - round(zx sx / sy).
+    /// The mean of each channel over the map, exactly as ONNX rounds it once: a depthwise
+    /// convolution with a kernel of the whole (square) map and unit weights, the input zero
+    /// point in its bias (`-N zx`, exact) and one requantization `m / 2^s ~ sx / (sy N)`.
     pub(super) fn emit_global_pool(
         &mut self,
         desc: &str,
@@ -246,10 +245,11 @@ impl Importer<'_> {
             return Err(self.err(
                 desc,
                 format!("a global average pool over a {h}x{w} map"),
-                "the accelerator's average pool is square: use a square feature map",
+                "the accelerator's pooling windows are square: use a square feature map",
             ));
         }
-        let scale = x.scale / (y.0 * (h * w) as f64);
+        let n = (h * w) as i64;
+        let scale = x.scale / (y.0 * n as f64);
         let r = Requant::of(scale).ok_or_else(|| {
             self.err(
                 desc,
@@ -257,24 +257,32 @@ impl Importer<'_> {
                 "check the model's scales",
             )
         })?;
-        let zp = y.1 - (x.zero_point as f64 * x.scale / y.0).round_ties_even() as i64;
         let name = self.fresh(&super::emit::desc_name(desc), "gap");
         let keys = vec![
             ("kernel", h.to_string()),
-            ("stride", "1".to_string()),
+            ("groups", c.to_string()),
+            ("out_channels", c.to_string()),
+            (
+                "weights",
+                self.npy(&name, "weights", &[h, h, 1, c], &vec![1; h * h * c]),
+            ),
+            (
+                "bias",
+                self.npy(&name, "bias", &[c], &vec![-n * x.zero_point; c]),
+            ),
             (
                 "requant",
                 format!(
-                    "{{ multiplier = {}, shift = {}, zero_point = {zp} }}",
-                    r.multiplier, r.shift
+                    "{{ multiplier = {}, shift = {}, zero_point = {} }}",
+                    r.multiplier, r.shift, y.1
                 ),
             ),
         ];
         let err = (r.value() / scale - 1.0).abs();
-        let note = format!("{desc} -> '{name}': average pool {h}x{h}, scale {scale:.6e} = {} / 2^{} (relative error {err:.1e}); the input zero point in the zero point (within 1)", r.multiplier, r.shift);
+        let note = format!("{desc} -> '{name}': the {h}x{h} sum of each channel (a depthwise convolution of unit weights, the input zero point in its bias), scaled by {scale:.6e} = {} / 2^{} (relative error {err:.1e})", r.multiplier, r.shift);
         self.layers.push(Layer {
             name: name.clone(),
-            op: "avgpool",
+            op: "conv2d",
             input: x.name.clone(),
             keys,
             note,

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The shipped ONNX examples: ResNet-18, ResNet-50 and MobileNetV2 built as float ONNX graphs
+# with random weights, quantized by ONNX Runtime's quantize_static (QDQ, per-channel int8
+# weights, int8 activations; scripts/onnx_networks.py), imported by hwgen, run with
+# `hwgen run --interp` on a random float input (checked bit for bit against the golden
+# model) and compared with ONNX Runtime's output for the same input; then compiled for
+# the estimate. MobileNetV2 runs on 8x8: its residual adds at 24 channels need whole
+# channel tiles (see the README's "Quantized ONNX models").
+# Usage: scripts/onnx_examples.sh [resnet18 resnet50 mobilenetv2]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh >/dev/null
+py=$(scripts/pyref.sh)
+cargo build --release --quiet
+hw=./target/release/hwgen
+dir=target/onnx-examples
+mkdir -p "$dir"
+nets=("$@")
+[ ${#nets[@]} -gt 0 ] || nets=(resnet18 resnet50 mobilenetv2)
+"$py" scripts/onnx_networks.py "$dir" "${nets[@]}" 2>/dev/null >/dev/null
+for n in "${nets[@]}"; do
+  config=configs/16x16_int8.toml
+  [ "$n" = mobilenetv2 ] && config=configs/8x8_int8.toml
+  echo "== $n on $config"
+  $hw import "$dir/$n.onnx" -o "$dir/$n.toml" | head -n 1
+  $hw run -c "$config" -m "$dir/$n.onnx" -i "$dir/$n.x.npy" -o "$dir/$n.hwgen.npy" --interp
+  echo -n "against ONNX Runtime: "
+  "$py" scripts/compare_npy.py "$dir/$n.onnx" "$dir/$n.hwgen.npy" "$dir/$n.y.npy"
+  $hw compile --estimate -c "$config" -m "$dir/$n.onnx" | tail -n 2
+done
