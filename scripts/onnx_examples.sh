@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The shipped ONNX examples: ResNet-18, ResNet-50 and MobileNetV2 built as float ONNX graphs
 # with random weights, quantized by ONNX Runtime's quantize_static (QDQ, per-channel int8
-# weights, int8 activations; scripts/onnx_networks.py), imported by hwgen, run with
+# weights; scripts/onnx_networks.py), imported by hwgen, run with
 # `hwgen run --interp` on a random float input (checked bit for bit against the golden
 # model) and compared with ONNX Runtime's output for the same input; then compiled for
-# the estimate. MobileNetV2 runs on 8x8: its residual adds at 24 channels need whole
-# channel tiles (see the README's "Quantized ONNX models").
+# the estimate. The ResNets use uint8 activations on configs/16x16_uint8.toml (a ReLU's
+# output then has zero point 0, so no convolution needs an untied bias for its padding);
+# MobileNetV2 int8 activations on 8x8 (its residual adds at 24 channels need whole channel
+# tiles; see the README's "Quantized ONNX models").
 # Usage: scripts/onnx_examples.sh [resnet18 resnet50 mobilenetv2]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,14 +19,18 @@ dir=target/onnx-examples
 mkdir -p "$dir"
 nets=("$@")
 [ ${#nets[@]} -gt 0 ] || nets=(resnet18 resnet50 mobilenetv2)
-"$py" scripts/onnx_networks.py "$dir" "${nets[@]}" 2>/dev/null >/dev/null
 for n in "${nets[@]}"; do
-  config=configs/16x16_int8.toml
-  [ "$n" = mobilenetv2 ] && config=configs/8x8_int8.toml
+  # The ResNets with uint8 activations (zero point 0 after each ReLU), MobileNetV2 with
+  # int8 ones on 8x8.
+  config=configs/16x16_uint8.toml act=uint8
+  [ "$n" = mobilenetv2 ] && config=configs/8x8_int8.toml act=int8
+  "$py" scripts/onnx_networks.py "$dir" "$act" "$n" 2>/dev/null >/dev/null
   echo "== $n on $config"
-  $hw import "$dir/$n.onnx" -o "$dir/$n.toml" | head -n 1
+  $hw import "$dir/$n.onnx" -o "$dir/$n.toml" > "$dir/$n.import.txt"
+  head -n 1 "$dir/$n.import.txt"
   $hw run -c "$config" -m "$dir/$n.onnx" -i "$dir/$n.x.npy" -o "$dir/$n.hwgen.npy" --interp
   echo -n "against ONNX Runtime: "
   "$py" scripts/compare_npy.py "$dir/$n.onnx" "$dir/$n.hwgen.npy" "$dir/$n.y.npy"
-  $hw compile --estimate -c "$config" -m "$dir/$n.onnx" | tail -n 2
+  $hw compile --estimate -c "$config" -m "$dir/$n.onnx" > "$dir/$n.estimate.txt"
+  tail -n 1 "$dir/$n.estimate.txt"
 done

@@ -1,10 +1,11 @@
 """Build ResNet-18, ResNet-50 and MobileNetV2 as float ONNX graphs with random weights (the
 onnx helper API; batch norm folded into the convolutions, as an exported inference model
 has it), quantize each with ONNX Runtime's quantize_static (QDQ, per-channel int8 weights,
-int8 activations, calibrated on random inputs), and write for each DIR/NAME.onnx, a random
+int8 or uint8 activations, calibrated on random inputs), and write for each DIR/NAME.onnx, a random
 float input DIR/NAME.x.npy and ONNX Runtime's output for it DIR/NAME.y.npy.
 
-Usage: onnx_networks.py DIR [NAME ...]   (names: resnet18 resnet50 mobilenetv2)
+Usage: onnx_networks.py DIR ACT [NAME ...]   (ACT: int8 or uint8 activations; names:
+resnet18 resnet50 mobilenetv2)
 Nothing is downloaded. Test-only packages: onnx, onnxruntime, numpy.
 """
 
@@ -116,7 +117,7 @@ class Reader(CalibrationDataReader):
         return next(self.data, None)
 
 
-def build(d, name, seed):
+def build(d, name, seed, act):
     net, out = {"resnet18": lambda: resnet(18, seed), "resnet50": lambda: resnet(50, seed),
                 "mobilenetv2": lambda: mobilenetv2(seed)}[name]()
     g = helper.make_graph(net.nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 224, 224])],
@@ -126,7 +127,8 @@ def build(d, name, seed):
     onnx.save_model(model, f"{d}/{name}.float.onnx")
     rng = np.random.default_rng(seed + 1)
     quantize_static(f"{d}/{name}.float.onnx", f"{d}/{name}.onnx", Reader(rng, 4), quant_format=QuantFormat.QDQ,
-                    per_channel=True, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+                    per_channel=True, activation_type=QuantType.QInt8 if act == "int8" else QuantType.QUInt8,
+                    weight_type=QuantType.QInt8)
     x = rng.normal(0, 1, (1, 3, 224, 224)).astype(np.float32)
     session = ort.InferenceSession(f"{d}/{name}.onnx", providers=["CPUExecutionProvider"])
     np.save(f"{d}/{name}.x.npy", x)
@@ -134,10 +136,10 @@ def build(d, name, seed):
 
 
 def main():
-    d = sys.argv[1]
+    d, act = sys.argv[1], sys.argv[2]
     seeds = {"resnet18": 100, "resnet50": 101, "mobilenetv2": 102}
-    for name in sys.argv[2:] or list(seeds):
-        build(d, name, seeds[name])
+    for name in sys.argv[3:] or list(seeds):
+        build(d, name, seeds[name], act)
         print(f"{d}/{name}.onnx", flush=True)
 
 

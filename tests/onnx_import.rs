@@ -105,9 +105,14 @@ fn layer_chains_match_onnx_runtime() {
 
 /// Make a quantized model with the reference script; its directory.
 fn make(graph: &str, format: &str, extra: &[&str]) -> tempfile::TempDir {
+    make_act(graph, format, "int8", extra)
+}
+
+/// As `make`, with activations `act` ("int8" or "uint8").
+fn make_act(graph: &str, format: &str, act: &str, extra: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_string_lossy().into_owned();
-    let mut args = vec![d.as_str(), graph, format, "int8", "3"];
+    let mut args = vec![d.as_str(), graph, format, act, "3"];
     args.extend(extra);
     run_reference("onnx_quantized.py", &args, "");
     dir
@@ -233,22 +238,47 @@ fn mutated_onnx_files_never_panic() {
 /// `hwgen run` on float data (off the quantization grid): the input quantized on the host
 /// as the graph's QuantizeLinear does it, the model on the interpreter or the RTL, the
 /// output dequantized as its DequantizeLinear does it, equals ONNX Runtime's float output
-/// exactly (float32 for float32).
+/// float for float in at least 98% of the elements and is within one quantization step in
+/// all (a near-tie rounded the other way).
 #[test]
 fn hwgen_run_on_float_data_equals_onnx_runtime() {
     if !have_onnxruntime() || !have_tool("verilator", "hwgen_run_on_float_data_equals_onnx_runtime")
     {
         return;
     }
-    for (graph, format, pc, interp) in [
-        ("pool_fc", "qdq", "per_channel", false),
-        ("conv_relu_conv", "qop", "per_tensor", true),
-        ("depthwise", "qdq", "per_channel", true),
+    // (graph, form, weights, activations, config, on the interpreter)
+    let uint8 = "configs/16x16_uint8.toml";
+    for (graph, format, pc, act, config, interp) in [
+        (
+            "pool_fc",
+            "qdq",
+            "per_channel",
+            "int8",
+            "configs/8x8_int8.toml",
+            false,
+        ),
+        (
+            "conv_relu_conv",
+            "qop",
+            "per_tensor",
+            "int8",
+            "configs/8x8_int8.toml",
+            true,
+        ),
+        (
+            "depthwise",
+            "qdq",
+            "per_channel",
+            "int8",
+            "configs/8x8_int8.toml",
+            true,
+        ),
+        ("conv", "qdq", "per_channel", "uint8", uint8, false),
     ] {
-        let dir = make(graph, format, &[pc]);
+        let dir = make_act(graph, format, act, &[pc]);
         let out = dir.path().join("y_hwgen.npy");
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"));
-        cmd.args(["run", "-c", "configs/8x8_int8.toml", "-m"])
+        cmd.args(["run", "-c", config, "-m"])
             .arg(dir.path().join("model.onnx"))
             .arg("-i")
             .arg(dir.path().join("xr.npy"))
@@ -268,12 +298,33 @@ fn hwgen_run_on_float_data_equals_onnx_runtime() {
         let got = hwgen::model::npy::read_f32(&out).unwrap();
         let want = hwgen::model::npy::read_f32(&dir.path().join("yr.npy")).unwrap();
         assert_eq!(got.shape, want.shape, "{graph}");
+        // Float for float where the integers agree; elsewhere one quantization step (the
+        // README's bound for a layer), and rarely.
+        let step = hwgen::onnx::import(&dir.path().join("model.onnx"), "d")
+            .unwrap()
+            .outputs[0]
+            .scale;
         let same = got
             .data
             .iter()
             .zip(&want.data)
             .filter(|(a, b)| a.to_bits() == b.to_bits())
             .count();
+        let worst = got
+            .data
+            .iter()
+            .zip(&want.data)
+            .map(|(a, b)| (f64::from(*a) - f64::from(*b)).abs() / step)
+            .fold(0.0, f64::max);
+        eprintln!(
+            "{graph} {format} {pc} {act}: {same}/{} identical, max {worst:.3} steps",
+            want.data.len()
+        );
+        assert!(
+            worst < 1.001 && same * 50 >= want.data.len() * 49,
+            "{graph} {format} {pc}: {same}/{} identical, max {worst} steps",
+            want.data.len()
+        );
         assert_eq!(
             same,
             want.data.len(),
