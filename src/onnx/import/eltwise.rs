@@ -144,19 +144,7 @@ impl Importer<'_> {
                 "keep the Clip's input quantization",
             ));
         }
-        let readers = self
-            .produced
-            .get(&x.name)
-            .map_or(0, |o| self.real_readers(o));
-        if readers != 1 {
-            return Err(self.err(
-                desc,
-                format!("Clip of '{}', which other operators read as well", x.name),
-                "give the Clip's input no other reader",
-            ));
-        }
-        self.add_activation(desc, &x.name, Some(clip_code(hi, y)))?;
-        Ok(x.clone())
+        self.fold_activation(desc, x, Some(clip_code(hi, y)))
     }
 
     /// y = saturate(round(ra (a - za) + rb (b - zb)) + zy), ra = sa/sy and rb = sb/sy, as a
@@ -202,33 +190,21 @@ impl Importer<'_> {
             ("out_channels", c.to_string()),
             ("weights", self.npy(&name, "weights", &[1, 1, 2 * c, c], &w)),
             ("bias", self.npy(&name, "bias", &[c], &bias)),
-            (
-                "requant",
-                format!(
-                    "{{ multiplier = {}, shift = {}, zero_point = {} }}",
-                    r.multiplier, r.shift, y.1
-                ),
-            ),
+            ("requant", super::emit::requant_text(r, y.1)),
         ];
         let note = format!(
             "{desc} -> '{name}': {wa} x a + {wb} x b, scaled by {} / 2^{} (operand scales {ra:.6e} and {rb:.6e}, relative error at most {err:.1e})",
             r.multiplier, r.shift
         );
-        self.layers.push(Layer {
-            name: name.clone(),
+        let l = Layer {
+            name,
             op: "conv2d",
             input: cat,
             keys,
             note,
-        });
-        Ok(QTensor {
-            name,
-            scale: y.0,
-            zero_point: y.1,
-            signed: y.2,
-            shape: a.shape,
-            flat: a.flat,
-        })
+        };
+        let q = self.push(l, y, a.shape);
+        Ok(QTensor { flat: a.flat, ..q })
     }
 
     /// The mean of each channel over the map, exactly as ONNX rounds it once: a depthwise
@@ -270,31 +246,18 @@ impl Importer<'_> {
                 "bias",
                 self.npy(&name, "bias", &[c], &vec![-n * x.zero_point; c]),
             ),
-            (
-                "requant",
-                format!(
-                    "{{ multiplier = {}, shift = {}, zero_point = {} }}",
-                    r.multiplier, r.shift, y.1
-                ),
-            ),
+            ("requant", super::emit::requant_text(r, y.1)),
         ];
         let err = (r.value() / scale - 1.0).abs();
         let note = format!("{desc} -> '{name}': the {h}x{h} sum of each channel (a depthwise convolution of unit weights, the input zero point in its bias), scaled by {scale:.6e} = {} / 2^{} (relative error {err:.1e})", r.multiplier, r.shift);
-        self.layers.push(Layer {
-            name: name.clone(),
+        let l = Layer {
+            name,
             op: "conv2d",
             input: x.name.clone(),
             keys,
             note,
-        });
-        Ok(QTensor {
-            name,
-            scale: y.0,
-            zero_point: y.1,
-            signed: y.2,
-            shape: [1, 1, c],
-            flat: false,
-        })
+        };
+        Ok(self.push(l, y, [1, 1, c]))
     }
 }
 

@@ -109,13 +109,24 @@ impl Importer<'_> {
         }
     }
 
+    /// Add layer `l`, which writes a tensor of `shape` quantized as `y`; that tensor.
+    pub(super) fn push(&mut self, l: Layer, y: (f64, i64, bool), shape: [usize; 3]) -> QTensor {
+        let name = l.name.clone();
+        self.layers.push(l);
+        QTensor {
+            name,
+            scale: y.0,
+            zero_point: y.1,
+            signed: y.2,
+            shape,
+            flat: false,
+        }
+    }
+
     /// The model file's `requant`: one multiplier and shift, or a list of each.
     fn requant_keys(&self, r: &[Requant], zp: i64) -> String {
         if r.iter().all(|x| *x == r[0]) {
-            return format!(
-                "{{ multiplier = {}, shift = {}, zero_point = {zp} }}",
-                r[0].multiplier, r[0].shift
-            );
+            return requant_text(r[0], zp);
         }
         let list = |f: &dyn Fn(&Requant) -> String| r.iter().map(f).collect::<Vec<_>>().join(", ");
         format!(
@@ -221,21 +232,14 @@ impl Importer<'_> {
         keys.push(("requant", self.requant_keys(&r, y.1)));
         let scales: Vec<f64> = acc.iter().map(|a| a / y.0).collect();
         let note = Self::note(desc, &name, &scales, &r, x.zero_point, untied.is_some());
-        self.layers.push(Layer {
-            name: name.clone(),
+        let l = Layer {
+            name,
             op: "conv2d",
             input: x.name.clone(),
             keys,
             note,
-        });
-        Ok(QTensor {
-            name,
-            scale: y.0,
-            zero_point: y.1,
-            signed: y.2,
-            shape,
-            flat: false,
-        })
+        };
+        Ok(self.push(l, y, shape))
     }
 
     pub(super) fn emit_fc(
@@ -295,21 +299,14 @@ impl Importer<'_> {
         ];
         let scales: Vec<f64> = acc.iter().map(|a| a / y.0).collect();
         let note = Self::note(desc, &name, &scales, &r, x.zero_point, false);
-        self.layers.push(Layer {
-            name: name.clone(),
+        let l = Layer {
+            name,
             op: "fc",
             input: x.name.clone(),
             keys,
             note,
-        });
-        Ok(QTensor {
-            name,
-            scale: y.0,
-            zero_point: y.1,
-            signed: y.2,
-            shape: [1, 1, n],
-            flat: false,
-        })
+        };
+        Ok(self.push(l, y, [1, 1, n]))
     }
 
     pub(super) fn emit_maxpool(&mut self, desc: &str, x: &QTensor, geom: ConvGeom) -> QTensor {
@@ -423,4 +420,12 @@ pub(super) fn desc_name(desc: &str) -> String {
             .trim_end_matches(')')
             .to_string(),
     }
+}
+
+/// The model file's `requant` of one multiplier and shift.
+pub(super) fn requant_text(r: Requant, zero_point: i64) -> String {
+    format!(
+        "{{ multiplier = {}, shift = {}, zero_point = {zero_point} }}",
+        r.multiplier, r.shift
+    )
 }

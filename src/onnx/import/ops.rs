@@ -237,6 +237,17 @@ impl Importer<'_> {
     /// ReLU in the quantized domain is max(q, zero point): the layer that wrote `x` applies
     /// it, when nothing else reads `x`.
     pub(super) fn fold_relu(&mut self, desc: &str, x: &QTensor) -> Result<QTensor, ImportError> {
+        self.fold_activation(desc, x, None)
+    }
+
+    /// ReLU (`clamp` None) or a clip to `clamp` by the layer that wrote `x`, when nothing
+    /// else reads `x`.
+    pub(super) fn fold_activation(
+        &mut self,
+        desc: &str,
+        x: &QTensor,
+        clamp: Option<i64>,
+    ) -> Result<QTensor, ImportError> {
         let readers = self
             .produced
             .get(&x.name)
@@ -245,13 +256,13 @@ impl Importer<'_> {
             return Err(self.err(
                 desc,
                 format!(
-                    "ReLU of '{}', which {readers} other operators or graph outputs read as well",
+                    "an activation of '{}', which {readers} operators or graph outputs read",
                     x.name
                 ),
-                "give the ReLU's input no other reader",
+                "give the activation's input no other reader",
             ));
         }
-        self.add_relu(desc, &x.name)?;
+        self.add_activation(desc, &x.name, clamp)?;
         Ok(x.clone())
     }
 
