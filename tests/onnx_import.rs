@@ -94,8 +94,16 @@ fn layer_chains_match_onnx_runtime() {
         "residual",
         "relu6_gap",
         "inverted_residual",
+        "concat",
+        "upconv",
     ] {
-        for format in ["qdq", "qop", "qdq_pc", "qop_pc"] {
+        // onnxruntime quantizes ConvTranspose in QDQ form only.
+        let formats: &[&str] = if graph == "upconv" {
+            &["qdq", "qdq_pc"]
+        } else {
+            &["qdq", "qop", "qdq_pc", "qop_pc"]
+        };
+        for &format in formats {
             for act in ["int8", "uint8"] {
                 check(graph, format, act, 2);
             }
@@ -131,6 +139,8 @@ fn imported_models_run_bit_exact_in_rtl() {
         ("conv_relu_conv", "qdq", "per_tensor"),
         ("residual", "qdq", "per_channel"),
         ("relu6_gap", "qop", "per_channel"),
+        ("upconv", "qdq", "per_channel"),
+        ("concat", "qop", "per_tensor"),
     ] {
         let dir = make(graph, format, &[pc]);
         // Per-channel weights become per-channel requantization in the model file.

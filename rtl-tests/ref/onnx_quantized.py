@@ -84,6 +84,20 @@ def build(graph, rng):
         n3, i3 = conv("p", "d6", 48, 8, 1, 1, 0, rng)
         add = helper.make_node("Add", ["p", "x"], ["y"])
         return n1 + [c1] + n2 + [c2] + n3 + [add], [lo, hi] + i1 + i2 + i3, [1, 8, 7, 7], "y"
+    if graph == "upconv":
+        # The codec-avatar decoder's up-convolution: ConvTranspose 4x4, stride 2, padding 1.
+        w = numpy_helper.from_array(rng.normal(0, 0.2, (6, 5, 4, 4)).astype(np.float32), "u_w")
+        b = numpy_helper.from_array(rng.normal(0, 0.2, (5,)).astype(np.float32), "u_b")
+        up = helper.make_node("ConvTranspose", ["x", "u_w", "u_b"], ["u"], kernel_shape=[4, 4], strides=[2, 2],
+                              pads=[1] * 4)
+        relu = helper.make_node("Relu", ["u"], ["y"])
+        return [up, relu], [w, b], [1, 6, 5, 4], "y"
+    if graph == "concat":
+        n1, i1 = conv("c1", "x", 4, 8, 3, 1, 1, rng)
+        n2, i2 = conv("c2", "x", 4, 8, 1, 1, 0, rng)
+        cat = helper.make_node("Concat", ["c1", "c2"], ["cat"], axis=1)
+        n3, i3 = conv("c3", "cat", 16, 6, 1, 1, 0, rng)
+        return n1 + n2 + [cat] + n3, i1 + i2 + i3, [1, 4, 6, 6], "c3"
     if graph == "conv_softmax":
         n1, i1 = conv("c1", "x", 3, 4, 1, 1, 0, rng)
         soft = helper.make_node("Softmax", ["c1"], ["s1"], axis=1)

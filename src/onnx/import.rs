@@ -17,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 mod eltwise;
 mod emit;
+mod joins;
 mod ops;
 
 /// A quantized constant (weights or bias) with its per-tensor or per-axis quantization.
@@ -61,6 +62,16 @@ enum PendingOp {
     },
     GlobalPool {
         x: QTensor,
+    },
+    Concat {
+        parts: Vec<QTensor>,
+    },
+    /// A transposed convolution: (kernel, stride, padding).
+    ConvT {
+        x: QTensor,
+        w: ConstQ,
+        b: Option<ConstQ>,
+        geom: (usize, usize, usize),
     },
 }
 
@@ -353,7 +364,7 @@ impl<'a> Importer<'a> {
         let contrib = n.domain == "com.microsoft"
             && matches!(
                 n.op_type.as_str(),
-                "QGemm" | "QLinearAdd" | "QLinearGlobalAveragePool"
+                "QGemm" | "QLinearAdd" | "QLinearGlobalAveragePool" | "QLinearConcat"
             );
         if !(n.domain.is_empty() || n.domain == "ai.onnx" || contrib) {
             return Err(self.err(
@@ -382,7 +393,7 @@ impl<'a> Importer<'a> {
             }
             "QuantizeLinear" => self.quantize(&desc, n)?,
             "DequantizeLinear" => self.dequantize(&desc, n)?,
-            "Conv" | "Gemm" | "MatMul" => self.float_op(&desc, n)?,
+            "Conv" | "ConvTranspose" | "Gemm" | "MatMul" => self.float_op(&desc, n)?,
             "QLinearConv" | "QLinearMatMul" | "QGemm" => self.qlinear(&desc, n)?,
             "MaxPool" => self.maxpool(&desc, n)?,
             "Relu" => self.relu(&desc, n)?,
@@ -390,11 +401,12 @@ impl<'a> Importer<'a> {
             "Add" | "QLinearAdd" => self.add(&desc, n)?,
             "GlobalAveragePool" | "QLinearGlobalAveragePool" => self.global_pool(&desc, n)?,
             "Clip" => self.clip(&desc, n)?,
+            "Concat" | "QLinearConcat" => self.concat(&desc, n)?,
             other => {
                 return Err(self.err(
                     &desc,
                     format!("operator {other} is not supported on the accelerator yet"),
-                    "supported: QuantizeLinear, DequantizeLinear, Conv, Gemm, MatMul, MaxPool, GlobalAveragePool, Add (same shapes), Relu, Clip (from 0), Flatten, Reshape (to [1, K]), QLinearConv, QLinearMatMul, QGemm, QLinearAdd, QLinearGlobalAveragePool",
+                    "supported: QuantizeLinear, DequantizeLinear, Conv, Gemm, MatMul, MaxPool, GlobalAveragePool, Add (same shapes), Relu, Clip (from 0), Concat (channels), ConvTranspose, Flatten, Reshape (to [1, K]), QLinearConv, QLinearMatMul, QGemm, QLinearAdd, QLinearGlobalAveragePool, QLinearConcat",
                 ))
             }
         };

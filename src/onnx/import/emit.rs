@@ -9,7 +9,12 @@ use crate::onnx::{ImportError, Imported, OutputQuant};
 impl Importer<'_> {
     /// The weight scale of each of the `n` output channels (one per-tensor scale repeated,
     /// or the per-channel scales).
-    fn weights_of(&mut self, desc: &str, w: &ConstQ, n: usize) -> Result<Vec<f64>, ImportError> {
+    pub(super) fn weights_of(
+        &mut self,
+        desc: &str,
+        w: &ConstQ,
+        n: usize,
+    ) -> Result<Vec<f64>, ImportError> {
         if w.zero_point.iter().any(|&z| z != 0) {
             return Err(self.err(
                 desc,
@@ -56,7 +61,7 @@ impl Importer<'_> {
     }
 
     /// The int32 bias at scale x_scale * w_scale (per output channel).
-    fn bias_of(
+    pub(super) fn bias_of(
         &self,
         desc: &str,
         b: Option<&ConstQ>,
@@ -78,7 +83,7 @@ impl Importer<'_> {
     }
 
     /// Each channel's requantization (input scale x weight scale / output scale).
-    fn requants(
+    pub(super) fn requants(
         &self,
         desc: &str,
         acc_scales: &[f64],
@@ -102,7 +107,7 @@ impl Importer<'_> {
         format!("\"{}/{file}\"", self.data_dir)
     }
 
-    fn check_acc(&self, desc: &str, bias: &[i64]) -> Result<(), ImportError> {
+    pub(super) fn check_acc(&self, desc: &str, bias: &[i64]) -> Result<(), ImportError> {
         match bias.iter().find(|&&b| i32::try_from(b).is_err()) {
             Some(b) => Err(self.err(desc, format!("the bias with the input zero point folded in, {b}, does not fit the int32 accumulator"), "check the model's zero points and weights")),
             None => Ok(()),
@@ -124,7 +129,7 @@ impl Importer<'_> {
     }
 
     /// The model file's `requant`: one multiplier and shift, or a list of each.
-    fn requant_keys(&self, r: &[Requant], zp: i64) -> String {
+    pub(super) fn requant_keys(&self, r: &[Requant], zp: i64) -> String {
         if r.iter().all(|x| *x == r[0]) {
             return requant_text(r[0], zp);
         }
@@ -136,7 +141,7 @@ impl Importer<'_> {
         )
     }
 
-    fn note(
+    pub(super) fn note(
         desc: &str,
         name: &str,
         scales: &[f64],

@@ -37,6 +37,7 @@ impl Importer<'_> {
         let w = wq(self, 1)?.ok_or_else(|| self.err(desc, "has no weights", "check the model"))?;
         let b = wq(self, 2)?;
         let op = match n.op_type.as_str() {
+            "ConvTranspose" => return self.conv_transpose(desc, n, x, w, b),
             "Conv" => PendingOp::Conv {
                 geom: self.conv_geom(desc, n, &w.q, x.shape[2])?,
                 x,
@@ -296,7 +297,7 @@ impl Importer<'_> {
         let layer = self.layers.iter_mut().find(|l| l.name == name);
         match layer {
             Some(l)
-                if matches!(l.op, "conv2d" | "fc" | "add")
+                if matches!(l.op, "conv2d" | "conv_transpose" | "fc" | "add")
                     && !l.keys.iter().any(|(k, _)| *k == "activation") =>
             {
                 match clamp {
@@ -383,6 +384,10 @@ impl Importer<'_> {
             PendingOp::Clip { x, lo, hi } => return self.fold_clip(desc, x, *lo, *hi, y),
             PendingOp::Add { a, b } => self.emit_add(desc, a, b, y)?,
             PendingOp::GlobalPool { x } => self.emit_global_pool(desc, x, y)?,
+            PendingOp::Concat { parts } => self.emit_concat(desc, parts, y)?,
+            PendingOp::ConvT { x, w, b, geom } => {
+                self.emit_conv_transpose(desc, x, w, b.as_ref(), *geom, y)?
+            }
             PendingOp::Conv { x, w, b, geom } => {
                 self.emit_conv(desc, x, w, b.as_ref(), *geom, y)?
             }
