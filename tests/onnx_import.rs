@@ -343,3 +343,56 @@ fn hwgen_run_on_float_data_equals_onnx_runtime() {
         );
     }
 }
+
+/// Run `hwgen run` on the interpreter; the output.
+fn hwgen_run(dir: &std::path::Path, model: &str, config: &str) -> hwgen::model::npy::NpyF32 {
+    let out = dir.join(format!("{model}.out.npy"));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"))
+        .args(["run", "-c", config, "--interp", "-m"])
+        .arg(dir.join(model))
+        .arg("-i")
+        .arg(dir.join("xr.npy"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{model}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    hwgen::model::npy::read_f32(&out).unwrap()
+}
+
+/// BYOC: a Softmax after a convolution runs on the host (QDQ: DequantizeLinear, Softmax,
+/// QuantizeLinear in float32; QOperator: onnxruntime's QLinearSoftmax), the convolution on
+/// the accelerator; a float model (nothing quantized) runs whole on the host. Each agrees
+/// with ONNX Runtime: the quantized ones within one output step (ONNX Runtime's own fused
+/// softmax uses a table), the float one to float32 rounding.
+#[test]
+fn host_runs_what_the_accelerator_does_not() {
+    if !have_onnxruntime() {
+        return;
+    }
+    for format in ["qdq", "qop"] {
+        let dir = make("conv_softmax", format, &["per_channel"]);
+        let got = hwgen_run(dir.path(), "model.onnx", "configs/8x8_int8.toml");
+        let want = hwgen::model::npy::read_f32(&dir.path().join("yr.npy")).unwrap();
+        assert_eq!(got.shape, want.shape);
+        let worst = got
+            .data
+            .iter()
+            .zip(&want.data)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
+        // Softmax outputs are quantized in steps of about 1/255.
+        assert!(worst <= 1.0 / 255.0 + 1e-6, "{format}: {worst}");
+    }
+    let dir = make("conv_relu_conv", "qdq", &[]);
+    let got = hwgen_run(dir.path(), "float.onnx", "configs/8x8_int8.toml");
+    let want = hwgen::model::npy::read_f32(&dir.path().join("yf.npy")).unwrap();
+    assert_eq!(got.shape, want.shape);
+    for (a, b) in got.data.iter().zip(&want.data) {
+        assert!((a - b).abs() <= 1e-4 * b.abs().max(1.0), "{a} vs {b}");
+    }
+}

@@ -8,7 +8,8 @@ quantized input q, runs ONNX Runtime on the float input (q - zero_point) * scale
 QuantizeLinear maps back to q exactly), and writes DIR/x.npy (q, HWC, int64) and
 DIR/y.npy (ONNX Runtime's quantized output: the final DequantizeLinear's float output
 mapped back to its integers, HWC or flat, int64); and for a random float input off the
-quantization grid DIR/xr.npy and ONNX Runtime's float output DIR/yr.npy.
+quantization grid DIR/xr.npy and ONNX Runtime's float output DIR/yr.npy, and the float
+model's DIR/float.onnx output for it DIR/yf.npy.
 """
 
 import sys
@@ -159,6 +160,9 @@ def main():
     xr = (rng.normal(0, 1.5, shape)).astype(np.float32)
     np.save(f"{d}/xr.npy", xr)
     np.save(f"{d}/yr.npy", session.run(None, {"x": xr})[0])
+    # The float model's output for it (a graph the host runs whole).
+    fsession = ort.InferenceSession(f"{d}/float.onnx", providers=["CPUExecutionProvider"])
+    np.save(f"{d}/yf.npy", fsession.run(None, {"x": xr})[0])
     np.save(f"{d}/x.npy", xq[0].transpose(1, 2, 0).astype(np.int64))
     yq = yq[0].transpose(1, 2, 0) if yq.ndim == 4 else yq[0]
     np.save(f"{d}/y.npy", yq.astype(np.int64))

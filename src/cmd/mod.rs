@@ -31,7 +31,18 @@ pub fn load_model(path: &Path) -> anyhow::Result<hwgen::model::Model> {
         let dir = tempfile::tempdir()?;
         let stem = path.file_stem().unwrap_or_default().to_string_lossy();
         let toml = dir.path().join(format!("{stem}.toml"));
-        hwgen::onnx::write(path, &toml)?;
+        let part = hwgen::onnx::partition(path, "data", None)?;
+        if let Some(e) = &part.reason {
+            let n = part.model.graph.nodes.get(part.cut);
+            eprintln!(
+                "note: {}: the accelerator runs the graph up to node {}{}; the host (hwgen run) runs the rest: {}",
+                path.display(),
+                part.cut,
+                n.map_or(String::new(), |n| format!(" ({})", n.op_type)),
+                e.rule
+            );
+        }
+        hwgen::onnx::write_with_partition(path, &toml, None)?;
         return Ok(hwgen::model::load(&toml)?);
     }
     Ok(hwgen::model::load(path)?)

@@ -1,4 +1,5 @@
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
+use hwgen::onnx::hostops::{Host, HostVal};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -24,9 +25,10 @@ pub struct Args {
     pub cache: Option<PathBuf>,
 }
 
-/// Quantize the float input as the graph does, run the model on the accelerator (RTL or
-/// interpreter), check the run against the golden model, and write every graph output as
-/// the graph declares it.
+/// Split the graph between the accelerator and the host, run the accelerator's part on the
+/// input quantized as the graph does (RTL or interpreter, checked against the golden model),
+/// hand its tensors to the host, run the rest there, and write every graph output as the
+/// graph declares it.
 pub fn run(args: Args) -> Result<()> {
     let design = hwgen::config::load(&args.config)?;
     if !args
@@ -39,7 +41,6 @@ pub fn run(args: Args) -> Result<()> {
             args.model.display()
         );
     }
-    let probe = hwgen::onnx::import(&args.model, "data")?;
     let x = hwgen::model::npy::read_f32(&args.input).map_err(|e| {
         anyhow::anyhow!(
             "error: {}: {}\n  fix:  {}",
@@ -48,23 +49,86 @@ pub fn run(args: Args) -> Result<()> {
             e.fix
         )
     })?;
-    let q = hwgen::onnx::host::quantize_input(&probe.input, &x.shape, &x.data).map_err(|e| {
+    let dir = tempfile::tempdir()?;
+    let part = hwgen::onnx::partition(&args.model, "data", Some("input.npy"))?;
+    let g = &part.model.graph;
+    let mut host = Host::new(g);
+    let input = g
+        .inputs
+        .iter()
+        .find(|i| !g.initializers.iter().any(|t| t.name == i.name));
+    if let Some(i) = input {
+        host.known.insert(
+            i.name.clone(),
+            HostVal {
+                dims: x.shape.clone(),
+                data: x.data.clone(),
+                elem: hwgen::onnx::proto::dtype::FLOAT,
+            },
+        );
+    }
+    if let Some(e) = &part.reason {
+        let at = g.nodes.get(part.cut).map_or(String::new(), |n| {
+            format!(" from node {} ({})", part.cut, n.op_type)
+        });
+        eprintln!("hwgen run: the host runs the graph{at}: {}", e.rule);
+    }
+    let how = match &part.accel {
+        Some(accel) => accelerate(&args, &design, accel, &x, dir.path(), &mut host)?,
+        None => {
+            eprintln!(
+                "warning: no node of {} runs on the accelerator; the whole graph runs on the host",
+                args.model.display()
+            );
+            "host only".to_string()
+        }
+    };
+    let outs = host
+        .outputs()
+        .map_err(|e| anyhow::anyhow!("error: {}: {e}", args.model.display()))?;
+    let mut files = Vec::new();
+    for (name, v) in &outs {
+        let bytes = hwgen::onnx::host::npy_of(v).map_err(|e| {
+            anyhow::anyhow!("error: {}: output '{name}': {e}", args.model.display())
+        })?;
+        files.push((name.clone(), bytes));
+    }
+    write_outputs(&args.output, &files)?;
+    let host_nodes = host.ran.len();
+    println!(
+        "{} on {}: {how}; {host_nodes} nodes on the host; wrote {}",
+        args.model.display(),
+        design.name,
+        args.output.display()
+    );
+    Ok(())
+}
+
+/// Run the accelerator's part and hand its tensors to the host; how it ran.
+fn accelerate(
+    args: &Args,
+    design: &hwgen::design::Design,
+    accel: &hwgen::onnx::Imported,
+    x: &hwgen::model::npy::NpyF32,
+    dir: &std::path::Path,
+    host: &mut Host,
+) -> Result<String> {
+    let q = hwgen::onnx::host::quantize_input(&accel.input, &x.shape, &x.data).map_err(|e| {
         anyhow::anyhow!(
             "error: {}: {e}\n  fix:  give the graph input's float32 tensor",
             args.input.display()
         )
     })?;
-    let dir = tempfile::tempdir()?;
-    let [h, w, c] = probe.input.shape;
-    hwgen::model::npy::write_i64(&dir.path().join("input.npy"), &[h, w, c], &q)?;
-    let toml = dir.path().join("model.toml");
-    let imported = hwgen::onnx::write_with(&args.model, &toml, Some("input.npy"))?;
+    let [h, w, c] = accel.input.shape;
+    hwgen::model::npy::write_i64(&dir.join("input.npy"), &[h, w, c], &q)?;
+    let toml = dir.join("model.toml");
+    let imported = hwgen::onnx::write_with_partition(&args.model, &toml, Some("input.npy"))?;
     let model = hwgen::model::load(&toml)?;
-    let program = super::compile(&design, &model, &args.model, &args.config)?;
-    let expected = hwgen::verify::expected(&design, &model, &program);
+    let program = super::compile(design, &model, &args.model, &args.config)?;
+    let expected = hwgen::verify::expected(design, &model, &program);
     let (mem, how) = if args.interp {
         (
-            hwgen::verify::interpret(&design, &program)?,
+            hwgen::verify::interpret(design, &program)?,
             "ISA interpreter".to_string(),
         )
     } else {
@@ -72,17 +136,17 @@ pub fn run(args: Args) -> Result<()> {
             .cache
             .clone()
             .unwrap_or_else(hwgen::sim::run::default_cache);
-        let mem_words = hwgen::sim::run::mem_words_for(&design, program.footprint_beats());
+        let mem_words = hwgen::sim::run::mem_words_for(design, program.footprint_beats());
         let with = hwgen::sim::run::Instrument {
             mem_words: Some(mem_words),
             ..Default::default()
         };
-        let exe = hwgen::sim::run::build_with(&design, &cache, with)?;
+        let exe = hwgen::sim::run::build_with(design, &cache, with)?;
         let opts = hwgen::sim::run::RunOptions {
             mem_words: Some(mem_words),
             ..Default::default()
         };
-        let r = hwgen::sim::run::run_with(&design, &exe, &program, &expected, &opts)?;
+        let r = hwgen::sim::run::run_with(design, &exe, &program, &expected, &opts)?;
         (r.memory, format!("RTL, {} cycles", r.cycles))
     };
     let cmp = hwgen::verify::compare(&program, &expected, &mem);
@@ -93,25 +157,22 @@ pub fn run(args: Args) -> Result<()> {
             cmp.unit
         );
     }
-    let mut files = Vec::new();
     for o in &imported.outputs {
-        let region = program
+        let Some(region) = program
             .outputs
             .iter()
             .find(|r| r.name == o.layer && r.frame == 0)
-            .with_context(|| format!("no output region for layer {}", o.layer))?;
+        else {
+            bail!("no output region for layer {}", o.layer);
+        };
         let t = hwgen::compiler::passes::encode::read_tensor(&mem, &region.layout);
-        files.push((o.onnx.clone(), hwgen::onnx::host::output_npy(o, &t.data)));
+        host.known
+            .insert(o.onnx.clone(), hwgen::onnx::host::handoff_val(o, &t.data));
     }
-    write_outputs(&args.output, &files)?;
-    println!(
-        "{} on {}: {} layers on the {how}, bit-exact against the golden model; wrote {}",
-        args.model.display(),
-        design.name,
-        imported.notes.len(),
-        args.output.display()
-    );
-    Ok(())
+    Ok(format!(
+        "{} layers on the {how}, bit-exact against the golden model",
+        imported.notes.len()
+    ))
 }
 
 /// One output: the file, written atomically. Several: a directory of NAME.npy, replaced

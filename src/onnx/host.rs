@@ -2,6 +2,8 @@
 //! QuantizeLinear does it, and each output written as the graph declares it (dequantized
 //! as its DequantizeLinear does it, or as integers).
 
+use super::hostops::HostVal;
+use super::proto::dtype;
 use super::{InputQuant, OutputQuant};
 use crate::model::npy;
 
@@ -37,31 +39,66 @@ pub fn quantize_input(q: &InputQuant, shape: &[usize], data: &[f32]) -> Result<V
     Ok(out)
 }
 
-/// The `.npy` bytes of one graph output from its layer's integers (H, W, C): float32
-/// `(q - zero_point) * scale` for a dequantized output, else int8/uint8; shaped `[1, C, H,
-/// W]`, or `[1, K]` for a flat output.
-pub fn output_npy(o: &OutputQuant, hwc: &[i64]) -> Vec<u8> {
+/// A tensor the accelerator hands over, from its layer's integers (H, W, C), as the graph
+/// holds it: float32 `(q - zero_point) * scale` when dequantized (as DequantizeLinear
+/// computes it), else the integers; shaped `[1, C, H, W]`, or `[1, K]` when flat.
+pub fn handoff_val(o: &OutputQuant, hwc: &[i64]) -> HostVal {
     let [h, w, c] = o.shape;
     let chw = |k: usize| {
         let (ch, y, x) = (k / (h * w), k / w % h, k % w);
         hwc[(y * w + x) * c + ch]
     };
-    let shape = if o.flat {
+    let dims = if o.flat {
         vec![1, h * w * c]
     } else {
         vec![1, c, h, w]
     };
     let n = h * w * c;
+    let scale = o.scale as f32;
     if o.float {
-        let scale = o.scale as f32;
-        let bytes: Vec<u8> = (0..n)
-            .flat_map(|k| (((chw(k) - o.zero_point) as f32) * scale).to_le_bytes())
+        let data = (0..n)
+            .map(|k| ((chw(k) - o.zero_point) as f32) * scale)
             .collect();
-        npy::encode("<f4", &shape, &bytes)
+        HostVal {
+            dims,
+            data,
+            elem: dtype::FLOAT,
+        }
     } else {
-        let bytes: Vec<u8> = (0..n).map(|k| chw(k) as u8).collect();
-        npy::encode(if o.signed { "|i1" } else { "|u1" }, &shape, &bytes)
+        let data = (0..n).map(|k| chw(k) as f32).collect();
+        HostVal {
+            dims,
+            data,
+            elem: if o.signed { dtype::INT8 } else { dtype::UINT8 },
+        }
     }
+}
+
+/// The `.npy` bytes of a host tensor in its ONNX type (float32, int8, uint8, int32, int64).
+pub fn npy_of(v: &HostVal) -> Result<Vec<u8>, String> {
+    let bytes: Vec<u8> = match v.elem {
+        dtype::FLOAT => v.data.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        dtype::INT8 | dtype::UINT8 => v.data.iter().map(|&x| x as i64 as u8).collect(),
+        dtype::INT32 => v
+            .data
+            .iter()
+            .flat_map(|&x| (x as i32).to_le_bytes())
+            .collect(),
+        dtype::INT64 => v
+            .data
+            .iter()
+            .flat_map(|&x| (x as i64).to_le_bytes())
+            .collect(),
+        t => return Err(format!("an output of type {}", dtype::name(t))),
+    };
+    let descr = match v.elem {
+        dtype::FLOAT => "<f4",
+        dtype::INT8 => "|i1",
+        dtype::UINT8 => "|u1",
+        dtype::INT32 => "<i4",
+        _ => "<i8",
+    };
+    Ok(npy::encode(descr, &v.dims, &bytes))
 }
 
 #[cfg(test)]

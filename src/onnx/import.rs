@@ -278,6 +278,13 @@ impl<'a> Importer<'a> {
         Ok(())
     }
 
+    /// Whether ONNX tensor `name` is the output of a layer (quantized or dequantized): a
+    /// value the accelerator can hand over to the host.
+    pub fn is_layer_value(&self, name: &str) -> bool {
+        matches!(self.vals.get(name), Some(Val::Q(x) | Val::Dq(x))
+            if self.input.as_ref().is_none_or(|i| i.name != x.name))
+    }
+
     fn val(&self, node: &str, name: &str) -> Result<Val, ImportError> {
         if let Some(v) = self.vals.get(name) {
             return Ok(v.clone());

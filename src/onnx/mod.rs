@@ -5,9 +5,10 @@
 //! the numbers (weight layout, zero points, requantization).
 
 pub mod host;
+pub mod hostops;
 mod import;
 mod layer;
-mod proto;
+pub mod proto;
 mod wire;
 
 pub use layer::Requant;
@@ -90,12 +91,30 @@ pub fn import(path: &Path, data_dir: &str) -> Result<Imported, ImportError> {
 }
 
 /// As [`import`], with the model input's data (`[input] data`, a path relative to the
-/// model file) when given.
+/// model file) when given. Every node must run on the accelerator.
 pub fn import_with(
     path: &Path,
     data_dir: &str,
     input_data: Option<&str>,
 ) -> Result<Imported, ImportError> {
+    let (file, model) = read(path)?;
+    let g = &model.graph;
+    let mut im = import::Importer::new(&file, g, data_dir);
+    im.graph_input(g)?;
+    for (i, n) in g.nodes.iter().enumerate() {
+        im.node(n, i)?;
+    }
+    im.finish_graph(g, &stem(path), input_data)
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".into())
+}
+
+/// The file, decoded and checked for an opset with the quantized operators.
+fn read(path: &Path) -> Result<(String, proto::Model), ImportError> {
     let file = path.display().to_string();
     let fail = |rule: String, fix: &str| ImportError {
         file: file.clone(),
@@ -126,17 +145,89 @@ pub fn import_with(
             "export with opset 13 or later",
         ));
     }
+    Ok((file, model))
+}
+
+/// A graph split between the accelerator and the host (BYOC): the nodes before `cut` that
+/// the importer maps run on the accelerator as `accel` (whose outputs are the tensors the
+/// host reads), the rest on the host (`hostops`), from the first node the accelerator
+/// cannot run (`reason` says why).
+pub struct Partition {
+    pub model: proto::Model,
+    pub accel: Option<Imported>,
+    pub cut: usize,
+    pub reason: Option<ImportError>,
+}
+
+/// Split the graph: the longest prefix of nodes the accelerator runs, then the host.
+pub fn partition(
+    path: &Path,
+    data_dir: &str,
+    input_data: Option<&str>,
+) -> Result<Partition, ImportError> {
+    let (file, model) = read(path)?;
     let g = &model.graph;
     let mut im = import::Importer::new(&file, g, data_dir);
-    im.graph_input(g)?;
-    for (i, n) in g.nodes.iter().enumerate() {
-        im.node(n, i)?;
+    let (mut cut, mut reason) = (g.nodes.len(), None);
+    match im.graph_input(g) {
+        Err(e) => (cut, reason) = (0, Some(e)),
+        Ok(()) => {
+            for (i, n) in g.nodes.iter().enumerate() {
+                if let Err(e) = im.node(n, i) {
+                    (cut, reason) = (i, Some(e));
+                    break;
+                }
+            }
+        }
     }
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "model".into());
-    im.finish_graph(g, &stem, input_data)
+    if reason.is_none() {
+        let accel = Some(im.finish_graph(g, &stem(path), input_data)?);
+        return Ok(Partition {
+            model,
+            accel,
+            cut,
+            reason,
+        });
+    }
+    // The accelerator's values the host needs: from the graph outputs back through the
+    // host's nodes (and through nodes before the cut that are not layers, which the host
+    // evaluates again: dequantized constants, the quantized input).
+    let producer: std::collections::HashMap<&str, usize> = g
+        .nodes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, n)| n.outputs.iter().map(move |o| (o.as_str(), i)))
+        .collect();
+    let mut handoff: Vec<(String, bool)> = vec![];
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<&str> = g.outputs.iter().map(|o| o.name.as_str()).collect();
+    while let Some(t) = stack.pop() {
+        if !seen.insert(t) {
+            continue;
+        }
+        match producer.get(t) {
+            None => {}
+            Some(&i) if i < cut && im.is_layer_value(t) => handoff.push((t.to_string(), false)),
+            Some(&i) => stack.extend(
+                g.nodes[i]
+                    .inputs
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|s| !s.is_empty()),
+            ),
+        }
+    }
+    let accel = if handoff.is_empty() {
+        None
+    } else {
+        Some(im.finish_with(&handoff, &stem(path), input_data)?)
+    };
+    Ok(Partition {
+        model,
+        accel,
+        cut,
+        reason,
+    })
 }
 
 /// FNV-1a, 64 bits: names the data directory after its contents.
@@ -165,15 +256,44 @@ pub fn write_with(
     toml_path: &Path,
     input_data: Option<&str>,
 ) -> anyhow::Result<Imported> {
+    write_using(toml_path, |d| import_with(src, d, input_data))
+}
+
+/// As [`write_with`], for the accelerator's part of a graph the host finishes
+/// ([`partition`]); an error when no node runs on the accelerator.
+pub fn write_with_partition(
+    src: &Path,
+    toml_path: &Path,
+    input_data: Option<&str>,
+) -> anyhow::Result<Imported> {
+    write_using(toml_path, |d| {
+        let p = partition(src, d, input_data)?;
+        p.accel.ok_or_else(|| {
+            let why = p.reason.map_or(String::new(), |e| e.rule);
+            ImportError {
+                file: src.display().to_string(),
+                node: None,
+                rule: format!("no node of the graph runs on the accelerator ({why})"),
+                fix: "hwgen run executes such a graph on the host".into(),
+            }
+        })
+    })
+}
+
+/// Write the model file made by `imp` (given the data directory's name) and its tensors.
+fn write_using(
+    toml_path: &Path,
+    imp: impl Fn(&str) -> Result<Imported, ImportError>,
+) -> anyhow::Result<Imported> {
     let stem = toml_path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "model".into());
     // The data directory's name depends on the contents, which depend on the name the
     // TOML uses for it: import once to hash the tensors, then with the final name.
-    let first = import_with(src, "data", input_data)?;
+    let first = imp("data")?;
     let dir_name = format!("{stem}.{:016x}.data", fnv(&first.tensors));
-    let imported = import_with(src, &dir_name, input_data)?;
+    let imported = imp(&dir_name)?;
     let parent = match toml_path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),

@@ -339,9 +339,31 @@ impl Importer<'_> {
     }
 
     /// The model file, once every node is read.
+    /// The model file, once every node is read, with the graph's outputs.
     pub(in crate::onnx) fn finish_graph(
-        mut self,
+        self,
         g: &Graph,
+        model_name: &str,
+        input_data: Option<&str>,
+    ) -> Result<Imported, ImportError> {
+        let outs: Vec<(String, bool)> = g
+            .outputs
+            .iter()
+            .map(|o| {
+                (
+                    o.name.clone(),
+                    o.shape.as_ref().is_some_and(|d| d.len() == 2),
+                )
+            })
+            .collect();
+        self.finish_with(&outs, model_name, input_data)
+    }
+
+    /// The model file whose outputs are the ONNX tensors `outs` (name, and whether ONNX
+    /// holds it flat), each a layer's output.
+    pub(in crate::onnx) fn finish_with(
+        mut self,
+        outs: &[(String, bool)],
         model_name: &str,
         input_data: Option<&str>,
     ) -> Result<Imported, ImportError> {
@@ -354,27 +376,26 @@ impl Importer<'_> {
         })?;
         let mut outputs = vec![];
         let mut quant = vec![];
-        for o in &g.outputs {
-            match self.vals.get(&o.name) {
+        for (name, flat) in outs {
+            match self.vals.get(name) {
                 Some(v @ (Val::Q(x) | Val::Dq(x))) if x.name != input.name => {
-                    outputs.push(x.name.clone());
+                    if !outputs.contains(&x.name) {
+                        outputs.push(x.name.clone());
+                    }
                     quant.push(OutputQuant {
-                        onnx: o.name.clone(),
+                        onnx: name.clone(),
                         layer: x.name.clone(),
                         scale: x.scale,
                         zero_point: x.zero_point,
                         signed: x.signed,
                         float: matches!(v, Val::Dq(_)),
                         shape: x.shape,
-                        flat: x.flat || o.shape.as_ref().is_some_and(|d| d.len() == 2),
+                        flat: x.flat || *flat,
                     });
                 }
                 _ => return Err(self.err(
                     "",
-                    format!(
-                        "graph output '{}' is not the quantized output of an operator",
-                        o.name
-                    ),
+                    format!("graph output '{name}' is not the quantized output of an operator"),
                     "end the graph with a quantized operator (and optionally a DequantizeLinear)",
                 )),
             }
