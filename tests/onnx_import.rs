@@ -396,3 +396,39 @@ fn host_runs_what_the_accelerator_does_not() {
         assert!((a - b).abs() <= 1e-4 * b.abs().max(1.0), "{a} vs {b}");
     }
 }
+
+/// `hwgen compile` of a partly supported ONNX model compiles the accelerator's part and its
+/// report says which nodes run where, why the host takes over, and how each layer was mapped.
+#[test]
+fn compile_reports_the_partition() {
+    if !have_onnxruntime() {
+        return;
+    }
+    let dir = make("conv_softmax", "qdq", &[]);
+    let out = dir.path().join("out");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"))
+        .args(["compile", "-c", "configs/8x8_int8.toml", "-m"])
+        .arg(dir.path().join("model.onnx"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("Softmax"));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let onnx = &report["onnx"];
+    let has = |key: &str, s: &str| {
+        onnx[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v.as_str().unwrap().contains(s))
+    };
+    assert!(
+        has("accelerator_nodes", "(Conv)") && has("host_nodes", "(Softmax)"),
+        "{onnx}"
+    );
+    assert!(onnx["host_reason"].as_str().unwrap().contains("Softmax"));
+    assert!(has("layers", "scale"));
+}

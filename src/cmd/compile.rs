@@ -55,7 +55,14 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     files.add("listing.asm", listing);
-    files.add("report.json", report(&design, &model, &program));
+    let mut rep = report(&design, &model, &program);
+    if let Some(o) = super::onnx_report(&args.model) {
+        // Which ONNX nodes run where, and how each layer was mapped.
+        let mut v: serde_json::Value = serde_json::from_str(&rep)?;
+        v["onnx"] = o;
+        rep = serde_json::to_string_pretty(&v)?;
+    }
+    files.add("report.json", rep);
     files.write_atomic(&args.out)?;
     match &program.elastic {
         Some(e) => println!(

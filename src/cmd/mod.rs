@@ -47,3 +47,30 @@ pub fn load_model(path: &Path) -> anyhow::Result<hwgen::model::Model> {
     }
     Ok(hwgen::model::load(path)?)
 }
+
+/// For an ONNX model: which nodes run on the accelerator and which on the host (from which
+/// node, and why), and how each layer was mapped (the import notes).
+pub fn onnx_report(path: &Path) -> Option<serde_json::Value> {
+    if !path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("onnx"))
+    {
+        return None;
+    }
+    let part = hwgen::onnx::partition(path, "data", None).ok()?;
+    let nodes = &part.model.graph.nodes;
+    let label = |n: &hwgen::onnx::proto::Node| {
+        let name = if n.name.is_empty() {
+            n.outputs.first().cloned().unwrap_or_default()
+        } else {
+            n.name.clone()
+        };
+        format!("{name} ({})", n.op_type)
+    };
+    Some(serde_json::json!({
+        "accelerator_nodes": nodes[..part.cut].iter().map(label).collect::<Vec<_>>(),
+        "host_nodes": nodes[part.cut..].iter().map(label).collect::<Vec<_>>(),
+        "host_reason": part.reason.map(|e| format!("{}: {}", e.node.unwrap_or_default(), e.rule)),
+        "layers": part.accel.map(|a| a.notes).unwrap_or_default(),
+    }))
+}
