@@ -242,6 +242,18 @@ fn mutated_onnx_files_never_panic() {
                 "mutation {i}: {e}"
             );
         }
+        // The partition and the host's evaluation of the whole graph (on a zero input)
+        // refuse or run, never panic.
+        if let Ok(p) = hwgen::onnx::partition(&path, "d", None) {
+            let mut host = hwgen::onnx::hostops::Host::new(&p.model.graph);
+            let x = hwgen::onnx::hostops::HostVal {
+                dims: vec![1, 4, 8, 8],
+                data: vec![0.0; 256],
+                elem: 1,
+            };
+            host.known.insert("x".into(), x);
+            let _ = host.outputs();
+        }
     }
 }
 

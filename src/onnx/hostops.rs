@@ -38,6 +38,8 @@ pub struct Host<'g> {
     pub known: HashMap<String, HostVal>,
     /// The nodes evaluated, in order (for the report).
     pub ran: Vec<String>,
+    /// Tensors being evaluated (a cycle is an error, not an endless recursion).
+    busy: std::collections::HashSet<String>,
 }
 
 fn attr<'n>(n: &'n Node, name: &str) -> Option<&'n AttrValue> {
@@ -115,37 +117,61 @@ impl<'g> Host<'g> {
             producer,
             known,
             ran: vec![],
+            busy: Default::default(),
         }
     }
 
-    /// The value of tensor `name`, evaluating what it needs.
+    /// The value of tensor `name`, evaluating what it needs (with an explicit stack: a
+    /// deep graph cannot overflow the call stack, a cycle is an error).
     pub fn value(&mut self, name: &str) -> Result<HostVal, String> {
-        if let Some(v) = self.known.get(name) {
-            return Ok(v.clone());
-        }
-        let node = *self
-            .producer
-            .get(name)
-            .ok_or_else(|| format!("tensor '{name}' has no value (an input without data?)"))?;
-        let mut ins = vec![];
-        for i in &node.inputs {
-            ins.push(if i.is_empty() {
-                None
-            } else {
-                Some(self.value(i)?)
-            });
-        }
-        let outs = eval(node, &ins)
-            .map_err(|e| format!("node '{}' ({}): {e}", node.name, node.op_type))?;
-        self.ran
-            .push(format!("{} ({})", node.outputs[0], node.op_type));
-        for (o, v) in node.outputs.iter().zip(outs) {
-            self.known.insert(o.clone(), v);
+        let mut stack = vec![(name.to_string(), false)];
+        while let Some((t, expanded)) = stack.pop() {
+            if self.known.contains_key(&t) {
+                continue;
+            }
+            let node = *self
+                .producer
+                .get(t.as_str())
+                .ok_or_else(|| format!("tensor '{t}' has no value (an input without data?)"))?;
+            if !expanded {
+                if !self.busy.insert(t.clone()) {
+                    return Err(format!(
+                        "tensor '{t}' depends on itself: the graph has a cycle"
+                    ));
+                }
+                stack.push((t, true));
+                for i in node.inputs.iter().filter(|i| !i.is_empty()) {
+                    stack.push((i.clone(), false));
+                }
+                continue;
+            }
+            self.busy.remove(&t);
+            let ins: Vec<Option<HostVal>> = node
+                .inputs
+                .iter()
+                .map(|i| {
+                    if i.is_empty() {
+                        None
+                    } else {
+                        self.known.get(i).cloned()
+                    }
+                })
+                .collect();
+            let outs = eval(node, &ins)
+                .map_err(|e| format!("node '{}' ({}): {e}", node.name, node.op_type))?;
+            self.ran
+                .push(format!("{} ({})", node.outputs[0], node.op_type));
+            for (o, v) in node.outputs.iter().zip(outs) {
+                self.known.insert(o.clone(), v);
+            }
+            if !self.known.contains_key(&t) {
+                return Err(format!("node writing '{t}' gave no value"));
+            }
         }
         self.known
             .get(name)
             .cloned()
-            .ok_or_else(|| format!("node writing '{name}' gave no value"))
+            .ok_or_else(|| format!("tensor '{name}' has no value"))
     }
 
     /// The graph's outputs, in order.
@@ -184,6 +210,17 @@ fn param(p: &HostVal, dims: &[usize], axis: usize, k: usize) -> f32 {
     p.data[k / inner % dims[axis]]
 }
 
+/// A quantization parameter is one value or one per element along `axis`.
+fn check_param(p: &HostVal, dims: &[usize], axis: usize) -> Result<(), String> {
+    if p.data.is_empty() || (p.data.len() > 1 && dims.get(axis) != Some(&p.data.len())) {
+        return Err(format!(
+            "a parameter of {} values for axis {axis} of {dims:?}",
+            p.data.len()
+        ));
+    }
+    Ok(())
+}
+
 /// One node on the host.
 fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
     let x = need(ins, 0)?;
@@ -193,13 +230,14 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
             x.data.iter().map(|&v| f(v)).collect(),
         )])
     };
-    let axis_of = |rank: usize| {
+    // An axis in range, or an error.
+    let axis_of = |rank: usize| -> Result<usize, String> {
         let a = attr_i(n, "axis", 1);
-        if a < 0 {
-            (a + rank as i64) as usize
-        } else {
-            a as usize
-        }
+        let a = if a < 0 { a + rank as i64 } else { a };
+        usize::try_from(a)
+            .ok()
+            .filter(|&a| a < rank.max(1))
+            .ok_or_else(|| format!("axis {a} of a rank-{rank} tensor"))
     };
     match n.op_type.as_str() {
         "Identity" => Ok(vec![x.clone()]),
@@ -211,13 +249,22 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
             unary(&|v| if v < 0.0 { v * a } else { v })
         }
         "Clip" => {
-            let lo = ins.get(1).and_then(|v| v.as_ref()).map_or(f32::MIN, |v| v.data[0]);
-            let hi = ins.get(2).and_then(|v| v.as_ref()).map_or(f32::MAX, |v| v.data[0]);
+            let bound = |i: usize, d: f32| {
+                ins.get(i)
+                    .and_then(|v| v.as_ref())
+                    .and_then(|v| v.data.first().copied())
+                    .unwrap_or(d)
+            };
+            let (lo, hi) = (bound(1, f32::MIN), bound(2, f32::MAX));
             unary(&|v| v.clamp(lo, hi))
         }
         "DequantizeLinear" => {
             let (s, z) = (need(ins, 1)?, ins.get(2).and_then(|v| v.clone()));
-            let axis = if x.dims.is_empty() { 0 } else { axis_of(x.dims.len()) };
+            let axis = if x.dims.is_empty() { 0 } else { axis_of(x.dims.len())? };
+            check_param(s, &x.dims, axis)?;
+            if let Some(z) = &z {
+                check_param(z, &x.dims, axis)?;
+            }
             let data = (0..x.data.len())
                 .map(|k| (x.data[k] - z.as_ref().map_or(0.0, |z| param(z, &x.dims, axis, k))) * param(s, &x.dims, axis, k))
                 .collect();
@@ -226,7 +273,11 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
         "QuantizeLinear" => {
             let (s, z) = (need(ins, 1)?, ins.get(2).and_then(|v| v.clone()));
             let elem = z.as_ref().map_or(dtype::UINT8, |z| z.elem);
-            let axis = if x.dims.is_empty() { 0 } else { axis_of(x.dims.len()) };
+            let axis = if x.dims.is_empty() { 0 } else { axis_of(x.dims.len())? };
+            check_param(s, &x.dims, axis)?;
+            if let Some(z) = &z {
+                check_param(z, &x.dims, axis)?;
+            }
             let data = (0..x.data.len())
                 .map(|k| quantize(x.data[k], param(s, &x.dims, axis, k), z.as_ref().map_or(0.0, |z| param(z, &x.dims, axis, k)), elem))
                 .collect();
@@ -255,7 +306,10 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
             eval(&q, &[Some(y[0].clone()), ins.get(3).cloned().flatten(), ins.get(4).cloned().flatten()])
         }
         "Softmax" => {
-            let axis = if n.attributes.iter().any(|a| a.name == "axis") { axis_of(x.dims.len()) } else { x.dims.len() - 1 };
+            if x.dims.is_empty() {
+                return Err("a softmax of a scalar".into());
+            }
+            let axis = if n.attributes.iter().any(|a| a.name == "axis") { axis_of(x.dims.len())? } else { x.dims.len() - 1 };
             let inner: usize = x.dims[axis + 1..].iter().product();
             let d = x.dims[axis];
             let mut data = x.data.clone();
@@ -272,7 +326,11 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
             Ok(vec![HostVal { data, ..x.clone() }])
         }
         "Flatten" => {
-            let a = axis_of(x.dims.len());
+            let a = if attr_i(n, "axis", 1) == x.dims.len() as i64 {
+                x.dims.len()
+            } else {
+                axis_of(x.dims.len())?
+            };
             let dims = vec![x.dims[..a].iter().product(), x.dims[a..].iter().product()];
             Ok(vec![HostVal { dims, ..x.clone() }])
         }
@@ -280,13 +338,21 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
             let shape = need(ins, 1)?;
             let total = x.data.len();
             let mut dims: Vec<i64> = shape.data.iter().enumerate().map(|(i, &v)| if v == 0.0 { x.dims.get(i).copied().unwrap_or(1) as i64 } else { v as i64 }).collect();
-            let known: i64 = dims.iter().filter(|&&d| d > 0).product();
+            let bad = || format!("cannot reshape {:?} to {:?}", x.dims, shape.data);
+            let known = dims
+                .iter()
+                .filter(|&&d| d > 0)
+                .try_fold(1i64, |a, &d| a.checked_mul(d))
+                .ok_or_else(bad)?;
+            if dims.iter().filter(|&&d| d < 0).count() > 1 || dims.iter().any(|&d| d < -1) {
+                return Err(bad());
+            }
             for d in dims.iter_mut().filter(|d| **d < 0) {
                 *d = total as i64 / known.max(1);
             }
             let dims: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
-            if dims.iter().product::<usize>() != total {
-                return Err(format!("cannot reshape {:?} to {:?}", x.dims, shape.data));
+            if dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) != Some(total) {
+                return Err(bad());
             }
             Ok(vec![HostVal { dims, ..x.clone() }])
         }
@@ -297,9 +363,13 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
                 return Err("only 2-D products (without transA) run on the host".into());
             }
             let (m, k) = (x.dims[0], x.dims[1]);
-            let cols = if tb { w.dims[0] } else { w.dims[1] };
-            let (alpha, beta) = (attr_f(n, "alpha", 1.0), attr_f(n, "beta", 1.0));
+            let (wk, cols) = if tb { (w.dims[1], w.dims[0]) } else { (w.dims[0], w.dims[1]) };
             let c = ins.get(2).and_then(|v| v.clone());
+            let fits = |c: &HostVal| broadcast(&[m, cols], &c.dims).as_deref() == Some(&[m, cols][..]);
+            if wk != k || c.as_ref().is_some_and(|c| !fits(c)) {
+                return Err(format!("a [{m}, {k}] by {:?} product with a bias that does not fit", w.dims));
+            }
+            let (alpha, beta) = (attr_f(n, "alpha", 1.0), attr_f(n, "beta", 1.0));
             let mut data = vec![0f32; m * cols];
             for i in 0..m {
                 for j in 0..cols {
@@ -359,8 +429,13 @@ fn conv(n: &Node, x: &HostVal, w: &HostVal, b: Option<&HostVal>) -> Result<HostV
     let ([nb, c, h, wd], [co, cig, kh, kw]) = (dims4(&x.dims)?, dims4(&w.dims)?);
     let groups = attr_i(n, "group", 1).max(1) as usize;
     let (_, s, p, d) = window(n, [kh, kw])?;
-    if cig * groups != c || co % groups != 0 {
-        return Err("its groups do not divide the channels".into());
+    if cig * groups != c || co % groups != 0 || b.is_some_and(|b| b.data.len() != co) {
+        return Err("its groups, weights and bias do not match the channels".into());
+    }
+    let reach = |k: usize, d: usize| d * (k.max(1) - 1) + 1;
+    if h + p[0] + p[2] < reach(kh, d[0]) || wd + p[1] + p[3] < reach(kw, d[1]) || kh == 0 || kw == 0
+    {
+        return Err("a kernel larger than the padded input".into());
     }
     let oh = (h + p[0] + p[2]).saturating_sub(d[0] * (kh - 1) + 1) / s[0] + 1;
     let ow = (wd + p[1] + p[3]).saturating_sub(d[1] * (kw - 1) + 1) / s[1] + 1;
@@ -410,6 +485,9 @@ fn pool(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     };
     if attr_i(n, "ceil_mode", 0) != 0 {
         return Err("ceil_mode 1 is not supported on the host".into());
+    }
+    if k[0] == 0 || k[1] == 0 || h + p[0] + p[2] < k[0] || w + p[1] + p[3] < k[1] {
+        return Err("a window larger than the padded input".into());
     }
     let max = n.op_type.contains("Max");
     let include = attr_i(n, "count_include_pad", 0) != 0;
@@ -463,5 +541,22 @@ mod tests {
         // QuantizeLinear: 2.5 / 1 -> 2 (half to even) + 0; 300 saturates to 255 (uint8).
         assert_eq!(quantize(2.5, 1.0, 0.0, dtype::UINT8), 2.0);
         assert_eq!(quantize(300.0, 1.0, 0.0, dtype::UINT8), 255.0);
+    }
+
+    /// A node that reads its own output is an error, not an endless recursion.
+    #[test]
+    fn cycles_are_errors() {
+        let n = Node {
+            op_type: "Relu".into(),
+            inputs: vec!["a".into()],
+            outputs: vec!["a".into()],
+            ..Node::default()
+        };
+        let g = Graph {
+            nodes: vec![n],
+            ..Graph::default()
+        };
+        let e = Host::new(&g).value("a").unwrap_err();
+        assert!(e.contains("cycle"), "{e}");
     }
 }
