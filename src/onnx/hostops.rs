@@ -356,37 +356,57 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
             }
             Ok(vec![HostVal { dims, ..x.clone() }])
         }
-        "MatMul" | "Gemm" => {
-            let w = need(ins, 1)?;
-            let tb = n.op_type == "Gemm" && attr_i(n, "transB", 0) != 0;
-            if x.dims.len() != 2 || w.dims.len() != 2 || (n.op_type == "Gemm" && attr_i(n, "transA", 0) != 0) {
-                return Err("only 2-D products (without transA) run on the host".into());
-            }
-            let (m, k) = (x.dims[0], x.dims[1]);
-            let (wk, cols) = if tb { (w.dims[1], w.dims[0]) } else { (w.dims[0], w.dims[1]) };
-            let c = ins.get(2).and_then(|v| v.clone());
-            let fits = |c: &HostVal| broadcast(&[m, cols], &c.dims).as_deref() == Some(&[m, cols][..]);
-            if wk != k || c.as_ref().is_some_and(|c| !fits(c)) {
-                return Err(format!("a [{m}, {k}] by {:?} product with a bias that does not fit", w.dims));
-            }
-            let (alpha, beta) = (attr_f(n, "alpha", 1.0), attr_f(n, "beta", 1.0));
-            let mut data = vec![0f32; m * cols];
-            for i in 0..m {
-                for j in 0..cols {
-                    let mut acc = 0f32;
-                    for t in 0..k {
-                        acc += x.data[i * k + t] * if tb { w.data[j * k + t] } else { w.data[t * cols + j] };
-                    }
-                    let bias = c.as_ref().map_or(0.0, |c| c.data[source(i * cols + j, &[m, cols], &c.dims)]);
-                    data[i * cols + j] = alpha * acc + beta * bias;
-                }
-            }
-            Ok(vec![HostVal::float(vec![m, cols], data)])
-        }
+        "MatMul" | "Gemm" => matmul(n, x, ins).map(|v| vec![v]),
         "Conv" => conv(n, x, need(ins, 1)?, ins.get(2).and_then(|v| v.as_ref())).map(|v| vec![v]),
         "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => pool(n, x).map(|v| vec![v]),
         other => Err(format!("operator {other} does not run on the host either (it runs Identity, Relu, Sigmoid, Tanh, LeakyRelu, Clip, QuantizeLinear, DequantizeLinear, Add, Sub, Mul, Div with broadcasting, Softmax, Flatten, Reshape, MatMul, Gemm, Conv and the poolings)")),
     }
+}
+
+/// MatMul and Gemm of 2-D tensors (transB, alpha, beta; no transA).
+fn matmul(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let w = need(ins, 1)?;
+    let tb = n.op_type == "Gemm" && attr_i(n, "transB", 0) != 0;
+    if x.dims.len() != 2
+        || w.dims.len() != 2
+        || (n.op_type == "Gemm" && attr_i(n, "transA", 0) != 0)
+    {
+        return Err("only 2-D products (without transA) run on the host".into());
+    }
+    let (m, k) = (x.dims[0], x.dims[1]);
+    let (wk, cols) = if tb {
+        (w.dims[1], w.dims[0])
+    } else {
+        (w.dims[0], w.dims[1])
+    };
+    let c = ins.get(2).and_then(|v| v.clone());
+    let fits = |c: &HostVal| broadcast(&[m, cols], &c.dims).as_deref() == Some(&[m, cols][..]);
+    if wk != k || c.as_ref().is_some_and(|c| !fits(c)) {
+        return Err(format!(
+            "a [{m}, {k}] by {:?} product with a bias that does not fit",
+            w.dims
+        ));
+    }
+    let (alpha, beta) = (attr_f(n, "alpha", 1.0), attr_f(n, "beta", 1.0));
+    let mut data = vec![0f32; m * cols];
+    for i in 0..m {
+        for j in 0..cols {
+            let mut acc = 0f32;
+            for t in 0..k {
+                acc += x.data[i * k + t]
+                    * if tb {
+                        w.data[j * k + t]
+                    } else {
+                        w.data[t * cols + j]
+                    };
+            }
+            let bias = c
+                .as_ref()
+                .map_or(0.0, |c| c.data[source(i * cols + j, &[m, cols], &c.dims)]);
+            data[i * cols + j] = alpha * acc + beta * bias;
+        }
+    }
+    Ok(HostVal::float(vec![m, cols], data))
 }
 
 /// The window geometry of a 2-D convolution or pooling: (kernel, strides, pads [top, left,
