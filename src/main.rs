@@ -28,8 +28,8 @@ enum Command {
     Import(cmd::import::Args),
     /// Compile a model into the instruction and data memories of a Design.
     Compile(cmd::compile::Args),
-    /// Run a quantized ONNX model on float .npy data: the input quantized as the graph does,
-    /// the model on the RTL (or the ISA interpreter), the outputs as the graph declares them.
+    /// Run a quantized ONNX model on float .npy data: the accelerator's part in the RTL (or
+    /// the ISA interpreter), the rest on the host, the outputs as the graph declares them.
     Run(cmd::run::Args),
     /// Compile a model, run it on the generated RTL in Verilator and compare with the golden model.
     Sim(cmd::sim::Args),

@@ -101,10 +101,21 @@ fn check_and_isa() {
 
 #[test]
 fn every_subcommand_has_help() {
-    for sub in ["emit", "check", "isa"] {
+    for (sub, option) in [
+        ("emit", "--config"),
+        ("check", "--config"),
+        ("isa", "--config"),
+        ("compile", "--config"),
+        ("sim", "--config"),
+        ("run", "--interp"),
+        ("import", "--out"),
+    ] {
         let out = hwgen().args([sub, "--help"]).output().unwrap();
         assert!(out.status.success(), "{sub} --help");
-        assert!(String::from_utf8_lossy(&out.stdout).contains("--config"));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(option),
+            "{sub}"
+        );
     }
 }
 
