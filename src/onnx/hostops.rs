@@ -42,27 +42,6 @@ pub struct Host<'g> {
     busy: std::collections::HashSet<String>,
 }
 
-fn attr<'n>(n: &'n Node, name: &str) -> Option<&'n AttrValue> {
-    n.attributes
-        .iter()
-        .find(|a| a.name == name)
-        .map(|a| &a.value)
-}
-
-fn attr_i(n: &Node, name: &str, d: i64) -> i64 {
-    match attr(n, name) {
-        Some(AttrValue::Int(v)) => *v,
-        _ => d,
-    }
-}
-
-fn attr_f(n: &Node, name: &str, d: f32) -> f32 {
-    match attr(n, name) {
-        Some(AttrValue::Float(v)) => *v,
-        _ => d,
-    }
-}
-
 /// numpy broadcasting of two shapes.
 fn broadcast(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let n = a.len().max(b.len());
@@ -232,7 +211,7 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
     };
     // An axis in range, or an error.
     let axis_of = |rank: usize| -> Result<usize, String> {
-        let a = attr_i(n, "axis", 1);
+        let a = n.attr_int("axis", 1);
         let a = if a < 0 { a + rank as i64 } else { a };
         usize::try_from(a)
             .ok()
@@ -245,7 +224,7 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
         "Sigmoid" => unary(&|v| 1.0 / (1.0 + (-v).exp())),
         "Tanh" => unary(&|v| v.tanh()),
         "LeakyRelu" => {
-            let a = attr_f(n, "alpha", 0.01);
+            let a = n.attr_float("alpha", 0.01);
             unary(&|v| if v < 0.0 { v * a } else { v })
         }
         "Clip" => {
@@ -326,7 +305,7 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
             Ok(vec![HostVal { data, ..x.clone() }])
         }
         "Flatten" => {
-            let a = if attr_i(n, "axis", 1) == x.dims.len() as i64 {
+            let a = if n.attr_int("axis", 1) == x.dims.len() as i64 {
                 x.dims.len()
             } else {
                 axis_of(x.dims.len())?
@@ -366,10 +345,10 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
 /// MatMul and Gemm of 2-D tensors (transB, alpha, beta; no transA).
 fn matmul(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
     let w = need(ins, 1)?;
-    let tb = n.op_type == "Gemm" && attr_i(n, "transB", 0) != 0;
+    let tb = n.op_type == "Gemm" && n.attr_int("transB", 0) != 0;
     if x.dims.len() != 2
         || w.dims.len() != 2
-        || (n.op_type == "Gemm" && attr_i(n, "transA", 0) != 0)
+        || (n.op_type == "Gemm" && n.attr_int("transA", 0) != 0)
     {
         return Err("only 2-D products (without transA) run on the host".into());
     }
@@ -387,7 +366,7 @@ fn matmul(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, Str
             w.dims
         ));
     }
-    let (alpha, beta) = (attr_f(n, "alpha", 1.0), attr_f(n, "beta", 1.0));
+    let (alpha, beta) = (n.attr_float("alpha", 1.0), n.attr_float("beta", 1.0));
     let mut data = vec![0f32; m * cols];
     for i in 0..m {
         for j in 0..cols {
@@ -414,11 +393,11 @@ fn matmul(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, Str
 type Window = ([usize; 2], [usize; 2], [usize; 4], [usize; 2]);
 
 fn window(n: &Node, kernel: [usize; 2]) -> Result<Window, String> {
-    let get = |k: &str, d: Vec<i64>| match attr(n, k) {
+    let get = |k: &str, d: Vec<i64>| match n.attr(k) {
         Some(AttrValue::Ints(v)) if !v.is_empty() => v.clone(),
         _ => d,
     };
-    if matches!(attr(n, "auto_pad"), Some(AttrValue::Text(t)) if t != "NOTSET" && t != "VALID") {
+    if matches!(n.attr("auto_pad"), Some(AttrValue::Text(t)) if t != "NOTSET" && t != "VALID") {
         return Err("auto_pad SAME_* is not supported on the host".into());
     }
     let k = get("kernel_shape", kernel.iter().map(|&v| v as i64).collect());
@@ -447,7 +426,7 @@ fn window(n: &Node, kernel: [usize; 2]) -> Result<Window, String> {
 /// A float 2-D convolution, NCHW, any group count.
 fn conv(n: &Node, x: &HostVal, w: &HostVal, b: Option<&HostVal>) -> Result<HostVal, String> {
     let ([nb, c, h, wd], [co, cig, kh, kw]) = (dims4(&x.dims)?, dims4(&w.dims)?);
-    let groups = attr_i(n, "group", 1).max(1) as usize;
+    let groups = n.attr_int("group", 1).max(1) as usize;
     let (_, s, p, d) = window(n, [kh, kw])?;
     if cig * groups != c || co % groups != 0 || b.is_some_and(|b| b.data.len() != co) {
         return Err("its groups, weights and bias do not match the channels".into());
@@ -503,14 +482,14 @@ fn pool(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     } else {
         window(n, [1, 1])?
     };
-    if attr_i(n, "ceil_mode", 0) != 0 {
+    if n.attr_int("ceil_mode", 0) != 0 {
         return Err("ceil_mode 1 is not supported on the host".into());
     }
     if k[0] == 0 || k[1] == 0 || h + p[0] + p[2] < k[0] || w + p[1] + p[3] < k[1] {
         return Err("a window larger than the padded input".into());
     }
     let max = n.op_type.contains("Max");
-    let include = attr_i(n, "count_include_pad", 0) != 0;
+    let include = n.attr_int("count_include_pad", 0) != 0;
     let oh = (h + p[0] + p[2] - k[0]) / s[0] + 1;
     let ow = (w + p[1] + p[3] - k[1]) / s[1] + 1;
     let mut out = vec![0f32; nb * c * oh * ow];

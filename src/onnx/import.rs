@@ -125,27 +125,6 @@ fn describe(n: &Node, index: usize) -> String {
     }
 }
 
-fn attr<'n>(n: &'n Node, name: &str) -> Option<&'n AttrValue> {
-    n.attributes
-        .iter()
-        .find(|a| a.name == name)
-        .map(|a| &a.value)
-}
-
-fn attr_int(n: &Node, name: &str, default: i64) -> i64 {
-    match attr(n, name) {
-        Some(AttrValue::Int(v)) => *v,
-        _ => default,
-    }
-}
-
-fn attr_ints(n: &Node, name: &str) -> Option<Vec<i64>> {
-    match attr(n, name) {
-        Some(AttrValue::Ints(v)) => Some(v.clone()),
-        _ => None,
-    }
-}
-
 fn same(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-6 * a.abs().max(b.abs())
 }
@@ -390,7 +369,7 @@ impl<'a> Importer<'a> {
         }
         let v = match n.op_type.as_str() {
             "Constant" => {
-                let Some(AttrValue::Tensor(t)) = attr(n, "value") else {
+                let Some(AttrValue::Tensor(t)) = n.attr("value") else {
                     return Err(self.err(&desc, "only a Constant with a tensor `value` is supported", "fold constants before importing"));
                 };
                 let mut t = t.clone();
@@ -495,16 +474,19 @@ impl<'a> Importer<'a> {
         let [_, cin_g, kh, kw] = w.dims[..] else {
             return Err(bad(format!("weights of shape {:?} are not 4-D", w.dims)));
         };
-        let strides = attr_ints(n, "strides")
+        let strides = n
+            .attr_ints("strides")
             .filter(|v| !v.is_empty())
             .unwrap_or(vec![1, 1]);
-        let pads = attr_ints(n, "pads")
+        let pads = n
+            .attr_ints("pads")
             .filter(|v| !v.is_empty())
             .unwrap_or(vec![0; 4]);
-        let dil = attr_ints(n, "dilations")
+        let dil = n
+            .attr_ints("dilations")
             .filter(|v| !v.is_empty())
             .unwrap_or(vec![1, 1]);
-        let auto = match attr(n, "auto_pad") {
+        let auto = match n.attr("auto_pad") {
             Some(AttrValue::Text(s)) => s.as_str(),
             _ => "NOTSET",
         };
@@ -524,7 +506,7 @@ impl<'a> Importer<'a> {
         if !fine {
             return Err(bad(format!("kernel {kh}, stride {}, padding {}: hwgen takes a kernel of at least 1, a stride of at least 1 and a padding below the kernel", strides[0], pads[0])));
         }
-        let groups = attr_int(n, "group", 1) as usize;
+        let groups = n.attr_int("group", 1) as usize;
         if groups == 0 || cin_g as usize * groups != cin {
             return Err(self.err(desc, format!("{groups} groups of {cin_g} input channels do not make the input's {cin} channels"), "check the model"));
         }

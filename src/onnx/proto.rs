@@ -30,6 +30,40 @@ pub struct Node {
     pub attributes: Vec<Attribute>,
 }
 
+impl Node {
+    /// Attribute `name`'s value, if the node has it.
+    pub fn attr(&self, name: &str) -> Option<&AttrValue> {
+        self.attributes
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| &a.value)
+    }
+
+    /// An integer attribute, or `default`.
+    pub fn attr_int(&self, name: &str, default: i64) -> i64 {
+        match self.attr(name) {
+            Some(AttrValue::Int(v)) => *v,
+            _ => default,
+        }
+    }
+
+    /// A float attribute, or `default`.
+    pub fn attr_float(&self, name: &str, default: f32) -> f32 {
+        match self.attr(name) {
+            Some(AttrValue::Float(v)) => *v,
+            _ => default,
+        }
+    }
+
+    /// A list-of-integers attribute.
+    pub fn attr_ints(&self, name: &str) -> Option<Vec<i64>> {
+        match self.attr(name) {
+            Some(AttrValue::Ints(v)) => Some(v.clone()),
+            _ => None,
+        }
+    }
+}
+
 pub struct Attribute {
     pub name: String,
     pub value: AttrValue,

@@ -64,7 +64,7 @@ impl Importer<'_> {
                 Ok(self.pending(desc, PendingOp::GlobalPool { x }))
             }
             Val::Q(x) if n.op_type == "QLinearGlobalAveragePool" => {
-                if super::attr_int(n, "channels_last", 0) != 0 {
+                if n.attr_int("channels_last", 0) != 0 {
                     return Err(self.err(
                         desc,
                         "channels_last = 1",

@@ -2,7 +2,7 @@
 //! scale (one rounding, as ONNX), and the transposed convolution with its input zero point
 //! folded into an untied bias.
 
-use super::{attr, attr_int, attr_ints, same, ConstQ, Importer, Pending, PendingOp, Val};
+use super::{same, ConstQ, Importer, Pending, PendingOp, Val};
 use crate::onnx::layer::{Layer, QTensor, Requant};
 use crate::onnx::proto::{AttrValue, Node};
 use crate::onnx::ImportError;
@@ -11,7 +11,7 @@ impl Importer<'_> {
     /// QDQ Concat of dequantized tensors, or QLinearConcat (Ys, Yz, then X, Xs, Xz per
     /// operand), along the channels.
     pub(super) fn concat(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
-        let axis = attr_int(n, "axis", 1);
+        let axis = n.attr_int("axis", 1);
         if axis != 1 && axis != -3 {
             return Err(self.err(
                 desc,
@@ -154,13 +154,13 @@ impl Importer<'_> {
         b: Option<ConstQ>,
     ) -> Result<Val, ImportError> {
         let ints = |k: &str, d: i64| {
-            attr_ints(n, k)
+            n.attr_ints(k)
                 .filter(|v| !v.is_empty())
                 .unwrap_or(vec![d; 2])
         };
         let (s, p) = (
             ints("strides", 1),
-            attr_ints(n, "pads")
+            n.attr_ints("pads")
                 .filter(|v| !v.is_empty())
                 .unwrap_or(vec![0; 4]),
         );
@@ -177,10 +177,11 @@ impl Importer<'_> {
             && uniform(&s)
             && uniform(&p)
             && out_pad.iter().all(|&o| o == 0)
-            && attr_int(n, "group", 1) == 1
-            && attr(n, "output_shape").is_none()
-            && !matches!(attr(n, "auto_pad"), Some(AttrValue::Text(t)) if t != "NOTSET")
-            && attr_ints(n, "dilations").is_none_or(|d| d.iter().all(|&e| e == 1))
+            && n.attr_int("group", 1) == 1
+            && n.attr("output_shape").is_none()
+            && !matches!(n.attr("auto_pad"), Some(AttrValue::Text(t)) if t != "NOTSET")
+            && n.attr_ints("dilations")
+                .is_none_or(|d| d.iter().all(|&e| e == 1))
             && s[0] >= 1
             && kh >= s[0]
             && (0..kh).contains(&p[0])

@@ -3,7 +3,7 @@
 //! tensor (max-pool, ReLU, flatten).
 
 use super::eltwise::clip_code;
-use super::{attr, attr_int, attr_ints, same, ConstQ, Importer, Pending, PendingOp, Val};
+use super::{same, ConstQ, Importer, Pending, PendingOp, Val};
 use crate::onnx::layer::{ConvGeom, QTensor};
 use crate::onnx::proto::{AttrValue, Node};
 use crate::onnx::ImportError;
@@ -51,9 +51,9 @@ impl Importer<'_> {
                 trans: false,
             },
             _ => {
-                if attr_int(n, "transA", 0) != 0
-                    || !matches!(attr(n, "alpha"), None | Some(AttrValue::Float(1.0)))
-                    || !matches!(attr(n, "beta"), None | Some(AttrValue::Float(1.0)))
+                if n.attr_int("transA", 0) != 0
+                    || !matches!(n.attr("alpha"), None | Some(AttrValue::Float(1.0)))
+                    || !matches!(n.attr("beta"), None | Some(AttrValue::Float(1.0)))
                 {
                     return Err(self.err(
                         desc,
@@ -65,7 +65,7 @@ impl Importer<'_> {
                     x,
                     w,
                     b,
-                    trans: attr_int(n, "transB", 0) != 0,
+                    trans: n.attr_int("transB", 0) != 0,
                 }
             }
         };
@@ -134,8 +134,8 @@ impl Importer<'_> {
                 w,
             },
             "QGemm" => {
-                if attr_int(n, "transA", 0) != 0
-                    || !matches!(attr(n, "alpha"), None | Some(AttrValue::Float(1.0)))
+                if n.attr_int("transA", 0) != 0
+                    || !matches!(n.attr("alpha"), None | Some(AttrValue::Float(1.0)))
                 {
                     return Err(self.err(
                         desc,
@@ -145,7 +145,7 @@ impl Importer<'_> {
                 }
                 PendingOp::Fc {
                     b: bias(self, 6)?,
-                    trans: attr_int(n, "transB", 0) != 0,
+                    trans: n.attr_int("transB", 0) != 0,
                     x,
                     w,
                 }
@@ -167,11 +167,13 @@ impl Importer<'_> {
     }
 
     pub(super) fn maxpool(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
-        let k = attr_ints(n, "kernel_shape").unwrap_or_default();
-        let s = attr_ints(n, "strides")
+        let k = n.attr_ints("kernel_shape").unwrap_or_default();
+        let s = n
+            .attr_ints("strides")
             .filter(|v| !v.is_empty())
             .unwrap_or(vec![1, 1]);
-        let p = attr_ints(n, "pads")
+        let p = n
+            .attr_ints("pads")
             .filter(|v| !v.is_empty())
             .unwrap_or(vec![0; 4]);
         let square = k.len() == 2
@@ -179,8 +181,9 @@ impl Importer<'_> {
             && s.iter().all(|&v| v == s[0])
             && p.iter().all(|&v| v == p[0]);
         if !square
-            || attr_int(n, "ceil_mode", 0) != 0
-            || attr_ints(n, "dilations").is_some_and(|d| d.iter().any(|&v| v != 1))
+            || n.attr_int("ceil_mode", 0) != 0
+            || n.attr_ints("dilations")
+                .is_some_and(|d| d.iter().any(|&v| v != 1))
             || n.outputs.len() > 1
         {
             return Err(self.err(desc, format!("kernel {k:?}, strides {s:?}, pads {p:?}"), "hwgen's max-pool has a square kernel, one stride, one padding, ceil_mode 0 and no indices output"));
@@ -322,7 +325,7 @@ impl Importer<'_> {
             flat: x.shape[0] * x.shape[1] > 1 || x.flat,
             ..x
         };
-        if n.op_type == "Flatten" && attr_int(n, "axis", 1) != 1 {
+        if n.op_type == "Flatten" && n.attr_int("axis", 1) != 1 {
             return Err(self.err(
                 desc,
                 "Flatten with an axis other than 1",
