@@ -371,9 +371,13 @@ impl Engine {
             ));
         }
         let kpf = self.unit.kpf as usize;
-        if v.per_channel && (!v.load_bias || v.leaky || !matches!(p_in, Precision::Int(_))) {
+        // The RTL takes each lane's multiplier and shift from the low bits of its element:
+        // an accumulator narrower than both holds none (the compiler refuses such layers).
+        let wide =
+            matches!(p_in, Precision::Int(p) if p.accumulator.bits >= isa::scale_word_bits());
+        if v.per_channel && (!v.load_bias || v.leaky || !wide) {
             return Err(illegal(
-                "per_channel reads its scale row with the bias (load_bias), on integer rows, without leaky",
+                "per_channel reads its scale row with the bias (load_bias), on integer rows whose accumulator holds a multiplier and a shift, without leaky",
             ));
         }
         if v.load_bias {

@@ -242,3 +242,56 @@ fn window_needs_the_window_unit() {
         .unwrap_err();
     assert!(err.to_string().contains("window unit"), "{err}");
 }
+
+/// Per-channel requantization by hand: the scale row after the bias row gives lane 0
+/// multiplier 3, shift 1 and lane 1 multiplier 5, shift 2; an accumulator of 10 in both
+/// lanes becomes floor((30 + 1) / 2) = 15 and floor((50 + 2) / 4) = 13. Without load_bias,
+/// or on an accumulator too narrow for a multiplier and a shift, it is illegal.
+#[test]
+fn per_channel_scales_by_hand_and_its_limits() {
+    let (_, mut e) = engine();
+    e.acc[0] = vec![10, 10, 0, 0];
+    e.acc[5] = vec![0; 4];
+    e.acc[6] = [(3, 1), (5, 2), (0, 0), (0, 0)]
+        .iter()
+        .map(|&(m, s)| crate::isa::scale_word(m, s) as i64)
+        .collect();
+    let v = Vector {
+        count: 1,
+        bias: true,
+        load_bias: true,
+        bias_addr: 5,
+        per_channel: true,
+        multiplier: 999,
+        shift: 0,
+        ..Default::default()
+    };
+    let run = |e: &mut Engine, v: Vector| {
+        e.execute(
+            0,
+            &Instr::new(Op::Vector(v)),
+            &mut Memory::new(32, 1),
+            &mut Default::default(),
+        )
+    };
+    run(&mut e, v).unwrap();
+    assert_eq!(e.output[0][..2], [15, 13]);
+    let err = run(
+        &mut e,
+        Vector {
+            load_bias: false,
+            ..v
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("load_bias"), "{err}");
+    let d = crate::config::parse_str(
+        "[array]\nrows = 4\ncols = 4\n[datatype]\naccumulator = \"int16\"\n[memory]\ndata_width_bits = 32\n",
+        "t",
+        "t",
+    )
+    .expect("a valid design");
+    let mut narrow = Engine::new(&d, &d.branches[0].units[0]);
+    let err = run(&mut narrow, v).unwrap_err();
+    assert!(err.to_string().contains("accumulator"), "{err}");
+}

@@ -243,6 +243,13 @@ pub fn scale_of_word(word: u64) -> (u64, u32) {
     )
 }
 
+/// The largest requantization multiplier and shift a vector instruction holds (its
+/// `multiplier` and `shift` fields).
+pub fn requant_limits() -> (u64, u32) {
+    let f = format_ref(Opcode::Vector);
+    (f.field("multiplier").max(), f.field("shift").max() as u32)
+}
+
 /// Accumulator bits a scale-row element needs: the multiplier's and the shift's.
 pub fn scale_word_bits() -> u32 {
     let f = format_ref(Opcode::Vector);

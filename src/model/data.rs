@@ -260,18 +260,24 @@ impl Ctx {
         };
         let ms = list("multiplier", &r.multiplier)?;
         let ss = list("shift", &r.shift)?;
-        if let Some(m) = ms.iter().find(|m| !(0..=65535).contains(*m)) {
+        // The vector instruction's multiplier and shift fields bound them.
+        let (max_m, max_s) = crate::isa::requant_limits();
+        let (max_m, max_s) = (max_m as i64, i64::from(max_s));
+        if let Some(m) = ms.iter().find(|m| !(0..=max_m).contains(*m)) {
             return Err(self.err(
                 &format!("requant.multiplier = {m}"),
-                "the requantization multiplier is an unsigned 16-bit integer",
-                "use 0..=65535 and adjust shift",
+                format!(
+                    "the requantization multiplier is an unsigned {}-bit integer",
+                    64 - max_m.leading_zeros()
+                ),
+                format!("use 0..={max_m} and adjust shift"),
             ));
         }
-        if let Some(sh) = ss.iter().find(|s| !(0..=63).contains(*s)) {
+        if let Some(sh) = ss.iter().find(|s| !(0..=max_s).contains(*s)) {
             return Err(self.err(
                 &format!("requant.shift = {sh}"),
-                "shift is 0..=63",
-                "use 0..=63",
+                format!("shift is 0..={max_s}"),
+                format!("use 0..={max_s}"),
             ));
         }
         let pairs: Vec<(u64, u32)> = ms

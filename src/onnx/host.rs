@@ -21,7 +21,8 @@ pub fn quantize_input(q: &InputQuant, shape: &[usize], data: &[f32]) -> Result<V
             "shape {shape:?} is not the model input's [1, {c}, {h}, {w}] (dimensions of 1 may be left out)"
         ));
     }
-    let (lo, hi) = if q.signed { (-128, 127) } else { (0, 255) };
+    let t = super::layer::act_type(q.signed);
+    let (lo, hi) = (t.min(), t.max());
     let scale = q.scale as f32;
     let mut out = vec![0; data.len()];
     for ch in 0..c {

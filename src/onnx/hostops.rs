@@ -172,8 +172,10 @@ fn need(ins: &[Option<HostVal>], i: usize) -> Result<&HostVal, String> {
 /// Saturate and round half to even to an integer type, as QuantizeLinear does.
 fn quantize(v: f32, scale: f32, zp: f32, elem: i32) -> f32 {
     let (lo, hi) = match elem {
-        dtype::UINT8 => (0.0, 255.0),
-        dtype::INT8 => (-128.0, 127.0),
+        dtype::UINT8 | dtype::INT8 => {
+            let t = super::layer::act_type(elem == dtype::INT8);
+            (t.min() as f32, t.max() as f32)
+        }
         dtype::INT32 => (i32::MIN as f32, i32::MAX as f32),
         _ => (f32::MIN, f32::MAX),
     };
@@ -393,10 +395,7 @@ fn matmul(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, Str
 type Window = ([usize; 2], [usize; 2], [usize; 4], [usize; 2]);
 
 fn window(n: &Node, kernel: [usize; 2]) -> Result<Window, String> {
-    let get = |k: &str, d: Vec<i64>| match n.attr(k) {
-        Some(AttrValue::Ints(v)) if !v.is_empty() => v.clone(),
-        _ => d,
-    };
+    let get = |k: &str, d: Vec<i64>| n.attr_ints_or(k, &d);
     if matches!(n.attr("auto_pad"), Some(AttrValue::Text(t)) if t != "NOTSET" && t != "VALID") {
         return Err("auto_pad SAME_* is not supported on the host".into());
     }

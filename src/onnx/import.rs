@@ -84,6 +84,18 @@ struct Pending {
     clip_hi: Option<f64>,
 }
 
+impl Pending {
+    /// Operator `op` of node `node`, with no activation after it yet.
+    fn new(node: &str, op: PendingOp) -> Self {
+        Pending {
+            node: node.to_string(),
+            op,
+            relu: false,
+            clip_hi: None,
+        }
+    }
+}
+
 #[derive(Clone)]
 enum Val {
     /// The float graph input, before its QuantizeLinear.
@@ -474,18 +486,9 @@ impl<'a> Importer<'a> {
         let [_, cin_g, kh, kw] = w.dims[..] else {
             return Err(bad(format!("weights of shape {:?} are not 4-D", w.dims)));
         };
-        let strides = n
-            .attr_ints("strides")
-            .filter(|v| !v.is_empty())
-            .unwrap_or(vec![1, 1]);
-        let pads = n
-            .attr_ints("pads")
-            .filter(|v| !v.is_empty())
-            .unwrap_or(vec![0; 4]);
-        let dil = n
-            .attr_ints("dilations")
-            .filter(|v| !v.is_empty())
-            .unwrap_or(vec![1, 1]);
+        let strides = n.attr_ints_or("strides", &[1, 1]);
+        let pads = n.attr_ints_or("pads", &[0; 4]);
+        let dil = n.attr_ints_or("dilations", &[1, 1]);
         let auto = match n.attr("auto_pad") {
             Some(AttrValue::Text(s)) => s.as_str(),
             _ => "NOTSET",

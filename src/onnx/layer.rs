@@ -18,6 +18,11 @@ pub struct QTensor {
     pub flat: bool,
 }
 
+/// The 8-bit activation type (ONNX's int8 or uint8) an importer's tensor holds.
+pub fn act_type(signed: bool) -> crate::numeric::int::IntType {
+    crate::numeric::int::IntType::new(signed, 8)
+}
+
 /// The hardware's requantization of a float scale: `multiplier / 2^shift`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Requant {
@@ -25,25 +30,24 @@ pub struct Requant {
     pub shift: u32,
 }
 
-/// The largest multiplier the vector unit takes (unsigned 16 bits) and the largest shift.
-const MAX_MULTIPLIER: f64 = 65535.0;
-const MAX_SHIFT: u32 = 63;
-
 impl Requant {
     /// The closest `multiplier / 2^shift` to `scale`: the largest shift whose rounded
-    /// multiplier still fits 16 bits (so the multiplier keeps 16 significant bits, a
-    /// relative error of at most 2^-16), or None when the scale is 65535.5 or more.
+    /// multiplier still fits the vector instruction's multiplier field (16 bits: the
+    /// multiplier keeps 16 significant bits, a relative error of at most 2^-16), or None
+    /// when the scale rounds above the largest multiplier.
     pub fn of(scale: f64) -> Option<Requant> {
-        if !(scale.is_finite() && scale > 0.0) || scale.round() > MAX_MULTIPLIER {
+        let (max_m, max_shift) = crate::isa::requant_limits();
+        let max_m = max_m as f64;
+        if !(scale.is_finite() && scale > 0.0) || scale.round() > max_m {
             return None;
         }
         let mut best = Requant {
             multiplier: scale.round() as u64,
             shift: 0,
         };
-        for shift in 1..=MAX_SHIFT {
+        for shift in 1..=max_shift {
             let m = (scale * 2f64.powi(shift as i32)).round();
-            if m > MAX_MULTIPLIER {
+            if m > max_m {
                 break;
             }
             best = Requant {
@@ -52,6 +56,14 @@ impl Requant {
             };
         }
         Some(best)
+    }
+
+    /// [`Requant::of`], or the rule `scale` (called `what`) breaks.
+    pub fn checked(scale: f64, what: &str) -> Result<Requant, String> {
+        Requant::of(scale).ok_or_else(|| {
+            let max = crate::isa::requant_limits().0 as f64 + 0.5;
+            format!("{what} = {scale} is not a positive number below {max}")
+        })
     }
 
     pub fn value(&self) -> f64 {

@@ -62,6 +62,14 @@ impl Node {
             _ => None,
         }
     }
+
+    /// A list-of-integers attribute, or `default` when it is absent or empty (ONNX's
+    /// defaults for strides, pads, dilations and the like).
+    pub fn attr_ints_or(&self, name: &str, default: &[i64]) -> Vec<i64> {
+        self.attr_ints(name)
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| default.to_vec())
+    }
 }
 
 pub struct Attribute {

@@ -57,26 +57,26 @@ module hwgen_vector_unit #(
   output wire                                 stall_o
 );
 
-  localparam integer       OUT_ROW_W    = KPF * OUTPUT_W + SCALE_SLOT_W;
-  localparam integer       LANE_LATENCY = 5;
+  localparam integer           OUT_ROW_W     = KPF * OUTPUT_W + SCALE_SLOT_W;
+  localparam integer           LANE_LATENCY  = 5;
   // An instruction reads its bias row (PHASE_BIAS, the data a cycle later in PHASE_BIAS_D),
   // then with per_channel the scale row after it (PHASE_SCALE, PHASE_SCALE_D), then runs.
-  localparam [2:0]         PHASE_IDLE    = 3'd0;
-  localparam [2:0]         PHASE_BIAS    = 3'd1;
-  localparam [2:0]         PHASE_BIAS_D  = 3'd2;
-  localparam [2:0]         PHASE_SCALE   = 3'd3;
-  localparam [2:0]         PHASE_SCALE_D = 3'd4;
-  localparam [2:0]         PHASE_RUN     = 3'd5;
-  localparam integer       COUNT_W      = `HWGEN_VECTOR_COUNT_W;
-  localparam integer       MULT_W       = `HWGEN_VECTOR_MULTIPLIER_W;
-  localparam integer       SHIFT_W      = `HWGEN_VECTOR_SHIFT_W;
-  localparam integer       ZP_W         = `HWGEN_VECTOR_ZERO_POINT_W;
-  localparam [COUNT_W-1:0] COUNT_ONE    = 1;
-  localparam integer       SCALE_W      = `HWGEN_VECTOR_FIXED_SCALE_W;  // an E8M0 code
-  localparam integer       PREC_W       = `HWGEN_VECTOR_PREC_IN_W;
+  localparam [2:0]             PHASE_IDLE    = 3'd0;
+  localparam [2:0]             PHASE_BIAS    = 3'd1;
+  localparam [2:0]             PHASE_BIAS_D  = 3'd2;
+  localparam [2:0]             PHASE_SCALE   = 3'd3;
+  localparam [2:0]             PHASE_SCALE_D = 3'd4;
+  localparam [2:0]             PHASE_RUN     = 3'd5;
+  localparam integer           COUNT_W       = `HWGEN_VECTOR_COUNT_W;
+  localparam integer           MULT_W        = `HWGEN_VECTOR_MULTIPLIER_W;
+  localparam integer           SHIFT_W       = `HWGEN_VECTOR_SHIFT_W;
+  localparam integer           ZP_W          = `HWGEN_VECTOR_ZERO_POINT_W;
+  localparam [COUNT_W-1:0]     COUNT_ONE     = 1;
+  localparam integer           SCALE_W       = `HWGEN_VECTOR_FIXED_SCALE_W;  // an E8M0 code
+  localparam integer           PREC_W        = `HWGEN_VECTOR_PREC_IN_W;
   // A scale-row element (isa::scale_word): the lane's multiplier, its shift above it.
-  localparam integer       LS_W         = MULT_W + SHIFT_W;
-  localparam [SPAD_ADDR_W-1:0] ADDR_ONE = 1;
+  localparam integer           LANE_SCALE_W  = MULT_W + SHIFT_W;
+  localparam [SPAD_ADDR_W-1:0] ADDR_ONE      = 1;
 
   wire [NUM_SEM-1:0]                   f_wait;
   wire [NUM_SEM-1:0]                   f_signal;
@@ -183,28 +183,29 @@ module hwgen_vector_unit #(
   reg [KPF*ACC_W-1:0]   bias_value_d;
   reg                   per_channel_q;
   reg                   per_channel_d;
-  reg [KPF*LS_W-1:0]    scale_value_q;
-  reg [KPF*LS_W-1:0]    scale_value_d;
+  reg [KPF*LANE_SCALE_W-1:0] scale_value_q;
+  reg [KPF*LANE_SCALE_W-1:0] scale_value_d;
   reg                   done;
-  // The scale row as read: each lane's low LS_W bits (an accumulator narrower than that
-  // cannot hold one; the compiler never sets per_channel there).
-  wire [KPF*LS_W-1:0]   scale_row;
+  // The scale row as read: each lane's low LANE_SCALE_W bits (an accumulator narrower than
+  // that holds none: the compiler and the interpreter refuse per_channel there).
+  wire [KPF*LANE_SCALE_W-1:0] scale_row;
   // Each lane's multiplier and shift: its scale-row element's, or the instruction's.
-  wire [KPF*MULT_W-1:0] lane_multiplier;
-  wire [KPF*SHIFT_W-1:0] lane_shift;
+  wire [KPF*MULT_W-1:0]       lane_multiplier;
+  wire [KPF*SHIFT_W-1:0]      lane_shift;
 
-  genvar l;
+  genvar lane;
   generate
-    for (l = 0; l < KPF; l = l + 1) begin : gen_lane_scale
-      if (ACC_W >= LS_W) begin : gen_row
-        assign scale_row[l*LS_W +: LS_W] = acc_rd_data_i[l*ACC_W +: LS_W];
+    for (lane = 0; lane < KPF; lane = lane + 1) begin : gen_lane_scale
+      if (ACC_W >= LANE_SCALE_W) begin : gen_row
+        assign scale_row[lane*LANE_SCALE_W +: LANE_SCALE_W] =
+          acc_rd_data_i[lane*ACC_W +: LANE_SCALE_W];
       end else begin : gen_none
-        assign scale_row[l*LS_W +: LS_W] = {LS_W{1'b0}};
+        assign scale_row[lane*LANE_SCALE_W +: LANE_SCALE_W] = {LANE_SCALE_W{1'b0}};
       end
-      assign lane_multiplier[l*MULT_W +: MULT_W] =
-        per_channel_q ? scale_value_q[l*LS_W +: MULT_W] : multiplier_q;
-      assign lane_shift[l*SHIFT_W +: SHIFT_W] =
-        per_channel_q ? scale_value_q[l*LS_W + MULT_W +: SHIFT_W] : shift_q;
+      assign lane_multiplier[lane*MULT_W +: MULT_W] =
+        per_channel_q ? scale_value_q[lane*LANE_SCALE_W +: MULT_W] : multiplier_q;
+      assign lane_shift[lane*SHIFT_W +: SHIFT_W] =
+        per_channel_q ? scale_value_q[lane*LANE_SCALE_W + MULT_W +: SHIFT_W] : shift_q;
     end
   endgenerate
 
@@ -353,7 +354,7 @@ module hwgen_vector_unit #(
       written_q     <= {COUNT_W{1'b0}};
       bias_value_q  <= {(KPF*ACC_W){1'b0}};
       per_channel_q <= 1'b0;
-      scale_value_q <= {(KPF*LS_W){1'b0}};
+      scale_value_q <= {(KPF*LANE_SCALE_W){1'b0}};
     end else begin
       phase_q       <= phase_d;
       relu_q        <= relu_d;

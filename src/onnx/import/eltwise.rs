@@ -8,18 +8,15 @@ use crate::onnx::ImportError;
 
 /// The quantized code of a float clip bound: saturate(round_half_even(hi / scale) + zp).
 pub(super) fn clip_code(hi: f64, y: (f64, i64, bool)) -> i64 {
-    let (lo_t, hi_t) = if y.2 { (-128, 127) } else { (0, 255) };
-    ((hi / y.0).round_ties_even() as i64 + y.1).clamp(lo_t, hi_t)
+    let t = crate::onnx::layer::act_type(y.2);
+    ((hi / y.0).round_ties_even() as i64 + y.1).clamp(t.min(), t.max())
 }
 
 impl Importer<'_> {
-    fn pending(&self, desc: &str, op: PendingOp) -> Val {
-        Val::Pending(Box::new(Pending {
-            node: desc.to_string(),
-            op,
-            relu: false,
-            clip_hi: None,
-        }))
+    /// Operator `op` of node `desc`, waiting for the QuantizeLinear that names its output's
+    /// quantization.
+    pub(super) fn pending(&self, desc: &str, op: PendingOp) -> Val {
+        Val::Pending(Box::new(Pending::new(desc, op)))
     }
 
     /// QDQ Add of two dequantized tensors, or QLinearAdd (A, As, Az, B, Bs, Bz, Cs, Cz).
@@ -47,12 +44,7 @@ impl Importer<'_> {
             return Ok(self.pending(desc, PendingOp::Add { a, b }));
         }
         let y = self.quant_params(desc, n, 6, 7)?;
-        let p = Pending {
-            node: desc.to_string(),
-            op: PendingOp::Add { a, b },
-            relu: false,
-            clip_hi: None,
-        };
+        let p = Pending::new(desc, PendingOp::Add { a, b });
         Ok(Val::Q(self.finish(&p, y)?))
     }
 
@@ -72,12 +64,7 @@ impl Importer<'_> {
                     ));
                 }
                 let y = self.quant_params(desc, n, 3, 4)?;
-                let p = Pending {
-                    node: desc.to_string(),
-                    op: PendingOp::GlobalPool { x },
-                    relu: false,
-                    clip_hi: None,
-                };
+                let p = Pending::new(desc, PendingOp::GlobalPool { x });
                 Ok(Val::Q(self.finish(&p, y)?))
             }
             _ => Err(self.err(
@@ -226,13 +213,7 @@ impl Importer<'_> {
         }
         let n = (h * w) as i64;
         let scale = x.scale / (y.0 * n as f64);
-        let r = Requant::of(scale).ok_or_else(|| {
-            self.err(
-                desc,
-                format!("the scale {scale} is not a positive number below 65535.5"),
-                "check the model's scales",
-            )
-        })?;
+        let r = self.requant_for(desc, scale, "the scale")?;
         let name = self.fresh(&super::emit::desc_name(desc), "gap");
         let keys = vec![
             ("kernel", h.to_string()),

@@ -93,11 +93,24 @@ impl Importer<'_> {
             .iter()
             .map(|&a| {
                 let scale = a / y_scale;
-                Requant::of(scale).ok_or_else(|| {
-                    self.err(desc, format!("the requantization scale input scale x weight scale / output scale = {scale} is not a positive number below 65535.5"), "check the model's scales")
-                })
+                self.requant_for(
+                    desc,
+                    scale,
+                    "the scale input scale x weight scale / output scale",
+                )
             })
             .collect()
+    }
+
+    /// The requantization of `scale` (named `what` in the error).
+    pub(super) fn requant_for(
+        &self,
+        desc: &str,
+        scale: f64,
+        what: &str,
+    ) -> Result<Requant, ImportError> {
+        Requant::checked(scale, what)
+            .map_err(|rule| self.err(desc, rule, "check the model's scales"))
     }
 
     pub(super) fn npy(&mut self, layer: &str, what: &str, shape: &[usize], data: &[i64]) -> String {

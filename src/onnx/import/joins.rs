@@ -3,7 +3,7 @@
 //! folded into an untied bias.
 
 use super::{same, ConstQ, Importer, Pending, PendingOp, Val};
-use crate::onnx::layer::{Layer, QTensor, Requant};
+use crate::onnx::layer::{Layer, QTensor};
 use crate::onnx::proto::{AttrValue, Node};
 use crate::onnx::ImportError;
 
@@ -50,20 +50,10 @@ impl Importer<'_> {
             ));
         }
         if n.op_type == "Concat" {
-            return Ok(Val::Pending(Box::new(Pending {
-                node: desc.to_string(),
-                op: PendingOp::Concat { parts },
-                relu: false,
-                clip_hi: None,
-            })));
+            return Ok(self.pending(desc, PendingOp::Concat { parts }));
         }
         let y = self.quant_params(desc, n, 0, 1)?;
-        let p = Pending {
-            node: desc.to_string(),
-            op: PendingOp::Concat { parts },
-            relu: false,
-            clip_hi: None,
-        };
+        let p = Pending::new(desc, PendingOp::Concat { parts });
         Ok(Val::Q(self.finish(&p, y)?))
     }
 
@@ -107,13 +97,7 @@ impl Importer<'_> {
         y: (f64, i64, bool),
     ) -> Result<String, ImportError> {
         let scale = x.scale / y.0;
-        let r = Requant::of(scale).ok_or_else(|| {
-            self.err(
-                desc,
-                format!("the scale ratio {scale} is not a positive number below 65535.5"),
-                "check the model's scales",
-            )
-        })?;
+        let r = self.requant_for(desc, scale, "the scale ratio")?;
         let c = x.shape[2];
         let name = self.fresh(name, "rescale");
         let keys = vec![
@@ -153,18 +137,9 @@ impl Importer<'_> {
         w: ConstQ,
         b: Option<ConstQ>,
     ) -> Result<Val, ImportError> {
-        let ints = |k: &str, d: i64| {
-            n.attr_ints(k)
-                .filter(|v| !v.is_empty())
-                .unwrap_or(vec![d; 2])
-        };
-        let (s, p) = (
-            ints("strides", 1),
-            n.attr_ints("pads")
-                .filter(|v| !v.is_empty())
-                .unwrap_or(vec![0; 4]),
-        );
-        let out_pad = ints("output_padding", 0);
+        let s = n.attr_ints_or("strides", &[1, 1]);
+        let p = n.attr_ints_or("pads", &[0; 4]);
+        let out_pad = n.attr_ints_or("output_padding", &[0, 0]);
         let [cin, _, kh, kw] = w.q.dims[..] else {
             return Err(self.err(
                 desc,
@@ -191,12 +166,7 @@ impl Importer<'_> {
             return Err(self.err(desc, format!("kernel {kh}x{kw}, strides {s:?}, pads {p:?}, output_padding {out_pad:?}"), "hwgen's transposed convolution has groups 1, a square kernel of at least the stride, one stride, one padding below the kernel, and no output padding or dilation"));
         }
         let geom = (kh as usize, s[0] as usize, p[0] as usize);
-        Ok(Val::Pending(Box::new(Pending {
-            node: desc.to_string(),
-            op: PendingOp::ConvT { x, w, b, geom },
-            relu: false,
-            clip_hi: None,
-        })))
+        Ok(self.pending(desc, PendingOp::ConvT { x, w, b, geom }))
     }
 
     /// The conv_transpose layer: weights [cin][cout][k][k] as [k][k][cin][cout]; the input

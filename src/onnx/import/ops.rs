@@ -69,12 +69,7 @@ impl Importer<'_> {
                 }
             }
         };
-        Ok(Val::Pending(Box::new(Pending {
-            node: desc.to_string(),
-            op,
-            relu: false,
-            clip_hi: None,
-        })))
+        Ok(self.pending(desc, op))
     }
 
     /// QOperator: QLinearConv (x, xs, xz, w, ws, wz, ys, yz, B), QLinearMatMul (a, as, az,
@@ -157,25 +152,13 @@ impl Importer<'_> {
                 trans: false,
             },
         };
-        let p = Pending {
-            node: desc.to_string(),
-            op,
-            relu: false,
-            clip_hi: None,
-        };
-        Ok(Val::Q(self.finish(&p, y)?))
+        Ok(Val::Q(self.finish(&Pending::new(desc, op), y)?))
     }
 
     pub(super) fn maxpool(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
         let k = n.attr_ints("kernel_shape").unwrap_or_default();
-        let s = n
-            .attr_ints("strides")
-            .filter(|v| !v.is_empty())
-            .unwrap_or(vec![1, 1]);
-        let p = n
-            .attr_ints("pads")
-            .filter(|v| !v.is_empty())
-            .unwrap_or(vec![0; 4]);
+        let s = n.attr_ints_or("strides", &[1, 1]);
+        let p = n.attr_ints_or("pads", &[0; 4]);
         let square = k.len() == 2
             && k[0] == k[1]
             && s.iter().all(|&v| v == s[0])
@@ -203,12 +186,7 @@ impl Importer<'_> {
         };
         match self.val(desc, &n.inputs[0])? {
             Val::Q(x) => Ok(Val::Q(self.emit_maxpool(desc, &x, geom))),
-            Val::Dq(x) => Ok(Val::Pending(Box::new(Pending {
-                node: desc.to_string(),
-                op: PendingOp::MaxPool { x, geom },
-                relu: false,
-                clip_hi: None,
-            }))),
+            Val::Dq(x) => Ok(self.pending(desc, PendingOp::MaxPool { x, geom })),
             _ => Err(self.err(
                 desc,
                 "its input is not quantized",
@@ -224,10 +202,8 @@ impl Importer<'_> {
                 Ok(Val::Pending(p))
             }
             Val::Dq(x) => Ok(Val::Pending(Box::new(Pending {
-                node: desc.to_string(),
-                op: PendingOp::Relu { x },
                 relu: true,
-                clip_hi: None,
+                ..Pending::new(desc, PendingOp::Relu { x })
             }))),
             Val::Q(x) => Ok(Val::Q(self.fold_relu(desc, &x)?)),
             _ => Err(self.err(
