@@ -314,7 +314,7 @@ requant = { multiplier = 100, shift = 11 }
     let design = hwgen::config::load(Path::new("configs/8x8_int8.toml")).unwrap();
     let model = hwgen::model::parse_str(src, "m.toml", Path::new(".")).unwrap();
     use hwgen::compiler::passes::*;
-    let g = fuse::run(legalize::run(&design, &model).unwrap());
+    let g = fuse::run(&design, legalize::run(&design, &model).unwrap(), true);
     let alloc = allocate::run(&design, &g);
     // "input" is dead once "a" has run, so "b" takes its place; "a" is dead after "b", so
     // "c" takes the place of "a".
@@ -347,7 +347,7 @@ stride = 2
     let design = hwgen::config::load(Path::new("configs/16x16_int8.toml")).unwrap();
     let model = hwgen::model::parse_str(src, "m.toml", Path::new(".")).unwrap();
     use hwgen::compiler::passes::*;
-    let g = fuse::run(legalize::run(&design, &model).unwrap());
+    let g = fuse::run(&design, legalize::run(&design, &model).unwrap(), true);
     assert_eq!(g.nodes.len(), 1, "conv and pool should be one node");
     assert_eq!(g.nodes[0].pool, Some((2, 2)));
     assert_eq!(g.nodes[0].name, "pool");

@@ -111,6 +111,7 @@ pub fn report(
             "pad": p.output.pad, "channel_tiles": p.output.tiles,
         },
         "layers": p.layers,
+        "fused": p.fused,
     });
     let mut v = v;
     if let Some(e) = &p.elastic {

@@ -200,6 +200,8 @@ pub struct Program {
     /// Every output of every frame.
     pub outputs: Vec<OutputRegion>,
     pub layers: Vec<LayerReport>,
+    /// The groups of layers the compiler fused (`passes::fuse`).
+    pub fused: Vec<passes::fuse::Fused>,
     /// MACs of the whole network (of one frame).
     pub macs: u64,
     /// MACs the whole program does (every frame of every branch).

@@ -108,7 +108,7 @@ fn engine_of(design: &Design, b: usize, u: usize, r: usize) -> usize {
 }
 
 fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
-    let g = fuse::run(legalize::run(design, model)?);
+    let g = fuse::run(design, legalize::run(design, model)?, false);
     let stages = map::stages(design, &g)?;
     let unit_of = |st: &map::Stage| &design.branches[st.branch].units[st.unit];
     // Units of different sizes share tensors stored pixel by pixel; each stage sees them
@@ -399,6 +399,7 @@ pub fn compile_frames(
         macs: layers.iter().map(|l| l.macs).sum(),
         macs_run,
         layers,
+        fused: g.fused.clone(),
         elastic: Some(Elastic {
             frames: (0..design.branches.len())
                 .map(|b| {

@@ -80,6 +80,7 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
             })
             .collect(),
         layers: Vec::new(),
+        fused: g.fused.clone(),
         macs: 0,
         macs_run: 0,
         elastic: None,

@@ -90,6 +90,8 @@ pub struct Graph {
     pub concats: Vec<Concat>,
     /// The output tensors (the model's outputs, in order).
     pub outputs: Vec<String>,
+    /// The groups of layers `fuse` joined.
+    pub fused: Vec<super::fuse::Fused>,
 }
 
 /// A tensor the host writes.
@@ -366,6 +368,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
         dag: DiGraph::new(),
         inputs,
         concats,
+        fused: Vec::new(),
     };
     for o in &g.outputs {
         if g.inputs.iter().any(|s| s.name == *o) || g.concats.iter().any(|c| c.name == *o) {

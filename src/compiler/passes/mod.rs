@@ -28,7 +28,7 @@ pub const PASSES: &[Pass] = &[
     },
     Pass {
         name: "fuse",
-        doc: "fold a residual add or a max-pool into the convolution that feeds it",
+        doc: "fuse layers by graph patterns (conv+add, conv+maxpool, expand+depthwise), the cheapest cover by estimated cycles",
         run: fuse::pass,
     },
     Pass {

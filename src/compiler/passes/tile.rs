@@ -278,7 +278,7 @@ fn window_tiling(
 
 /// The best tiling of a node in the window unit (`window_tiling`) and its estimated cycles,
 /// with activation rows of `act_beats` beats; `None` when no tile fits.
-pub fn window_plan(
+fn window_plan(
     design: &Design,
     bud: &Budget,
     g: &Graph,
@@ -361,7 +361,7 @@ fn fused_tiling(
 
 /// The best fused tiling of node `i` (`fused_tiling`) and its estimated cycles (the expand
 /// before it included), with activation rows of `act_beats` beats; `None` when no tile fits.
-pub fn fused_plan(
+fn fused_plan(
     design: &Design,
     bud: &Budget,
     g: &Graph,
@@ -416,24 +416,6 @@ pub fn fused_plan(
         }
     }
     best
-}
-
-/// Estimated cycles of a 1x1 convolution `e` run on its own (the larger of its matmul rows
-/// and the memory port's input and output rows), with activation rows of `act_beats` beats:
-/// what keeping its output on chip saves besides the depthwise convolution's own loads.
-pub fn expand_cost(design: &Design, g: &Graph, act_beats: u64, e: &Node) -> u64 {
-    let t = g.unit.cpf as usize;
-    let [oh, ow, c] = e.out;
-    let pixels = (oh * ow) as u64;
-    let (icts, octs) = (
-        g.shape_of(&e.input)[2].div_ceil(t) as u64,
-        c.div_ceil(t) as u64,
-    );
-    let bytes_per_row = act_beats * u64::from(design.memory.data_width_bits / 8);
-    let bw = u64::from(design.memory.bytes_per_cycle).max(1);
-    let compute = pixels * icts * octs;
-    let memory = pixels * (icts + octs) * bytes_per_row / bw;
-    compute.max(memory)
 }
 
 /// An upsample layer's tiling: whole output rows, each one matmul that repeats every input

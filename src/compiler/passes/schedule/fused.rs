@@ -1,4 +1,4 @@
-//! A 1x1 convolution whose output stays on chip (`fuse::keep_on_chip`, a MobileNetV2
+//! A 1x1 convolution whose output stays on chip (`fuse`'s expand+depthwise, a MobileNetV2
 //! expand) and the depthwise convolution in the window unit that reads it, scheduled
 //! together per output tile of the depthwise convolution. Per spatial tile, the input window
 //! of the expand's every input-channel tile is loaded once (zero rows outside the tensor);

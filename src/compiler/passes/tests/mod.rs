@@ -2,6 +2,7 @@
 //! (and seeded random ones for the properties).
 
 mod allocate;
+mod fuse;
 mod legalize;
 mod schedule;
 mod sync;

@@ -1,0 +1,106 @@
+//! fuse: layers the hardware runs as one, by graph patterns (DNNVM). Each rule of
+//! `rules` is a small pattern over the layer graph with a guard and a rewrite:
+//!
+//! - conv+add: a convolution whose only consumer is an add with identity requantization
+//!   gets the add folded into its vector instruction, y = saturate(requant(acc) +
+//!   residual); ReLU moves with it;
+//! - conv+maxpool: a convolution whose only consumer is a max-pool runs once per pool tap
+//!   at the pooled positions and the vector unit keeps the running maximum;
+//! - expand+depthwise: a 1x1 convolution (a MobileNetV2 expand) whose only consumer is a
+//!   depthwise convolution in the window unit keeps its output on chip: the window node
+//!   schedules both per output tile (`schedule/fused.rs`), so the expanded tensor never
+//!   crosses the memory port (single-engine programs only);
+//! - expand+depthwise+add: both of the last two, the add folded into the depthwise
+//!   convolution.
+//!
+//! `strategy` matches the patterns (VF2) and picks, where matches overlap and where a
+//! fusion might not pay, the cover of the layer sequence with the fewest estimated cycles
+//! (a shortest path). Activations were fused by the model format (and by the ONNX
+//! importer, with the quantize/dequantize pairs around each operator); only integer
+//! layers are fused (the other datapaths' vector path has no add or pool).
+
+mod rules;
+mod strategy;
+
+use super::legalize::Graph;
+use crate::compiler::{Compilation, CompileError};
+use crate::design::Design;
+pub use rules::{Kind, Role, Rule, RULES};
+pub use strategy::{alone, candidates, choose, cycles, Candidate, Fused};
+
+pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
+    let g = c.graph.take().expect("pass order: legalize must run first");
+    let mut g = run(c.design, g, true);
+    shortcuts_late(&mut g);
+    g.rebuild_dag();
+    c.graph = Some(g);
+    Ok(())
+}
+
+/// Fuse what the strategy chooses (`on_chip`: the rules that keep a tensor on chip too),
+/// and list the groups in `g.fused`.
+pub fn run(design: &Design, mut g: Graph, on_chip: bool) -> Graph {
+    let rules: Vec<&Rule> = RULES.iter().filter(|r| on_chip || !r.on_chip).collect();
+    let cands = candidates(&g, &rules);
+    let chosen = choose(g.nodes.len(), &cands, |nodes, rule| {
+        let mut sub = alone(&g, nodes);
+        if let Some(r) = rule {
+            let local: Vec<usize> = (0..nodes.len()).collect();
+            (rules[r].apply)(&mut sub, &local);
+            sub.rebuild_dag();
+        }
+        cycles(design, &sub)
+    });
+    g.fused = chosen
+        .iter()
+        .map(|(c, fused, apart)| Fused {
+            rule: rules[c.rule].name.to_string(),
+            layers: c.nodes.iter().map(|&i| g.nodes[i].name.clone()).collect(),
+            estimated_cycles: *fused,
+            estimated_cycles_apart: *apart,
+        })
+        .collect();
+    // Later groups first: a rewrite removes nodes after its first.
+    for (c, _, _) in chosen.iter().rev() {
+        (rules[c.rule].apply)(&mut g, &c.nodes);
+    }
+    g.rebuild_dag();
+    g
+}
+
+/// A layer whose output is only a residual operand (a ResNet block's downsample shortcut)
+/// moves to just before its first consumer. Its output is read only when the consumer
+/// post-processes, so the consumer's first windows and weights need not wait for its last
+/// stores, and it no longer sits between the block's input and the block's first
+/// convolution, which reads the same input: measured on ResNet-18 on 32x32, that 3x3
+/// stride-2 convolution waited about 760 cycles after the downsample for the memory port,
+/// which the downsample's loads and stores had kept busy (never between an expand kept on
+/// chip and its depthwise convolution). Plain layers only (no in-place
+/// concat operand, no tensor shared with other producers, not a model output).
+pub fn shortcuts_late(g: &mut Graph) {
+    let mut i = 0;
+    while i < g.nodes.len() {
+        let n = &g.nodes[i];
+        let consumers = g.consumers(&n.name);
+        let plain = n.place.is_none()
+            && !g.is_output(&n.name)
+            && !g.concats.iter().any(|c| c.inputs.contains(&n.name))
+            && !consumers.is_empty()
+            && consumers.iter().all(|&c| g.nodes[c].input != n.name);
+        match consumers.first() {
+            Some(&first) if plain && first > i + 1 => {
+                let node = g.nodes.remove(i);
+                // Not between an expand kept on chip and its depthwise convolution.
+                let mut at = first - 1;
+                while at > i && g.nodes[at - 1].fused_into_next {
+                    at -= 1;
+                }
+                g.nodes.insert(at, node);
+                if at == i {
+                    i += 1;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+}
