@@ -444,3 +444,129 @@ fn compile_reports_the_partition() {
     assert!(onnx["host_reason"].as_str().unwrap().contains("Softmax"));
     assert!(has("layers", "scale"));
 }
+
+/// Element-wise agreement of hwgen's output file with ONNX's expected one: the same dtype
+/// and shape, integers equal, floats within 1e-6 + 1e-4 x |expected| (NaN where NaN).
+fn same_npy(got: &std::path::Path, want: &std::path::Path) -> Result<(), String> {
+    let read = |p: &std::path::Path| {
+        hwgen::model::npy::read_values(p).map_err(|e| format!("{}: {}", p.display(), e.rule))
+    };
+    let ((gd, gs, g), (wd, ws, w)) = (read(got)?, read(want)?);
+    if (gd.as_str(), &gs) != (wd.as_str(), &ws) {
+        return Err(format!("{gd} {gs:?}, expected {wd} {ws:?}"));
+    }
+    let float = gd == "<f4";
+    let close = |a: f64, b: f64| {
+        a == b || (float && ((a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-6 + 1e-4 * b.abs()))
+    };
+    match g.iter().zip(&w).position(|(&a, &b)| !close(a, b)) {
+        Some(k) => Err(format!("element {k}: {} against {}", g[k], w[k])),
+        None => Ok(()),
+    }
+}
+
+/// ONNX's own operator tests (rtl-tests/ref/onnx_node_tests.py, about 1650 cases, each
+/// with its first input as the graph input): through `hwgen run --interp`, every case either
+/// runs and every output equals ONNX's expected value (`same_npy`), or is refused with exit
+/// status 1 and an error naming the model or the input file; none crashes. The operators the README lists
+/// for the accelerator and the host run.
+#[test]
+fn onnx_operator_tests_run_or_are_refused() {
+    if !have_onnxruntime() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let list = run_reference("onnx_node_tests.py", &[&dir.path().to_string_lossy()], "");
+    let lines: Vec<&str> = list.lines().collect();
+    let (mut ran, mut refused, mut wrong) = (Vec::new(), 0, Vec::new());
+    for case in lines.chunks(2) {
+        let (name, outs) = (case[0], case[1].split(' ').collect::<Vec<_>>());
+        let d = dir.path().join(name);
+        let out = d.join(if outs.len() == 1 { "out.npy" } else { "out" });
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"))
+            .current_dir(repo())
+            .args(["run", "-c", "configs/16x16_uint8.toml", "--interp", "-m"])
+            .args([
+                d.join("model.onnx"),
+                "-i".into(),
+                d.join("x.npy"),
+                "-o".into(),
+                out.clone(),
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        match o.status.code() {
+            Some(0) => {
+                for n in &outs {
+                    let safe: String = n
+                        .chars()
+                        .map(|c| {
+                            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                                c
+                            } else {
+                                '_'
+                            }
+                        })
+                        .collect();
+                    let got = if outs.len() == 1 {
+                        out.clone()
+                    } else {
+                        out.join(format!("{safe}.npy"))
+                    };
+                    if let Err(e) = same_npy(&got, &d.join(format!("want_{n}.npy"))) {
+                        wrong.push(format!("{name} output {n}: {e}"));
+                    }
+                }
+                ran.push(name.to_string());
+            }
+            // Refused, naming the model or the input file.
+            Some(1)
+                if err.contains("error: ")
+                    && (err.contains("model.onnx") || err.contains("x.npy")) =>
+            {
+                refused += 1
+            }
+            _ => wrong.push(format!("{name}: exit {:?}\n{err}", o.status.code())),
+        }
+    }
+    eprintln!(
+        "{} ONNX operator tests ran and matched, {refused} refused",
+        ran.len()
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    for must in [
+        "test_qlinearconv",
+        "test_qlinearmatmul_2D_uint8_float32",
+        "test_qlinearmatmul_3D_int8_float32",
+        "test_convinteger_with_padding",
+        "test_matmulinteger",
+        "test_quantizelinear",
+        "test_quantizelinear_axis",
+        "test_dequantizelinear_axis",
+        "test_dynamicquantizelinear",
+        "test_conv_with_autopad_same",
+        "test_conv_with_strides_and_asymmetric_padding",
+        "test_convtranspose_pads",
+        "test_maxpool_2d_pads",
+        "test_averagepool_2d_same_upper",
+        "test_globalaveragepool",
+        "test_add_bcast",
+        "test_add_uint8",
+        "test_mul_bcast",
+        "test_concat_3d_axis_1",
+        "test_relu",
+        "test_clip",
+        "test_leakyrelu",
+        "test_softmax_axis_1",
+        "test_gemm_all_attributes",
+        "test_matmul_4d",
+        "test_flatten_axis1",
+        "test_reshape_reduced_dims",
+        "test_transpose_all_permutations_2",
+        "test_batchnorm_example",
+        "test_reduce_mean_keepdims_example",
+    ] {
+        assert!(ran.iter().any(|r| r == must), "{must} did not run");
+    }
+}

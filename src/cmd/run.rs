@@ -10,9 +10,11 @@ pub struct Args {
     /// Quantized ONNX model (QDQ or QOperator).
     #[arg(long, short)]
     pub model: PathBuf,
-    /// The graph input as a float32 .npy ([1, C, H, W]; dimensions of 1 may be left out).
-    #[arg(long, short)]
-    pub input: PathBuf,
+    /// The graph input as a .npy of the type the graph declares (float32, int8, uint8,
+    /// int16, uint16, int32 or int64; [1, C, H, W]: dimensions of 1 may be left out).
+    /// Repeat it for a graph with several inputs, in the graph's order.
+    #[arg(long, short, required = true)]
+    pub input: Vec<PathBuf>,
     /// Where the graph's output goes: a .npy file, or with several outputs a directory
     /// holding OUTPUT_NAME.npy for each.
     #[arg(long, short)]
@@ -41,31 +43,29 @@ pub fn run(args: Args) -> Result<()> {
             args.model.display()
         );
     }
-    let x = hwgen::model::npy::read_f32(&args.input).map_err(|e| {
-        anyhow::anyhow!(
-            "error: {}: {}\n  fix:  {}",
-            args.input.display(),
-            e.rule,
-            e.fix
-        )
-    })?;
     let dir = tempfile::tempdir()?;
     let part = hwgen::onnx::partition(&args.model, "data", Some("input.npy"))?;
     let g = &part.model.graph;
     let mut host = Host::new(g);
-    let input = g
+    let inputs: Vec<_> = g
         .inputs
         .iter()
-        .find(|i| !g.initializers.iter().any(|t| t.name == i.name));
-    if let Some(i) = input {
-        host.known.insert(
-            i.name.clone(),
-            HostVal {
-                dims: x.shape.clone(),
-                data: x.data.clone(),
-                elem: hwgen::onnx::proto::dtype::FLOAT,
-            },
+        .filter(|i| !g.initializers.iter().any(|t| t.name == i.name))
+        .collect();
+    if inputs.len() != args.input.len() {
+        bail!(
+            "error: {}: the graph has {} inputs ({}) and {} were given\n  fix:  give one --input per graph input, in the graph's order",
+            args.model.display(),
+            inputs.len(),
+            inputs.iter().map(|i| format!("'{}'", i.name)).collect::<Vec<_>>().join(", "),
+            args.input.len()
         );
+    }
+    let mut first = None;
+    for (i, path) in inputs.iter().zip(&args.input) {
+        let v = input_val(&args.model, i, path)?;
+        first.get_or_insert_with(|| v.clone());
+        host.known.insert(i.name.clone(), v);
     }
     if let Some(e) = &part.reason {
         let at = g.nodes.get(part.cut).map_or(String::new(), |n| {
@@ -74,7 +74,10 @@ pub fn run(args: Args) -> Result<()> {
         eprintln!("hwgen run: the host runs the graph{at}: {}", e.rule);
     }
     let how = match &part.accel {
-        Some(accel) => accelerate(&args, &design, accel, &x, dir.path(), &mut host)?,
+        Some(accel) => {
+            let x = first.expect("the accelerator's part reads the graph input");
+            accelerate(&args, &design, accel, &x, dir.path(), &mut host)?
+        }
         None => {
             eprintln!(
                 "warning: no node of {} runs on the accelerator; the whole graph runs on the host",
@@ -109,14 +112,15 @@ fn accelerate(
     args: &Args,
     design: &hwgen::design::Design,
     accel: &hwgen::onnx::Imported,
-    x: &hwgen::model::npy::NpyF32,
+    x: &HostVal,
     dir: &std::path::Path,
     host: &mut Host,
 ) -> Result<String> {
-    let q = hwgen::onnx::host::quantize_input(&accel.input, &x.shape, &x.data).map_err(|e| {
+    let data: Vec<f32> = x.data.iter().map(|&v| v as f32).collect();
+    let q = hwgen::onnx::host::quantize_input(&accel.input, &x.dims, &data).map_err(|e| {
         anyhow::anyhow!(
             "error: {}: {e}\n  fix:  give the graph input's float32 tensor",
-            args.input.display()
+            args.input[0].display()
         )
     })?;
     let [h, w, c] = accel.input.shape;
@@ -173,6 +177,66 @@ fn accelerate(
         "{} layers on the {how}, bit-exact against the golden model",
         imported.notes.len()
     ))
+}
+
+/// A graph input's value from its `.npy`: the type the graph declares, and the declared
+/// shape (dimensions of 1 may be left out of the file's; a symbolic one takes the file's).
+fn input_val(
+    model: &std::path::Path,
+    i: &hwgen::onnx::proto::ValueInfo,
+    path: &std::path::Path,
+) -> Result<HostVal> {
+    use hwgen::onnx::proto::dtype;
+    let want = hwgen::onnx::host::npy_descr(i.elem_type).ok_or_else(|| {
+        anyhow::anyhow!(
+            "error: {}: graph input '{}' is {}; hwgen run takes float32 and integer (8-, 16-, 32-, 64-bit) inputs\n  fix:  export the model with a float32 or integer input",
+            model.display(),
+            i.name,
+            dtype::name(i.elem_type)
+        )
+    })?;
+    let (descr, shape, data) = hwgen::model::npy::read_values(path)
+        .map_err(|e| anyhow::anyhow!("error: {}\n  fix:  {}", e.rule, e.fix))?;
+    if descr != want {
+        bail!(
+            "error: {}: the array is {descr}, and graph input '{}' is {} ({want})\n  fix:  save it as {}",
+            path.display(),
+            i.name,
+            dtype::name(i.elem_type),
+            dtype::name(i.elem_type)
+        );
+    }
+    let declared = i.shape.clone().unwrap_or_default();
+    let mut dims = shape.clone();
+    if !declared.is_empty() {
+        let big = |d: &[usize]| d.iter().copied().filter(|&v| v != 1).collect::<Vec<_>>();
+        let fixed: Option<Vec<usize>> = declared.iter().map(|d| d.map(|v| v as usize)).collect();
+        let fits = match &fixed {
+            Some(f) => big(f) == big(&shape) && f.iter().product::<usize>() == data.len(),
+            None => {
+                declared.len() == shape.len()
+                    && declared
+                        .iter()
+                        .zip(&shape)
+                        .all(|(d, &s)| d.is_none_or(|d| d as usize == s))
+            }
+        };
+        if !fits {
+            bail!(
+                "error: {}: shape {shape:?} is not graph input '{}''s {declared:?}\n  fix:  give an array of the declared shape (dimensions of 1 may be left out)",
+                path.display(),
+                i.name
+            );
+        }
+        if let Some(f) = fixed {
+            dims = f;
+        }
+    }
+    Ok(HostVal {
+        dims,
+        data,
+        elem: i.elem_type,
+    })
 }
 
 /// One output: the file, written atomically. Several: a directory of NAME.npy, replaced

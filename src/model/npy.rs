@@ -32,13 +32,48 @@ pub struct NpyF32 {
 
 pub fn read(path: &Path) -> Result<Npy, NpyError> {
     let (descr, shape, body) = parse(path)?;
-    let (size, signed) = match descr.as_str() {
+    let data = ints(path, &descr, &shape, &body)?;
+    Ok(Npy { shape, data })
+}
+
+/// Any array hwgen reads (float32 or an integer type): its dtype, shape and elements.
+pub fn read_values(path: &Path) -> Result<(String, Vec<usize>, Vec<f64>), NpyError> {
+    let (descr, shape, body) = parse(path)?;
+    let data = if descr == "<f4" {
+        data(path, &shape, 4, &body)?
+            .chunks_exact(4)
+            .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+            .collect()
+    } else if matches!(
+        descr.as_str(),
+        "|i1" | "<i1" | "|u1" | "<u1" | "<i2" | "<u2" | "<i4" | "<u4" | "<i8" | "<u8"
+    ) {
+        let v = ints(path, &descr, &shape, &body)?;
+        v.into_iter().map(|v| v as f64).collect()
+    } else {
+        return fail(
+            format!("{}: dtype {descr} is not supported here", path.display()),
+            "save the array as float32 or a little-endian 8-, 16-, 32- or 64-bit integer type",
+        );
+    };
+    Ok((
+        descr.replace("<i1", "|i1").replace("<u1", "|u1"),
+        shape,
+        data,
+    ))
+}
+
+/// The elements of an integer array.
+fn ints(path: &Path, descr: &str, shape: &[usize], body: &[u8]) -> Result<Vec<i64>, NpyError> {
+    let (size, signed) = match descr {
         "|i1" | "<i1" => (1, true),
         "|u1" | "<u1" => (1, false),
         "<i2" => (2, true),
         "<u2" => (2, false),
         "<i4" => (4, true),
+        "<u4" => (4, false),
         "<i8" => (8, true),
+        "<u8" => (8, false),
         other => {
             return fail(
                 format!("{}: dtype {other} is not supported here", path.display()),
@@ -46,8 +81,8 @@ pub fn read(path: &Path) -> Result<Npy, NpyError> {
             )
         }
     };
-    let body = data(path, &shape, size, &body)?;
-    let data = body
+    let body = data(path, shape, size, body)?;
+    Ok(body
         .chunks_exact(size)
         .map(|b| {
             let mut v: i64 = 0;
@@ -59,8 +94,7 @@ pub fn read(path: &Path) -> Result<Npy, NpyError> {
             }
             v
         })
-        .collect();
-    Ok(Npy { shape, data })
+        .collect())
 }
 
 /// Read a little-endian float32 `.npy`.

@@ -58,7 +58,7 @@ pub fn handoff_val(o: &OutputQuant, hwc: &[i64]) -> HostVal {
     let scale = o.scale as f32;
     if o.float {
         let data = (0..n)
-            .map(|k| ((chw(k) - o.zero_point) as f32) * scale)
+            .map(|k| f64::from(((chw(k) - o.zero_point) as f32) * scale))
             .collect();
         HostVal {
             dims,
@@ -66,7 +66,7 @@ pub fn handoff_val(o: &OutputQuant, hwc: &[i64]) -> HostVal {
             elem: dtype::FLOAT,
         }
     } else {
-        let data = (0..n).map(|k| chw(k) as f32).collect();
+        let data = (0..n).map(|k| chw(k) as f64).collect();
         HostVal {
             dims,
             data,
@@ -75,29 +75,54 @@ pub fn handoff_val(o: &OutputQuant, hwc: &[i64]) -> HostVal {
     }
 }
 
-/// The `.npy` bytes of a host tensor in its ONNX type (float32, int8, uint8, int32, int64).
+/// The `.npy` dtype of an ONNX element type, if hwgen reads and writes it.
+pub fn npy_descr(elem: i32) -> Option<&'static str> {
+    Some(match elem {
+        dtype::FLOAT => "<f4",
+        dtype::INT8 => "|i1",
+        dtype::UINT8 => "|u1",
+        dtype::INT16 => "<i2",
+        dtype::UINT16 => "<u2",
+        dtype::INT32 => "<i4",
+        dtype::UINT32 => "<u4",
+        dtype::INT64 => "<i8",
+        dtype::UINT64 => "<u8",
+        _ => return None,
+    })
+}
+
+/// The `.npy` bytes of a host tensor in its ONNX type (float32, or a signed or unsigned
+/// 8-, 16-, 32- or 64-bit integer).
 pub fn npy_of(v: &HostVal) -> Result<Vec<u8>, String> {
+    let descr =
+        npy_descr(v.elem).ok_or_else(|| format!("an output of type {}", dtype::name(v.elem)))?;
     let bytes: Vec<u8> = match v.elem {
-        dtype::FLOAT => v.data.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        dtype::INT8 | dtype::UINT8 => v.data.iter().map(|&x| x as i64 as u8).collect(),
-        dtype::INT32 => v
+        dtype::FLOAT => v
             .data
             .iter()
-            .flat_map(|&x| (x as i32).to_le_bytes())
+            .flat_map(|&x| (x as f32).to_le_bytes())
             .collect(),
-        dtype::INT64 => v
+        dtype::INT8 | dtype::UINT8 => v.data.iter().map(|&x| x as i64 as u8).collect(),
+        dtype::INT16 | dtype::UINT16 => v
+            .data
+            .iter()
+            .flat_map(|&x| (x as i64 as u16).to_le_bytes())
+            .collect(),
+        dtype::INT32 | dtype::UINT32 => v
+            .data
+            .iter()
+            .flat_map(|&x| (x as i64 as u32).to_le_bytes())
+            .collect(),
+        dtype::UINT64 => v
+            .data
+            .iter()
+            .flat_map(|&x| (x as u64).to_le_bytes())
+            .collect(),
+        _ => v
             .data
             .iter()
             .flat_map(|&x| (x as i64).to_le_bytes())
             .collect(),
-        t => return Err(format!("an output of type {}", dtype::name(t))),
-    };
-    let descr = match v.elem {
-        dtype::FLOAT => "<f4",
-        dtype::INT8 => "|i1",
-        dtype::UINT8 => "|u1",
-        dtype::INT32 => "<i4",
-        _ => "<i8",
     };
     Ok(npy::encode(descr, &v.dims, &bytes))
 }

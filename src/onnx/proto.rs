@@ -20,7 +20,7 @@ pub struct Graph {
     pub outputs: Vec<ValueInfo>,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Node {
     pub name: String,
     pub op_type: String,
@@ -72,11 +72,13 @@ impl Node {
     }
 }
 
+#[derive(Clone)]
 pub struct Attribute {
     pub name: String,
     pub value: AttrValue,
 }
 
+#[derive(Clone)]
 pub enum AttrValue {
     Int(i64),
     Float(f32),

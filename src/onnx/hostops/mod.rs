@@ -1,0 +1,524 @@
+//! The host's operators (BYOC's fallback): the ONNX nodes the accelerator does not run,
+//! evaluated as ONNX defines them (float operators in float32, integer ones exactly), on
+//! demand from the graph outputs back to the values the accelerator handed over, the
+//! graph's initializers and its inputs.
+
+use super::proto::{dtype, AttrValue, Graph, Node, Tensor};
+use std::collections::HashMap;
+
+mod nn;
+mod quant;
+mod shape;
+
+/// A tensor on the host: its dims and elements, with its ONNX element type. Elements are
+/// f64: integers exactly (int32 and the 8- and 16-bit types; int64 up to 2^53), float32
+/// values exactly.
+#[derive(Clone, Debug)]
+pub struct HostVal {
+    pub dims: Vec<usize>,
+    pub data: Vec<f64>,
+    pub elem: i32,
+}
+
+impl HostVal {
+    fn from_tensor(t: &Tensor) -> HostVal {
+        HostVal {
+            dims: t.dims.iter().map(|&d| d as usize).collect(),
+            data: t.values.clone(),
+            elem: t.data_type,
+        }
+    }
+    /// A float32 tensor: each element rounded to float32.
+    fn float(dims: Vec<usize>, data: Vec<f64>) -> HostVal {
+        HostVal {
+            dims,
+            data: data.into_iter().map(|v| f64::from(v as f32)).collect(),
+            elem: dtype::FLOAT,
+        }
+    }
+}
+
+/// Evaluates graph values on demand; `known` holds what is given (handed over, inputs).
+pub struct Host<'g> {
+    graph: &'g Graph,
+    producer: HashMap<&'g str, &'g Node>,
+    pub known: HashMap<String, HostVal>,
+    /// The nodes evaluated, in order (for the report).
+    pub ran: Vec<String>,
+    /// Tensors being evaluated (a cycle is an error, not an endless recursion).
+    busy: std::collections::HashSet<String>,
+}
+
+/// numpy broadcasting of two shapes.
+fn broadcast(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let n = a.len().max(b.len());
+    let get = |s: &[usize], i: usize| {
+        if i + s.len() >= n {
+            s[i + s.len() - n]
+        } else {
+            1
+        }
+    };
+    (0..n)
+        .map(|i| match (get(a, i), get(b, i)) {
+            (x, y) if x == y || y == 1 => Some(x),
+            (1, y) => Some(y),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The flat index into `shape` (right-aligned, broadcast) of the element at `idx` of `out`.
+fn source(idx: usize, out: &[usize], shape: &[usize]) -> usize {
+    let (mut rem, mut at, mut stride) = (idx, 0, 1);
+    for k in (0..out.len()).rev() {
+        let i = rem % out[k];
+        rem /= out[k];
+        if let Some(&d) = (k + shape.len())
+            .checked_sub(out.len())
+            .and_then(|j| shape.get(j))
+        {
+            at += (i % d) * stride;
+            stride *= d;
+        }
+    }
+    at
+}
+
+impl<'g> Host<'g> {
+    pub fn new(graph: &'g Graph) -> Self {
+        let mut producer = HashMap::new();
+        for n in &graph.nodes {
+            for o in &n.outputs {
+                producer.insert(o.as_str(), n);
+            }
+        }
+        let known = graph
+            .initializers
+            .iter()
+            .map(|t| (t.name.clone(), HostVal::from_tensor(t)))
+            .collect();
+        Host {
+            graph,
+            producer,
+            known,
+            ran: vec![],
+            busy: Default::default(),
+        }
+    }
+
+    /// The value of tensor `name`, evaluating what it needs (with an explicit stack: a
+    /// deep graph cannot overflow the call stack, a cycle is an error).
+    pub fn value(&mut self, name: &str) -> Result<HostVal, String> {
+        let mut stack = vec![(name.to_string(), false)];
+        while let Some((t, expanded)) = stack.pop() {
+            if self.known.contains_key(&t) {
+                continue;
+            }
+            let node = *self
+                .producer
+                .get(t.as_str())
+                .ok_or_else(|| format!("tensor '{t}' has no value (an input without data?)"))?;
+            if !expanded {
+                if !self.busy.insert(t.clone()) {
+                    return Err(format!(
+                        "tensor '{t}' depends on itself: the graph has a cycle"
+                    ));
+                }
+                stack.push((t, true));
+                for i in node.inputs.iter().filter(|i| !i.is_empty()) {
+                    stack.push((i.clone(), false));
+                }
+                continue;
+            }
+            self.busy.remove(&t);
+            let ins: Vec<Option<HostVal>> = node
+                .inputs
+                .iter()
+                .map(|i| {
+                    if i.is_empty() {
+                        None
+                    } else {
+                        self.known.get(i).cloned()
+                    }
+                })
+                .collect();
+            let outs = eval(node, &ins)
+                .map_err(|e| format!("node '{}' ({}): {e}", node.name, node.op_type))?;
+            self.ran
+                .push(format!("{} ({})", node.outputs[0], node.op_type));
+            for (o, v) in node.outputs.iter().zip(outs) {
+                self.known.insert(o.clone(), v);
+            }
+            if !self.known.contains_key(&t) {
+                return Err(format!("node writing '{t}' gave no value"));
+            }
+        }
+        self.known
+            .get(name)
+            .cloned()
+            .ok_or_else(|| format!("tensor '{name}' has no value"))
+    }
+
+    /// The graph's outputs, in order.
+    pub fn outputs(&mut self) -> Result<Vec<(String, HostVal)>, String> {
+        let names: Vec<String> = self.graph.outputs.iter().map(|o| o.name.clone()).collect();
+        names
+            .into_iter()
+            .map(|n| Ok((n.clone(), self.value(&n)?)))
+            .collect()
+    }
+}
+
+fn need(ins: &[Option<HostVal>], i: usize) -> Result<&HostVal, String> {
+    ins.get(i)
+        .and_then(|v| v.as_ref())
+        .ok_or_else(|| format!("input {i} is missing"))
+}
+
+/// Two's-complement wrap-around of an integer result to its type (numpy's and onnxruntime's
+/// integer arithmetic).
+fn wrap(v: i128, elem: i32) -> f64 {
+    let bits = match elem {
+        dtype::UINT8 | dtype::INT8 => 8,
+        dtype::UINT16 | dtype::INT16 => 16,
+        dtype::UINT32 | dtype::INT32 => 32,
+        _ => 64,
+    };
+    let m = v.rem_euclid(1i128 << bits);
+    let signed = matches!(
+        elem,
+        dtype::INT8 | dtype::INT16 | dtype::INT32 | dtype::INT64
+    );
+    (if signed && m >= 1i128 << (bits - 1) {
+        m - (1i128 << bits)
+    } else {
+        m
+    }) as f64
+}
+
+/// Add, Sub, Mul, Div with numpy broadcasting: float32, or exact integers of one type
+/// (wrapping around, Div truncating toward zero).
+fn binary(n: &Node, x: &HostVal, y: &HostVal) -> Result<HostVal, String> {
+    if x.elem != y.elem {
+        return Err(format!(
+            "inputs of types {} and {}",
+            dtype::name(x.elem),
+            dtype::name(y.elem)
+        ));
+    }
+    let dims = broadcast(&x.dims, &y.dims)
+        .ok_or_else(|| format!("shapes {:?} and {:?} do not broadcast", x.dims, y.dims))?;
+    let count: usize = dims.iter().product();
+    let pair = |k: usize| {
+        (
+            x.data[source(k, &dims, &x.dims)],
+            y.data[source(k, &dims, &y.dims)],
+        )
+    };
+    if x.elem == dtype::FLOAT {
+        let f: fn(f32, f32) -> f32 = match n.op_type.as_str() {
+            "Add" => |a, b| a + b,
+            "Sub" => |a, b| a - b,
+            "Mul" => |a, b| a * b,
+            _ => |a, b| a / b,
+        };
+        let data: Vec<f64> = (0..count)
+            .map(|k| {
+                let (a, b) = pair(k);
+                f64::from(f(a as f32, b as f32))
+            })
+            .collect();
+        return Ok(HostVal::float(dims, data));
+    }
+    if quant::int_range(x.elem).is_none() {
+        return Err(format!("{} of {} tensors", n.op_type, dtype::name(x.elem)));
+    }
+    let mut data = Vec::with_capacity(count);
+    for k in 0..count {
+        let (a, b) = pair(k);
+        let (a, b) = (a as i128, b as i128);
+        let v = match n.op_type.as_str() {
+            "Add" => a + b,
+            "Sub" => a - b,
+            "Mul" => a * b,
+            _ if b == 0 => return Err("an integer division by zero".into()),
+            _ => a / b,
+        };
+        data.push(wrap(v, x.elem));
+    }
+    Ok(HostVal {
+        dims,
+        data,
+        elem: x.elem,
+    })
+}
+
+/// Max, Min, Sum and Mean of any number of inputs, with broadcasting.
+fn variadic(n: &Node, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let parts: Vec<&HostVal> = ins.iter().flatten().collect();
+    let mut acc = parts[0].clone();
+    for p in &parts[1..] {
+        let dims = broadcast(&acc.dims, &p.dims)
+            .ok_or_else(|| format!("shapes {:?} and {:?} do not broadcast", acc.dims, p.dims))?;
+        if p.elem != acc.elem {
+            return Err("inputs of different types".into());
+        }
+        let count: usize = dims.iter().product();
+        let data = (0..count)
+            .map(|k| {
+                let (a, b) = (
+                    acc.data[source(k, &dims, &acc.dims)],
+                    p.data[source(k, &dims, &p.dims)],
+                );
+                match n.op_type.as_str() {
+                    "Max" => a.max(b),
+                    "Min" => a.min(b),
+                    _ if acc.elem == dtype::FLOAT => f64::from(a as f32 + b as f32),
+                    _ => wrap(a as i128 + b as i128, acc.elem),
+                }
+            })
+            .collect();
+        acc = HostVal {
+            dims,
+            data,
+            elem: acc.elem,
+        };
+    }
+    if n.op_type == "Mean" {
+        if acc.elem != dtype::FLOAT {
+            return Err("Mean of integers".into());
+        }
+        let k = parts.len() as f32;
+        acc.data = acc.data.iter().map(|&v| f64::from(v as f32 / k)).collect();
+    }
+    Ok(acc)
+}
+
+/// A Constant node's value.
+fn constant(n: &Node) -> Result<HostVal, String> {
+    let scalar = |data: Vec<f64>, elem, dims: Vec<usize>| Ok(HostVal { dims, data, elem });
+    match n.attributes.first().map(|a| (a.name.as_str(), &a.value)) {
+        Some(("value", AttrValue::Tensor(t))) => Ok(HostVal::from_tensor(t)),
+        Some(("value_float", AttrValue::Float(v))) => {
+            scalar(vec![f64::from(*v)], dtype::FLOAT, vec![])
+        }
+        Some(("value_int", AttrValue::Int(v))) => scalar(vec![*v as f64], dtype::INT64, vec![]),
+        Some(("value_ints", AttrValue::Ints(v))) => scalar(
+            v.iter().map(|&e| e as f64).collect(),
+            dtype::INT64,
+            vec![v.len()],
+        ),
+        _ => Err(
+            "only a Constant with value, value_float, value_int or value_ints runs on the host"
+                .into(),
+        ),
+    }
+}
+
+/// The operators the host runs, for messages.
+const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Sigmoid, HardSigmoid, HardSwish, Tanh, Clip, Abs, Neg, Floor, Ceil, Exp, Log, Sqrt, Reciprocal; Add, Sub, Mul, Div, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose, BatchNormalization, the poolings; ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, LogSoftmax; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Cast, CastLike, Shape, Gather, Expand, ConstantOfShape, Dropout";
+
+/// One node on the host.
+fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
+    if n.op_type == "Constant" {
+        return constant(n).map(|v| vec![v]);
+    }
+    let x = need(ins, 0)?;
+    if let Some(r) = quant::eval_quant(n, x, ins) {
+        return r;
+    }
+    if let Some(r) = shape::eval_shape(n, x, ins) {
+        return r.map(|v| vec![v]);
+    }
+    // An elementwise function, in float32 for float tensors (exact for integers).
+    let unary = |f: &dyn Fn(f64) -> f64| {
+        let data = x.data.iter().map(|&v| f(v)).collect();
+        Ok(vec![match x.elem {
+            dtype::FLOAT => HostVal::float(x.dims.clone(), data),
+            _ => HostVal {
+                dims: x.dims.clone(),
+                data,
+                elem: x.elem,
+            },
+        }])
+    };
+    // An axis in range, or an error.
+    let axis_of = |rank: usize| -> Result<usize, String> {
+        let a = n.attr_int("axis", 1);
+        let a = if a < 0 { a + rank as i64 } else { a };
+        usize::try_from(a)
+            .ok()
+            .filter(|&a| a < rank.max(1))
+            .ok_or_else(|| format!("axis {a} of a rank-{rank} tensor"))
+    };
+    match n.op_type.as_str() {
+        "Identity" => Ok(vec![x.clone()]),
+        "Relu" => unary(&|v| v.max(0.0)),
+        "Sigmoid" => unary(&|v| f64::from(1.0 / (1.0 + (-(v as f32)).exp()))),
+        "Tanh" => unary(&|v| f64::from((v as f32).tanh())),
+        "LeakyRelu" => {
+            let a = n.attr_float("alpha", 0.01);
+            unary(&|v| if v < 0.0 { f64::from(v as f32 * a) } else { v })
+        }
+        "Clip" => {
+            let bound = |i: usize, d: f64| {
+                ins.get(i)
+                    .and_then(|v| v.as_ref())
+                    .and_then(|v| v.data.first().copied())
+                    .unwrap_or(d)
+            };
+            let (lo, hi) = (bound(1, f64::MIN), bound(2, f64::MAX));
+            // (A minimum above the maximum makes every value the maximum.)
+            unary(&|v| v.max(lo).min(hi))
+        }
+        "Abs" => unary(&f64::abs),
+        "Neg" => unary(&|v| -v),
+        "Floor" => unary(&f64::floor),
+        "Ceil" => unary(&f64::ceil),
+        "Exp" => unary(&|v| f64::from((v as f32).exp())),
+        "Log" => unary(&|v| f64::from((v as f32).ln())),
+        "Sqrt" => unary(&|v| f64::from((v as f32).sqrt())),
+        "Reciprocal" => unary(&|v| f64::from(1.0 / v as f32)),
+        "Elu" => {
+            let a = n.attr_float("alpha", 1.0);
+            unary(&|v| {
+                if v < 0.0 {
+                    f64::from(a * ((v as f32).exp() - 1.0))
+                } else {
+                    v
+                }
+            })
+        }
+        "HardSigmoid" => {
+            let (a, b) = (n.attr_float("alpha", 0.2), n.attr_float("beta", 0.5));
+            unary(&|v| f64::from((a * v as f32 + b).clamp(0.0, 1.0)))
+        }
+        "HardSwish" => unary(&|v| f64::from(v as f32 * (v as f32 / 6.0 + 0.5).clamp(0.0, 1.0))),
+        "PRelu" => {
+            let slope = need(ins, 1)?;
+            let neg = binary(
+                &Node {
+                    op_type: "Mul".into(),
+                    ..Node::default()
+                },
+                x,
+                slope,
+            )?;
+            let data = (0..neg.data.len()).map(|k| {
+                let v = x.data[source(k, &neg.dims, &x.dims)];
+                if v < 0.0 {
+                    neg.data[k]
+                } else {
+                    v
+                }
+            });
+            Ok(vec![HostVal {
+                data: data.collect(),
+                ..neg
+            }])
+        }
+        "Max" | "Min" | "Sum" | "Mean" => variadic(n, ins).map(|v| vec![v]),
+        "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceProd" => {
+            nn::reduce(n, x, ins).map(|v| vec![v])
+        }
+        "LogSoftmax" => {
+            let soft = eval(
+                &Node {
+                    op_type: "Softmax".into(),
+                    ..n.clone()
+                },
+                ins,
+            )?;
+            Ok(vec![HostVal::float(
+                x.dims.clone(),
+                soft[0]
+                    .data
+                    .iter()
+                    .map(|&v| f64::from((v as f32).ln()))
+                    .collect(),
+            )])
+        }
+        "BatchNormalization" => nn::batch_norm(n, x, ins).map(|v| vec![v]),
+        "ConvTranspose" => {
+            nn::conv_transpose(n, x, need(ins, 1)?, ins.get(2).and_then(|v| v.as_ref()))
+                .map(|v| vec![v])
+        }
+        "Add" | "Sub" | "Mul" | "Div" => binary(n, x, need(ins, 1)?).map(|v| vec![v]),
+        "Softmax" => {
+            if x.dims.is_empty() {
+                return Err("a softmax of a scalar".into());
+            }
+            let axis = if n.attributes.iter().any(|a| a.name == "axis") {
+                axis_of(x.dims.len())?
+            } else {
+                x.dims.len() - 1
+            };
+            let inner: usize = x.dims[axis + 1..].iter().product();
+            let d = x.dims[axis];
+            let mut data = x.data.clone();
+            for outer in 0..x.data.len() / (d * inner).max(1) {
+                for i in 0..inner {
+                    let at = |j: usize| outer * d * inner + j * inner + i;
+                    let m = (0..d).map(|j| x.data[at(j)]).fold(f64::MIN, f64::max);
+                    let sum: f64 = (0..d).map(|j| (x.data[at(j)] - m).exp()).sum();
+                    for j in 0..d {
+                        data[at(j)] = (x.data[at(j)] - m).exp() / sum;
+                    }
+                }
+            }
+            Ok(vec![HostVal::float(x.dims.clone(), data)])
+        }
+        "MatMul" | "Gemm" => nn::matmul(n, x, ins).map(|v| vec![v]),
+        "Conv" => {
+            nn::conv(n, x, need(ins, 1)?, ins.get(2).and_then(|v| v.as_ref())).map(|v| vec![v])
+        }
+        "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => {
+            nn::pool(n, x).map(|v| vec![v])
+        }
+        other => Err(format!(
+            "operator {other} does not run on the host either (it runs {HOST_OPS})"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broadcasting_and_softmax() {
+        assert_eq!(broadcast(&[1, 3, 2], &[2]), Some(vec![1, 3, 2]));
+        assert_eq!(broadcast(&[4, 1], &[1, 5]), Some(vec![4, 5]));
+        assert_eq!(broadcast(&[3], &[4]), None);
+        // [[1, 2], [3, 4]] + [10, 20] -> [[11, 22], [13, 24]]: element 2 reads y[0].
+        assert_eq!(source(2, &[2, 2], &[2]), 0);
+        let n = Node {
+            op_type: "Softmax".into(),
+            ..Node::default()
+        };
+        let x = HostVal::float(vec![1, 2], vec![0.0, 0.0]);
+        let y = eval(&n, &[Some(x)]).unwrap();
+        assert_eq!(y[0].data, vec![0.5, 0.5]);
+        // QuantizeLinear: 2.5 / 1 -> 2 (half to even) + 0; 300 saturates to 255 (uint8).
+        assert_eq!(quant::quantize(2.5, 1.0, 0.0, dtype::UINT8), 2.0);
+        assert_eq!(quant::quantize(300.0, 1.0, 0.0, dtype::UINT8), 255.0);
+    }
+
+    /// A node that reads its own output is an error, not an endless recursion.
+    #[test]
+    fn cycles_are_errors() {
+        let n = Node {
+            op_type: "Relu".into(),
+            inputs: vec!["a".into()],
+            outputs: vec!["a".into()],
+            ..Node::default()
+        };
+        let g = Graph {
+            nodes: vec![n],
+            ..Graph::default()
+        };
+        let e = Host::new(&g).value("a").unwrap_err();
+        assert!(e.contains("cycle"), "{e}");
+    }
+}

@@ -1,0 +1,305 @@
+//! The host's data-movement operators: Flatten, Reshape, Squeeze, Unsqueeze, Transpose,
+//! Concat, Cast, CastLike, Shape, Gather, Expand, ConstantOfShape and Dropout (inference:
+//! the identity). They keep every value exactly.
+
+use super::{need, quant, HostVal};
+use crate::onnx::proto::{dtype, Node};
+
+/// An axis of a rank-`rank` tensor (negative counts from the end; `extra` allows rank +
+/// extra positions, for Unsqueeze's and Flatten's).
+fn axis(a: i64, rank: usize, extra: usize) -> Result<usize, String> {
+    let n = (rank + extra) as i64;
+    let v = if a < 0 { a + n } else { a };
+    usize::try_from(v)
+        .ok()
+        .filter(|&v| (v as i64) < n.max(1))
+        .ok_or_else(|| format!("axis {a} of a rank-{rank} tensor"))
+}
+
+/// The axes a node takes from its `axes` attribute or (opset 13 and later) its second input.
+fn axes(n: &Node, ins: &[Option<HostVal>]) -> Option<Vec<i64>> {
+    match ins.get(1).and_then(|v| v.as_ref()) {
+        Some(v) => Some(v.data.iter().map(|&a| a as i64).collect()),
+        None => n.attr_ints("axes"),
+    }
+}
+
+pub fn eval_shape(
+    n: &Node,
+    x: &HostVal,
+    ins: &[Option<HostVal>],
+) -> Option<Result<HostVal, String>> {
+    let r = match n.op_type.as_str() {
+        "Flatten" => (|| {
+            // An axis in -rank..=rank; a negative one counts from the end.
+            let rank = x.dims.len() as i64;
+            let a = n.attr_int("axis", 1);
+            let a = usize::try_from(if a < 0 { a + rank } else { a })
+                .ok()
+                .filter(|&a| a <= x.dims.len())
+                .ok_or_else(|| format!("axis {a} of a rank-{rank} tensor"))?;
+            let dims = vec![x.dims[..a].iter().product(), x.dims[a..].iter().product()];
+            Ok(HostVal { dims, ..x.clone() })
+        })(),
+        "Reshape" => (|| reshape(x, need(ins, 1)?))(),
+        "Squeeze" => (|| {
+            let dims = match axes(n, ins) {
+                Some(a) => {
+                    let a: Vec<usize> = a
+                        .iter()
+                        .map(|&a| axis(a, x.dims.len(), 0))
+                        .collect::<Result<_, _>>()?;
+                    if let Some(&k) = a.iter().find(|&&k| x.dims[k] != 1) {
+                        return Err(format!("squeezes axis {k} of {:?}", x.dims));
+                    }
+                    (0..x.dims.len())
+                        .filter(|k| !a.contains(k))
+                        .map(|k| x.dims[k])
+                        .collect()
+                }
+                None => x.dims.iter().copied().filter(|&d| d != 1).collect(),
+            };
+            Ok(HostVal { dims, ..x.clone() })
+        })(),
+        "Unsqueeze" => (|| {
+            let a = axes(n, ins).ok_or("Unsqueeze without axes")?;
+            let rank = x.dims.len() + a.len();
+            let mut at: Vec<usize> = a
+                .iter()
+                .map(|&v| axis(v, x.dims.len(), a.len()))
+                .collect::<Result<_, _>>()?;
+            at.sort_unstable();
+            at.dedup();
+            if at.len() != a.len() {
+                return Err("repeated axes".into());
+            }
+            let mut rest = x.dims.iter();
+            let dims = (0..rank)
+                .map(|k| {
+                    if at.contains(&k) {
+                        1
+                    } else {
+                        *rest.next().expect("rank adds up")
+                    }
+                })
+                .collect();
+            Ok(HostVal { dims, ..x.clone() })
+        })(),
+        "Transpose" => transpose(n, x),
+        "Concat" => concat(n, ins),
+        "Cast" => cast(x, n.attr_int("to", 0) as i32),
+        "CastLike" => (|| cast(x, need(ins, 1)?.elem))(),
+        "Shape" => {
+            let rank = x.dims.len() as i64;
+            let clampi = |v: i64| (if v < 0 { v + rank } else { v }).clamp(0, rank) as usize;
+            let (a, b) = (
+                clampi(n.attr_int("start", 0)),
+                clampi(n.attr_int("end", rank)),
+            );
+            let data: Vec<f64> = x.dims[a..b.max(a)].iter().map(|&d| d as f64).collect();
+            Ok(HostVal {
+                dims: vec![data.len()],
+                data,
+                elem: dtype::INT64,
+            })
+        }
+        "Gather" => (|| gather(n, x, need(ins, 1)?))(),
+        "Expand" => (|| {
+            let shape: Vec<usize> = need(ins, 1)?.data.iter().map(|&v| v as usize).collect();
+            let dims = super::broadcast(&x.dims, &shape)
+                .ok_or_else(|| format!("{:?} does not broadcast to {shape:?}", x.dims))?;
+            let count: usize = dims.iter().product();
+            let data = (0..count)
+                .map(|k| x.data[super::source(k, &dims, &x.dims)])
+                .collect();
+            Ok(HostVal {
+                dims,
+                data,
+                elem: x.elem,
+            })
+        })(),
+        "ConstantOfShape" => {
+            let dims: Vec<usize> = x.data.iter().map(|&v| v as usize).collect();
+            let (v, elem) = match n.attr("value") {
+                Some(crate::onnx::proto::AttrValue::Tensor(t)) => {
+                    (t.values.first().copied().unwrap_or(0.0), t.data_type)
+                }
+                _ => (0.0, dtype::FLOAT),
+            };
+            let count = dims.iter().product();
+            Ok(HostVal {
+                dims,
+                data: vec![v; count],
+                elem,
+            })
+        }
+        "Dropout" => match ins.get(2).and_then(|v| v.as_ref()) {
+            Some(t) if t.data.first().is_some_and(|&v| v != 0.0) => {
+                Err("training_mode true is not supported on the host".into())
+            }
+            _ => Ok(x.clone()),
+        },
+        _ => return None,
+    };
+    Some(r)
+}
+
+/// Reshape (0 keeps the dimension, -1 takes the rest).
+fn reshape(x: &HostVal, shape: &HostVal) -> Result<HostVal, String> {
+    let total = x.data.len();
+    let mut dims: Vec<i64> = shape
+        .data
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            if v == 0.0 {
+                x.dims.get(i).copied().unwrap_or(1) as i64
+            } else {
+                v as i64
+            }
+        })
+        .collect();
+    let bad = || format!("cannot reshape {:?} to {:?}", x.dims, shape.data);
+    let known = dims
+        .iter()
+        .filter(|&&d| d > 0)
+        .try_fold(1i64, |a, &d| a.checked_mul(d))
+        .ok_or_else(bad)?;
+    if dims.iter().filter(|&&d| d < 0).count() > 1 || dims.iter().any(|&d| d < -1) {
+        return Err(bad());
+    }
+    for d in dims.iter_mut().filter(|d| **d < 0) {
+        *d = total as i64 / known.max(1);
+    }
+    let dims: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+    if dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) != Some(total) {
+        return Err(bad());
+    }
+    Ok(HostVal { dims, ..x.clone() })
+}
+
+fn transpose(n: &Node, x: &HostVal) -> Result<HostVal, String> {
+    let rank = x.dims.len();
+    let perm: Vec<usize> = match n.attr_ints("perm") {
+        Some(p) => p
+            .iter()
+            .map(|&a| axis(a, rank, 0))
+            .collect::<Result<_, _>>()?,
+        None => (0..rank).rev().collect(),
+    };
+    let mut seen = perm.clone();
+    seen.sort_unstable();
+    if seen != (0..rank).collect::<Vec<_>>() {
+        return Err(format!("perm {perm:?} for a rank-{rank} tensor"));
+    }
+    let dims: Vec<usize> = perm.iter().map(|&p| x.dims[p]).collect();
+    let mut strides = vec![1usize; rank];
+    for k in (0..rank.saturating_sub(1)).rev() {
+        strides[k] = strides[k + 1] * x.dims[k + 1];
+    }
+    let data = (0..x.data.len())
+        .map(|mut i| {
+            let mut at = 0;
+            for k in (0..rank).rev() {
+                at += (i % dims[k]) * strides[perm[k]];
+                i /= dims[k];
+            }
+            x.data[at]
+        })
+        .collect();
+    Ok(HostVal {
+        dims,
+        data,
+        elem: x.elem,
+    })
+}
+
+fn concat(n: &Node, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let parts: Vec<&HostVal> = ins.iter().flatten().collect();
+    let first = parts[0];
+    let a = axis(n.attr_int("axis", 0), first.dims.len(), 0)?;
+    let same = |p: &HostVal| {
+        p.elem == first.elem
+            && p.dims.len() == first.dims.len()
+            && (0..p.dims.len()).all(|k| k == a || p.dims[k] == first.dims[k])
+    };
+    if !parts.iter().all(|p| same(p)) {
+        return Err("inputs whose types or shapes (but along the axis) differ".into());
+    }
+    let outer: usize = first.dims[..a].iter().product();
+    let mut dims = first.dims.clone();
+    dims[a] = parts.iter().map(|p| p.dims[a]).sum();
+    let mut data = Vec::with_capacity(dims.iter().product());
+    for o in 0..outer {
+        for p in &parts {
+            let chunk = p.data.len() / outer.max(1);
+            data.extend_from_slice(&p.data[o * chunk..(o + 1) * chunk]);
+        }
+    }
+    Ok(HostVal {
+        dims,
+        data,
+        elem: first.elem,
+    })
+}
+
+/// Gather along `axis` (negative indices count from the end).
+fn gather(n: &Node, x: &HostVal, idx: &HostVal) -> Result<HostVal, String> {
+    let a = axis(n.attr_int("axis", 0), x.dims.len(), 0)?;
+    let d = x.dims[a] as i64;
+    let picks: Vec<usize> = idx
+        .data
+        .iter()
+        .map(|&v| {
+            let i = v as i64;
+            let i = if i < 0 { i + d } else { i };
+            usize::try_from(i)
+                .ok()
+                .filter(|&i| (i as i64) < d)
+                .ok_or_else(|| format!("index {v} of an axis of {d}"))
+        })
+        .collect::<Result<_, _>>()?;
+    let (outer, inner): (usize, usize) = (
+        x.dims[..a].iter().product(),
+        x.dims[a + 1..].iter().product(),
+    );
+    let mut data = Vec::with_capacity(outer * picks.len() * inner);
+    for o in 0..outer {
+        for &p in &picks {
+            let at = (o * x.dims[a] + p) * inner;
+            data.extend_from_slice(&x.data[at..at + inner]);
+        }
+    }
+    let dims = [&x.dims[..a], &idx.dims[..], &x.dims[a + 1..]].concat();
+    Ok(HostVal {
+        dims,
+        data,
+        elem: x.elem,
+    })
+}
+
+/// Cast between float32 and the integer types: float to integer truncates toward zero
+/// (saturating), integer to integer wraps around.
+fn cast(x: &HostVal, to: i32) -> Result<HostVal, String> {
+    let data = match (to, quant::int_range(to)) {
+        (dtype::FLOAT, _) => x.data.iter().map(|&v| f64::from(v as f32)).collect(),
+        (_, Some((lo, hi))) if x.elem == dtype::FLOAT => x
+            .data
+            .iter()
+            .map(|&v| {
+                if v.is_nan() {
+                    0.0
+                } else {
+                    v.trunc().clamp(lo, hi)
+                }
+            })
+            .collect(),
+        (_, Some(_)) => x.data.iter().map(|&v| super::wrap(v as i128, to)).collect(),
+        _ => return Err(format!("a cast to {}", dtype::name(to))),
+    };
+    Ok(HostVal {
+        dims: x.dims.clone(),
+        data,
+        elem: to,
+    })
+}
