@@ -319,6 +319,67 @@ fn constant(n: &Node) -> Result<HostVal, String> {
 /// The operators the host runs, for messages.
 const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Sigmoid, HardSigmoid, HardSwish, Tanh, Clip, Abs, Neg, Floor, Ceil, Exp, Log, Sqrt, Reciprocal; Add, Sub, Mul, Div, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose, BatchNormalization, the poolings; ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, LogSoftmax; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Cast, CastLike, Shape, Gather, Expand, ConstantOfShape, Dropout";
 
+/// The one-input elementwise operators (Clip's bounds are inputs too); None for others.
+fn unary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Option<Result<HostVal, String>> {
+    // In float32 for float tensors (exact for integers).
+    let f = |g: &dyn Fn(f64) -> f64| {
+        let data = x.data.iter().map(|&v| g(v)).collect();
+        Ok(match x.elem {
+            dtype::FLOAT => HostVal::float(x.dims.clone(), data),
+            _ => HostVal {
+                dims: x.dims.clone(),
+                data,
+                elem: x.elem,
+            },
+        })
+    };
+    Some(match n.op_type.as_str() {
+        "Identity" => Ok(x.clone()),
+        "Relu" => f(&|v| v.max(0.0)),
+        "Sigmoid" => f(&|v| f64::from(1.0 / (1.0 + (-(v as f32)).exp()))),
+        "Tanh" => f(&|v| f64::from((v as f32).tanh())),
+        "LeakyRelu" => {
+            let a = n.attr_float("alpha", 0.01);
+            f(&|v| if v < 0.0 { f64::from(v as f32 * a) } else { v })
+        }
+        "Clip" => {
+            let bound = |i: usize, d: f64| {
+                ins.get(i)
+                    .and_then(|v| v.as_ref())
+                    .and_then(|v| v.data.first().copied())
+                    .unwrap_or(d)
+            };
+            let (lo, hi) = (bound(1, f64::MIN), bound(2, f64::MAX));
+            // (A minimum above the maximum makes every value the maximum.)
+            f(&|v| v.max(lo).min(hi))
+        }
+        "Abs" => f(&f64::abs),
+        "Neg" => f(&|v| -v),
+        "Floor" => f(&f64::floor),
+        "Ceil" => f(&f64::ceil),
+        "Exp" => f(&|v| f64::from((v as f32).exp())),
+        "Log" => f(&|v| f64::from((v as f32).ln())),
+        "Sqrt" => f(&|v| f64::from((v as f32).sqrt())),
+        "Reciprocal" => f(&|v| f64::from(1.0 / v as f32)),
+        "Elu" => {
+            let a = n.attr_float("alpha", 1.0);
+            f(&|v| {
+                if v < 0.0 {
+                    f64::from(a * ((v as f32).exp() - 1.0))
+                } else {
+                    v
+                }
+            })
+        }
+        "HardSigmoid" => {
+            let (a, b) = (n.attr_float("alpha", 0.2), n.attr_float("beta", 0.5));
+            f(&|v| f64::from((a * v as f32 + b).clamp(0.0, 1.0)))
+        }
+        "HardSwish" => f(&|v| f64::from(v as f32 * (v as f32 / 6.0 + 0.5).clamp(0.0, 1.0))),
+        _ => return None,
+    })
+}
+
 /// One node on the host.
 fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
     if n.op_type == "Constant" {
@@ -331,18 +392,9 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
     if let Some(r) = shape::eval_shape(n, x, ins) {
         return r.map(|v| vec![v]);
     }
-    // An elementwise function, in float32 for float tensors (exact for integers).
-    let unary = |f: &dyn Fn(f64) -> f64| {
-        let data = x.data.iter().map(|&v| f(v)).collect();
-        Ok(vec![match x.elem {
-            dtype::FLOAT => HostVal::float(x.dims.clone(), data),
-            _ => HostVal {
-                dims: x.dims.clone(),
-                data,
-                elem: x.elem,
-            },
-        }])
-    };
+    if let Some(r) = unary(n, x, ins) {
+        return r.map(|v| vec![v]);
+    }
     // An axis in range, or an error.
     let axis_of = |rank: usize| -> Result<usize, String> {
         let a = n.attr_int("axis", 1);
@@ -353,48 +405,6 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
             .ok_or_else(|| format!("axis {a} of a rank-{rank} tensor"))
     };
     match n.op_type.as_str() {
-        "Identity" => Ok(vec![x.clone()]),
-        "Relu" => unary(&|v| v.max(0.0)),
-        "Sigmoid" => unary(&|v| f64::from(1.0 / (1.0 + (-(v as f32)).exp()))),
-        "Tanh" => unary(&|v| f64::from((v as f32).tanh())),
-        "LeakyRelu" => {
-            let a = n.attr_float("alpha", 0.01);
-            unary(&|v| if v < 0.0 { f64::from(v as f32 * a) } else { v })
-        }
-        "Clip" => {
-            let bound = |i: usize, d: f64| {
-                ins.get(i)
-                    .and_then(|v| v.as_ref())
-                    .and_then(|v| v.data.first().copied())
-                    .unwrap_or(d)
-            };
-            let (lo, hi) = (bound(1, f64::MIN), bound(2, f64::MAX));
-            // (A minimum above the maximum makes every value the maximum.)
-            unary(&|v| v.max(lo).min(hi))
-        }
-        "Abs" => unary(&f64::abs),
-        "Neg" => unary(&|v| -v),
-        "Floor" => unary(&f64::floor),
-        "Ceil" => unary(&f64::ceil),
-        "Exp" => unary(&|v| f64::from((v as f32).exp())),
-        "Log" => unary(&|v| f64::from((v as f32).ln())),
-        "Sqrt" => unary(&|v| f64::from((v as f32).sqrt())),
-        "Reciprocal" => unary(&|v| f64::from(1.0 / v as f32)),
-        "Elu" => {
-            let a = n.attr_float("alpha", 1.0);
-            unary(&|v| {
-                if v < 0.0 {
-                    f64::from(a * ((v as f32).exp() - 1.0))
-                } else {
-                    v
-                }
-            })
-        }
-        "HardSigmoid" => {
-            let (a, b) = (n.attr_float("alpha", 0.2), n.attr_float("beta", 0.5));
-            unary(&|v| f64::from((a * v as f32 + b).clamp(0.0, 1.0)))
-        }
-        "HardSwish" => unary(&|v| f64::from(v as f32 * (v as f32 / 6.0 + 0.5).clamp(0.0, 1.0))),
         "PRelu" => {
             let slope = need(ins, 1)?;
             let neg = binary(
