@@ -12,17 +12,22 @@ fn have_onnxruntime() -> bool {
 }
 
 /// (hwgen's output, ONNX Runtime's), both as integers in HWC order. `format` is "qdq" or
-/// "qop", with "_pc" for per-channel weight scales.
+/// "qop", with "_pc" for per-channel weight scales and "_u8w" for uint8 weights with zero
+/// point 128.
 fn both(graph: &str, format: &str, act: &str, seed: u64) -> (Vec<i64>, Vec<i64>) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_string_lossy().into_owned();
+    let (format, u8w) = match format.strip_suffix("_u8w") {
+        Some(f) => (f, "_u8w"),
+        None => (format, ""),
+    };
     let (form, pc) = match format.strip_suffix("_pc") {
-        Some(f) => (f, "per_channel"),
-        None => (format, "per_tensor"),
+        Some(f) => (f, format!("per_channel{u8w}")),
+        None => (format, format!("per_tensor{u8w}")),
     };
     run_reference(
         "onnx_quantized.py",
-        &[&d, graph, form, act, &seed.to_string(), pc],
+        &[&d, graph, form, act, &seed.to_string(), &pc],
         "",
     );
     let toml = dir.path().join("model.toml");
@@ -75,8 +80,12 @@ fn single_convolutions_match_onnx_runtime() {
         return;
     }
     for graph in ["conv", "depthwise"] {
-        for format in ["qdq", "qop", "qdq_pc", "qop_pc"] {
+        for format in ["qdq", "qop", "qdq_pc", "qop_pc", "qdq_u8w", "qop_u8w"] {
             for act in ["int8", "uint8"] {
+                // (onnxruntime pairs uint8 weights with uint8 activations only.)
+                if format.ends_with("_u8w") && act == "int8" {
+                    continue;
+                }
                 check(graph, format, act, 1);
             }
         }

@@ -1,9 +1,10 @@
 """Quantized ONNX models made and run by ONNX Runtime (test-only reference for `hwgen import`).
 
-Usage: onnx_quantized.py DIR GRAPH FORMAT ACT SEED [per_channel]
+Usage: onnx_quantized.py DIR GRAPH FORMAT ACT SEED [per_channel|per_tensor][_u8w]
 Builds the float graph GRAPH (below) with random weights, quantizes it with ONNX Runtime's
-quantize_static (FORMAT "qdq" or "qop", activations ACT "int8" or "uint8", int8 weights, per
-tensor, or per channel with a sixth argument, calibrated on random inputs), and writes DIR/model.onnx. Then picks a random
+quantize_static (FORMAT "qdq" or "qop", activations ACT "int8" or "uint8", symmetric int8
+weights, or with "_u8w" uint8 weights with zero point 128, per tensor, or per channel with
+"per_channel", calibrated on random inputs), and writes DIR/model.onnx. Then picks a random
 quantized input q, runs ONNX Runtime on the float input (q - zero_point) * scale (which
 QuantizeLinear maps back to q exactly), and writes DIR/x.npy (q, HWC, int64) and
 DIR/y.npy (ONNX Runtime's quantized output: the final DequantizeLinear's float output
@@ -123,6 +124,7 @@ def initializer(model, name):
 
 def main():
     d, graph, fmt, act, seed = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+    u8w = len(sys.argv) > 6 and sys.argv[6].endswith("_u8w")
     rng = np.random.default_rng(seed)
     nodes, inits, shape, out = build(graph, rng)
     g = helper.make_graph(
@@ -140,9 +142,12 @@ def main():
         f"{d}/model.onnx",
         Reader(shape, rng),
         quant_format=QuantFormat.QDQ if fmt == "qdq" else QuantFormat.QOperator,
-        per_channel=len(sys.argv) > 6 and sys.argv[6] == "per_channel",
+        per_channel=len(sys.argv) > 6 and sys.argv[6].startswith("per_channel"),
         activation_type=QuantType.QInt8 if act == "int8" else QuantType.QUInt8,
-        weight_type=QuantType.QInt8,
+        # "_u8w": uint8 weights with zero point 128 (symmetric around it), the other
+        # common weight encoding.
+        weight_type=QuantType.QUInt8 if u8w else QuantType.QInt8,
+        extra_options={"WeightSymmetric": True},
     )
     q = onnx.load(f"{d}/model.onnx")
     quant_in = next(n for n in q.graph.node if n.op_type == "QuantizeLinear" and n.input[0] == "x")

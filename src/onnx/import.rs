@@ -334,6 +334,58 @@ impl<'a> Importer<'a> {
         Ok((sv, zp, signed))
     }
 
+    /// Weights with a zero point as the symmetric weights `w - zero_point` (per element
+    /// along `axis` for a per-axis zero point), int8 when they fit it, uint8 when they fit
+    /// that; an error otherwise.
+    fn centred(&self, desc: &str, mut c: ConstQ, axis: i64) -> Result<ConstQ, ImportError> {
+        if c.zero_point.iter().all(|&z| z == 0) {
+            return Ok(c);
+        }
+        let dims: Vec<usize> = c.q.dims.iter().map(|&d| d as usize).collect();
+        let axis = if axis < 0 {
+            axis + dims.len() as i64
+        } else {
+            axis
+        } as usize;
+        let per = c.zero_point.len();
+        if per != 1 && dims.get(axis) != Some(&per) {
+            return Err(self.err(
+                desc,
+                format!("{per} weight zero points for weights of shape {dims:?}"),
+                "give one zero point, or one per output channel",
+            ));
+        }
+        let inner: usize = dims.get(axis + 1..).map_or(1, |d| d.iter().product());
+        let values: Vec<f64> = (0..c.q.values.len())
+            .map(|k| {
+                let z = if per == 1 {
+                    c.zero_point[0]
+                } else {
+                    c.zero_point[k / inner % per]
+                };
+                c.q.values[k] - z as f64
+            })
+            .collect();
+        let lo = values.iter().copied().fold(0f64, f64::min);
+        let hi = values.iter().copied().fold(0f64, f64::max);
+        c.q.data_type =
+            match (lo, hi) {
+                (l, h) if l >= -128.0 && h <= 127.0 => dtype::INT8,
+                (l, h) if l >= 0.0 && h <= 255.0 => dtype::UINT8,
+                _ => return Err(self.err(
+                    desc,
+                    format!(
+                        "weights '{}' minus their zero point span [{lo}, {hi}], more than 8 bits",
+                        c.q.name
+                    ),
+                    "quantize weights symmetrically (quantize_static's default for int8 weights)",
+                )),
+            };
+        c.q.values = values;
+        c.zero_point = vec![0];
+        Ok(c)
+    }
+
     fn const_q(&self, desc: &str, n: &Node) -> Result<ConstQ, ImportError> {
         let q = self.constant(desc, &n.inputs[0])?.clone();
         let scale = self
@@ -349,11 +401,12 @@ impl<'a> Importer<'a> {
                 .collect(),
             None => vec![0],
         };
-        Ok(ConstQ {
+        let c = ConstQ {
             q,
             scale,
             zero_point,
-        })
+        };
+        self.centred(desc, c, n.attr_int("axis", 1))
     }
 
     pub fn node(&mut self, n: &Node, index: usize) -> Result<(), ImportError> {

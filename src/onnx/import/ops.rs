@@ -108,6 +108,14 @@ impl Importer<'_> {
                 .collect(),
         };
         let gemm = n.op_type == "QGemm";
+        // The weights' zero points run along the output channels: a convolution's first
+        // axis, a product's columns (a transposed Gemm's rows).
+        let axis = match n.op_type.as_str() {
+            "QLinearConv" => 0,
+            _ if gemm && n.attr_int("transB", 0) != 0 => 0,
+            _ => -1,
+        };
+        let w = self.centred(desc, w, axis)?;
         let y = if gemm {
             self.quant_params(desc, n, 7, 8)?
         } else {
