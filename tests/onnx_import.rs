@@ -409,6 +409,28 @@ fn host_runs_what_the_accelerator_does_not() {
         // Softmax outputs are quantized in steps of about 1/255.
         assert!(worst <= 1.0 / 255.0 + 1e-6, "{format}: {worst}");
     }
+    // A host operator between two accelerator segments: the host's Softmax output is
+    // quantized by the graph's QuantizeLinear and the accelerator runs the second
+    // convolution. Equal, float for float, to ONNX Runtime computing each operator as ONNX
+    // defines it (graph optimizations off).
+    let dir = make_act("conv_softmax_conv", "qdq", "uint8", &["per_channel"]);
+    let out = dir.path().join("y.out.npy");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"))
+        .args(["run", "-c", "configs/16x16_uint8.toml", "--interp", "-m"])
+        .arg(dir.path().join("model.onnx"))
+        .args(["-i".as_ref(), dir.path().join("xr.npy").as_os_str()])
+        .args(["-o".as_ref(), out.as_os_str()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains("2 accelerator segments"),
+        "{said}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let got = hwgen::model::npy::read_f32(&out).unwrap();
+    let want = hwgen::model::npy::read_f32(&dir.path().join("yu.npy")).unwrap();
+    assert_eq!((&got.shape, &got.data), (&want.shape, &want.data));
     let dir = make("conv_relu_conv", "qdq", &[]);
     let got = hwgen_run(dir.path(), "float.onnx", "configs/8x8_int8.toml");
     let want = hwgen::model::npy::read_f32(&dir.path().join("yf.npy")).unwrap();

@@ -9,8 +9,9 @@ quantized input q, runs ONNX Runtime on the float input (q - zero_point) * scale
 QuantizeLinear maps back to q exactly), and writes DIR/x.npy (q, HWC, int64) and
 DIR/y.npy (ONNX Runtime's quantized output: the final DequantizeLinear's float output
 mapped back to its integers, HWC or flat, int64); and for a random float input off the
-quantization grid DIR/xr.npy and ONNX Runtime's float output DIR/yr.npy, and the float
-model's DIR/float.onnx output for it DIR/yf.npy.
+quantization grid DIR/xr.npy and ONNX Runtime's float output DIR/yr.npy (DIR/yu.npy with
+its graph optimizations off), and the float model's DIR/float.onnx output for it
+DIR/yf.npy.
 """
 
 import sys
@@ -100,6 +101,12 @@ def build(graph, rng):
         cat = helper.make_node("Concat", ["c1", "c2"], ["cat"], axis=1)
         n3, i3 = conv("c3", "cat", 16, 6, 1, 1, 0, rng)
         return n1 + n2 + [cat] + n3, i1 + i2 + i3, [1, 4, 6, 6], "c3"
+    if graph == "conv_softmax_conv":
+        # A host operator between two accelerator segments.
+        n1, i1 = conv("c1", "x", 3, 8, 1, 1, 0, rng)
+        soft = helper.make_node("Softmax", ["c1"], ["s1"], axis=1)
+        n2, i2 = conv("c2", "s1", 8, 6, 3, 1, 1, rng)
+        return n1 + [soft] + n2, i1 + i2, [1, 3, 6, 6], "c2"
     if graph == "conv_softmax":
         n1, i1 = conv("c1", "x", 3, 4, 1, 1, 0, rng)
         soft = helper.make_node("Softmax", ["c1"], ["s1"], axis=1)
@@ -165,6 +172,13 @@ def main():
     xr = (rng.normal(0, 1.5, shape)).astype(np.float32)
     np.save(f"{d}/xr.npy", xr)
     np.save(f"{d}/yr.npy", session.run(None, {"x": xr})[0])
+    # ... and with ONNX Runtime's graph optimizations off: each operator on its own, as
+    # ONNX defines it (its default session fuses DequantizeLinear -> Softmax ->
+    # QuantizeLinear into its table-driven QLinearSoftmax, which can differ).
+    plain = ort.SessionOptions()
+    plain.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    usession = ort.InferenceSession(f"{d}/model.onnx", plain, providers=["CPUExecutionProvider"])
+    np.save(f"{d}/yu.npy", usession.run(None, {"x": xr})[0])
     # The float model's output for it (a graph the host runs whole).
     fsession = ort.InferenceSession(f"{d}/float.onnx", providers=["CPUExecutionProvider"])
     np.save(f"{d}/yf.npy", fsession.run(None, {"x": xr})[0])

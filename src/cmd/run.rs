@@ -73,18 +73,53 @@ pub fn run(args: Args) -> Result<()> {
         });
         eprintln!("hwgen run: the host runs the graph{at}: {}", e.rule);
     }
-    let how = match &part.accel {
-        Some(accel) => {
-            let x = first.expect("the accelerator's part reads the graph input");
-            accelerate(&args, &design, accel, &x, dir.path(), &mut host)?
-        }
-        None => {
+    // The first segment from the graph input; then, where the host has computed a float
+    // tensor that a QuantizeLinear quantizes, the next segment from there.
+    let mut runs: Vec<(usize, String)> = Vec::new();
+    if let Some(accel) = &part.accel {
+        let x = first.expect("the accelerator's part reads the graph input");
+        let how = accelerate(&args, &design, (accel, None), &x, dir.path(), &mut host)?;
+        runs.push((accel.notes.len(), how));
+    }
+    let mut pos = part.cut;
+    while let Some(start) = next_segment(g, pos, &mut host) {
+        let seg = hwgen::onnx::partition_at(&args.model, Some(&start), "data", Some("input.npy"))?;
+        pos = seg.cut.max(start.node + 1);
+        let Some(accel) = &seg.accel else { continue };
+        let x = host.known[&start.input].clone();
+        eprintln!(
+            "hwgen run: the accelerator runs the graph again from node {} (QuantizeLinear of '{}'){}",
+            start.node,
+            start.input,
+            seg.reason.as_ref().map_or(String::new(), |e| format!(", until node {}: {}", seg.cut, e.rule))
+        );
+        let how = accelerate(
+            &args,
+            &design,
+            (accel, Some(&start)),
+            &x,
+            dir.path(),
+            &mut host,
+        )?;
+        runs.push((accel.notes.len(), how));
+    }
+    let how = match runs.as_slice() {
+        [] => {
             eprintln!(
                 "warning: no node of {} runs on the accelerator; the whole graph runs on the host",
                 args.model.display()
             );
             "host only".to_string()
         }
+        [(_, how)] => how.clone(),
+        _ => format!(
+            "{} accelerator segments ({})",
+            runs.len(),
+            runs.iter()
+                .map(|(_, h)| h.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
     };
     let outs = host
         .outputs()
@@ -107,11 +142,39 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// Run the accelerator's part and hand its tensors to the host; how it ran.
+/// The next place from node `pos` on where an accelerator segment can start: a
+/// QuantizeLinear of a float tensor the host computes (it does so now).
+fn next_segment(
+    g: &hwgen::onnx::proto::Graph,
+    pos: usize,
+    host: &mut Host,
+) -> Option<hwgen::onnx::SegmentStart> {
+    for (i, n) in g.nodes.iter().enumerate().skip(pos) {
+        let Some(t) = n.inputs.first() else { continue };
+        if n.op_type != "QuantizeLinear" || g.initializers.iter().any(|c| &c.name == t) {
+            continue;
+        }
+        match host.value(t) {
+            Ok(v) if v.elem == hwgen::onnx::proto::dtype::FLOAT => {
+                return Some(hwgen::onnx::SegmentStart {
+                    node: i,
+                    input: t.clone(),
+                    dims: v.dims,
+                })
+            }
+            // (What the host cannot compute is reported where an output needs it.)
+            _ => continue,
+        }
+    }
+    None
+}
+
+/// Run an accelerator segment (the first with no start) and hand its tensors to the host;
+/// how it ran.
 fn accelerate(
     args: &Args,
     design: &hwgen::design::Design,
-    accel: &hwgen::onnx::Imported,
+    (accel, start): (&hwgen::onnx::Imported, Option<&hwgen::onnx::SegmentStart>),
     x: &HostVal,
     dir: &std::path::Path,
     host: &mut Host,
@@ -126,7 +189,7 @@ fn accelerate(
     let [h, w, c] = accel.input.shape;
     hwgen::model::npy::write_i64(&dir.join("input.npy"), &[h, w, c], &q)?;
     let toml = dir.join("model.toml");
-    let imported = hwgen::onnx::write_with_partition(&args.model, &toml, Some("input.npy"))?;
+    let imported = hwgen::onnx::write_segment(&args.model, &toml, start, Some("input.npy"))?;
     let model = hwgen::model::load(&toml)?;
     let program = super::compile(design, &model, &args.model, &args.config)?;
     let expected = hwgen::verify::expected(design, &model, &program);

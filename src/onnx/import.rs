@@ -269,6 +269,42 @@ impl<'a> Importer<'a> {
         Ok(())
     }
 
+    /// A segment's input (after the host's part of the graph): the float tensor `name`
+    /// the host computed, of ONNX dims `dims` ([1, C, H, W] or [1, K]), which a
+    /// QuantizeLinear of the segment quantizes as it would the graph input.
+    pub fn segment_input(&mut self, name: &str, dims: &[usize]) -> Result<(), ImportError> {
+        let shape = match dims {
+            [1, c, h, w] => [*h, *w, *c],
+            [1, k] => [1, 1, *k],
+            _ => {
+                return Err(self.err(
+                    "",
+                    format!("the host's tensor '{name}' has shape {dims:?}"),
+                    "an accelerator segment starts from a [1, C, H, W] or [1, K] tensor",
+                ))
+            }
+        };
+        self.vals.insert(name.to_string(), Val::Float(shape));
+        Ok(())
+    }
+
+    /// The constants nodes before `start` define (Constant nodes, dequantized
+    /// initializers), which a segment from `start` may read.
+    pub fn constants_before(&mut self, g: &Graph, start: usize) {
+        for (i, n) in g.nodes.iter().enumerate().take(start) {
+            let constant = n.op_type == "Constant"
+                || (n.op_type == "DequantizeLinear"
+                    && n.inputs
+                        .first()
+                        .is_some_and(|x| self.consts.contains_key(x)));
+            if constant {
+                // A constant the importer cannot read is an error only if the segment
+                // uses it, where it is missing.
+                let _ = self.node(n, i);
+            }
+        }
+    }
+
     /// Whether ONNX tensor `name` is the output of a layer (quantized or dequantized): a
     /// value the accelerator can hand over to the host.
     pub fn is_layer_value(&self, name: &str) -> bool {

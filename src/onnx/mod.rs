@@ -151,12 +151,21 @@ fn read(path: &Path) -> Result<(String, proto::Model), ImportError> {
 /// A graph split between the accelerator and the host (BYOC): the nodes before `cut` that
 /// the importer maps run on the accelerator as `accel` (whose outputs are the tensors the
 /// host reads), the rest on the host (`hostops`), from the first node the accelerator
-/// cannot run (`reason` says why).
+/// cannot run (`reason` says why), or in later segments ([`partition_at`]).
 pub struct Partition {
     pub model: proto::Model,
     pub accel: Option<Imported>,
     pub cut: usize,
     pub reason: Option<ImportError>,
+}
+
+/// Where a later accelerator segment starts: node `node`, a QuantizeLinear of the float
+/// tensor `input` that the host computed, of ONNX dims `dims`.
+#[derive(Clone, Debug)]
+pub struct SegmentStart {
+    pub node: usize,
+    pub input: String,
+    pub dims: Vec<usize>,
 }
 
 /// Split the graph: the longest prefix of nodes the accelerator runs, then the host.
@@ -165,14 +174,34 @@ pub fn partition(
     data_dir: &str,
     input_data: Option<&str>,
 ) -> Result<Partition, ImportError> {
+    partition_at(path, None, data_dir, input_data)
+}
+
+/// As [`partition`], for the segment that starts at `start` (None: the graph's start): the
+/// longest run of nodes from there that the accelerator runs, reading the host's tensor
+/// `start.input` as its input; `cut` is where the host takes over again.
+pub fn partition_at(
+    path: &Path,
+    start: Option<&SegmentStart>,
+    data_dir: &str,
+    input_data: Option<&str>,
+) -> Result<Partition, ImportError> {
     let (file, model) = read(path)?;
     let g = &model.graph;
     let mut im = import::Importer::new(&file, g, data_dir);
     let (mut cut, mut reason) = (g.nodes.len(), None);
-    match im.graph_input(g) {
-        Err(e) => (cut, reason) = (0, Some(e)),
+    let first = start.map_or(0, |s| s.node);
+    let ready = match start {
+        None => im.graph_input(g),
+        Some(s) => {
+            im.constants_before(g, s.node);
+            im.segment_input(&s.input, &s.dims)
+        }
+    };
+    match ready {
+        Err(e) => (cut, reason) = (first, Some(e)),
         Ok(()) => {
-            for (i, n) in g.nodes.iter().enumerate() {
+            for (i, n) in g.nodes.iter().enumerate().skip(first) {
                 if let Err(e) = im.node(n, i) {
                     (cut, reason) = (i, Some(e));
                     break;
@@ -180,7 +209,7 @@ pub fn partition(
             }
         }
     }
-    if reason.is_none() {
+    if reason.is_none() && start.is_none() {
         let accel = Some(im.finish_graph(g, &stem(path), input_data)?);
         return Ok(Partition {
             model,
@@ -266,8 +295,18 @@ pub fn write_with_partition(
     toml_path: &Path,
     input_data: Option<&str>,
 ) -> anyhow::Result<Imported> {
+    write_segment(src, toml_path, None, input_data)
+}
+
+/// As [`write_with_partition`], for the segment that starts at `start` ([`partition_at`]).
+pub fn write_segment(
+    src: &Path,
+    toml_path: &Path,
+    start: Option<&SegmentStart>,
+    input_data: Option<&str>,
+) -> anyhow::Result<Imported> {
     write_using(toml_path, |d| {
-        let p = partition(src, d, input_data)?;
+        let p = partition_at(src, start, d, input_data)?;
         p.accel.ok_or_else(|| {
             let why = p.reason.map_or(String::new(), |e| e.rule);
             ImportError {
