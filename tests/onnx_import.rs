@@ -104,6 +104,7 @@ fn layer_chains_match_onnx_runtime() {
         "relu6_gap",
         "inverted_residual",
         "concat",
+        "avgpool",
         "upconv",
     ] {
         // onnxruntime quantizes ConvTranspose in QDQ form only.

@@ -101,6 +101,14 @@ def build(graph, rng):
         cat = helper.make_node("Concat", ["c1", "c2"], ["cat"], axis=1)
         n3, i3 = conv("c3", "cat", 16, 6, 1, 1, 0, rng)
         return n1 + n2 + [cat] + n3, i1 + i2 + i3, [1, 4, 6, 6], "c3"
+    if graph == "avgpool":
+        # A 3x3 average with its padding counted (PyTorch's export), then a 2x2 stride-2 one
+        # (sums of 4 divided by 4: a quarter of the outputs are ties) as the output.
+        n1, i1 = conv("c1", "x", 3, 8, 3, 1, 1, rng)
+        r1 = helper.make_node("Relu", ["c1"], ["r1"])
+        p1 = helper.make_node("AveragePool", ["r1"], ["p1"], kernel_shape=[3, 3], pads=[1] * 4, count_include_pad=1)
+        p2 = helper.make_node("AveragePool", ["p1"], ["p2"], kernel_shape=[2, 2], strides=[2, 2])
+        return n1 + [r1, p1, p2], i1, [1, 3, 8, 8], "p2"
     if graph == "conv_softmax_conv":
         # A host operator between two accelerator segments.
         n1, i1 = conv("c1", "x", 3, 8, 1, 1, 0, rng)

@@ -63,6 +63,11 @@ enum PendingOp {
     GlobalPool {
         x: QTensor,
     },
+    /// An average pool (square window; padding counted as zeros of x - zero_point).
+    AvgPool {
+        x: QTensor,
+        geom: ConvGeom,
+    },
     Concat {
         parts: Vec<QTensor>,
     },
@@ -451,7 +456,11 @@ impl<'a> Importer<'a> {
         let contrib = n.domain == "com.microsoft"
             && matches!(
                 n.op_type.as_str(),
-                "QGemm" | "QLinearAdd" | "QLinearGlobalAveragePool" | "QLinearConcat"
+                "QGemm"
+                    | "QLinearAdd"
+                    | "QLinearGlobalAveragePool"
+                    | "QLinearAveragePool"
+                    | "QLinearConcat"
             );
         if !(n.domain.is_empty() || n.domain == "ai.onnx" || contrib) {
             return Err(self.err(
@@ -483,6 +492,7 @@ impl<'a> Importer<'a> {
             "Conv" | "ConvTranspose" | "Gemm" | "MatMul" => self.float_op(&desc, n)?,
             "QLinearConv" | "QLinearMatMul" | "QGemm" => self.qlinear(&desc, n)?,
             "MaxPool" => self.maxpool(&desc, n)?,
+            "AveragePool" | "QLinearAveragePool" => self.avgpool(&desc, n)?,
             "Relu" => self.relu(&desc, n)?,
             "Flatten" | "Reshape" => self.flatten(&desc, n)?,
             "Add" | "QLinearAdd" => self.add(&desc, n)?,
@@ -493,7 +503,7 @@ impl<'a> Importer<'a> {
                 return Err(self.err(
                     &desc,
                     format!("operator {other} is not supported on the accelerator yet"),
-                    "supported: QuantizeLinear, DequantizeLinear, Conv, Gemm, MatMul, MaxPool, GlobalAveragePool, Add (same shapes), Relu, Clip (from 0), Concat (channels), ConvTranspose, Flatten, Reshape (to [1, K]), QLinearConv, QLinearMatMul, QGemm, QLinearAdd, QLinearGlobalAveragePool, QLinearConcat",
+                    "supported: QuantizeLinear, DequantizeLinear, Conv, Gemm, MatMul, MaxPool, AveragePool, GlobalAveragePool, Add (same shapes), Relu, Clip (from 0), Concat (channels), ConvTranspose, Flatten, Reshape (to [1, K]), QLinearConv, QLinearMatMul, QGemm, QLinearAdd, QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat",
                 ))
             }
         };

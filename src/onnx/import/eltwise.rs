@@ -1,8 +1,8 @@
-//! Add, GlobalAveragePool and Clip: mapped onto existing layers, with the error bound the
+//! Add, AveragePool, GlobalAveragePool and Clip: mapped onto existing layers, with the error bound the
 //! README states (two roundings where ONNX has one).
 
 use super::{same, Importer, Pending, PendingOp, Val};
-use crate::onnx::layer::{Layer, QTensor, Requant};
+use crate::onnx::layer::{ConvGeom, Layer, QTensor, Requant};
 use crate::onnx::proto::Node;
 use crate::onnx::ImportError;
 
@@ -100,7 +100,9 @@ impl Importer<'_> {
             Val::Pending(mut p)
                 if !matches!(
                     p.op,
-                    PendingOp::MaxPool { .. } | PendingOp::GlobalPool { .. }
+                    PendingOp::MaxPool { .. }
+                        | PendingOp::GlobalPool { .. }
+                        | PendingOp::AvgPool { .. }
                 ) =>
             {
                 p.clip_hi = Some(hi);
@@ -211,26 +213,69 @@ impl Importer<'_> {
                 "the accelerator's pooling windows are square: use a square feature map",
             ));
         }
-        let n = (h * w) as i64;
+        let geom = ConvGeom {
+            k: h,
+            stride: 1,
+            pad: 0,
+            groups: c,
+        };
+        self.emit_avg_pool(desc, x, geom, y)
+    }
+
+    /// The k x k average of each channel as a depthwise convolution of unit weights: the
+    /// sum of `x - zero_point` over the window (the zero point in the bias; with padding, an
+    /// untied bias for the border windows, whose padded taps count as zeros), scaled by
+    /// `x_scale / (y_scale k^2)` with one rounding, as ONNX computes the average.
+    pub(super) fn emit_avg_pool(
+        &mut self,
+        desc: &str,
+        x: &QTensor,
+        geom: ConvGeom,
+        y: (f64, i64, bool),
+    ) -> Result<QTensor, ImportError> {
+        let [h, w, c] = x.shape;
+        let k = geom.k;
+        if x.flat || h + 2 * geom.pad < k || w + 2 * geom.pad < k {
+            return Err(self.err(
+                desc,
+                format!(
+                    "a {k}x{k} average over a {h}x{w} map with padding {}",
+                    geom.pad
+                ),
+                "check the model",
+            ));
+        }
+        let geom = ConvGeom { groups: c, ..geom };
+        let n = (k * k) as i64;
         let scale = x.scale / (y.0 * n as f64);
         let r = self.requant_for(desc, scale, "the scale")?;
-        let name = self.fresh(&super::emit::desc_name(desc), "gap");
-        let keys = vec![
-            ("kernel", h.to_string()),
+        let name = self.fresh(&super::emit::desc_name(desc), "avgpool");
+        let ones = vec![1; k * k * c];
+        let (bias, untied) = crate::onnx::layer::fold_zero_point(
+            &vec![0; c],
+            &ones,
+            1,
+            c,
+            geom,
+            [h, w],
+            x.zero_point,
+        );
+        let shape = [geom.out(h), geom.out(w), c];
+        let mut keys = vec![
+            ("kernel", k.to_string()),
+            ("stride", geom.stride.to_string()),
+            ("padding", geom.pad.to_string()),
             ("groups", c.to_string()),
             ("out_channels", c.to_string()),
-            (
-                "weights",
-                self.npy(&name, "weights", &[h, h, 1, c], &vec![1; h * h * c]),
-            ),
-            (
-                "bias",
-                self.npy(&name, "bias", &[c], &vec![-n * x.zero_point; c]),
-            ),
-            ("requant", super::emit::requant_text(r, y.1)),
+            ("weights", self.npy(&name, "weights", &[k, k, 1, c], &ones)),
         ];
+        match &untied {
+            Some(ub) => keys.push(("untied_bias", self.npy(&name, "untied_bias", &shape, ub))),
+            None => keys.push(("bias", self.npy(&name, "bias", &[c], &bias))),
+        }
+        keys.push(("requant", super::emit::requant_text(r, y.1)));
         let err = (r.value() / scale - 1.0).abs();
-        let note = format!("{desc} -> '{name}': the {h}x{h} sum of each channel (a depthwise convolution of unit weights, the input zero point in its bias), scaled by {scale:.6e} = {} / 2^{} (relative error {err:.1e})", r.multiplier, r.shift);
+        let note = format!("{desc} -> '{name}': the {k}x{k} sum of each channel (a depthwise convolution of unit weights, the input zero point in its {}bias), scaled by {scale:.6e} = {} / 2^{} (relative error {err:.1e})", if untied.is_some() { "untied " } else { "" }, r.multiplier, r.shift);
         let l = Layer {
             name,
             op: "conv2d",
@@ -238,7 +283,7 @@ impl Importer<'_> {
             keys,
             note,
         };
-        Ok(self.push(l, y, [1, 1, c]))
+        Ok(self.push(l, y, shape))
     }
 }
 

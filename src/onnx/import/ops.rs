@@ -163,7 +163,16 @@ impl Importer<'_> {
         Ok(Val::Q(self.finish(&Pending::new(desc, op), y)?))
     }
 
-    pub(super) fn maxpool(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+    /// A pooling node's window: square, one stride, one padding, no dilation, ceil_mode 0,
+    /// explicit pads (auto_pad NOTSET or VALID), one output.
+    fn pool_geom(&self, desc: &str, n: &Node) -> Result<ConvGeom, ImportError> {
+        if matches!(n.attr("auto_pad"), Some(AttrValue::Text(t)) if t != "NOTSET" && t != "VALID") {
+            return Err(self.err(
+                desc,
+                "auto_pad SAME_UPPER or SAME_LOWER",
+                "export the pooling with explicit pads",
+            ));
+        }
         let k = n.attr_ints("kernel_shape").unwrap_or_default();
         let s = n.attr_ints_or("strides", &[1, 1]);
         let p = n.attr_ints_or("pads", &[0; 4]);
@@ -177,24 +186,73 @@ impl Importer<'_> {
                 .is_some_and(|d| d.iter().any(|&v| v != 1))
             || n.outputs.len() > 1
         {
-            return Err(self.err(desc, format!("kernel {k:?}, strides {s:?}, pads {p:?}"), "hwgen's max-pool has a square kernel, one stride, one padding, ceil_mode 0 and no indices output"));
+            return Err(self.err(desc, format!("kernel {k:?}, strides {s:?}, pads {p:?}"), "hwgen's pooling has a square kernel, one stride, one padding, ceil_mode 0 and no indices output"));
         }
         if !(k[0] >= 1 && s[0] >= 1 && (0..k[0]).contains(&p[0])) {
             return Err(self.err(
                 desc,
                 format!("kernel {}, stride {}, padding {}", k[0], s[0], p[0]),
-                "a max-pool needs a kernel of at least 1, a stride of at least 1 and a padding below the kernel",
+                "a pooling needs a kernel of at least 1, a stride of at least 1 and a padding below the kernel",
             ));
         }
-        let geom = ConvGeom {
+        Ok(ConvGeom {
             k: k[0] as usize,
             stride: s[0] as usize,
             pad: p[0] as usize,
             groups: 1,
-        };
+        })
+    }
+
+    pub(super) fn maxpool(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+        let geom = self.pool_geom(desc, n)?;
         match self.val(desc, &n.inputs[0])? {
             Val::Q(x) => Ok(Val::Q(self.emit_maxpool(desc, &x, geom))),
             Val::Dq(x) => Ok(self.pending(desc, PendingOp::MaxPool { x, geom })),
+            _ => Err(self.err(
+                desc,
+                "its input is not quantized",
+                "quantize the model with quantize_static",
+            )),
+        }
+    }
+
+    /// AveragePool (QDQ) or onnxruntime's QLinearAveragePool: a depthwise convolution of
+    /// unit weights (`emit_avg_pool`). Padding must count (count_include_pad = 1, PyTorch's
+    /// default export), or there must be none: otherwise the border windows divide by
+    /// fewer taps than the others.
+    pub(super) fn avgpool(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+        let geom = self.pool_geom(desc, n)?;
+        if geom.pad > 0 && n.attr_int("count_include_pad", 0) == 0 {
+            return Err(self.err(
+                desc,
+                format!("padding {} with count_include_pad = 0: the border windows average fewer inputs", geom.pad),
+                "export the pooling with count_include_pad = 1 (PyTorch's default) or without padding",
+            ));
+        }
+        match self.val(desc, &n.inputs[0])? {
+            Val::Dq(x) if n.op_type == "AveragePool" => {
+                Ok(self.pending(desc, PendingOp::AvgPool { x, geom }))
+            }
+            Val::Q(x) if n.op_type == "QLinearAveragePool" => {
+                if n.attr_int("channels_last", 0) != 0 {
+                    return Err(self.err(
+                        desc,
+                        "channels_last = 1",
+                        "export the pooling channels first",
+                    ));
+                }
+                let (xs, xz, _) = self.quant_params(desc, n, 1, 2)?;
+                if !same(xs, x.scale) || xz != x.zero_point {
+                    return Err(self.err(
+                        desc,
+                        "its input parameters differ from the tensor's",
+                        "check the model",
+                    ));
+                }
+                let y = self.quant_params(desc, n, 3, 4)?;
+                let p = Pending::new(desc, PendingOp::AvgPool { x, geom });
+                Ok(Val::Q(self.finish(&p, y)?))
+            }
             _ => Err(self.err(
                 desc,
                 "its input is not quantized",
@@ -371,6 +429,7 @@ impl Importer<'_> {
             PendingOp::Clip { x, lo, hi } => return self.fold_clip(desc, x, *lo, *hi, y),
             PendingOp::Add { a, b } => self.emit_add(desc, a, b, y)?,
             PendingOp::GlobalPool { x } => self.emit_global_pool(desc, x, y)?,
+            PendingOp::AvgPool { x, geom } => self.emit_avg_pool(desc, x, *geom, y)?,
             PendingOp::Concat { parts } => self.emit_concat(desc, parts, y)?,
             PendingOp::ConvT { x, w, b, geom } => {
                 self.emit_conv_transpose(desc, x, w, b.as_ref(), *geom, y)?
