@@ -602,3 +602,70 @@ fn onnx_operator_tests_run_or_are_refused() {
         assert!(ran.iter().any(|r| r == must), "{must} did not run");
     }
 }
+
+/// Run `hwgen run --interp` on `model` (in `dir`) with `input`; its stdout and output.
+fn run_on(
+    dir: &std::path::Path,
+    model: &str,
+    input: &str,
+    config: &str,
+) -> (String, std::path::PathBuf) {
+    let out = dir.join(format!("{model}.{input}.out.npy"));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"))
+        .args(["run", "-c", config, "--interp", "-m"])
+        .arg(dir.join(model))
+        .arg("-i")
+        .arg(dir.join(input))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{model}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (String::from_utf8_lossy(&o.stdout).into_owned(), out)
+}
+
+/// A graph whose input is already quantized (int8 or uint8, as deployment graphs take
+/// images) runs on the accelerator from its first quantized operator, and a QOperator
+/// graph with a host operator between two convolutions (QLinearSoftmax, whose uint8 output
+/// the second QLinearConv reads) runs as two accelerator segments; both equal ONNX Runtime
+/// (rtl-tests/ref/onnx_integer_input.py), element for element.
+#[test]
+fn integer_inputs_and_quantized_segments() {
+    if !have_onnxruntime() {
+        return;
+    }
+    for (format, act, config) in [
+        ("qop", "uint8", "configs/16x16_uint8.toml"),
+        ("qdq", "int8", "configs/8x8_int8.toml"),
+    ] {
+        let dir = make_act("conv_relu_conv", format, act, &["per_channel"]);
+        run_reference(
+            "onnx_integer_input.py",
+            &[&dir.path().to_string_lossy()],
+            "",
+        );
+        let (said, out) = run_on(dir.path(), "int_input.onnx", "xq.npy", config);
+        assert!(said.contains("2 layers on the ISA interpreter"), "{said}");
+        let read = |p: &std::path::Path| hwgen::model::npy::read_values(p).unwrap();
+        assert_eq!(
+            read(&out),
+            read(&dir.path().join("yq.npy")),
+            "{format} {act}"
+        );
+    }
+    let dir = make_act("conv_softmax_conv", "qop", "uint8", &["per_channel"]);
+    let (said, out) = run_on(
+        dir.path(),
+        "model.onnx",
+        "xr.npy",
+        "configs/16x16_uint8.toml",
+    );
+    assert!(said.contains("2 accelerator segments"), "{said}");
+    let got = hwgen::model::npy::read_f32(&out).unwrap();
+    let want = hwgen::model::npy::read_f32(&dir.path().join("yr.npy")).unwrap();
+    assert_eq!((&got.shape, &got.data), (&want.shape, &want.data));
+}

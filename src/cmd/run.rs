@@ -83,15 +83,25 @@ pub fn run(args: Args) -> Result<()> {
     }
     let mut pos = part.cut;
     while let Some(start) = next_segment(g, pos, &mut host) {
-        let seg = hwgen::onnx::partition_at(&args.model, Some(&start), "data", Some("input.npy"))?;
+        // (No segment from here: the host goes on.)
+        let Ok(seg) =
+            hwgen::onnx::partition_at(&args.model, Some(&start), "data", Some("input.npy"))
+        else {
+            pos = start.node + 1;
+            continue;
+        };
         pos = seg.cut.max(start.node + 1);
         let Some(accel) = &seg.accel else { continue };
         let x = host.known[&start.input].clone();
         eprintln!(
-            "hwgen run: the accelerator runs the graph again from node {} (QuantizeLinear of '{}'){}",
+            "hwgen run: the accelerator runs the graph again from node {} ({} of '{}'){}",
             start.node,
+            g.nodes[start.node].op_type,
             start.input,
-            seg.reason.as_ref().map_or(String::new(), |e| format!(", until node {}: {}", seg.cut, e.rule))
+            seg.reason.as_ref().map_or(String::new(), |e| format!(
+                ", until node {}: {}",
+                seg.cut, e.rule
+            ))
         );
         let how = accelerate(
             &args,
@@ -143,23 +153,43 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 /// The next place from node `pos` on where an accelerator segment can start: a
-/// QuantizeLinear of a float tensor the host computes (it does so now).
+/// QuantizeLinear of a float tensor the host computes (it does so now), or a quantized
+/// operator (or a DequantizeLinear) reading an int8/uint8 tensor the host computes.
 fn next_segment(
     g: &hwgen::onnx::proto::Graph,
     pos: usize,
     host: &mut Host,
 ) -> Option<hwgen::onnx::SegmentStart> {
+    use hwgen::onnx::proto::dtype;
     for (i, n) in g.nodes.iter().enumerate().skip(pos) {
         let Some(t) = n.inputs.first() else { continue };
-        if n.op_type != "QuantizeLinear" || g.initializers.iter().any(|c| &c.name == t) {
+        let reads_quantized = matches!(
+            n.op_type.as_str(),
+            "DequantizeLinear"
+                | "QLinearConv"
+                | "QLinearMatMul"
+                | "QGemm"
+                | "QLinearAdd"
+                | "QLinearAveragePool"
+                | "QLinearGlobalAveragePool"
+        );
+        if !(n.op_type == "QuantizeLinear" || reads_quantized)
+            || g.initializers.iter().any(|c| &c.name == t)
+        {
             continue;
         }
+        let want: &[i32] = if reads_quantized {
+            &[dtype::INT8, dtype::UINT8]
+        } else {
+            &[dtype::FLOAT]
+        };
         match host.value(t) {
-            Ok(v) if v.elem == hwgen::onnx::proto::dtype::FLOAT => {
+            Ok(v) if want.contains(&v.elem) => {
                 return Some(hwgen::onnx::SegmentStart {
                     node: i,
                     input: t.clone(),
                     dims: v.dims,
+                    elem: v.elem,
                 })
             }
             // (What the host cannot compute is reported where an output needs it.)

@@ -9,8 +9,8 @@ use crate::model::npy;
 
 /// The float input (`[1, C, H, W]` or `[C, H, W]`, or `[1, K]`/`[K]` for a flat input)
 /// quantized in hwgen's layout (H, W, C): `saturate(round_half_even(x / scale) +
-/// zero_point)`, in float32 as ONNX's QuantizeLinear computes it. An error names the
-/// problem.
+/// zero_point)`, in float32 as ONNX's QuantizeLinear computes it; an integer input
+/// (`q.integer`) as it is. An error names the problem.
 pub fn quantize_input(q: &InputQuant, shape: &[usize], data: &[f32]) -> Result<Vec<i64>, String> {
     let [h, w, c] = q.shape;
     // Dimensions of 1 do not change the element order: compare the others.
@@ -24,6 +24,18 @@ pub fn quantize_input(q: &InputQuant, shape: &[usize], data: &[f32]) -> Result<V
     let t = super::layer::act_type(q.signed);
     let (lo, hi) = (t.min(), t.max());
     let scale = q.scale as f32;
+    if q.integer {
+        if let Some(k) = data
+            .iter()
+            .position(|&v| v.fract() != 0.0 || v < lo as f32 || v > hi as f32)
+        {
+            return Err(format!(
+                "element {k} ({}) is not an {} value",
+                data[k],
+                if q.signed { "int8" } else { "uint8" }
+            ));
+        }
+    }
     let mut out = vec![0; data.len()];
     for ch in 0..c {
         for y in 0..h {
@@ -32,7 +44,11 @@ pub fn quantize_input(q: &InputQuant, shape: &[usize], data: &[f32]) -> Result<V
                 if v.is_nan() {
                     return Err(format!("element ({ch}, {y}, {x}) is NaN"));
                 }
-                let r = (v / scale).round_ties_even() as i64 + q.zero_point;
+                let r = if q.integer {
+                    v as i64
+                } else {
+                    (v / scale).round_ties_even() as i64 + q.zero_point
+                };
                 out[(y * w + x) * c + ch] = r.clamp(lo, hi);
             }
         }
@@ -141,6 +157,7 @@ mod tests {
             zero_point: 1,
             signed: true,
             shape: [1, 2, 2],
+            integer: false,
         };
         let got = quantize_input(&q, &[1, 2, 1, 2], &[0.5, 0.375, 0.625, -100.0]).unwrap();
         // NCHW (c0: 0.5, 0.375; c1: 0.625, -100) -> HWC (x0: c0, c1; x1: c0, c1).

@@ -235,11 +235,11 @@ impl<'a> Importer<'a> {
                 "export the model with one input tensor",
             ));
         };
-        if input.elem_type != dtype::FLOAT {
+        if !matches!(input.elem_type, dtype::FLOAT | dtype::INT8 | dtype::UINT8) {
             return Err(self.err(
                 "",
-                format!("graph input '{}' is {}, not float", input.name, dtype::name(input.elem_type)),
-                "give the float model input, quantized by a QuantizeLinear (as quantize_static writes it)",
+                format!("graph input '{}' is {}, not float, int8 or uint8", input.name, dtype::name(input.elem_type)),
+                "give the float model input, quantized by a QuantizeLinear (as quantize_static writes it), or its int8/uint8 quantized form",
             ));
         }
         let dims: Vec<Option<i64>> = input.shape.clone().unwrap_or_default();
@@ -270,14 +270,97 @@ impl<'a> Importer<'a> {
                 "use a smaller input",
             ));
         }
-        self.vals.insert(input.name.clone(), Val::Float(shape));
+        let name = input.name.clone();
+        match input.elem_type {
+            dtype::FLOAT => {
+                self.vals.insert(name, Val::Float(shape));
+                Ok(())
+            }
+            elem => self.integer_input(g, 0, &name, shape, elem == dtype::INT8),
+        }
+    }
+
+    /// An int8/uint8 tensor `name` given as the (segment's) input: the quantized tensor
+    /// its first reader from node `from` on takes, with that reader's scale and zero point
+    /// (a DequantizeLinear, or a QLinear operator's input parameters).
+    fn integer_input(
+        &mut self,
+        g: &Graph,
+        from: usize,
+        name: &str,
+        shape: [usize; 3],
+        signed: bool,
+    ) -> Result<(), ImportError> {
+        let reader = g
+            .nodes
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find_map(|(i, n)| n.inputs.iter().position(|x| x == name).map(|k| (i, n, k)));
+        // The positions of (scale, zero point) for the reader's input k.
+        let params = reader.and_then(|(_, n, k)| match (n.op_type.as_str(), k) {
+            ("DequantizeLinear", 0) => Some((1, 2)),
+            (
+                "QLinearConv"
+                | "QLinearMatMul"
+                | "QGemm"
+                | "QLinearAveragePool"
+                | "QLinearGlobalAveragePool"
+                | "QLinearAdd"
+                | "QLinearSoftmax",
+                0,
+            ) => Some((1, 2)),
+            ("QLinearAdd", 3) => Some((4, 5)),
+            _ => None,
+        });
+        let (Some((i, n, _)), Some((si, zi))) = (reader, params) else {
+            return Err(self.err(
+                "",
+                format!("integer input '{name}' is not read by a DequantizeLinear or a quantized operator's quantized input"),
+                "quantize the model with quantize_static from its float input",
+            ));
+        };
+        let (scale, zero_point, zs) = self.quant_params(&describe(n, i), n, si, zi)?;
+        if zs != signed {
+            return Err(self.err(
+                &describe(n, i),
+                format!("its zero point's type differs from input '{name}''s"),
+                "check the model",
+            ));
+        }
+        self.set_signed("", signed)?;
+        let hw = self.fresh(name, "input");
+        self.input = Some(InputQuant {
+            name: hw.clone(),
+            scale,
+            zero_point,
+            signed,
+            shape,
+            integer: true,
+        });
+        let q = QTensor {
+            name: hw,
+            scale,
+            zero_point,
+            signed,
+            shape,
+            flat: false,
+        };
+        self.vals.insert(name.to_string(), Val::Q(q));
         Ok(())
     }
 
-    /// A segment's input (after the host's part of the graph): the float tensor `name`
-    /// the host computed, of ONNX dims `dims` ([1, C, H, W] or [1, K]), which a
-    /// QuantizeLinear of the segment quantizes as it would the graph input.
-    pub fn segment_input(&mut self, name: &str, dims: &[usize]) -> Result<(), ImportError> {
+    /// A segment's input (after the host's part of the graph): the tensor `name` the host
+    /// computed, of ONNX dims `dims` ([1, C, H, W] or [1, K]): a float one, which a
+    /// QuantizeLinear of the segment quantizes as it would the graph input, or an int8/uint8
+    /// one, which the segment's first quantized operator reads (`integer_input`).
+    pub fn segment_input(
+        &mut self,
+        g: &Graph,
+        start: usize,
+        name: &str,
+        (dims, elem): (&[usize], i32),
+    ) -> Result<(), ImportError> {
         let shape = match dims {
             [1, c, h, w] => [*h, *w, *c],
             [1, k] => [1, 1, *k],
@@ -289,8 +372,20 @@ impl<'a> Importer<'a> {
                 ))
             }
         };
-        self.vals.insert(name.to_string(), Val::Float(shape));
-        Ok(())
+        match elem {
+            dtype::FLOAT => {
+                self.vals.insert(name.to_string(), Val::Float(shape));
+                Ok(())
+            }
+            dtype::INT8 | dtype::UINT8 => {
+                self.integer_input(g, start, name, shape, elem == dtype::INT8)
+            }
+            other => Err(self.err(
+                "",
+                format!("the host's tensor '{name}' is {}", dtype::name(other)),
+                "an accelerator segment starts from a float, int8 or uint8 tensor",
+            )),
+        }
     }
 
     /// The constants nodes before `start` define (Constant nodes, dequantized
@@ -525,7 +620,7 @@ impl<'a> Importer<'a> {
                 }
                 let name = self.fresh(&n.inputs[0], "input");
                 self.set_signed(desc, signed)?;
-                self.input = Some(InputQuant { name: name.clone(), scale, zero_point: zp, signed, shape });
+                self.input = Some(InputQuant { name: name.clone(), scale, zero_point: zp, signed, shape, integer: false });
                 Ok(Val::Q(QTensor { name, scale, zero_point: zp, signed, shape, flat: false }))
             }
             Val::Pending(p) => Ok(Val::Q(self.finish(&p, (scale, zp, signed))?)),

@@ -27,6 +27,10 @@ pub struct InputQuant {
     pub signed: bool,
     /// [h, w, c]
     pub shape: [usize; 3],
+    /// The graph input (or the host's tensor a segment starts from) is already these
+    /// integers (int8 or uint8), quantized with `scale` and `zero_point` as its first
+    /// quantized reader declares: the host passes it on unchanged.
+    pub integer: bool,
 }
 
 /// How a graph output relates to the hwgen layer that computes it.
@@ -159,13 +163,15 @@ pub struct Partition {
     pub reason: Option<ImportError>,
 }
 
-/// Where a later accelerator segment starts: node `node`, a QuantizeLinear of the float
-/// tensor `input` that the host computed, of ONNX dims `dims`.
+/// Where a later accelerator segment starts: node `node`, which reads the tensor `input`
+/// that the host computed, of ONNX dims `dims` and element type `elem`: a QuantizeLinear of
+/// a float tensor, or a quantized operator reading an int8/uint8 one.
 #[derive(Clone, Debug)]
 pub struct SegmentStart {
     pub node: usize,
     pub input: String,
     pub dims: Vec<usize>,
+    pub elem: i32,
 }
 
 /// Split the graph: the longest prefix of nodes the accelerator runs, then the host.
@@ -195,7 +201,7 @@ pub fn partition_at(
         None => im.graph_input(g),
         Some(s) => {
             im.constants_before(g, s.node);
-            im.segment_input(&s.input, &s.dims)
+            im.segment_input(g, s.node, &s.input, (&s.dims, s.elem))
         }
     };
     match ready {

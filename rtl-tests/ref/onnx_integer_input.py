@@ -1,0 +1,38 @@
+"""A quantized ONNX model whose graph input is already quantized (test-only reference).
+
+Usage: onnx_integer_input.py DIR
+Reads DIR/model.onnx (made by onnx_quantized.py) and DIR/x.npy (its quantized input, HWC,
+int64), drops the QuantizeLinear of the float graph input and makes its output the graph
+input (int8 or uint8, as deployment graphs take images), and writes DIR/int_input.onnx,
+DIR/xq.npy (the input, NCHW, in its type) and DIR/yq.npy (ONNX Runtime's output for it).
+"""
+
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import helper
+
+
+def main():
+    d = sys.argv[1]
+    m = onnx.load(f"{d}/model.onnx")
+    g = m.graph
+    x = g.input[0]
+    q = next(n for n in g.node if n.op_type == "QuantizeLinear" and n.input[0] == x.name)
+    zp = next(t for t in g.initializer if t.name == q.input[2])
+    shape = [d.dim_value for d in x.type.tensor_type.shape.dim]
+    g.node.remove(q)
+    g.input.remove(x)
+    g.input.insert(0, helper.make_tensor_value_info(q.output[0], zp.data_type, shape))
+    onnx.save(m, f"{d}/int_input.onnx")
+    dt = np.int8 if zp.data_type == onnx.TensorProto.INT8 else np.uint8
+    xq = np.load(f"{d}/x.npy").transpose(2, 0, 1)[None].astype(dt)
+    np.save(f"{d}/xq.npy", xq)
+    s = ort.InferenceSession(f"{d}/int_input.onnx", providers=["CPUExecutionProvider"])
+    np.save(f"{d}/yq.npy", s.run(None, {q.output[0]: xq})[0])
+
+
+if __name__ == "__main__":
+    main()
