@@ -368,21 +368,7 @@ fn hwgen_run_on_float_data_equals_onnx_runtime() {
 
 /// Run `hwgen run` on the interpreter; the output.
 fn hwgen_run(dir: &std::path::Path, model: &str, config: &str) -> hwgen::model::npy::NpyF32 {
-    let out = dir.join(format!("{model}.out.npy"));
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"))
-        .args(["run", "-c", config, "--interp", "-m"])
-        .arg(dir.join(model))
-        .arg("-i")
-        .arg(dir.join("xr.npy"))
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{model}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let (_, out) = run_on(dir, model, "xr.npy", config);
     hwgen::model::npy::read_f32(&out).unwrap()
 }
 
@@ -415,20 +401,13 @@ fn host_runs_what_the_accelerator_does_not() {
     // convolution. Equal, float for float, to ONNX Runtime computing each operator as ONNX
     // defines it (graph optimizations off).
     let dir = make_act("conv_softmax_conv", "qdq", "uint8", &["per_channel"]);
-    let out = dir.path().join("y.out.npy");
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"))
-        .args(["run", "-c", "configs/16x16_uint8.toml", "--interp", "-m"])
-        .arg(dir.path().join("model.onnx"))
-        .args(["-i".as_ref(), dir.path().join("xr.npy").as_os_str()])
-        .args(["-o".as_ref(), out.as_os_str()])
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        said.contains("2 accelerator segments"),
-        "{said}\n{}",
-        String::from_utf8_lossy(&o.stderr)
+    let (said, out) = run_on(
+        dir.path(),
+        "model.onnx",
+        "xr.npy",
+        "configs/16x16_uint8.toml",
     );
+    assert!(said.contains("2 accelerator segments"), "{said}");
     let got = hwgen::model::npy::read_f32(&out).unwrap();
     let want = hwgen::model::npy::read_f32(&dir.path().join("yu.npy")).unwrap();
     assert_eq!((&got.shape, &got.data), (&want.shape, &want.data));
@@ -531,20 +510,11 @@ fn onnx_operator_tests_run_or_are_refused() {
         match o.status.code() {
             Some(0) => {
                 for n in &outs {
-                    let safe: String = n
-                        .chars()
-                        .map(|c| {
-                            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                                c
-                            } else {
-                                '_'
-                            }
-                        })
-                        .collect();
+                    let file = hwgen::onnx::host::output_file_name(n);
                     let got = if outs.len() == 1 {
                         out.clone()
                     } else {
-                        out.join(format!("{safe}.npy"))
+                        out.join(&file)
                     };
                     if let Err(e) = same_npy(&got, &d.join(format!("want_{n}.npy"))) {
                         wrong.push(format!("{name} output {n}: {e}"));

@@ -341,17 +341,7 @@ fn write_outputs(out: &std::path::Path, files: &[(String, Vec<u8>)]) -> Result<(
     }
     let mut map = hwgen::filemap::FileMap::new();
     for (name, bytes) in files {
-        let safe: String = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        map.add_bytes(format!("{safe}.npy"), bytes.clone());
+        map.add_bytes(hwgen::onnx::host::output_file_name(name), bytes.clone());
     }
     map.write_atomic(out)?;
     Ok(())

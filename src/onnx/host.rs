@@ -91,6 +91,22 @@ pub fn handoff_val(o: &OutputQuant, hwc: &[i64]) -> HostVal {
     }
 }
 
+/// The file `hwgen run` writes graph output `name` to in its output directory: the name
+/// with every character but letters, digits, `.`, `_` and `-` replaced by `_`, then `.npy`.
+pub fn output_file_name(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{safe}.npy")
+}
+
 /// The `.npy` dtype of an ONNX element type, if hwgen reads and writes it.
 pub fn npy_descr(elem: i32) -> Option<&'static str> {
     Some(match elem {
