@@ -6,8 +6,8 @@
 # model) and compared with ONNX Runtime's output for the same input; then compiled for
 # the estimate. The ResNets use uint8 activations on configs/16x16_uint8.toml (a ReLU's
 # output then has zero point 0, so no convolution needs an untied bias for its padding);
-# MobileNetV2 int8 activations on 8x8 (its residual adds at 24 channels need whole channel
-# tiles; see the README's "Quantized ONNX models").
+# MobileNetV2 int8 activations on configs/16x16_int8.toml (its residual adds join
+# 24-channel tensors, padded to whole channel tiles; see the README's concat).
 # Usage: scripts/onnx_examples.sh [resnet18 resnet50 mobilenetv2]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,9 +21,9 @@ nets=("$@")
 [ ${#nets[@]} -gt 0 ] || nets=(resnet18 resnet50 mobilenetv2)
 for n in "${nets[@]}"; do
   # The ResNets with uint8 activations (zero point 0 after each ReLU), MobileNetV2 with
-  # int8 ones on 8x8.
+  # int8 ones.
   config=configs/16x16_uint8.toml act=uint8
-  [ "$n" = mobilenetv2 ] && config=configs/8x8_int8.toml act=int8
+  [ "$n" = mobilenetv2 ] && config=configs/16x16_int8.toml act=int8
   "$py" scripts/onnx_networks.py "$dir" "$act" "$n" 2>/dev/null >/dev/null
   echo "== $n on $config"
   $hw import "$dir/$n.onnx" -o "$dir/$n.toml" > "$dir/$n.import.txt"

@@ -2,6 +2,8 @@
 //! precision, its vector unit has the operations the layers use) and build the layer graph
 //! (petgraph) the later passes work on.
 
+mod concat;
+
 use crate::compiler::{Compilation, CompileError};
 use crate::design::{Datatypes, Design, Unit};
 use crate::model::{Layer, Model, Op};
@@ -126,8 +128,24 @@ pub struct Im2col {
 pub struct Concat {
     pub name: String,
     pub inputs: Vec<String>,
+    /// Stored channels: the operands' channels, or more when an operand does not fill its
+    /// last channel tile and the next one starts at a tile boundary (`offsets`).
     pub shape: [usize; 3],
     pub format: Format,
+    /// The stored channel each operand starts at.
+    pub offsets: Vec<usize>,
+}
+
+impl Concat {
+    /// The stored channel of each of the concat's channels, in order (the identity unless
+    /// operands are padded to whole channel tiles).
+    pub fn stored_channels(&self, channels: &[usize]) -> Vec<usize> {
+        self.offsets
+            .iter()
+            .zip(channels)
+            .flat_map(|(&o, &c)| o..o + c)
+            .collect()
+    }
 }
 
 impl Graph {
@@ -158,16 +176,10 @@ impl Graph {
     /// The in-place concat that tensor `t` is an operand of, and `t`'s first channel tile
     /// in it.
     pub fn view_of(&self, t: &str, tile: usize) -> Option<(&Concat, usize)> {
-        for c in &self.concats {
-            let mut ch = 0;
-            for i in &c.inputs {
-                if i == t {
-                    return Some((c, ch / tile));
-                }
-                ch += self.shape_of(i)[2];
-            }
-        }
-        None
+        self.concats.iter().find_map(|c| {
+            let k = c.inputs.iter().position(|i| i == t)?;
+            Some((c, c.offsets[k] / tile))
+        })
     }
 
     /// The format of tensor `t`.
@@ -293,7 +305,13 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
     let mut concats: Vec<Concat> = Vec::new();
     for l in &model.layers {
         if let Op::Concat = l.op {
-            concat(model, l, &unit, &mut inputs, &mut concats)?;
+            concat::concat(
+                model,
+                l,
+                &unit,
+                design.cores().len() == 1,
+                (&mut inputs, &mut concats),
+            )?;
             continue;
         }
         let prec = precision_index(&unit.datatype, model, l)?;
@@ -316,10 +334,16 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
         }
         let cin = model.shape_of(&l.inputs[0]).map_or(0, |s| s[2]);
         let int = matches!(l.prec, crate::numeric::Precision::Int(_));
-        let zero_tiles = zero_tiles(&l.op, int, cin, unit.cpf as usize);
+        // (Reading a concat of padded operands: the stored channels, and the number of
+        // the concat's channels in each stored channel tile.)
+        let (op, cin, real) = match concat::through_padded(model, &concats, l, unit.cpf) {
+            Some((op, stored, real)) => (op, stored, Some(real)),
+            None => (l.op.clone(), cin, None),
+        };
+        let zero_tiles = zero_tiles(&op, int, cin, unit.cpf as usize);
         let node = Node {
             name: l.name.clone(),
-            op: l.op.clone(),
+            op: op.clone(),
             input: l.inputs[0].clone(),
             residual: l.inputs.get(1).cloned(),
             out: l.out,
@@ -327,23 +351,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             prec,
             out_format: l.out_format,
             fixed_scale: l.fixed_scale(),
-            macs: match &l.op {
-                // Without the all-zero weight tiles, which are not run.
-                Op::Conv { kh, kw, cout, .. } if zero_tiles.is_some() => {
-                    let (t, zero) = zero_tiles.as_ref().expect("some");
-                    let icts = cin.div_ceil(*t);
-                    let size = |k: usize, n: usize| (n - k * t).min(*t);
-                    let pairs: usize = (0..zero.len())
-                        .filter(|&p| !zero[p])
-                        .map(|p| size(p / icts, *cout) * size(p % icts, cin))
-                        .sum();
-                    (l.out[0] * l.out[1] * kh * kw * pairs) as u64
-                }
-                Op::Conv { kh, kw, groups, .. } => {
-                    (l.out[0] * l.out[1] * l.out[2] * kh * kw * (cin / groups)) as u64
-                }
-                _ => 0,
-            },
+            macs: macs(l.out, &op, cin, real.as_deref(), zero_tiles.as_ref()),
             shift: (0, 0),
             place: None,
             window,
@@ -616,55 +624,33 @@ fn precision_index(d: &Datatypes, model: &Model, l: &Layer) -> Result<usize, Com
     Err(CompileError::new(layer, rule, fix))
 }
 
-/// A concat: of model inputs only, the host joins them as it writes them (a host-written
-/// tensor); otherwise every operand is stored in place as a view of the concat's tensor,
-/// which needs each operand but the last to fill whole channel tiles.
-fn concat(
-    model: &Model,
-    l: &Layer,
-    unit: &Unit,
-    inputs: &mut Vec<Source>,
-    concats: &mut Vec<Concat>,
-) -> Result<(), CompileError> {
-    let host = |t: &str| inputs.iter().any(|s| s.name == t && s.joins.is_empty());
-    if l.inputs.iter().all(|t| host(t)) {
-        inputs.push(Source {
-            name: l.name.clone(),
-            shape: l.out,
-            format: l.out_format,
-            joins: l.inputs.clone(),
-            im2col: None,
-        });
-        return Ok(());
-    }
-    let t = unit.cpf as usize;
-    for (k, i) in l.inputs.iter().enumerate() {
-        let c = model.shape_of(i).expect("input exists")[2];
-        if k + 1 < l.inputs.len() && !c.is_multiple_of(t) {
-            return Err(CompileError::new(
-                Some(&l.name),
-                format!("{i} has {c} channels; a concat of computed tensors is stored in place, so every operand but the last must fill whole channel tiles of {t} (cpf)"),
-                format!("give {i} a multiple of {t} channels, or put it last"),
-            ));
+/// The MACs of a layer of output `out`: a convolution's without the all-zero weight
+/// tiles, which are not run, nor the stored channels of a padded concat that are none of
+/// its own (`real`: the concat's channels in each stored channel tile); 0 for others.
+fn macs(
+    out: [usize; 3],
+    op: &Op,
+    cin: usize,
+    real: Option<&[usize]>,
+    zero_tiles: Option<&(usize, Vec<bool>)>,
+) -> u64 {
+    match (op, zero_tiles) {
+        (Op::Conv { kh, kw, cout, .. }, Some((t, zero))) => {
+            let icts = cin.div_ceil(*t);
+            let size = |k: usize, n: usize| (n - k * t).min(*t);
+            let in_tile = |k: usize| real.map_or(size(k, cin), |r| r[k]);
+            let pairs: usize = (0..zero.len())
+                .filter(|&p| !zero[p])
+                .map(|p| size(p / icts, *cout) * in_tile(p % icts))
+                .sum();
+            (out[0] * out[1] * kh * kw * pairs) as u64
         }
-        let used = concats.iter().any(|c| c.inputs.contains(i))
-            || concats.iter().any(|c| c.name == *i)
-            || inputs.iter().any(|s| s.name == *i && !s.joins.is_empty());
-        if used {
-            return Err(CompileError::new(
-                Some(&l.name),
-                format!("{i} is already part of another concat; an operand is stored in place in one concat only"),
-                "concat it once, or copy it first",
-            ));
+        (Op::Conv { kh, kw, groups, .. }, None) => {
+            let logical = real.map_or(cin, |r| r.iter().sum());
+            (out[0] * out[1] * out[2] * kh * kw * (logical / groups)) as u64
         }
+        _ => 0,
     }
-    concats.push(Concat {
-        name: l.name.clone(),
-        inputs: l.inputs.clone(),
-        shape: l.out,
-        format: l.out_format,
-    });
-    Ok(())
 }
 
 /// The all-zero (output tile, input tile) pairs of an integer convolution of groups 1 and
