@@ -49,6 +49,17 @@ pub struct Host<'g> {
     busy: std::collections::HashSet<String>,
 }
 
+/// The most elements a tensor the host makes may have (as a model tensor).
+const MAX_ELEMENTS: usize = 1 << 27;
+
+/// The element count of `dims`, or an error when it exceeds `MAX_ELEMENTS`.
+fn elements(dims: &[usize]) -> Result<usize, String> {
+    dims.iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .filter(|&n| n <= MAX_ELEMENTS)
+        .ok_or_else(|| format!("a tensor of shape {dims:?}: more than 2^27 elements"))
+}
+
 /// numpy broadcasting of two shapes.
 fn broadcast(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let n = a.len().max(b.len());
@@ -209,7 +220,7 @@ fn binary(n: &Node, x: &HostVal, y: &HostVal) -> Result<HostVal, String> {
     }
     let dims = broadcast(&x.dims, &y.dims)
         .ok_or_else(|| format!("shapes {:?} and {:?} do not broadcast", x.dims, y.dims))?;
-    let count: usize = dims.iter().product();
+    let count = elements(&dims)?;
     let pair = |k: usize| {
         (
             x.data[source(k, &dims, &x.dims)],
@@ -264,7 +275,7 @@ fn variadic(n: &Node, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
         if p.elem != acc.elem {
             return Err("inputs of different types".into());
         }
-        let count: usize = dims.iter().product();
+        let count = elements(&dims)?;
         let data = (0..count)
             .map(|k| {
                 let (a, b) = (

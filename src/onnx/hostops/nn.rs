@@ -29,7 +29,7 @@ pub fn matmul_values(a: &HostVal, b: &HostVal) -> Result<(Vec<usize>, Vec<f64>),
         return Err(format!("a {:?} by {:?} product", a.dims, b.dims));
     };
     let nb: usize = batch.iter().product();
-    let mut out = vec![0f64; nb * m * n];
+    let mut out = vec![0f64; super::elements(&[nb, m, n])?];
     for bi in 0..nb {
         let (pa, pb) = (
             source(bi, &batch, &ad[..ad.len() - 2]),
@@ -117,13 +117,16 @@ fn window(n: &Node, kernel: [usize; 2], size: [usize; 2]) -> Result<Window, Stri
         get("pads", vec![0; 4]),
         get("dilations", vec![1, 1]),
     );
-    if k.len() != 2
-        || s.len() != 2
-        || p.len() != 4
-        || d.len() != 2
-        || [&k, &s, &p, &d].iter().any(|v| v.iter().any(|&e| e < 0))
-    {
+    if k.len() != 2 || s.len() != 2 || p.len() != 4 || d.len() != 2 {
         return Err("only 2-D windows run on the host".into());
+    }
+    if [&k, &s, &p, &d]
+        .iter()
+        .any(|v| v.iter().any(|&e| !(0..=1 << 16).contains(&e)))
+    {
+        return Err(format!(
+            "kernel {k:?}, strides {s:?}, pads {p:?}, dilations {d:?}: each must be in 0..=65536"
+        ));
     }
     let u = |v: &[i64], i: usize| v[i] as usize;
     let (k, s, d) = (
@@ -179,7 +182,7 @@ pub fn conv_values(
     }
     let oh = (h + p[0] + p[2] - reach(kh, d[0])) / s[0] + 1;
     let ow = (wd + p[1] + p[3] - reach(kw, d[1])) / s[1] + 1;
-    let mut out = vec![0f64; nb * co * oh * ow];
+    let mut out = vec![0f64; super::elements(&[nb, co, oh, ow])?];
     for bi in 0..nb {
         for o in 0..co {
             let g = o / (co / groups);
@@ -241,7 +244,7 @@ pub fn pool(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     let include = n.attr_int("count_include_pad", 0) != 0;
     let oh = (h + p[0] + p[2] - r[0]) / s[0] + 1;
     let ow = (w + p[1] + p[3] - r[1]) / s[1] + 1;
-    let mut out = vec![0f64; nb * c * oh * ow];
+    let mut out = vec![0f64; super::elements(&[nb, c, oh, ow])?];
     for plane in 0..nb * c {
         for oy in 0..oh {
             for ox in 0..ow {
@@ -334,12 +337,20 @@ pub fn conv_transpose(
     if s.len() != 2 || p.len() != 4 || d.len() != 2 || op.len() != 2 {
         return Err("only 2-D windows run on the host".into());
     }
+    if [&s, &p, &d, &op]
+        .iter()
+        .any(|v| v.iter().any(|&e| !(0..=1 << 16).contains(&e)))
+    {
+        return Err(format!(
+            "strides {s:?}, pads {p:?}, dilations {d:?}, output_padding {op:?}: each must be in 0..=65536"
+        ));
+    }
     let size = |i: usize, k: usize, a: usize| {
         ((i as i64 - 1) * s[a] + (k as i64 - 1) * d[a] + 1 + op[a] - p[a] - p[a + 2]).max(0)
             as usize
     };
     let (oh, ow) = (size(h, kh, 0), size(wd, kw, 1));
-    let mut out = vec![0f64; nb * co * oh * ow];
+    let mut out = vec![0f64; super::elements(&[nb, co, oh, ow])?];
     let cig = c / groups;
     for bi in 0..nb {
         for ch in 0..c {

@@ -185,7 +185,8 @@ fn requantize(
     let data = (0..acc.len())
         .map(|k| {
             let m = a.data[0] as f32 * param(b, &dims, axis, k) as f32 / y.data[0] as f32;
-            let r = acc[k] * f64::from(m) + yz.map_or(0.0, |z| z.data[0]);
+            let zp = yz.and_then(|z| z.data.first().copied()).unwrap_or(0.0);
+            let r = acc[k] * f64::from(m) + zp;
             r.round_ties_even().clamp(lo, hi)
         })
         .collect();

@@ -108,7 +108,7 @@ pub fn eval_shape(
             let shape: Vec<usize> = need(ins, 1)?.data.iter().map(|&v| v as usize).collect();
             let dims = super::broadcast(&x.dims, &shape)
                 .ok_or_else(|| format!("{:?} does not broadcast to {shape:?}", x.dims))?;
-            let count: usize = dims.iter().product();
+            let count = super::elements(&dims)?;
             let data = (0..count)
                 .map(|k| x.data[super::source(k, &dims, &x.dims)])
                 .collect();
@@ -118,7 +118,7 @@ pub fn eval_shape(
                 elem: x.elem,
             })
         })(),
-        "ConstantOfShape" => {
+        "ConstantOfShape" => (|| {
             let dims: Vec<usize> = x.data.iter().map(|&v| v as usize).collect();
             let (v, elem) = match n.attr("value") {
                 Some(crate::onnx::proto::AttrValue::Tensor(t)) => {
@@ -126,13 +126,13 @@ pub fn eval_shape(
                 }
                 _ => (0.0, dtype::FLOAT),
             };
-            let count = dims.iter().product();
+            let count = super::elements(&dims)?;
             Ok(HostVal {
                 dims,
                 data: vec![v; count],
                 elem,
             })
-        }
+        })(),
         "Dropout" => match ins.get(2).and_then(|v| v.as_ref()) {
             Some(t) if t.data.first().is_some_and(|&v| v != 0.0) => {
                 Err("training_mode true is not supported on the host".into())
