@@ -281,3 +281,67 @@ activation = "relu"
     assert!(g.nodes.iter().all(|n| !n.fused_into_next));
     bit_exact(&d, &m);
 }
+
+/// Every rule's rewrite alone keeps the program bit-exact: each candidate of the block
+/// (expand+depthwise, expand+depthwise+add, conv+add) and of the pool model (conv+maxpool)
+/// applied by itself, the rest of the passes run, the interpreter against the golden model.
+#[test]
+fn each_rule_alone_is_bit_exact() {
+    let d = windowed();
+    let pool = r#"
+seed = 8
+[input]
+shape = [12, 12, 8]
+[[layer]]
+name = "c"
+op = "conv2d"
+kernel = 3
+padding = 1
+out_channels = 16
+bias = "random"
+requant = { multiplier = 90, shift = 14 }
+[[layer]]
+name = "p"
+op = "maxpool"
+kernel = 2
+stride = 2
+"#;
+    let rules: Vec<_> = RULES.iter().collect();
+    let mut seen = Vec::new();
+    for src in [BLOCK, pool] {
+        let m = model(src);
+        let g0 = legalize::run(&d, &m).expect("legal");
+        for c in candidates(&g0, &rules) {
+            let mut g = g0.clone();
+            (RULES[c.rule].apply)(&mut g, &c.nodes);
+            g.rebuild_dag();
+            let mut comp = Compilation::new(&d, &m);
+            comp.graph = Some(g);
+            for p in &crate::compiler::passes::PASSES[2..] {
+                (p.run)(&mut comp).unwrap_or_else(|e| panic!("{}: {e}", RULES[c.rule].name));
+            }
+            let p = comp.program.expect("encoded");
+            let want = crate::verify::expected(&d, &m, &p);
+            let got = crate::verify::interpret(&d, &p).expect("runs");
+            let cmp = crate::verify::compare(&p, &want, &got);
+            assert!(
+                cmp.matched(),
+                "{}: {} {} differ",
+                RULES[c.rule].name,
+                cmp.differing,
+                cmp.unit
+            );
+            seen.push(RULES[c.rule].name);
+        }
+    }
+    seen.sort_unstable();
+    assert_eq!(
+        seen,
+        [
+            "conv+add",
+            "conv+maxpool",
+            "expand+depthwise",
+            "expand+depthwise+add"
+        ]
+    );
+}
