@@ -457,7 +457,8 @@ fn compile_reports_the_partition() {
 }
 
 /// Element-wise agreement of hwgen's output file with ONNX's expected one: the same dtype
-/// and shape, integers equal, floats within 1e-6 + 1e-4 x |expected| (NaN where NaN).
+/// and shape, integers equal, floats within ONNX's backend-test tolerance, 1e-7 + 1e-3 x
+/// |expected| (some expected values are written to 4 digits), NaN where NaN.
 fn same_npy(got: &std::path::Path, want: &std::path::Path) -> Result<(), String> {
     let read = |p: &std::path::Path| {
         hwgen::model::npy::read_values(p).map_err(|e| format!("{}: {}", p.display(), e.rule))
@@ -468,7 +469,7 @@ fn same_npy(got: &std::path::Path, want: &std::path::Path) -> Result<(), String>
     }
     let float = gd == "<f4";
     let close = |a: f64, b: f64| {
-        a == b || (float && ((a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-6 + 1e-4 * b.abs()))
+        a == b || (float && ((a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-7 + 1e-3 * b.abs()))
     };
     match g.iter().zip(&w).position(|(&a, &b)| !close(a, b)) {
         Some(k) => Err(format!("element {k}: {} against {}", g[k], w[k])),
@@ -551,6 +552,8 @@ fn onnx_operator_tests_run_or_are_refused() {
         "test_conv_with_strides_and_asymmetric_padding",
         "test_convtranspose_pads",
         "test_maxpool_2d_pads",
+        "test_maxpool_2d_ceil",
+        "test_averagepool_2d_ceil_last_window_starts_on_pad",
         "test_averagepool_2d_same_upper",
         "test_globalaveragepool",
         "test_add_bcast",
@@ -568,6 +571,11 @@ fn onnx_operator_tests_run_or_are_refused() {
         "test_transpose_all_permutations_2",
         "test_batchnorm_example",
         "test_reduce_mean_keepdims_example",
+        "test_argmax_keepdims_example",
+        "test_constant_pad",
+        "test_reflect_pad",
+        "test_slice_neg_steps",
+        "test_split_equal_parts_1d_opset18",
     ] {
         assert!(ran.iter().any(|r| r == must), "{must} did not run");
     }

@@ -162,7 +162,10 @@ impl<'g> Host<'g> {
                 self.known.insert(o.clone(), v);
             }
             if !self.known.contains_key(&t) {
-                return Err(format!("node writing '{t}' gave no value"));
+                return Err(format!(
+                    "node '{}' ({}): the host does not compute its output '{t}' (an optional output such as a max-pool's indices)",
+                    node.name, node.op_type
+                ));
             }
         }
         self.known
@@ -328,7 +331,7 @@ fn constant(n: &Node) -> Result<HostVal, String> {
 }
 
 /// The operators the host runs, for messages.
-const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Sigmoid, HardSigmoid, HardSwish, Tanh, Clip, Abs, Neg, Floor, Ceil, Exp, Log, Sqrt, Reciprocal; Add, Sub, Mul, Div, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose, BatchNormalization, the poolings; ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, LogSoftmax; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Cast, CastLike, Shape, Gather, Expand, ConstantOfShape, Dropout";
+const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Sigmoid, HardSigmoid, HardSwish, Tanh, Clip, Abs, Neg, Floor, Ceil, Exp, Log, Sqrt, Reciprocal; Add, Sub, Mul, Div, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose, BatchNormalization, the poolings; ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, LogSoftmax; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Gather, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin";
 
 /// The one-input elementwise operators (Clip's bounds are inputs too); None for others.
 fn unary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Option<Result<HostVal, String>> {
@@ -399,6 +402,9 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
     let x = need(ins, 0)?;
     if let Some(r) = quant::eval_quant(n, x, ins) {
         return r;
+    }
+    if n.op_type == "Split" {
+        return shape::split(n, x, ins, n.outputs.len());
     }
     if let Some(r) = shape::eval_shape(n, x, ins) {
         return r.map(|v| vec![v]);

@@ -232,9 +232,7 @@ pub fn pool(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     } else {
         window(n, [1, 1], [h, w])?
     };
-    if n.attr_int("ceil_mode", 0) != 0 {
-        return Err("ceil_mode 1 is not supported on the host".into());
-    }
+    let ceil = n.attr_int("ceil_mode", 0) != 0;
     // The window's reach with dilation.
     let r = [(k[0].max(1) - 1) * d[0] + 1, (k[1].max(1) - 1) * d[1] + 1];
     if k[0] == 0 || k[1] == 0 || h + p[0] + p[2] < r[0] || w + p[1] + p[3] < r[1] {
@@ -242,19 +240,35 @@ pub fn pool(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     }
     let max = n.op_type.contains("Max");
     let include = n.attr_int("count_include_pad", 0) != 0;
-    let oh = (h + p[0] + p[2] - r[0]) / s[0] + 1;
-    let ow = (w + p[1] + p[3] - r[1]) / s[1] + 1;
+    // Output size: floor, or with ceil_mode ceil as long as the last window starts inside
+    // the input or its leading padding.
+    let size = |inp: usize, (pb, pe): (usize, usize), r: usize, s: usize| {
+        let span = inp + pb + pe - r;
+        match ceil {
+            true if span.div_ceil(s) * s >= inp + pb => span.div_ceil(s),
+            true => span.div_ceil(s) + 1,
+            false => span / s + 1,
+        }
+    };
+    let oh = size(h, (p[0], p[2]), r[0], s[0]);
+    let ow = size(w, (p[1], p[3]), r[1], s[1]);
     let mut out = vec![0f64; super::elements(&[nb, c, oh, ow])?];
     for plane in 0..nb * c {
         for oy in 0..oh {
             for ox in 0..ow {
-                let (mut best, mut sum, mut count) = (f64::MIN, 0f64, 0usize);
+                let (mut best, mut sum, mut count, mut padded) = (f64::MIN, 0f64, 0usize, 0usize);
                 for ky in 0..k[0] {
                     for kx in 0..k[1] {
                         let (iy, ix) = (
                             (oy * s[0] + ky * d[0]) as i64 - p[0] as i64,
                             (ox * s[1] + kx * d[1]) as i64 - p[1] as i64,
                         );
+                        // (Positions past the padding, which only ceil_mode reaches, never
+                        // count.)
+                        let (hi_y, hi_x) = ((h + p[2]) as i64, (w + p[3]) as i64);
+                        if iy < hi_y && ix < hi_x {
+                            padded += 1;
+                        }
                         if iy >= 0 && ix >= 0 && (iy as usize) < h && (ix as usize) < w {
                             let v = x.data[(plane * h + iy as usize) * w + ix as usize];
                             best = best.max(v);
@@ -263,7 +277,7 @@ pub fn pool(n: &Node, x: &HostVal) -> Result<HostVal, String> {
                         }
                     }
                 }
-                let div = if include { k[0] * k[1] } else { count.max(1) };
+                let div = if include { padded } else { count.max(1) };
                 out[(plane * oh + oy) * ow + ox] = if max { best } else { sum / div as f64 };
             }
         }

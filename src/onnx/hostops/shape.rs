@@ -1,6 +1,6 @@
 //! The host's data-movement operators: Flatten, Reshape, Squeeze, Unsqueeze, Transpose,
-//! Concat, Cast, CastLike, Shape, Gather, Expand, ConstantOfShape and Dropout (inference:
-//! the identity). They keep every value exactly.
+//! Concat, Cast, CastLike, Shape, Gather, Expand, ConstantOfShape, Dropout (inference:
+//! the identity), Pad, Slice, Split, ArgMax and ArgMin. They keep every value exactly.
 
 use super::{need, quant, HostVal};
 use crate::onnx::proto::{dtype, Node};
@@ -86,6 +86,9 @@ pub fn eval_shape(
             Ok(HostVal { dims, ..x.clone() })
         })(),
         "Transpose" => transpose(n, x),
+        "ArgMax" | "ArgMin" => arg(n, x),
+        "Pad" => pad(n, x, ins),
+        "Slice" => slice(n, x, ins),
         "Concat" => concat(n, ins),
         "Cast" => cast(x, n.attr_int("to", 0) as i32),
         "CastLike" => (|| cast(x, need(ins, 1)?.elem))(),
@@ -302,4 +305,238 @@ fn cast(x: &HostVal, to: i32) -> Result<HostVal, String> {
         data,
         elem: to,
     })
+}
+
+/// Strides of a row-major tensor of `dims`.
+fn strides(dims: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; dims.len()];
+    for k in (0..dims.len().saturating_sub(1)).rev() {
+        s[k] = s[k + 1] * dims[k + 1];
+    }
+    s
+}
+
+/// The source element of every output element, for an output of `dims` whose coordinate
+/// k along each axis reads input coordinate `at(axis, k)` (None: the constant).
+fn gather_by(
+    x: &HostVal,
+    dims: Vec<usize>,
+    at: impl Fn(usize, usize) -> Option<usize>,
+    fill: f64,
+) -> Result<HostVal, String> {
+    let count = super::elements(&dims)?;
+    let (os, is) = (strides(&dims), strides(&x.dims));
+    let data = (0..count)
+        .map(|i| {
+            let mut src = 0;
+            for a in 0..dims.len() {
+                match at(a, i / os[a] % dims[a]) {
+                    Some(j) => src += j * is[a],
+                    None => return fill,
+                }
+            }
+            x.data[src]
+        })
+        .collect();
+    Ok(HostVal {
+        dims,
+        data,
+        elem: x.elem,
+    })
+}
+
+/// ArgMax and ArgMin along `axis` (keepdims, select_last_index), as int64.
+pub fn arg(n: &Node, x: &HostVal) -> Result<HostVal, String> {
+    let a = axis(n.attr_int("axis", 0), x.dims.len(), 0)?;
+    let (outer, d, inner) = (
+        x.dims[..a].iter().product::<usize>(),
+        x.dims[a],
+        x.dims[a + 1..].iter().product::<usize>(),
+    );
+    if d == 0 {
+        return Err("an arg-reduction over an empty axis".into());
+    }
+    let last = n.attr_int("select_last_index", 0) != 0;
+    let max = n.op_type == "ArgMax";
+    let mut data = Vec::with_capacity(outer * inner);
+    for o in 0..outer {
+        for i in 0..inner {
+            let v = |j: usize| x.data[(o * d + j) * inner + i];
+            let better = |c: f64, b: f64| if max { c > b } else { c < b };
+            let mut best = 0;
+            for j in 1..d {
+                if better(v(j), v(best)) || (last && v(j) == v(best)) {
+                    best = j;
+                }
+            }
+            data.push(best as f64);
+        }
+    }
+    let mut dims = x.dims.clone();
+    if n.attr_int("keepdims", 1) != 0 {
+        dims[a] = 1;
+    } else {
+        dims.remove(a);
+    }
+    Ok(HostVal {
+        dims,
+        data,
+        elem: dtype::INT64,
+    })
+}
+
+/// Pad: constant (constant_value), edge or reflect; negative pads crop; `axes` (opset
+/// 18) selects the padded axes.
+pub fn pad(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let rank = x.dims.len();
+    let given: Vec<i64> = match ins.get(1).and_then(|v| v.as_ref()) {
+        Some(p) => p.data.iter().map(|&v| v as i64).collect(),
+        None => n.attr_ints("pads").unwrap_or_default(),
+    };
+    let axes: Vec<usize> = match ins.get(3).and_then(|v| v.as_ref()) {
+        Some(a) => a
+            .data
+            .iter()
+            .map(|&v| axis(v as i64, rank, 0))
+            .collect::<Result<_, _>>()?,
+        None => (0..rank).collect(),
+    };
+    if given.len() != 2 * axes.len() || given.iter().any(|p| p.abs() > 1 << 20) {
+        return Err(format!("pads {given:?} for axes {axes:?}"));
+    }
+    let mut pads = vec![(0i64, 0i64); rank];
+    for (k, &a) in axes.iter().enumerate() {
+        pads[a] = (given[k], given[k + axes.len()]);
+    }
+    let dims: Vec<usize> = (0..rank)
+        .map(|a| x.dims[a] as i64 + pads[a].0 + pads[a].1)
+        .map(|d| {
+            usize::try_from(d).map_err(|_| format!("pads {given:?} crop more than {:?}", x.dims))
+        })
+        .collect::<Result<_, _>>()?;
+    let mode = match n.attr("mode") {
+        Some(crate::onnx::proto::AttrValue::Text(m)) => m.as_str(),
+        _ => "constant",
+    };
+    let fill = ins
+        .get(2)
+        .and_then(|v| v.as_ref())
+        .and_then(|v| v.data.first().copied())
+        .unwrap_or(0.0);
+    if !matches!(mode, "constant" | "edge" | "reflect") {
+        return Err(format!("Pad mode {mode}"));
+    }
+    let at = |a: usize, k: usize| -> Option<usize> {
+        let n = x.dims[a] as i64;
+        let i = k as i64 - pads[a].0;
+        match mode {
+            _ if (0..n).contains(&i) => Some(i as usize),
+            "edge" if n > 0 => Some(i.clamp(0, n - 1) as usize),
+            "reflect" if n > 1 => {
+                let period = 2 * (n - 1);
+                let r = i.rem_euclid(period);
+                Some((if r < n { r } else { period - r }) as usize)
+            }
+            "reflect" if n == 1 => Some(0),
+            _ => None,
+        }
+    };
+    gather_by(x, dims, at, fill)
+}
+
+/// Slice (starts, ends, axes, steps as inputs, or the attributes of opset 1), clamped as
+/// numpy's slicing does.
+pub fn slice(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let rank = x.dims.len() as i64;
+    let list = |i: usize, attr: &str| -> Option<Vec<i64>> {
+        match ins.get(i).and_then(|v| v.as_ref()) {
+            Some(v) => Some(v.data.iter().map(|&e| e as i64).collect()),
+            None => n.attr_ints(attr),
+        }
+    };
+    let (starts, ends) = (
+        list(1, "starts").unwrap_or_default(),
+        list(2, "ends").unwrap_or_default(),
+    );
+    let axes = list(3, "axes").unwrap_or_else(|| (0..starts.len() as i64).collect());
+    let steps = list(4, "steps").unwrap_or_else(|| vec![1; starts.len()]);
+    if ends.len() != starts.len() || axes.len() != starts.len() || steps.len() != starts.len() {
+        return Err("starts, ends, axes and steps of different lengths".into());
+    }
+    // Per axis: (first, step, count).
+    let mut sel: Vec<(i64, i64, usize)> = x.dims.iter().map(|&d| (0, 1, d)).collect();
+    for k in 0..starts.len() {
+        let a = axis(axes[k], rank as usize, 0)?;
+        let (d, step) = (x.dims[a] as i64, steps[k]);
+        if step == 0 {
+            return Err("a slice step of 0".into());
+        }
+        let norm = |v: i64| if v < 0 { v + d } else { v };
+        let (lo, hi) = if step > 0 { (0, d) } else { (-1, d - 1) };
+        let (b, e) = (norm(starts[k]).clamp(lo, hi), norm(ends[k]).clamp(lo, hi));
+        let count = if step > 0 {
+            (e - b).max(0).div_ceil_i(step)
+        } else {
+            (b - e).max(0).div_ceil_i(-step)
+        };
+        sel[a] = (b, step, count as usize);
+    }
+    let dims: Vec<usize> = sel.iter().map(|s| s.2).collect();
+    gather_by(
+        x,
+        dims,
+        |a, k| Some((sel[a].0 + k as i64 * sel[a].1) as usize),
+        0.0,
+    )
+}
+
+trait DivCeil {
+    fn div_ceil_i(self, d: i64) -> i64;
+}
+
+impl DivCeil for i64 {
+    /// Ceiling division of a non-negative value by a positive one.
+    fn div_ceil_i(self, d: i64) -> i64 {
+        (self + d - 1) / d
+    }
+}
+
+/// Split along `axis` into the `split` sizes (input or attribute), or into `outputs` equal
+/// parts (the last smaller).
+pub fn split(
+    n: &Node,
+    x: &HostVal,
+    ins: &[Option<HostVal>],
+    outputs: usize,
+) -> Result<Vec<HostVal>, String> {
+    let a = axis(n.attr_int("axis", 0), x.dims.len(), 0)?;
+    let d = x.dims[a];
+    let sizes: Vec<usize> = match ins.get(1).and_then(|v| v.as_ref()) {
+        Some(v) => v.data.iter().map(|&e| e as usize).collect(),
+        None => match n.attr_ints("split") {
+            Some(s) => s.iter().map(|&e| e as usize).collect(),
+            None => {
+                let part = d.div_ceil(outputs.max(1));
+                (0..outputs)
+                    .map(|k| part.min(d.saturating_sub(k * part)))
+                    .collect()
+            }
+        },
+    };
+    if sizes.len() != outputs || sizes.iter().sum::<usize>() != d {
+        return Err(format!(
+            "split {sizes:?} of an axis of {d} into {outputs} outputs"
+        ));
+    }
+    let mut first = 0;
+    sizes
+        .iter()
+        .map(|&s| {
+            let mut dims = x.dims.clone();
+            dims[a] = s;
+            let f = first;
+            first += s;
+            gather_by(x, dims, |ax, k| Some(if ax == a { f + k } else { k }), 0.0)
+        })
+        .collect()
 }
