@@ -523,7 +523,8 @@ pub fn split(
             }
         },
     };
-    if sizes.len() != outputs || sizes.iter().sum::<usize>() != d {
+    let total = sizes.iter().try_fold(0usize, |a, &b| a.checked_add(b));
+    if sizes.len() != outputs || total != Some(d) {
         return Err(format!(
             "split {sizes:?} of an axis of {d} into {outputs} outputs"
         ));
