@@ -211,10 +211,16 @@ fn accelerate(
 ) -> Result<String> {
     let data: Vec<f32> = x.data.iter().map(|&v| v as f32).collect();
     let q = hwgen::onnx::host::quantize_input(&accel.input, &x.dims, &data).map_err(|e| {
-        anyhow::anyhow!(
-            "error: {}: {e}\n  fix:  give the graph input's float32 tensor",
-            args.input[0].display()
-        )
+        let what = match start {
+            None => args.input[0].display().to_string(),
+            Some(s) => format!("{}: the host's tensor '{}'", args.model.display(), s.input),
+        };
+        let fix = if accel.input.integer {
+            "give the input's int8/uint8 values in the declared shape"
+        } else {
+            "give the input's float32 tensor in the declared shape"
+        };
+        anyhow::anyhow!("error: {what}: {e}\n  fix:  {fix}")
     })?;
     let [h, w, c] = accel.input.shape;
     hwgen::model::npy::write_i64(&dir.join("input.npy"), &[h, w, c], &q)?;
