@@ -815,14 +815,24 @@ fn two_inputs_two_outputs_and_both_kinds_of_concat() {
 /// vector unit writes it into the input buffer, and the result equals the golden model.
 #[test]
 fn an_expand_before_a_depthwise_convolution_keeps_its_output_on_chip() {
-    let src = std::fs::read_to_string("rtl-tests/cases/expand_dw_on_chip.toml").unwrap();
+    // Per-tensor and per-channel requantization (a bias and a scale row per layer).
+    for case in ["expand_dw_on_chip", "expand_dw_per_channel"] {
+        expand_stays_on_chip(case);
+    }
+}
+
+fn expand_stays_on_chip(case: &str) {
+    let src = std::fs::read_to_string(format!("rtl-tests/cases/{case}.toml")).unwrap();
     let program = check("configs/16x16_int8.toml", &src);
     let forwards = program
         .instrs
         .iter()
         .filter(|i| matches!(i.op, hwgen::isa::Op::Vector(v) if v.to_input))
         .count();
-    assert!(forwards > 0, "the expand's rows did not stay on chip");
+    assert!(
+        forwards > 0,
+        "{case}: the expand's rows did not stay on chip"
+    );
     // Nothing stores or loads the expanded tensor (48 channels, three tiles of 16: 3 x 440
     // one-beat rows, 1320 beats each way). The expand moves its input windows (440 rows of
     // one 8-channel tile, at most twice with the halos) and its weights and biases (under
@@ -837,6 +847,9 @@ fn an_expand_before_a_depthwise_convolution_keeps_its_output_on_chip() {
             .beats
     };
     let (expand, dw) = (layer("expand"), layer("dw"));
-    assert!(expand <= 2 * 440 + 200, "expand moves {expand} beats");
-    assert!(dw <= 3 * 440 + 200, "depthwise moves {dw} beats");
+    assert!(
+        expand <= 2 * 440 + 200,
+        "{case}: expand moves {expand} beats"
+    );
+    assert!(dw <= 3 * 440 + 200, "{case}: depthwise moves {dw} beats");
 }

@@ -75,6 +75,7 @@ cases! {
     avgpool_pad_array: "cases/avgpool_pad.toml" on "rtl-tests/configs/8x8_int8_array.toml";
     uint8_window: "cases/uint8_window.toml" on "rtl-tests/configs/8x8_uint8_int16.toml" with 20;
     expand_dw_on_chip: "cases/expand_dw_on_chip.toml" on "configs/16x16_int8.toml" with 20;
+    expand_dw_per_channel: "cases/expand_dw_per_channel.toml" on "configs/16x16_int8.toml";
     conv_relu: "cases/conv_relu.toml" on "configs/16x16_int8.toml";
     maxpool: "cases/maxpool.toml" on "configs/8x8_int8.toml";
     avgpool: "cases/avgpool.toml" on "configs/16x16_int8.toml";

@@ -376,6 +376,8 @@ fn fused_plan(
     let octs = c.div_ceil(t);
     let icts = g.shape_of(&g.nodes[i - 1].input)[2].div_ceil(t);
     let quarter = bud.input_half / 2;
+    // Both layers' bias rows (and scale rows) at the bank's end.
+    let bias_rows = n.bias_rows() + g.nodes[i - 1].bias_rows();
     let out_rows = if n.residual.is_some() {
         bud.out_quarter
     } else {
@@ -406,7 +408,7 @@ fn fused_plan(
         let th_in = quarter / (win_w * icts);
         for th in 1..=((th_in - kh) / s + 1).min(oh) {
             let area = ((th - 1) * s + kh) * win_w;
-            if th * tw > out_rows || th * tw + area + 2 > bud.acc_bank {
+            if th * tw > out_rows || th * tw + area + bias_rows > bud.acc_bank {
                 continue;
             }
             let c = cost(th, tw);

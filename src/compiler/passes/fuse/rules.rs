@@ -209,8 +209,8 @@ fn fold_pool(g: &mut Graph, m: &[usize]) {
     conv.fixed_scale = pooled.fixed_scale;
 }
 
-/// A 1x1 convolution (no untied bias, residual or pool, per-tensor requantization) whose
-/// output only the next node reads, a depthwise convolution in the window unit: its output
+/// A 1x1 convolution (no untied bias, residual or pool) whose output only the next node
+/// reads, a depthwise convolution in the window unit: its output
 /// stays on chip, and the window node schedules both per output tile (`schedule/fused.rs`).
 /// The unit's output rows must be its input rows (cpf = kpf and one element type), and the
 /// smallest fused tile must fit the buffers.
@@ -221,17 +221,15 @@ fn expand_depthwise(g: &Graph, m: &[usize]) -> bool {
     let (kh, kw, _, _) = window(d);
     let icts = g.shape_of(&e.input)[2].div_ceil(u.cpf as usize);
     // One output pixel: the window of every input tile of the expand in a quarter of the
-    // input buffer; the window's rows, one output row and two bias rows in a bank.
+    // input buffer; the window's rows, one output row and both layers' bias rows (with
+    // per-channel requantization a scale row each too) in a bank.
     let fits = icts * kh * kw <= (b.input_depth / 4) as usize
-        && kh * kw + 3 <= b.accumulator_depth as usize;
+        && kh * kw + 1 + e.bias_rows() + d.bias_rows() <= b.accumulator_depth as usize;
     m[1] == m[0] + 1
         && only_next(g, m[0])
         && u.cpf == u.kpf
         && u.datatype.input_type() == u.datatype.output_type()
         && matches!(&e.op, Op::Conv { untied_bias, .. } if untied_bias.is_empty())
-        // The pair keeps one bias row each at the bank's end: per-tensor requantization.
-        && !e.per_channel()
-        && !d.per_channel()
         && e.residual.is_none()
         && e.pool.is_none()
         && e.shift == (0, 0)

@@ -13,7 +13,8 @@
 //! Input buffer: the expand's input windows in one quarter (alternating per spatial tile),
 //! the depthwise windows in the other half (alternating quarters per channel tile).
 //! Accumulator bank (alternating per channel tile): the depthwise rows first, then the
-//! expand's, the depthwise bias in the last row and the expand's in the one before.
+//! expand's, the depthwise bias in the last row (with per-channel requantization the last
+//! two: bias, scale) and the expand's in the row(s) before.
 
 use super::pass::Entry;
 use super::{GroupCtx, NodeCtx, Res, Sched, Step};
@@ -156,15 +157,17 @@ impl Sched<'_> {
         let oct = gc.members[0];
         let acc = gc.bank + gc.rows();
         let acc_region = Res::Spad(Buffer::Accumulator, acc, acc + area);
-        // The expand's bias, in the row before the depthwise one.
-        let bias_row = gc.bank + (self.bud.acc_bank - 2) as u64;
+        // The expand's bias (and with per-channel requantization its scale row), in the
+        // rows before the depthwise ones.
+        let br = ne.n.bias_rows() as u64;
+        let bias_row = gc.bank + self.bud.acc_bank as u64 - gc.bias_rows - br;
         let bias = self.alloc.bias.get(&(ne.ni, oct)).copied();
         if let Some(b) = bias {
             let t = Transfer {
                 buffer: Buffer::Accumulator,
                 spad_addr: bias_row,
                 ext_addr: b,
-                count0: 1,
+                count0: br,
                 stride0: self.alloc.acc_beats,
                 count1: 1,
                 ..Transfer::default()
@@ -172,8 +175,8 @@ impl Sched<'_> {
             self.push(
                 ne.ni,
                 IsaOp::Load(t),
-                vec![Res::Dram(b, b + self.alloc.acc_beats)],
-                vec![Res::Spad(Buffer::Accumulator, bias_row, bias_row + 1)],
+                vec![Res::Dram(b, b + br * self.alloc.acc_beats)],
+                vec![Res::Spad(Buffer::Accumulator, bias_row, bias_row + br)],
             );
         }
         let slot_res = |slot: u64| Res::Spad(Buffer::Weight, slot, slot + ne.nwt as u64);
@@ -233,11 +236,12 @@ impl Sched<'_> {
             out_addr: qb,
             count: area,
             to_input: true,
+            per_channel: br > 1,
             ..super::finish::post_ops(ne)
         };
         let mut reads = vec![acc_region];
         if bias.is_some() {
-            reads.push(Res::Spad(Buffer::Accumulator, bias_row, bias_row + 1));
+            reads.push(Res::Spad(Buffer::Accumulator, bias_row, bias_row + br));
         }
         self.push(
             ne.ni,
