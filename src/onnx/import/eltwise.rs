@@ -222,10 +222,11 @@ impl Importer<'_> {
         self.emit_avg_pool(desc, x, geom, y)
     }
 
-    /// The k x k average of each channel as a depthwise convolution of unit weights: the
-    /// sum of `x - zero_point` over the window (the zero point in the bias; with padding, an
-    /// untied bias for the border windows, whose padded taps count as zeros), scaled by
-    /// `x_scale / (y_scale k^2)` with one rounding, as ONNX computes the average.
+    /// The k x k average of each channel: the sum of `x - zero_point` over the window,
+    /// scaled by `x_scale / (y_scale k^2)` with one rounding, as ONNX computes the average.
+    /// With zero point 0, hwgen's `avgpool`; otherwise a depthwise convolution of unit
+    /// weights (the zero point in the bias; with padding, an untied bias for the border
+    /// windows, whose padded taps count as zeros).
     pub(super) fn emit_avg_pool(
         &mut self,
         desc: &str,
@@ -249,6 +250,27 @@ impl Importer<'_> {
         let n = (k * k) as i64;
         let scale = x.scale / (y.0 * n as f64);
         let r = self.requant_for(desc, scale, "the scale")?;
+        if x.zero_point == 0 {
+            // No zero point to fold: hwgen's own average pool (padding counts as zeros),
+            // which the compiler runs faster (a global one sums whole rows at once).
+            let name = self.fresh(&super::emit::desc_name(desc), "avgpool");
+            let keys = vec![
+                ("kernel", k.to_string()),
+                ("stride", geom.stride.to_string()),
+                ("padding", geom.pad.to_string()),
+                ("requant", super::emit::requant_text(r, y.1)),
+            ];
+            let err = (r.value() / scale - 1.0).abs();
+            let note = format!("{desc} -> '{name}': avgpool {k}x{k}, the sum scaled by {scale:.6e} = {} / 2^{} (relative error {err:.1e})", r.multiplier, r.shift);
+            let l = Layer {
+                name,
+                op: "avgpool",
+                input: x.name.clone(),
+                keys,
+                note,
+            };
+            return Ok(self.push(l, y, [geom.out(h), geom.out(w), c]));
+        }
         let name = self.fresh(&super::emit::desc_name(desc), "avgpool");
         let ones = vec![1; k * k * c];
         let (bias, untied) = crate::onnx::layer::fold_zero_point(
