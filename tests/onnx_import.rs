@@ -400,17 +400,7 @@ fn host_runs_what_the_accelerator_does_not() {
     // quantized by the graph's QuantizeLinear and the accelerator runs the second
     // convolution. Equal, float for float, to ONNX Runtime computing each operator as ONNX
     // defines it (graph optimizations off).
-    let dir = make_act("conv_softmax_conv", "qdq", "uint8", &["per_channel"]);
-    let (said, out) = run_on(
-        dir.path(),
-        "model.onnx",
-        "xr.npy",
-        "configs/16x16_uint8.toml",
-    );
-    assert!(said.contains("2 accelerator segments"), "{said}");
-    let got = hwgen::model::npy::read_f32(&out).unwrap();
-    let want = hwgen::model::npy::read_f32(&dir.path().join("yu.npy")).unwrap();
-    assert_eq!((&got.shape, &got.data), (&want.shape, &want.data));
+    two_segments("qdq", "yu.npy");
     let dir = make("conv_relu_conv", "qdq", &[]);
     let got = hwgen_run(dir.path(), "float.onnx", "configs/8x8_int8.toml");
     let want = hwgen::model::npy::read_f32(&dir.path().join("yf.npy")).unwrap();
@@ -635,15 +625,26 @@ fn integer_inputs_and_quantized_segments() {
             "{format} {act}"
         );
     }
-    let dir = make_act("conv_softmax_conv", "qop", "uint8", &["per_channel"]);
+    two_segments("qop", "yr.npy");
+}
+
+/// conv -> Softmax -> conv (uint8, per channel) in `format` runs as two accelerator
+/// segments around the host's Softmax, and its output equals ONNX Runtime's file `want`,
+/// float for float.
+fn two_segments(format: &str, want: &str) {
+    let dir = make_act("conv_softmax_conv", format, "uint8", &["per_channel"]);
     let (said, out) = run_on(
         dir.path(),
         "model.onnx",
         "xr.npy",
         "configs/16x16_uint8.toml",
     );
-    assert!(said.contains("2 accelerator segments"), "{said}");
+    assert!(said.contains("2 accelerator segments"), "{format}: {said}");
     let got = hwgen::model::npy::read_f32(&out).unwrap();
-    let want = hwgen::model::npy::read_f32(&dir.path().join("yr.npy")).unwrap();
-    assert_eq!((&got.shape, &got.data), (&want.shape, &want.data));
+    let want = hwgen::model::npy::read_f32(&dir.path().join(want)).unwrap();
+    assert_eq!(
+        (&got.shape, &got.data),
+        (&want.shape, &want.data),
+        "{format}"
+    );
 }

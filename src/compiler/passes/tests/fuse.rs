@@ -10,10 +10,7 @@ fn windowed() -> Design {
 /// Compile and interpret; the output must equal the golden model's.
 fn bit_exact(design: &Design, m: &Model) -> crate::compiler::Program {
     let p = crate::compiler::compile(design, m).unwrap_or_else(|e| panic!("{e}"));
-    let want = crate::verify::expected(design, m, &p);
-    let got = crate::verify::interpret(design, &p).expect("runs");
-    let c = crate::verify::compare(&p, &want, &got);
-    assert!(c.matched(), "{} {} differ", c.differing, c.unit);
+    assert_golden(design, m, &p, &m.name);
     p
 }
 
@@ -321,16 +318,7 @@ stride = 2
                 (p.run)(&mut comp).unwrap_or_else(|e| panic!("{}: {e}", RULES[c.rule].name));
             }
             let p = comp.program.expect("encoded");
-            let want = crate::verify::expected(&d, &m, &p);
-            let got = crate::verify::interpret(&d, &p).expect("runs");
-            let cmp = crate::verify::compare(&p, &want, &got);
-            assert!(
-                cmp.matched(),
-                "{}: {} {} differ",
-                RULES[c.rule].name,
-                cmp.differing,
-                cmp.unit
-            );
+            assert_golden(&d, &m, &p, RULES[c.rule].name);
             seen.push(RULES[c.rule].name);
         }
     }

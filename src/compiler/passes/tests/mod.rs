@@ -80,6 +80,20 @@ pub fn through<'a>(
     panic!("no pass named {last}");
 }
 
+/// Run `program` on the interpreter: its output must equal the golden model's; `what`
+/// names the case in the failure.
+pub fn assert_golden(
+    design: &Design,
+    model: &Model,
+    program: &crate::compiler::Program,
+    what: &str,
+) {
+    let want = crate::verify::expected(design, model, program);
+    let got = crate::verify::interpret(design, program).expect("runs");
+    let c = crate::verify::compare(program, &want, &got);
+    assert!(c.matched(), "{what}: {} {} differ", c.differing, c.unit);
+}
+
 /// xorshift64* for seeded random shapes.
 pub struct Rng(u64);
 
