@@ -597,7 +597,8 @@ fn run_on(
 }
 
 /// A graph whose input is already quantized (int8 or uint8, as deployment graphs take
-/// images) runs on the accelerator from its first quantized operator, and a QOperator
+/// images) runs on the accelerator from its first quantized operator, one with a float
+/// normalization in front runs it on the host and the rest on the accelerator, and a QOperator
 /// graph with a host operator between two convolutions (QLinearSoftmax, whose uint8 output
 /// the second QLinearConv reads) runs as two accelerator segments; both equal ONNX Runtime
 /// (rtl-tests/ref/onnx_integer_input.py), element for element.
@@ -623,6 +624,19 @@ fn integer_inputs_and_quantized_segments() {
             read(&out),
             read(&dir.path().join("yq.npy")),
             "{format} {act}"
+        );
+        // A float normalization in front (Sub, Div): the host runs it, then the
+        // accelerator from the graph's QuantizeLinear of its result.
+        let (said, out) = run_on(dir.path(), "normalize.onnx", "xr.npy", config);
+        assert!(
+            said.contains("2 layers on the ISA interpreter")
+                && said.contains("2 nodes on the host"),
+            "{said}"
+        );
+        assert_eq!(
+            read(&out),
+            read(&dir.path().join("yn.npy")),
+            "normalized {format} {act}"
         );
     }
     two_segments("qop", "yr.npy");

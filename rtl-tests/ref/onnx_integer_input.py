@@ -1,10 +1,13 @@
-"""A quantized ONNX model whose graph input is already quantized (test-only reference).
+"""Variants of a quantized ONNX model's input (test-only reference).
 
 Usage: onnx_integer_input.py DIR
 Reads DIR/model.onnx (made by onnx_quantized.py) and DIR/x.npy (its quantized input, HWC,
 int64), drops the QuantizeLinear of the float graph input and makes its output the graph
 input (int8 or uint8, as deployment graphs take images), and writes DIR/int_input.onnx,
 DIR/xq.npy (the input, NCHW, in its type) and DIR/yq.npy (ONNX Runtime's output for it).
+Also writes DIR/normalize.onnx, the model with a float normalization in front of it
+((x - mean) / std per channel: Sub and Div, which the host runs), and DIR/yn.npy, ONNX
+Runtime's output for DIR/xr.npy with its graph optimizations off.
 """
 
 import sys
@@ -12,7 +15,7 @@ import sys
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import helper
+from onnx import helper, numpy_helper
 
 
 def main():
@@ -32,6 +35,27 @@ def main():
     np.save(f"{d}/xq.npy", xq)
     s = ort.InferenceSession(f"{d}/int_input.onnx", providers=["CPUExecutionProvider"])
     np.save(f"{d}/yq.npy", s.run(None, {q.output[0]: xq})[0])
+    normalize(d)
+
+
+def normalize(d):
+    m = onnx.load(f"{d}/model.onnx")
+    g = m.graph
+    x = g.input[0]
+    shape = [v.dim_value for v in x.type.tensor_type.shape.dim]
+    c = shape[1]
+    mean = (np.arange(c) * 0.1).astype(np.float32).reshape(1, c, 1, 1)
+    std = (1 + np.arange(c) * 0.5).astype(np.float32).reshape(1, c, 1, 1)
+    g.initializer.extend([numpy_helper.from_array(mean, "mean"), numpy_helper.from_array(std, "std")])
+    g.node.insert(0, helper.make_node("Div", ["x_centred", "std"], [x.name]))
+    g.node.insert(0, helper.make_node("Sub", ["x_raw", "mean"], ["x_centred"]))
+    g.input.remove(x)
+    g.input.insert(0, helper.make_tensor_value_info("x_raw", onnx.TensorProto.FLOAT, shape))
+    onnx.save(m, f"{d}/normalize.onnx")
+    plain = ort.SessionOptions()
+    plain.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    s = ort.InferenceSession(f"{d}/normalize.onnx", plain, providers=["CPUExecutionProvider"])
+    np.save(f"{d}/yn.npy", s.run(None, {"x_raw": np.load(f"{d}/xr.npy")})[0])
 
 
 if __name__ == "__main__":

@@ -121,6 +121,9 @@ impl<'g> Host<'g> {
     /// The value of tensor `name`, evaluating what it needs (with an explicit stack: a
     /// deep graph cannot overflow the call stack, a cycle is an error).
     pub fn value(&mut self, name: &str) -> Result<HostVal, String> {
+        // (Tensors on the path of this evaluation only: an earlier one that failed midway
+        // left its path behind.)
+        self.busy.clear();
         let mut stack = vec![(name.to_string(), false)];
         while let Some((t, expanded)) = stack.pop() {
             if self.known.contains_key(&t) {
@@ -530,6 +533,37 @@ mod tests {
         // QuantizeLinear: 2.5 / 1 -> 2 (half to even) + 0; 300 saturates to 255 (uint8).
         assert_eq!(quant::quantize(2.5, 1.0, 0.0, dtype::UINT8), 2.0);
         assert_eq!(quant::quantize(300.0, 1.0, 0.0, dtype::UINT8), 255.0);
+    }
+
+    /// A failed evaluation does not leave its path behind: asked again, the host reports
+    /// the same error, not a cycle.
+    #[test]
+    fn a_failed_evaluation_is_reported_again_not_as_a_cycle() {
+        let add = Node {
+            op_type: "Add".into(),
+            inputs: vec!["x".into(), "y".into()],
+            outputs: vec!["s".into()],
+            ..Node::default()
+        };
+        let relu = Node {
+            op_type: "Relu".into(),
+            inputs: vec!["s".into()],
+            outputs: vec!["r".into()],
+            ..Node::default()
+        };
+        let g = Graph {
+            nodes: vec![add, relu],
+            ..Graph::default()
+        };
+        let mut h = Host::new(&g);
+        h.known
+            .insert("x".into(), HostVal::float(vec![3], vec![1.0; 3]));
+        h.known
+            .insert("y".into(), HostVal::float(vec![4], vec![1.0; 4]));
+        let first = h.value("r").unwrap_err();
+        let again = h.value("r").unwrap_err();
+        assert!(first.contains("do not broadcast"), "{first}");
+        assert_eq!(first, again);
     }
 
     /// A node that reads its own output is an error, not an endless recursion.
