@@ -23,7 +23,7 @@ pub fn quantize_input(q: &InputQuant, shape: &[usize], data: &[f32]) -> Result<V
     }
     let t = super::layer::act_type(q.signed);
     let (lo, hi) = (t.min(), t.max());
-    let scale = q.scale as f32;
+    let elem = if q.signed { dtype::INT8 } else { dtype::UINT8 };
     if q.integer {
         if let Some(k) = data
             .iter()
@@ -47,7 +47,8 @@ pub fn quantize_input(q: &InputQuant, shape: &[usize], data: &[f32]) -> Result<V
                 let r = if q.integer {
                     v as i64
                 } else {
-                    (v / scale).round_ties_even() as i64 + q.zero_point
+                    let zp = q.zero_point as f64;
+                    super::hostops::quantize(f64::from(v), q.scale, zp, elem) as i64
                 };
                 out[(y * w + x) * c + ch] = r.clamp(lo, hi);
             }

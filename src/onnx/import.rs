@@ -470,6 +470,31 @@ impl<'a> Importer<'a> {
         Ok((sv, zp, signed))
     }
 
+    /// Input `i` of a QOperator node: a quantized tensor, whose scale and zero point (the
+    /// node's inputs `i + 1` and `i + 2`) must be the tensor's.
+    fn q_input(&self, desc: &str, n: &Node, i: usize) -> Result<QTensor, ImportError> {
+        let name = n.inputs.get(i).map_or("", String::as_str);
+        let Val::Q(x) = self.val(desc, name)? else {
+            return Err(self.err(
+                desc,
+                format!("input '{name}' is not a quantized tensor"),
+                "quantize the model with quantize_static",
+            ));
+        };
+        let (s, z, _) = self.quant_params(desc, n, i + 1, i + 2)?;
+        if !same(s, x.scale) || z != x.zero_point {
+            return Err(self.err(
+                desc,
+                format!(
+                    "input '{name}' is given scale {s} zero point {z}, but was quantized with scale {} zero point {}",
+                    x.scale, x.zero_point
+                ),
+                "give the node its input's quantization parameters",
+            ));
+        }
+        Ok(x)
+    }
+
     /// Weights with a zero point as the symmetric weights `w - zero_point` (per element
     /// along `axis` for a per-axis zero point), int8 when they fit it, uint8 when they fit
     /// that; an error otherwise.
@@ -715,3 +740,6 @@ impl<'a> Importer<'a> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -10,6 +10,8 @@ mod nn;
 mod quant;
 mod shape;
 
+pub use quant::quantize;
+
 /// A tensor on the host: its dims and elements, with its ONNX element type. Elements are
 /// f64: integers exactly (int32 and the 8- and 16-bit types; int64 up to 2^53), float32
 /// values exactly.

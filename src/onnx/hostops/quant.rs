@@ -25,7 +25,8 @@ pub fn int_range(elem: i32) -> Option<(f64, f64)> {
     })
 }
 
-/// Saturate and round half to even to an integer type, in float32 as QuantizeLinear does.
+/// QuantizeLinear of one value: `saturate(round_half_even(v / scale) + zp)` to an integer
+/// type, the division in float32 (the host's and `hwgen run`'s input quantization alike).
 pub fn quantize(v: f64, scale: f64, zp: f64, elem: i32) -> f64 {
     let (lo, hi) = int_range(elem).unwrap_or((f64::MIN, f64::MAX));
     let r = f64::from((v as f32 / scale as f32).round_ties_even());

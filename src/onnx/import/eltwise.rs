@@ -24,7 +24,7 @@ impl Importer<'_> {
         let operand = |s: &Self, i: usize| {
             match n.inputs.get(i).map(|v| s.val(desc, v)) {
             Some(Ok(Val::Dq(x))) if n.op_type == "Add" => Ok(x),
-            Some(Ok(Val::Q(x))) if n.op_type == "QLinearAdd" => Ok(x),
+            Some(Ok(Val::Q(_))) if n.op_type == "QLinearAdd" => s.q_input(desc, n, i),
             _ => Err(s.err(desc, format!("input {i} is not a quantized activation (an Add of a constant is not supported)"), "quantize the model with quantize_static")),
         }
         };
@@ -55,7 +55,8 @@ impl Importer<'_> {
             Val::Dq(x) if n.op_type == "GlobalAveragePool" => {
                 Ok(self.pending(desc, PendingOp::GlobalPool { x }))
             }
-            Val::Q(x) if n.op_type == "QLinearGlobalAveragePool" => {
+            Val::Q(_) if n.op_type == "QLinearGlobalAveragePool" => {
+                let x = self.q_input(desc, n, 0)?;
                 if n.attr_int("channels_last", 0) != 0 {
                     return Err(self.err(
                         desc,
@@ -291,10 +292,7 @@ impl Importer<'_> {
             ("out_channels", c.to_string()),
             ("weights", self.npy(&name, "weights", &[k, k, 1, c], &ones)),
         ];
-        match &untied {
-            Some(ub) => keys.push(("untied_bias", self.npy(&name, "untied_bias", &shape, ub))),
-            None => keys.push(("bias", self.npy(&name, "bias", &[c], &bias))),
-        }
+        keys.push(self.bias_key(&name, &bias, untied.as_deref(), shape));
         keys.push(("requant", super::emit::requant_text(r, y.1)));
         let err = (r.value() / scale - 1.0).abs();
         let note = format!("{desc} -> '{name}': the {k}x{k} sum of each channel (a depthwise convolution of unit weights, the input zero point in its {}bias), scaled by {scale:.6e} = {} / 2^{} (relative error {err:.1e})", if untied.is_some() { "untied " } else { "" }, r.multiplier, r.shift);

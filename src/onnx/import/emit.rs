@@ -60,6 +60,21 @@ impl Importer<'_> {
         }
     }
 
+    /// Layer `name`'s bias key: `bias` (one per channel), or `untied_bias` (one per pixel
+    /// of an output of `shape` and channel) when the input zero point made it untied.
+    pub(super) fn bias_key(
+        &mut self,
+        name: &str,
+        bias: &[i64],
+        untied: Option<&[i64]>,
+        shape: [usize; 3],
+    ) -> (&'static str, String) {
+        match untied {
+            Some(ub) => ("untied_bias", self.npy(name, "untied_bias", &shape, ub)),
+            None => ("bias", self.npy(name, "bias", &[shape[2]], bias)),
+        }
+    }
+
     /// The int32 bias at scale x_scale * w_scale (per output channel).
     pub(super) fn bias_of(
         &self,
@@ -243,10 +258,7 @@ impl Importer<'_> {
                 self.npy(&name, "weights", &[k, k, cin_g, cout], &wh),
             ),
         ];
-        match &untied {
-            Some(ub) => keys.push(("untied_bias", self.npy(&name, "untied_bias", &shape, ub))),
-            None => keys.push(("bias", self.npy(&name, "bias", &[cout], &bias))),
-        }
+        keys.push(self.bias_key(&name, &bias, untied.as_deref(), shape));
         keys.push(("requant", self.requant_keys(&r, y.1)));
         let scales: Vec<f64> = acc.iter().map(|a| a / y.0).collect();
         let note = Self::note(desc, &name, &scales, &r, x.zero_point, untied.is_some());

@@ -27,7 +27,11 @@ impl Importer<'_> {
         let mut parts = vec![];
         for i in (first..n.inputs.len()).step_by(step) {
             match (self.val(desc, &n.inputs[i])?, n.op_type.as_str()) {
-                (Val::Dq(x), "Concat") | (Val::Q(x), "QLinearConcat") if !x.flat => parts.push(x),
+                (Val::Dq(x), "Concat") if !x.flat => parts.push(x),
+                (Val::Q(x), "QLinearConcat") if !x.flat => {
+                    self.q_input(desc, n, i)?;
+                    parts.push(x)
+                }
                 _ => {
                     return Err(self.err(
                         desc,
@@ -37,12 +41,13 @@ impl Importer<'_> {
                 }
             }
         }
-        let [h, w, _] = parts[0].shape;
-        if parts.len() < 2
-            || parts
+        let first_shape = parts.first().map(|p| (p.shape, p.signed));
+        let differs = |(s, signed): ([usize; 3], bool)| {
+            parts
                 .iter()
-                .any(|p| p.shape[..2] != [h, w] || p.signed != parts[0].signed)
-        {
+                .any(|p| p.shape[..2] != s[..2] || p.signed != signed)
+        };
+        if parts.len() < 2 || first_shape.is_none_or(differs) {
             return Err(self.err(
                 desc,
                 "operands of different heights, widths or types (or only one)",

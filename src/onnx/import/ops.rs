@@ -75,27 +75,8 @@ impl Importer<'_> {
     /// QOperator: QLinearConv (x, xs, xz, w, ws, wz, ys, yz, B), QLinearMatMul (a, as, az,
     /// b, bs, bz, ys, yz) or onnxruntime's QGemm (a, as, az, b, bs, bz, C, ys, yz).
     pub(super) fn qlinear(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
-        let x = match self.val(desc, &n.inputs[0])? {
-            Val::Q(x) => x,
-            _ => {
-                return Err(self.err(
-                    desc,
-                    "its input is not a quantized tensor",
-                    "quantize the model with quantize_static",
-                ))
-            }
-        };
-        let (xs, xz, _) = self.quant_params(desc, n, 1, 2)?;
-        if !same(xs, x.scale) || xz != x.zero_point {
-            return Err(self.err(
-                desc,
-                format!(
-                    "input scale {xs} zero point {xz} differ from the tensor's {} / {}",
-                    x.scale, x.zero_point
-                ),
-                "check the model",
-            ));
-        }
+        let x = self.q_input(desc, n, 0)?;
+        let xs = x.scale;
         let name = |i: usize| n.inputs.get(i).cloned().unwrap_or_default();
         let w = ConstQ {
             q: self.constant(desc, &name(3))?.clone(),
@@ -233,7 +214,7 @@ impl Importer<'_> {
             Val::Dq(x) if n.op_type == "AveragePool" => {
                 Ok(self.pending(desc, PendingOp::AvgPool { x, geom }))
             }
-            Val::Q(x) if n.op_type == "QLinearAveragePool" => {
+            Val::Q(_) if n.op_type == "QLinearAveragePool" => {
                 if n.attr_int("channels_last", 0) != 0 {
                     return Err(self.err(
                         desc,
@@ -241,14 +222,7 @@ impl Importer<'_> {
                         "export the pooling channels first",
                     ));
                 }
-                let (xs, xz, _) = self.quant_params(desc, n, 1, 2)?;
-                if !same(xs, x.scale) || xz != x.zero_point {
-                    return Err(self.err(
-                        desc,
-                        "its input parameters differ from the tensor's",
-                        "check the model",
-                    ));
-                }
+                let x = self.q_input(desc, n, 0)?;
                 let y = self.quant_params(desc, n, 3, 4)?;
                 let p = Pending::new(desc, PendingOp::AvgPool { x, geom });
                 Ok(Val::Q(self.finish(&p, y)?))
