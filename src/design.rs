@@ -270,10 +270,12 @@ impl Design {
             .position(|(cb, cu, cr)| cb.name == b && cu.name == u && *cr == r)
     }
 
-    /// The stream links between engines, each an elastic FIFO: replica r of every unit
+    /// The stream links between engines, each an elastic FIFO. Replica r of every unit
     /// feeds replica r of the next unit of its branch, and replica r of a branch's `from`
-    /// unit feeds replica r of the branch's first unit (a fork), for the replicas both
-    /// units have. Engine indices are `cores()` positions.
+    /// unit feeds replica r of the branch's first unit (a fork), when both units have the
+    /// same `h`; between units of different `h`, every replica of the one feeds every
+    /// replica of the other (an engine fed by several FIFOs takes a beat when all of them
+    /// offer one: a join). Engine indices are `cores()` positions.
     pub fn links(&self) -> Vec<Link> {
         let index = |b: &str, u: &str, r: u32| self.core_index(b, u, r).expect("engine exists");
         let mut out = Vec::new();
@@ -292,18 +294,38 @@ impl Design {
                 pairs.push((&b.name, &w[0], &w[1]));
             }
             for (src_branch, from, to) in pairs {
-                for r in 0..from.h.min(to.h) {
+                let ends: Vec<(u32, u32)> = if from.h == to.h {
+                    (0..from.h).map(|r| (r, r)).collect()
+                } else {
+                    (0..from.h)
+                        .flat_map(|rf| (0..to.h).map(move |rt| (rf, rt)))
+                        .collect()
+                };
+                let fork = src_branch != b.name;
+                for (rf, rt) in ends {
+                    let name = match (fork, from.h == to.h) {
+                        (false, true) => crate::names::link(&b.name, &from.name, &to.name, rf),
+                        (true, true) => {
+                            crate::names::fork_link(src_branch, &from.name, &b.name, rf)
+                        }
+                        (false, false) => {
+                            crate::names::cross_link(&b.name, &from.name, rf, &to.name, rt)
+                        }
+                        (true, false) => crate::names::cross_link(
+                            src_branch,
+                            &from.name,
+                            rf,
+                            &format!("branch_{}", b.name),
+                            rt,
+                        ),
+                    };
                     out.push(Link {
-                        from: index(src_branch, &from.name, r),
-                        to: index(&b.name, &to.name, r),
+                        from: index(src_branch, &from.name, rf),
+                        to: index(&b.name, &to.name, rt),
                         depth: b.fifo_depth,
-                        name: if src_branch == b.name {
-                            crate::names::link(&b.name, &from.name, &to.name, r)
-                        } else {
-                            crate::names::fork_link(src_branch, &from.name, &b.name, r)
-                        },
+                        name,
                         doc: format!(
-                            "stream {src_branch}.{}[{r}] -> {}.{}[{r}]",
+                            "stream {src_branch}.{}[{rf}] -> {}.{}[{rt}]",
                             from.name, b.name, to.name
                         ),
                     });

@@ -260,6 +260,13 @@ pub fn fork_link(branch: &str, from: &str, to: &str, replica: u32) -> String {
     format!("link_{branch}_{from}_to_branch_{to}_r{replica}")
 }
 
+/// The FIFO from replica `rf` of unit `from` (of branch `branch`) to replica `rt` of unit
+/// `to`, between units of different `h`, where every replica of one feeds every replica of
+/// the other (`to` is `branch_<name>` for the first unit of a forked branch).
+pub fn cross_link(branch: &str, from: &str, rf: u32, to: &str, rt: u32) -> String {
+    format!("link_{branch}_{from}_r{rf}_to_{to}_r{rt}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

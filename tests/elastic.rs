@@ -12,7 +12,17 @@ use std::path::Path;
 /// Compile for an elastic config and run every engine on the interpreter; the output of
 /// every frame must be the golden model's (for that frame's input).
 fn check(config: &str, model_src: &str) -> Program {
-    let (program, expected, c) = common::interpreted(config, model_src);
+    check_on(&hwgen::config::load(Path::new(config)).unwrap(), model_src)
+}
+
+/// As [`check`], for a config given as text.
+fn check_src(config_src: &str, model_src: &str) -> Program {
+    let design = hwgen::config::parse_str(config_src, "test.toml", "test").unwrap();
+    check_on(&design, model_src)
+}
+
+fn check_on(design: &hwgen::design::Design, model_src: &str) -> Program {
+    let (program, expected, c) = common::interpreted_on(design, model_src);
     assert!(c.matched(), "{} {} differ", c.differing, c.unit);
     // Guard against a degenerate case: the outputs must vary (not saturated or all zero).
     for out in &program.outputs {
@@ -243,4 +253,55 @@ fn a_unit_too_small_for_its_layer_is_named() {
     assert_eq!(e.layer.as_deref(), Some("texture"), "{e}");
     assert!(e.rule.starts_with("on unit texture.up2:"), "{e}");
     assert!(e.fix.contains("input_depth"), "{e}");
+}
+
+/// Units of different `h` (F-CAD's per-unit height split): every replica of one unit feeds
+/// every replica of the next, the replicas downstream wait for all of them (a join), and
+/// the rows a replica reads across the bands come through memory. The small decoder with
+/// texture's first unit (the fork source) on one engine and its second on four, and the
+/// chain with two replicas, then one, then two: every frame bit-exact on the interpreter.
+#[test]
+fn units_of_different_h() {
+    let src = std::fs::read_to_string("configs/codec_avatar_small.toml").unwrap();
+    let set_h = |src: &str, unit: &str, h: u32| {
+        let at = src.find(&format!("name = \"{unit}\"")).expect("unit");
+        let (head, tail) = src.split_at(at);
+        format!("{head}{}", tail.replacen("h = 2", &format!("h = {h}"), 1))
+    };
+    let mixed = set_h(&set_h(&src, "up1", 1), "up2", 4);
+    let p = check_src(&mixed, DECODER);
+    let e = p.elastic.as_ref().unwrap();
+    let up2 = e.stages.iter().find(|s| s.unit == "up2").unwrap();
+    assert_eq!(up2.engines.len(), 4);
+    for (r, rows) in up2.rows.iter().enumerate() {
+        assert!(
+            !rows.is_empty(),
+            "replica {r} of texture.up2 computes nothing"
+        );
+    }
+    // The chain (a, b: 3x3 pad 1 on 14 rows; c: 3x3 stride 2 pad 1 to 7 rows) on units of
+    // h = 2, 1, 2. c's replicas take bands [0, 3) and [3, 7), whose windows read b's rows
+    // [0, 6) and [5, 14): b's one engine computes [0, 14). Its window reads a's rows
+    // [0, 14), which a's two replicas split by band, [0, 7) and [7, 14), with no halo rows
+    // computed twice (on units of one h they would be [0, 7) and [4, 14)).
+    let p = check("rtl-tests/configs/elastic_mixed_int8.toml", CHAIN);
+    let rows: Vec<Vec<(String, usize, usize)>> = p
+        .elastic
+        .as_ref()
+        .unwrap()
+        .stages
+        .iter()
+        .flat_map(|s| s.rows.iter().cloned())
+        .collect();
+    let want = |l: &str, a: usize, b: usize| vec![(l.to_string(), a, b)];
+    assert_eq!(
+        rows,
+        vec![
+            want("a", 0, 7),
+            want("a", 7, 14),
+            want("b", 0, 14),
+            want("c", 0, 3),
+            want("c", 3, 7)
+        ]
+    );
 }

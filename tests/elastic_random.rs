@@ -192,6 +192,8 @@ fn random_config(
     forks: &[Option<usize>],
 ) -> String {
     let h = rng.range(1, 2);
+    // Half the designs give every unit its own h (1 to 3), as F-CAD's units have.
+    let own_h = rng.range(0, 1) == 1;
     let mut s = format!(
         "name = \"elastic_random_{seed}\"\n[datatype]\ninput = \"int8\"\nweight = \"int8\"\naccumulator = \"int32\"\noutput = \"int8\"\n[buffers]\ninput_depth = 256\nweight_depth = 256\naccumulator_depth = 128\noutput_depth = 128\n[memory]\ndata_width_bits = 64\nlatency_cycles = {}\n[vector]\nops = [\"requantize\", \"bias\", \"relu\", \"leaky_relu\"]\n[control]\nimem_depth = 64\n",
         rng.range(4, 24)
@@ -222,6 +224,7 @@ fn random_config(
             // Units of 16x16 among the 8x8 ones (not with a concat stored in place, whose
             // first operand's 8 channels are not a whole row of 16).
             let size = if mixed && rng.range(0, 2) == 0 { 16 } else { 8 };
+            let h = if own_h { rng.range(1, 3) } else { h };
             let _ = writeln!(
                 s,
                 "\n[[branch.unit]]\nname = \"u{u}\"\ncpf = {size}\nkpf = {size}\nh = {h}"
@@ -245,28 +248,34 @@ fn case(seed: u64) -> (hwgen::design::Design, hwgen::model::Model, String, Strin
     (design, model, model_src, config_src)
 }
 
-/// Whether the program's stages run on units of more than one size.
-fn mixed_sizes(design: &hwgen::design::Design, program: &hwgen::compiler::Program) -> bool {
+/// Whether the program's stages run on units of more than one size, and of more than one
+/// `h`.
+fn mixed_sizes(design: &hwgen::design::Design, program: &hwgen::compiler::Program) -> (bool, bool) {
     let Some(e) = program.elastic.as_ref() else {
-        return false;
+        return (false, false);
     };
-    let sizes: std::collections::BTreeSet<u32> = e
-        .stages
-        .iter()
-        .map(|s| design.cores()[s.engines[0]].1.cpf)
-        .collect();
-    sizes.len() > 1
+    let kinds = |f: &dyn Fn(&hwgen::design::Unit) -> u32| {
+        let v: std::collections::BTreeSet<u32> = e
+            .stages
+            .iter()
+            .map(|s| f(design.cores()[s.engines[0]].1))
+            .collect();
+        v.len() > 1
+    };
+    (kinds(&|u| u.cpf), kinds(&|u| u.h))
 }
 
 #[test]
 fn random_multi_branch_models_on_the_interpreter() {
-    let mut mixed = 0;
+    let (mut mixed, mut mixed_h) = (0, 0);
     let cases = case_count(12);
     for seed in 0..cases {
         let (design, model, msrc, csrc) = case(seed);
         let program = hwgen::compiler::compile(&design, &model)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{msrc}\n{csrc}"));
-        mixed += usize::from(mixed_sizes(&design, &program));
+        let (sizes, hs) = mixed_sizes(&design, &program);
+        mixed += usize::from(sizes);
+        mixed_h += usize::from(hs);
         let expected = hwgen::verify::expected(&design, &model, &program);
         let mem = hwgen::verify::interpret(&design, &program)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{msrc}\n{csrc}"));
@@ -278,13 +287,14 @@ fn random_multi_branch_models_on_the_interpreter() {
             c.unit
         );
     }
-    eprintln!("{mixed} of {cases} cases ran stages on units of two sizes");
+    eprintln!("{mixed} of {cases} cases ran stages on units of two sizes, {mixed_h} of two h");
     assert!(cases < 12 || mixed > 0, "no case mixed unit sizes");
+    assert!(cases < 12 || mixed_h > 0, "no case mixed h");
 }
 
 #[test]
 fn random_multi_branch_models_in_rtl() {
-    let mut mixed = 0;
+    let (mut mixed, mut mixed_h) = (0, 0);
     for seed in 1000..1000 + case_count(20).div_ceil(10) {
         let (design, model, msrc, csrc) = case(seed);
         if !have_tool("verilator", "random elastic case") {
@@ -292,9 +302,11 @@ fn random_multi_branch_models_in_rtl() {
         }
         let program = hwgen::compiler::compile(&design, &model)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{msrc}\n{csrc}"));
-        mixed += usize::from(mixed_sizes(&design, &program));
+        let (sizes, hs) = mixed_sizes(&design, &program);
+        mixed += usize::from(sizes);
+        mixed_h += usize::from(hs);
         let label = format!("seed {seed}\n{msrc}\n{csrc}");
         golden_interpreter_rtl(&label, &design, &model, &program, 10, seed);
     }
-    eprintln!("{mixed} ran stages on units of two sizes");
+    eprintln!("{mixed} ran stages on units of two sizes, {mixed_h} of two h");
 }

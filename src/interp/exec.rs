@@ -111,7 +111,7 @@ impl Engine {
         let missing = if store {
             streams.outputs.is_empty()
         } else {
-            streams.input.is_none()
+            streams.inputs.is_empty()
         };
         if missing {
             return Err(InterpError::Illegal {
@@ -129,10 +129,13 @@ impl Engine {
                 fifo.extend((0..beats as usize).map(|b| scratch.beat_hex(b)));
             }
         } else {
-            let fifo = streams.input.as_mut().expect("checked");
             for b in 0..beats as usize {
-                let beat = fifo.pop_front().expect("started with the beats available");
-                scratch.set_beat_hex(b, &beat);
+                let beats: Vec<String> = streams
+                    .inputs
+                    .iter_mut()
+                    .map(|f| f.pop_front().expect("started with the beats available"))
+                    .collect();
+                scratch.set_beat_hex(b, &or_hex(&beats));
             }
             self.transfer(pc, &local, false, &mut scratch)?;
         }
@@ -425,4 +428,16 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+/// The bitwise OR of hex beats of one width (a join's beat: every FIFO's, ORed).
+fn or_hex(beats: &[String]) -> String {
+    let mut out: Vec<u8> = beats[0].bytes().collect();
+    for b in &beats[1..] {
+        for (o, c) in out.iter_mut().zip(b.bytes()) {
+            let v = |c: u8| (c as char).to_digit(16).expect("hex beat");
+            *o = std::char::from_digit(v(*o) | v(c), 16).expect("a hex digit") as u8;
+        }
+    }
+    String::from_utf8(out).expect("hex digits")
 }

@@ -177,12 +177,14 @@ pub fn row_type(u: &Unit, buf: Buffer) -> (usize, IntType) {
     }
 }
 
-/// The stream links of one engine while it executes an instruction: the FIFO from its
-/// upstream unit and those it feeds (its next unit, and the first units of branches that
-/// fork from it; a stream store goes to all), as MEM_W-bit beats (hex).
+/// The stream links of one engine while it executes an instruction: the FIFOs from its
+/// upstream unit (one, or one per replica of an upstream unit of another `h`: a stream load
+/// takes a beat from each, and the beat it sees is their OR, as the RTL's join does) and
+/// those it feeds (its next unit, and the first units of branches that fork from it; a
+/// stream store goes to all), as MEM_W-bit beats (hex).
 #[derive(Debug, Default)]
 pub struct Streams {
-    pub input: Option<VecDeque<String>>,
+    pub inputs: Vec<VecDeque<String>>,
     pub outputs: Vec<VecDeque<String>>,
 }
 
@@ -349,7 +351,8 @@ pub fn run_system(
         .map(|p| Queues::new(p, design.control.queue_depth as usize))
         .collect::<Result<Vec<_>, _>>()?;
     let mut fifos: Vec<VecDeque<String>> = links.iter().map(|_| VecDeque::new()).collect();
-    let link_in = |e: usize| links.iter().position(|l| l.to == e);
+    let links_in =
+        |e: usize| -> Vec<usize> { (0..links.len()).filter(|&l| links[l].to == e).collect() };
     let links_out =
         |e: usize| -> Vec<usize> { (0..links.len()).filter(|&l| links[l].from == e).collect() };
     // A stream transfer starts whole, so it must fit its FIFO, and needs a link.
@@ -362,11 +365,9 @@ pub fn run_system(
                 continue;
             }
             let store = matches!(i.op, isa::Op::Store(_));
-            let link = if store {
-                links_out(e).into_iter().min_by_key(|&l| links[l].depth)
-            } else {
-                link_in(e)
-            };
+            let link = if store { links_out(e) } else { links_in(e) }
+                .into_iter()
+                .min_by_key(|&l| links[l].depth);
             let beats = exec::transfer_beats(cores[e].1, design.memory.data_width_bits, pc, t)?;
             let reason = match link {
                 None => format!(
@@ -388,14 +389,15 @@ pub fn run_system(
         for e in 0..queues.len() {
             queues[e].fetch()?;
             let program = &programs[e];
-            let (li, lo) = (link_in(e), links_out(e));
+            let (li, lo) = (links_in(e), links_out(e));
             let mut streams = Streams {
-                input: li.map(|l| std::mem::take(&mut fifos[l])),
+                inputs: li.iter().map(|&l| std::mem::take(&mut fifos[l])).collect(),
                 outputs: lo.iter().map(|&l| std::mem::take(&mut fifos[l])).collect(),
             };
             // Readiness reads the FIFO levels as they stand before this engine's turn; a
-            // store goes to every FIFO the engine feeds, so it needs room in all.
-            let have = streams.input.as_ref().map_or(0, VecDeque::len) as u64;
+            // load takes from every FIFO that feeds the engine and a store goes to every
+            // FIFO it feeds, so they need beats in all and room in all.
+            let have = streams.inputs.iter().map(VecDeque::len).min().unwrap_or(0) as u64;
             let room = lo
                 .iter()
                 .zip(&streams.outputs)
@@ -417,8 +419,8 @@ pub fn run_system(
             let r = queues[e].advance(&mut sems[e], ready, |pc| {
                 engine.execute(pc, &program[pc], mem, &mut streams)
             });
-            if let Some(l) = li {
-                fifos[l] = streams.input.take().unwrap_or_default();
+            for (&l, f) in li.iter().zip(streams.inputs) {
+                fifos[l] = f;
             }
             for (&l, f) in lo.iter().zip(streams.outputs) {
                 fifos[l] = f;

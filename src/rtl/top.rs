@@ -218,18 +218,71 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
             has_stream_out: false,
         });
     }
-    // Links (`Design::links`). An engine that feeds several FIFOs (a fork) offers each
-    // beat to all of them at once through a fan-out: it leaves when every FIFO takes it.
+    // Links (`Design::links`).
     let design_links = design.links();
     for l in &design_links {
-        views[l.to].stream_in = Some(l.name.clone());
-        views[l.to].has_stream_in = true;
         links.push(LinkView {
             doc: l.doc.clone(),
             name: l.name.clone(),
             depth: l.depth,
             ptr_w: clog2(u64::from(l.depth)),
         });
+    }
+    let (joins, fanouts) = stream_ends(&mut views, &design_links);
+    let id_depth = (rsp * n).next_power_of_two();
+    TopView {
+        c,
+        design_name: design.name.clone(),
+        design_id: format!("{:016x}", design.hash()),
+        branch_count: design.branches.len(),
+        mem_w: design.memory.data_width_bits,
+        port_w,
+        id_depth,
+        id_ptr_w: clog2(u64::from(id_depth)),
+        cores: views,
+        links,
+        fanouts,
+        joins,
+    }
+}
+
+/// Connect every engine's stream ports to its links: an engine fed by several FIFOs (from
+/// a unit of another `h`) takes a beat when all of them offer one, through a join; an
+/// engine that feeds several FIFOs (a fork, or a unit of another `h`) offers each beat to
+/// all of them at once through a fan-out: it leaves when every FIFO takes it.
+fn stream_ends(
+    views: &mut [CoreView],
+    design_links: &[crate::design::Link],
+) -> (Vec<JoinView>, Vec<FanoutView>) {
+    let mut joins = Vec::new();
+    for (k, view) in views.iter_mut().enumerate() {
+        let ins: Vec<String> = design_links
+            .iter()
+            .filter(|l| l.to == k)
+            .map(|l| l.name.clone())
+            .collect();
+        match ins.len() {
+            0 => {}
+            1 => view.stream_in = Some(ins[0].clone()),
+            _ => {
+                let name = format!("join_{}", view.name);
+                view.stream_in = Some(name.clone());
+                let all = |suffix: &str, op: &str| {
+                    ins.iter()
+                        .map(|l| format!("{l}_out_{suffix}"))
+                        .collect::<Vec<_>>()
+                        .join(op)
+                };
+                joins.push(JoinView {
+                    name,
+                    doc: format!("{} is fed by {} FIFOs", view.label, ins.len()),
+                    valid: all("valid", " &&\n      "),
+                    data: all("data", " |\n      "),
+                    links: ins,
+                });
+            }
+        }
+        view.has_stream_in = view.stream_in.is_some();
     }
     let mut fanouts = Vec::new();
     for (k, view) in views.iter_mut().enumerate() {
@@ -251,27 +304,14 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
                         .iter()
                         .map(|l| format!("{l}_in_ready"))
                         .collect::<Vec<_>>()
-                        .join(" && "),
+                        .join(" &&\n      "),
                     links: outs,
                 });
             }
         }
         view.has_stream_out = view.stream_out.is_some();
     }
-    let id_depth = (rsp * n).next_power_of_two();
-    TopView {
-        c,
-        design_name: design.name.clone(),
-        design_id: format!("{:016x}", design.hash()),
-        branch_count: design.branches.len(),
-        mem_w: design.memory.data_width_bits,
-        port_w,
-        id_depth,
-        id_ptr_w: clog2(u64::from(id_depth)),
-        cores: views,
-        links,
-        fanouts,
-    }
+    (joins, fanouts)
 }
 
 pub(super) fn manifest(design: &Design, files: &FileMap) -> String {

@@ -210,6 +210,7 @@ pub struct TopView<'a> {
     pub cores: Vec<CoreView>,
     pub links: Vec<LinkView>,
     pub fanouts: Vec<FanoutView>,
+    pub joins: Vec<JoinView>,
 }
 
 /// One engine's stream output offered to several FIFOs at once.
@@ -217,6 +218,17 @@ pub struct FanoutView {
     pub name: String,
     pub doc: String,
     pub links: Vec<String>,
-    /// Every FIFO's in_ready, ANDed.
+    /// Every FIFO's in_ready, ANDed, one per line.
     pub ready: String,
+}
+
+/// One engine's stream input taken from several FIFOs at once (units of different `h`).
+pub struct JoinView {
+    pub name: String,
+    pub doc: String,
+    pub links: Vec<String>,
+    /// Every FIFO's out_valid, ANDed, one per line.
+    pub valid: String,
+    /// Every FIFO's out_data, ORed, one per line.
+    pub data: String,
 }

@@ -3,6 +3,9 @@
 // Consecutive units of a branch are linked by elastic FIFOs (replica r to replica r), and a
 // branch's `from` unit feeds its first unit the same way (a fork); all engines share one
 // external-memory port through a round-robin arbiter.
+{%- if !joins.is_empty() %}
+// Between units of different h, every replica of one feeds every replica of the other.
+{%- endif %}
 //
 // Engines (index: branch.unit[replica]; CSR blocks and program bases in this order):
 {%- for k in cores %}
@@ -79,10 +82,31 @@ module hwgen_top #(
   wire             {{ f.name }}_in_valid;
   wire             {{ f.name }}_in_ready;
   wire [MEM_W-1:0] {{ f.name }}_in_data;
-  assign {{ f.name }}_in_ready = {{ f.ready }};
+  assign {{ f.name }}_in_ready =
+      {{ f.ready }};
+  wire             {{ f.name }}_take;
+  assign {{ f.name }}_take =
+      {{ f.name }}_in_valid && {{ f.name }}_in_ready;
 {%- for l in f.links %}
-  assign {{ l }}_in_valid = {{ f.name }}_in_valid && {{ f.name }}_in_ready;
+  assign {{ l }}_in_valid = {{ f.name }}_take;
   assign {{ l }}_in_data  = {{ f.name }}_in_data;
+{%- endfor %}
+{% endfor %}
+{%- for j in joins %}
+  // {{ j.doc }}: a beat is taken when all of them offer one.
+  // The beats are frame tokens, whose contents nothing reads; the engine sees their OR.
+  wire             {{ j.name }}_out_valid;
+  wire             {{ j.name }}_out_ready;
+  wire [MEM_W-1:0] {{ j.name }}_out_data;
+  assign {{ j.name }}_out_valid =
+      {{ j.valid }};
+  assign {{ j.name }}_out_data  =
+      {{ j.data }};
+  wire             {{ j.name }}_take;
+  assign {{ j.name }}_take =
+      {{ j.name }}_out_valid && {{ j.name }}_out_ready;
+{%- for l in j.links %}
+  assign {{ l }}_out_ready = {{ j.name }}_take;
 {%- endfor %}
 {% endfor %}
 {%- for k in cores %}

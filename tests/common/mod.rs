@@ -287,6 +287,20 @@ pub fn interpreted(
     hwgen::verify::Comparison,
 ) {
     let design = hwgen::config::load(std::path::Path::new(config)).unwrap();
+    interpreted_on(&design, model_src)
+}
+
+/// As [`interpreted`], on a Design already loaded.
+#[allow(dead_code)]
+pub fn interpreted_on(
+    design: &hwgen::design::Design,
+    model_src: &str,
+) -> (
+    hwgen::compiler::Program,
+    hwgen::interp::Memory,
+    hwgen::verify::Comparison,
+) {
+    let design = design.clone();
     let model = hwgen::model::parse_str(model_src, "test.toml", std::path::Path::new("."))
         .unwrap_or_else(|e| panic!("{e}"));
     let program = hwgen::compiler::compile(&design, &model).unwrap_or_else(|e| panic!("{e}"));

@@ -21,17 +21,18 @@
 //! - **Estimate** (`estimate`): the same plan without programs: the slowest stage, and the
 //!   beats all engines move through the one memory port.
 
-use super::passes::allocate::{self, window, Alloc};
-use super::passes::legalize::{self, Graph, Node};
+use super::passes::allocate::{self, Alloc};
+use super::passes::legalize::{self, Graph};
 use super::passes::schedule::{self, Res, Step};
 use super::passes::{encode, estimate, fuse, sync, tile};
 use super::{CompileError, LayerReport, OutputRegion, Program, TensorLayout};
 use crate::design::{Branch, Design, Unit};
 use crate::isa::{Buffer, Instr, Op as IsaOp, Transfer};
-use crate::model::{Model, Op, Tensor};
+use crate::model::{Model, Tensor};
 use std::ops::Range;
 
 mod map;
+mod rows;
 
 /// One pipeline stage: the layers a unit runs and the rows each replica computes.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -132,9 +133,8 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
             false => alloc.clone(),
         })
         .collect();
-    let h = g.unit.h as usize;
     let ibeats = crate::isa::instr_beats(design.memory.data_width_bits);
-    let chains: Vec<Vec<Range<usize>>> = (0..h).map(|r| chain_rows(&g, r, h)).collect();
+    let replicas = rows::replica_rows(design, &g, &stages);
     let mut reports = Vec::new();
     let mut shares = Vec::new();
     let mut layers: Vec<LayerReport> = g
@@ -170,15 +170,12 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
             beats: 0,
         };
         let mut share = Vec::new();
-        for (r, chain) in chains.iter().enumerate() {
+        for r in 0..unit.h as usize {
             let e = engine_of(design, st.branch, st.unit, r);
             let rows: Vec<Range<usize>> = (0..g.nodes.len())
-                .map(|i| {
-                    if st.nodes.contains(&i) {
-                        chain[i].clone()
-                    } else {
-                        0..0
-                    }
+                .map(|i| match st.nodes.contains(&i) {
+                    true => replicas[i].get(r).cloned().unwrap_or(0..0),
+                    false => 0..0,
                 })
                 .collect();
             let steps = schedule::run_rows(design, &gs, alloc, &tiling, &rows);
@@ -509,7 +506,7 @@ fn frame_outputs(
 
 /// Whether unit `u` can run layers beside `widest`, the graph's unit (the largest array,
 /// whose cpf is the channel tile of tensors in memory): a square array of the same
-/// datatype and replica count; a smaller array only where the accumulation is exact (the
+/// datatype; a smaller array only where the accumulation is exact (the
 /// integer path: a sum over rows of 8 channels equals one over rows of 16). The config
 /// already makes every unit's rows whole memory beats, so a smaller unit reads each
 /// stored row as several of its own.
@@ -531,14 +528,6 @@ pub(super) fn check_unit(widest: &Unit, u: &Unit, b: &Branch) -> Result<(), Comp
                 b.name, u.name, widest.name
             ),
             "give every unit that runs layers the same datatype".to_string(),
-        )
-    } else if u.h != widest.h {
-        (
-            format!(
-                "unit {}.{} has h = {} but unit {} has h = {}; replica r of a unit feeds replica r of the next, so the compiler needs the same h on every unit that runs layers",
-                b.name, u.name, u.h, widest.name, widest.h
-            ),
-            "give every unit that runs layers the same h".to_string(),
         )
     } else if u.cpf != widest.cpf && !integer {
         (
@@ -616,77 +605,6 @@ fn token(node: usize, store: bool, rows: u64) -> Step {
         writes,
         node,
     }
-}
-
-/// The output rows of every node that replica chain `r` of `h` computes: band r of the
-/// model's output, and back through every consumer's window the rows it reads.
-fn chain_rows(g: &Graph, r: usize, h: usize) -> Vec<Range<usize>> {
-    let mut need: std::collections::HashMap<String, Range<usize>> = Default::default();
-    let merge = |need: &mut std::collections::HashMap<String, Range<usize>>,
-                 t: &str,
-                 rows: Range<usize>| {
-        if rows.is_empty() {
-            return;
-        }
-        let e = need.entry(t.to_string()).or_insert(rows.clone());
-        *e = e.start.min(rows.start)..e.end.max(rows.end);
-        // The rows of a concat in place are its operands' rows.
-        if let Some(c) = g.concats.iter().find(|c| c.name == t) {
-            for i in &c.inputs {
-                let e = need.entry(i.clone()).or_insert(rows.clone());
-                *e = e.start.min(rows.start)..e.end.max(rows.end);
-            }
-        }
-    };
-    for o in &g.outputs {
-        let oh = g.shape_of(o)[0];
-        merge(&mut need, o, band(oh, r, h));
-    }
-    let mut rows = vec![0..0; g.nodes.len()];
-    for (i, n) in g.nodes.iter().enumerate().rev() {
-        let Some(want) = need.get(n.tensor()).cloned() else {
-            continue;
-        };
-        let mine = match &n.place {
-            // A phase computes the tensor's rows first + stride * j.
-            Some(p) => {
-                let (first, s) = (p.offset.0, p.stride);
-                let lo = want.start.saturating_sub(first).div_ceil(s);
-                let hi = want.end.saturating_sub(first).div_ceil(s);
-                lo.min(n.out[0])..hi.min(n.out[0])
-            }
-            None => want.start.min(n.out[0])..want.end.min(n.out[0]),
-        };
-        if mine.is_empty() {
-            continue;
-        }
-        let in_h = g.shape_of(&n.input)[0];
-        merge(&mut need, &n.input, input_rows(n, mine.clone(), in_h));
-        if let Some(res) = &n.residual {
-            merge(&mut need, res, mine.clone());
-        }
-        rows[i] = mine;
-    }
-    rows
-}
-
-/// Band r of `h` near-equal bands of `n` rows.
-fn band(n: usize, r: usize, h: usize) -> Range<usize> {
-    (n * r / h)..(n * (r + 1) / h)
-}
-
-/// The input rows node `n` reads for its output rows `rows` (the schedule's window: tap 0
-/// of output row oy reads row oy * stride + shift - pad), clipped to the input.
-fn input_rows(n: &Node, rows: Range<usize>, in_h: usize) -> Range<usize> {
-    if let Op::Upsample { factor } = n.op {
-        return rows.start / factor..rows.end.div_ceil(factor).min(in_h);
-    }
-    let (kh, _, s, pad) = window(n);
-    let (k, ps) = n.pool.unwrap_or((1, 1));
-    let (kh_e, s_e) = (kh + (k - 1) * s, s * ps);
-    let lo = (rows.start * s_e + n.shift.0) as isize - pad as isize;
-    let hi = ((rows.end - 1) * s_e + n.shift.0 + kh_e) as isize - pad as isize;
-    (lo.max(0) as usize).min(in_h)..(hi.max(0) as usize).min(in_h)
 }
 
 /// Where frame f's copy of the activations lives: the input (beats 0..input_end) and the
