@@ -31,11 +31,36 @@ pub(super) fn transfer_beats(
     pc: usize,
     t: &Transfer,
 ) -> Result<u64, InterpError> {
-    let (n, elem) = super::row_type(u, t.buffer);
-    let elem_beats = (n as u64 * u64::from(elem.bits)).div_ceil(u64::from(mem_w));
+    let elem_beats = row_beats(u, mem_w, pc, t, false)?;
     let slot = u.scale_bits() > 0 && matches!(t.buffer, Buffer::Input | Buffer::Output);
     let scaled = slot && precision(u, pc, t.prec)?.ops().input().block_scaled();
     Ok(t.moved_rows() * (elem_beats + u64::from(scaled)))
+}
+
+/// The beats of one row's elements a transfer moves: the buffer's whole row, or the first
+/// `row_beats` of an accumulator row a load from memory names.
+fn row_beats(
+    u: &Unit,
+    mem_w: u32,
+    pc: usize,
+    t: &Transfer,
+    store: bool,
+) -> Result<u64, InterpError> {
+    let (n, elem) = super::row_type(u, t.buffer);
+    let whole = (n as u64 * u64::from(elem.bits)).div_ceil(u64::from(mem_w));
+    if t.row_beats == 0 {
+        return Ok(whole);
+    }
+    if store || t.stream || t.buffer != Buffer::Accumulator || t.row_beats >= whole {
+        return Err(InterpError::Illegal {
+            pc,
+            reason: format!(
+                "row_beats {} is for a load from memory into the accumulator, of fewer beats than its rows' {whole}",
+                t.row_beats
+            ),
+        });
+    }
+    Ok(t.row_beats)
 }
 
 /// The precision an instruction names, or why it cannot run.
@@ -168,7 +193,9 @@ impl Engine {
         }
         let buf = t.buffer;
         let (n, elem) = self.row_type(buf);
-        let elem_beats = (n as u64 * u64::from(elem.bits)).div_ceil(u64::from(self.mem_w));
+        let elem_beats = row_beats(&self.unit, self.mem_w, pc, t, store)?;
+        // A short row's elements, the first lanes of the row.
+        let moved = (elem_beats * u64::from(self.mem_w) / u64::from(elem.bits)) as usize;
         let slot = self.has_slot(buf);
         let scaled = slot && self.precision(pc, t.prec)?.ops().input().block_scaled();
         let depth = self.rows_mut(buf).len();
@@ -190,8 +217,9 @@ impl Engine {
                 let mut vals = if pad {
                     vec![0; n]
                 } else {
-                    mem.read_row(beat, elem_beats, n, elem)
+                    mem.read_row(beat, elem_beats, moved.min(n), elem)
                 };
+                vals.resize(n, 0);
                 if slot {
                     vals.push(if scaled && !pad {
                         i64::from(mem.read_scale(beat + elem_beats))

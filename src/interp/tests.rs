@@ -295,3 +295,51 @@ fn per_channel_scales_by_hand_and_its_limits() {
     let err = run(&mut narrow, v).unwrap_err();
     assert!(err.to_string().contains("accumulator"), "{err}");
 }
+
+/// A load of short accumulator rows (row_beats): on the 4-lane int32 accumulator of a
+/// 32-bit memory a row is 4 beats; row_beats = 1 moves lane 0 of each row from one beat
+/// and writes the other lanes zero (the rows held 5 before). Stores, stream transfers and
+/// a row_beats of a whole row or more are refused.
+#[test]
+fn short_accumulator_rows_by_hand() {
+    let (_, mut e) = engine();
+    let mut mem = Memory::new(32, 8);
+    let i32t = IntType::new(true, 32);
+    mem.write_row(0, 1, &[7], i32t);
+    mem.write_row(1, 1, &[-9], i32t);
+    for r in e.rows_mut(Buffer::Accumulator).iter_mut().take(2) {
+        r.iter_mut().for_each(|v| *v = 5);
+    }
+    let load = Transfer {
+        buffer: Buffer::Accumulator,
+        count0: 2,
+        stride0: 1,
+        count1: 1,
+        row_beats: 1,
+        ..Transfer::default()
+    };
+    let program = vec![Instr::new(Op::Load(load)), Instr::end()];
+    e.run(&program, &mut mem).expect("the program runs");
+    assert_eq!(e.rows_mut(Buffer::Accumulator)[0], vec![7, 0, 0, 0]);
+    assert_eq!(e.rows_mut(Buffer::Accumulator)[1], vec![-9, 0, 0, 0]);
+    let refused = |op: Op| {
+        let (_, mut e) = engine();
+        let err = e
+            .run(&[Instr::new(op), Instr::end()], &mut Memory::new(32, 8))
+            .expect_err("refused")
+            .to_string();
+        assert!(err.contains("row_beats"), "{err}");
+    };
+    refused(Op::Load(Transfer {
+        row_beats: 4,
+        ..load
+    }));
+    refused(Op::Load(Transfer {
+        buffer: Buffer::Input,
+        ..load
+    }));
+    refused(Op::Store(Transfer {
+        buffer: Buffer::Output,
+        ..load
+    }));
+}

@@ -150,6 +150,7 @@ formats! {
         pad_bottom: u64 = 8, "load: likewise the last pad_bottom outer iterations";
         pad_left: u64 = 8, "load: likewise the first pad_left rows of every outer iteration";
         pad_right: u64 = 8, "load: likewise the last pad_right rows of every outer iteration";
+        row_beats: u64 = 8, "load into the accumulator: 0 moves whole rows; n moves the first n beats of each row (its first lanes), fewer than a whole row, and the row's other lanes read zero (an untied bias of few channels)";
     }
     /// `matmul`: stream input rows through the systolic array into accumulator rows.
     Matmul {

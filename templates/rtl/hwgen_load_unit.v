@@ -9,6 +9,9 @@
 // the scale; a load of rows of a precision without scales (bit prec of PREC_SCALED clear)
 // moves the elements only and leaves the scale slot zero.
 //
+// A load into the accumulator with row_beats = n moves the first n beats of each row (its
+// first lanes); the row's other lanes are written zero.
+//
 // Rows in a load's padding (its first pad_top and last pad_bottom outer iterations, and the
 // first pad_left and last pad_right rows of every outer iteration: pixels outside a tensor)
 // read no memory: the request side skips them and the response side writes them as zero
@@ -101,6 +104,7 @@ module hwgen_load_unit #(
   wire [PAD_W-1:0]                       f_pad_bottom;
   wire [PAD_W-1:0]                       f_pad_left;
   wire [PAD_W-1:0]                       f_pad_right;
+  wire [`HWGEN_TRANSFER_ROW_BEATS_W-1:0]  f_row_beats;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -118,7 +122,8 @@ module hwgen_load_unit #(
     .pad_top_o    (f_pad_top),
     .pad_bottom_o (f_pad_bottom),
     .pad_left_o   (f_pad_left),
-    .pad_right_o  (f_pad_right)
+    .pad_right_o  (f_pad_right),
+    .row_beats_o  (f_row_beats)
   );
 
   // ---------------------------------------------------------------------------------------
@@ -234,11 +239,16 @@ module hwgen_load_unit #(
   // output row.
   wire [BEAT_W-1:0] scale_beats = PREC_SCALED[f_prec] ? {BEAT_W{1'b0}} : SCALE_BEATS_N;
 
+  // An accumulator load may move only the first row_beats beats of each row (the compiler
+  // keeps it below BEATS_ACC, so it fits BEAT_W bits; the interpreter refuses more).
+  wire [BEAT_W-1:0] acc_beats = (f_row_beats == {`HWGEN_TRANSFER_ROW_BEATS_W{1'b0}})
+                                ? BEATS_ACC_N : f_row_beats[BEAT_W-1:0];
+
   always @* begin
     case (f_buffer)
       BUF_INPUT:  beats_of_head = BEATS_INPUT_N - scale_beats;
       BUF_WEIGHT: beats_of_head = BEATS_WEIGHT_N;
-      BUF_ACC:    beats_of_head = BEATS_ACC_N;
+      BUF_ACC:    beats_of_head = acc_beats;
       default:    beats_of_head = BEATS_OUTPUT_N - scale_beats;
     endcase
   end
@@ -477,7 +487,9 @@ module hwgen_load_unit #(
       BUF_INPUT:  wr_data_o = ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_INPUT - SCALE_BEATS) * MEM_W)
                                         : asm_q >> (ROW_MAX_W - BEATS_INPUT * MEM_W);
       BUF_WEIGHT: wr_data_o = asm_q >> (ROW_MAX_W - BEATS_WEIGHT * MEM_W);
-      BUF_ACC:    wr_data_o = asm_q >> (ROW_MAX_W - BEATS_ACC * MEM_W);
+      // A short accumulator row: its beats sit at the top of asm_q; the shift brings zeros
+      // into the lanes above them.
+      BUF_ACC:    wr_data_o = asm_q >> (ROW_MAX_W - ctx_beats * MEM_W);
       default:    wr_data_o = ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_OUTPUT - SCALE_BEATS) * MEM_W)
                                         : asm_q >> (ROW_MAX_W - BEATS_OUTPUT * MEM_W);
     endcase

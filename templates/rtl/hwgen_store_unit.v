@@ -75,6 +75,7 @@ module hwgen_store_unit #(
 
   localparam integer PAD_W = `HWGEN_TRANSFER_PAD_TOP_W;
   wire [4*PAD_W-1:0] f_pads;
+  wire [`HWGEN_TRANSFER_ROW_BEATS_W-1:0] f_row_beats;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -92,13 +93,14 @@ module hwgen_store_unit #(
     .pad_top_o    (f_pads[4*PAD_W-1 -: PAD_W]),
     .pad_bottom_o (f_pads[3*PAD_W-1 -: PAD_W]),
     .pad_left_o   (f_pads[2*PAD_W-1 -: PAD_W]),
-    .pad_right_o  (f_pads[PAD_W-1:0])
+    .pad_right_o  (f_pads[PAD_W-1:0]),
+    .row_beats_o  (f_row_beats)
   );
 
-  // A store always reads the output buffer and takes no padding; the assembler and the
-  // interpreter check both fields.
+  // A store always reads the output buffer, whole rows, and takes no padding; the
+  // assembler and the interpreter check these fields.
   wire unused_buffer;
-  assign unused_buffer = ^{f_buffer, f_pads};
+  assign unused_buffer = ^{f_buffer, f_pads, f_row_beats};
 
   reg                   active_q;
   reg                   active_d;

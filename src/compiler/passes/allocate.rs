@@ -52,6 +52,16 @@ pub struct Alloc {
     pub end: u64,
 }
 
+/// Beats of one pixel's untied bias in memory, per channel tile: an accumulator row, or
+/// only as many beats as hold the layer's channels when they fill less than a row (the load
+/// reads those, `Transfer::row_beats`, and the lanes above read zero): a layer of 3
+/// channels on a 16-lane int32 accumulator moves one 128-bit beat per pixel, not four.
+pub fn untied_beats(n: &Node, u: &Unit, mem_w: u64) -> u64 {
+    let acc_bits = u64::from(u.datatype.acc_type().bits);
+    let lanes = (n.out[2] as u64).min(u64::from(u.cpf));
+    (lanes * acc_bits).div_ceil(mem_w)
+}
+
 /// Beats of a row of a tensor in memory: the elements of a channel tile of `tile` channels
 /// in the tensor's own format (an integer Design's input and output types may differ),
 /// then for a block-scaled format one beat with the scale.
@@ -231,7 +241,7 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
         if let Op::Conv { untied_bias, .. } = &n.op {
             if !untied_bias.is_empty() {
                 untied.insert(i, next);
-                next += (octs * n.out[0] * n.out[1]) as u64 * acc_beats;
+                next += (octs * n.out[0] * n.out[1]) as u64 * untied_beats(n, u, mem_w);
             }
         }
         if n.window {

@@ -222,6 +222,7 @@ pub fn memory_image(design: &Design, model: &Model, g: &Graph, alloc: &Alloc) ->
 pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
     let u = &g.unit;
     let t = u.cpf as usize;
+    let mem_w = u64::from(dmem.beat_bits);
     let wt = u.datatype.weight_type();
     for r in 0..t {
         let row: Vec<i64> = (0..t).map(|c| i64::from(r == c)).collect();
@@ -290,6 +291,11 @@ pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
             unreachable!("untied biases belong to convolutions")
         };
         let [oh, ow, cout] = g.nodes[ni].out;
+        let beats = super::allocate::untied_beats(&g.nodes[ni], u, mem_w);
+        let acc = u.datatype.acc_type();
+        // The lanes the beats hold (all of the row's, or the layer's channels and the
+        // zeros after them up to a whole beat).
+        let fit = (beats * mem_w / u64::from(acc.bits)) as usize;
         for oct in 0..cout.div_ceil(t) {
             for p in 0..oh * ow {
                 let row: Vec<i64> = (0..t)
@@ -302,8 +308,8 @@ pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
                         }
                     })
                     .collect();
-                let at = base + ((oct * oh * ow + p) as u64) * alloc.acc_beats;
-                dmem.write_row(at, alloc.acc_beats, &row, u.datatype.acc_type());
+                let at = base + ((oct * oh * ow + p) as u64) * beats;
+                dmem.write_row(at, beats, &row[..fit.min(t)], acc);
             }
         }
     }

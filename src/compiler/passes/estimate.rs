@@ -148,7 +148,11 @@ pub fn step_beats(u: &crate::design::Unit, alloc: &super::allocate::Alloc, s: &S
         (Op::Load(_), Some(Res::Spad(b, ..))) => *b,
         _ => Buffer::Output,
     };
-    t.moved_rows() * row_beats(u, alloc, buf, t.prec as usize)
+    let per_row = match t.row_beats {
+        0 => row_beats(u, alloc, buf, t.prec as usize),
+        short => short,
+    };
+    t.moved_rows() * per_row
 }
 
 pub fn run(

@@ -527,7 +527,8 @@ impl Sched<'_> {
             return;
         };
         let [oh, ow, _] = nc.n.out;
-        let beats = self.alloc.acc_beats;
+        let mem_w = u64::from(self.g.unit.acc_row_bits()) / self.alloc.acc_beats;
+        let beats = super::allocate::untied_beats(nc.n, &self.g.unit, mem_w);
         for (j, &oct) in gc.members.iter().enumerate() {
             let first = base + ((oct * oh + gc.oy0) * ow + gc.ox0) as u64 * beats;
             let t = Transfer {
@@ -538,6 +539,12 @@ impl Sched<'_> {
                 stride0: beats,
                 count1: gc.h,
                 stride1: ow as u64 * beats,
+                // Few channels: only the beats that hold them.
+                row_beats: if beats < self.alloc.acc_beats {
+                    beats
+                } else {
+                    0
+                },
                 ..Transfer::default()
             };
             let read = span(first, gc.w, beats, gc.h, ow as u64 * beats, beats);
