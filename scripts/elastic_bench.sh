@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Elastic (F-CAD) benchmark: the small codec-avatar decoder on its eight-engine elastic
-# config in RTL (bit-exact, steady-state cycles per frame, frames/s, efficiency) next to the
-# same model on a single 16x16 array, the estimate of both against the RTL, and the
-# full-size decoder's estimate on the 4608-PE config next to F-CAD's 122.1 FPS.
+# config in RTL (bit-exact, steady-state cycles per round and per frame, frames/s per
+# branch, efficiency) next to the same model on a single 16x16 array, the estimate of both
+# against the RTL, and the full-size decoder's estimate on the 4608-PE config next to
+# F-CAD's 122.1 FPS.
 # Usage: scripts/elastic_bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

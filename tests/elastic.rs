@@ -305,3 +305,34 @@ fn units_of_different_h() {
         ]
     );
 }
+
+/// Two rounds of the small decoder (every branch twice its batch: geometry 2, texture and
+/// warp 4 frames), as `hwgen sim` runs them for the steady state: every frame of every
+/// branch equals the golden model's on the interpreter. The estimate's round charges each
+/// stage's beats and cycles once per frame its branch runs in a round, and a branch's
+/// frames per second are its frames per round over the round.
+#[test]
+fn rounds_of_the_small_decoder() {
+    let design = hwgen::config::load(Path::new("configs/codec_avatar_small.toml")).unwrap();
+    let model = hwgen::model::parse_str(DECODER, "d.toml", Path::new(".")).unwrap();
+    let p = hwgen::compiler::elastic::compile_rounds(&design, &model, 2).unwrap();
+    assert_eq!(p.elastic.as_ref().unwrap().frames, vec![2, 4, 4]);
+    let expected = hwgen::verify::expected(&design, &model, &p);
+    let mem = hwgen::verify::interpret(&design, &p).unwrap_or_else(|e| panic!("{e}"));
+    let c = hwgen::verify::compare(&p, &expected, &mem);
+    assert!(c.matched(), "{} {} differ", c.differing, c.unit);
+    let e = hwgen::compiler::elastic::estimate(&design, &model).unwrap();
+    assert_eq!(e.branch_frames, vec![1, 2, 2]);
+    let frames = |branch: &str| if branch == "geometry" { 1 } else { 2 };
+    let beats: u64 = e.stages.iter().map(|s| frames(&s.branch) * s.beats).sum();
+    assert_eq!(e.beats, beats);
+    let slowest = e
+        .stages
+        .iter()
+        .map(|s| frames(&s.branch) * s.estimated_cycles)
+        .max();
+    assert_eq!(e.compute_cycles, slowest.unwrap());
+    assert_eq!(e.cycles_per_round, e.compute_cycles.max(e.memory_cycles));
+    assert!((e.branch_fps[1] - 2.0 * e.branch_fps[0]).abs() < 1e-6);
+    assert!((e.frames_per_second - e.branch_fps[1]).abs() < 1e-6);
+}

@@ -184,16 +184,24 @@ fn estimate(
         println!("{}", serde_json::to_string(&e)?);
         return Ok(());
     }
+    let round: Vec<String> = design
+        .branches
+        .iter()
+        .zip(&e.branch_frames)
+        .filter(|(_, &f)| f > 0)
+        .map(|(b, f)| format!("{} {f}", b.name))
+        .collect();
     println!(
-        "{} on {} ({} engines, {} PEs), per frame:",
+        "{} on {} ({} engines, {} PEs); a round is every branch's batch of frames ({}):",
         model.name,
         design.name,
         design.cores().len(),
-        e.pes
+        e.pes,
+        round.join(", ")
     );
     for s in &e.stages {
         println!(
-            "  stage {}.{} (engines {:?}): {} layers, {} cycles, {} beats",
+            "  stage {}.{} (engines {:?}): {} layers, {} cycles and {} beats per frame",
             s.branch,
             s.unit,
             s.engines,
@@ -203,14 +211,23 @@ fn estimate(
         );
     }
     println!(
-        "  slowest stage {} cycles; memory port {} cycles ({} beats at {} bytes per cycle)",
+        "  per round: slowest stage {} cycles (its branch's frames); memory port {} cycles ({} beats at {} bytes per cycle)",
         e.compute_cycles, e.memory_cycles, e.beats, design.memory.bytes_per_cycle
     );
+    let fps: Vec<String> = design
+        .branches
+        .iter()
+        .zip(e.branch_frames.iter().zip(&e.branch_fps))
+        .filter(|(_, (&f, _))| f > 0)
+        .map(|(b, (_, fps))| format!("{} {fps:.1}", b.name))
+        .collect();
     println!(
-        "  {} cycles per frame, {:.1} frames/s at {} MHz, efficiency {:.1}% ({} MACs per frame)",
+        "  {} cycles per round, {} per frame of the largest batch: {:.1} frames/s at {} MHz (per branch: {}); efficiency {:.1}% ({} MACs per frame of every branch)",
+        e.cycles_per_round,
         e.cycles_per_frame,
         e.frames_per_second,
         design.control.clock_mhz,
+        fps.join(", "),
         e.efficiency * 100.0,
         e.macs_per_frame
     );

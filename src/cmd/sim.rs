@@ -238,14 +238,16 @@ struct ElasticReport {
 }
 
 /// Per stage, per engine (busy, stalls, MAC-active, utilization), per branch (frames,
-/// cycles per frame in steady state, frames per second at `control.clock_mhz`) and overall
-/// efficiency in F-CAD's sense: MACs done per cycle over the MACs per cycle of all PEs.
+/// frames per second at `control.clock_mhz` in steady state) and overall efficiency in
+/// F-CAD's sense: MACs done per cycle over the MACs per cycle of all PEs. The run is one
+/// round (every branch its batch of frames); `two_rounds` is the cycles of a run of two,
+/// whose difference is a round's cycles in steady state.
 fn elastic_report(
     design: &hwgen::design::Design,
     program: &hwgen::compiler::Program,
     e: &hwgen::compiler::elastic::Elastic,
     r: &hwgen::sim::run::SimResult,
-    single: Option<u64>,
+    two_rounds: u64,
 ) -> ElasticReport {
     use std::fmt::Write;
     let cores = design.cores();
@@ -277,45 +279,28 @@ fn elastic_report(
         );
         stages.push(serde_json::to_value(s).expect("serializes"));
     }
-    let mut engines = Vec::new();
-    for (i, (b, u, rep)) in cores.iter().enumerate() {
-        let p = &r.engines[i];
-        let (busy, stall, mac) = (
-            r.engine_counter(i, "compute_busy"),
-            r.engine_counter(i, "compute_stall"),
-            r.engine_counter(i, "mac_active"),
-        );
-        let util = mac as f64 / cycles as f64;
-        let _ = writeln!(
-            t,
-            "engine {i}:    {}.{}[{rep}] compute busy {busy}, stalled {stall}, MAC-active {mac} ({:.1}% of cycles)",
-            b.name,
-            u.name,
-            util * 100.0
-        );
-        let counters: serde_json::Map<String, serde_json::Value> = hwgen::rtl::PERF_COUNTER_NAMES
-            .iter()
-            .zip(p)
-            .map(|(n, v)| (n.to_string(), serde_json::json!(v)))
-            .collect();
-        engines.push(serde_json::json!({
-            "engine": i, "branch": b.name, "unit": u.name, "replica": rep,
-            "perf": counters, "utilization": util,
-        }));
-    }
+    let engines = engine_lines(&cores, r, &mut t);
     let clock = f64::from(design.control.clock_mhz) * 1e6;
-    let steady = match single {
-        Some(one) if frames > 1 => r.cycles.saturating_sub(one) as f64 / (frames - 1) as f64,
-        _ => r.cycles as f64,
-    };
-    let fps = clock / steady.max(1.0);
-    // Every branch runs every frame (the branches are one network), so they share the
-    // frame interval; each has its own stages, PEs and MAC-active cycles.
+    // A round in steady state: the second round of a two-round run. Every branch runs its
+    // frames of each round (the branches are one network), so they share the round's
+    // interval; each has its own frames, stages, PEs and MAC-active cycles.
+    let round = two_rounds.saturating_sub(r.cycles).max(1) as f64;
+    let fps_of = |f: usize| f as f64 * clock / round;
+    let fps = fps_of(frames as usize);
+    let per_round: Vec<String> = design
+        .branches
+        .iter()
+        .zip(&e.frames)
+        .filter(|(_, &f)| f > 0)
+        .map(|(b, f)| format!("{} {f}", b.name))
+        .collect();
     let _ = writeln!(
         t,
-        "frames:      {frames}, {} cycles per frame in steady state{}, {fps:.1} frames/s at {} MHz",
-        steady.round(),
-        single.map_or(String::new(), |s| format!(" (one frame alone: {s})")),
+        "rounds:      a round is every branch's batch of frames ({}); {} cycles per round in steady state (one round alone: {}), {} per frame of the largest batch: {fps:.1} frames/s at {} MHz",
+        per_round.join(", "),
+        round,
+        r.cycles,
+        (round / frames.max(1) as f64).round(),
         design.control.clock_mhz
     );
     let mut branches = Vec::new();
@@ -338,10 +323,11 @@ fn elastic_report(
         let slowest = stages.iter().max_by_key(|s| s.estimated_cycles);
         let _ = writeln!(
             t,
-            "branch:      {} ({} engines, {b_pes} PEs, batch {}, {b_frames} frame(s) run, priority {}): {}; MAC-active {:.1}% of its engines' cycles",
+            "branch:      {} ({} engines, {b_pes} PEs, batch {}, {b_frames} frame(s) per round: {:.1} frames/s, priority {}): {}; MAC-active {:.1}% of its engines' cycles",
             b.name,
             engines.len(),
             b.batch,
+            fps_of(b_frames),
             b.priority,
             match slowest {
                 Some(s) => format!("{} stage(s), slowest {} (estimated {} cycles per frame)", stages.len(), s.unit, s.estimated_cycles),
@@ -357,8 +343,7 @@ fn elastic_report(
             "slowest_stage_estimated_cycles": slowest.map(|s| s.estimated_cycles),
             "mac_active_fraction": util,
             "frames": b_frames,
-            "steady_cycles_per_frame": steady,
-            "frames_per_second": fps,
+            "frames_per_second": fps_of(b_frames),
         }));
     }
     let _ = writeln!(
@@ -377,8 +362,9 @@ fn elastic_report(
         "efficiency": efficiency,
         "stages": stages,
         "engines": engines,
-        "steady_cycles_per_frame": steady,
-        "one_frame_cycles": single,
+        "steady_cycles_per_round": round,
+        "one_round_cycles": r.cycles,
+        "steady_cycles_per_frame": round / frames.max(1) as f64,
         "frames_per_second": fps,
         "clock_mhz": design.control.clock_mhz,
         "branches": branches,
@@ -455,8 +441,46 @@ fn write_timeline(
     Ok(())
 }
 
-/// The rest of `sim` on an elastic design: the steady state from a second, one-frame run
-/// (without waveform or timeline, which belong to the main run), and the report.
+/// Per engine: compute busy and stall cycles and MAC-active cycles (their share of all the
+/// run's), appended to `t`, and as JSON with every counter.
+fn engine_lines(
+    cores: &[(&hwgen::design::Branch, &hwgen::design::Unit, u32)],
+    r: &hwgen::sim::run::SimResult,
+    t: &mut String,
+) -> Vec<serde_json::Value> {
+    use std::fmt::Write;
+    let cycles = r.cycles.max(1);
+    let mut engines = Vec::new();
+    for (i, (b, u, rep)) in cores.iter().enumerate() {
+        let p = &r.engines[i];
+        let (busy, stall, mac) = (
+            r.engine_counter(i, "compute_busy"),
+            r.engine_counter(i, "compute_stall"),
+            r.engine_counter(i, "mac_active"),
+        );
+        let util = mac as f64 / cycles as f64;
+        let _ = writeln!(
+            t,
+            "engine {i}:    {}.{}[{rep}] compute busy {busy}, stalled {stall}, MAC-active {mac} ({:.1}% of cycles)",
+            b.name,
+            u.name,
+            util * 100.0
+        );
+        let counters: serde_json::Map<String, serde_json::Value> = hwgen::rtl::PERF_COUNTER_NAMES
+            .iter()
+            .zip(p)
+            .map(|(n, v)| (n.to_string(), serde_json::json!(v)))
+            .collect();
+        engines.push(serde_json::json!({
+            "engine": i, "branch": b.name, "unit": u.name, "replica": rep,
+            "perf": counters, "utilization": util,
+        }));
+    }
+    engines
+}
+
+/// The rest of `sim` on an elastic design: the steady state from a second run of two
+/// rounds (without waveform or timeline, which belong to the main run), and the report.
 fn simulate_elastic(
     args: &Args,
     (design, model, program, e): (
@@ -469,28 +493,23 @@ fn simulate_elastic(
     opts: &hwgen::sim::run::RunOptions,
     r: &hwgen::sim::run::SimResult,
 ) -> Result<()> {
-    let single = if program.frames() > 1 {
-        let p1 = hwgen::compiler::elastic::compile_frames(design, model, 1)
-            .map_err(|e| anyhow::anyhow!(e.in_files(&args.model, &args.config)))?;
-        let x1 = hwgen::verify::expected(design, model, &p1);
-        let plain = hwgen::sim::run::RunOptions {
-            trace: None,
-            timeline: None,
-            ..opts.clone()
-        };
-        let r1 = hwgen::sim::run::run_with(design, exe, &p1, &x1, &plain)?;
-        if !r1.matched {
-            bail!(
-                "the one-frame run differs from the golden model in {} {}",
-                r1.comparison.differing,
-                r1.comparison.unit
-            );
-        }
-        Some(r1.cycles)
-    } else {
-        None
+    let p2 = hwgen::compiler::elastic::compile_rounds(design, model, 2)
+        .map_err(|e| anyhow::anyhow!(e.in_files(&args.model, &args.config)))?;
+    let x2 = hwgen::verify::expected(design, model, &p2);
+    let plain = hwgen::sim::run::RunOptions {
+        trace: None,
+        timeline: None,
+        ..opts.clone()
     };
-    let rep = elastic_report(design, program, e, r, single);
+    let r2 = hwgen::sim::run::run_with(design, exe, &p2, &x2, &plain)?;
+    if !r2.matched {
+        bail!(
+            "the two-round run differs from the golden model in {} {}",
+            r2.comparison.differing,
+            r2.comparison.unit
+        );
+    }
+    let rep = elastic_report(design, program, e, r, r2.cycles);
     if args.json {
         println!("{}", rep.json);
     } else {

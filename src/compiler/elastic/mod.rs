@@ -217,21 +217,31 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
     })
 }
 
-/// The estimate of an elastic run, per frame in steady state, from the same mapping and
-/// schedule `compile` emits (no program is built, so it also covers models whose programs
-/// would not fit the instruction memory).
+/// The estimate of an elastic run in steady state, per *round*: every branch runs its
+/// `batch` of frames (a branch others fork from as many as the largest of theirs), from the
+/// same mapping and schedule `compile` emits (no program is built, so it also covers
+/// models whose programs would not fit the instruction memory).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Estimate {
     pub stages: Vec<StageReport>,
     pub layers: Vec<LayerReport>,
+    /// MACs of one frame of every branch.
     pub macs_per_frame: u64,
-    /// The slowest stage's cycles (each engine alone with the memory port).
+    /// Per branch (`Design::branches` order): frames per round (0 without layers), and
+    /// frames per second.
+    pub branch_frames: Vec<usize>,
+    pub branch_fps: Vec<f64>,
+    /// The slowest stage's cycles for its branch's frames of a round (each engine alone
+    /// with the memory port).
     pub compute_cycles: u64,
-    /// Beats every engine together moves per frame, and the cycles the one memory port
+    /// Beats every engine together moves per round, and the cycles the one memory port
     /// needs for them at `memory.bytes_per_cycle`.
     pub beats: u64,
     pub memory_cycles: u64,
-    /// The larger of the two: the frame interval.
+    /// The larger of the two: the round interval.
+    pub cycles_per_round: u64,
+    /// The round over the largest batch: the interval between frames of the branches with
+    /// the most frames per round, whose frames per second `frames_per_second` is.
     pub cycles_per_frame: u64,
     pub frames_per_second: f64,
     /// MACs done per cycle over the MACs per cycle of every PE.
@@ -242,38 +252,65 @@ pub struct Estimate {
 /// Estimate the elastic run of `model` on `design` (see [`Estimate`]).
 pub fn estimate(design: &Design, model: &Model) -> Result<Estimate, CompileError> {
     let p = plan(design, model)?;
+    let per_branch = branch_frames(design, 0, 1);
+    let frames_of = |s: &map::Stage| per_branch[s.branch] as u64;
     let compute = p
-        .reports
+        .stages
         .iter()
-        .map(|s| s.estimated_cycles)
+        .zip(&p.reports)
+        .map(|(st, r)| frames_of(st) * r.estimated_cycles)
         .max()
         .unwrap_or(0);
-    let beats: u64 = p.reports.iter().map(|s| s.beats).sum();
+    let beats: u64 = p
+        .stages
+        .iter()
+        .zip(&p.reports)
+        .map(|(st, r)| frames_of(st) * r.beats)
+        .sum();
     let bytes = u64::from(design.memory.data_width_bits / 8);
     let memory = (beats * bytes).div_ceil(u64::from(design.memory.bytes_per_cycle.max(1)));
-    let cycles = compute.max(memory).max(1);
+    let round = compute.max(memory).max(1);
     let macs: u64 = p.layers.iter().map(|l| l.macs).sum();
+    let macs_run: u64 = p
+        .stages
+        .iter()
+        .map(|st| frames_of(st) * st.nodes.iter().map(|&i| p.g.nodes[i].macs).sum::<u64>())
+        .sum();
     let pes: u64 = design
         .cores()
         .iter()
         .map(|(_, u, _)| u64::from(u.cpf * u.kpf))
         .sum();
+    let branch_frames: Vec<usize> = (0..design.branches.len())
+        .map(|b| match p.stages.iter().any(|s| s.branch == b) {
+            true => per_branch[b],
+            false => 0,
+        })
+        .collect();
+    let clock = f64::from(design.control.clock_mhz) * 1e6;
+    let most = branch_frames.iter().copied().max().unwrap_or(1).max(1) as u64;
     Ok(Estimate {
         stages: p.reports,
         layers: p.layers,
         macs_per_frame: macs,
+        branch_fps: branch_frames
+            .iter()
+            .map(|&f| f as f64 * clock / round as f64)
+            .collect(),
+        branch_frames,
         compute_cycles: compute,
         beats,
         memory_cycles: memory,
-        cycles_per_frame: cycles,
-        frames_per_second: f64::from(design.control.clock_mhz) * 1e6 / cycles as f64,
-        efficiency: macs as f64 / (cycles * pes) as f64,
+        cycles_per_round: round,
+        cycles_per_frame: round.div_ceil(most),
+        frames_per_second: most as f64 * clock / round as f64,
+        efficiency: macs_run as f64 / (round * pes) as f64,
         pes,
     })
 }
 
 /// Compile `model` for every engine of the elastic `design`, each branch for its `batch`
-/// frames (a branch others fork from for as many as the largest of theirs).
+/// frames (a branch others fork from for as many as the largest of theirs): one round.
 pub fn compile(design: &Design, model: &Model) -> Result<Program, CompileError> {
     compile_frames(design, model, 0)
 }
@@ -284,6 +321,24 @@ pub fn compile_frames(
     model: &Model,
     frames: usize,
 ) -> Result<Program, CompileError> {
+    compile_runs(design, model, branch_frames(design, frames, 1))
+}
+
+/// As [`compile`], for `rounds` rounds: every branch for `rounds` times its batch.
+pub fn compile_rounds(
+    design: &Design,
+    model: &Model,
+    rounds: usize,
+) -> Result<Program, CompileError> {
+    compile_runs(design, model, branch_frames(design, 0, rounds))
+}
+
+/// Every branch for `per_branch[b]` frames.
+fn compile_runs(
+    design: &Design,
+    model: &Model,
+    per_branch: Vec<usize>,
+) -> Result<Program, CompileError> {
     let Plan {
         g,
         alloc,
@@ -293,7 +348,6 @@ pub fn compile_frames(
         reports,
         layers,
     } = plan(design, model)?;
-    let per_branch = branch_frames(design, frames);
     let branch_of = |name: &str| {
         design
             .branches
@@ -413,15 +467,15 @@ pub fn compile_frames(
     })
 }
 
-/// Frames per branch: its batch (or `frames` for all), raised to the frames of every
-/// branch that forks from it (its shared layers must exist for each of theirs). Forks come
-/// from earlier branches, so one backward sweep covers chains of forks.
-fn branch_frames(design: &Design, frames: usize) -> Vec<usize> {
+/// Frames per branch: `rounds` times its batch (or `frames` for all), raised to the frames
+/// of every branch that forks from it (its shared layers must exist for each of theirs).
+/// Forks come from earlier branches, so one backward sweep covers chains of forks.
+fn branch_frames(design: &Design, frames: usize, rounds: usize) -> Vec<usize> {
     let mut per_branch: Vec<usize> = design
         .branches
         .iter()
         .map(|b| match frames {
-            0 => b.batch.max(1) as usize,
+            0 => b.batch.max(1) as usize * rounds,
             f => f,
         })
         .collect();
