@@ -37,6 +37,16 @@ pub(super) fn transfer_beats(
     Ok(t.moved_rows() * (elem_beats + u64::from(scaled)))
 }
 
+/// The width of the integers a load with `widen` moves, sign-extended into accumulator
+/// lanes: None for the accumulator's own elements (0) or an unknown code.
+fn widened_bits(widen: u64) -> Option<u32> {
+    match widen {
+        1 => Some(16),
+        2 => Some(8),
+        _ => None,
+    }
+}
+
 /// The beats of one row's elements a transfer moves: the buffer's whole row, or the first
 /// `row_beats` of an accumulator row a load from memory names.
 fn row_beats(
@@ -48,15 +58,22 @@ fn row_beats(
 ) -> Result<u64, InterpError> {
     let (n, elem) = super::row_type(u, t.buffer);
     let whole = (n as u64 * u64::from(elem.bits)).div_ceil(u64::from(mem_w));
-    if t.row_beats == 0 {
+    if t.row_beats == 0 && t.widen == 0 {
         return Ok(whole);
     }
-    if store || t.stream || t.buffer != Buffer::Accumulator || t.row_beats >= whole {
+    let narrow = widened_bits(t.widen).is_some_and(|w| w < elem.bits);
+    if store
+        || t.stream
+        || t.buffer != Buffer::Accumulator
+        || t.row_beats == 0
+        || t.row_beats >= whole
+        || (t.widen != 0 && !narrow)
+    {
         return Err(InterpError::Illegal {
             pc,
             reason: format!(
-                "row_beats {} is for a load from memory into the accumulator, of fewer beats than its rows' {whole}",
-                t.row_beats
+                "row_beats {} (widen {}) is for a load from memory into the accumulator, of fewer beats than its rows' {whole}, of elements narrower than the accumulator's",
+                t.row_beats, t.widen
             ),
         });
     }
@@ -194,7 +211,12 @@ impl Engine {
         let buf = t.buffer;
         let (n, elem) = self.row_type(buf);
         let elem_beats = row_beats(&self.unit, self.mem_w, pc, t, store)?;
-        // A short row's elements, the first lanes of the row.
+        // A short row's elements, the first lanes of the row, of their own width when
+        // widened.
+        let elem = match widened_bits(t.widen) {
+            Some(bits) => crate::numeric::IntType::new(true, bits),
+            None => elem,
+        };
         let moved = (elem_beats * u64::from(self.mem_w) / u64::from(elem.bits)) as usize;
         let slot = self.has_slot(buf);
         let scaled = slot && self.precision(pc, t.prec)?.ops().input().block_scaled();

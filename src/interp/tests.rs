@@ -298,8 +298,9 @@ fn per_channel_scales_by_hand_and_its_limits() {
 
 /// A load of short accumulator rows (row_beats): on the 4-lane int32 accumulator of a
 /// 32-bit memory a row is 4 beats; row_beats = 1 moves lane 0 of each row from one beat
-/// and writes the other lanes zero (the rows held 5 before). Stores, stream transfers and
-/// a row_beats of a whole row or more are refused.
+/// and writes the other lanes zero (the rows held 5 before); with widen, the beat holds
+/// two int16 or four int8 lanes. Stores, other buffers, a row_beats of a whole row or
+/// more, widen without row_beats and an unknown widen are refused.
 #[test]
 fn short_accumulator_rows_by_hand() {
     let (_, mut e) = engine();
@@ -322,6 +323,26 @@ fn short_accumulator_rows_by_hand() {
     e.run(&program, &mut mem).expect("the program runs");
     assert_eq!(e.rows_mut(Buffer::Accumulator)[0], vec![7, 0, 0, 0]);
     assert_eq!(e.rows_mut(Buffer::Accumulator)[1], vec![-9, 0, 0, 0]);
+    // Widened: beat 2 holds two int16 lanes, beat 3 four int8 lanes, each sign-extended.
+    mem.write_row(2, 1, &[-3, 300], IntType::new(true, 16));
+    mem.write_row(3, 1, &[-1, 2, -128, 127], IntType::new(true, 8));
+    let widened = |widen, ext_addr| Transfer {
+        ext_addr,
+        count0: 1,
+        widen,
+        ..load
+    };
+    let program = vec![
+        Instr::new(Op::Load(widened(1, 2))),
+        Instr::new(Op::Load(Transfer {
+            spad_addr: 1,
+            ..widened(2, 3)
+        })),
+        Instr::end(),
+    ];
+    e.run(&program, &mut mem).expect("the program runs");
+    assert_eq!(e.rows_mut(Buffer::Accumulator)[0], vec![-3, 300, 0, 0]);
+    assert_eq!(e.rows_mut(Buffer::Accumulator)[1], vec![-1, 2, -128, 127]);
     let refused = |op: Op| {
         let (_, mut e) = engine();
         let err = e
@@ -342,4 +363,10 @@ fn short_accumulator_rows_by_hand() {
         buffer: Buffer::Output,
         ..load
     }));
+    refused(Op::Load(Transfer {
+        row_beats: 0,
+        widen: 1,
+        ..load
+    }));
+    refused(Op::Load(Transfer { widen: 3, ..load }));
 }

@@ -151,6 +151,7 @@ formats! {
         pad_left: u64 = 8, "load: likewise the first pad_left rows of every outer iteration";
         pad_right: u64 = 8, "load: likewise the last pad_right rows of every outer iteration";
         row_beats: u64 = 8, "load into the accumulator: 0 moves whole rows; n moves the first n beats of each row (its first lanes), fewer than a whole row, and the row's other lanes read zero (an untied bias of few channels)";
+        widen: u64 = 2, "load into the accumulator with row_beats: 0 moves accumulator elements; 1 and 2 move 16- and 8-bit integers, each sign-extended into its accumulator lane (an untied bias whose values fit)";
     }
     /// `matmul`: stream input rows through the systolic array into accumulator rows.
     Matmul {

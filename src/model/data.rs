@@ -344,9 +344,10 @@ pub(super) fn input(
 }
 
 /// The biases of `cout` output channels: `"random"` gives values uniform in the accumulator
-/// type's range clipped to +-2^20; a `.npy` file's values must fit the accumulator type,
-/// because the bias is added to the accumulator value exactly (in the hardware it is an
-/// accumulator row).
+/// type's range clipped to +-2^20, `"random:B"` uniform in the range of B-bit signed
+/// integers (B from 2 to the accumulator's bits: a trained network's quantized biases are
+/// small); a `.npy` file's values must fit the accumulator type, because the bias is added
+/// to the accumulator value exactly (in the hardware it is an accumulator row).
 pub(super) fn bias(
     ctx: &mut Ctx,
     field: &str,
@@ -357,6 +358,20 @@ pub(super) fn bias(
     if spec == "random" {
         let range = (acc.min().max(-(1 << 20)), acc.max().min(1 << 20));
         return ctx.ints(field, spec, shape, range);
+    }
+    if let Some(b) = spec.strip_prefix("random:") {
+        let bits = match b.parse::<u32>() {
+            Ok(v) if (2..=acc.bits).contains(&v) => v,
+            _ => {
+                return Err(ctx.err(
+                    field,
+                    format!("\"{spec}\": the bits of \"random:B\" must be a number from 2 to the accumulator's {}", acc.bits),
+                    "write \"random:16\" (values of 16-bit signed integers), \"random\" or a .npy file",
+                ))
+            }
+        };
+        let t = IntType::new(true, bits);
+        return ctx.ints(field, "random", shape, (t.min(), t.max()));
     }
     let b = ctx.ints(field, spec, shape, (i64::MIN, i64::MAX))?;
     match b.iter().find(|v| !acc.holds(**v)) {

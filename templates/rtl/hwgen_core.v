@@ -470,6 +470,8 @@ module hwgen_core #(
     .BEATS_INPUT  (BEATS_INPUT),
     .BEATS_WEIGHT (BEATS_WEIGHT),
     .BEATS_ACC    (BEATS_ACC),
+    .ACC_LANES    (KPF),
+    .ACC_W        (ACC_W),
     .BEATS_OUTPUT (BEATS_OUTPUT),
     .SCALE_BEATS  (SCALE_BEATS),
     .PREC_SCALED  (PREC_SCALED),

@@ -10,7 +10,8 @@
 // moves the elements only and leaves the scale slot zero.
 //
 // A load into the accumulator with row_beats = n moves the first n beats of each row (its
-// first lanes); the row's other lanes are written zero.
+// first lanes); the row's other lanes are written zero. With widen, those beats hold 16- or
+// 8-bit integers, each sign-extended into its accumulator lane.
 //
 // Rows in a load's padding (its first pad_top and last pad_bottom outer iterations, and the
 // first pad_left and last pad_right rows of every outer iteration: pixels outside a tensor)
@@ -28,6 +29,8 @@ module hwgen_load_unit #(
   parameter integer       BEATS_INPUT  = 1,
   parameter integer       BEATS_WEIGHT = 1,
   parameter integer       BEATS_ACC    = 4,
+  parameter integer       ACC_LANES    = 8,
+  parameter integer       ACC_W        = 32,
   parameter integer       BEATS_OUTPUT = 1,
   parameter integer       SCALE_BEATS  = 0,
   parameter [1:0]         PREC_SCALED  = 2'b00,
@@ -105,6 +108,7 @@ module hwgen_load_unit #(
   wire [PAD_W-1:0]                       f_pad_left;
   wire [PAD_W-1:0]                       f_pad_right;
   wire [`HWGEN_TRANSFER_ROW_BEATS_W-1:0]  f_row_beats;
+  wire [`HWGEN_TRANSFER_WIDEN_W-1:0]      f_widen;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -123,7 +127,8 @@ module hwgen_load_unit #(
     .pad_bottom_o (f_pad_bottom),
     .pad_left_o   (f_pad_left),
     .pad_right_o  (f_pad_right),
-    .row_beats_o  (f_row_beats)
+    .row_beats_o  (f_row_beats),
+    .widen_o      (f_widen)
   );
 
   // ---------------------------------------------------------------------------------------
@@ -131,7 +136,9 @@ module hwgen_load_unit #(
   // instruction's context to the response side through a small FIFO and may start the next
   // instruction while earlier responses are still arriving.
   // ---------------------------------------------------------------------------------------
-  localparam integer CTX_W = GEOM_W + 1 + 2 + SPAD_ADDR_W + BEAT_W + TOTAL_W + NUM_SEM;
+  localparam integer WIDEN_W = `HWGEN_TRANSFER_WIDEN_W;
+  localparam integer CTX_W   = WIDEN_W + GEOM_W + 1 + 2 + SPAD_ADDR_W + BEAT_W + TOTAL_W +
+                               NUM_SEM;
 
   // Whether row (i0, i1) of a transfer of geometry g (count0, count1, pads) is padding.
   function automatic is_pad;
@@ -257,8 +264,9 @@ module hwgen_load_unit #(
   // Instruction contexts, oldest first.
   // ---------------------------------------------------------------------------------------
   wire [TOTAL_W-1:0] head_total = f_count0 * f_count1;
-  wire [CTX_W-1:0]   ctx_in     = {head_geom, f_stream, f_buffer, f_spad_addr[SPAD_ADDR_W-1:0],
-                                   beats_of_head, head_total, f_signal & PRODUCED};
+  wire [CTX_W-1:0]   ctx_in     = {f_widen, head_geom, f_stream, f_buffer,
+                                   f_spad_addr[SPAD_ADDR_W-1:0], beats_of_head, head_total,
+                                   f_signal & PRODUCED};
   wire             ctx_valid;
   wire             ctx_pop;
   wire [CTX_W-1:0] ctx;
@@ -287,7 +295,8 @@ module hwgen_load_unit #(
   wire [SPAD_ADDR_W-1:0] ctx_spad_base = ctx[NUM_SEM + TOTAL_W + BEAT_W +: SPAD_ADDR_W];
   wire [1:0]             ctx_buffer    = ctx[NUM_SEM + TOTAL_W + BEAT_W + SPAD_ADDR_W +: 2];
   wire                   ctx_stream    = ctx[NUM_SEM + TOTAL_W + BEAT_W + SPAD_ADDR_W + 2];
-  wire [GEOM_W-1:0]      ctx_geom      = ctx[CTX_W-1 -: GEOM_W];
+  wire [GEOM_W-1:0]      ctx_geom      = ctx[CTX_W-WIDEN_W-1 -: GEOM_W];
+  wire [WIDEN_W-1:0]     ctx_widen     = ctx[CTX_W-1 -: WIDEN_W];
   wire                   unused_ctx_stream;
   assign unused_ctx_stream = ctx_stream;
 
@@ -477,6 +486,43 @@ module hwgen_load_unit #(
     end
   end
 
+  // An accumulator row: its beats, right-aligned (a short row's beats sit at the top of
+  // asm_q; the shift brings zeros into the lanes above them), then with widen each lane's
+  // narrow integer sign-extended into its ACC_W bits.
+  localparam integer ACC_ROW_W = ACC_LANES * ACC_W;
+  localparam [WIDEN_W-1:0] WIDEN_16 = 1;
+  localparam [WIDEN_W-1:0] WIDEN_8  = 2;
+  wire [ROW_MAX_W-1:0] acc_packed = asm_q >> (ROW_MAX_W - ctx_beats * MEM_W);
+  wire [ACC_ROW_W-1:0] acc_row;
+  wire [ROW_MAX_W-1:0] acc_wr;
+  genvar gl;
+  generate
+    if (ROW_MAX_W > ACC_ROW_W) begin : gen_acc_narrow
+      wire unused_acc_packed;
+      assign unused_acc_packed = ^acc_packed[ROW_MAX_W-1:ACC_ROW_W];
+      assign acc_wr = { {(ROW_MAX_W-ACC_ROW_W){1'b0}}, acc_row};
+    end else begin : gen_acc_widest
+      assign acc_wr = acc_row;
+    end
+    for (gl = 0; gl < ACC_LANES; gl = gl + 1) begin : gen_widen
+      wire [ACC_W-1:0] own = acc_packed[gl*ACC_W +: ACC_W];
+      wire [ACC_W-1:0] from16;
+      wire [ACC_W-1:0] from8;
+      if (ACC_W > 16) begin : gen_16
+        assign from16 = { {(ACC_W-16){acc_packed[gl*16+15]}}, acc_packed[gl*16 +: 16]};
+      end else begin : gen_16_own
+        assign from16 = own;
+      end
+      if (ACC_W > 8) begin : gen_8
+        assign from8 = { {(ACC_W-8){acc_packed[gl*8+7]}}, acc_packed[gl*8 +: 8]};
+      end else begin : gen_8_own
+        assign from8 = own;
+      end
+      assign acc_row[gl*ACC_W +: ACC_W] = (ctx_widen == WIDEN_16) ? from16 :
+                                          (ctx_widen == WIDEN_8)  ? from8  : own;
+    end
+  endgenerate
+
   // Right-align the assembled row for the target buffer. A row without its scale beat is
   // shorter: its elements end below the scale slot, which reads zero.
   wire ctx_short = (ctx_buffer == BUF_INPUT && ctx_beats != BEATS_INPUT_N) ||
@@ -487,9 +533,7 @@ module hwgen_load_unit #(
       BUF_INPUT:  wr_data_o = ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_INPUT - SCALE_BEATS) * MEM_W)
                                         : asm_q >> (ROW_MAX_W - BEATS_INPUT * MEM_W);
       BUF_WEIGHT: wr_data_o = asm_q >> (ROW_MAX_W - BEATS_WEIGHT * MEM_W);
-      // A short accumulator row: its beats sit at the top of asm_q; the shift brings zeros
-      // into the lanes above them.
-      BUF_ACC:    wr_data_o = asm_q >> (ROW_MAX_W - ctx_beats * MEM_W);
+      BUF_ACC:    wr_data_o = acc_wr;
       default:    wr_data_o = ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_OUTPUT - SCALE_BEATS) * MEM_W)
                                         : asm_q >> (ROW_MAX_W - BEATS_OUTPUT * MEM_W);
     endcase

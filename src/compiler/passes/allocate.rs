@@ -52,14 +52,47 @@ pub struct Alloc {
     pub end: u64,
 }
 
-/// Beats of one pixel's untied bias in memory, per channel tile: an accumulator row, or
-/// only as many beats as hold the layer's channels when they fill less than a row (the load
-/// reads those, `Transfer::row_beats`, and the lanes above read zero): a layer of 3
-/// channels on a 16-lane int32 accumulator moves one 128-bit beat per pixel, not four.
-pub fn untied_beats(n: &Node, u: &Unit, mem_w: u64) -> u64 {
-    let acc_bits = u64::from(u.datatype.acc_type().bits);
+/// How one pixel's untied bias of a channel tile is stored: (element bits, beats). An
+/// accumulator row, unless fewer beats hold the layer's channels (when they fill less than
+/// a row) in the narrowest of 8-bit, 16-bit or accumulator integers that holds every value
+/// of the layer's untied bias; the load reads those beats (`Transfer::row_beats`),
+/// sign-extends narrow integers into their lanes (`Transfer::widen`) and writes the lanes
+/// above zero. A 3-channel layer's int32 biases on a 16-lane accumulator are one 128-bit
+/// beat per pixel, not four; 16 channels of int16-sized values two.
+pub fn untied_form(n: &Node, u: &Unit, mem_w: u64) -> (u32, u64) {
+    let acc = u.datatype.acc_type();
+    let whole = u64::from(u.acc_row_bits()).div_ceil(mem_w);
+    let integer = matches!(
+        u.datatype.precisions.get(n.prec),
+        Some(crate::numeric::Precision::Int(_))
+    );
+    let values: &[i64] = match &n.op {
+        Op::Conv { untied_bias, .. } => untied_bias,
+        _ => &[],
+    };
+    let fits = |bits: u32| {
+        let t = crate::numeric::IntType::new(true, bits);
+        values.iter().all(|&v| t.holds(v))
+    };
+    let bits = match [8, 16]
+        .into_iter()
+        .find(|&b| integer && b < acc.bits && fits(b))
+    {
+        Some(b) => b,
+        None => acc.bits,
+    };
     let lanes = (n.out[2] as u64).min(u64::from(u.cpf));
-    (lanes * acc_bits).div_ceil(mem_w)
+    let beats = (lanes * u64::from(bits)).div_ceil(mem_w);
+    if beats < whole {
+        (bits, beats)
+    } else {
+        (acc.bits, whole)
+    }
+}
+
+/// Beats of one pixel's untied bias of a channel tile in memory (`untied_form`).
+pub fn untied_beats(n: &Node, u: &Unit, mem_w: u64) -> u64 {
+    untied_form(n, u, mem_w).1
 }
 
 /// Beats of a row of a tensor in memory: the elements of a channel tile of `tile` channels

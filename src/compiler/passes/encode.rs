@@ -291,8 +291,8 @@ pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
             unreachable!("untied biases belong to convolutions")
         };
         let [oh, ow, cout] = g.nodes[ni].out;
-        let beats = super::allocate::untied_beats(&g.nodes[ni], u, mem_w);
-        let acc = u.datatype.acc_type();
+        let (bits, beats) = super::allocate::untied_form(&g.nodes[ni], u, mem_w);
+        let acc = crate::numeric::IntType::new(true, bits);
         // The lanes the beats hold (all of the row's, or the layer's channels and the
         // zeros after them up to a whole beat).
         let fit = (beats * mem_w / u64::from(acc.bits)) as usize;

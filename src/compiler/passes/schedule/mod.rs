@@ -528,7 +528,7 @@ impl Sched<'_> {
         };
         let [oh, ow, _] = nc.n.out;
         let mem_w = u64::from(self.g.unit.acc_row_bits()) / self.alloc.acc_beats;
-        let beats = super::allocate::untied_beats(nc.n, &self.g.unit, mem_w);
+        let (bits, beats) = super::allocate::untied_form(nc.n, &self.g.unit, mem_w);
         for (j, &oct) in gc.members.iter().enumerate() {
             let first = base + ((oct * oh + gc.oy0) * ow + gc.ox0) as u64 * beats;
             let t = Transfer {
@@ -539,11 +539,17 @@ impl Sched<'_> {
                 stride0: beats,
                 count1: gc.h,
                 stride1: ow as u64 * beats,
-                // Few channels: only the beats that hold them.
+                // Few channels or small values: only the beats that hold them, of
+                // narrow integers widened into the lanes.
                 row_beats: if beats < self.alloc.acc_beats {
                     beats
                 } else {
                     0
+                },
+                widen: match (bits, bits < self.g.unit.datatype.acc_type().bits) {
+                    (16, true) => 1,
+                    (8, true) => 2,
+                    _ => 0,
                 },
                 ..Transfer::default()
             };
