@@ -113,7 +113,16 @@ pub struct Reset {
 pub struct Memory {
     pub data_width_bits: u32,
     pub latency_cycles: u32,
+    /// Per port.
     pub bytes_per_cycle: u32,
+    /// External-memory ports: engine e (in `Design::cores` order) uses port e mod ports.
+    /// Left out of the serialized Design (and so of its hash) when 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub ports: u32,
+}
+
+fn is_one(v: &u32) -> bool {
+    *v == 1
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -199,6 +199,7 @@ fn random_config(
         rng.range(4, 24)
     );
     let units0 = rng.range(1, 3) as usize;
+    let mut engines = 0;
     for b in 0..branches {
         let units = if b == 0 {
             units0
@@ -225,13 +226,16 @@ fn random_config(
             // first operand's 8 channels are not a whole row of 16).
             let size = if mixed && rng.range(0, 2) == 0 { 16 } else { 8 };
             let h = if own_h { rng.range(1, 3) } else { h };
+            engines += h;
             let _ = writeln!(
                 s,
                 "\n[[branch.unit]]\nname = \"u{u}\"\ncpf = {size}\nkpf = {size}\nh = {h}"
             );
         }
     }
-    s
+    // One to three memory ports (engine e on port e mod ports).
+    let ports = rng.range(1, engines.min(3));
+    s.replacen("[vector]", &format!("ports = {ports}\n[vector]"), 1)
 }
 
 /// Case `seed`: (design, model).
@@ -267,7 +271,7 @@ fn mixed_sizes(design: &hwgen::design::Design, program: &hwgen::compiler::Progra
 
 #[test]
 fn random_multi_branch_models_on_the_interpreter() {
-    let (mut mixed, mut mixed_h) = (0, 0);
+    let (mut mixed, mut mixed_h, mut ported) = (0, 0, 0);
     let cases = case_count(12);
     for seed in 0..cases {
         let (design, model, msrc, csrc) = case(seed);
@@ -276,6 +280,7 @@ fn random_multi_branch_models_on_the_interpreter() {
         let (sizes, hs) = mixed_sizes(&design, &program);
         mixed += usize::from(sizes);
         mixed_h += usize::from(hs);
+        ported += usize::from(design.memory.ports > 1);
         let expected = hwgen::verify::expected(&design, &model, &program);
         let mem = hwgen::verify::interpret(&design, &program)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{msrc}\n{csrc}"));
@@ -287,14 +292,15 @@ fn random_multi_branch_models_on_the_interpreter() {
             c.unit
         );
     }
-    eprintln!("{mixed} of {cases} cases ran stages on units of two sizes, {mixed_h} of two h");
+    eprintln!("{mixed} of {cases} cases ran stages on units of two sizes, {mixed_h} of two h, {ported} had several memory ports");
     assert!(cases < 12 || mixed > 0, "no case mixed unit sizes");
     assert!(cases < 12 || mixed_h > 0, "no case mixed h");
+    assert!(cases < 12 || ported > 0, "no case had several memory ports");
 }
 
 #[test]
 fn random_multi_branch_models_in_rtl() {
-    let (mut mixed, mut mixed_h) = (0, 0);
+    let (mut mixed, mut mixed_h, mut ported) = (0, 0, 0);
     for seed in 1000..1000 + case_count(20).div_ceil(10) {
         let (design, model, msrc, csrc) = case(seed);
         if !have_tool("verilator", "random elastic case") {
@@ -305,8 +311,9 @@ fn random_multi_branch_models_in_rtl() {
         let (sizes, hs) = mixed_sizes(&design, &program);
         mixed += usize::from(sizes);
         mixed_h += usize::from(hs);
+        ported += usize::from(design.memory.ports > 1);
         let label = format!("seed {seed}\n{msrc}\n{csrc}");
         golden_interpreter_rtl(&label, &design, &model, &program, 10, seed);
     }
-    eprintln!("{mixed} ran stages on units of two sizes, {mixed_h} of two h");
+    eprintln!("{mixed} ran stages on units of two sizes, {mixed_h} of two h, {ported} had several memory ports");
 }

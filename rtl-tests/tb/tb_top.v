@@ -1,5 +1,6 @@
-// Whole-accelerator testbench for hwgen_top: models external memory (fixed read latency,
-// one request per cycle, optional random back-pressure), writes every engine's program base
+// Whole-accelerator testbench for hwgen_top: models external memory (MEM_PORTS ports onto
+// one memory, each with a fixed read latency, one request per cycle and optional random
+// back-pressure), writes every engine's program base
 // to the CSRs, starts the run, waits for done with a watchdog, then dumps a memory region
 // and the cycle and performance counters. The engines fetch their programs from memory.
 //   +prog=FILE       every engine's program base, engine 0 first ($readmemh, one hex beat
@@ -16,7 +17,8 @@
 //                    N cycles, and print engine 0's state: per queue "QUEUE q head_valid
 //                    started busy", per semaphore "SEM s count", "FETCH pc fetching" and
 //                    "MEMPORT valid ready write addr reads_in_flight"
-// Memory bandwidth is limited to BYTES_PER_CYCLE by a token bucket.
+// Each port's bandwidth is limited to BYTES_PER_CYCLE by a token bucket. A write is in the
+// memory once accepted, so a read accepted later on any port sees it.
 // Built with +define+HWGEN_TIMELINE (and the generated tb_timeline.v), +timeline=FILE logs
 // every engine's queue starts ("P cycle engine head_pop") and executor busy changes ("B
 // cycle engine busy"), four bits each, queue 0 least significant.
@@ -27,6 +29,7 @@
 `include "hwgen_isa.vh"
 module tb #(
   parameter integer MEM_W           = 64,
+  parameter integer MEM_PORTS       = 1,
   parameter integer NUM_CORES       = 1,
   parameter integer LATENCY         = 20,
   parameter integer MEM_WORDS       = 65536,
@@ -48,7 +51,8 @@ module tb #(
   reg [8*PATH_CHARS-1:0] dump_file;
   reg [63:0]        design_id;
   reg               check_id;
-  integer           credit;
+  integer           credit [0:MEM_PORTS-1];
+  integer           p;
   integer           dump_base;
   integer           dump_count;
   integer           stall_pct;
@@ -63,13 +67,13 @@ module tb #(
   reg  [11:0]            csr_addr;
   reg  [31:0]            csr_wdata;
   wire [31:0]            csr_rdata;
-  wire                   mem_req_valid;
-  reg                    mem_req_ready;
-  wire                   mem_req_write;
-  wire [31:0]            mem_req_addr;
-  wire [MEM_W-1:0]       mem_req_wdata;
-  reg                    mem_rsp_valid;
-  reg  [MEM_W-1:0]       mem_rsp_rdata;
+  wire [MEM_PORTS-1:0]       mem_req_valid;
+  reg  [MEM_PORTS-1:0]       mem_req_ready;
+  wire [MEM_PORTS-1:0]       mem_req_write;
+  wire [MEM_PORTS*32-1:0]    mem_req_addr;
+  wire [MEM_PORTS*MEM_W-1:0] mem_req_wdata;
+  reg  [MEM_PORTS-1:0]       mem_rsp_valid;
+  reg  [MEM_PORTS*MEM_W-1:0] mem_rsp_rdata;
 
   hwgen_top dut (
     .clk_i           (clk_i),
@@ -91,9 +95,10 @@ module tb #(
     .mem_rsp_rdata_i (mem_rsp_rdata)
   );
 
-  // Read responses come back LATENCY cycles after the request was accepted.
-  reg             pipe_valid [0:LATENCY-1];
-  reg [MEM_W-1:0] pipe_data  [0:LATENCY-1];
+  // Read responses come back LATENCY cycles after the request was accepted: port p's
+  // pipeline is entries p*LATENCY .. p*LATENCY+LATENCY-1.
+  reg             pipe_valid [0:MEM_PORTS*LATENCY-1];
+  reg [MEM_W-1:0] pipe_data  [0:MEM_PORTS*LATENCY-1];
 
   initial begin
     if (!$value$plusargs("prog=%s", prog_file)) $fatal(1, "missing +prog");
@@ -105,7 +110,7 @@ module tb #(
     if (!$value$plusargs("seed=%d", seed)) seed = 1;
     if (!$value$plusargs("max_cycles=%d", max_cycles)) max_cycles = 1000000;
     check_id = $value$plusargs("design_id=%h", design_id);
-    credit = 0;
+    for (p = 0; p < MEM_PORTS; p = p + 1) credit[p] = 0;
     for (i = 0; i < NUM_CORES; i = i + 1) prog[i] = 32'd0;
     for (i = 0; i < MEM_WORDS; i = i + 1) mem[i] = {MEM_W{1'b0}};
     // $readmemh does not fail on a file it cannot open; check first.
@@ -117,7 +122,7 @@ module tb #(
     $fclose(fd);
     $readmemh(prog_file, prog);
     $readmemh(dmem_file, mem);
-    for (i = 0; i < LATENCY; i = i + 1) begin
+    for (i = 0; i < MEM_PORTS * LATENCY; i = i + 1) begin
       pipe_valid[i] = 1'b0;
       pipe_data[i]  = {MEM_W{1'b0}};
     end
@@ -126,39 +131,46 @@ module tb #(
     csr_we = 1'b0;
     csr_addr = 12'd0;
     csr_wdata = 32'd0;
-    mem_req_ready = 1'b0;
-    mem_rsp_valid = 1'b0;
-    mem_rsp_rdata = {MEM_W{1'b0}};
+    mem_req_ready = {MEM_PORTS{1'b0}};
+    mem_rsp_valid = {MEM_PORTS{1'b0}};
+    mem_rsp_rdata = {(MEM_PORTS*MEM_W){1'b0}};
   end
 
-  // Memory model.
+  // Memory model, port by port.
+  reg [31:0] port_addr;
   always @(posedge clk_i) begin
-    mem_rsp_valid <= pipe_valid[LATENCY-1];
-    mem_rsp_rdata <= pipe_data[LATENCY-1];
-    for (i = LATENCY - 1; i > 0; i = i - 1) begin
-      pipe_valid[i] <= pipe_valid[i-1];
-      pipe_data[i]  <= pipe_data[i-1];
-    end
-    pipe_valid[0] <= 1'b0;
-    if (mem_req_valid && mem_req_ready) begin
-      if (mem_req_addr >= MEM_WORDS) begin
-        $display("ERROR: memory access at beat %0d is outside the model", mem_req_addr);
-        $finish;
+    for (p = 0; p < MEM_PORTS; p = p + 1) begin
+      mem_rsp_valid[p] <= pipe_valid[p*LATENCY+LATENCY-1];
+      mem_rsp_rdata[p*MEM_W +: MEM_W] <= pipe_data[p*LATENCY+LATENCY-1];
+      for (i = LATENCY - 1; i > 0; i = i - 1) begin
+        pipe_valid[p*LATENCY+i] <= pipe_valid[p*LATENCY+i-1];
+        pipe_data[p*LATENCY+i]  <= pipe_data[p*LATENCY+i-1];
       end
-      if (mem_req_write) begin
-        mem[mem_req_addr] <= mem_req_wdata;
-      end else begin
-        pipe_valid[0] <= 1'b1;
-        pipe_data[0]  <= mem[mem_req_addr];
+      pipe_valid[p*LATENCY] <= 1'b0;
+      port_addr = mem_req_addr[p*32 +: 32];
+      if (mem_req_valid[p] && mem_req_ready[p]) begin
+        if (port_addr >= MEM_WORDS) begin
+          $display("ERROR: memory access at beat %0d is outside the model", port_addr);
+          $finish;
+        end
+        if (mem_req_write[p]) begin
+          mem[port_addr] <= mem_req_wdata[p*MEM_W +: MEM_W];
+        end else begin
+          pipe_valid[p*LATENCY] <= 1'b1;
+          pipe_data[p*LATENCY]  <= mem[port_addr];
+        end
       end
     end
   end
 
-  // One beat needs MEM_W/8 bytes of credit; BYTES_PER_CYCLE arrive every cycle.
+  // One beat needs MEM_W/8 bytes of credit; BYTES_PER_CYCLE arrive every cycle, per port.
   always @(negedge clk_i) begin
-    if (mem_req_valid && mem_req_ready) credit = credit - MEM_W / 8;
-    if (credit < MEM_W / 8) credit = credit + BYTES_PER_CYCLE;
-    mem_req_ready <= (credit >= MEM_W / 8) && ((($random(seed) % 100 + 100) % 100) >= stall_pct);
+    for (p = 0; p < MEM_PORTS; p = p + 1) begin
+      if (mem_req_valid[p] && mem_req_ready[p]) credit[p] = credit[p] - MEM_W / 8;
+      if (credit[p] < MEM_W / 8) credit[p] = credit[p] + BYTES_PER_CYCLE;
+      mem_req_ready[p] <= (credit[p] >= MEM_W / 8) &&
+                          ((($random(seed) % 100 + 100) % 100) >= stall_pct);
+    end
   end
 
 `ifdef HWGEN_CORE0
@@ -187,7 +199,7 @@ module tb #(
                || `HWGEN_CORE0.ld_wr_valid || `HWGEN_CORE0.acc_hi_wr_valid
                || `HWGEN_CORE0.out_hi_wr_valid;
 `endif
-  wire progress = (mem_req_valid && mem_req_ready) || mem_rsp_valid || engines_progress;
+  wire progress = |(mem_req_valid & mem_req_ready) || |mem_rsp_valid || engines_progress;
   initial begin
     if (!$value$plusargs("stall_limit=%d", stall_limit)) stall_limit = 0;
     idle = 0;
@@ -293,15 +305,15 @@ module tb #(
         idle = progress ? 0 : idle + 1;
         if (stall_limit > 0 && idle > stall_limit) begin
           in_flight = 0;
-          for (i = 0; i < LATENCY; i = i + 1) if (pipe_valid[i]) in_flight = in_flight + 1;
+          for (i = 0; i < MEM_PORTS * LATENCY; i = i + 1) if (pipe_valid[i]) in_flight = in_flight + 1;
           $display("STALL %0d %0d", cycle, idle);
           for (q = 0; q < 4; q = q + 1)
             $display("QUEUE %0d %0d %0d %0d", q, `HWGEN_CORE0.queue_valid[q], started[q],
                      `HWGEN_CORE0.exec_busy[q]);
           for (i = 0; i < NUM_SEM; i = i + 1) $display("SEM %0d %0d", i, sem_counts[i*SEM_COUNT_W +: SEM_COUNT_W]);
           $display("FETCH %0d %0d", `HWGEN_CORE0.u_fetch.pc_q, `HWGEN_CORE0.fetching);
-          $display("MEMPORT %0d %0d %0d %0d %0d", mem_req_valid, mem_req_ready, mem_req_write,
-                   mem_req_addr, in_flight);
+          $display("MEMPORT %0d %0d %0d %0d %0d", mem_req_valid[0], mem_req_ready[0],
+                   mem_req_write[0], mem_req_addr[31:0], in_flight);
           $display("ERROR: stall: no progress for %0d cycles", idle);
           $finish;
         end
@@ -315,11 +327,11 @@ module tb #(
         if (counter > 3 && csr_rdata[1]) begin
           // Done means every engine is idle: no read it asked for may still be on its way
           // (an instruction prefetch past `end` included), or a new start would take it.
-          for (i = 0; i < LATENCY; i = i + 1) if (pipe_valid[i]) begin
+          for (i = 0; i < MEM_PORTS * LATENCY; i = i + 1) if (pipe_valid[i]) begin
             $display("ERROR: done with a memory read in flight");
             $finish;
           end
-          if (mem_rsp_valid) begin
+          if (|mem_rsp_valid) begin
             $display("ERROR: done with a memory read in flight");
             $finish;
           end

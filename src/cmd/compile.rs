@@ -210,8 +210,19 @@ fn estimate(
             s.beats
         );
     }
+    let ports = match e.port_beats.len() {
+        1 => "memory port".to_string(),
+        n => format!(
+            "busiest of {n} memory ports ({} beats)",
+            e.port_beats
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     println!(
-        "  per round: slowest stage {} cycles (its branch's frames); memory port {} cycles ({} beats at {} bytes per cycle)",
+        "  per round: slowest stage {} cycles (its branch's frames); {ports} {} cycles ({} beats in all at {} bytes per cycle and port)",
         e.compute_cycles, e.memory_cycles, e.beats, design.memory.bytes_per_cycle
     );
     let fps: Vec<String> = design

@@ -93,6 +93,7 @@ pub struct RawMemory {
     pub data_width_bits: Option<S<i64>>,
     pub latency_cycles: Option<S<i64>>,
     pub bytes_per_cycle: Option<S<i64>>,
+    pub ports: Option<S<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

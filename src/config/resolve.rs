@@ -71,6 +71,21 @@ pub(super) fn resolve(
             window,
         };
         rules::check(&mut ctx, &branches, &keys, &memory, &spots);
+        let engines: u32 = branches.iter().flat_map(|b| &b.units).map(|u| u.h).sum();
+        if memory.ports > engines {
+            let at = raw.memory.as_ref().and_then(|m| m.ports.as_ref());
+            if let Some(s) = at {
+                ctx.bad(
+                    "memory.ports",
+                    s,
+                    format!(
+                        "memory.ports = {} but the design has {engines} engine(s); engine e uses port e mod ports, so a port would have none",
+                        memory.ports
+                    ),
+                    format!("use at most {engines} ports, or add engines"),
+                );
+            }
+        }
     }
     if !ctx.problems.is_empty() {
         return Err(ConfigError::Invalid {

@@ -116,6 +116,7 @@ pub(super) fn memory(ctx: &mut Ctx, raw: Option<&RawMemory>) -> (Memory, Option<
         data_width_bits: 64,
         latency_cycles: 20,
         bytes_per_cycle: 8,
+        ports: 1,
     };
     let mut width_loc = None;
     let Some(m) = raw else {
@@ -163,6 +164,11 @@ pub(super) fn memory(ctx: &mut Ctx, raw: Option<&RawMemory>) -> (Memory, Option<
             } else {
                 memory.bytes_per_cycle = v;
             }
+        }
+    }
+    if let Some(s) = &m.ports {
+        if let Some(v) = ctx.int_in("memory.ports", s, 1, 16) {
+            memory.ports = v;
         }
     }
     (memory, width_loc)

@@ -216,6 +216,10 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
             stream_out: None,
             has_stream_in: false,
             has_stream_out: false,
+            rsp_rdata: match design.memory.ports {
+                1 => "port_rsp_rdata".to_string(),
+                ports => format!("mem{}_rsp_rdata", i as u32 % ports),
+            },
         });
     }
     // Links (`Design::links`).
@@ -230,6 +234,7 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
     }
     let (joins, fanouts) = stream_ends(&mut views, &design_links);
     let id_depth = (rsp * n).next_power_of_two();
+    let mem_ports = mem_port_views(design, rsp);
     TopView {
         c,
         design_name: design.name.clone(),
@@ -243,7 +248,53 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
         links,
         fanouts,
         joins,
+        mem_ports,
     }
+}
+
+/// With several memory ports, each one's engines (e mod ports) and arbiter sizes.
+fn mem_port_views(design: &Design, rsp: u32) -> Vec<MemPortView> {
+    let ports = design.memory.ports;
+    if ports == 1 {
+        return Vec::new();
+    }
+    let n = design.cores().len() as u32;
+    (0..ports)
+        .map(|p| {
+            let engines: Vec<u32> = (0..n).filter(|e| e % ports == p).collect();
+            let cat = |sig: &str, width: &str| {
+                let parts: Vec<String> = engines
+                    .iter()
+                    .rev()
+                    .map(|e| match width {
+                        "" => format!("{sig}[{e}]"),
+                        w => format!("{sig}[{e}*{w} +: {w}]"),
+                    })
+                    .collect();
+                format!("{{{}}}", parts.join(",\n      "))
+            };
+            let id_depth = (rsp * engines.len() as u32).next_power_of_two();
+            MemPortView {
+                index: p,
+                doc: format!(
+                    "memory port {p}: engine(s) {}",
+                    engines
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                valid: cat("port_valid", ""),
+                write: cat("port_write", ""),
+                addr: cat("port_addr", "MEM_ADDR_W"),
+                wdata: cat("port_wdata", "MEM_W"),
+                port_w: clog2(u64::from(engines.len() as u32)),
+                id_depth,
+                id_ptr_w: clog2(u64::from(id_depth)),
+                engines,
+            }
+        })
+        .collect()
 }
 
 /// Connect every engine's stream ports to its links: an engine fed by several FIFOs (from

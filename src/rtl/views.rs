@@ -187,6 +187,8 @@ pub struct CoreView {
     pub stream_out: Option<String>,
     pub has_stream_in: bool,
     pub has_stream_out: bool,
+    /// The read-data bus of the memory port the engine uses.
+    pub rsp_rdata: String,
 }
 
 pub struct LinkView {
@@ -211,6 +213,24 @@ pub struct TopView<'a> {
     pub links: Vec<LinkView>,
     pub fanouts: Vec<FanoutView>,
     pub joins: Vec<JoinView>,
+    /// With several external-memory ports (`memory.ports`), each port's arbiter over its
+    /// engines; empty with one port (one arbiter over every engine).
+    pub mem_ports: Vec<MemPortView>,
+}
+
+/// One external-memory port and the engines that use it (engine e: port e mod ports).
+pub struct MemPortView {
+    pub index: u32,
+    pub engines: Vec<u32>,
+    pub doc: String,
+    /// Its engines' request signals, concatenated (the first engine least significant).
+    pub valid: String,
+    pub write: String,
+    pub addr: String,
+    pub wdata: String,
+    pub port_w: u32,
+    pub id_depth: u32,
+    pub id_ptr_w: u32,
 }
 
 /// One engine's stream output offered to several FIFOs at once.

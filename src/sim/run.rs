@@ -160,6 +160,7 @@ pub fn build_with(design: &Design, cache: &Path, with: Instrument) -> Result<Pat
         harness: main,
         params: vec![
             ("MEM_W".into(), design.memory.data_width_bits.to_string()),
+            ("MEM_PORTS".into(), design.memory.ports.to_string()),
             ("NUM_CORES".into(), cores.to_string()),
             ("LATENCY".into(), design.memory.latency_cycles.to_string()),
             (

@@ -1,8 +1,14 @@
 {{ c.banner }}
 // Top level of design "{{ design_name }}": {{ cores.len() }} engine(s) in {{ branch_count }} branch(es).
 // Consecutive units of a branch are linked by elastic FIFOs (replica r to replica r), and a
+{%- if mem_ports.is_empty() %}
 // branch's `from` unit feeds its first unit the same way (a fork); all engines share one
 // external-memory port through a round-robin arbiter.
+{%- else %}
+// branch's `from` unit feeds its first unit the same way (a fork); the engines reach
+// external memory through {{ mem_ports.len() }} ports, engine e through port e mod {{ mem_ports.len() }}, each port
+// with its own round-robin arbiter.
+{%- endif %}
 {%- if !joins.is_empty() %}
 // Between units of different h, every replica of one feeds every replica of the other.
 {%- endif %}
@@ -16,6 +22,9 @@ module hwgen_top #(
   parameter [63:0]  DESIGN_ID   = 64'h{{ design_id }},
   parameter integer MEM_W       = {{ mem_w }},
   parameter integer MEM_ADDR_W  = 32,
+{%- if !mem_ports.is_empty() %}
+  parameter integer MEM_PORTS   = {{ mem_ports.len() }},
+{%- endif %}
   parameter integer CSR_ADDR_W  = 12
 ) (
   input  wire                      clk_i,
@@ -25,6 +34,7 @@ module hwgen_top #(
   input  wire [CSR_ADDR_W-1:0]     csr_addr_i,
   input  wire [31:0]               csr_wdata_i,
   output wire [31:0]               csr_rdata_o,
+{%- if mem_ports.is_empty() %}
   // external memory (addresses count MEM_W-bit beats)
   output wire                      mem_req_valid_o,
   input  wire                      mem_req_ready_i,
@@ -33,6 +43,17 @@ module hwgen_top #(
   output wire [MEM_W-1:0]          mem_req_wdata_o,
   input  wire                      mem_rsp_valid_i,
   input  wire [MEM_W-1:0]          mem_rsp_rdata_i
+{%- else %}
+  // external memory: MEM_PORTS ports, port p in bit p or slice p of each signal (addresses
+  // count MEM_W-bit beats); engine e uses port e mod MEM_PORTS
+  output wire [MEM_PORTS-1:0]            mem_req_valid_o,
+  input  wire [MEM_PORTS-1:0]            mem_req_ready_i,
+  output wire [MEM_PORTS-1:0]            mem_req_write_o,
+  output wire [MEM_PORTS*MEM_ADDR_W-1:0] mem_req_addr_o,
+  output wire [MEM_PORTS*MEM_W-1:0]      mem_req_wdata_o,
+  input  wire [MEM_PORTS-1:0]            mem_rsp_valid_i,
+  input  wire [MEM_PORTS*MEM_W-1:0]      mem_rsp_rdata_i
+{%- endif %}
 );
 
   localparam integer NUM_CORES = {{ cores.len() }};
@@ -49,7 +70,9 @@ module hwgen_top #(
   wire [NUM_CORES*MEM_ADDR_W-1:0] port_addr;
   wire [NUM_CORES*MEM_W-1:0]      port_wdata;
   wire [NUM_CORES-1:0]            port_rsp_valid;
+{%- if mem_ports.is_empty() %}
   wire [MEM_W-1:0]                port_rsp_rdata;
+{%- endif %}
 {% for l in links %}
   // {{ l.doc }}
   wire             {{ l.name }}_in_valid;
@@ -136,7 +159,7 @@ module hwgen_top #(
     .mem_req_addr_o     (port_addr[{{ k.index }}*MEM_ADDR_W +: MEM_ADDR_W]),
     .mem_req_wdata_o    (port_wdata[{{ k.index }}*MEM_W +: MEM_W]),
     .mem_rsp_valid_i    (port_rsp_valid[{{ k.index }}]),
-    .mem_rsp_rdata_i    (port_rsp_rdata),
+    .mem_rsp_rdata_i    ({{ k.rsp_rdata }}),
 {%- if let Some(l) = k.stream_in %}
     .stream_in_valid_i  ({{ l }}_out_valid),
     .stream_in_ready_o  ({{ l }}_out_ready),
@@ -158,6 +181,7 @@ module hwgen_top #(
     .perf_o             (perf[{{ k.index }}*PERF_W +: PERF_W])
   );
 {% endfor %}
+{%- if mem_ports.is_empty() %}
   hwgen_mem_arbiter #(
     .PORTS    (NUM_CORES),
     .PORT_W   ({{ port_w }}),
@@ -183,6 +207,52 @@ module hwgen_top #(
     .mem_rsp_valid_i (mem_rsp_valid_i),
     .mem_rsp_rdata_i (mem_rsp_rdata_i)
   );
+{%- else %}
+{%- for m in mem_ports %}
+  // {{ m.doc }}
+  wire [{{ m.engines.len() - 1 }}:0] mem{{ m.index }}_ready;
+  wire [{{ m.engines.len() - 1 }}:0] mem{{ m.index }}_rsp_valid;
+  wire [MEM_W-1:0] mem{{ m.index }}_rsp_rdata;
+  wire [{{ m.engines.len() - 1 }}:0] mem{{ m.index }}_req_valid;
+  wire [{{ m.engines.len() - 1 }}:0] mem{{ m.index }}_req_write;
+  wire [{{ m.engines.len() }}*MEM_ADDR_W-1:0] mem{{ m.index }}_req_addr;
+  wire [{{ m.engines.len() }}*MEM_W-1:0] mem{{ m.index }}_req_wdata;
+  assign mem{{ m.index }}_req_valid = {{ m.valid }};
+  assign mem{{ m.index }}_req_write = {{ m.write }};
+  assign mem{{ m.index }}_req_addr  = {{ m.addr }};
+  assign mem{{ m.index }}_req_wdata = {{ m.wdata }};
+{%- for e in m.engines %}
+  assign port_ready[{{ e }}] = mem{{ m.index }}_ready[{{ loop.index0 }}];
+  assign port_rsp_valid[{{ e }}] = mem{{ m.index }}_rsp_valid[{{ loop.index0 }}];
+{%- endfor %}
+
+  hwgen_mem_arbiter #(
+    .PORTS    ({{ m.engines.len() }}),
+    .PORT_W   ({{ m.port_w }}),
+    .ADDR_W   (MEM_ADDR_W),
+    .DATA_W   (MEM_W),
+    .ID_DEPTH ({{ m.id_depth }}),
+    .ID_PTR_W ({{ m.id_ptr_w }})
+  ) u_mem_arbiter_{{ m.index }} (
+    .clk_i           (clk_i),
+    .{{ c.rst }}     ({{ c.rst }}),
+    .req_valid_i     (mem{{ m.index }}_req_valid),
+    .req_ready_o     (mem{{ m.index }}_ready),
+    .req_write_i     (mem{{ m.index }}_req_write),
+    .req_addr_i      (mem{{ m.index }}_req_addr),
+    .req_wdata_i     (mem{{ m.index }}_req_wdata),
+    .rsp_valid_o     (mem{{ m.index }}_rsp_valid),
+    .rsp_rdata_o     (mem{{ m.index }}_rsp_rdata),
+    .mem_req_valid_o (mem_req_valid_o[{{ m.index }}]),
+    .mem_req_ready_i (mem_req_ready_i[{{ m.index }}]),
+    .mem_req_write_o (mem_req_write_o[{{ m.index }}]),
+    .mem_req_addr_o  (mem_req_addr_o[{{ m.index }}*MEM_ADDR_W +: MEM_ADDR_W]),
+    .mem_req_wdata_o (mem_req_wdata_o[{{ m.index }}*MEM_W +: MEM_W]),
+    .mem_rsp_valid_i (mem_rsp_valid_i[{{ m.index }}]),
+    .mem_rsp_rdata_i (mem_rsp_rdata_i[{{ m.index }}*MEM_W +: MEM_W])
+  );
+{% endfor %}
+{%- endif %}
 
   hwgen_csr #(
     .CSR_ADDR_W    (CSR_ADDR_W),

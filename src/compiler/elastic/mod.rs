@@ -46,8 +46,10 @@ pub struct StageReport {
     pub rows: Vec<Vec<(String, usize, usize)>>,
     /// Estimated cycles of one frame on the slowest replica.
     pub estimated_cycles: u64,
-    /// Beats its replicas move through the memory port per frame (data and instructions).
+    /// Beats its replicas move through the memory port per frame (data and instructions),
+    /// and each replica's.
     pub beats: u64,
+    pub replica_beats: Vec<u64>,
 }
 
 /// The multi-engine part of an elastic program.
@@ -168,6 +170,7 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
             rows: Vec::new(),
             estimated_cycles: 0,
             beats: 0,
+            replica_beats: Vec::new(),
         };
         let mut share = Vec::new();
         for r in 0..unit.h as usize {
@@ -189,10 +192,12 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
                 .estimated_cycles
                 .max(est.iter().map(|l| l.estimated_cycles).sum());
             // The engine fetches its instructions through the same port.
-            report.beats += est
+            let beats: u64 = est
                 .iter()
                 .map(|l| l.beats + l.instructions as u64 * ibeats)
-                .sum::<u64>();
+                .sum();
+            report.beats += beats;
+            report.replica_beats.push(beats);
             report.engines.push(e);
             report.rows.push(
                 st.nodes
@@ -234,9 +239,10 @@ pub struct Estimate {
     /// The slowest stage's cycles for its branch's frames of a round (each engine alone
     /// with the memory port).
     pub compute_cycles: u64,
-    /// Beats every engine together moves per round, and the cycles the one memory port
-    /// needs for them at `memory.bytes_per_cycle`.
+    /// Beats every engine together moves per round, and the cycles the busiest memory port
+    /// needs for its engines' at `memory.bytes_per_cycle` (engine e uses port e mod ports).
     pub beats: u64,
+    pub port_beats: Vec<u64>,
     pub memory_cycles: u64,
     /// The larger of the two: the round interval.
     pub cycles_per_round: u64,
@@ -267,8 +273,16 @@ pub fn estimate(design: &Design, model: &Model) -> Result<Estimate, CompileError
         .zip(&p.reports)
         .map(|(st, r)| frames_of(st) * r.beats)
         .sum();
+    let ports = design.memory.ports.max(1) as usize;
+    let mut port_beats = vec![0u64; ports];
+    for (st, r) in p.stages.iter().zip(&p.reports) {
+        for (&e, &b) in r.engines.iter().zip(&r.replica_beats) {
+            port_beats[e % ports] += frames_of(st) * b;
+        }
+    }
     let bytes = u64::from(design.memory.data_width_bits / 8);
-    let memory = (beats * bytes).div_ceil(u64::from(design.memory.bytes_per_cycle.max(1)));
+    let busiest = port_beats.iter().copied().max().unwrap_or(0);
+    let memory = (busiest * bytes).div_ceil(u64::from(design.memory.bytes_per_cycle.max(1)));
     let round = compute.max(memory).max(1);
     let macs: u64 = p.layers.iter().map(|l| l.macs).sum();
     let macs_run: u64 = p
@@ -300,6 +314,7 @@ pub fn estimate(design: &Design, model: &Model) -> Result<Estimate, CompileError
         branch_frames,
         compute_cycles: compute,
         beats,
+        port_beats,
         memory_cycles: memory,
         cycles_per_round: round,
         cycles_per_frame: round.div_ceil(most),
