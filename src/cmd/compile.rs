@@ -66,13 +66,13 @@ pub fn run(args: Args) -> Result<()> {
     files.write_atomic(&args.out)?;
     match &program.elastic {
         Some(e) => println!(
-            "{}: {} engines, {} instructions, {} MACs per frame, {} frames, estimated {} cycles per frame (slowest stage); wrote {}",
+            "{}: {} engines, {} instructions, {} MACs per frame, {} frames, estimated {} cycles of compute (the slowest stage for its branch's frames; compile --estimate adds the memory ports); wrote {}",
             args.model.display(),
             e.programs.len(),
             e.programs.iter().map(Vec::len).sum::<usize>(),
             program.macs,
             program.frames(),
-            e.stages.iter().map(|s| s.estimated_cycles).max().unwrap_or(0),
+            e.compute_cycles(&design),
             args.out.display()
         ),
         None => println!(
@@ -149,6 +149,7 @@ pub fn report(
             .map(|s| s.estimated_cycles)
             .max()
             .unwrap_or(0));
+        v["estimated_compute_cycles"] = serde_json::json!(e.compute_cycles(design));
     }
     serde_json::to_string_pretty(&v).expect("report serializes") + "\n"
 }

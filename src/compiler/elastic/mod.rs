@@ -62,6 +62,21 @@ pub struct Elastic {
     pub stages: Vec<StageReport>,
 }
 
+impl Elastic {
+    /// The slowest stage's estimated cycles for the frames its branch runs (each engine as
+    /// if alone with its memory port): the compute bound of the run.
+    pub fn compute_cycles(&self, design: &Design) -> u64 {
+        self.stages
+            .iter()
+            .map(|s| {
+                let b = design.branches.iter().position(|b| b.name == s.branch);
+                b.map_or(1, |b| self.frames[b] as u64) * s.estimated_cycles
+            })
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 /// Whether `design` is compiled per engine: more than one engine.
 pub fn is_elastic(design: &Design) -> bool {
     design.cores().len() > 1
