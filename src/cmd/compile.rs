@@ -185,20 +185,13 @@ fn estimate(
         println!("{}", serde_json::to_string(&e)?);
         return Ok(());
     }
-    let round: Vec<String> = design
-        .branches
-        .iter()
-        .zip(&e.branch_frames)
-        .filter(|(_, &f)| f > 0)
-        .map(|(b, f)| format!("{} {f}", b.name))
-        .collect();
     println!(
         "{} on {} ({} engines, {} PEs); a round is every branch's batch of frames ({}):",
         model.name,
         design.name,
         design.cores().len(),
         e.pes,
-        round.join(", ")
+        elastic::round_label(design, &e.branch_frames)
     );
     for s in &e.stages {
         println!(

@@ -287,17 +287,10 @@ fn elastic_report(
     let round = two_rounds.saturating_sub(r.cycles).max(1) as f64;
     let fps_of = |f: usize| f as f64 * clock / round;
     let fps = fps_of(frames as usize);
-    let per_round: Vec<String> = design
-        .branches
-        .iter()
-        .zip(&e.frames)
-        .filter(|(_, &f)| f > 0)
-        .map(|(b, f)| format!("{} {f}", b.name))
-        .collect();
     let _ = writeln!(
         t,
         "rounds:      a round is every branch's batch of frames ({}); {} cycles per round in steady state (one round alone: {}), {} per frame of the largest batch: {fps:.1} frames/s at {} MHz",
-        per_round.join(", "),
+        hwgen::compiler::elastic::round_label(design, &e.frames),
         round,
         r.cycles,
         (round / frames.max(1) as f64).round(),

@@ -305,61 +305,55 @@ fn stream_ends(
     views: &mut [CoreView],
     design_links: &[crate::design::Link],
 ) -> (Vec<JoinView>, Vec<FanoutView>) {
-    let mut joins = Vec::new();
-    for (k, view) in views.iter_mut().enumerate() {
-        let ins: Vec<String> = design_links
+    // The names of the links that satisfy `side`, each signal of them joined by `op`.
+    let names = |side: &dyn Fn(&crate::design::Link) -> bool| -> Vec<String> {
+        design_links
             .iter()
-            .filter(|l| l.to == k)
+            .filter(|l| side(l))
             .map(|l| l.name.clone())
-            .collect();
-        match ins.len() {
-            0 => {}
-            1 => view.stream_in = Some(ins[0].clone()),
+            .collect()
+    };
+    let all = |links: &[String], suffix: &str, op: &str| {
+        links
+            .iter()
+            .map(|l| format!("{l}_{suffix}"))
+            .collect::<Vec<_>>()
+            .join(op)
+    };
+    let (mut joins, mut fanouts) = (Vec::new(), Vec::new());
+    for (k, view) in views.iter_mut().enumerate() {
+        let ins = names(&|l| l.to == k);
+        view.stream_in = match ins.len() {
+            0 => None,
+            1 => Some(ins[0].clone()),
             _ => {
                 let name = format!("join_{}", view.name);
-                view.stream_in = Some(name.clone());
-                let all = |suffix: &str, op: &str| {
-                    ins.iter()
-                        .map(|l| format!("{l}_out_{suffix}"))
-                        .collect::<Vec<_>>()
-                        .join(op)
-                };
                 joins.push(JoinView {
-                    name,
+                    name: name.clone(),
                     doc: format!("{} is fed by {} FIFOs", view.label, ins.len()),
-                    valid: all("valid", " &&\n      "),
-                    data: all("data", " |\n      "),
+                    valid: all(&ins, "out_valid", " &&\n      "),
+                    data: all(&ins, "out_data", " |\n      "),
                     links: ins,
                 });
+                Some(name)
             }
-        }
-        view.has_stream_in = view.stream_in.is_some();
-    }
-    let mut fanouts = Vec::new();
-    for (k, view) in views.iter_mut().enumerate() {
-        let outs: Vec<String> = design_links
-            .iter()
-            .filter(|l| l.from == k)
-            .map(|l| l.name.clone())
-            .collect();
-        match outs.len() {
-            0 => {}
-            1 => view.stream_out = Some(outs[0].clone()),
+        };
+        let outs = names(&|l| l.from == k);
+        view.stream_out = match outs.len() {
+            0 => None,
+            1 => Some(outs[0].clone()),
             _ => {
                 let name = format!("fanout_{}", view.name);
-                view.stream_out = Some(name.clone());
                 fanouts.push(FanoutView {
-                    name,
+                    name: name.clone(),
                     doc: format!("{} feeds {} FIFOs", view.label, outs.len()),
-                    ready: outs
-                        .iter()
-                        .map(|l| format!("{l}_in_ready"))
-                        .collect::<Vec<_>>()
-                        .join(" &&\n      "),
+                    ready: all(&outs, "in_ready", " &&\n      "),
                     links: outs,
                 });
+                Some(name)
             }
-        }
+        };
+        view.has_stream_in = view.stream_in.is_some();
         view.has_stream_out = view.stream_out.is_some();
     }
     (joins, fanouts)

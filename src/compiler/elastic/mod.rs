@@ -77,6 +77,19 @@ impl Elastic {
     }
 }
 
+/// A round's frames per branch, "geometry 1, texture 2, warp 2" (branches without
+/// layers, 0 frames, left out).
+pub fn round_label(design: &Design, frames: &[usize]) -> String {
+    design
+        .branches
+        .iter()
+        .zip(frames)
+        .filter(|(_, &f)| f > 0)
+        .map(|(b, f)| format!("{} {f}", b.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Whether `design` is compiled per engine: more than one engine.
 pub fn is_elastic(design: &Design) -> bool {
     design.cores().len() > 1
