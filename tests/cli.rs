@@ -292,3 +292,38 @@ fn sim_trace_writes_an_fst_waveform() {
     let bytes = std::fs::read(&fst).unwrap();
     assert!(bytes.len() > 1000, "the waveform is empty");
 }
+
+/// `hwgen sim --json` on an elastic design (two stages, batch 2): every frame bit-exact,
+/// the steady-state round from the second round of a two-round run (at most a round
+/// alone, which also fills and drains the pipeline), and each branch's frames per second
+/// its frames per round over that round at the config's clock.
+#[test]
+fn sim_reports_rounds_on_an_elastic_design() {
+    if !common::have_tool("verilator", "elastic sim") {
+        return;
+    }
+    let out = hwgen()
+        .args([
+            "sim",
+            "--json",
+            "-c",
+            "rtl-tests/configs/elastic_2stage_int8.toml",
+        ])
+        .args(["-m", "rtl-tests/cases/elastic_chain.toml", "--cache"])
+        .arg(common::sim_cache())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["match"], true);
+    assert_eq!(v["steady_state_measured"], true);
+    let round = v["steady_cycles_per_round"].as_f64().unwrap();
+    let alone = v["one_round_cycles"].as_f64().unwrap();
+    assert!(round > 0.0 && round <= alone, "{round} vs {alone}");
+    let clock = v["clock_mhz"].as_f64().unwrap() * 1e6;
+    let b = &v["branches"][0];
+    assert_eq!(b["frames"], 2);
+    let fps = b["frames_per_second"].as_f64().unwrap();
+    assert!((fps - 2.0 * clock / round).abs() < 1e-6 * fps, "{fps}");
+}
