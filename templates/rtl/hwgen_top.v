@@ -73,6 +73,16 @@ module hwgen_top #(
 {%- if mem_ports.is_empty() %}
   wire [MEM_W-1:0]                port_rsp_rdata;
 {%- endif %}
+{%- for m in mem_ports %}
+  // {{ m.doc }}
+  wire [{{ m.engines.len() - 1 }}:0] mem{{ m.index }}_ready;
+  wire [{{ m.engines.len() - 1 }}:0] mem{{ m.index }}_rsp_valid;
+  wire [MEM_W-1:0] mem{{ m.index }}_rsp_rdata;
+  wire [{{ m.engines.len() - 1 }}:0] mem{{ m.index }}_req_valid;
+  wire [{{ m.engines.len() - 1 }}:0] mem{{ m.index }}_req_write;
+  wire [{{ m.engines.len() }}*MEM_ADDR_W-1:0] mem{{ m.index }}_req_addr;
+  wire [{{ m.engines.len() }}*MEM_W-1:0] mem{{ m.index }}_req_wdata;
+{%- endfor %}
 {% for l in links %}
   // {{ l.doc }}
   wire             {{ l.name }}_in_valid;
@@ -210,13 +220,6 @@ module hwgen_top #(
 {%- else %}
 {%- for m in mem_ports %}
   // {{ m.doc }}
-  wire [{{ m.engines.len() - 1 }}:0] mem{{ m.index }}_ready;
-  wire [{{ m.engines.len() - 1 }}:0] mem{{ m.index }}_rsp_valid;
-  wire [MEM_W-1:0] mem{{ m.index }}_rsp_rdata;
-  wire [{{ m.engines.len() - 1 }}:0] mem{{ m.index }}_req_valid;
-  wire [{{ m.engines.len() - 1 }}:0] mem{{ m.index }}_req_write;
-  wire [{{ m.engines.len() }}*MEM_ADDR_W-1:0] mem{{ m.index }}_req_addr;
-  wire [{{ m.engines.len() }}*MEM_W-1:0] mem{{ m.index }}_req_wdata;
   assign mem{{ m.index }}_req_valid = {{ m.valid }};
   assign mem{{ m.index }}_req_write = {{ m.write }};
   assign mem{{ m.index }}_req_addr  = {{ m.addr }};
