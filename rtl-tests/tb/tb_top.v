@@ -16,7 +16,8 @@
 //                    or started, no memory handshake or response, no scratchpad write) for
 //                    N cycles, and print engine 0's state: per queue "QUEUE q head_valid
 //                    started busy", per semaphore "SEM s count", "FETCH pc fetching" and
-//                    "MEMPORT valid ready write addr reads_in_flight"
+//                    "MEMPORT valid ready write addr reads_in_flight" (memory port 0; the
+//                    reads in flight on every port)
 // Each port's bandwidth is limited to BYTES_PER_CYCLE by a token bucket. A write is in the
 // memory once accepted, so a read accepted later on any port sees it.
 // Built with +define+HWGEN_TIMELINE (and the generated tb_timeline.v), +timeline=FILE logs

@@ -82,7 +82,7 @@ pub(super) fn resolve(
                         "memory.ports = {} but the design has {engines} engine(s); engine e uses port e mod ports, so a port would have none",
                         memory.ports
                     ),
-                    format!("use at most {engines} ports, or add engines"),
+                    format!("use at most {engines} port(s), or add engines"),
                 );
             }
         }

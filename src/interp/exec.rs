@@ -37,16 +37,6 @@ pub(super) fn transfer_beats(
     Ok(t.moved_rows() * (elem_beats + u64::from(scaled)))
 }
 
-/// The width of the integers a load with `widen` moves, sign-extended into accumulator
-/// lanes: None for the accumulator's own elements (0) or an unknown code.
-fn widened_bits(widen: u64) -> Option<u32> {
-    match widen {
-        1 => Some(16),
-        2 => Some(8),
-        _ => None,
-    }
-}
-
 /// The beats of one row's elements a transfer moves: the buffer's whole row, or the first
 /// `row_beats` of an accumulator row a load from memory names.
 fn row_beats(
@@ -61,7 +51,7 @@ fn row_beats(
     if t.row_beats == 0 && t.widen == 0 {
         return Ok(whole);
     }
-    let narrow = widened_bits(t.widen).is_some_and(|w| w < elem.bits);
+    let narrow = isa::widened_bits(t.widen).is_some_and(|w| w < elem.bits);
     if store
         || t.stream
         || t.buffer != Buffer::Accumulator
@@ -213,7 +203,7 @@ impl Engine {
         let elem_beats = row_beats(&self.unit, self.mem_w, pc, t, store)?;
         // A short row's elements, the first lanes of the row, of their own width when
         // widened.
-        let elem = match widened_bits(t.widen) {
+        let elem = match isa::widened_bits(t.widen) {
             Some(bits) => crate::numeric::IntType::new(true, bits),
             None => elem,
         };

@@ -257,6 +257,26 @@ pub fn scale_word_bits() -> u32 {
 }
 
 /// The largest value of `width` bits.
+/// The integer widths a load into the accumulator may widen (`Transfer::widen`): code k
+/// (from 1) moves signed integers of `WIDEN_BITS[k - 1]` bits, each sign-extended into its
+/// accumulator lane; code 0 moves accumulator elements.
+pub const WIDEN_BITS: [u32; 2] = [16, 8];
+
+/// The integer width of `widen` code `code`, or None for 0 (accumulator elements) or a
+/// code the ISA does not define.
+pub fn widened_bits(code: u64) -> Option<u32> {
+    let k = usize::try_from(code).ok()?.checked_sub(1)?;
+    WIDEN_BITS.get(k).copied()
+}
+
+/// The `widen` code that moves integers of `bits` bits (None: not a widened width).
+pub fn widen_code(bits: u32) -> Option<u64> {
+    WIDEN_BITS
+        .iter()
+        .position(|&b| b == bits)
+        .map(|k| k as u64 + 1)
+}
+
 pub const fn mask(width: u32) -> u64 {
     if width >= 64 {
         u64::MAX

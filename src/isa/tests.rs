@@ -136,3 +136,19 @@ fn markdown_lists_every_field() {
         }
     }
 }
+
+/// The widen codes: 0 moves accumulator elements, codes from 1 the ISA's narrow widths
+/// (16 and 8 bits, as the field's doc says), and every code fits the field.
+#[test]
+fn widen_codes_round_trip_and_fit_the_field() {
+    assert_eq!(widened_bits(0), None);
+    assert_eq!(widened_bits(1), Some(16));
+    assert_eq!(widened_bits(2), Some(8));
+    assert_eq!(widened_bits(3), None);
+    for &bits in &WIDEN_BITS {
+        let code = widen_code(bits).expect("a widened width");
+        assert_eq!(widened_bits(code), Some(bits));
+        assert!(code < 1 << format(Opcode::Load).field("widen").width);
+    }
+    assert_eq!(widen_code(32), None);
+}

@@ -68,6 +68,18 @@ pub(super) fn isa_header(c: &Common) -> IsaHeader<'_> {
             },
         );
     }
+    let widen_w = isa::format(isa::Opcode::Load).field("widen").width;
+    for (k, bits) in isa::WIDEN_BITS.iter().enumerate() {
+        def(
+            &format!("WIDEN_{bits}"),
+            format!("{widen_w}'d{}", k + 1),
+            if k == 0 {
+                "widen codes of a load into the accumulator: integers of that many bits"
+            } else {
+                ""
+            },
+        );
+    }
     for (format, op) in [
         ("TRANSFER", isa::Opcode::Load),
         ("MATMUL", isa::Opcode::Matmul),

@@ -490,8 +490,8 @@ module hwgen_load_unit #(
   // asm_q; the shift brings zeros into the lanes above them), then with widen each lane's
   // narrow integer sign-extended into its ACC_W bits.
   localparam integer ACC_ROW_W = ACC_LANES * ACC_W;
-  localparam [WIDEN_W-1:0] WIDEN_16 = 1;
-  localparam [WIDEN_W-1:0] WIDEN_8  = 2;
+  localparam integer INT16_W   = 16;  // the integers of widen code `HWGEN_WIDEN_16
+  localparam integer INT8_W    = 8;   // the integers of widen code `HWGEN_WIDEN_8
   wire [ROW_MAX_W-1:0] acc_packed = asm_q >> (ROW_MAX_W - ctx_beats * MEM_W);
   wire [ACC_ROW_W-1:0] acc_row;
   wire [ROW_MAX_W-1:0] acc_wr;
@@ -508,18 +508,20 @@ module hwgen_load_unit #(
       wire [ACC_W-1:0] own = acc_packed[gl*ACC_W +: ACC_W];
       wire [ACC_W-1:0] from16;
       wire [ACC_W-1:0] from8;
-      if (ACC_W > 16) begin : gen_16
-        assign from16 = { {(ACC_W-16){acc_packed[gl*16+15]}}, acc_packed[gl*16 +: 16]};
+      if (ACC_W > INT16_W) begin : gen_16
+        wire [INT16_W-1:0] v = acc_packed[gl*INT16_W +: INT16_W];
+        assign from16 = { {(ACC_W-INT16_W){v[INT16_W-1]}}, v};
       end else begin : gen_16_own
         assign from16 = own;
       end
-      if (ACC_W > 8) begin : gen_8
-        assign from8 = { {(ACC_W-8){acc_packed[gl*8+7]}}, acc_packed[gl*8 +: 8]};
+      if (ACC_W > INT8_W) begin : gen_8
+        wire [INT8_W-1:0] v = acc_packed[gl*INT8_W +: INT8_W];
+        assign from8 = { {(ACC_W-INT8_W){v[INT8_W-1]}}, v};
       end else begin : gen_8_own
         assign from8 = own;
       end
-      assign acc_row[gl*ACC_W +: ACC_W] = (ctx_widen == WIDEN_16) ? from16 :
-                                          (ctx_widen == WIDEN_8)  ? from8  : own;
+      assign acc_row[gl*ACC_W +: ACC_W] = (ctx_widen == `HWGEN_WIDEN_16) ? from16 :
+                                          (ctx_widen == `HWGEN_WIDEN_8)  ? from8  : own;
     end
   endgenerate
 

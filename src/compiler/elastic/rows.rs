@@ -127,15 +127,16 @@ fn own_rows(n: &Node, want: &Range<usize>) -> Range<usize> {
 /// Per stage, its chain: stages whose units are linked replica to replica (the same `h`),
 /// directly or through other such units, share one.
 fn chains(design: &Design, stages: &[Stage]) -> Vec<usize> {
-    let mut unit_of = Vec::new();
-    let mut first = Vec::new();
-    for (b, br) in design.branches.iter().enumerate() {
-        for (u, unit) in br.units.iter().enumerate() {
-            first.push((b, u));
-            unit_of.extend((0..unit.h).map(|_| first.len() - 1));
-        }
-    }
-    let mut parent: Vec<usize> = (0..first.len()).collect();
+    // A unit is named by its replica 0 (`Design::core_index`); sets are kept by union-find
+    // over engine indices.
+    let cores = design.cores();
+    let unit_of = |e: usize| {
+        let (b, u, _) = cores[e];
+        design
+            .core_index(&b.name, &u.name, 0)
+            .expect("replica 0 exists")
+    };
+    let mut parent: Vec<usize> = (0..cores.len()).collect();
     fn root(parent: &mut [usize], x: usize) -> usize {
         let mut x = x;
         while parent[x] != x {
@@ -144,22 +145,26 @@ fn chains(design: &Design, stages: &[Stage]) -> Vec<usize> {
         }
         x
     }
-    let h = |k: usize| design.branches[first[k].0].units[first[k].1].h;
     for l in design.links() {
-        let (a, b) = (unit_of[l.from], unit_of[l.to]);
-        if h(a) == h(b) {
-            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+        if cores[l.from].1.h == cores[l.to].1.h {
+            let (ra, rb) = (
+                root(&mut parent, unit_of(l.from)),
+                root(&mut parent, unit_of(l.to)),
+            );
             parent[ra] = rb;
         }
     }
     stages
         .iter()
         .map(|st| {
-            let k = first
-                .iter()
-                .position(|&x| x == (st.branch, st.unit))
+            let (b, u) = (
+                &design.branches[st.branch],
+                &design.branches[st.branch].units[st.unit],
+            );
+            let e = design
+                .core_index(&b.name, &u.name, 0)
                 .expect("a stage's unit exists");
-            root(&mut parent, k)
+            root(&mut parent, e)
         })
         .collect()
 }

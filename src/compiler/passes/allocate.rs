@@ -35,9 +35,9 @@ pub struct Alloc {
     pub window_weights: HashMap<(usize, usize), u64>,
     /// (node, oct) → first beat of the bias row.
     pub bias: HashMap<(usize, usize), u64>,
-    /// node → first beat of its untied bias: one accumulator row of a channel tile per
-    /// output pixel, [oct][oy][ox], loaded into the accumulator before the first matmul.
-    pub untied: HashMap<usize, u64>,
+    /// node → its untied bias, one row of a channel tile per output pixel, loaded into the
+    /// accumulator before the first matmul.
+    pub untied: HashMap<usize, UntiedBias>,
     /// Beats per weight row, bias row and activation row.
     pub weight_beats: u64,
     pub acc_beats: u64,
@@ -52,47 +52,70 @@ pub struct Alloc {
     pub end: u64,
 }
 
-/// How one pixel's untied bias of a channel tile is stored: (element bits, beats). An
+/// Where a node's untied bias lives and how one pixel of a channel tile is stored: an
 /// accumulator row, unless fewer beats hold the layer's channels (when they fill less than
-/// a row) in the narrowest of 8-bit, 16-bit or accumulator integers that holds every value
-/// of the layer's untied bias; the load reads those beats (`Transfer::row_beats`),
-/// sign-extends narrow integers into their lanes (`Transfer::widen`) and writes the lanes
-/// above zero. A 3-channel layer's int32 biases on a 16-lane accumulator are one 128-bit
-/// beat per pixel, not four; 16 channels of int16-sized values two.
-pub fn untied_form(n: &Node, u: &Unit, mem_w: u64) -> (u32, u64) {
-    let acc = u.datatype.acc_type();
-    let whole = u64::from(u.acc_row_bits()).div_ceil(mem_w);
-    let integer = matches!(
-        u.datatype.precisions.get(n.prec),
-        Some(crate::numeric::Precision::Int(_))
-    );
-    let values: &[i64] = match &n.op {
-        Op::Conv { untied_bias, .. } => untied_bias,
-        _ => &[],
-    };
-    let fits = |bits: u32| {
-        let t = crate::numeric::IntType::new(true, bits);
-        values.iter().all(|&v| t.holds(v))
-    };
-    let bits = match [8, 16]
-        .into_iter()
-        .find(|&b| integer && b < acc.bits && fits(b))
-    {
-        Some(b) => b,
-        None => acc.bits,
-    };
-    let lanes = (n.out[2] as u64).min(u64::from(u.cpf));
-    let beats = (lanes * u64::from(bits)).div_ceil(mem_w);
-    if beats < whole {
-        (bits, beats)
-    } else {
-        (acc.bits, whole)
-    }
+/// a row) in the narrowest of the widened integer widths (`isa::WIDEN_BITS`) or the
+/// accumulator's that holds every value of the layer's untied bias. The load reads those
+/// beats (`Transfer::row_beats`), sign-extends narrow integers into their lanes
+/// (`Transfer::widen`) and writes the lanes above zero: a 3-channel layer's int32 biases on
+/// a 16-lane accumulator are one 128-bit beat per pixel, not four; 16 channels of
+/// int16-sized values two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UntiedBias {
+    /// First beat: [oct][oy][ox], `beats` each.
+    pub base: u64,
+    /// Bits of an element in memory, and beats per pixel of a channel tile.
+    pub bits: u32,
+    pub beats: u64,
+    /// The load's `row_beats` (0: whole rows) and `widen` (0: accumulator elements).
+    pub row_beats: u64,
+    pub widen: u64,
 }
 
-/// Beats of one pixel's untied bias of a channel tile in memory (`untied_form`).
-pub fn untied_beats(n: &Node, u: &Unit, mem_w: u64) -> u64 {
-    untied_form(n, u, mem_w).1
+impl UntiedBias {
+    fn of(n: &Node, u: &Unit, mem_w: u64, base: u64) -> UntiedBias {
+        let acc = u.datatype.acc_type();
+        let whole = u64::from(u.acc_row_bits()).div_ceil(mem_w);
+        let integer = matches!(
+            u.datatype.precisions.get(n.prec),
+            Some(crate::numeric::Precision::Int(_))
+        );
+        let values: &[i64] = match &n.op {
+            Op::Conv { untied_bias, .. } => untied_bias,
+            _ => &[],
+        };
+        let fits = |bits: u32| {
+            let t = crate::numeric::IntType::new(true, bits);
+            values.iter().all(|&v| t.holds(v))
+        };
+        let mut narrow: Vec<u32> = crate::isa::WIDEN_BITS.to_vec();
+        narrow.sort_unstable();
+        let bits = narrow
+            .into_iter()
+            .find(|&b| integer && b < acc.bits && fits(b))
+            .unwrap_or(acc.bits);
+        let lanes = (n.out[2] as u64).min(u64::from(u.cpf));
+        let beats = (lanes * u64::from(bits)).div_ceil(mem_w);
+        if beats >= whole {
+            return UntiedBias {
+                base,
+                bits: acc.bits,
+                beats: whole,
+                row_beats: 0,
+                widen: 0,
+            };
+        }
+        UntiedBias {
+            base,
+            bits,
+            beats,
+            row_beats: beats,
+            widen: match bits < acc.bits {
+                true => crate::isa::widen_code(bits).expect("a widened width"),
+                false => 0,
+            },
+        }
+    }
 }
 
 /// Beats of a row of a tensor in memory: the elements of a channel tile of `tile` channels
@@ -253,7 +276,7 @@ struct Params {
     weights: HashMap<(usize, usize), (u64, Vec<Tap>)>,
     window_weights: HashMap<(usize, usize), u64>,
     bias: HashMap<(usize, usize), u64>,
-    untied: HashMap<usize, u64>,
+    untied: HashMap<usize, UntiedBias>,
     end: u64,
 }
 
@@ -273,8 +296,9 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
         let icts = cin.div_ceil(t);
         if let Op::Conv { untied_bias, .. } = &n.op {
             if !untied_bias.is_empty() {
-                untied.insert(i, next);
-                next += (octs * n.out[0] * n.out[1]) as u64 * untied_beats(n, u, mem_w);
+                let ub = UntiedBias::of(n, u, mem_w, next);
+                untied.insert(i, ub);
+                next += (octs * n.out[0] * n.out[1]) as u64 * ub.beats;
             }
         }
         if n.window {

@@ -286,16 +286,16 @@ pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
             }
         }
     }
-    for (&ni, &base) in &alloc.untied {
+    for (&ni, ub) in &alloc.untied {
         let Op::Conv { untied_bias, .. } = &g.nodes[ni].op else {
             unreachable!("untied biases belong to convolutions")
         };
         let [oh, ow, cout] = g.nodes[ni].out;
-        let (bits, beats) = super::allocate::untied_form(&g.nodes[ni], u, mem_w);
-        let acc = crate::numeric::IntType::new(true, bits);
+        let (base, beats) = (ub.base, ub.beats);
+        let acc = crate::numeric::IntType::new(true, ub.bits);
         // The lanes the beats hold (all of the row's, or the layer's channels and the
         // zeros after them up to a whole beat).
-        let fit = (beats * mem_w / u64::from(acc.bits)) as usize;
+        let fit = (beats * mem_w / u64::from(ub.bits)) as usize;
         for oct in 0..cout.div_ceil(t) {
             for p in 0..oh * ow {
                 let row: Vec<i64> = (0..t)

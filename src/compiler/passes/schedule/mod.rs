@@ -523,14 +523,13 @@ impl Sched<'_> {
     /// Load the untied biases of the group's members into their accumulator rows, where the
     /// matmuls then accumulate onto them.
     fn untied_loads(&mut self, nc: &NodeCtx, gc: &GroupCtx) {
-        let Some(&base) = self.alloc.untied.get(&nc.ni) else {
+        let Some(&ub) = self.alloc.untied.get(&nc.ni) else {
             return;
         };
         let [oh, ow, _] = nc.n.out;
-        let mem_w = u64::from(self.g.unit.acc_row_bits()) / self.alloc.acc_beats;
-        let (bits, beats) = super::allocate::untied_form(nc.n, &self.g.unit, mem_w);
+        let beats = ub.beats;
         for (j, &oct) in gc.members.iter().enumerate() {
-            let first = base + ((oct * oh + gc.oy0) * ow + gc.ox0) as u64 * beats;
+            let first = ub.base + ((oct * oh + gc.oy0) * ow + gc.ox0) as u64 * beats;
             let t = Transfer {
                 buffer: Buffer::Accumulator,
                 spad_addr: gc.acc_of(j),
@@ -541,16 +540,8 @@ impl Sched<'_> {
                 stride1: ow as u64 * beats,
                 // Few channels or small values: only the beats that hold them, of
                 // narrow integers widened into the lanes.
-                row_beats: if beats < self.alloc.acc_beats {
-                    beats
-                } else {
-                    0
-                },
-                widen: match (bits, bits < self.g.unit.datatype.acc_type().bits) {
-                    (16, true) => 1,
-                    (8, true) => 2,
-                    _ => 0,
-                },
+                row_beats: ub.row_beats,
+                widen: ub.widen,
                 ..Transfer::default()
             };
             let read = span(first, gc.w, beats, gc.h, ow as u64 * beats, beats);
