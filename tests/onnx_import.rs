@@ -106,6 +106,8 @@ fn layer_chains_match_onnx_runtime() {
         "concat",
         "avgpool",
         "upconv",
+        "affine",
+        "const_map",
     ] {
         // onnxruntime quantizes ConvTranspose in QDQ form only.
         let formats: &[&str] = if graph == "upconv" {
@@ -138,7 +140,7 @@ fn make_act(graph: &str, format: &str, act: &str, extra: &[&str]) -> tempfile::T
 
 /// `hwgen sim --model model.onnx` runs the imported model in RTL bit-exact (golden =
 /// interpreter = RTL), a convolution with an untied bias (the input zero point at the
-/// padding), a max-pool and a fully-connected layer.
+/// padding), a max-pool and a fully-connected layer, and arithmetic with constants.
 #[test]
 fn imported_models_run_bit_exact_in_rtl() {
     if !have_onnxruntime() || !have_tool("verilator", "imported_models_run_bit_exact_in_rtl") {
@@ -151,6 +153,8 @@ fn imported_models_run_bit_exact_in_rtl() {
         ("relu6_gap", "qop", "per_channel"),
         ("upconv", "qdq", "per_channel"),
         ("concat", "qop", "per_tensor"),
+        ("affine", "qdq", "per_channel"),
+        ("const_map", "qop", "per_tensor"),
     ] {
         let dir = make(graph, format, &[pc]);
         // Per-channel weights become per-channel requantization in the model file.

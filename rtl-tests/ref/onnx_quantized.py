@@ -109,6 +109,30 @@ def build(graph, rng):
         p1 = helper.make_node("AveragePool", ["r1"], ["p1"], kernel_shape=[3, 3], pads=[1] * 4, count_include_pad=1)
         p2 = helper.make_node("AveragePool", ["p1"], ["p2"], kernel_shape=[2, 2], strides=[2, 2])
         return n1 + [r1, p1, p2], i1, [1, 3, 8, 8], "p2"
+    if graph == "affine":
+        # A batch norm left unfolded: conv, Mul by a per-channel constant, Add of one, ReLU;
+        # then a Sub and a Div by scalars (which quantize_static leaves in float: they
+        # compose into one layer) before a convolution.
+        n1, i1 = conv("c1", "x", 3, 8, 3, 1, 1, rng)
+        g = numpy_helper.from_array(rng.uniform(0.5, 2.0, (1, 8, 1, 1)).astype(np.float32), "gamma")
+        beta = numpy_helper.from_array(rng.normal(0, 0.5, (1, 8, 1, 1)).astype(np.float32), "beta")
+        mul = helper.make_node("Mul", ["c1", "gamma"], ["m"])
+        add = helper.make_node("Add", ["beta", "m"], ["a"])
+        relu = helper.make_node("Relu", ["a"], ["r"])
+        s = numpy_helper.from_array(np.array(0.25, np.float32), "s")
+        d = numpy_helper.from_array(np.array(1.5, np.float32), "d")
+        sub = helper.make_node("Sub", ["r", "s"], ["rs"])
+        div = helper.make_node("Div", ["rs", "d"], ["n"])
+        n2, i2 = conv("c2", "n", 8, 6, 3, 1, 1, rng)
+        return n1 + [mul, add, relu, sub, div] + n2, i1 + [g, beta, s, d] + i2, [1, 3, 6, 5], "c2"
+    if graph == "const_map":
+        # A constant of the input's shape added (a positional map), then a scalar Mul
+        # (negative). Straight on the input: no convolution's rounding to carry along.
+        pos = numpy_helper.from_array(rng.normal(0, 1.0, (1, 8, 5, 6)).astype(np.float32), "pos")
+        add = helper.make_node("Add", ["x", "pos"], ["a"])
+        k = numpy_helper.from_array(np.array([-0.75], np.float32), "k")
+        mul = helper.make_node("Mul", ["k", "a"], ["y"])
+        return [add, mul], [pos, k], [1, 8, 5, 6], "y"
     if graph == "conv_softmax_conv":
         # A host operator between two accelerator segments.
         n1, i1 = conv("c1", "x", 3, 8, 1, 1, 0, rng)

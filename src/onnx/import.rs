@@ -15,6 +15,7 @@ use super::proto::{dtype, AttrValue, Graph, Node, Tensor};
 use super::{ImportError, InputQuant};
 use std::collections::{HashMap, HashSet};
 
+mod affine;
 mod eltwise;
 mod emit;
 mod joins;
@@ -71,6 +72,8 @@ enum PendingOp {
     Concat {
         parts: Vec<QTensor>,
     },
+    /// Add, Sub, Mul or Div with constants: a float affine map of a dequantized tensor.
+    Affine(affine::Affine),
     /// A transposed convolution: (kernel, stride, padding).
     ConvT {
         x: QTensor,
@@ -107,7 +110,9 @@ enum Val {
     Float([usize; 3]),
     Q(QTensor),
     Dq(QTensor),
-    DqConst(ConstQ),
+    /// A dequantized constant, as its zero point left it (centred where it is used as
+    /// weights), and the DequantizeLinear's axis.
+    DqConst(ConstQ, i64),
     Pending(Box<Pending>),
 }
 
@@ -547,6 +552,7 @@ impl<'a> Importer<'a> {
         Ok(c)
     }
 
+    /// The constant a DequantizeLinear node dequantizes, with its scale and zero point.
     fn const_q(&self, desc: &str, n: &Node) -> Result<ConstQ, ImportError> {
         let q = self.constant(desc, &n.inputs[0])?.clone();
         let scale = self
@@ -562,12 +568,11 @@ impl<'a> Importer<'a> {
                 .collect(),
             None => vec![0],
         };
-        let c = ConstQ {
+        Ok(ConstQ {
             q,
             scale,
             zero_point,
-        };
-        self.centred(desc, c, n.attr_int("axis", 1))
+        })
     }
 
     pub fn node(&mut self, n: &Node, index: usize) -> Result<(), ImportError> {
@@ -581,6 +586,7 @@ impl<'a> Importer<'a> {
                     | "QLinearGlobalAveragePool"
                     | "QLinearAveragePool"
                     | "QLinearConcat"
+                    | "QLinearMul"
             );
         if !(n.domain.is_empty() || n.domain == "ai.onnx" || contrib) {
             return Err(self.err(
@@ -616,6 +622,7 @@ impl<'a> Importer<'a> {
             "Relu" => self.relu(&desc, n)?,
             "Flatten" | "Reshape" => self.flatten(&desc, n)?,
             "Add" | "QLinearAdd" => self.add(&desc, n)?,
+            "Sub" | "Mul" | "Div" | "QLinearMul" => self.arithmetic(&desc, n)?,
             "GlobalAveragePool" | "QLinearGlobalAveragePool" => self.global_pool(&desc, n)?,
             "Clip" => self.clip(&desc, n)?,
             "Concat" | "QLinearConcat" => self.concat(&desc, n)?,
@@ -623,7 +630,7 @@ impl<'a> Importer<'a> {
                 return Err(self.err(
                     &desc,
                     format!("operator {other} is not supported on the accelerator yet"),
-                    "supported: QuantizeLinear, DequantizeLinear, Conv, Gemm, MatMul, MaxPool, AveragePool, GlobalAveragePool, Add (same shapes), Relu, Clip (from 0), Concat (channels), ConvTranspose, Flatten, Reshape (to [1, K]), QLinearConv, QLinearMatMul, QGemm, QLinearAdd, QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat",
+                    "supported: QuantizeLinear, DequantizeLinear, Conv, Gemm, MatMul, MaxPool, AveragePool, GlobalAveragePool, Add (same shapes, or a constant), Sub, Mul and Div (a constant), Relu, Clip (from 0), Concat (channels), ConvTranspose, Flatten, Reshape (to [1, K]), QLinearConv, QLinearMatMul, QGemm, QLinearAdd, QLinearMul (a constant), QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat",
                 ))
             }
         };
@@ -674,7 +681,7 @@ impl<'a> Importer<'a> {
 
     fn dequantize(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
         if self.consts.contains_key(&n.inputs[0]) {
-            return Ok(Val::DqConst(self.const_q(desc, n)?));
+            return Ok(Val::DqConst(self.const_q(desc, n)?, n.attr_int("axis", 1)));
         }
         match self.val(desc, &n.inputs[0])? {
             Val::Q(x) => {

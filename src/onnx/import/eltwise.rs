@@ -21,12 +21,17 @@ impl Importer<'_> {
 
     /// QDQ Add of two dequantized tensors, or QLinearAdd (A, As, Az, B, Bs, Bz, Cs, Cz).
     pub(super) fn add(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
-        let operand = |s: &Self, i: usize| {
-            match n.inputs.get(i).map(|v| s.val(desc, v)) {
+        if let Some(v) = self.affine(desc, n)? {
+            return Ok(v);
+        }
+        let operand = |s: &Self, i: usize| match n.inputs.get(i).map(|v| s.val(desc, v)) {
             Some(Ok(Val::Dq(x))) if n.op_type == "Add" => Ok(x),
             Some(Ok(Val::Q(_))) if n.op_type == "QLinearAdd" => s.q_input(desc, n, i),
-            _ => Err(s.err(desc, format!("input {i} is not a quantized activation (an Add of a constant is not supported)"), "quantize the model with quantize_static")),
-        }
+            _ => Err(s.err(
+                desc,
+                format!("input {i} is neither a quantized activation nor a constant"),
+                "quantize the model with quantize_static",
+            )),
         };
         let (ai, bi) = if n.op_type == "Add" { (0, 1) } else { (0, 3) };
         let (a, b) = (operand(self, ai)?, operand(self, bi)?);
@@ -46,6 +51,18 @@ impl Importer<'_> {
         let y = self.quant_params(desc, n, 6, 7)?;
         let p = Pending::new(desc, PendingOp::Add { a, b });
         Ok(Val::Q(self.finish(&p, y)?))
+    }
+
+    /// Sub, Mul or Div (QDQ) or QLinearMul: with a constant operand only.
+    pub(super) fn arithmetic(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+        match self.affine(desc, n)? {
+            Some(v) => Ok(v),
+            None => Err(self.err(
+                desc,
+                format!("{} of two tensors", n.op_type),
+                "the accelerator adds, subtracts, multiplies and divides by constants only (and adds two tensors of one shape)",
+            )),
+        }
     }
 
     /// QDQ GlobalAveragePool of a dequantized tensor, or QLinearGlobalAveragePool (X, xs,

@@ -24,7 +24,7 @@ impl Importer<'_> {
         let wq = |s: &Self, i: usize| match n.inputs.get(i).filter(|v| !v.is_empty()) {
             None => Ok(None),
             Some(name) => match s.val(desc, name) {
-                Ok(Val::DqConst(c)) => Ok(Some(c)),
+                Ok(Val::DqConst(c, axis)) => Ok(Some(s.centred(desc, c, axis)?)),
                 _ => Err(s.err(
                     desc,
                     format!(
@@ -402,6 +402,7 @@ impl Importer<'_> {
             PendingOp::Relu { x } => return self.fold_relu(desc, x),
             PendingOp::Clip { x, lo, hi } => return self.fold_clip(desc, x, *lo, *hi, y),
             PendingOp::Add { a, b } => self.emit_add(desc, a, b, y)?,
+            PendingOp::Affine(f) => self.emit_affine(desc, f, y)?,
             PendingOp::GlobalPool { x } => self.emit_global_pool(desc, x, y)?,
             PendingOp::AvgPool { x, geom } => self.emit_avg_pool(desc, x, *geom, y)?,
             PendingOp::Concat { parts } => self.emit_concat(desc, parts, y)?,

@@ -1,6 +1,7 @@
 //! The importer on small graphs built by hand.
 
 use super::*;
+use crate::onnx::layer::Requant;
 use crate::onnx::proto::ValueInfo;
 
 fn scalar(name: &str, data_type: i32, v: f64) -> Tensor {
@@ -30,13 +31,22 @@ fn node(op: &str, inputs: &[&str], out: &str) -> Node {
 /// A float input x [1, 2, 2, 2] quantized to `xq` (scale 0.5, zero point 0, uint8),
 /// then `last`; the importer's verdict on `last`.
 fn verdict(last: Node) -> Result<(), ImportError> {
+    verdict_of(vec![last], vec![])
+}
+
+/// As `verdict`, for the nodes `last` with more initializers.
+fn verdict_of(last: Vec<Node>, more: Vec<Tensor>) -> Result<(), ImportError> {
+    let mut nodes = vec![node("QuantizeLinear", &["x", "s", "z"], "xq")];
+    nodes.extend(last);
+    let mut initializers = vec![
+        scalar("s", dtype::FLOAT, 0.5),
+        scalar("z", dtype::UINT8, 0.0),
+        scalar("other", dtype::FLOAT, 0.25),
+    ];
+    initializers.extend(more);
     let g = Graph {
-        nodes: vec![node("QuantizeLinear", &["x", "s", "z"], "xq"), last],
-        initializers: vec![
-            scalar("s", dtype::FLOAT, 0.5),
-            scalar("z", dtype::UINT8, 0.0),
-            scalar("other", dtype::FLOAT, 0.25),
-        ],
+        nodes,
+        initializers,
         inputs: vec![ValueInfo {
             name: "x".into(),
             elem_type: dtype::FLOAT,
@@ -90,4 +100,127 @@ fn qoperator_inputs_must_carry_their_tensors_parameters() {
     }
     let e = verdict(node("QLinearConcat", &["s", "z"], "c")).expect_err("no operands");
     assert!(e.rule.contains("only one"), "{e}");
+}
+
+/// A float constant of ONNX dims `dims`.
+fn constant(name: &str, dims: &[i64], values: &[f64]) -> Tensor {
+    Tensor {
+        name: name.into(),
+        dims: dims.to_vec(),
+        data_type: dtype::FLOAT,
+        values: values.to_vec(),
+    }
+}
+
+/// Arithmetic with a constant that the accelerator cannot run is refused, naming the
+/// rule: a Mul of two tensors, a Mul by a constant that varies across the map, a constant
+/// divided by a tensor, a division by 0, a constant that does not broadcast.
+#[test]
+fn arithmetic_the_accelerator_cannot_run_is_refused() {
+    let dq = || node("DequantizeLinear", &["xq", "s", "z"], "xd");
+    let cases = [
+        (
+            node("Mul", &["xd", "xd"], "m"),
+            vec![],
+            "Mul of two tensors",
+        ),
+        (
+            node("Mul", &["xd", "map"], "m"),
+            vec![constant(
+                "map",
+                &[1, 2, 2, 2],
+                &[1., 2., 3., 4., 5., 6., 7., 8.],
+            )],
+            "varies across the feature map",
+        ),
+        (
+            node("Div", &["k", "xd"], "m"),
+            vec![constant("k", &[1], &[2.0])],
+            "a constant divided by a tensor",
+        ),
+        (
+            node("Div", &["xd", "k"], "m"),
+            vec![constant("k", &[1, 2, 1, 1], &[2.0, 0.0])],
+            "a division by a constant holding 0",
+        ),
+        (
+            node("Add", &["xd", "k"], "m"),
+            vec![constant("k", &[3], &[1., 2., 3.])],
+            "a constant of shape [3] does not broadcast to the tensor's [1, 2, 2, 2]",
+        ),
+    ];
+    for (last, more, rule) in cases {
+        let op = last.op_type.clone();
+        let e = verdict_of(vec![dq(), last], more).expect_err(&op);
+        assert!(e.rule.contains(rule), "{op}: {e}");
+    }
+}
+
+/// `(x - 1) * [2, -3] / 4` over x's two channels composes into one map: slopes 0.5 and
+/// -0.75 and constants -0.5 and 0.75 per channel, in units of the output scale 0.25 (x's
+/// scale 0.5): output steps per input step s = [1, -1.5], constants [-2, 3] steps, so
+/// [-2, -2] input steps, carried exactly by weight 127: bias -254 and +254 (the zero
+/// point is 0), requantization 1/127 and 1.5/127.
+#[test]
+fn a_chain_of_constant_arithmetic_composes_into_one_layer() {
+    let nodes = vec![
+        node("DequantizeLinear", &["xq", "s", "z"], "xd"),
+        node("Sub", &["xd", "one"], "a"),
+        node("Mul", &["a", "k"], "b"),
+        node("Div", &["b", "four"], "c"),
+        node("QuantizeLinear", &["c", "other", "z"], "y"),
+    ];
+    let more = vec![
+        constant("one", &[], &[1.0]),
+        constant("k", &[2, 1, 1], &[2.0, -3.0]),
+        constant("four", &[1, 1, 1, 1], &[4.0]),
+    ];
+    let mut nodes_all = vec![node("QuantizeLinear", &["x", "s", "z"], "xq")];
+    nodes_all.extend(nodes);
+    let mut initializers = vec![
+        scalar("s", dtype::FLOAT, 0.5),
+        scalar("z", dtype::UINT8, 0.0),
+    ];
+    initializers.push(scalar("other", dtype::FLOAT, 0.25));
+    initializers.extend(more);
+    let g = Graph {
+        nodes: nodes_all,
+        initializers,
+        inputs: vec![ValueInfo {
+            name: "x".into(),
+            elem_type: dtype::FLOAT,
+            shape: Some(vec![Some(1), Some(2), Some(2), Some(2)]),
+        }],
+        outputs: vec![],
+    };
+    let mut im = Importer::new("t.onnx", &g, "d");
+    im.graph_input(&g).unwrap();
+    for (i, n) in g.nodes.iter().enumerate() {
+        im.node(n, i).unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert_eq!(im.layers.len(), 1);
+    let l = &im.layers[0];
+    let key = |k: &str| {
+        l.keys
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v.clone())
+            .unwrap()
+    };
+    let npy = |v: String| {
+        let file = v.trim_matches('"').rsplit('/').next().unwrap().to_string();
+        let bytes = &im.tensors.iter().find(|(f, _)| *f == file).unwrap().1;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t.npy"), bytes).unwrap();
+        crate::model::npy::read(&dir.path().join("t.npy"))
+            .unwrap()
+            .data
+    };
+    assert_eq!(npy(key("weights")), vec![127, -127]);
+    assert_eq!(npy(key("bias")), vec![-254, 254]);
+    let want = |s: f64| Requant::of(s / 127.0).unwrap();
+    let r = key("requant");
+    for q in [want(1.0), want(1.5)] {
+        assert!(r.contains(&q.multiplier.to_string()), "{r}");
+    }
 }
