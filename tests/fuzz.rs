@@ -159,6 +159,7 @@ const KEYS: &[&str] = &[
     "kernel",
     "stride",
     "padding",
+    "pad_value",
     "groups",
     "weights",
     "bias",

@@ -96,6 +96,9 @@ cases! {
     conv_relu6: "cases/conv_relu6.toml" on "configs/16x16_int8.toml";
     conv_leaky_relu: "cases/conv_leaky_relu.toml" on "configs/16x16_int8.toml" with 15;
     conv_untied_bias: "cases/conv_untied_bias.toml" on "configs/16x16_int8.toml" with 20;
+    // Padding that reads pad_value (an input zero point): the host's im2col, the loads'
+    // padding rows, the window unit.
+    conv_pad_value: "cases/conv_pad_value.toml" on "configs/16x16_int8.toml" with 20;
     conv_transpose: "cases/conv_transpose.toml" on "configs/16x16_int8.toml" with 20;
     conv_maxpool_fused: "cases/conv_maxpool_fused.toml" on "configs/16x16_int8.toml" with 15;
     // Integer input and output types that differ (uint8 in, int16 out: output_type).

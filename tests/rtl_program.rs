@@ -212,7 +212,7 @@ fn random_window_program(rng: &mut Rng, iters: u64) -> Vec<Instr> {
         let nw = if window { 9 } else { 8 };
         let wait = if t >= 2 { sem(Q::Compute, Q::Load) } else { 0 };
         // The tile's inputs: an 8x8 block into its half of the input buffer, with random
-        // padding (zero rows that read no memory) on every side.
+        // padding (rows of a random pad value that read no memory) on every side.
         let half = (t % 2) * 64;
         let block = Transfer {
             count1: 8,
@@ -221,6 +221,7 @@ fn random_window_program(rng: &mut Rng, iters: u64) -> Vec<Instr> {
             pad_bottom: rng.range(0, 2) as u64,
             pad_left: rng.range(0, 3) as u64,
             pad_right: rng.range(0, 2) as u64,
+            pad_value: rng.range(0, 255) as u64,
             ..rows(Buffer::Input, half, rng.range(0, 800) as u64, 8, 2)
         };
         p.push(ins(Op::Load(block), wait, 0));
@@ -270,6 +271,7 @@ fn random_window_program(rng: &mut Rng, iters: u64) -> Vec<Instr> {
                 pad_left: rng.range(0, 2) as u64,
                 pad_right: rng.range(0, 2) as u64,
                 prec: 0,
+                pad_value: rng.range(0, 255) as u64,
             };
             p.push(ins(Op::Window(w), wait, signal));
             (
@@ -378,6 +380,7 @@ fn random_forward_program(rng: &mut Rng, iters: u64) -> Vec<Instr> {
             pad_bottom: rng.range(0, 1) as u64,
             pad_left: rng.range(0, 2) as u64,
             pad_right: rng.range(0, 2) as u64,
+            pad_value: rng.range(0, 255) as u64,
             ..rows(Buffer::Input, a, rng.range(0, 800) as u64, 8, 2)
         };
         let wait = if t >= 2 { sem(Q::Compute, Q::Load) } else { 0 };
@@ -444,6 +447,7 @@ fn random_forward_program(rng: &mut Rng, iters: u64) -> Vec<Instr> {
             pad_bottom: rng.range(0, 1) as u64,
             pad_left: rng.range(0, 2) as u64,
             pad_right: rng.range(0, 2) as u64,
+            pad_value: rng.range(0, 255) as u64,
             ..Window::default()
         };
         let n = ((4 - kh) / step + 1) * ((8 - kw) / step + 1);

@@ -114,7 +114,8 @@ pub fn conv(x: &Tensor, layer: &Layer, rows: usize) -> Tensor {
 }
 
 /// The accumulator values of a convolution (HWC), in the order of the module docs. A
-/// padding pixel reads zero codes (and block scale 0); channels past the last fill the last
+/// padding pixel reads the layer's `pad_value` (an integer layer's input zero point; zero
+/// codes and block scale 0 otherwise); channels past the last fill the last
 /// tile with zero codes; input-channel tiles that hold no channel of an output's group are
 /// not run, and in the others the channels of other groups have zero weights.
 pub fn conv_accumulate(x: &Tensor, layer: &Layer, rows: usize) -> Vec<i64> {
@@ -139,6 +140,7 @@ pub fn pass_conv_accumulate(x: &Tensor, layer: &Layer, rows: usize) -> Vec<i64> 
         kw,
         stride,
         pad,
+        pad_value,
         groups,
         cout,
         weights,
@@ -178,6 +180,7 @@ pub fn pass_conv_accumulate(x: &Tensor, layer: &Layer, rows: usize) -> Vec<i64> 
                                 };
                                 a[r] = match pixel {
                                     Some((iy, ix)) if live => x.at(iy, ix, ci),
+                                    None if live => *pad_value,
                                     _ => 0,
                                 };
                             }
@@ -201,13 +204,15 @@ pub fn pass_conv_accumulate(x: &Tensor, layer: &Layer, rows: usize) -> Vec<i64> 
 
 /// The accumulator values of an integer convolution (HWC) by its definition: output
 /// (oy, ox, co) sums x[iy][ix][ci] * w[ky][kx][ci - group start][co] over the taps inside
-/// the input and the input channels of co's group, modulo 2^acc_bits (padding reads zero).
+/// the input and the input channels of co's group, and `pad_value` times the weights of
+/// the taps outside it, modulo 2^acc_bits.
 pub fn int_conv_accumulate(x: &Tensor, layer: &Layer) -> Vec<i64> {
     let Op::Conv {
         kh,
         kw,
         stride,
         pad,
+        pad_value,
         groups,
         cout,
         weights,
@@ -227,14 +232,15 @@ pub fn int_conv_accumulate(x: &Tensor, layer: &Layer) -> Vec<i64> {
             sums.iter_mut().for_each(|s| *s = 0);
             for ky in 0..*kh {
                 for kx in 0..*kw {
-                    let Some((iy, ix)) = input_pixel((oy, ox), (ky, kx), *stride, *pad, (x.h, x.w))
-                    else {
+                    let pixel = input_pixel((oy, ox), (ky, kx), *stride, *pad, (x.h, x.w));
+                    if pixel.is_none() && *pad_value == 0 {
                         continue;
-                    };
+                    }
                     for g in 0..*groups {
                         let cos = g * cout_g..(g + 1) * cout_g;
                         for cl in 0..cin_g {
-                            let a = x.at(iy, ix, g * cin_g + cl);
+                            let a =
+                                pixel.map_or(*pad_value, |(iy, ix)| x.at(iy, ix, g * cin_g + cl));
                             if a == 0 {
                                 continue;
                             }

@@ -48,6 +48,7 @@ fn conv_op(k: usize, stride: usize, pad: usize, weights: Vec<i64>, bias: Vec<i64
         kw: k,
         stride,
         pad,
+        pad_value: 0,
         groups: 1,
         cout: bias.len(),
         weights,

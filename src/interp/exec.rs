@@ -200,6 +200,12 @@ impl Engine {
         }
         let buf = t.buffer;
         let (n, elem) = self.row_type(buf);
+        // A padding row of the input buffer holds pad_value in every lane; of the others,
+        // zeros.
+        let pad_elem = match buf {
+            Buffer::Input => isa::pad_element(t.pad_value, elem.bits, elem.signed),
+            _ => 0,
+        };
         let elem_beats = row_beats(&self.unit, self.mem_w, pc, t, store)?;
         // A short row's elements, the first lanes of the row, of their own width when
         // widened.
@@ -221,13 +227,13 @@ impl Engine {
                     mem.write_scale(beat + elem_beats, vals[n] as u8);
                 }
             } else {
-                // A row in the padding is zero and reads no memory.
+                // A row in the padding reads no memory.
                 let pad = i1 < t.pad_top
                     || i1 + t.pad_bottom >= t.count1
                     || i0 < t.pad_left
                     || i0 + t.pad_right >= t.count0;
                 let mut vals = if pad {
-                    vec![0; n]
+                    vec![pad_elem; n]
                 } else {
                     mem.read_row(beat, elem_beats, moved.min(n), elem)
                 };
@@ -305,10 +311,10 @@ impl Engine {
     }
 
     /// A window over input rows in the window unit: for every output position (oy, ox) and
-    /// lane c, over the kernel taps (ky, kx) whose input pixel (oy * step + ky, ox * step +
-    /// kx) is not padding, the sum of the pixel times weight row `ky * kw + kx` (modulo
-    /// 2^acc_bits), or with `max` the largest pixel; written to, added to or (max) folded
-    /// into accumulator row `acc_addr + oy * ow + ox`.
+    /// lane c, over the kernel taps (ky, kx), the sum of input pixel (oy * step + ky, ox *
+    /// step + kx) times weight row `ky * kw + kx` (modulo 2^acc_bits; a padding pixel reads
+    /// `pad_value`), or with `max` the largest pixel that is not padding; written to, added
+    /// to or (max) folded into accumulator row `acc_addr + oy * ow + ox`.
     fn window(&mut self, pc: usize, w: &Window) -> Result<(), InterpError> {
         let illegal = |reason: String| InterpError::Illegal { pc, reason };
         let Some(wu) = self.unit.window else {
@@ -342,22 +348,24 @@ impl Engine {
         let lanes = self.unit.kpf as usize;
         let (in_depth, w_depth, acc_depth) = (self.input.len(), self.weight.len(), self.acc.len());
         let pad = |v: u64, lo: u64, hi: u64, n: u64| v < lo || v + hi >= n;
+        let in_t = self.row_type(Buffer::Input).1;
+        let pad_elem = isa::pad_element(w.pad_value, in_t.bits, in_t.signed);
         for oy in 0..oh {
             for ox in 0..ow {
                 let mut out = vec![None::<i128>; lanes];
                 for ky in 0..kh {
                     for kx in 0..kw {
                         let (y, x) = (oy * step + ky, ox * step + kx);
-                        if pad(y, w.pad_top, w.pad_bottom, w.count1)
-                            || pad(x, w.pad_left, w.pad_right, w.count0)
-                        {
+                        let padding = pad(y, w.pad_top, w.pad_bottom, w.count1)
+                            || pad(x, w.pad_left, w.pad_right, w.count0);
+                        if padding && (w.max || pad_elem == 0) {
                             continue;
                         }
                         let row = &self.input
                             [spad(w.input_addr + y * w.stride1 + x * w.stride0, in_depth)];
                         let wt = &self.weight[spad(w.weight_addr + ky * kw + kx, w_depth)];
                         for (c, o) in out.iter_mut().enumerate() {
-                            let a = i128::from(row[c]);
+                            let a = i128::from(if padding { pad_elem } else { row[c] });
                             *o = Some(match (*o, w.max) {
                                 (None, true) => a,
                                 (Some(m), true) => m.max(a),

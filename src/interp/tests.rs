@@ -218,6 +218,59 @@ fn window_sums_and_maxima_by_hand() {
     // Lanes of zeros: sums of zero, maxima of zero with 7.
     assert_eq!(e.acc[20][1], 0);
     assert_eq!(e.acc[30][1], 7);
+    // The first sum again with that padding reading pad_value 251, the int8 -5: (0, 0):
+    // -5 - 10 - 15 + 0 = -30; (0, 2): -5 - 10 + 3 + 8 = -4; (2, 0): -5 + 8 - 15 + 32 = 20;
+    // (2, 2) has no padding tap: 84. Lane 1 has zero weights: 0.
+    let padded = crate::isa::Window {
+        acc_addr: 40,
+        pad_top: 1,
+        pad_left: 1,
+        pad_value: 251,
+        ..sum
+    };
+    e.execute(
+        2,
+        &Instr::new(Op::Window(padded)),
+        &mut Memory::new(32, 1),
+        &mut Default::default(),
+    )
+    .expect("runs");
+    let got: Vec<i64> = (40..44).map(|r| e.acc[r][0]).collect();
+    assert_eq!(got, [-30, -4, 20, 84]);
+    assert_eq!(e.acc[40][1], 0);
+}
+
+/// A load's padding rows read no memory: in the input buffer each lane holds pad_value's
+/// element (251: the int8 -5 here), in the others zero.
+#[test]
+fn padding_rows_hold_the_pad_value_in_the_input_buffer() {
+    let (_, mut e) = engine();
+    for (buffer, want) in [(Buffer::Input, -5), (Buffer::Weight, 0)] {
+        let t = crate::isa::Transfer {
+            buffer,
+            spad_addr: 3,
+            count0: 2,
+            count1: 1,
+            pad_left: 1,
+            pad_right: 1,
+            pad_value: 251,
+            ..Default::default()
+        };
+        e.execute(
+            0,
+            &Instr::new(Op::Load(t)),
+            &mut Memory::new(32, 1),
+            &mut Default::default(),
+        )
+        .expect("runs");
+        let rows = match buffer {
+            Buffer::Input => &e.input,
+            _ => &e.weight,
+        };
+        for row in &rows[3..5] {
+            assert!(row.iter().all(|&v| v == want), "{buffer:?}: {row:?}");
+        }
+    }
 }
 
 /// A design without the window unit refuses window instructions.

@@ -146,12 +146,13 @@ formats! {
         count1: u64 = 12, "iterations of the outer loop";
         stride1: u64 = 24, "beats between consecutive outer iterations";
         prec: u64 = PREC_BITS, "precision of input and output rows (an index into the Design's list): rows of a block-scaled precision move their scale beat, the others leave it out";
-        pad_top: u64 = 8, "load: the first pad_top outer iterations write zero rows without reading memory (padding outside a tensor); a store takes no padding";
-        pad_bottom: u64 = 8, "load: likewise the last pad_bottom outer iterations";
-        pad_left: u64 = 8, "load: likewise the first pad_left rows of every outer iteration";
-        pad_right: u64 = 8, "load: likewise the last pad_right rows of every outer iteration";
+        pad_top: u64 = 6, "load: the first pad_top outer iterations write padding rows without reading memory (pixels outside a tensor): zero rows, or in the input buffer rows of pad_value; a store takes no padding";
+        pad_bottom: u64 = 6, "load: likewise the last pad_bottom outer iterations";
+        pad_left: u64 = 6, "load: likewise the first pad_left rows of every outer iteration";
+        pad_right: u64 = 6, "load: likewise the last pad_right rows of every outer iteration";
         row_beats: u64 = 8, "load into the accumulator: 0 moves whole rows; n moves the first n beats of each row (its first lanes), fewer than a whole row, and the row's other lanes read zero (an untied bias of few channels)";
         widen: u64 = 2, "load into the accumulator with row_beats: 0 moves accumulator elements; 1 and 2 move 16- and 8-bit integers, each sign-extended into its accumulator lane (an untied bias whose values fit)";
+        pad_value: u64 = PAD_VALUE_BITS, "load into the input buffer: the element every lane of a padding row holds, as its bit pattern (the low bits for narrower elements): a convolution's input zero point; the scale slot stays zero";
     }
     /// `matmul`: stream input rows through the systolic array into accumulator rows.
     Matmul {
@@ -184,11 +185,12 @@ formats! {
         kh: u64 = 4, "kernel height";
         kw: u64 = 4, "kernel width";
         step: u64 = 2, "kernel stride (both directions): oh = (count1 - kh) / step + 1, ow = (count0 - kw) / step + 1";
-        pad_top: u64 = 4, "input rows at the top that are padding: they never count (whatever the rows hold)";
+        pad_top: u64 = 4, "input rows at the top that are padding (whatever the rows hold): a maximum never takes them, a sum takes them as pad_value";
         pad_bottom: u64 = 4, "input rows at the bottom that are padding";
         pad_left: u64 = 4, "input pixels at the start of every row that are padding";
         pad_right: u64 = 4, "input pixels at the end of every row that are padding";
         prec: u64 = PREC_BITS, "precision of the layer (an index into the Design's list; an integer precision)";
+        pad_value: u64 = PAD_VALUE_BITS, "sum: the input every lane reads at a padding tap, as its bit pattern (the low bits for narrower inputs; 0: padding adds nothing)";
     }
     /// `vector`: accumulator rows -> post-processing -> output-buffer rows.
     Vector {

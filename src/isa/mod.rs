@@ -277,6 +277,29 @@ pub fn widen_code(bits: u32) -> Option<u64> {
         .map(|k| k as u64 + 1)
 }
 
+/// Bits of the padding element `pad_value` (of `load` and `window`) holds.
+pub const PAD_VALUE_BITS: u32 = 8;
+
+/// The element a `pad_value` bit pattern stands for in rows of `bits`-bit integers
+/// (`signed` or not): the pattern's low bits (as many as the element has, at most
+/// `PAD_VALUE_BITS`) read in the element's signedness; a wider element holds that value.
+pub fn pad_element(pattern: u64, bits: u32, signed: bool) -> i64 {
+    let n = bits.min(PAD_VALUE_BITS);
+    let v = pattern & mask(n);
+    if signed && n > 0 && v >> (n - 1) == 1 {
+        v as i64 - (1i64 << n)
+    } else {
+        v as i64
+    }
+}
+
+/// The `pad_value` bit pattern of element `v` in rows of `bits`-bit integers (`signed` or
+/// not), or None when `pad_element` cannot give it back.
+pub fn pad_pattern(v: i64, bits: u32, signed: bool) -> Option<u64> {
+    let pattern = (v as u64) & mask(PAD_VALUE_BITS.min(bits));
+    (pad_element(pattern, bits, signed) == v).then_some(pattern)
+}
+
 pub const fn mask(width: u32) -> u64 {
     if width >= 64 {
         u64::MAX

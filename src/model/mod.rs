@@ -92,6 +92,9 @@ pub enum Op {
         kw: usize,
         stride: usize,
         pad: usize,
+        /// The input element the padding pixels read (an input zero point; 0 for most
+        /// layers).
+        pad_value: i64,
         groups: usize,
         cout: usize,
         /// Weight codes, [kh][kw][cin/groups][cout].

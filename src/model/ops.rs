@@ -9,6 +9,9 @@ use super::{Layer, ModelError, Op, Requant, Tensor};
 use crate::numeric::int::leaky_multiplier;
 use crate::numeric::{Format, IntType, Precision, Slope};
 
+mod geometry;
+use geometry::{geometry, pad_value, Geometry};
+
 /// What an operator's parser is given.
 struct Args<'a> {
     rl: &'a RawLayer,
@@ -65,6 +68,7 @@ const OPS: &[(&str, OpParser, OpKeys)] = &[
                 "kernel",
                 "stride",
                 "padding",
+                "pad_value",
                 "groups",
                 "weights",
             ],
@@ -295,133 +299,6 @@ fn slope(ctx: &Ctx, rl: &RawLayer) -> Result<Slope, ModelError> {
     })
 }
 
-fn kernel(ctx: &Ctx, k: &Option<Kernel>) -> Result<(usize, usize), ModelError> {
-    match k {
-        Some(Kernel::Square(k)) => {
-            let k = ctx.positive("kernel", Some(*k), None, 15)?;
-            Ok((k, k))
-        }
-        Some(Kernel::Rect(v)) if v.len() == 2 => Ok((
-            ctx.positive("kernel", Some(v[0]), None, 15)?,
-            ctx.positive("kernel", Some(v[1]), None, 15)?,
-        )),
-        _ => Err(ctx.err(
-            "kernel",
-            "conv2d needs kernel = K or [KH, KW]",
-            "add kernel = 3",
-        )),
-    }
-}
-
-/// The geometry of a convolution: kernel, stride, padding, groups, output channels, and
-/// the output shape.
-struct Geometry {
-    kh: usize,
-    kw: usize,
-    stride: usize,
-    pad: usize,
-    groups: usize,
-    cout: usize,
-    out: [usize; 3],
-}
-
-fn geometry(ctx: &Ctx, a: &Args) -> Result<Geometry, ModelError> {
-    let rl = a.rl;
-    let [h, w, c] = a.shape;
-    let fc = rl.op == "fc";
-    let cout = ctx.positive("out_channels", rl.out_channels, None, 65536)?;
-    let (kh, kw) = if fc { (h, w) } else { kernel(ctx, &rl.kernel)? };
-    let stride = if fc {
-        1
-    } else {
-        ctx.positive("stride", rl.stride, Some(1), 8)?
-    };
-    if !fc && rl.padding.is_some_and(|p| !(0..=16).contains(&p)) {
-        return Err(ctx.err("padding", "padding is 0..=16", "use a padding from 0 to 16"));
-    }
-    let pad = if fc {
-        0
-    } else {
-        rl.padding.unwrap_or(0) as usize
-    };
-    let groups = if fc {
-        1
-    } else {
-        ctx.positive("groups", rl.groups, Some(1), 65536)?
-    };
-    if c % groups != 0 || cout % groups != 0 {
-        return Err(ctx.err(
-            &format!("groups = {groups}"),
-            format!("groups must divide the input channels ({c}) and out_channels ({cout})"),
-            "use a divisor of both (groups = channels is a depthwise convolution)",
-        ));
-    }
-    if rl.op != "conv_transpose" && (h + 2 * pad < kh || w + 2 * pad < kw) {
-        return Err(ctx.err(
-            "kernel",
-            format!("the {kh}x{kw} kernel is larger than the padded {h}x{w} input"),
-            "use a smaller kernel or more padding",
-        ));
-    }
-    let out = if rl.op == "conv_transpose" {
-        transposed_out(ctx, [h, w], (kh, kw), stride, pad)?
-    } else {
-        [
-            (h + 2 * pad - kh) / stride + 1,
-            (w + 2 * pad - kw) / stride + 1,
-        ]
-    };
-    let out = [out[0], out[1], cout];
-    Ok(Geometry {
-        kh,
-        kw,
-        stride,
-        pad,
-        groups,
-        cout,
-        out,
-    })
-}
-
-/// The output size of a transposed convolution, (in - 1) * stride - 2 * pad + kernel, when
-/// the geometry is one the stride-phase lowering runs: kernel >= stride (every output
-/// phase has a tap) and pad < kernel.
-fn transposed_out(
-    ctx: &Ctx,
-    [h, w]: [usize; 2],
-    (kh, kw): (usize, usize),
-    stride: usize,
-    pad: usize,
-) -> Result<[usize; 2], ModelError> {
-    if kh < stride || kw < stride {
-        return Err(ctx.err(
-            "kernel",
-            format!("a conv_transpose kernel ({kh}x{kw}) must be at least the stride ({stride}), so that every output pixel has a tap"),
-            format!("use kernel >= {stride}"),
-        ));
-    }
-    if pad >= kh.min(kw) {
-        return Err(ctx.err(
-            &format!("padding = {pad}"),
-            "a conv_transpose padding crops the output and must be less than the kernel",
-            format!("use a padding below {}", kh.min(kw)),
-        ));
-    }
-    let size = |i: usize, k: usize| {
-        ((i - 1) * stride + k)
-            .checked_sub(2 * pad)
-            .filter(|&o| o > 0)
-    };
-    match (size(h, kh), size(w, kw)) {
-        (Some(oh), Some(ow)) => Ok([oh, ow]),
-        _ => Err(ctx.err(
-            &format!("padding = {pad}"),
-            format!("the padding crops the whole {h}x{w} input's output"),
-            "use a smaller padding",
-        )),
-    }
-}
-
 /// `conv2d` and `fc` (a convolution whose kernel covers the whole input).
 fn conv(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
     let g = geometry(ctx, a)?;
@@ -508,6 +385,7 @@ fn conv(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
             "give one multiplier and shift, or drop the leaky ReLU",
         ));
     }
+    let pad_value = pad_value(ctx, a, prec, g.pad)?;
     let transposed = a.rl.op == "conv_transpose";
     if transposed && (a.auto || !matches!(prec, Precision::Int(_))) {
         return Err(ctx.err(
@@ -522,6 +400,7 @@ fn conv(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         kw: g.kw,
         stride: g.stride,
         pad: g.pad,
+        pad_value,
         groups: g.groups,
         cout: g.cout,
         weights,

@@ -15,8 +15,9 @@
 //
 // Rows in a load's padding (its first pad_top and last pad_bottom outer iterations, and the
 // first pad_left and last pad_right rows of every outer iteration: pixels outside a tensor)
-// read no memory: the request side skips them and the response side writes them as zero
-// rows, in order with the rows that arrive.
+// read no memory: the request side skips them and the response side writes them, in order
+// with the rows that arrive, as zero rows, or in the input buffer as rows whose IN_LANES
+// elements all hold pad_value (a convolution's input zero point; the scale slot zero).
 `include "hwgen_isa.vh"
 module hwgen_load_unit #(
   parameter integer       INSTR_W      = `HWGEN_INSTR_W,
@@ -27,6 +28,9 @@ module hwgen_load_unit #(
   parameter integer       ADDR_W       = 32,
   parameter integer       SPAD_ADDR_W  = 16,
   parameter integer       BEATS_INPUT  = 1,
+  parameter integer       IN_LANES     = 8,
+  parameter integer       INPUT_W      = 8,
+  parameter integer       INPUT_SIGNED = 1,
   parameter integer       BEATS_WEIGHT = 1,
   parameter integer       BEATS_ACC    = 4,
   parameter integer       ACC_LANES    = 8,
@@ -109,6 +113,7 @@ module hwgen_load_unit #(
   wire [PAD_W-1:0]                       f_pad_right;
   wire [`HWGEN_TRANSFER_ROW_BEATS_W-1:0]  f_row_beats;
   wire [`HWGEN_TRANSFER_WIDEN_W-1:0]      f_widen;
+  wire [`HWGEN_TRANSFER_PAD_VALUE_W-1:0]  f_pad_value;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -128,7 +133,8 @@ module hwgen_load_unit #(
     .pad_left_o   (f_pad_left),
     .pad_right_o  (f_pad_right),
     .row_beats_o  (f_row_beats),
-    .widen_o      (f_widen)
+    .widen_o      (f_widen),
+    .pad_value_o  (f_pad_value)
   );
 
   // ---------------------------------------------------------------------------------------
@@ -137,8 +143,9 @@ module hwgen_load_unit #(
   // instruction while earlier responses are still arriving.
   // ---------------------------------------------------------------------------------------
   localparam integer WIDEN_W = `HWGEN_TRANSFER_WIDEN_W;
-  localparam integer CTX_W   = WIDEN_W + GEOM_W + 1 + 2 + SPAD_ADDR_W + BEAT_W + TOTAL_W +
-                               NUM_SEM;
+  localparam integer PADV_W  = `HWGEN_TRANSFER_PAD_VALUE_W;
+  localparam integer CTX_W   = PADV_W + WIDEN_W + GEOM_W + 1 + 2 + SPAD_ADDR_W + BEAT_W +
+                               TOTAL_W + NUM_SEM;
 
   // Whether row (i0, i1) of a transfer of geometry g (count0, count1, pads) is padding.
   function automatic is_pad;
@@ -264,7 +271,7 @@ module hwgen_load_unit #(
   // Instruction contexts, oldest first.
   // ---------------------------------------------------------------------------------------
   wire [TOTAL_W-1:0] head_total = f_count0 * f_count1;
-  wire [CTX_W-1:0]   ctx_in     = {f_widen, head_geom, f_stream, f_buffer,
+  wire [CTX_W-1:0]   ctx_in     = {f_pad_value, f_widen, head_geom, f_stream, f_buffer,
                                    f_spad_addr[SPAD_ADDR_W-1:0], beats_of_head, head_total,
                                    f_signal & PRODUCED};
   wire             ctx_valid;
@@ -295,8 +302,9 @@ module hwgen_load_unit #(
   wire [SPAD_ADDR_W-1:0] ctx_spad_base = ctx[NUM_SEM + TOTAL_W + BEAT_W +: SPAD_ADDR_W];
   wire [1:0]             ctx_buffer    = ctx[NUM_SEM + TOTAL_W + BEAT_W + SPAD_ADDR_W +: 2];
   wire                   ctx_stream    = ctx[NUM_SEM + TOTAL_W + BEAT_W + SPAD_ADDR_W + 2];
-  wire [GEOM_W-1:0]      ctx_geom      = ctx[CTX_W-WIDEN_W-1 -: GEOM_W];
-  wire [WIDEN_W-1:0]     ctx_widen     = ctx[CTX_W-1 -: WIDEN_W];
+  wire [GEOM_W-1:0]      ctx_geom      = ctx[CTX_W-PADV_W-WIDEN_W-1 -: GEOM_W];
+  wire [WIDEN_W-1:0]     ctx_widen     = ctx[CTX_W-PADV_W-1 -: WIDEN_W];
+  wire [PADV_W-1:0]      ctx_pad_value = ctx[CTX_W-1 -: PADV_W];
   wire                   unused_ctx_stream;
   assign unused_ctx_stream = ctx_stream;
 
@@ -318,6 +326,8 @@ module hwgen_load_unit #(
   reg [C0_W-1:0]      rsp_i0_d;
   reg [C1_W-1:0]      rsp_i1_q;
   reg [C1_W-1:0]      rsp_i1_d;
+  reg                 wr_pad_q;       // the row waiting to be written is padding
+  reg                 wr_pad_d;
 
   wire             rsp_in_valid = strm_fire || mem_rsp_valid_i;
   wire [MEM_W-1:0] rsp_in_data  = strm_fire ? stream_data_i : mem_rsp_rdata_i;
@@ -328,9 +338,9 @@ module hwgen_load_unit #(
   wire             rsp_pad   = is_pad(ctx_geom, rsp_i0_q, rsp_i1_q);
   wire             building  = ctx_valid && (built_q != ctx_total) && (!wr_pending_q || wr_fire);
   wire             rsp_pop   = building && rsp_valid && !rsp_pad;
-  // A padding row is built at once, as zeros.
-  wire             zero_row  = building && rsp_pad;
-  wire               row_built = (rsp_pop && (asm_beat_q == ctx_beats - BEAT_ONE)) || zero_row;
+  // A padding row is built at once.
+  wire             pad_row   = building && rsp_pad;
+  wire               row_built = (rsp_pop && (asm_beat_q == ctx_beats - BEAT_ONE)) || pad_row;
   wire [C0_W-1:0]    ctx_count0 = ctx_geom[GEOM_W-1 -: C0_W];
   wire               done      = ctx_valid && (written_q == ctx_total) && !wr_pending_q;
   wire               unused_rsp_ready;
@@ -383,6 +393,7 @@ module hwgen_load_unit #(
     req_i1_d      = req_i1_q;
     rsp_i0_d      = rsp_i0_q;
     rsp_i1_d      = rsp_i1_q;
+    wr_pad_d      = wr_pad_q;
 
     if (start) begin
       req_busy_d   = 1'b1;
@@ -418,7 +429,7 @@ module hwgen_load_unit #(
       mem_pending_d = mem_pending_q - FLIGHT_ONE;
     end
 
-    if (zero_row) begin
+    if (pad_row) begin
       asm_d = {ROW_MAX_W{1'b0}};
     end else if (rsp_pop) begin
       asm_d      = asm_shifted;
@@ -433,6 +444,7 @@ module hwgen_load_unit #(
       end
     end
     wr_pending_d = (wr_pending_q && !wr_fire) || row_built;
+    wr_pad_d     = row_built ? pad_row : wr_pad_q;
     if (done) begin
       written_d = {TOTAL_W{1'b0}};
       built_d   = {TOTAL_W{1'b0}};
@@ -466,6 +478,7 @@ module hwgen_load_unit #(
       req_i1_q      <= {C1_W{1'b0}};
       rsp_i0_q      <= {C0_W{1'b0}};
       rsp_i1_q      <= {C1_W{1'b0}};
+      wr_pad_q      <= 1'b0;
     end else begin
       req_busy_q    <= req_busy_d;
       req_stream_q  <= req_stream_d;
@@ -483,6 +496,7 @@ module hwgen_load_unit #(
       req_i1_q      <= req_i1_d;
       rsp_i0_q      <= rsp_i0_d;
       rsp_i1_q      <= rsp_i1_d;
+      wr_pad_q      <= wr_pad_d;
     end
   end
 
@@ -525,6 +539,29 @@ module hwgen_load_unit #(
     end
   endgenerate
 
+  // An input padding row: pad_value in every element (its low INPUT_W bits, or extended in
+  // the input's signedness when the elements are wider), the scale slot zero.
+  localparam integer   IN_ELEMS_W = IN_LANES * INPUT_W;
+  wire [INPUT_W-1:0]   pad_elem;
+  wire [ROW_MAX_W-1:0] pad_input_row;
+  generate
+    if (INPUT_W <= PADV_W) begin : gen_pad_low
+      assign pad_elem = ctx_pad_value[INPUT_W-1:0];
+      if (INPUT_W < PADV_W) begin : gen_pad_unused
+        wire unused_pad_high;
+        assign unused_pad_high = ^ctx_pad_value[PADV_W-1:INPUT_W];
+      end
+    end else begin : gen_pad_extend
+      wire pad_msb = (INPUT_SIGNED != 0) && ctx_pad_value[PADV_W-1];
+      assign pad_elem = { {(INPUT_W-PADV_W){pad_msb}}, ctx_pad_value};
+    end
+    if (ROW_MAX_W > IN_ELEMS_W) begin : gen_pad_row_slot
+      assign pad_input_row = { {(ROW_MAX_W-IN_ELEMS_W){1'b0}}, {IN_LANES{pad_elem}} };
+    end else begin : gen_pad_row_full
+      assign pad_input_row = {IN_LANES{pad_elem}};
+    end
+  endgenerate
+
   // Right-align the assembled row for the target buffer. A row without its scale beat is
   // shorter: its elements end below the scale slot, which reads zero.
   wire ctx_short = (ctx_buffer == BUF_INPUT && ctx_beats != BEATS_INPUT_N) ||
@@ -532,7 +569,8 @@ module hwgen_load_unit #(
 
   always @* begin
     case (ctx_buffer)
-      BUF_INPUT:  wr_data_o = ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_INPUT - SCALE_BEATS) * MEM_W)
+      BUF_INPUT:  wr_data_o = wr_pad_q  ? pad_input_row
+                            : ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_INPUT - SCALE_BEATS) * MEM_W)
                                         : asm_q >> (ROW_MAX_W - BEATS_INPUT * MEM_W);
       BUF_WEIGHT: wr_data_o = asm_q >> (ROW_MAX_W - BEATS_WEIGHT * MEM_W);
       BUF_ACC:    wr_data_o = acc_wr;

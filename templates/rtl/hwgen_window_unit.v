@@ -5,10 +5,11 @@
 // KERNEL-1 line buffers (the window's previous rows, LINE pixels each) into a KERNEL x
 // KERNEL window of registers. At every position the instruction asks for (a kh x kw kernel
 // at the bottom-right of the register window, every step-th position of every step-th row)
-// each lane takes, over the taps that are not padding (rows and columns the instruction
-// names), the sum of its inputs times its weights (the datapath's multiply-add in a chain)
-// or, with max, the largest of its inputs, and writes, adds or (max) folds it into the next
-// accumulator row: outputs are written in raster order from acc_addr.
+// each lane takes the sum of its inputs times its weights (the datapath's multiply-add in a
+// chain; a tap on padding, rows and columns the instruction names, reads pad_value instead)
+// or, with max, the largest of its inputs that are not padding, and writes, adds or (max)
+// folds it into the next accumulator row: outputs are written in raster order from
+// acc_addr.
 //
 // Timing: the start cycle, kh * kw cycles that read the weights (not for max), one cycle
 // per input pixel, then four pipeline cycles to the last accumulator write (read, window,
@@ -75,6 +76,7 @@ module hwgen_window_unit #(
   localparam integer K_W      = `HWGEN_WINDOW_KH_W;
   localparam integer STEP_W   = `HWGEN_WINDOW_STEP_W;
   localparam integer PAD_W    = `HWGEN_WINDOW_PAD_TOP_W;
+  localparam integer PADV_W   = `HWGEN_WINDOW_PAD_VALUE_W;
   localparam integer SKIP_W   = (K_W > STEP_W) ? K_W : STEP_W;
   localparam integer KWIDE_W  = K_W + POS_W + 1;
   localparam [1:0]   PHASE_IDLE    = 2'd0;
@@ -113,6 +115,7 @@ module hwgen_window_unit #(
   wire [PAD_W-1:0]                       f_pad_left;
   wire [PAD_W-1:0]                       f_pad_right;
   wire [`HWGEN_WINDOW_PREC_W-1:0]        f_prec;
+  wire [PADV_W-1:0]                      f_pad_value;
 
   hwgen_decode_window u_decode (
     .instr_i       (head_instr_i),
@@ -134,7 +137,8 @@ module hwgen_window_unit #(
     .pad_bottom_o  (f_pad_bottom),
     .pad_left_o    (f_pad_left),
     .pad_right_o   (f_pad_right),
-    .prec_o        (f_prec)
+    .prec_o        (f_prec),
+    .pad_value_o   (f_pad_value)
   );
 
   // Cycles from start to the first output's accumulator read: weights, the pixels before
@@ -206,6 +210,8 @@ module hwgen_window_unit #(
   reg [PAD_W-1:0]       pad_left_d;
   reg [PAD_W-1:0]       pad_right_q;
   reg [PAD_W-1:0]       pad_right_d;
+  reg [PADV_W-1:0]      pad_value_q;
+  reg [PADV_W-1:0]      pad_value_d;
   reg [NUM_SEM-1:0]     release_q;
   reg [NUM_SEM-1:0]     release_d;
   // weight reads: tap (ky, kx), its place in the register window
@@ -288,6 +294,7 @@ module hwgen_window_unit #(
     pad_bottom_d  = pad_bottom_q;
     pad_left_d    = pad_left_q;
     pad_right_d   = pad_right_q;
+    pad_value_d   = pad_value_q;
     release_d     = release_q;
     ky_d          = ky_q;
     kx_d          = kx_q;
@@ -358,6 +365,7 @@ module hwgen_window_unit #(
       pad_bottom_d  = f_pad_bottom;
       pad_left_d    = f_pad_left;
       pad_right_d   = f_pad_right;
+      pad_value_d   = f_pad_value;
       release_d     = f_signal & PRODUCED;
       ky_d          = {K_W{1'b0}};
       kx_d          = {K_W{1'b0}};
@@ -521,21 +529,40 @@ module hwgen_window_unit #(
   reg [SPAD_ADDR_W-1:0] s4_addr_q;
   reg [LANES*ACC_W-1:0] s4_v_q;
 
-  // Taps that count: in the kernel and not padding (a padding pixel's row may hold
-  // anything).
+  // Taps on padding (a padding pixel's row may hold anything), and the taps a maximum
+  // takes: in the kernel and not padding.
+  wire [KK-1:0] tap_pad;
   wire [KK-1:0] tap_on;
   generate
     for (wp = 0; wp < KK; wp = wp + 1) begin : gen_tap_on
-      assign tap_on[wp] = in_kernel[wp] && !rowpad_q[wp / KERNEL] && !colpad_q[wp % KERNEL];
+      assign tap_pad[wp] = rowpad_q[wp / KERNEL] || colpad_q[wp % KERNEL];
+      assign tap_on[wp]  = in_kernel[wp] && !tap_pad[wp];
+    end
+  endgenerate
+
+  // The input a sum reads at a padding tap: pad_value's low INPUT_W bits, or extended in
+  // the input's signedness when the inputs are wider.
+  wire [INPUT_W-1:0] pad_act;
+  generate
+    if (INPUT_W <= PADV_W) begin : gen_pad_low
+      assign pad_act = pad_value_q[INPUT_W-1:0];
+      if (INPUT_W < PADV_W) begin : gen_pad_unused
+        wire unused_pad_high;
+        assign unused_pad_high = ^pad_value_q[PADV_W-1:INPUT_W];
+      end
+    end else begin : gen_pad_extend
+      wire pad_msb = (INPUT_SIGNED != 0) && pad_value_q[PADV_W-1];
+      assign pad_act = { {(INPUT_W-PADV_W){pad_msb}}, pad_value_q};
     end
   endgenerate
 
   genvar ln;
   generate
     for (ln = 0; ln < LANES; ln = ln + 1) begin : gen_lane
-      // Sum of products: a chain of multiply-adds, a tap that does not count multiplied by
-      // a zero weight. Maximum: a chain of comparisons of the inputs extended by one bit
-      // (sign or zero) over the taps that count.
+      // Sum of products: a chain of multiply-adds over the kernel's taps (a padding tap
+      // reads pad_act; a position outside the kernel is multiplied by a zero weight).
+      // Maximum: a chain of comparisons of the inputs extended by one bit (sign or zero)
+      // over the taps that count.
       for (wp = 0; wp < KK; wp = wp + 1) begin : gen_tap
         wire [ACC_W-1:0]        psum_in;
         wire [ACC_W-1:0]        psum_out;
@@ -552,9 +579,10 @@ module hwgen_window_unit #(
           assign mx_in   = gen_tap[wp-1].mx_out;
           assign have_in = gen_tap[wp-1].have_out;
         end
-        wire [INPUT_W-1:0]  act    = win_q[wp*ROW_W + ln*INPUT_W +: INPUT_W];
-        wire [WEIGHT_W-1:0] weight = tap_on[wp] ? wreg_q[wp*WROW_W + ln*WEIGHT_W +: WEIGHT_W]
-                                                : {WEIGHT_W{1'b0}};
+        wire [INPUT_W-1:0]  act    = tap_pad[wp] ? pad_act
+                                                 : win_q[wp*ROW_W + ln*INPUT_W +: INPUT_W];
+        wire [WEIGHT_W-1:0] weight = in_kernel[wp] ? wreg_q[wp*WROW_W + ln*WEIGHT_W +: WEIGHT_W]
+                                                   : {WEIGHT_W{1'b0}};
         wire                    act_msb = (INPUT_SIGNED != 0) ? act[INPUT_W-1] : 1'b0;
         wire signed [INPUT_W:0] act_ext = {act_msb, act};
         wire                    take    = tap_on[wp] && (!have_in || (act_ext > mx_in));
@@ -625,6 +653,7 @@ module hwgen_window_unit #(
       pad_bottom_q  <= {PAD_W{1'b0}};
       pad_left_q    <= {PAD_W{1'b0}};
       pad_right_q   <= {PAD_W{1'b0}};
+      pad_value_q   <= {PADV_W{1'b0}};
       release_q     <= {NUM_SEM{1'b0}};
       ky_q          <= {K_W{1'b0}};
       kx_q          <= {K_W{1'b0}};
@@ -674,6 +703,7 @@ module hwgen_window_unit #(
       pad_bottom_q  <= pad_bottom_d;
       pad_left_q    <= pad_left_d;
       pad_right_q   <= pad_right_d;
+      pad_value_q   <= pad_value_d;
       release_q     <= release_d;
       ky_q          <= ky_d;
       kx_q          <= kx_d;

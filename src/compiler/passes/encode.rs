@@ -193,7 +193,7 @@ pub fn im2col(x: &Tensor, ic: &super::legalize::Im2col, shape: [usize; 3]) -> Te
                     let pixel =
                         crate::golden::input_pixel(at, (ky, kx), ic.stride, ic.pad, (x.h, x.w));
                     for ci in 0..x.c {
-                        data.push(pixel.map_or(0, |(iy, ix)| x.at(iy, ix, ci)));
+                        data.push(pixel.map_or(ic.pad_value, |(iy, ix)| x.at(iy, ix, ci)));
                     }
                 }
             }

@@ -112,6 +112,7 @@ pub fn lower(n: &Node, [h, w, cin]: [usize; 3]) -> Vec<Node> {
                     kw: px.taps,
                     stride: 1,
                     pad: border,
+                    pad_value: 0,
                     groups: 1,
                     cout,
                     weights: phase_weights,

@@ -121,6 +121,8 @@ pub struct Im2col {
     pub kw: usize,
     pub stride: usize,
     pub pad: usize,
+    /// The element the padding taps read (the convolution's `pad_value`).
+    pub pad_value: i64,
 }
 
 /// A concat of computed tensors, stored in place.
@@ -315,6 +317,19 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             continue;
         }
         let prec = precision_index(&unit.datatype, model, l)?;
+        if let Op::Conv { pad_value, .. } = l.op {
+            let t = unit.datatype.input_type();
+            if pad_value != 0 && crate::isa::pad_pattern(pad_value, t.bits, t.signed).is_none() {
+                return Err(CompileError::new(
+                    Some(&l.name),
+                    format!(
+                        "pad_value = {pad_value}: the loads and the window unit write padding from an {}-bit pattern, which cannot hold it for {t} inputs",
+                        crate::isa::PAD_VALUE_BITS
+                    ),
+                    "use a pad_value that fits 8 bits, or no pad_value (an untied bias can carry the zero point)",
+                ));
+            }
+        }
         let cin = model.shape_of(&l.inputs[0]).expect("input exists")[2];
         let window = in_window(&unit, &l.op, prec, cin);
         vector_ops(design, l, window)?;
@@ -415,6 +430,7 @@ fn pack_taps(nodes: &mut [Node], inputs: &mut Vec<Source>, unit: &Unit) {
             kw,
             stride,
             pad,
+            pad_value,
             groups: 1,
             ..
         } = &mut n.op
@@ -437,9 +453,10 @@ fn pack_taps(nodes: &mut [Node], inputs: &mut Vec<Source>, unit: &Unit) {
                 kw: *kw,
                 stride: *stride,
                 pad: *pad,
+                pad_value: *pad_value,
             }),
         });
-        (*kh, *kw, *stride, *pad) = (1, 1, 1, 0);
+        (*kh, *kw, *stride, *pad, *pad_value) = (1, 1, 1, 0, 0);
         n.input = name;
     }
 }

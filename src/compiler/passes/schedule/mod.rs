@@ -210,6 +210,8 @@ struct NodeCtx<'a> {
     kw: usize,
     s: usize,
     pad: usize,
+    /// The `pad_value` bit pattern of the layer's padding (0: zeros).
+    pad_value: u64,
     fused_k: usize,
     kh_e: usize,
     kw_e: usize,
@@ -382,6 +384,14 @@ fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeC
         kw,
         s,
         pad,
+        pad_value: match n.op {
+            Op::Conv { pad_value, .. } => {
+                let t = g.unit.datatype.input_type();
+                crate::isa::pad_pattern(pad_value, t.bits, t.signed)
+                    .expect("legalize checks that the pad value fits")
+            }
+            _ => 0,
+        },
         fused_k,
         kh_e: kh + (fused_k - 1) * s,
         kw_e: kw + (fused_k - 1) * s,

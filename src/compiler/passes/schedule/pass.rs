@@ -175,6 +175,10 @@ impl Sched<'_> {
             (Buffer::Input, w.0),
             nc.src_prec,
         );
+        let t = crate::isa::Transfer {
+            pad_value: nc.pad_value,
+            ..t
+        };
         self.push(nc.ni, IsaOp::Load(t), vec![res], vec![w.1]);
     }
 

@@ -119,6 +119,7 @@ impl Sched<'_> {
             pad_left: clip(-x0, win_w),
             pad_right: clip(x0 + win_w as i64 - w, win_w),
             prec: nc.prec,
+            pad_value: nc.pad_value,
         };
         let mut reads = vec![Res::Spad(Buffer::Input, in0, in0 + win_h * win_w)];
         reads.extend(weights.map(|(_, r)| r));
