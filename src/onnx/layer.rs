@@ -160,69 +160,17 @@ pub fn fc_weights(b: &[f64], trans: bool, input: [usize; 3], flat: bool, n: usiz
 }
 
 /// The bias with the input zero point folded in: ONNX computes sum((x - zx) * w) with the
-/// padding at zx (padded inputs contribute nothing); hwgen sums x * w with the padding at
-/// 0. So output (y, x, o) needs bias[o] - zx * (the sum of the weights whose taps fall
-/// inside the input). Without padding every tap is inside and the bias stays one per
-/// channel; with padding and zx != 0 the border differs, and the bias is untied (one per
-/// output pixel and channel), which is exact.
-/// Returns (per-channel bias, or untied bias [oh][ow][cout]).
-pub fn fold_zero_point(
-    bias: &[i64],
-    w_hwc: &[i64],
-    cin_g: usize,
-    cout: usize,
-    geom: ConvGeom,
-    input: [usize; 2],
-    zx: i64,
-) -> (Vec<i64>, Option<Vec<i64>>) {
-    let k = geom.k;
-    let tap = |ky: usize, kx: usize, o: usize| -> i64 {
-        (0..cin_g)
-            .map(|i| w_hwc[((ky * k + kx) * cin_g + i) * cout + o])
-            .sum()
-    };
-    if zx == 0 {
-        return (bias.to_vec(), None);
-    }
-    if geom.pad == 0 {
-        let b = (0..cout)
-            .map(|o| {
-                let s: i64 = (0..k)
-                    .flat_map(|ky| (0..k).map(move |kx| (ky, kx)))
-                    .map(|(ky, kx)| tap(ky, kx, o))
-                    .sum();
-                bias[o] - zx * s
-            })
-            .collect();
-        return (b, None);
-    }
-    let [h, w] = input;
-    let (oh, ow) = (geom.out(h), geom.out(w));
-    let taps: Vec<i64> = (0..k * k * cout)
-        .map(|t| tap(t / (k * cout), t / cout % k, t % cout))
-        .collect();
-    let mut ub = vec![0; oh * ow * cout];
-    for oy in 0..oh {
-        for ox in 0..ow {
-            for o in 0..cout {
-                let mut s = 0;
-                for ky in 0..k {
-                    let iy = (oy * geom.stride + ky) as i64 - geom.pad as i64;
-                    if iy < 0 || iy >= h as i64 {
-                        continue;
-                    }
-                    for kx in 0..k {
-                        let ix = (ox * geom.stride + kx) as i64 - geom.pad as i64;
-                        if ix >= 0 && ix < w as i64 {
-                            s += taps[(ky * k + kx) * cout + o];
-                        }
-                    }
-                }
-                ub[(oy * ow + ox) * cout + o] = bias[o] - zx * s;
-            }
-        }
-    }
-    (vec![0; cout], Some(ub))
+/// padding at zx (padded inputs contribute nothing); hwgen sums x * w with its padding
+/// reading the layer's `pad_value`, which the importer sets to zx. So every output pixel
+/// of channel o needs bias[o] - zx * (the sum of o's weights over all taps), one per
+/// channel, exact.
+pub fn fold_zero_point(bias: &[i64], w_hwc: &[i64], cout: usize, zx: i64) -> Vec<i64> {
+    (0..cout)
+        .map(|o| {
+            let s: i64 = w_hwc.iter().skip(o).step_by(cout).sum();
+            bias[o] - zx * s
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -253,30 +201,18 @@ mod tests {
         assert!((r.value() / 0.000123 - 1.0).abs() < 2f64.powi(-16));
     }
 
-    /// A 1-channel 3x3 all-ones kernel over a 2x2 input with padding 1: the output pixels
-    /// each see 4 of the 9 taps inside the input (a corner of a 2x2 map), so the folded
-    /// bias is b - 4 zx everywhere; without padding (k = 1) it is b - zx.
+    /// Two channels of a 3x3 kernel over one input channel: the weights of channel 0 sum
+    /// to 9 (all ones), of channel 1 to -9 + 2 = -7 (all -1 but one 1); with zero point 3
+    /// the biases 10 and 20 become 10 - 27 and 20 + 21, whatever the padding (the padding
+    /// reads the zero point).
     #[test]
-    fn zero_point_fold_counts_taps_inside() {
-        let geom = ConvGeom {
-            k: 3,
-            stride: 1,
-            pad: 1,
-            groups: 1,
-        };
-        let (b, ub) = fold_zero_point(&[10], &[1; 9], 1, 1, geom, [2, 2], 3);
-        assert_eq!(b, vec![0]);
-        assert_eq!(ub, Some(vec![10 - 12; 4]));
-        let one = ConvGeom {
-            k: 1,
-            stride: 1,
-            pad: 0,
-            groups: 1,
-        };
-        assert_eq!(
-            fold_zero_point(&[10], &[2], 1, 1, one, [2, 2], 3),
-            (vec![4], None)
-        );
+    fn zero_point_fold_sums_every_tap() {
+        let mut w = Vec::new();
+        for t in 0..9 {
+            w.extend([1, if t == 4 { 1 } else { -1 }]);
+        }
+        assert_eq!(fold_zero_point(&[10, 20], &w, 2, 3), vec![-17, 41]);
+        assert_eq!(fold_zero_point(&[10, 20], &w, 2, 0), vec![10, 20]);
     }
 
     #[test]

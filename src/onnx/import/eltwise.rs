@@ -243,8 +243,8 @@ impl Importer<'_> {
     /// The k x k average of each channel: the sum of `x - zero_point` over the window,
     /// scaled by `x_scale / (y_scale k^2)` with one rounding, as ONNX computes the average.
     /// With zero point 0, hwgen's `avgpool`; otherwise a depthwise convolution of unit
-    /// weights (the zero point in the bias; with padding, an untied bias for the border
-    /// windows, whose padded taps count as zeros).
+    /// weights (the zero point in the bias, and with padding the padding reading it, so
+    /// that padded taps count as zeros of `x - zero_point`).
     pub(super) fn emit_avg_pool(
         &mut self,
         desc: &str,
@@ -291,15 +291,7 @@ impl Importer<'_> {
         }
         let name = self.fresh(&super::emit::desc_name(desc), "avgpool");
         let ones = vec![1; k * k * c];
-        let (bias, untied) = crate::onnx::layer::fold_zero_point(
-            &vec![0; c],
-            &ones,
-            1,
-            c,
-            geom,
-            [h, w],
-            x.zero_point,
-        );
+        let bias = crate::onnx::layer::fold_zero_point(&vec![0; c], &ones, c, x.zero_point);
         let shape = [geom.out(h), geom.out(w), c];
         let mut keys = vec![
             ("kernel", k.to_string()),
@@ -308,11 +300,12 @@ impl Importer<'_> {
             ("groups", c.to_string()),
             ("out_channels", c.to_string()),
             ("weights", self.npy(&name, "weights", &[k, k, 1, c], &ones)),
+            ("bias", self.npy(&name, "bias", &[c], &bias)),
+            ("requant", super::emit::requant_text(r, y.1)),
         ];
-        keys.push(self.bias_key(&name, &bias, untied.as_deref(), shape));
-        keys.push(("requant", super::emit::requant_text(r, y.1)));
+        keys.extend(super::emit::pad_value_key(geom, x.zero_point));
         let err = (r.value() / scale - 1.0).abs();
-        let note = format!("{desc} -> '{name}': the {k}x{k} sum of each channel (a depthwise convolution of unit weights, the input zero point in its {}bias), scaled by {scale:.6e} = {} / 2^{} (relative error {err:.1e})", if untied.is_some() { "untied " } else { "" }, r.multiplier, r.shift);
+        let note = format!("{desc} -> '{name}': the {k}x{k} sum of each channel (a depthwise convolution of unit weights, the input zero point in its bias{}), scaled by {scale:.6e} = {} / 2^{} (relative error {err:.1e})", if geom.pad > 0 { " and its padding" } else { "" }, r.multiplier, r.shift);
         let l = Layer {
             name,
             op: "conv2d",

@@ -61,7 +61,7 @@ impl Importer<'_> {
     }
 
     /// Layer `name`'s bias key: `bias` (one per channel), or `untied_bias` (one per pixel
-    /// of an output of `shape` and channel) when the input zero point made it untied.
+    /// of an output of `shape` and channel) when it varies across the map.
     pub(super) fn bias_key(
         &mut self,
         name: &str,
@@ -175,7 +175,7 @@ impl Importer<'_> {
         scales: &[f64],
         r: &[Requant],
         zx: i64,
-        untied: bool,
+        padded: bool,
     ) -> String {
         let err = scales
             .iter()
@@ -194,11 +194,11 @@ impl Importer<'_> {
         };
         if zx != 0 {
             s.push_str(&format!(
-                "; input zero point {zx} folded into {}",
-                if untied {
-                    "an untied bias (padding)"
+                "; input zero point {zx} folded into the bias{}",
+                if padded {
+                    " (the padding reads it: pad_value)"
                 } else {
-                    "the bias"
+                    ""
                 }
             ));
         }
@@ -241,10 +241,8 @@ impl Importer<'_> {
         let bias = self.bias_of(desc, b, &acc)?;
         let r = self.requants(desc, &acc, y.0)?;
         let wh = layer::conv_weights(&w.q.values, cout, cin_g, k);
-        let (bias, untied) =
-            layer::fold_zero_point(&bias, &wh, cin_g, cout, geom, [h, wd], x.zero_point);
+        let bias = layer::fold_zero_point(&bias, &wh, cout, x.zero_point);
         self.check_acc(desc, &bias)?;
-        self.check_acc(desc, untied.as_deref().unwrap_or(&[]))?;
         let name = self.fresh(&desc_name(desc), "conv");
         let shape = [geom.out(h), geom.out(wd), cout];
         let mut keys = vec![
@@ -257,11 +255,12 @@ impl Importer<'_> {
                 "weights",
                 self.npy(&name, "weights", &[k, k, cin_g, cout], &wh),
             ),
+            ("bias", self.npy(&name, "bias", &[cout], &bias)),
+            ("requant", self.requant_keys(&r, y.1)),
         ];
-        keys.push(self.bias_key(&name, &bias, untied.as_deref(), shape));
-        keys.push(("requant", self.requant_keys(&r, y.1)));
+        keys.extend(pad_value_key(geom, x.zero_point));
         let scales: Vec<f64> = acc.iter().map(|a| a / y.0).collect();
-        let note = Self::note(desc, &name, &scales, &r, x.zero_point, untied.is_some());
+        let note = Self::note(desc, &name, &scales, &r, x.zero_point, geom.pad > 0);
         let l = Layer {
             name,
             op: "conv2d",
@@ -312,13 +311,7 @@ impl Importer<'_> {
         let bias = self.bias_of(desc, b, &acc)?;
         let r = self.requants(desc, &acc, y.0)?;
         let wh = layer::fc_weights(&w.q.values, trans, x.shape, x.flat, n);
-        let one = ConvGeom {
-            k: 1,
-            stride: 1,
-            pad: 0,
-            groups: 1,
-        };
-        let (bias, _) = layer::fold_zero_point(&bias, &wh, k, n, one, [1, 1], x.zero_point);
+        let bias = layer::fold_zero_point(&bias, &wh, n, x.zero_point);
         self.check_acc(desc, &bias)?;
         let name = self.fresh(&desc_name(desc), "fc");
         let keys = vec![
@@ -461,6 +454,12 @@ impl Importer<'_> {
 }
 
 /// The name inside "node 'name' (Op)", or "Op" for an unnamed node.
+/// The `pad_value` key of a convolution of geometry `geom` over an input of zero point
+/// `zx`: the padding reads the zero point, as ONNX's `x - zx` padding with zeros does.
+pub(super) fn pad_value_key(geom: ConvGeom, zx: i64) -> Option<(&'static str, String)> {
+    (geom.pad > 0 && zx != 0).then(|| ("pad_value", zx.to_string()))
+}
+
 pub(super) fn desc_name(desc: &str) -> String {
     match desc.split('\'').nth(1) {
         Some(n) => n.to_string(),
