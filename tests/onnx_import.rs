@@ -108,9 +108,10 @@ fn layer_chains_match_onnx_runtime() {
         "upconv",
         "affine",
         "const_map",
+        "batchnorm",
     ] {
-        // onnxruntime quantizes ConvTranspose in QDQ form only.
-        let formats: &[&str] = if graph == "upconv" {
+        // onnxruntime quantizes ConvTranspose and BatchNormalization in QDQ form only.
+        let formats: &[&str] = if graph == "upconv" || graph == "batchnorm" {
             &["qdq", "qdq_pc"]
         } else {
             &["qdq", "qop", "qdq_pc", "qop_pc"]

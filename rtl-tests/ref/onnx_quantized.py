@@ -133,6 +133,28 @@ def build(graph, rng):
         k = numpy_helper.from_array(np.array([-0.75], np.float32), "k")
         mul = helper.make_node("Mul", ["k", "a"], ["y"])
         return [add, mul], [pos, k], [1, 8, 5, 6], "y"
+    if graph == "batchnorm":
+        # Batch norms left in the graph (not folded before quantizing): one after a
+        # convolution (negative scales in some channels), one after a ReLU.
+        n1, i1 = conv("c1", "x", 3, 8, 3, 1, 1, rng)
+
+        def bn(name, x, c):
+            params = [
+                numpy_helper.from_array(v.astype(np.float32), f"{name}_{k}")
+                for k, v in [
+                    ("gamma", rng.uniform(0.5, 1.5, c) * rng.choice([-1, 1], c)),
+                    ("beta", rng.normal(0, 0.5, c)),
+                    ("mean", rng.normal(0, 0.5, c)),
+                    ("var", rng.uniform(0.2, 2.0, c)),
+                ]
+            ]
+            node = helper.make_node("BatchNormalization", [x] + [t.name for t in params], [name], epsilon=1e-3)
+            return node, params
+
+        b1, p1 = bn("bn1", "c1", 8)
+        relu = helper.make_node("Relu", ["bn1"], ["r1"])
+        b2, p2 = bn("bn2", "r1", 8)
+        return n1 + [b1, relu, b2], i1 + p1 + p2, [1, 3, 6, 5], "bn2"
     if graph == "conv_softmax_conv":
         # A host operator between two accelerator segments.
         n1, i1 = conv("c1", "x", 3, 8, 1, 1, 0, rng)

@@ -19,6 +19,7 @@ mod affine;
 mod eltwise;
 mod emit;
 mod joins;
+mod norm;
 mod ops;
 
 /// A quantized constant (weights or bias) with its per-tensor or per-axis quantization.
@@ -625,12 +626,13 @@ impl<'a> Importer<'a> {
             "Sub" | "Mul" | "Div" | "QLinearMul" => self.arithmetic(&desc, n)?,
             "GlobalAveragePool" | "QLinearGlobalAveragePool" => self.global_pool(&desc, n)?,
             "Clip" => self.clip(&desc, n)?,
+            "BatchNormalization" => self.batch_norm(&desc, n)?,
             "Concat" | "QLinearConcat" => self.concat(&desc, n)?,
             other => {
                 return Err(self.err(
                     &desc,
                     format!("operator {other} is not supported on the accelerator yet"),
-                    "supported: QuantizeLinear, DequantizeLinear, Conv, Gemm, MatMul, MaxPool, AveragePool, GlobalAveragePool, Add (same shapes, or a constant), Sub, Mul and Div (a constant), Relu, Clip (from 0), Concat (channels), ConvTranspose, Flatten, Reshape (to [1, K]), QLinearConv, QLinearMatMul, QGemm, QLinearAdd, QLinearMul (a constant), QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat",
+                    "supported: QuantizeLinear, DequantizeLinear, Conv, Gemm, MatMul, MaxPool, AveragePool, GlobalAveragePool, Add (same shapes, or a constant), Sub, Mul and Div (a constant), BatchNormalization, Relu, Clip (from 0), Concat (channels), ConvTranspose, Flatten, Reshape (to [1, K]), QLinearConv, QLinearMatMul, QGemm, QLinearAdd, QLinearMul (a constant), QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat",
                 ))
             }
         };

@@ -27,7 +27,7 @@ pub(super) struct Affine {
 }
 
 impl Affine {
-    fn identity(x: QTensor) -> Self {
+    pub(super) fn identity(x: QTensor) -> Self {
         let [h, w, c] = x.shape;
         Affine {
             scale: vec![1.0; c],
@@ -48,7 +48,7 @@ impl Importer<'_> {
     /// Input `name` of node `desc` as a constant's float values and ONNX dims: a
     /// DequantizeLinear of an initializer (`(q - zero point) x scale` in float32, per axis
     /// where it is) or a float initializer; None when it is not a constant.
-    fn float_constant(&self, name: &str) -> Option<Constant> {
+    pub(super) fn float_constant(&self, name: &str) -> Option<Constant> {
         if let Some(Val::DqConst(c, axis)) = self.vals.get(name) {
             let dims: Vec<usize> = c.q.dims.iter().map(|&d| d as usize).collect();
             let axis = if *axis < 0 {

@@ -207,20 +207,92 @@ fn a_chain_of_constant_arithmetic_composes_into_one_layer() {
             .map(|(_, v)| v.clone())
             .unwrap()
     };
-    let npy = |v: String| {
-        let file = v.trim_matches('"').rsplit('/').next().unwrap().to_string();
-        let bytes = &im.tensors.iter().find(|(f, _)| *f == file).unwrap().1;
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("t.npy"), bytes).unwrap();
-        crate::model::npy::read(&dir.path().join("t.npy"))
-            .unwrap()
-            .data
-    };
-    assert_eq!(npy(key("weights")), vec![127, -127]);
-    assert_eq!(npy(key("bias")), vec![-254, 254]);
+    assert_eq!(layer_npy(&im, l, "weights"), vec![127, -127]);
+    assert_eq!(layer_npy(&im, l, "bias"), vec![-254, 254]);
     let want = |s: f64| Requant::of(s / 127.0).unwrap();
     let r = key("requant");
     for q in [want(1.0), want(1.5)] {
         assert!(r.contains(&q.multiplier.to_string()), "{r}");
     }
+}
+
+/// A 1x1 convolution (weights [[1, 2], [3, 4]] at scale 0.1, bias [10, -10] at 0.05, over
+/// x at scale 0.5) whose float output a batch norm reads (scale [2, -1], mean [0, 1], var
+/// [4, 1], B [0.5, 0], epsilon 0: a = [1, -1], d = [0.5, 1]) folds into it: channel 1's
+/// weights negated, the bias sign(a) b + d / (0.5 x 0.1) = [20, 30], requantization 0.05 /
+/// 0.25 = 0.2 for both.
+#[test]
+fn a_batch_norm_after_a_convolution_folds_into_it() {
+    let int = |name: &str, t: i32, dims: &[i64], v: &[f64]| Tensor {
+        name: name.into(),
+        dims: dims.to_vec(),
+        data_type: t,
+        values: v.to_vec(),
+    };
+    let bn = Node {
+        attributes: vec![crate::onnx::proto::Attribute {
+            name: "epsilon".into(),
+            value: AttrValue::Float(0.0),
+        }],
+        ..node("BatchNormalization", &["c", "g", "b", "m", "v"], "n")
+    };
+    let g = Graph {
+        nodes: vec![
+            node("QuantizeLinear", &["x", "s", "z"], "xq"),
+            node("DequantizeLinear", &["xq", "s", "z"], "xd"),
+            node("DequantizeLinear", &["wq", "ws"], "w"),
+            node("DequantizeLinear", &["bq", "bs"], "bias"),
+            node("Conv", &["xd", "w", "bias"], "c"),
+            bn,
+            node("QuantizeLinear", &["n", "other", "z"], "y"),
+        ],
+        initializers: vec![
+            scalar("s", dtype::FLOAT, 0.5),
+            scalar("z", dtype::UINT8, 0.0),
+            scalar("other", dtype::FLOAT, 0.25),
+            int("wq", dtype::INT8, &[2, 2, 1, 1], &[1., 2., 3., 4.]),
+            scalar("ws", dtype::FLOAT, 0.1),
+            int("bq", dtype::INT32, &[2], &[10., -10.]),
+            scalar("bs", dtype::FLOAT, 0.05),
+            constant("g", &[2], &[2.0, -1.0]),
+            constant("b", &[2], &[0.5, 0.0]),
+            constant("m", &[2], &[0.0, 1.0]),
+            constant("v", &[2], &[4.0, 1.0]),
+        ],
+        inputs: vec![ValueInfo {
+            name: "x".into(),
+            elem_type: dtype::FLOAT,
+            shape: Some(vec![Some(1), Some(2), Some(2), Some(2)]),
+        }],
+        outputs: vec![],
+    };
+    let mut im = Importer::new("t.onnx", &g, "d");
+    im.graph_input(&g).unwrap();
+    for (i, n) in g.nodes.iter().enumerate() {
+        im.node(n, i).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let [l] = &im.layers[..] else {
+        panic!("{} layers", im.layers.len())
+    };
+    assert_eq!(layer_npy(&im, l, "weights"), vec![1, -3, 2, -4]);
+    assert_eq!(layer_npy(&im, l, "bias"), vec![20, 30]);
+    let r = Requant::of(0.2).unwrap();
+    let key = l.keys.iter().find(|(k, _)| *k == "requant").unwrap();
+    assert!(
+        key.1.contains(&format!("multiplier = {}", r.multiplier)),
+        "{}",
+        key.1
+    );
+}
+
+/// The integers of `.npy` key `key` of layer `l`.
+fn layer_npy(im: &Importer, l: &crate::onnx::layer::Layer, key: &str) -> Vec<i64> {
+    let v = &l.keys.iter().find(|(k, _)| *k == key).unwrap().1;
+    let file = v.trim_matches('"').rsplit('/').next().unwrap();
+    let bytes = &im.tensors.iter().find(|(f, _)| f == file).unwrap().1;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.npy"), bytes).unwrap();
+    crate::model::npy::read(&dir.path().join("t.npy"))
+        .unwrap()
+        .data
 }
