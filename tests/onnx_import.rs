@@ -667,3 +667,87 @@ fn two_segments(format: &str, want: &str) {
         "{format}"
     );
 }
+
+/// A graph of two float inputs (each through a convolution, then added) runs whole on the
+/// accelerator: two model inputs, each quantized on the host by its own QuantizeLinear's
+/// parameters; `hwgen run` with one --input per graph input equals ONNX Runtime's float
+/// output in at least 95% of the elements and is within one output step in all (the Add's
+/// two operand scales, rounded to integer weights, can tip a near-tie: 236 of 240
+/// identical on both forms). QDQ in RTL, QOperator on the interpreter.
+#[test]
+fn two_graph_inputs_run_on_the_accelerator() {
+    if !have_onnxruntime() || !have_tool("verilator", "two_graph_inputs_run_on_the_accelerator") {
+        return;
+    }
+    for (format, interp) in [("qdq", false), ("qop", true)] {
+        let dir = make("two_inputs", format, &["per_channel"]);
+        let onnx = dir.path().join("model.onnx");
+        let imported = hwgen::onnx::import(&onnx, "d").unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<&str> = imported.inputs.iter().map(|q| q.onnx.as_str()).collect();
+        assert_eq!(names, ["x", "v"], "{format}");
+        let out = dir.path().join("y_hwgen.npy");
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"));
+        cmd.args(["run", "-c", "configs/8x8_int8.toml", "-m"])
+            .arg(&onnx)
+            .arg("-i")
+            .arg(dir.path().join("xr.npy"))
+            .arg("-i")
+            .arg(dir.path().join("vr.npy"))
+            .arg("-o")
+            .arg(&out)
+            .arg("--cache")
+            .arg(sim_cache());
+        if interp {
+            cmd.arg("--interp");
+        }
+        let o = cmd.output().unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(stdout.contains("0 nodes on the host"), "{format}: {stdout}");
+        let got = hwgen::model::npy::read_f32(&out).unwrap();
+        let want = hwgen::model::npy::read_f32(&dir.path().join("yr.npy")).unwrap();
+        assert_eq!(got.shape, want.shape, "{format}");
+        let step = imported.outputs[0].scale;
+        let same = got
+            .data
+            .iter()
+            .zip(&want.data)
+            .filter(|(a, b)| a == b)
+            .count();
+        let worst = got
+            .data
+            .iter()
+            .zip(&want.data)
+            .map(|(a, b)| (f64::from(*a) - f64::from(*b)).abs() / step)
+            .fold(0.0, f64::max);
+        eprintln!(
+            "two inputs {format}: {same}/{} identical, max {worst:.3} steps",
+            want.data.len()
+        );
+        assert!(
+            worst < 1.001 && same * 20 >= want.data.len() * 19,
+            "{format}: {same}/{}, {worst}",
+            want.data.len()
+        );
+    }
+    // One input given for two is an error naming both.
+    let dir = make("two_inputs", "qdq", &["per_channel"]);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"))
+        .args(["run", "-c", "configs/8x8_int8.toml", "--interp", "-m"])
+        .arg(dir.path().join("model.onnx"))
+        .arg("-i")
+        .arg(dir.path().join("xr.npy"))
+        .arg("-o")
+        .arg(dir.path().join("o.npy"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("2 inputs ('x', 'v') and 1 were given"),
+        "{err}"
+    );
+}

@@ -155,6 +155,14 @@ def build(graph, rng):
         relu = helper.make_node("Relu", ["bn1"], ["r1"])
         b2, p2 = bn("bn2", "r1", 8)
         return n1 + [b1, relu, b2], i1 + p1 + p2, [1, 3, 6, 5], "bn2"
+    if graph == "two_inputs":
+        # Two graph inputs (x and v, as the decoder's latent and view codes), each through a
+        # convolution, added; see two_inputs() below for how it is run.
+        n1, i1 = conv("c1", "x", 3, 8, 3, 1, 1, rng)
+        n2, i2 = conv("c2", "v", 4, 8, 1, 1, 0, rng)
+        add = helper.make_node("Add", ["c1", "c2"], ["a"])
+        relu = helper.make_node("Relu", ["a"], ["y"])
+        return n1 + n2 + [add, relu], i1 + i2, [1, 3, 6, 5], "y"
     if graph == "conv_softmax_conv":
         # A host operator between two accelerator segments.
         n1, i1 = conv("c1", "x", 3, 8, 1, 1, 0, rng)
@@ -169,8 +177,8 @@ def build(graph, rng):
 
 
 class Reader(CalibrationDataReader):
-    def __init__(self, shape, rng):
-        self.data = iter([{"x": rng.normal(0, 1, shape).astype(np.float32)} for _ in range(8)])
+    def __init__(self, shapes, rng):
+        self.data = iter([{k: rng.normal(0, 1, v).astype(np.float32) for k, v in shapes.items()} for _ in range(8)])
 
     def get_next(self):
         return next(self.data, None)
@@ -188,10 +196,14 @@ def main():
     u8w = len(sys.argv) > 6 and sys.argv[6].endswith("_u8w")
     rng = np.random.default_rng(seed)
     nodes, inits, shape, out = build(graph, rng)
+    # Graph inputs: x, and for "two_inputs" also v.
+    shapes = {"x": shape}
+    if graph == "two_inputs":
+        shapes["v"] = [1, 4, 6, 5]
     g = helper.make_graph(
         nodes,
         graph,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, v) for k, v in shapes.items()],
         [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)],
         initializer=inits,
     )
@@ -201,7 +213,7 @@ def main():
     quantize_static(
         f"{d}/float.onnx",
         f"{d}/model.onnx",
-        Reader(shape, rng),
+        Reader(shapes, rng),
         quant_format=QuantFormat.QDQ if fmt == "qdq" else QuantFormat.QOperator,
         per_channel=len(sys.argv) > 6 and sys.argv[6].startswith("per_channel"),
         activation_type=QuantType.QInt8 if act == "int8" else QuantType.QUInt8,
@@ -210,6 +222,8 @@ def main():
         weight_type=QuantType.QUInt8 if u8w else QuantType.QInt8,
         extra_options={"WeightSymmetric": True},
     )
+    if graph == "two_inputs":
+        return two_inputs(d, shapes, rng)
     q = onnx.load(f"{d}/model.onnx")
     quant_in = next(n for n in q.graph.node if n.op_type == "QuantizeLinear" and n.input[0] == "x")
     s_in, z_in = initializer(q, quant_in.input[1]), initializer(q, quant_in.input[2])
@@ -239,6 +253,20 @@ def main():
     np.save(f"{d}/x.npy", xq[0].transpose(1, 2, 0).astype(np.int64))
     yq = yq[0].transpose(1, 2, 0) if yq.ndim == 4 else yq[0]
     np.save(f"{d}/y.npy", yq.astype(np.int64))
+
+
+def two_inputs(d, shapes, rng):
+    """Float inputs DIR/xr.npy and DIR/vr.npy and ONNX Runtime's float output DIR/yr.npy
+    (DIR/yu.npy with its graph optimizations off), for `hwgen run` with two --input."""
+    feeds = {k: rng.normal(0, 1.5, v).astype(np.float32) for k, v in shapes.items()}
+    for k, v in feeds.items():
+        np.save(f"{d}/{k}r.npy", v)
+    session = ort.InferenceSession(f"{d}/model.onnx", providers=["CPUExecutionProvider"])
+    np.save(f"{d}/yr.npy", session.run(None, feeds)[0])
+    plain = ort.SessionOptions()
+    plain.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    usession = ort.InferenceSession(f"{d}/model.onnx", plain, providers=["CPUExecutionProvider"])
+    np.save(f"{d}/yu.npy", usession.run(None, feeds)[0])
 
 
 if __name__ == "__main__":

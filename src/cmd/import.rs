@@ -12,16 +12,25 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let imported = hwgen::onnx::write(&args.onnx, &args.out)?;
-    let q = &imported.input;
+    let inputs: Vec<String> = imported
+        .inputs
+        .iter()
+        .map(|q| {
+            format!(
+                "input '{}' {:?} ({}, scale {:e}, zero point {})",
+                q.name,
+                q.shape,
+                if q.signed { "int8" } else { "uint8" },
+                q.scale,
+                q.zero_point
+            )
+        })
+        .collect();
     println!(
-        "{} -> {}: input '{}' {:?} ({}, scale {:e}, zero point {})",
+        "{} -> {}: {}",
         args.onnx.display(),
         args.out.display(),
-        q.name,
-        q.shape,
-        if q.signed { "int8" } else { "uint8" },
-        q.scale,
-        q.zero_point
+        inputs.join("; ")
     );
     for n in &imported.notes {
         println!("  {n}");

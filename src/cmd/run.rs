@@ -61,10 +61,8 @@ pub fn run(args: Args) -> Result<()> {
             args.input.len()
         );
     }
-    let mut first = None;
     for (i, path) in inputs.iter().zip(&args.input) {
         let v = input_val(&args.model, i, path)?;
-        first.get_or_insert_with(|| v.clone());
         host.known.insert(i.name.clone(), v);
     }
     if let Some(e) = &part.reason {
@@ -77,8 +75,7 @@ pub fn run(args: Args) -> Result<()> {
     // tensor that a QuantizeLinear quantizes, the next segment from there.
     let mut runs: Vec<(usize, String)> = Vec::new();
     if let Some(accel) = &part.accel {
-        let x = first.expect("the accelerator's part reads the graph input");
-        let how = accelerate(&args, &design, (accel, None), &x, dir.path(), &mut host)?;
+        let how = accelerate(&args, &design, (accel, None), dir.path(), &mut host)?;
         runs.push((accel.notes.len(), how));
     }
     let mut pos = part.cut;
@@ -92,7 +89,6 @@ pub fn run(args: Args) -> Result<()> {
         };
         pos = seg.cut.max(start.node + 1);
         let Some(accel) = &seg.accel else { continue };
-        let x = host.known[&start.input].clone();
         eprintln!(
             "hwgen run: the accelerator runs the graph again from node {} ({} of '{}'){}",
             start.node,
@@ -103,14 +99,7 @@ pub fn run(args: Args) -> Result<()> {
                 seg.cut, e.rule
             ))
         );
-        let how = accelerate(
-            &args,
-            &design,
-            (accel, Some(&start)),
-            &x,
-            dir.path(),
-            &mut host,
-        )?;
+        let how = accelerate(&args, &design, (accel, Some(&start)), dir.path(), &mut host)?;
         runs.push((accel.notes.len(), how));
     }
     let how = match runs.as_slice() {
@@ -205,25 +194,40 @@ fn accelerate(
     args: &Args,
     design: &hwgen::design::Design,
     (accel, start): (&hwgen::onnx::Imported, Option<&hwgen::onnx::SegmentStart>),
-    x: &HostVal,
     dir: &std::path::Path,
     host: &mut Host,
 ) -> Result<String> {
-    let data: Vec<f32> = x.data.iter().map(|&v| v as f32).collect();
-    let q = hwgen::onnx::host::quantize_input(&accel.input, &x.dims, &data).map_err(|e| {
-        let what = match start {
-            None => args.input[0].display().to_string(),
-            Some(s) => format!("{}: the host's tensor '{}'", args.model.display(), s.input),
-        };
-        let fix = if accel.input.integer {
-            "give the input's int8/uint8 values in the declared shape"
-        } else {
-            "give the input's float32 tensor in the declared shape"
-        };
-        anyhow::anyhow!("error: {what}: {e}\n  fix:  {fix}")
-    })?;
-    let [h, w, c] = accel.input.shape;
-    hwgen::model::npy::write_i64(&dir.join("input.npy"), &[h, w, c], &q)?;
+    // Each model input quantized on the host (a segment's: the host's tensor it starts
+    // from) and written where the model file says.
+    for (k, q) in accel.inputs.iter().enumerate() {
+        let x = match start {
+            Some(s) => host.known.get(&s.input),
+            None => host.known.get(&q.onnx),
+        }
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "error: {}: no value for the accelerator's input '{}'",
+                args.model.display(),
+                q.onnx
+            )
+        })?;
+        let data: Vec<f32> = x.data.iter().map(|&v| v as f32).collect();
+        let v = hwgen::onnx::host::quantize_input(q, &x.dims, &data).map_err(|e| {
+            let what = match start {
+                None => format!("{}: graph input '{}'", args.model.display(), q.onnx),
+                Some(s) => format!("{}: the host's tensor '{}'", args.model.display(), s.input),
+            };
+            let fix = if q.integer {
+                "give the input's int8/uint8 values in the declared shape"
+            } else {
+                "give the input's float32 tensor in the declared shape"
+            };
+            anyhow::anyhow!("error: {what}: {e}\n  fix:  {fix}")
+        })?;
+        let [h, w, c] = q.shape;
+        let file = hwgen::onnx::input_data_file("input.npy", k);
+        hwgen::model::npy::write_i64(&dir.join(file), &[h, w, c], &v)?;
+    }
     let toml = dir.join("model.toml");
     let imported = hwgen::onnx::write_segment(&args.model, &toml, start, Some("input.npy"))?;
     let model = hwgen::model::load(&toml)?;

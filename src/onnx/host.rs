@@ -170,6 +170,7 @@ mod tests {
     fn input_rounds_half_to_even_and_saturates() {
         let q = InputQuant {
             name: "x".into(),
+            onnx: "x".into(),
             scale: 0.25,
             zero_point: 1,
             signed: true,

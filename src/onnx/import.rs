@@ -131,7 +131,11 @@ pub(super) struct Importer<'a> {
     names: HashSet<String>,
     act_signed: Option<bool>,
     weight_signed: Option<bool>,
-    input: Option<InputQuant>,
+    /// The model inputs quantized so far, in the order they were (the graph's order is
+    /// restored at the end).
+    inputs: Vec<InputQuant>,
+    /// The graph's inputs, in its order.
+    input_order: Vec<String>,
     /// Where the TOML finds the tensor files, relative to itself.
     data_dir: String,
 }
@@ -180,7 +184,8 @@ impl<'a> Importer<'a> {
             names: HashSet::new(),
             act_signed: None,
             weight_signed: None,
-            input: None,
+            inputs: Vec::new(),
+            input_order: Vec::new(),
             data_dir: data_dir.to_string(),
         }
     }
@@ -225,22 +230,29 @@ impl<'a> Importer<'a> {
         name
     }
 
+    /// The graph's inputs (those that are not initializers): a float one waits for its
+    /// QuantizeLinear; an int8/uint8 one is quantized as its first reader says.
     pub fn graph_input(&mut self, g: &Graph) -> Result<(), ImportError> {
         let inputs: Vec<_> = g
             .inputs
             .iter()
             .filter(|i| !self.consts.contains_key(&i.name))
             .collect();
-        let [input] = inputs.as_slice() else {
+        if inputs.is_empty() {
             return Err(self.err(
                 "",
-                format!(
-                    "the graph has {} inputs; the importer takes exactly one",
-                    inputs.len()
-                ),
-                "export the model with one input tensor",
+                "the graph has no input",
+                "export the model with its input tensors",
             ));
-        };
+        }
+        for input in inputs {
+            self.input_order.push(input.name.clone());
+            self.one_input(g, input)?;
+        }
+        Ok(())
+    }
+
+    fn one_input(&mut self, g: &Graph, input: &super::proto::ValueInfo) -> Result<(), ImportError> {
         if !matches!(input.elem_type, dtype::FLOAT | dtype::INT8 | dtype::UINT8) {
             return Err(self.err(
                 "",
@@ -336,8 +348,9 @@ impl<'a> Importer<'a> {
         }
         self.set_signed("", signed)?;
         let hw = self.fresh(name, "input");
-        self.input = Some(InputQuant {
+        self.inputs.push(InputQuant {
             name: hw.clone(),
+            onnx: name.to_string(),
             scale,
             zero_point,
             signed,
@@ -415,7 +428,7 @@ impl<'a> Importer<'a> {
     /// value the accelerator can hand over to the host.
     pub fn is_layer_value(&self, name: &str) -> bool {
         matches!(self.vals.get(name), Some(Val::Q(x) | Val::Dq(x))
-            if self.input.as_ref().is_none_or(|i| i.name != x.name))
+            if !self.inputs.iter().any(|i| i.name == x.name))
     }
 
     fn val(&self, node: &str, name: &str) -> Result<Val, ImportError> {
@@ -649,12 +662,12 @@ impl<'a> Importer<'a> {
         let (scale, zp, signed) = self.quant_params(desc, n, 1, 2)?;
         match self.val(desc, &n.inputs[0])? {
             Val::Float(shape) => {
-                if self.input.is_some() {
-                    return Err(self.err(desc, "the graph input is quantized twice", "quantize the input once"));
+                if self.inputs.iter().any(|i| i.onnx == n.inputs[0]) {
+                    return Err(self.err(desc, format!("graph input '{}' is quantized twice", n.inputs[0]), "quantize each input once"));
                 }
                 let name = self.fresh(&n.inputs[0], "input");
                 self.set_signed(desc, signed)?;
-                self.input = Some(InputQuant { name: name.clone(), scale, zero_point: zp, signed, shape, integer: false });
+                self.inputs.push(InputQuant { name: name.clone(), onnx: n.inputs[0].clone(), scale, zero_point: zp, signed, shape, integer: false });
                 Ok(Val::Q(QTensor { name, scale, zero_point: zp, signed, shape, flat: false }))
             }
             Val::Pending(p) => Ok(Val::Q(self.finish(&p, (scale, zp, signed))?)),

@@ -21,7 +21,10 @@ use std::path::{Path, PathBuf};
 /// input x becomes `saturate(round_half_even(x / scale) + zero_point)`.
 #[derive(Clone, Debug)]
 pub struct InputQuant {
+    /// The hwgen model input.
     pub name: String,
+    /// The ONNX tensor it is: a graph input, or the host's tensor a segment starts from.
+    pub onnx: String,
     pub scale: f64,
     pub zero_point: i64,
     pub signed: bool,
@@ -61,7 +64,8 @@ pub struct Imported {
     pub tensors: Vec<(String, Vec<u8>)>,
     /// One line per layer: the node it came from, its requantization and its error.
     pub notes: Vec<String>,
-    pub input: InputQuant,
+    /// The model inputs, in the graph's order (a segment has one).
+    pub inputs: Vec<InputQuant>,
     /// The graph's outputs, in order.
     pub outputs: Vec<OutputQuant>,
 }
@@ -263,6 +267,16 @@ pub fn partition_at(
         cut,
         reason,
     })
+}
+
+/// The data file of model input `k` when the first one's is `first` (`input.npy`,
+/// `input.1.npy`, `input.2.npy`, ...).
+pub fn input_data_file(first: &str, k: usize) -> String {
+    match (k, first.strip_suffix(".npy")) {
+        (0, _) => first.to_string(),
+        (_, Some(stem)) => format!("{stem}.{k}.npy"),
+        (_, None) => format!("{first}.{k}"),
+    }
 }
 
 /// FNV-1a, 64 bits: names the data directory after its contents.

@@ -385,18 +385,22 @@ impl Importer<'_> {
         model_name: &str,
         input_data: Option<&str>,
     ) -> Result<Imported, ImportError> {
-        let input = self.input.take().ok_or_else(|| {
-            self.err(
+        let mut inputs = std::mem::take(&mut self.inputs);
+        if inputs.is_empty() {
+            return Err(self.err(
                 "",
-                "the graph input is never quantized",
+                "no graph input is ever quantized",
                 "quantize the model with quantize_static",
-            )
-        })?;
+            ));
+        }
+        let order =
+            |q: &crate::onnx::InputQuant| self.input_order.iter().position(|o| *o == q.onnx);
+        inputs.sort_by_key(order);
         let mut outputs = vec![];
         let mut quant = vec![];
         for (name, flat) in outs {
             match self.vals.get(name) {
-                Some(v @ (Val::Q(x) | Val::Dq(x))) if x.name != input.name => {
+                Some(v @ (Val::Q(x) | Val::Dq(x))) if !inputs.iter().any(|i| i.name == x.name) => {
                     if !outputs.contains(&x.name) {
                         outputs.push(x.name.clone());
                     }
@@ -419,20 +423,38 @@ impl Importer<'_> {
             }
         }
         let ty = |signed: bool| if signed { "int8" } else { "uint8" };
-        let mut toml = format!(
-            "# Imported by hwgen from {} (quantized ONNX); the input is quantized with scale {:e}\n# and zero point {}.\nname = \"{model_name}\"\ntype = \"{}\"\nweight_type = \"{}\"\noutputs = [{}]\n\n[input]\nname = \"{}\"\nshape = [{}, {}, {}]\n{}",
-            self.file,
-            input.scale,
-            input.zero_point,
-            ty(input.signed),
+        let mut toml = format!("# Imported by hwgen from {} (quantized ONNX).\n", self.file);
+        for q in &inputs {
+            toml += &format!(
+                "# Input '{}' is quantized with scale {:e} and zero point {}.\n",
+                q.onnx, q.scale, q.zero_point
+            );
+        }
+        toml += &format!(
+            "name = \"{model_name}\"\ntype = \"{}\"\nweight_type = \"{}\"\noutputs = [{}]\n",
+            ty(inputs[0].signed),
             ty(self.weight_signed.unwrap_or(true)),
-            outputs.iter().map(|o| format!("\"{o}\"")).collect::<Vec<_>>().join(", "),
-            input.name,
-            input.shape[0],
-            input.shape[1],
-            input.shape[2],
-            input_data.map_or(String::new(), |d| format!("data = \"{d}\"\n")),
+            outputs
+                .iter()
+                .map(|o| format!("\"{o}\""))
+                .collect::<Vec<_>>()
+                .join(", "),
         );
+        let section = if inputs.len() == 1 {
+            "[input]"
+        } else {
+            "[[input]]"
+        };
+        for (k, q) in inputs.iter().enumerate() {
+            let [h, w, c] = q.shape;
+            toml += &format!(
+                "\n{section}\nname = \"{}\"\nshape = [{h}, {w}, {c}]\n",
+                q.name
+            );
+            if let Some(d) = input_data {
+                toml += &format!("data = \"{}\"\n", crate::onnx::input_data_file(d, k));
+            }
+        }
         if self.layers.is_empty() {
             return Err(self.err(
                 "",
@@ -447,7 +469,7 @@ impl Importer<'_> {
             toml,
             notes: self.layers.iter().map(|l| l.note.clone()).collect(),
             tensors: self.tensors,
-            input,
+            inputs,
             outputs: quant,
         })
     }
