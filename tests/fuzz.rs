@@ -160,6 +160,7 @@ const KEYS: &[&str] = &[
     "stride",
     "padding",
     "pad_value",
+    "rounding",
     "groups",
     "weights",
     "bias",

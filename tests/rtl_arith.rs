@@ -742,6 +742,16 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
                 vecs.push([acc, 0, 1, shift, 0, out.max(), 0, flags]);
             }
         }
+        // Exact ties: odd multiples of 2^(shift-1) (times a multiplier of 1 or 3), rounded
+        // up and, with half_even (flag bit 6), to even.
+        if (1..=24).contains(&shift) {
+            for k in -6i64..6 {
+                for (m, flags) in [(1, 0), (1, 64), (3, 64), (3, 64 | 16)] {
+                    let acc = (2 * k + 1) << (shift - 1);
+                    vecs.push([acc, 0, m, shift, 3, out.max(), 0, flags]);
+                }
+            }
+        }
         for _ in 0..300 {
             let wide = rng.range(0, 3) == 0;
             let acc = if wide {
@@ -757,7 +767,7 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
                 rng.range(-40, 40),
                 rng.range(out.min(), out.max()),
                 rng.range(out.min(), out.max()),
-                rng.range(0, 63),
+                rng.range(0, 127),
             ]);
         }
     }
@@ -795,6 +805,7 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
                 multiplier: (v[2] & 0xffff) as u64,
                 shift: v[3] as u32,
                 zero_point: v[4],
+                half_even: flag(6),
             },
             relu: flag(3),
             clamp: flag(0).then_some(v[5]),

@@ -141,6 +141,7 @@ fn pools_add_upsample_by_hand() {
             multiplier: 16384,
             shift: 16,
             zero_point: 0,
+            half_even: false,
         },
     };
     assert_eq!(pool(&x, &layer(avg, [1, 1, 1], I8)).data, vec![2]);
@@ -238,6 +239,7 @@ fn pooling_with_padding_by_hand() {
             multiplier: 1,
             shift: 2,
             zero_point: 0,
+            half_even: false,
         },
     };
     assert_eq!(

@@ -451,6 +451,7 @@ impl Engine {
                     multiplier: v.multiplier,
                     shift: v.shift as u32,
                     zero_point: v.zero_point,
+                    half_even: v.half_even,
                 },
                 per_lane: v.per_channel.then_some(self.scales.as_slice()),
                 relu: v.relu,

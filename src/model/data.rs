@@ -297,6 +297,7 @@ impl Ctx {
             multiplier: pairs[0].0,
             shift: pairs[0].1,
             zero_point: zp,
+            half_even: false,
         };
         let per_channel = if pairs.iter().all(|p| *p == pairs[0]) {
             Vec::new()

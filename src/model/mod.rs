@@ -347,6 +347,30 @@ pub fn load(path: &Path) -> Result<Model, ModelError> {
 }
 
 /// Check model text; `dir` resolves the paths of `.npy` files.
+/// The model's `rounding` (of exact ties in every integer requantization): "half_up"
+/// (the default) or "half_even", set on every layer's requantization.
+fn rounding(ctx: &data::Ctx, key: Option<&str>, layers: &mut [Layer]) -> Result<(), ModelError> {
+    let half_even = match key {
+        None | Some("half_up") => return Ok(()),
+        Some("half_even") => true,
+        Some(other) => {
+            return Err(ctx.err(
+                &format!("rounding = {other}"),
+                "requantization rounds exact ties half_up or half_even",
+                "use rounding = \"half_up\" (the default) or \"half_even\" (ONNX's)",
+            ))
+        }
+    };
+    for l in layers.iter_mut() {
+        if let Op::Conv { requant, .. } | Op::AvgPool { requant, .. } | Op::Add { requant, .. } =
+            &mut l.op
+        {
+            requant.half_even = half_even;
+        }
+    }
+    Ok(())
+}
+
 pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError> {
     let raw: raw::RawModel = toml::from_str(src).map_err(|e| {
         let d = crate::location::Problem::of_toml(src, &e);
@@ -444,6 +468,7 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
         }
     };
     types::boundaries(&mut ctx, &mut layers, &inputs)?;
+    rounding(&ctx, raw.rounding.as_deref(), &mut layers)?;
     Ok(Model {
         name: raw.name.unwrap_or_else(|| "model".into()),
         inputs,

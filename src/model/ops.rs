@@ -373,6 +373,7 @@ fn conv(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         multiplier: 1,
         shift: 8,
         zero_point: 0,
+        half_even: false,
     };
     let (requant, channel_requant) = match auto_requant {
         Some(r) => (r, Vec::new()),
@@ -532,6 +533,7 @@ fn pool(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
                 multiplier: ((1u64 << 16) + n / 2) / n,
                 shift: 16,
                 zero_point: 0,
+                half_even: false,
             }
         };
         Op::AvgPool {

@@ -165,11 +165,13 @@ fn pow2_requant(
             multiplier: 1,
             shift: shift as u32,
             zero_point: 0,
+            half_even: false,
         }),
         -15..=-1 => Ok(Requant {
             multiplier: 1 << -shift,
             shift: 0,
             zero_point: 0,
+            half_even: false,
         }),
         _ => Err(ctx.err(
             &format!("output_exponent = {e_out}"),

@@ -17,6 +17,9 @@ pub(super) struct RawModel {
     pub accumulator: Option<String>,
     pub block_size: Option<i64>,
     pub es: Option<i64>,
+    /// Integer models: how requantization rounds exact ties, "half_up" (default) or
+    /// "half_even" (ONNX's).
+    pub rounding: Option<String>,
     /// `[input]`, or `[[input]]` for a model with several inputs.
     pub input: OneOrMany<RawInput>,
     pub layer: Vec<RawLayer>,

@@ -73,6 +73,8 @@ pub struct Requant {
     pub multiplier: u64,
     pub shift: u32,
     pub zero_point: i64,
+    /// Round exact ties to even (ONNX's rounding) instead of up.
+    pub half_even: bool,
 }
 
 impl Requant {
@@ -80,6 +82,7 @@ impl Requant {
         multiplier: 1,
         shift: 0,
         zero_point: 0,
+        half_even: false,
     };
 }
 
@@ -105,13 +108,21 @@ pub fn leaky_multiplier(multiplier: u64, slope: Slope) -> u64 {
     u64::try_from(m).expect("a slope below 1 keeps the multiplier's width")
 }
 
-/// q = saturate(floor((x * multiplier + 2^(shift-1)) / 2^shift) + zero_point).
+/// q = saturate(floor((x * multiplier + 2^(shift-1)) / 2^shift) + zero_point): rounding
+/// half up; with `half_even`, an exact tie (x * multiplier an odd multiple of 2^(shift-1))
+/// rounds to the even neighbour instead (one less when the half-up result is odd).
 pub fn requantize(x: i128, r: Requant, out: IntType) -> i64 {
     let p = x * i128::from(r.multiplier);
     let rounded = if r.shift == 0 {
         p
     } else {
-        (p + (1i128 << (r.shift - 1))).div_euclid(1i128 << r.shift)
+        let up = (p + (1i128 << (r.shift - 1))).div_euclid(1i128 << r.shift);
+        let tie = p.rem_euclid(1i128 << r.shift) == 1i128 << (r.shift - 1);
+        if r.half_even && tie && up.rem_euclid(2) == 1 {
+            up - 1
+        } else {
+            up
+        }
     };
     out.saturate(rounded + i128::from(r.zero_point))
 }
@@ -266,6 +277,7 @@ mod tests {
                 multiplier: 1000,
                 shift: 0,
                 zero_point: 2,
+                half_even: false,
             },
             per_lane: Some(&lanes),
             ..PostOps::default()
@@ -281,6 +293,31 @@ mod tests {
             multiplier,
             shift,
             zero_point,
+            half_even: false,
+        }
+    }
+
+    /// Ties by hand: 5/2 = 2.5 -> 3 up, 2 even; -5/2 = -2.5 -> -2 both (-2 is even); 7/2 =
+    /// 3.5 -> 4 both; -7/2 = -3.5 -> -3 up, -4 even; 6/4 = 1.5 -> 2 both; 10/4 = 2.5 -> 3
+    /// up, 2 even; 3 * 7 / 8 = 2.625 is no tie: 3 both; a shift of 0 never rounds.
+    #[test]
+    fn requantize_rounds_ties_to_even_when_asked() {
+        let even = |m, s| Requant {
+            half_even: true,
+            ..r(m, s, 0)
+        };
+        for (x, m, s, up, ev) in [
+            (5, 1, 1, 3, 2),
+            (-5, 1, 1, -2, -2),
+            (7, 1, 1, 4, 4),
+            (-7, 1, 1, -3, -4),
+            (6, 1, 2, 2, 2),
+            (10, 1, 2, 3, 2),
+            (7, 3, 3, 3, 3),
+            (9, 1, 0, 9, 9),
+        ] {
+            assert_eq!(requantize(x, r(m, s, 0), I8), up, "{x} * {m} / 2^{s} up");
+            assert_eq!(requantize(x, even(m, s), I8), ev, "{x} * {m} / 2^{s} even");
         }
     }
 

@@ -3,7 +3,8 @@
 // output element.
 //   stage 1: x = acc + bias (when bias_i)
 //   stage 2: p = x * multiplier (multiplier unsigned; neg_multiplier when leaky_i and x < 0)
-//   stage 3: q = saturate((p + 2^(shift-1)) >>> shift + zero_point)   [round half up]
+//   stage 3: q = saturate((p + 2^(shift-1)) >>> shift + zero_point)   [round half up; with
+//            half_even_i an exact tie, p's low shift bits 2^(shift-1), goes to the even one]
 //   stage 4: r = q; if add_i r = saturate(r + operand); if relu_i r = max(r, zero_point);
 //            if clamp_i r = min(r, clamp_max) (ReLU6); if pool_i r = max(r, operand)
 // The pipeline never stalls; control holds the flags steady for a whole instruction.
@@ -29,6 +30,7 @@ module hwgen_vector_lane #(
   input  wire                pool_i,
   input  wire [MULT_W-1:0]   multiplier_i,
   input  wire                leaky_i,
+  input  wire                half_even_i,
   input  wire [MULT_W-1:0]   neg_multiplier_i,
   input  wire [SHIFT_W-1:0]  shift_i,
   input  wire [ZP_W-1:0]     zero_point_i,
@@ -85,6 +87,10 @@ module hwgen_vector_lane #(
   wire        [OUTPUT_W-1:0] zp_out   = clamp(zp_wide);
   wire signed [WIDE_W-1:0]   hi_wide  = { {(WIDE_W-ZP_W){clamp_max_i[ZP_W-1]}}, clamp_max_i};
   wire        [OUTPUT_W-1:0] hi_out   = clamp(hi_wide);
+  // An exact tie of a shift of 1 or more: p's low shift bits are 2^(shift-1).
+  wire signed [WIDE_W-1:0]   low_mask = (WIDE_ONE <<< shift_i) - WIDE_ONE;
+  wire signed [WIDE_W-1:0]   half     = WIDE_ONE <<< (shift_i - SHIFT_ONE);
+  wire                       tie      = ((p_wide & low_mask) == half);
 
   // Saturate a wide value to the output type.
   function [OUTPUT_W-1:0] clamp;
@@ -123,6 +129,10 @@ module hwgen_vector_lane #(
       rounded = {WIDE_W{1'b0}};
     end else begin
       rounded = (p_wide + (WIDE_ONE <<< (shift_i - SHIFT_ONE))) >>> shift_i;
+      // A tie rounded up to an odd value goes down to the even one instead.
+      if (half_even_i && tie && rounded[0]) begin
+        rounded = rounded - WIDE_ONE;
+      end
     end
     q_d = clamp(rounded + zp_wide);
     // stage 4

@@ -102,6 +102,7 @@ module hwgen_vector_unit #(
   wire [MULT_W-1:0]                    f_neg_multiplier;
   wire                                 f_to_input;
   wire                                 f_per_channel;
+  wire                                 f_half_even;
 
   hwgen_decode_vector u_decode (
     .instr_i      (head_instr_i),
@@ -128,7 +129,8 @@ module hwgen_vector_unit #(
     .leaky_o       (f_leaky),
     .neg_multiplier_o (f_neg_multiplier),
     .to_input_o       (f_to_input),
-    .per_channel_o    (f_per_channel)
+    .per_channel_o    (f_per_channel),
+    .half_even_o      (f_half_even)
   );
 
   reg [2:0]             phase_q;
@@ -169,6 +171,8 @@ module hwgen_vector_unit #(
   reg [SCALE_W-1:0]     fixed_scale_d;
   reg                   leaky_q;
   reg                   leaky_d;
+  reg                   half_even_q;
+  reg                   half_even_d;
   reg [MULT_W-1:0]      neg_multiplier_q;
   reg [MULT_W-1:0]      neg_multiplier_d;
   reg                   to_input_q;
@@ -254,6 +258,7 @@ module hwgen_vector_unit #(
     prec_out_d    = prec_out_q;
     fixed_scale_d = fixed_scale_q;
     leaky_d       = leaky_q;
+    half_even_d   = half_even_q;
     neg_multiplier_d = neg_multiplier_q;
     to_input_d    = to_input_q;
     release_d     = release_q;
@@ -285,6 +290,7 @@ module hwgen_vector_unit #(
           prec_out_d    = f_prec_out;
           fixed_scale_d = f_fixed_scale;
           leaky_d       = f_leaky;
+          half_even_d   = f_half_even;
           neg_multiplier_d = f_neg_multiplier;
           to_input_d    = f_to_input;
           per_channel_d = f_per_channel;
@@ -347,6 +353,7 @@ module hwgen_vector_unit #(
       prec_out_q    <= {PREC_W{1'b0}};
       fixed_scale_q <= {SCALE_W{1'b0}};
       leaky_q       <= 1'b0;
+      half_even_q   <= 1'b0;
       neg_multiplier_q <= {MULT_W{1'b0}};
       to_input_q    <= 1'b0;
       release_q     <= {NUM_SEM{1'b0}};
@@ -375,6 +382,7 @@ module hwgen_vector_unit #(
       prec_out_q    <= prec_out_d;
       fixed_scale_q <= fixed_scale_d;
       leaky_q       <= leaky_d;
+      half_even_q   <= half_even_d;
       neg_multiplier_q <= neg_multiplier_d;
       to_input_q    <= to_input_d;
       release_q     <= release_d;
@@ -422,6 +430,7 @@ module hwgen_vector_unit #(
     .pool_i        (pool_q),
     .multiplier_i  (lane_multiplier),
     .leaky_i       (leaky_q),
+    .half_even_i   (half_even_q),
     .neg_multiplier_i (neg_multiplier_q),
     .shift_i       (lane_shift),
     .zero_point_i  (zero_point_q),

@@ -431,7 +431,7 @@ impl Importer<'_> {
             );
         }
         toml += &format!(
-            "name = \"{model_name}\"\ntype = \"{}\"\nweight_type = \"{}\"\noutputs = [{}]\n",
+            "name = \"{model_name}\"\ntype = \"{}\"\nweight_type = \"{}\"\nrounding = \"half_even\"      # as ONNX rounds\noutputs = [{}]\n",
             ty(inputs[0].signed),
             ty(self.weight_signed.unwrap_or(true)),
             outputs

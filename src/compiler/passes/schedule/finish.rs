@@ -88,6 +88,7 @@ pub(super) fn post_ops(nc: &NodeCtx) -> Vector {
         neg_multiplier: nc.negative_multiplier.unwrap_or(0),
         shift: u64::from(nc.requant.shift),
         zero_point: nc.requant.zero_point,
+        half_even: nc.requant.half_even,
         prec_in: nc.prec,
         prec_out: nc.out_prec,
         fixed_scale: u64::from(nc.n.fixed_scale),
