@@ -314,19 +314,7 @@ fn hwgen_run_on_float_data_equals_onnx_runtime() {
     ] {
         let dir = make_act(graph, format, act, &[pc]);
         let out = dir.path().join("y_hwgen.npy");
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"));
-        cmd.args(["run", "-c", config, "-m"])
-            .arg(dir.path().join("model.onnx"))
-            .arg("-i")
-            .arg(dir.path().join("xr.npy"))
-            .arg("-o")
-            .arg(&out)
-            .arg("--cache")
-            .arg(sim_cache());
-        if interp {
-            cmd.arg("--interp");
-        }
-        let o = cmd.output().unwrap();
+        let o = hwgen_run_on(config, dir.path(), &["xr.npy"], &out, interp);
         assert!(
             o.status.success(),
             "{graph}: {}",
@@ -341,18 +329,7 @@ fn hwgen_run_on_float_data_equals_onnx_runtime() {
             .unwrap()
             .outputs[0]
             .scale;
-        let same = got
-            .data
-            .iter()
-            .zip(&want.data)
-            .filter(|(a, b)| a.to_bits() == b.to_bits())
-            .count();
-        let worst = got
-            .data
-            .iter()
-            .zip(&want.data)
-            .map(|(a, b)| (f64::from(*a) - f64::from(*b)).abs() / step)
-            .fold(0.0, f64::max);
+        let (same, worst) = agreement(&got, &want, step);
         eprintln!(
             "{graph} {format} {pc} {act}: {same}/{} identical, max {worst:.3} steps",
             want.data.len()
@@ -369,6 +346,43 @@ fn hwgen_run_on_float_data_equals_onnx_runtime() {
             want.data.len()
         );
     }
+}
+
+/// `hwgen run` of `dir`'s model.onnx on `config` with `dir`'s input files, into `out`
+/// (in RTL, or with `interp` on the interpreter).
+fn hwgen_run_on(
+    config: &str,
+    dir: &std::path::Path,
+    inputs: &[&str],
+    out: &std::path::Path,
+    interp: bool,
+) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"));
+    cmd.args(["run", "-c", config, "-m"])
+        .arg(dir.join("model.onnx"));
+    for i in inputs {
+        cmd.arg("-i").arg(dir.join(i));
+    }
+    cmd.arg("-o").arg(out).arg("--cache").arg(sim_cache());
+    if interp {
+        cmd.arg("--interp");
+    }
+    cmd.output().unwrap()
+}
+
+/// Elements of `got` equal to `want`'s (bit for bit), and the largest difference in steps
+/// of `step`.
+fn agreement(
+    got: &hwgen::model::npy::NpyF32,
+    want: &hwgen::model::npy::NpyF32,
+    step: f64,
+) -> (usize, f64) {
+    let pairs = || got.data.iter().zip(&want.data);
+    let same = pairs().filter(|(a, b)| a.to_bits() == b.to_bits()).count();
+    let worst = pairs()
+        .map(|(a, b)| (f64::from(*a) - f64::from(*b)).abs() / step)
+        .fold(0.0, f64::max);
+    (same, worst)
 }
 
 /// Run `hwgen run` on the interpreter; the output.
@@ -686,21 +700,8 @@ fn two_graph_inputs_run_on_the_accelerator() {
         let names: Vec<&str> = imported.inputs.iter().map(|q| q.onnx.as_str()).collect();
         assert_eq!(names, ["x", "v"], "{format}");
         let out = dir.path().join("y_hwgen.npy");
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"));
-        cmd.args(["run", "-c", "configs/8x8_int8.toml", "-m"])
-            .arg(&onnx)
-            .arg("-i")
-            .arg(dir.path().join("xr.npy"))
-            .arg("-i")
-            .arg(dir.path().join("vr.npy"))
-            .arg("-o")
-            .arg(&out)
-            .arg("--cache")
-            .arg(sim_cache());
-        if interp {
-            cmd.arg("--interp");
-        }
-        let o = cmd.output().unwrap();
+        let inputs = ["xr.npy", "vr.npy"];
+        let o = hwgen_run_on("configs/8x8_int8.toml", dir.path(), &inputs, &out, interp);
         let stdout = String::from_utf8_lossy(&o.stdout);
         assert!(
             o.status.success(),
@@ -712,18 +713,7 @@ fn two_graph_inputs_run_on_the_accelerator() {
         let want = hwgen::model::npy::read_f32(&dir.path().join("yr.npy")).unwrap();
         assert_eq!(got.shape, want.shape, "{format}");
         let step = imported.outputs[0].scale;
-        let same = got
-            .data
-            .iter()
-            .zip(&want.data)
-            .filter(|(a, b)| a == b)
-            .count();
-        let worst = got
-            .data
-            .iter()
-            .zip(&want.data)
-            .map(|(a, b)| (f64::from(*a) - f64::from(*b)).abs() / step)
-            .fold(0.0, f64::max);
+        let (same, worst) = agreement(&got, &want, step);
         eprintln!(
             "two inputs {format}: {same}/{} identical, max {worst:.3} steps",
             want.data.len()

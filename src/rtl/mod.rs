@@ -261,13 +261,14 @@ pub fn emit(design: &Design) -> FileMap {
             render_leaf(&leaf, &c, &fmt),
         );
     }
-    let structural: [(&str, String); 9] = [
+    let structural: [(&str, String); 10] = [
         ("hwgen_pe_row.v", render(&PeRow { c: &c })),
         ("hwgen_systolic_array.v", render(&SystolicArray { c: &c })),
         ("hwgen_sram.v", render(&Sram { c: &c })),
         ("hwgen_fifo.v", render(&Fifo { c: &c })),
         ("hwgen_semaphore.v", render(&Semaphore { c: &c })),
         ("hwgen_addr_gen.v", render(&AddrGen { c: &c })),
+        ("hwgen_pad_element.v", render(&PadElement { c: &c })),
         ("hwgen_issue.v", render(&Issue { c: &c })),
         ("hwgen_mem_arbiter.v", render(&MemArbiter { c: &c })),
         ("hwgen_shared_buffer.v", render(&SharedBuffer { c: &c })),

@@ -544,17 +544,17 @@ module hwgen_load_unit #(
   localparam integer   IN_ELEMS_W = IN_LANES * INPUT_W;
   wire [INPUT_W-1:0]   pad_elem;
   wire [ROW_MAX_W-1:0] pad_input_row;
+
+  hwgen_pad_element #(
+    .PADV_W       (PADV_W),
+    .INPUT_W      (INPUT_W),
+    .INPUT_SIGNED (INPUT_SIGNED)
+  ) u_pad_element (
+    .pattern_i (ctx_pad_value),
+    .element_o (pad_elem)
+  );
+
   generate
-    if (INPUT_W <= PADV_W) begin : gen_pad_low
-      assign pad_elem = ctx_pad_value[INPUT_W-1:0];
-      if (INPUT_W < PADV_W) begin : gen_pad_unused
-        wire unused_pad_high;
-        assign unused_pad_high = ^ctx_pad_value[PADV_W-1:INPUT_W];
-      end
-    end else begin : gen_pad_extend
-      wire pad_msb = (INPUT_SIGNED != 0) && ctx_pad_value[PADV_W-1];
-      assign pad_elem = { {(INPUT_W-PADV_W){pad_msb}}, ctx_pad_value};
-    end
     if (ROW_MAX_W > IN_ELEMS_W) begin : gen_pad_row_slot
       assign pad_input_row = { {(ROW_MAX_W-IN_ELEMS_W){1'b0}}, {IN_LANES{pad_elem}} };
     end else begin : gen_pad_row_full

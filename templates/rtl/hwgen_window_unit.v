@@ -543,18 +543,15 @@ module hwgen_window_unit #(
   // The input a sum reads at a padding tap: pad_value's low INPUT_W bits, or extended in
   // the input's signedness when the inputs are wider.
   wire [INPUT_W-1:0] pad_act;
-  generate
-    if (INPUT_W <= PADV_W) begin : gen_pad_low
-      assign pad_act = pad_value_q[INPUT_W-1:0];
-      if (INPUT_W < PADV_W) begin : gen_pad_unused
-        wire unused_pad_high;
-        assign unused_pad_high = ^pad_value_q[PADV_W-1:INPUT_W];
-      end
-    end else begin : gen_pad_extend
-      wire pad_msb = (INPUT_SIGNED != 0) && pad_value_q[PADV_W-1];
-      assign pad_act = { {(INPUT_W-PADV_W){pad_msb}}, pad_value_q};
-    end
-  endgenerate
+
+  hwgen_pad_element #(
+    .PADV_W       (PADV_W),
+    .INPUT_W      (INPUT_W),
+    .INPUT_SIGNED (INPUT_SIGNED)
+  ) u_pad_element (
+    .pattern_i (pad_value_q),
+    .element_o (pad_act)
+  );
 
   genvar ln;
   generate

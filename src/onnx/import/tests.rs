@@ -36,6 +36,12 @@ fn verdict(last: Node) -> Result<(), ImportError> {
 
 /// As `verdict`, for the nodes `last` with more initializers.
 fn verdict_of(last: Vec<Node>, more: Vec<Tensor>) -> Result<(), ImportError> {
+    imported(&graph_after(last, more)).map(|_| ())
+}
+
+/// The float input x [1, 2, 2, 2] quantized to `xq` (scale 0.5, zero point 0, uint8; the
+/// scale 0.25 is `other`), then the nodes `last`, with more initializers.
+fn graph_after(last: Vec<Node>, more: Vec<Tensor>) -> Graph {
     let mut nodes = vec![node("QuantizeLinear", &["x", "s", "z"], "xq")];
     nodes.extend(last);
     let mut initializers = vec![
@@ -44,7 +50,7 @@ fn verdict_of(last: Vec<Node>, more: Vec<Tensor>) -> Result<(), ImportError> {
         scalar("other", dtype::FLOAT, 0.25),
     ];
     initializers.extend(more);
-    let g = Graph {
+    Graph {
         nodes,
         initializers,
         inputs: vec![ValueInfo {
@@ -53,13 +59,17 @@ fn verdict_of(last: Vec<Node>, more: Vec<Tensor>) -> Result<(), ImportError> {
             shape: Some(vec![Some(1), Some(2), Some(2), Some(2)]),
         }],
         outputs: vec![],
-    };
-    let mut im = Importer::new("t.onnx", &g, "d");
-    im.graph_input(&g)?;
+    }
+}
+
+/// The importer after every node of `g`.
+fn imported(g: &Graph) -> Result<Importer<'static>, ImportError> {
+    let mut im = Importer::new("t.onnx", g, "d");
+    im.graph_input(g)?;
     for (i, n) in g.nodes.iter().enumerate() {
         im.node(n, i)?;
     }
-    Ok(())
+    Ok(im)
 }
 
 /// A QOperator node must be given its input's own scale and zero point; a
@@ -175,29 +185,7 @@ fn a_chain_of_constant_arithmetic_composes_into_one_layer() {
         constant("k", &[2, 1, 1], &[2.0, -3.0]),
         constant("four", &[1, 1, 1, 1], &[4.0]),
     ];
-    let mut nodes_all = vec![node("QuantizeLinear", &["x", "s", "z"], "xq")];
-    nodes_all.extend(nodes);
-    let mut initializers = vec![
-        scalar("s", dtype::FLOAT, 0.5),
-        scalar("z", dtype::UINT8, 0.0),
-    ];
-    initializers.push(scalar("other", dtype::FLOAT, 0.25));
-    initializers.extend(more);
-    let g = Graph {
-        nodes: nodes_all,
-        initializers,
-        inputs: vec![ValueInfo {
-            name: "x".into(),
-            elem_type: dtype::FLOAT,
-            shape: Some(vec![Some(1), Some(2), Some(2), Some(2)]),
-        }],
-        outputs: vec![],
-    };
-    let mut im = Importer::new("t.onnx", &g, "d");
-    im.graph_input(&g).unwrap();
-    for (i, n) in g.nodes.iter().enumerate() {
-        im.node(n, i).unwrap_or_else(|e| panic!("{e}"));
-    }
+    let im = imported(&graph_after(nodes, more)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(im.layers.len(), 1);
     let l = &im.layers[0];
     let key = |k: &str| {
@@ -236,41 +224,25 @@ fn a_batch_norm_after_a_convolution_folds_into_it() {
         }],
         ..node("BatchNormalization", &["c", "g", "b", "m", "v"], "n")
     };
-    let g = Graph {
-        nodes: vec![
-            node("QuantizeLinear", &["x", "s", "z"], "xq"),
-            node("DequantizeLinear", &["xq", "s", "z"], "xd"),
-            node("DequantizeLinear", &["wq", "ws"], "w"),
-            node("DequantizeLinear", &["bq", "bs"], "bias"),
-            node("Conv", &["xd", "w", "bias"], "c"),
-            bn,
-            node("QuantizeLinear", &["n", "other", "z"], "y"),
-        ],
-        initializers: vec![
-            scalar("s", dtype::FLOAT, 0.5),
-            scalar("z", dtype::UINT8, 0.0),
-            scalar("other", dtype::FLOAT, 0.25),
-            int("wq", dtype::INT8, &[2, 2, 1, 1], &[1., 2., 3., 4.]),
-            scalar("ws", dtype::FLOAT, 0.1),
-            int("bq", dtype::INT32, &[2], &[10., -10.]),
-            scalar("bs", dtype::FLOAT, 0.05),
-            constant("g", &[2], &[2.0, -1.0]),
-            constant("b", &[2], &[0.5, 0.0]),
-            constant("m", &[2], &[0.0, 1.0]),
-            constant("v", &[2], &[4.0, 1.0]),
-        ],
-        inputs: vec![ValueInfo {
-            name: "x".into(),
-            elem_type: dtype::FLOAT,
-            shape: Some(vec![Some(1), Some(2), Some(2), Some(2)]),
-        }],
-        outputs: vec![],
-    };
-    let mut im = Importer::new("t.onnx", &g, "d");
-    im.graph_input(&g).unwrap();
-    for (i, n) in g.nodes.iter().enumerate() {
-        im.node(n, i).unwrap_or_else(|e| panic!("{e}"));
-    }
+    let nodes = vec![
+        node("DequantizeLinear", &["xq", "s", "z"], "xd"),
+        node("DequantizeLinear", &["wq", "ws"], "w"),
+        node("DequantizeLinear", &["bq", "bs"], "bias"),
+        node("Conv", &["xd", "w", "bias"], "c"),
+        bn,
+        node("QuantizeLinear", &["n", "other", "z"], "y"),
+    ];
+    let more = vec![
+        int("wq", dtype::INT8, &[2, 2, 1, 1], &[1., 2., 3., 4.]),
+        scalar("ws", dtype::FLOAT, 0.1),
+        int("bq", dtype::INT32, &[2], &[10., -10.]),
+        scalar("bs", dtype::FLOAT, 0.05),
+        constant("g", &[2], &[2.0, -1.0]),
+        constant("b", &[2], &[0.5, 0.0]),
+        constant("m", &[2], &[0.0, 1.0]),
+        constant("v", &[2], &[4.0, 1.0]),
+    ];
+    let im = imported(&graph_after(nodes, more)).unwrap_or_else(|e| panic!("{e}"));
     let [l] = &im.layers[..] else {
         panic!("{} layers", im.layers.len())
     };
