@@ -34,11 +34,16 @@ fn random_model(rng: &mut Rng, seed: u64) -> String {
             let relu = if rng.range(0, 1) == 1 { "relu" } else { "none" };
             // Scale so results spread over the int8 range: |acc| ~ 2^14 * sqrt(k*k*c).
             let shift = 12 + rng.range(0, 4);
-            format!(
+            let conv = format!(
                 "[[layer]]\nname = \"conv\"\nop = \"conv2d\"\nkernel = {k}\nstride = {stride}\npadding = {pad}\ngroups = {groups}\nout_channels = {cout}\nbias = \"random\"\nactivation = \"{relu}\"\nrequant = {{ multiplier = {}, shift = {shift}, zero_point = {} }}\n",
                 rng.range(20, 200),
                 rng.range(-10, 10)
-            )
+            );
+            // Half of the padded ones read an input zero point at their padding.
+            match rng.range(0, 1) {
+                1 if pad > 0 => conv + &format!("pad_value = {}\n", rng.range(-128, 127)),
+                _ => conv,
+            }
         }
         2 => format!("[[layer]]\nname = \"pool\"\nop = \"maxpool\"\nkernel = {}\nstride = {}\n", rng.range(2, 3), rng.range(1, 2)),
         3 => format!("[[layer]]\nname = \"pool\"\nop = \"avgpool\"\nkernel = {}\nstride = {}\n", rng.range(2, 3), rng.range(1, 2)),
@@ -48,6 +53,10 @@ fn random_model(rng: &mut Rng, seed: u64) -> String {
         ),
     };
     s.push_str(&layer);
+    // Half of the models round requantization ties to even.
+    if rng.range(0, 1) == 1 {
+        s = s.replacen("[input]", "rounding = \"half_even\"\n[input]", 1);
+    }
     s
 }
 

@@ -115,7 +115,7 @@ impl Rng {
 }
 
 /// A random one- or two-layer convolutional model: a convolution (kernel 1, 3 or 5, stride
-/// 1 or 2, some padding, optional ReLU), sometimes followed by a fused 2x2 max-pool or a
+/// 1 or 2, some padding, sometimes read as a pad value, optional ReLU), sometimes followed by a fused 2x2 max-pool or a
 /// residual add of its own input. Returns the TOML text.
 pub fn random_model(rng: &mut Rng) -> String {
     let (h, w, c) = (rng.range(1, 40), rng.range(1, 40), rng.range(1, 50));
@@ -145,6 +145,10 @@ pub fn random_model(rng: &mut Rng) -> String {
     src += &format!(
         "[[layer]]\nname = \"conv\"\nop = \"conv2d\"\nkernel = {k}\nstride = {stride}\npadding = {pad}\nout_channels = {cout}\n{relu}requant = {{ multiplier = 77, shift = 12 }}\n"
     );
+    // Some padded convolutions read an input zero point at their padding.
+    if pad > 0 && rng.range(0, 1) == 1 {
+        src += &format!("pad_value = {}\n", rng.range(0, 255) as i64 - 128);
+    }
     match rng.range(0, 2) {
         1 if oh >= 2 && ow >= 2 => {
             src += "[[layer]]\nname = \"pool\"\nop = \"maxpool\"\nkernel = 2\nstride = 2\n";
