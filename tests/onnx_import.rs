@@ -109,6 +109,7 @@ fn layer_chains_match_onnx_runtime() {
         "affine",
         "const_map",
         "batchnorm",
+        "resize",
     ] {
         // onnxruntime quantizes ConvTranspose and BatchNormalization in QDQ form only.
         let formats: &[&str] = if graph == "upconv" || graph == "batchnorm" {
@@ -156,6 +157,7 @@ fn imported_models_run_bit_exact_in_rtl() {
         ("concat", "qop", "per_tensor"),
         ("affine", "qdq", "per_channel"),
         ("const_map", "qop", "per_tensor"),
+        ("resize", "qdq", "per_channel"),
     ] {
         let dir = make(graph, format, &[pc]);
         // Per-channel weights become per-channel requantization in the model file.

@@ -163,6 +163,14 @@ def build(graph, rng):
         add = helper.make_node("Add", ["c1", "c2"], ["a"])
         relu = helper.make_node("Relu", ["a"], ["y"])
         return n1 + n2 + [add, relu], i1 + i2, [1, 3, 6, 5], "y"
+    if graph == "resize":
+        # The decoder's upsampling: conv, nearest Resize by 2 (PyTorch's export:
+        # half_pixel coordinates, round_prefer_floor), conv.
+        n1, i1 = conv("c1", "x", 3, 8, 3, 1, 1, rng)
+        scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "up_scales")
+        up = helper.make_node("Resize", ["c1", "", "up_scales"], ["u"], mode="nearest")
+        n2, i2 = conv("c2", "u", 8, 6, 3, 1, 1, rng)
+        return n1 + [up] + n2, i1 + [scales] + i2, [1, 3, 5, 4], "c2"
     if graph == "conv_softmax_conv":
         # A host operator between two accelerator segments.
         n1, i1 = conv("c1", "x", 3, 8, 1, 1, 0, rng)

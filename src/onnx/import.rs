@@ -21,6 +21,7 @@ mod emit;
 mod joins;
 mod norm;
 mod ops;
+mod resize;
 
 /// A quantized constant (weights or bias) with its per-tensor or per-axis quantization.
 #[derive(Clone)]
@@ -72,6 +73,11 @@ enum PendingOp {
     },
     Concat {
         parts: Vec<QTensor>,
+    },
+    /// Nearest upsampling by a whole factor (Resize, Upsample), quantization kept.
+    Upsample {
+        x: QTensor,
+        factor: usize,
     },
     /// Add, Sub, Mul or Div with constants: a float affine map of a dequantized tensor.
     Affine(affine::Affine),
@@ -640,12 +646,13 @@ impl<'a> Importer<'a> {
             "GlobalAveragePool" | "QLinearGlobalAveragePool" => self.global_pool(&desc, n)?,
             "Clip" => self.clip(&desc, n)?,
             "BatchNormalization" => self.batch_norm(&desc, n)?,
+            "Resize" | "Upsample" => self.resize(&desc, n)?,
             "Concat" | "QLinearConcat" => self.concat(&desc, n)?,
             other => {
                 return Err(self.err(
                     &desc,
                     format!("operator {other} is not supported on the accelerator yet"),
-                    "supported: QuantizeLinear, DequantizeLinear, Conv, Gemm, MatMul, MaxPool, AveragePool, GlobalAveragePool, Add (same shapes, or a constant), Sub, Mul and Div (a constant), BatchNormalization, Relu, Clip (from 0), Concat (channels), ConvTranspose, Flatten, Reshape (to [1, K]), QLinearConv, QLinearMatMul, QGemm, QLinearAdd, QLinearMul (a constant), QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat",
+                    "supported: QuantizeLinear, DequantizeLinear, Conv, Gemm, MatMul, MaxPool, AveragePool, GlobalAveragePool, Add (same shapes, or a constant), Sub, Mul and Div (a constant), BatchNormalization, Resize (nearest, by a whole factor), Relu, Clip (from 0), Concat (channels), ConvTranspose, Flatten, Reshape (to [1, K]), QLinearConv, QLinearMatMul, QGemm, QLinearAdd, QLinearMul (a constant), QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat",
                 ))
             }
         };

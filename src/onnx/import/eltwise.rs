@@ -121,6 +121,7 @@ impl Importer<'_> {
                     PendingOp::MaxPool { .. }
                         | PendingOp::GlobalPool { .. }
                         | PendingOp::AvgPool { .. }
+                        | PendingOp::Upsample { .. }
                 ) =>
             {
                 p.clip_hi = Some(hi);

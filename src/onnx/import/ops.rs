@@ -376,7 +376,9 @@ impl Importer<'_> {
         let desc = p.node.as_str();
         self.set_signed(desc, y.2)?;
         let out = match &p.op {
-            PendingOp::MaxPool { x, .. } | PendingOp::Relu { x }
+            PendingOp::MaxPool { x, .. }
+            | PendingOp::Relu { x }
+            | PendingOp::Upsample { x, .. }
                 if !(same(x.scale, y.0) && x.zero_point == y.1) =>
             {
                 return Err(self.err(
@@ -385,7 +387,7 @@ impl Importer<'_> {
                         "output scale {} zero point {} differ from the input's {} / {}",
                         y.0, y.1, x.scale, x.zero_point
                     ),
-                    "a max-pool or ReLU keeps its input's quantization (quantize_static does so)",
+                    "a max-pool, ReLU or Resize keeps its input's quantization (quantize_static does so)",
                 ));
             }
             PendingOp::MaxPool { x, geom } => {
@@ -400,6 +402,14 @@ impl Importer<'_> {
                 q
             }
             PendingOp::Relu { x } => return self.fold_relu(desc, x),
+            PendingOp::Upsample { .. } if p.relu || p.clip_hi.is_some() => {
+                return Err(self.err(
+                    desc,
+                    "an activation after a Resize",
+                    "put the activation before the Resize",
+                ));
+            }
+            PendingOp::Upsample { x, factor } => self.emit_upsample(desc, x, *factor),
             PendingOp::Clip { x, lo, hi } => return self.fold_clip(desc, x, *lo, *hi, y),
             PendingOp::Add { a, b } => self.emit_add(desc, a, b, y)?,
             PendingOp::Affine(f) => self.emit_affine(desc, f, y)?,

@@ -268,3 +268,44 @@ fn layer_npy(im: &Importer, l: &crate::onnx::layer::Layer, key: &str) -> Vec<i64
         .unwrap()
         .data
 }
+
+/// A Resize the accelerator's repeat cannot express is refused, naming what: linear mode,
+/// different factors along height and width, a transformation that reads other pixels
+/// (asymmetric with round_prefer_ceil reads input 1 for output 1).
+#[test]
+fn resizes_that_are_not_a_repeat_are_refused() {
+    let text = |name: &str, v: &str| crate::onnx::proto::Attribute {
+        name: name.into(),
+        value: AttrValue::Text(v.into()),
+    };
+    let resize = |attributes: Vec<crate::onnx::proto::Attribute>, scales: &str| Node {
+        attributes,
+        ..node("Resize", &["xd", "", scales], "r")
+    };
+    let scales = vec![
+        constant("two", &[4], &[1.0, 1.0, 2.0, 2.0]),
+        constant("two_three", &[4], &[1.0, 1.0, 2.0, 3.0]),
+    ];
+    let cases = [
+        (resize(vec![text("mode", "linear")], "two"), "mode linear"),
+        (resize(vec![], "two_three"), "scales 2 and 3"),
+        (
+            resize(
+                vec![
+                    text("coordinate_transformation_mode", "asymmetric"),
+                    text("nearest_mode", "round_prefer_ceil"),
+                ],
+                "two",
+            ),
+            "output row 1 reads another input row than a repeat by 2",
+        ),
+    ];
+    for (last, rule) in cases {
+        let dq = node("DequantizeLinear", &["xq", "s", "z"], "xd");
+        let e = verdict_of(vec![dq, last], scales.clone()).expect_err(rule);
+        assert!(e.rule.contains(rule), "{e}");
+    }
+    // PyTorch's export (half_pixel, round_prefer_floor) by 2 is a repeat.
+    let dq = node("DequantizeLinear", &["xq", "s", "z"], "xd");
+    verdict_of(vec![dq, resize(vec![], "two")], scales).unwrap_or_else(|e| panic!("{e}"));
+}
