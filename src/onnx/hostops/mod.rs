@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 mod nn;
 mod quant;
+pub mod resize;
 mod shape;
 
 pub use quant::quantize;
@@ -336,7 +337,7 @@ fn constant(n: &Node) -> Result<HostVal, String> {
 }
 
 /// The operators the host runs, for messages.
-const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Sigmoid, HardSigmoid, HardSwish, Tanh, Clip, Abs, Neg, Floor, Ceil, Exp, Log, Sqrt, Reciprocal; Add, Sub, Mul, Div, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose, BatchNormalization, the poolings; ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, LogSoftmax; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Gather, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin";
+const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Sigmoid, HardSigmoid, HardSwish, Tanh, Clip, Abs, Neg, Floor, Ceil, Exp, Log, Sqrt, Reciprocal; Add, Sub, Mul, Div, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose, BatchNormalization, the poolings, Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, LogSoftmax; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Gather, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin";
 
 /// The one-input elementwise operators (Clip's bounds are inputs too); None for others.
 fn unary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Option<Result<HostVal, String>> {
@@ -508,6 +509,7 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
         "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => {
             nn::pool(n, x).map(|v| vec![v])
         }
+        "Resize" | "Upsample" => resize::resize(n, x, ins).map(|v| vec![v]),
         other => Err(format!(
             "operator {other} does not run on the host either (it runs {HOST_OPS})"
         )),

@@ -1,42 +1,13 @@
 //! Resize (and the older Upsample) in nearest mode by a whole factor: hwgen's `upsample`,
-//! which repeats each pixel. ONNX's coordinate transformation and nearest rounding are
-//! evaluated for every output row and column of the actual sizes; the node is taken only
-//! when they pick exactly the pixel a repeat does.
+//! which repeats each pixel. ONNX's coordinate transformation and nearest rounding (the
+//! host's `nearest_source`) are evaluated for every output row and column of the actual
+//! sizes; the node is taken only when they pick exactly the pixel a repeat does.
 
 use super::{Importer, PendingOp, Val};
+use crate::onnx::hostops::resize::{nearest_modes, nearest_source};
 use crate::onnx::layer::{Layer, QTensor};
-use crate::onnx::proto::{AttrValue, Node};
+use crate::onnx::proto::Node;
 use crate::onnx::ImportError;
-
-/// The input index ONNX's nearest Resize reads for output index `o` (of `n_out`, from
-/// `n_in`, at scale `scale`), under `transform` and `nearest` (ONNX's attribute values).
-pub(super) fn nearest_source(
-    o: usize,
-    (n_in, n_out, scale): (usize, usize, f64),
-    transform: &str,
-    nearest: &str,
-) -> Option<usize> {
-    let x = o as f64;
-    let orig = match transform {
-        "half_pixel" => (x + 0.5) / scale - 0.5,
-        "pytorch_half_pixel" if n_out > 1 => (x + 0.5) / scale - 0.5,
-        "pytorch_half_pixel" => 0.0,
-        "asymmetric" => x / scale,
-        "align_corners" if n_out > 1 => x * (n_in as f64 - 1.0) / (n_out as f64 - 1.0),
-        "align_corners" => 0.0,
-        _ => return None,
-    };
-    let tie = (orig - orig.floor() - 0.5).abs() < 1e-9;
-    let i = match nearest {
-        "round_prefer_floor" if tie => orig.floor(),
-        "round_prefer_ceil" if tie => orig.ceil(),
-        "round_prefer_floor" | "round_prefer_ceil" => orig.round(),
-        "floor" => orig.floor(),
-        "ceil" => orig.ceil(),
-        _ => return None,
-    };
-    Some(i.clamp(0.0, n_in as f64 - 1.0) as usize)
-}
 
 impl Importer<'_> {
     /// QDQ Resize/Upsample of a dequantized tensor (waits for its QuantizeLinear, which
@@ -63,25 +34,14 @@ impl Importer<'_> {
     /// The whole factor of a nearest Resize (or Upsample) of `x` that repeats each pixel,
     /// the same along height and width; an error naming what differs otherwise.
     fn resize_factor(&self, desc: &str, n: &Node, x: &QTensor) -> Result<usize, ImportError> {
-        let text = |name: &str, default: &str| match n.attr(name) {
-            Some(AttrValue::Text(t)) => t.clone(),
-            _ => default.to_string(),
-        };
+        let (transform, nearest) =
+            nearest_modes(n).map_err(|rule| self.err(desc, rule, "the accelerator repeats pixels by a whole factor (Resize mode nearest, scales [1, 1, f, f])"))?;
         let upsample = n.op_type == "Upsample";
-        let mode = text("mode", "nearest");
-        let (transform, nearest) = if upsample {
-            ("asymmetric".to_string(), "floor".to_string())
-        } else {
-            (
-                text("coordinate_transformation_mode", "half_pixel"),
-                text("nearest_mode", "round_prefer_floor"),
-            )
-        };
         let bad = |what: String| {
             self.err(desc, what, "the accelerator repeats pixels by a whole factor (Resize mode nearest, scales [1, 1, f, f])")
         };
-        if mode != "nearest" || x.flat {
-            return Err(bad(format!("mode {mode}")));
+        if x.flat {
+            return Err(bad("a flattened tensor".into()));
         }
         let [h, w, c] = x.shape;
         // Scales (Resize input 2, Upsample input 1) or sizes (Resize input 3).
@@ -134,38 +94,5 @@ impl Importer<'_> {
             shape: [h * factor, w * factor, c],
             ..x.clone()
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::nearest_source;
-
-    /// By 2 from 3: half_pixel reads (o + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, 1.25, 1.75,
-    /// 2.25 -> 0 0 1 1 2 2 when rounded (no ties); floor gives -1 (clamped to 0), 0, 0, 1,
-    /// 1, 2, not a repeat; asymmetric o / 2 = 0, 0.5, 1, 1.5, ... -> floor and
-    /// round_prefer_floor repeat, round_prefer_ceil reads 0 1 1 2 2 2; align_corners o * 2
-    /// / 5 = 0, 0.4, 0.8, 1.2, 1.6, 2 -> 0 0 1 1 2 2 rounded.
-    #[test]
-    fn nearest_sources_by_hand() {
-        let src = |t: &str, m: &str| -> Vec<usize> {
-            (0..6)
-                .map(|o| nearest_source(o, (3, 6, 2.0), t, m).unwrap())
-                .collect()
-        };
-        assert_eq!(src("half_pixel", "round_prefer_floor"), [0, 0, 1, 1, 2, 2]);
-        assert_eq!(src("half_pixel", "round_prefer_ceil"), [0, 0, 1, 1, 2, 2]);
-        assert_eq!(src("half_pixel", "floor"), [0, 0, 0, 1, 1, 2]);
-        assert_eq!(src("asymmetric", "floor"), [0, 0, 1, 1, 2, 2]);
-        assert_eq!(src("asymmetric", "round_prefer_floor"), [0, 0, 1, 1, 2, 2]);
-        assert_eq!(src("asymmetric", "round_prefer_ceil"), [0, 1, 1, 2, 2, 2]);
-        assert_eq!(
-            src("align_corners", "round_prefer_floor"),
-            [0, 0, 1, 1, 2, 2]
-        );
-        assert_eq!(
-            nearest_source(0, (3, 6, 2.0), "tf_crop_and_resize", "floor"),
-            None
-        );
     }
 }

@@ -1,0 +1,182 @@
+//! Resize (opset 10 and later) and the older Upsample in nearest mode, as ONNX's reference
+//! computes them: every output index along every axis reads the input index its
+//! coordinate transformation and nearest rounding give. The importer uses the same rule
+//! (`nearest_source`) to decide when a Resize is the accelerator's repeat.
+
+use super::{need, HostVal};
+use crate::onnx::proto::{AttrValue, Node};
+
+/// The input index ONNX's nearest Resize reads for output index `o` (of `n_out`, from
+/// `n_in`, at scale `scale`), under `transform` and `nearest` (ONNX's attribute values);
+/// None for a transformation or rounding it does not know here.
+pub fn nearest_source(
+    o: usize,
+    (n_in, n_out, scale): (usize, usize, f64),
+    transform: &str,
+    nearest: &str,
+) -> Option<usize> {
+    let x = o as f64;
+    let orig = match transform {
+        "half_pixel" => (x + 0.5) / scale - 0.5,
+        "pytorch_half_pixel" if n_out > 1 => (x + 0.5) / scale - 0.5,
+        "pytorch_half_pixel" => 0.0,
+        "asymmetric" => x / scale,
+        "align_corners" if n_out > 1 => x * (n_in as f64 - 1.0) / (n_out as f64 - 1.0),
+        "align_corners" => 0.0,
+        _ => return None,
+    };
+    let tie = (orig - orig.floor() - 0.5).abs() < 1e-9;
+    let i = match nearest {
+        "round_prefer_floor" if tie => orig.floor(),
+        "round_prefer_ceil" if tie => orig.ceil(),
+        "round_prefer_floor" | "round_prefer_ceil" => orig.round(),
+        "floor" => orig.floor(),
+        "ceil" => orig.ceil(),
+        _ => return None,
+    };
+    Some(i.clamp(0.0, n_in as f64 - 1.0) as usize)
+}
+
+/// The coordinate transformation and nearest rounding of Resize or Upsample node `n`
+/// (Upsample: asymmetric, floor), or why they are not supported.
+pub fn nearest_modes(n: &Node) -> Result<(String, String), String> {
+    let text = |name: &str, default: &str| match n.attr(name) {
+        Some(AttrValue::Text(t)) => t.clone(),
+        _ => default.to_string(),
+    };
+    let mode = text("mode", "nearest");
+    if mode != "nearest" {
+        return Err(format!("mode {mode} (nearest only)"));
+    }
+    if n.op_type == "Upsample" {
+        return Ok(("asymmetric".into(), "floor".into()));
+    }
+    if n.attr_int("antialias", 0) != 0
+        || n.attr("axes").is_some()
+        || !matches!(
+            text("keep_aspect_ratio_policy", "stretch").as_str(),
+            "stretch"
+        )
+    {
+        return Err("antialias, axes or a keep_aspect_ratio_policy".into());
+    }
+    Ok((
+        text("coordinate_transformation_mode", "half_pixel"),
+        text("nearest_mode", "round_prefer_floor"),
+    ))
+}
+
+/// Nearest Resize (inputs X, roi, scales, sizes) or Upsample (X, scales) of `x`.
+pub fn resize(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let (transform, nearest) = nearest_modes(n)?;
+    let given = |i: usize| {
+        ins.get(i)
+            .and_then(|v| v.as_ref())
+            .filter(|v| !v.data.is_empty())
+    };
+    let rank = x.dims.len();
+    let (scales, out): (Vec<f64>, Vec<usize>) = if n.op_type == "Upsample" {
+        let s = need(ins, 1)?.data.clone();
+        let out = x
+            .dims
+            .iter()
+            .zip(&s)
+            .map(|(&d, &s)| (d as f64 * s).floor() as usize)
+            .collect();
+        (s, out)
+    } else if given(1).is_some() && transform == "tf_crop_and_resize" {
+        return Err("tf_crop_and_resize (a region of interest)".into());
+    } else if let Some(s) = given(2) {
+        let out = x
+            .dims
+            .iter()
+            .zip(&s.data)
+            .map(|(&d, &s)| (d as f64 * s).floor() as usize)
+            .collect();
+        (s.data.clone(), out)
+    } else if let Some(z) = given(3) {
+        let out: Vec<usize> = z.data.iter().map(|&v| v as usize).collect();
+        let s = x
+            .dims
+            .iter()
+            .zip(&out)
+            .map(|(&d, &o)| o as f64 / d as f64)
+            .collect();
+        (s, out)
+    } else {
+        return Err("neither scales nor sizes".into());
+    };
+    if scales.len() != rank || out.len() != rank || scales.iter().any(|&s| s.is_nan() || s <= 0.0) {
+        return Err(format!("scales {scales:?} for a rank-{rank} tensor"));
+    }
+    if out.iter().product::<usize>() > 1 << 27 {
+        return Err("an output of more than 2^27 elements".into());
+    }
+    let src: Vec<Vec<usize>> = (0..rank)
+        .map(|a| {
+            (0..out[a])
+                .map(|o| nearest_source(o, (x.dims[a], out[a], scales[a]), &transform, &nearest))
+                .collect::<Option<Vec<usize>>>()
+                .ok_or_else(|| {
+                    format!(
+                        "coordinate_transformation_mode {transform} with nearest_mode {nearest}"
+                    )
+                })
+        })
+        .collect::<Result<_, _>>()?;
+    let total: usize = out.iter().product();
+    let mut data = Vec::with_capacity(total);
+    let mut idx = vec![0usize; rank];
+    for _ in 0..total {
+        let mut at = 0;
+        for a in 0..rank {
+            at = at * x.dims[a] + src[a][idx[a]];
+        }
+        data.push(x.data[at]);
+        for a in (0..rank).rev() {
+            idx[a] += 1;
+            if idx[a] < out[a] {
+                break;
+            }
+            idx[a] = 0;
+        }
+    }
+    Ok(HostVal {
+        dims: out,
+        data,
+        elem: x.elem,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nearest_source;
+
+    /// By 2 from 3: half_pixel reads (o + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, 1.25, 1.75,
+    /// 2.25 -> 0 0 1 1 2 2 when rounded (no ties); floor gives -1 (clamped to 0), 0, 0, 1,
+    /// 1, 2, not a repeat; asymmetric o / 2 = 0, 0.5, 1, 1.5, ... -> floor and
+    /// round_prefer_floor repeat, round_prefer_ceil reads 0 1 1 2 2 2; align_corners o * 2
+    /// / 5 = 0, 0.4, 0.8, 1.2, 1.6, 2 -> 0 0 1 1 2 2 rounded.
+    #[test]
+    fn nearest_sources_by_hand() {
+        let src = |t: &str, m: &str| -> Vec<usize> {
+            (0..6)
+                .map(|o| nearest_source(o, (3, 6, 2.0), t, m).unwrap())
+                .collect()
+        };
+        assert_eq!(src("half_pixel", "round_prefer_floor"), [0, 0, 1, 1, 2, 2]);
+        assert_eq!(src("half_pixel", "round_prefer_ceil"), [0, 0, 1, 1, 2, 2]);
+        assert_eq!(src("half_pixel", "floor"), [0, 0, 0, 1, 1, 2]);
+        assert_eq!(src("asymmetric", "floor"), [0, 0, 1, 1, 2, 2]);
+        assert_eq!(src("asymmetric", "round_prefer_floor"), [0, 0, 1, 1, 2, 2]);
+        assert_eq!(src("asymmetric", "round_prefer_ceil"), [0, 1, 1, 2, 2, 2]);
+        assert_eq!(
+            src("align_corners", "round_prefer_floor"),
+            [0, 0, 1, 1, 2, 2]
+        );
+        assert_eq!(
+            nearest_source(0, (3, 6, 2.0), "tf_crop_and_resize", "floor"),
+            None
+        );
+    }
+}
