@@ -110,6 +110,7 @@ fn layer_chains_match_onnx_runtime() {
         "const_map",
         "batchnorm",
         "resize",
+        "sub",
     ] {
         // onnxruntime quantizes ConvTranspose and BatchNormalization in QDQ form only.
         let formats: &[&str] = if graph == "upconv" || graph == "batchnorm" {
@@ -158,6 +159,7 @@ fn imported_models_run_bit_exact_in_rtl() {
         ("affine", "qdq", "per_channel"),
         ("const_map", "qop", "per_tensor"),
         ("resize", "qdq", "per_channel"),
+        ("sub", "qop", "per_channel"),
     ] {
         let dir = make(graph, format, &[pc]);
         // Per-channel weights become per-channel requantization in the model file.

@@ -171,6 +171,13 @@ def build(graph, rng):
         up = helper.make_node("Resize", ["c1", "", "up_scales"], ["u"], mode="nearest")
         n2, i2 = conv("c2", "u", 8, 6, 3, 1, 1, rng)
         return n1 + [up] + n2, i1 + [scales] + i2, [1, 3, 5, 4], "c2"
+    if graph == "sub":
+        # The difference of two convolutions of the input, then a convolution.
+        n1, i1 = conv("c1", "x", 4, 8, 3, 1, 1, rng)
+        n2, i2 = conv("c2", "x", 4, 8, 1, 1, 0, rng)
+        diff = helper.make_node("Sub", ["c1", "c2"], ["d"])
+        n3, i3 = conv("c3", "d", 8, 6, 1, 1, 0, rng)
+        return n1 + n2 + [diff] + n3, i1 + i2 + i3, [1, 4, 6, 5], "c3"
     if graph == "conv_softmax_conv":
         # A host operator between two accelerator segments.
         n1, i1 = conv("c1", "x", 3, 8, 1, 1, 0, rng)

@@ -19,13 +19,15 @@ impl Importer<'_> {
         Val::Pending(Box::new(Pending::new(desc, op)))
     }
 
-    /// QDQ Add of two dequantized tensors, or QLinearAdd (A, As, Az, B, Bs, Bz, Cs, Cz).
+    /// QDQ Add or Sub of two dequantized tensors, or QLinearAdd (A, As, Az, B, Bs, Bz, Cs,
+    /// Cz).
     pub(super) fn add(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
         if let Some(v) = self.affine(desc, n)? {
             return Ok(v);
         }
+        let qdq = n.op_type != "QLinearAdd";
         let operand = |s: &Self, i: usize| match n.inputs.get(i).map(|v| s.val(desc, v)) {
-            Some(Ok(Val::Dq(x))) if n.op_type == "Add" => Ok(x),
+            Some(Ok(Val::Dq(x))) if qdq => Ok(x),
             Some(Ok(Val::Q(_))) if n.op_type == "QLinearAdd" => s.q_input(desc, n, i),
             _ => Err(s.err(
                 desc,
@@ -33,7 +35,7 @@ impl Importer<'_> {
                 "quantize the model with quantize_static",
             )),
         };
-        let (ai, bi) = if n.op_type == "Add" { (0, 1) } else { (0, 3) };
+        let (ai, bi) = if qdq { (0, 1) } else { (0, 3) };
         let (a, b) = (operand(self, ai)?, operand(self, bi)?);
         if a.shape != b.shape || a.flat != b.flat {
             return Err(self.err(
@@ -45,22 +47,27 @@ impl Importer<'_> {
                 "add tensors of the same shape",
             ));
         }
-        if n.op_type == "Add" {
-            return Ok(self.pending(desc, PendingOp::Add { a, b }));
+        let sub = n.op_type == "Sub";
+        if qdq {
+            return Ok(self.pending(desc, PendingOp::Add { a, b, sub }));
         }
         let y = self.quant_params(desc, n, 6, 7)?;
-        let p = Pending::new(desc, PendingOp::Add { a, b });
+        let p = Pending::new(desc, PendingOp::Add { a, b, sub });
         Ok(Val::Q(self.finish(&p, y)?))
     }
 
-    /// Sub, Mul or Div (QDQ) or QLinearMul: with a constant operand only.
+    /// Sub (of a constant, or of two tensors of one shape: `add`), Mul or Div (QDQ) or
+    /// QLinearMul: with a constant operand only.
     pub(super) fn arithmetic(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+        if n.op_type == "Sub" {
+            return self.add(desc, n);
+        }
         match self.affine(desc, n)? {
             Some(v) => Ok(v),
             None => Err(self.err(
                 desc,
                 format!("{} of two tensors", n.op_type),
-                "the accelerator adds, subtracts, multiplies and divides by constants only (and adds two tensors of one shape)",
+                "the accelerator multiplies and divides by constants only (and adds or subtracts two tensors of one shape)",
             )),
         }
     }
@@ -155,16 +162,16 @@ impl Importer<'_> {
         self.fold_activation(desc, x, Some(clip_code(hi, y)))
     }
 
-    /// y = saturate(round(ra (a - za) + rb (b - zb)) + zy), ra = sa/sy and rb = sb/sy, as a
-    /// channel concat of a and b and a 1x1 convolution with weights wa (from a's channel c
-    /// to output c) and wb (from b's), the zero points in the bias (-(wa za + wb zb), exact)
-    /// and one requantization m / 2^s with m wa / 2^s ~ ra and m wb / 2^s ~ rb: the sum is
-    /// rounded once, as ONNX does, with both scales within the error printed.
+    /// y = saturate(round(ra (a - za) + rb (b - zb)) + zy), ra = sa/sy and rb = sb/sy (`sub`:
+    /// `- rb (b - zb)`), as a channel concat of a and b and a 1x1 convolution with weights
+    /// wa (from a's channel c to output c) and wb (from b's; -wb for `sub`), the zero points
+    /// in the bias (-(wa za + wb zb) with wb's sign, exact) and one requantization m / 2^s
+    /// with m wa / 2^s ~ ra and m wb / 2^s ~ rb: the sum is rounded once, as ONNX does, with
+    /// both scales within the error printed.
     pub(super) fn emit_add(
         &mut self,
         desc: &str,
-        a: &QTensor,
-        b: &QTensor,
+        (a, b, sub): (&QTensor, &QTensor, bool),
         y: (f64, i64, bool),
     ) -> Result<QTensor, ImportError> {
         let (ra, rb) = (a.scale / y.0, b.scale / y.0);
@@ -175,6 +182,7 @@ impl Importer<'_> {
                 "check the model's scales",
             )
         })?;
+        let wb = if sub { -wb } else { wb };
         let base = super::emit::desc_name(desc);
         let c = a.shape[2];
         let cat = self.fresh(&format!("{base}.operands"), "operands");
@@ -201,8 +209,11 @@ impl Importer<'_> {
             ("requant", super::emit::requant_text(r, y.1)),
         ];
         let note = format!(
-            "{desc} -> '{name}': {wa} x a + {wb} x b, scaled by {} / 2^{} (operand scales {ra:.6e} and {rb:.6e}, relative error at most {err:.1e})",
-            r.multiplier, r.shift
+            "{desc} -> '{name}': {wa} x a {} {} x b, scaled by {} / 2^{} (operand scales {ra:.6e} and {rb:.6e}, relative error at most {err:.1e})",
+            if sub { "-" } else { "+" },
+            wb.abs(),
+            r.multiplier,
+            r.shift
         );
         let l = Layer {
             name,
