@@ -66,7 +66,7 @@ module hwgen_load_unit #(
   // scratchpad writes
   output wire                   wr_valid_o,
   input  wire                   wr_ready_i,
-  output wire [1:0]             wr_buffer_o,
+  output wire [`HWGEN_TRANSFER_BUFFER_W-1:0] wr_buffer_o,
   output wire [SPAD_ADDR_W-1:0] wr_addr_o,
   output reg  [ROW_MAX_W-1:0]   wr_data_o,
   // performance
@@ -144,8 +144,20 @@ module hwgen_load_unit #(
   // ---------------------------------------------------------------------------------------
   localparam integer WIDEN_W = `HWGEN_TRANSFER_WIDEN_W;
   localparam integer PADV_W  = `HWGEN_TRANSFER_PAD_VALUE_W;
-  localparam integer CTX_W   = PADV_W + WIDEN_W + GEOM_W + 1 + 2 + SPAD_ADDR_W + BEAT_W +
-                               TOTAL_W + NUM_SEM;
+  localparam integer BUF_W   = `HWGEN_TRANSFER_BUFFER_W;
+  // An instruction's context: the semaphores to release from bit 0, then each field at
+  // the first bit after the one before (so a new field cannot shift another's slice
+  // unnoticed): rows of the transfer, beats per row, first scratchpad row, target buffer,
+  // stream flag, counts and pads, widen code, pad value.
+  localparam integer CTX_TOTAL  = NUM_SEM;
+  localparam integer CTX_BEATS  = CTX_TOTAL + TOTAL_W;
+  localparam integer CTX_SPAD   = CTX_BEATS + BEAT_W;
+  localparam integer CTX_BUFFER = CTX_SPAD + SPAD_ADDR_W;
+  localparam integer CTX_STREAM = CTX_BUFFER + BUF_W;
+  localparam integer CTX_GEOM   = CTX_STREAM + 1;
+  localparam integer CTX_WIDEN  = CTX_GEOM + GEOM_W;
+  localparam integer CTX_PADV   = CTX_WIDEN + WIDEN_W;
+  localparam integer CTX_W      = CTX_PADV + PADV_W;
 
   // Whether row (i0, i1) of a transfer of geometry g (count0, count1, pads) is padding.
   function automatic is_pad;
@@ -296,15 +308,15 @@ module hwgen_load_unit #(
     .count_o     (unused_ctx_count)
   );
 
-  wire [NUM_SEM-1:0]     ctx_release   = ctx[NUM_SEM-1:0];
-  wire [TOTAL_W-1:0]     ctx_total     = ctx[NUM_SEM +: TOTAL_W];
-  wire [BEAT_W-1:0]      ctx_beats     = ctx[NUM_SEM + TOTAL_W +: BEAT_W];
-  wire [SPAD_ADDR_W-1:0] ctx_spad_base = ctx[NUM_SEM + TOTAL_W + BEAT_W +: SPAD_ADDR_W];
-  wire [1:0]             ctx_buffer    = ctx[NUM_SEM + TOTAL_W + BEAT_W + SPAD_ADDR_W +: 2];
-  wire                   ctx_stream    = ctx[NUM_SEM + TOTAL_W + BEAT_W + SPAD_ADDR_W + 2];
-  wire [GEOM_W-1:0]      ctx_geom      = ctx[CTX_W-PADV_W-WIDEN_W-1 -: GEOM_W];
-  wire [WIDEN_W-1:0]     ctx_widen     = ctx[CTX_W-PADV_W-1 -: WIDEN_W];
-  wire [PADV_W-1:0]      ctx_pad_value = ctx[CTX_W-1 -: PADV_W];
+  wire [NUM_SEM-1:0]     ctx_release   = ctx[0 +: NUM_SEM];
+  wire [TOTAL_W-1:0]     ctx_total     = ctx[CTX_TOTAL +: TOTAL_W];
+  wire [BEAT_W-1:0]      ctx_beats     = ctx[CTX_BEATS +: BEAT_W];
+  wire [SPAD_ADDR_W-1:0] ctx_spad_base = ctx[CTX_SPAD +: SPAD_ADDR_W];
+  wire [BUF_W-1:0]       ctx_buffer    = ctx[CTX_BUFFER +: BUF_W];
+  wire                   ctx_stream    = ctx[CTX_STREAM];
+  wire [GEOM_W-1:0]      ctx_geom      = ctx[CTX_GEOM +: GEOM_W];
+  wire [WIDEN_W-1:0]     ctx_widen     = ctx[CTX_WIDEN +: WIDEN_W];
+  wire [PADV_W-1:0]      ctx_pad_value = ctx[CTX_PADV +: PADV_W];
   wire                   unused_ctx_stream;
   assign unused_ctx_stream = ctx_stream;
 

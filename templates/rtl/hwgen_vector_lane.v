@@ -87,7 +87,8 @@ module hwgen_vector_lane #(
   wire        [OUTPUT_W-1:0] zp_out   = clamp(zp_wide);
   wire signed [WIDE_W-1:0]   hi_wide  = { {(WIDE_W-ZP_W){clamp_max_i[ZP_W-1]}}, clamp_max_i};
   wire        [OUTPUT_W-1:0] hi_out   = clamp(hi_wide);
-  // An exact tie of a shift of 1 or more: p's low shift bits are 2^(shift-1).
+  // For a shift of 1 or more: the rounding constant 2^(shift-1), and an exact tie, p's low
+  // shift bits equal to it.
   wire signed [WIDE_W-1:0]   low_mask = (WIDE_ONE <<< shift_i) - WIDE_ONE;
   wire signed [WIDE_W-1:0]   half     = WIDE_ONE <<< (shift_i - SHIFT_ONE);
   wire                       tie      = ((p_wide & low_mask) == half);
@@ -128,7 +129,7 @@ module hwgen_vector_lane #(
     end else if ({1'b0, shift_i} >= SHIFT_ZERO) begin
       rounded = {WIDE_W{1'b0}};
     end else begin
-      rounded = (p_wide + (WIDE_ONE <<< (shift_i - SHIFT_ONE))) >>> shift_i;
+      rounded = (p_wide + half) >>> shift_i;
       // A tie rounded up to an odd value goes down to the even one instead.
       if (half_even_i && tie && rounded[0]) begin
         rounded = rounded - WIDE_ONE;

@@ -8,13 +8,16 @@ use crate::onnx::proto::{AttrValue, Node};
 
 /// The input index ONNX's nearest Resize reads for output index `o` (of `n_out`, from
 /// `n_in`, at scale `scale`), under `transform` and `nearest` (ONNX's attribute values);
-/// None for a transformation or rounding it does not know here.
+/// None for a transformation or rounding it does not know here, or an empty input.
 pub fn nearest_source(
     o: usize,
     (n_in, n_out, scale): (usize, usize, f64),
     transform: &str,
     nearest: &str,
 ) -> Option<usize> {
+    if n_in == 0 {
+        return None;
+    }
     let x = o as f64;
     let orig = match transform {
         "half_pixel" => (x + 0.5) / scale - 0.5,
@@ -69,6 +72,9 @@ pub fn nearest_modes(n: &Node) -> Result<(String, String), String> {
 /// Nearest Resize (inputs X, roi, scales, sizes) or Upsample (X, scales) of `x`.
 pub fn resize(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
     let (transform, nearest) = nearest_modes(n)?;
+    if x.dims.contains(&0) {
+        return Err(format!("a resize of an empty tensor (dims {:?})", x.dims));
+    }
     let given = |i: usize| {
         ins.get(i)
             .and_then(|v| v.as_ref())
@@ -178,5 +184,7 @@ mod tests {
             nearest_source(0, (3, 6, 2.0), "tf_crop_and_resize", "floor"),
             None
         );
+        // An empty input has no pixel to read (and is no panic).
+        assert_eq!(nearest_source(0, (0, 4, 2.0), "half_pixel", "floor"), None);
     }
 }

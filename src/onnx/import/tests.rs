@@ -1,7 +1,6 @@
 //! The importer on small graphs built by hand.
 
 use super::*;
-use crate::onnx::layer::Requant;
 use crate::onnx::proto::ValueInfo;
 
 fn scalar(name: &str, data_type: i32, v: f64) -> Tensor {
@@ -197,11 +196,13 @@ fn a_chain_of_constant_arithmetic_composes_into_one_layer() {
     };
     assert_eq!(layer_npy(&im, l, "weights"), vec![127, -127]);
     assert_eq!(layer_npy(&im, l, "bias"), vec![-254, 254]);
-    let want = |s: f64| Requant::of(s / 127.0).unwrap();
+    // 1/127 and 1.5/127 with the largest shift whose multiplier fits 16 bits (22):
+    // 2^22 / 127 = 33025.76 -> 33026, 1.5 x 2^22 / 127 = 49538.6 -> 49539.
     let r = key("requant");
-    for q in [want(1.0), want(1.5)] {
-        assert!(r.contains(&q.multiplier.to_string()), "{r}");
-    }
+    assert!(
+        r.contains("multiplier = [33026, 49539], shift = [22, 22]"),
+        "{r}"
+    );
 }
 
 /// A 1x1 convolution (weights [[1, 2], [3, 4]] at scale 0.1, bias [10, -10] at 0.05, over
@@ -248,10 +249,11 @@ fn a_batch_norm_after_a_convolution_folds_into_it() {
     };
     assert_eq!(layer_npy(&im, l, "weights"), vec![1, -3, 2, -4]);
     assert_eq!(layer_npy(&im, l, "bias"), vec![20, 30]);
-    let r = Requant::of(0.2).unwrap();
+    // 0.2 with the largest shift whose multiplier fits 16 bits (18): 0.2 x 2^18 = 52428.8
+    // -> 52429.
     let key = l.keys.iter().find(|(k, _)| *k == "requant").unwrap();
     assert!(
-        key.1.contains(&format!("multiplier = {}", r.multiplier)),
+        key.1.contains("multiplier = 52429, shift = 18"),
         "{}",
         key.1
     );
