@@ -706,7 +706,8 @@ fn fp32_to_int8_and_int4_at_fixed_scales() {
 /// random accumulator values, biases, multipliers, every shift from 0 to 63 (shifts past
 /// the product's width must round to 0: the rounding constant once overflowed for shifts
 /// from 52 on), zero points, clamps, operands and flags (leaky ReLU with a random negative
-/// multiplier among them), for int8 and uint8 outputs.
+/// multiplier among them, and raw slices of the accumulator, flag bit 7), for int8 and
+/// uint8 outputs.
 fn check_lane(name: &str, out: IntType, seed: u64) {
     if !have_tool("verilator", name) {
         return;
@@ -737,7 +738,8 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
             (i64::from(i32::MIN), -(1 << 20)),
             (i64::from(i32::MAX), 1 << 20),
         ] {
-            for flags in [0, 16] {
+            // (With raw, flag bit 7: the saturated accumulator's slices.)
+            for flags in [0, 16, 128, 128 | 16] {
                 vecs.push([acc, bias, 65535, shift, 0, out.max(), 0, flags]);
                 vecs.push([acc, 0, 1, shift, 0, out.max(), 0, flags]);
             }
@@ -767,7 +769,7 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
                 rng.range(-40, 40),
                 rng.range(out.min(), out.max()),
                 rng.range(out.min(), out.max()),
-                rng.range(0, 127),
+                rng.range(0, 255),
             ]);
         }
     }
@@ -811,6 +813,7 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
             clamp: flag(0).then_some(v[5]),
             add: flag(2),
             pool: flag(1),
+            raw: flag(7).then_some(IntType::new(true, 32)),
             ..PostOps::default()
         };
         int::lane(v[0], flag(4).then_some(v[1]), &ops, v[6], out)

@@ -3,7 +3,7 @@
 // written as a hex line.
 //   +vec=FILE  lines of eight 32-bit fields, first field highest:
 //              {acc, bias, {neg_multiplier, multiplier}, shift, zero_point, clamp_max,
-//               operand, flags = {half_even, leaky, bias, relu, add, pool, clamp}}
+//               operand, flags = {raw, half_even, leaky, bias, relu, add, pool, clamp}}
 //              -> +out=FILE lines result
 //   +n=N       number of vectors.
 module tb #(
@@ -41,6 +41,7 @@ module tb #(
     .multiplier_i (v[160 +: 16]),
     .leaky_i      (v[5]),
     .half_even_i  (v[6]),
+    .raw_i        (v[7]),
     .neg_multiplier_i (v[176 +: 16]),
     .shift_i      (v[128 +: 6]),
     .zero_point_i (v[96 +: 16]),

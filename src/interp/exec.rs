@@ -460,6 +460,7 @@ impl Engine {
                 pool: v.pool,
                 operand: Some(&opnd[..kpf]),
                 fixed_scale: v.fixed_scale as u8,
+                raw: v.raw.then(|| p_in.ops().acc_type()),
             };
             let row = p_in.ops().post(&self.acc[acc_row], &ops, out);
             let mut vals = row.codes;

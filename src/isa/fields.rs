@@ -217,6 +217,7 @@ formats! {
         to_input: bool = 1, "write the rows into the input buffer (from out_addr) instead of the output buffer: a layer's output kept on chip as the next one's input (rows of the same width)";
         per_channel: bool = 1, "requantize lane l with its own multiplier and shift, read (with load_bias) from accumulator row bias_addr + 1: lane l's element holds the multiplier in its low bits (as many as the multiplier field) and the shift above them (as many as the shift field); the fields multiplier and shift are then unused";
         half_even: bool = 1, "requantization rounds an exact tie to the even neighbour instead of up (ONNX's rounding)";
+        raw: bool = 1, "integer lanes: instead of requantizing, write bits shift .. shift + output bits of (acc + bias) x multiplier saturated to the accumulator type (no rounding, zero point or saturation to the output type): one slice of a layer that writes its accumulator";
     }
 }
 

@@ -6,6 +6,8 @@
 //! * `q = saturate(floor((x * multiplier + 2^(shift-1)) / 2^shift) + zero_point)`, rounding
 //!   half up (toward +infinity), with an unsigned 16-bit multiplier and a shift of 0..=63;
 //!   leaky ReLU replaces the multiplier by `leaky_multiplier` when `x < 0`;
+//! * `raw` (an accumulator-type output, written in slices): `q` = bits `shift ..
+//!   shift + out_bits` of `x * multiplier` saturated to the accumulator type;
 //! * `add`: `q = saturate(q + operand)`; ReLU: `q = max(q, zero_point)`; ReLU6: then
 //!   `q = min(q, clamp_max)`; max-pool: `q = max(q, operand)`.
 
@@ -127,6 +129,25 @@ pub fn requantize(x: i128, r: Requant, out: IntType) -> i64 {
     out.saturate(rounded + i128::from(r.zero_point))
 }
 
+/// One slice of an accumulator-type output (the vector instruction's `raw`): `x` saturated
+/// to `acc`, shifted right by `shift` (floor), its low `out.bits` bits read as an `out`
+/// element. Slices at shifts 0, b, 2b, ... (b = out.bits) hold the saturated value's bits,
+/// low first (`join_slices`).
+pub fn raw_slice(x: i128, shift: u32, acc: IntType, out: IntType) -> i64 {
+    out.wrap(i128::from(acc.saturate(x)) >> shift)
+}
+
+/// The accumulator-type value whose slices (`raw_slice` at shifts 0, b, 2b, ...) are
+/// `slices`: their bit patterns side by side, low first, read as an `acc` value.
+pub fn join_slices(slices: &[i64], out: IntType, acc: IntType) -> i64 {
+    let bits: i128 = slices
+        .iter()
+        .enumerate()
+        .map(|(k, s)| i128::from(*s).rem_euclid(1i128 << out.bits) << (k as u32 * out.bits))
+        .sum();
+    acc.wrap(bits)
+}
+
 /// ReLU in the quantized domain (the maximum with the zero point), then the ReLU6 clamp.
 pub fn activate(q: i64, zero_point: i64, clamp: Option<i64>, out: IntType) -> i64 {
     let q = q.max(out.saturate(i128::from(zero_point)));
@@ -138,7 +159,7 @@ pub fn activate(q: i64, zero_point: i64, clamp: Option<i64>, out: IntType) -> i6
 
 /// One lane of the vector unit on one accumulator value (see the module docs): bias,
 /// requantization (with the leaky-ReLU multiplier for a negative value when the
-/// instruction has one), add, ReLU, the ReLU6 clamp, then max-pool (each as the
+/// instruction has one; with `raw`, the slice `raw_slice` instead), add, ReLU, the ReLU6 clamp, then max-pool (each as the
 /// instruction says; the clamp applies whether or not ReLU does).
 pub fn lane(acc: i64, bias: Option<i64>, ops: &PostOps, operand: i64, out: IntType) -> i64 {
     let x = i128::from(acc) + i128::from(bias.unwrap_or(0));
@@ -149,7 +170,10 @@ pub fn lane(acc: i64, bias: Option<i64>, ops: &PostOps, operand: i64, out: IntTy
         },
         _ => ops.requant,
     };
-    let mut q = requantize(x, requant, out);
+    let mut q = match ops.raw {
+        Some(acc) => raw_slice(x * i128::from(requant.multiplier), requant.shift, acc, out),
+        None => requantize(x, requant, out),
+    };
     if ops.add {
         q = out.saturate(i128::from(q) + i128::from(operand));
     }
@@ -295,6 +319,43 @@ mod tests {
             zero_point,
             half_even: false,
         }
+    }
+
+    /// Slices by hand: 0x12345678 = 305419896 is bytes 0x78 0x56 0x34 0x12 = 120 86 52 18;
+    /// -1 is four bytes 0xff (-1 as int8, 255 as uint8); 2^31 + 5 saturates to 0x7fffffff
+    /// (bytes -1 -1 -1 127), -2^31 - 7 to 0x80000000 (0 0 0 -128); int16 slices of
+    /// 0x12345678 are 0x5678 = 22136 and 0x1234 = 4660.
+    #[test]
+    fn raw_slices_are_the_saturated_accumulators_bits() {
+        let acc = IntType::new(true, 32);
+        let u8t = IntType::new(false, 8);
+        let i16t = IntType::new(true, 16);
+        let slices = |x: i128, out: IntType| -> Vec<i64> {
+            (0..32 / out.bits)
+                .map(|k| raw_slice(x, k * out.bits, acc, out))
+                .collect()
+        };
+        for (x, want) in [
+            (305_419_896i128, vec![120, 86, 52, 18]),
+            (-1, vec![-1, -1, -1, -1]),
+            ((1 << 31) + 5, vec![-1, -1, -1, 127]),
+            (-(1 << 31) - 7, vec![0, 0, 0, -128]),
+        ] {
+            assert_eq!(slices(x, I8), want, "{x} as int8 slices");
+            let joined = acc.saturate(x);
+            assert_eq!(join_slices(&want, I8, acc), joined, "{x} joined");
+            let u = slices(x, u8t);
+            assert_eq!(join_slices(&u, u8t, acc), joined, "{x} uint8 joined");
+        }
+        assert_eq!(slices(-1, u8t), vec![255; 4]);
+        assert_eq!(slices(305_419_896, i16t), vec![22136, 4660]);
+        // Through the lane: bias added first, multiplier applied before the slice.
+        let p = PostOps {
+            raw: Some(acc),
+            requant: r(1, 8, 99),
+            ..PostOps::default()
+        };
+        assert_eq!(lane(305_419_800, Some(96), &p, 0, I8), 86);
     }
 
     /// Ties by hand: 5/2 = 2.5 -> 3 up, 2 even; -5/2 = -2.5 -> -2 both (-2 is even); 7/2 =

@@ -187,6 +187,10 @@ pub struct PostOps<'a> {
     /// E8M0 code of integer elements q read or written as MX elements (q * 2^(code - 127 -
     /// frac)).
     pub fixed_scale: u8,
+    /// Integer lanes: instead of requantizing, take `x * multiplier` saturated to this type
+    /// (the accumulator's) and write its bits from `shift` up, as many as the output
+    /// element has (`int::raw_slice`): one slice of an accumulator-type output.
+    pub raw: Option<int::IntType>,
 }
 
 impl Default for PostOps<'_> {
@@ -202,6 +206,7 @@ impl Default for PostOps<'_> {
             pool: false,
             operand: None,
             fixed_scale: 0,
+            raw: None,
         }
     }
 }

@@ -40,6 +40,7 @@ module hwgen_post_mx #(
                              clamp_i, clamp_max_i, bias_row_i, operand_row_i, prec_in_i,
                              prec_out_i, fixed_scale_i, OUTPUT_SIGNED[0], ENABLE_BIAS[0],
                              ENABLE_RELU[0], ENABLE_LEAKY[0], ENABLE_POOL[0],
-                             ENABLE_ADD[0], leaky_i, neg_multiplier_i, half_even_i};
+                             ENABLE_ADD[0], leaky_i, neg_multiplier_i, half_even_i,
+                             raw_i};
 
 endmodule

@@ -4,7 +4,9 @@
 //   stage 1: x = acc + bias (when bias_i)
 //   stage 2: p = x * multiplier (multiplier unsigned; neg_multiplier when leaky_i and x < 0)
 //   stage 3: q = saturate((p + 2^(shift-1)) >>> shift + zero_point)   [round half up; with
-//            half_even_i an exact tie, p's low shift bits 2^(shift-1), goes to the even one]
+//            half_even_i an exact tie, p's low shift bits 2^(shift-1), goes to the even one];
+//            with raw_i instead q = bits [shift, shift + OUTPUT_W) of p saturated to the
+//            accumulator type: one slice of a layer that writes its accumulator
 //   stage 4: r = q; if add_i r = saturate(r + operand); if relu_i r = max(r, zero_point);
 //            if clamp_i r = min(r, clamp_max) (ReLU6); if pool_i r = max(r, operand)
 // The pipeline never stalls; control holds the flags steady for a whole instruction.
@@ -31,6 +33,7 @@ module hwgen_vector_lane #(
   input  wire [MULT_W-1:0]   multiplier_i,
   input  wire                leaky_i,
   input  wire                half_even_i,
+  input  wire                raw_i,
   input  wire [MULT_W-1:0]   neg_multiplier_i,
   input  wire [SHIFT_W-1:0]  shift_i,
   input  wire [ZP_W-1:0]     zero_point_i,
@@ -59,6 +62,8 @@ module hwgen_vector_lane #(
   localparam signed [WIDE_W-1:0]  OUT_MIN    = (OUTPUT_SIGNED != 0)
                                                ? -(WIDE_ONE <<< (OUTPUT_W - 1))
                                                : {WIDE_W{1'b0}};
+  localparam signed [WIDE_W-1:0]  ACC_MAX    = (WIDE_ONE <<< (ACC_W - 1)) - WIDE_ONE;
+  localparam signed [WIDE_W-1:0]  ACC_MIN    = -(WIDE_ONE <<< (ACC_W - 1));
 
   reg signed [X_W-1:0]      x_q;
   reg signed [X_W-1:0]      x_d;
@@ -72,6 +77,9 @@ module hwgen_vector_lane #(
   reg        [OUTPUT_W-1:0] r_q;
   reg        [OUTPUT_W-1:0] r_d;
   reg signed [WIDE_W-1:0]   rounded;
+  reg signed [WIDE_W-1:0]   slice;
+  // A slice is the low OUTPUT_W bits.
+  wire                      unused_slice = ^slice[WIDE_W-1:OUTPUT_W];
   // The operand row travels beside the lane's stages.
   wire [OUTPUT_W-1:0] opnd1_d = operand_i;
   wire [OUTPUT_W-1:0] opnd2_d = opnd1_q;
@@ -135,7 +143,15 @@ module hwgen_vector_lane #(
         rounded = rounded - WIDE_ONE;
       end
     end
-    q_d = clamp(rounded + zp_wide);
+    // raw: p saturated to the accumulator type, shifted down (floor); its low bits.
+    if (p_wide > ACC_MAX) begin
+      slice = ACC_MAX >>> shift_i;
+    end else if (p_wide < ACC_MIN) begin
+      slice = ACC_MIN >>> shift_i;
+    end else begin
+      slice = p_wide >>> shift_i;
+    end
+    q_d = raw_i ? slice[OUTPUT_W-1:0] : clamp(rounded + zp_wide);
     // stage 4
     r_d = q_q;
     if ((ENABLE_ADD != 0) && add_i) begin

@@ -103,6 +103,7 @@ module hwgen_vector_unit #(
   wire                                 f_to_input;
   wire                                 f_per_channel;
   wire                                 f_half_even;
+  wire                                 f_raw;
 
   hwgen_decode_vector u_decode (
     .instr_i      (head_instr_i),
@@ -130,7 +131,8 @@ module hwgen_vector_unit #(
     .neg_multiplier_o (f_neg_multiplier),
     .to_input_o       (f_to_input),
     .per_channel_o    (f_per_channel),
-    .half_even_o      (f_half_even)
+    .half_even_o      (f_half_even),
+    .raw_o            (f_raw)
   );
 
   reg [2:0]             phase_q;
@@ -173,6 +175,8 @@ module hwgen_vector_unit #(
   reg                   leaky_d;
   reg                   half_even_q;
   reg                   half_even_d;
+  reg                   raw_q;
+  reg                   raw_d;
   reg [MULT_W-1:0]      neg_multiplier_q;
   reg [MULT_W-1:0]      neg_multiplier_d;
   reg                   to_input_q;
@@ -259,6 +263,7 @@ module hwgen_vector_unit #(
     fixed_scale_d = fixed_scale_q;
     leaky_d       = leaky_q;
     half_even_d   = half_even_q;
+    raw_d         = raw_q;
     neg_multiplier_d = neg_multiplier_q;
     to_input_d    = to_input_q;
     release_d     = release_q;
@@ -291,6 +296,7 @@ module hwgen_vector_unit #(
           fixed_scale_d = f_fixed_scale;
           leaky_d       = f_leaky;
           half_even_d   = f_half_even;
+          raw_d         = f_raw;
           neg_multiplier_d = f_neg_multiplier;
           to_input_d    = f_to_input;
           per_channel_d = f_per_channel;
@@ -354,6 +360,7 @@ module hwgen_vector_unit #(
       fixed_scale_q <= {SCALE_W{1'b0}};
       leaky_q       <= 1'b0;
       half_even_q   <= 1'b0;
+      raw_q         <= 1'b0;
       neg_multiplier_q <= {MULT_W{1'b0}};
       to_input_q    <= 1'b0;
       release_q     <= {NUM_SEM{1'b0}};
@@ -383,6 +390,7 @@ module hwgen_vector_unit #(
       fixed_scale_q <= fixed_scale_d;
       leaky_q       <= leaky_d;
       half_even_q   <= half_even_d;
+      raw_q         <= raw_d;
       neg_multiplier_q <= neg_multiplier_d;
       to_input_q    <= to_input_d;
       release_q     <= release_d;
@@ -431,6 +439,7 @@ module hwgen_vector_unit #(
     .multiplier_i  (lane_multiplier),
     .leaky_i       (leaky_q),
     .half_even_i   (half_even_q),
+    .raw_i         (raw_q),
     .neg_multiplier_i (neg_multiplier_q),
     .shift_i       (lane_shift),
     .zero_point_i  (zero_point_q),

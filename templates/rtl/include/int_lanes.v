@@ -23,6 +23,7 @@
         .multiplier_i (multiplier_i[lane*MULT_W +: MULT_W]),
         .leaky_i      (leaky_i),
         .half_even_i  (half_even_i),
+        .raw_i        (raw_i),
         .neg_multiplier_i (neg_multiplier_i),
         .shift_i      (shift_i[lane*SHIFT_W +: SHIFT_W]),
         .zero_point_i (zero_point_i),

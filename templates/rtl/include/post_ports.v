@@ -8,6 +8,7 @@
   input  wire [KPF*MULT_W-1:0]  multiplier_i,  // lane l's in [l*MULT_W +: MULT_W]
   input  wire                 leaky_i,
   input  wire                 half_even_i,   // round exact ties to even
+  input  wire                 raw_i,         // a slice of the saturated accumulator
   input  wire [MULT_W-1:0]    neg_multiplier_i,
   input  wire [KPF*SHIFT_W-1:0] shift_i,       // lane l's in [l*SHIFT_W +: SHIFT_W]
   input  wire [ZP_W-1:0]      zero_point_i,
