@@ -86,6 +86,7 @@ const VALUES: &[&str] = &[
     "\"bf16\"",
     "\"posit8\"",
     "\"auto\"",
+    "\"accumulator\"",
     "\"relu\"",
     "\"relu6\"",
     "\"leaky_relu\"",

@@ -60,6 +60,8 @@ cases! {
     matmul_16x16_stalls: "cases/matmul_37x53x71.toml" on "configs/16x16_int8.toml" with 20;
     conv1x1_stride1: "cases/conv1x1_stride1.toml" on "configs/8x8_int8.toml";
     conv_per_channel: "cases/conv_per_channel.toml" on "configs/8x8_int8.toml" with 20;
+    accumulator_out: "cases/accumulator_out.toml" on "configs/8x8_int8.toml" with 10;
+    accumulator_out_int16: "cases/accumulator_out_int16.toml" on "rtl-tests/configs/8x8_uint8_int16.toml";
     concat_input_computed: "cases/concat_input_computed.toml" on "configs/8x8_int8.toml";
     conv1x1_stride2: "cases/conv1x1_stride2.toml" on "configs/16x16_int8.toml";
     conv3x3_stride1_pad1: "cases/conv3x3_stride1_pad1.toml" on "configs/8x8_int8.toml" with 30;

@@ -109,6 +109,8 @@ pub fn report(
             "first_beat": range.start, "beats": range.end - range.start,
             "format": p.output.format.name(),
             "pad": p.output.pad, "channel_tiles": p.output.tiles,
+            // An accumulator output's values are stored as this many slices (`planes`).
+            "slices": p.output.planes,
         },
         "layers": p.layers,
         "fused": p.fused,

@@ -88,6 +88,11 @@ pub struct TensorLayout {
     /// tile's row to the next tile's row of the same pixel.
     pub pixel_stride: u64,
     pub tile_stride: u64,
+    /// A tensor of accumulator values (a layer with `output_type = "accumulator"`) is
+    /// stored as `planes` slices of `format`'s width, low bits first: slice p of channel
+    /// tile ct is stored as channel tile `p * tiles / planes + ct` (`tiles` counts every
+    /// slice's). 1 for every other tensor.
+    pub planes: usize,
 }
 
 impl TensorLayout {
@@ -116,6 +121,31 @@ impl TensorLayout {
             beats,
             pixel_stride: beats,
             tile_stride: (hp * wp) as u64 * beats,
+            planes: 1,
+        }
+    }
+
+    /// The same tensor stored as `planes` slices (`TensorLayout::planes`).
+    pub fn sliced(mut self, planes: usize) -> TensorLayout {
+        self.tiles = self.c.div_ceil(self.tile) * planes;
+        self.planes = planes;
+        self
+    }
+
+    /// The channel tiles of one slice.
+    pub fn slice_tiles(&self) -> usize {
+        self.tiles / self.planes
+    }
+
+    /// The format of the tensor's values: `format`, or for a sliced tensor the signed
+    /// integer of all its slices' bits (the accumulator type).
+    pub fn value_format(&self) -> Format {
+        match self.format {
+            Format::Int(t) if self.planes > 1 => Format::Int(crate::numeric::IntType::new(
+                true,
+                t.bits * self.planes as u32,
+            )),
+            f => f,
         }
     }
 
@@ -134,7 +164,7 @@ impl TensorLayout {
             "a view of an interleaved tensor"
         );
         TensorLayout {
-            tiles: self.c.div_ceil(tile),
+            tiles: self.c.div_ceil(tile) * self.planes,
             tile,
             beats,
             tile_stride: beats,

@@ -60,6 +60,7 @@ fn conv_op(k: usize, stride: usize, pad: usize, weights: Vec<i64>, bias: Vec<i64
         negative_multiplier: None,
         relu: false,
         clamp: None,
+        raw: false,
     }
 }
 

@@ -116,6 +116,9 @@ pub enum Op {
         relu: bool,
         /// ReLU6: the upper clamp, as a quantized output value.
         clamp: Option<i64>,
+        /// `output_type = "accumulator"`: the output is `acc + bias` saturated to the
+        /// accumulator type (requant is the identity, no activation); no layer reads it.
+        raw: bool,
     },
     /// The largest input of each k x k window; `pad` rows and columns around the input are
     /// padding, which never counts (ONNX MaxPool's pads).

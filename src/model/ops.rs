@@ -51,6 +51,7 @@ const CONV_POST: &[&str] = &[
     "activation",
     "relu6_max",
     "negative_slope",
+    "output_type",
 ];
 
 /// The operators of the model format: name, parser, and the operator-specific keys it
@@ -176,13 +177,18 @@ pub(super) fn layer(
     };
     let p = parse(ctx, &args)?;
     ctx.count(&format!("output {:?}", p.out), &p.out)?;
+    check_readable(ctx, &p.inputs, layers)?;
+    let out_format = match p.op {
+        Op::Conv { raw: true, .. } => Format::Int(p.prec.ops().acc_type()),
+        _ => p.prec.ops().output(),
+    };
     Ok(Layer {
         name: rl.name.clone(),
         inputs: p.inputs,
         op: p.op,
         out: p.out,
         prec: p.prec,
-        out_format: p.prec.ops().output(),
+        out_format,
         exponent,
         auto,
     })
@@ -387,6 +393,9 @@ fn conv(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         ));
     }
     let pad_value = pad_value(ctx, a, prec, g.pad)?;
+    let raw = raw_output(ctx, a)?;
+    // Its accumulator values are written unchanged.
+    let requant = if raw { Requant::IDENTITY } else { requant };
     let transposed = a.rl.op == "conv_transpose";
     if transposed && (a.auto || !matches!(prec, Precision::Int(_))) {
         return Err(ctx.err(
@@ -413,6 +422,7 @@ fn conv(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         negative_multiplier: a.slope.map(|s| leaky_multiplier(requant.multiplier, s)),
         relu: a.relu,
         clamp: a.clamp,
+        raw,
     };
     Ok(Parsed {
         op,
@@ -420,6 +430,63 @@ fn conv(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         inputs: vec![a.src.to_string()],
         prec,
     })
+}
+
+/// `output_type = "accumulator"` of a convolution: it writes `acc + bias` saturated to the
+/// accumulator type, so it has no requantization or activation, runs on the integer path,
+/// and is read by no layer (`check_readable`).
+fn raw_output(ctx: &Ctx, a: &Args) -> Result<bool, ModelError> {
+    let Some(t) = a.rl.output_type.as_deref() else {
+        return Ok(false);
+    };
+    let key = format!("output_type = {t}");
+    if t != "accumulator" {
+        return Err(ctx.err(
+            &key,
+            "a layer's output_type is \"accumulator\": it writes its accumulator values (x = acc + bias, saturated to the accumulator type) instead of requantizing them; the model-level output_type sets the requantized type",
+            "use output_type = \"accumulator\", or set output_type at the top of the model",
+        ));
+    }
+    if a.auto || !matches!(a.prec, Precision::Int(_)) {
+        return Err(ctx.err(
+            &key,
+            "only integer layers write their accumulator",
+            "remove output_type, or use an integer type for this layer",
+        ));
+    }
+    let post = [
+        ("requant", a.rl.requant.is_some()),
+        ("activation", a.rl.activation.is_some()),
+        ("relu6_max", a.rl.relu6_max.is_some()),
+        ("negative_slope", a.rl.negative_slope.is_some()),
+        ("output_exponent", a.rl.output_exponent.is_some()),
+    ];
+    if let Some((k, _)) = post.iter().find(|(_, set)| *set) {
+        return Err(ctx.err(
+            k,
+            format!("a layer with {key} writes its accumulator unchanged, so it takes no {k}"),
+            format!("remove {k}, or remove output_type to requantize"),
+        ));
+    }
+    Ok(true)
+}
+
+/// No layer reads a tensor of accumulator values (`output_type = "accumulator"`): the
+/// datapath reads activations only.
+fn check_readable(ctx: &Ctx, inputs: &[String], layers: &[Layer]) -> Result<(), ModelError> {
+    for i in inputs {
+        if layers
+            .iter()
+            .any(|l| l.name == *i && matches!(l.op, Op::Conv { raw: true, .. }))
+        {
+            return Err(ctx.err(
+                &format!("input = {i}"),
+                format!("{i} has output_type = \"accumulator\": its accumulator values are an output of the model, which no layer can read"),
+                format!("remove output_type from {i} to requantize it, or read another tensor"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The layer rules of the real-valued datapaths (MX, floating point, posit): no integer

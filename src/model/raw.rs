@@ -135,6 +135,8 @@ pub(super) struct RawLayer {
     #[serde(rename = "type")]
     pub layer_type: Option<String>,
     pub output_exponent: Option<i64>,
+    /// conv2d, fc, conv_transpose: "accumulator" writes the accumulator (no requantization).
+    pub output_type: Option<String>,
 }
 
 impl RawLayer {
@@ -157,6 +159,7 @@ impl RawLayer {
             ("activation", self.activation.is_some()),
             ("relu6_max", self.relu6_max.is_some()),
             ("negative_slope", self.negative_slope.is_some()),
+            ("output_type", self.output_type.is_some()),
             ("factor", self.factor.is_some()),
         ]
         .into_iter()

@@ -303,7 +303,7 @@ pub(super) fn boundaries(
     for i in 0..layers.len() {
         let rs = readers(layers, &layers[i].name);
         ctx.layer = Some(layers[i].name.clone());
-        let own = layers[i].prec.ops().output();
+        let own = layers[i].out_format;
         let out = rs.first().map_or(own, |r| r.1);
         if let Some(other) = rs.iter().find(|r| r.1 != out) {
             return Err(ctx.err(
@@ -330,6 +330,10 @@ fn check_boundary(
     readers: &[(String, Format)],
     rs_auto: bool,
 ) -> Result<(), ModelError> {
+    // A layer that writes its accumulator is read by no layer (`ops::check_readable`).
+    if matches!(l.op, Op::Conv { raw: true, .. }) {
+        return Ok(());
+    }
     let own = l.prec.ops().output();
     let boundary = l.out_format != own;
     if boundary && matches!((own, l.out_format), (Format::Int(_), Format::Int(_))) {

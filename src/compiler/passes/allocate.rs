@@ -505,10 +505,10 @@ fn place<'u>(
     let mut tensors: HashMap<String, TensorLayout> = HashMap::new();
     let layout = |name: &str, shape: [usize; 3], pad: usize, base: u64| {
         let l = TensorLayout::tiled(name, shape, g.format_of(name), pad, t, beats_of(name), base);
-        if interleave {
-            l.interleaved()
-        } else {
-            l
+        let l = l.sliced(g.planes_of(name));
+        match interleave {
+            true => l.interleaved(),
+            false => l,
         }
     };
     // Tensors are stored without a zero border: loads write the padding a window reads

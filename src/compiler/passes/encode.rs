@@ -11,19 +11,25 @@ use crate::isa::Instr;
 use crate::model::{Model, Op, Tensor};
 
 /// Write a tensor into its layout: each row is one channel tile of one pixel (channels
-/// past `c` in the last tile are zero), then for a block-scaled format its scale beat.
+/// past `c` in the last tile are zero), then for a block-scaled format its scale beat; a
+/// sliced tensor's row of slice p holds bits p*b.. of each value (b the row format's).
 pub fn write_tensor(mem: &mut Memory, l: &TensorLayout, x: &Tensor) {
     let t = l.format.code_type();
+    let acc = l.value_format().code_type();
     for ct in 0..l.tiles {
+        let (plane, tile) = (ct / l.slice_tiles(), ct % l.slice_tiles());
         for y in 0..l.h {
             for xx in 0..l.w {
                 let row: Vec<i64> = (0..l.tile)
                     .map(|k| {
-                        let ch = ct * l.tile + k;
-                        if ch < l.c {
-                            x.at(y, xx, ch)
-                        } else {
-                            0
+                        let ch = tile * l.tile + k;
+                        match (ch < l.c, l.planes) {
+                            (false, _) => 0,
+                            (true, 1) => x.at(y, xx, ch),
+                            (true, _) => {
+                                let v = i128::from(x.at(y, xx, ch));
+                                crate::numeric::int::raw_slice(v, plane as u32 * t.bits, acc, t)
+                            }
                         }
                     })
                     .collect();
@@ -37,18 +43,24 @@ pub fn write_tensor(mem: &mut Memory, l: &TensorLayout, x: &Tensor) {
     }
 }
 
-/// Read a tensor back from its layout (only the real channels, and the block scales).
+/// Read a tensor back from its layout (only the real channels, and the block scales); a
+/// sliced tensor's values are joined from their slices (`numeric::int::join_slices`).
 pub fn read_tensor(mem: &Memory, l: &TensorLayout) -> Tensor {
     let t = l.format.code_type();
-    let mut x = Tensor::zeros(l.h, l.w, l.c, l.format);
+    let mut x = Tensor::zeros(l.h, l.w, l.c, l.value_format());
+    let mut slices =
+        vec![Vec::with_capacity(l.planes); if l.planes > 1 { x.data.len() } else { 0 }];
     for ct in 0..l.tiles {
+        let tile = ct % l.slice_tiles();
         for y in 0..l.h {
             for xx in 0..l.w {
                 let at = l.addr(ct, y + l.pad, xx + l.pad);
                 let row = mem.read_row(at, l.elem_beats(), l.tile, t);
                 for (k, v) in row.iter().enumerate() {
-                    let ch = ct * l.tile + k;
-                    if ch < l.c {
+                    let ch = tile * l.tile + k;
+                    if ch < l.c && l.planes > 1 {
+                        slices[(y * l.w + xx) * l.c + ch].push(*v);
+                    } else if ch < l.c {
                         x.set(y, xx, ch, *v);
                     }
                 }
@@ -57,6 +69,11 @@ pub fn read_tensor(mem: &Memory, l: &TensorLayout) -> Tensor {
                 }
             }
         }
+    }
+    // (Slices are read plane by plane, so each value's are low bits first.)
+    let acc = l.value_format().code_type();
+    for (v, s) in x.data.iter_mut().zip(&slices) {
+        *v = crate::numeric::int::join_slices(s, t, acc);
     }
     x
 }

@@ -68,6 +68,7 @@ pub fn lower(n: &Node, [h, w, cin]: [usize; 3]) -> Vec<Node> {
         negative_multiplier,
         relu,
         clamp,
+        raw,
         ..
     } = &n.op
     else {
@@ -124,6 +125,7 @@ pub fn lower(n: &Node, [h, w, cin]: [usize; 3]) -> Vec<Node> {
                     negative_multiplier: *negative_multiplier,
                     relu: *relu,
                     clamp: *clamp,
+                    raw: *raw,
                 },
                 out: [py.count, px.count, cout],
                 shift: (

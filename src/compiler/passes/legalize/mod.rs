@@ -47,6 +47,10 @@ pub struct Node {
     /// zero (an imported Add's operand weights): the tile size and, per pair `oct * icts +
     /// ict`, whether it is all zero. Such tiles are not run (`allocate::tile_present`).
     pub zero_tiles: Option<(usize, Vec<bool>)>,
+    /// A layer that writes its accumulator (`output_type = "accumulator"`): its values are
+    /// stored in this many slices of `out_format`'s width (the accumulator's bits over the
+    /// output type's), each written by one `raw` vector instruction; 1 for other nodes.
+    pub planes: usize,
 }
 
 /// A node's output pixel (u, v) is pixel (offset.0 + stride * u, offset.1 + stride * v) of
@@ -194,6 +198,14 @@ impl Graph {
             .find(|n| n.tensor() == t)
             .expect("tensor exists")
             .out_format
+    }
+
+    /// The slices tensor `t` is stored in (`Node::planes`; 1 for host-written tensors).
+    pub fn planes_of(&self, t: &str) -> usize {
+        self.nodes
+            .iter()
+            .find(|n| n.tensor() == t)
+            .map_or(1, |n| n.planes)
     }
 
     /// The index of the unit's precision whose rows are in `format` (the `prec` of a
@@ -356,6 +368,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             None => (l.op.clone(), cin, None),
         };
         let zero_tiles = zero_tiles(&op, int, cin, unit.cpf as usize);
+        let (planes, out_format) = raw_planes(&unit, l, prec)?;
         let node = Node {
             name: l.name.clone(),
             op: op.clone(),
@@ -364,7 +377,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             out: l.out,
             pool: None,
             prec,
-            out_format: l.out_format,
+            out_format,
             fixed_scale: l.fixed_scale(),
             macs: macs(l.out, &op, cin, real.as_deref(), zero_tiles.as_ref()),
             shift: (0, 0),
@@ -372,6 +385,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             window,
             fused_into_next: false,
             zero_tiles,
+            planes,
         };
         if let Op::Conv {
             transposed: true, ..
@@ -520,6 +534,25 @@ pub fn in_window(unit: &Unit, op: &Op, prec: usize, cin: usize) -> bool {
         Op::MaxPool { k, stride, .. } | Op::AvgPool { k, stride, .. } => fits(*k, *k, *stride),
         _ => false,
     }
+}
+
+/// The slices a layer's output is stored in and their format: a layer that writes its
+/// accumulator is stored as accumulator-bits / output-bits slices of the Design's output
+/// type (which must divide the accumulator); any other layer as one tensor of its format.
+fn raw_planes(unit: &Unit, l: &Layer, prec: usize) -> Result<(usize, Format), CompileError> {
+    if !matches!(l.op, Op::Conv { raw: true, .. }) {
+        return Ok((1, l.out_format));
+    }
+    let ops = unit.datatype.get(prec);
+    let (acc, out) = (ops.acc_type().bits, ops.output().code_type().bits);
+    if acc % out != 0 {
+        return Err(CompileError::new(
+            Some(&l.name),
+            format!("output_type = \"accumulator\": the vector unit writes the {acc}-bit accumulator values as slices of the {out}-bit output type, whose width must divide {acc}"),
+            "use a config whose output type has 4, 8 or 16 bits, or requantize the layer",
+        ));
+    }
+    Ok(((acc / out) as usize, ops.output()))
 }
 
 /// The vector unit must have every post-processing operation the layer uses (a max-pool in

@@ -3,6 +3,7 @@
 
 use super::{GroupCtx, NodeCtx, Res, Sched};
 use crate::isa::{Buffer, Op as IsaOp, Vector};
+use crate::model::Op;
 
 impl Sched<'_> {
     /// The fields every vector instruction of member j shares: the bias and the
@@ -23,7 +24,10 @@ impl Sched<'_> {
         gc.has_bias[j].then_some(Res::Spad(Buffer::Accumulator, row, row + gc.bias_rows))
     }
 
-    /// Post-process and store every output-channel tile of the group.
+    /// Post-process and store every output-channel tile of the group. A layer that writes
+    /// its accumulator does both once per slice (`Node::planes`): slice p's vector
+    /// instruction writes bits p*b.. of each value (b the output type's), its store the
+    /// slice's channel tile.
     pub(super) fn finish(&mut self, nc: &NodeCtx, gc: &GroupCtx) {
         let (h, w) = (gc.h, gc.w);
         let origin = |t: &crate::compiler::TensorLayout| (t.pad + gc.oy0, t.pad + gc.ox0);
@@ -40,39 +44,55 @@ impl Sched<'_> {
                 );
                 self.push(nc.ni, IsaOp::Load(t), vec![res], vec![gc.opnd_region(j)]);
             }
-            if !nc.maxpool && nc.n.pool.is_none() {
-                let v = Vector {
-                    acc_addr: gc.acc_of(j),
-                    out_addr: gc.outs[j].0,
-                    opnd_addr: gc.outs[j].1,
-                    count: gc.rows(),
-                    add: nc.res.is_some(),
-                    ..self.post(nc, gc, j)
-                };
-                let mut reads = vec![gc.acc_region(j)];
-                reads.extend(self.bias_read(gc, j));
-                if nc.res.is_some() {
-                    reads.push(gc.opnd_region(j));
+            let raw = matches!(nc.n.op, Op::Conv { raw: true, .. });
+            let slice_bits = u64::from(nc.n.out_format.code_type().bits);
+            for plane in 0..nc.n.planes {
+                if !nc.maxpool && nc.n.pool.is_none() {
+                    let post = self.post(nc, gc, j);
+                    let v = Vector {
+                        acc_addr: gc.acc_of(j),
+                        out_addr: gc.outs[j].0,
+                        opnd_addr: gc.outs[j].1,
+                        count: gc.rows(),
+                        add: nc.res.is_some(),
+                        raw,
+                        shift: if raw {
+                            plane as u64 * slice_bits
+                        } else {
+                            post.shift
+                        },
+                        ..post
+                    };
+                    let mut reads = vec![gc.acc_region(j)];
+                    reads.extend(self.bias_read(gc, j));
+                    if nc.res.is_some() {
+                        reads.push(gc.opnd_region(j));
+                    }
+                    self.push(nc.ni, IsaOp::Vector(v), reads, vec![gc.out_region(j)]);
                 }
-                self.push(nc.ni, IsaOp::Vector(v), reads, vec![gc.out_region(j)]);
+                self.store(nc, gc, j, plane * nc.dst.slice_tiles() + oct);
             }
-            // A phase of a transposed convolution writes every stride-th pixel from its first.
-            let (step, (oy, ox)) =
-                nc.n.place
-                    .as_ref()
-                    .map_or((1, (0, 0)), |p| (p.stride, p.offset));
-            let d = nc.dst;
-            let (t, res) = super::every(
-                d,
-                oct,
-                (d.pad + oy + step * gc.oy0, d.pad + ox + step * gc.ox0),
-                (h, w),
-                step as u64,
-                (Buffer::Output, gc.outs[j].0),
-                nc.out_prec as usize,
-            );
-            self.push(nc.ni, IsaOp::Store(t), vec![gc.out_region(j)], vec![res]);
         }
+    }
+
+    /// Store member j's output rows to channel tile `ct` of the node's tensor.
+    fn store(&mut self, nc: &NodeCtx, gc: &GroupCtx, j: usize, ct: usize) {
+        // A phase of a transposed convolution writes every stride-th pixel from its first.
+        let (step, (oy, ox)) =
+            nc.n.place
+                .as_ref()
+                .map_or((1, (0, 0)), |p| (p.stride, p.offset));
+        let d = nc.dst;
+        let (t, res) = super::every(
+            d,
+            ct,
+            (d.pad + oy + step * gc.oy0, d.pad + ox + step * gc.ox0),
+            (gc.h, gc.w),
+            step as u64,
+            (Buffer::Output, gc.outs[j].0),
+            nc.out_prec as usize,
+        );
+        self.push(nc.ni, IsaOp::Store(t), vec![gc.out_region(j)], vec![res]);
     }
 }
 
