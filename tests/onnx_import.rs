@@ -745,3 +745,70 @@ fn two_graph_inputs_run_on_the_accelerator() {
         "{err}"
     );
 }
+
+/// Operators whose float output the graph leaves unquantized (quantize_static's
+/// OpTypesToExcludeOutputQuantization: a Gemm, a Conv of uint8 inputs, a ConvTranspose, a
+/// Conv whose output a host Softmax reads) run on the accelerator as layers that write their
+/// int32 accumulator; the host multiplies each channel by its input scale x weight scale.
+/// That is the exact value rounded once to
+/// float32, so it differs from ONNX Runtime's float computation only by ONNX Runtime's own
+/// float32 rounding: within 8 units in the last place of the output's largest magnitude.
+#[test]
+fn unquantized_outputs_come_from_the_accumulator() {
+    if !have_onnxruntime()
+        || !have_tool("verilator", "unquantized_outputs_come_from_the_accumulator")
+    {
+        return;
+    }
+    // (graph, activations, weights, config, on the interpreter, host nodes)
+    let uint8 = "configs/16x16_uint8.toml";
+    let int8 = "configs/8x8_int8.toml";
+    for (graph, act, pc, config, interp, host) in [
+        ("pool_fc_fout", "int8", "per_channel", int8, false, 0),
+        ("conv_fout", "uint8", "per_tensor", uint8, false, 0),
+        ("upconv_fout", "int8", "per_channel", int8, true, 0),
+        ("conv_softmax_fout", "int8", "per_tensor", int8, true, 1),
+    ] {
+        let dir = make_act(graph, "qdq", act, &[pc]);
+        if host == 0 {
+            let toml = hwgen::onnx::import(&dir.path().join("model.onnx"), "d")
+                .unwrap_or_else(|e| panic!("{graph}: {e}"))
+                .toml;
+            assert!(
+                toml.contains("output_type = \"accumulator\""),
+                "{graph}: {toml}"
+            );
+        }
+        let out = dir.path().join("y_hwgen.npy");
+        let o = hwgen_run_on(config, dir.path(), &["xr.npy"], &out, interp);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{graph}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            stdout.contains(&format!("; {host} nodes on the host")),
+            "{graph}: {stdout}"
+        );
+        let got = hwgen::model::npy::read_f32(&out).unwrap();
+        let want = hwgen::model::npy::read_f32(&dir.path().join("yr.npy")).unwrap();
+        assert_eq!(got.shape, want.shape, "{graph}");
+        let top = want.data.iter().fold(0f32, |m, v| m.max(v.abs()));
+        let ulp = f64::from(2f32.powi(top.log2().floor() as i32 - 23));
+        let worst = got
+            .data
+            .iter()
+            .zip(&want.data)
+            .map(|(a, b)| (f64::from(*a) - f64::from(*b)).abs())
+            .fold(0.0, f64::max);
+        eprintln!(
+            "{graph}: max difference {worst:e} = {:.1} ulp of {top}",
+            worst / ulp
+        );
+        assert!(
+            worst <= 8.0 * ulp,
+            "{graph}: {worst} > 8 ulp ({ulp}) of {top}"
+        );
+    }
+}

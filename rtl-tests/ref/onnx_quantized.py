@@ -12,6 +12,9 @@ mapped back to its integers, HWC or flat, int64); and for a random float input o
 quantization grid DIR/xr.npy and ONNX Runtime's float output DIR/yr.npy (DIR/yu.npy with
 its graph optimizations off), and the float model's DIR/float.onnx output for it
 DIR/yf.npy.
+GRAPH with the suffix "_fout" (QDQ only): the graph's last operator keeps its float output
+(quantize_static's OpTypesToExcludeOutputQuantization), so the graph ends in a quantized
+operator with an unquantized output; DIR/y.npy is then not written.
 """
 
 import sys
@@ -208,6 +211,8 @@ def initializer(model, name):
 
 def main():
     d, graph, fmt, act, seed = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+    fout = graph.endswith("_fout")
+    graph = graph.removesuffix("_fout")
     u8w = len(sys.argv) > 6 and sys.argv[6].endswith("_u8w")
     rng = np.random.default_rng(seed)
     nodes, inits, shape, out = build(graph, rng)
@@ -235,7 +240,8 @@ def main():
         # "_u8w": uint8 weights with zero point 128 (symmetric around it), the other
         # common weight encoding.
         weight_type=QuantType.QUInt8 if u8w else QuantType.QInt8,
-        extra_options={"WeightSymmetric": True},
+        extra_options={"WeightSymmetric": True}
+        | ({"OpTypesToExcludeOutputQuantization": [nodes[-1].op_type]} if fout else {}),
     )
     if graph == "two_inputs":
         return two_inputs(d, shapes, rng)
@@ -246,10 +252,6 @@ def main():
     xq = rng.integers(lo, hi + 1, shape)
     x = ((xq - z_in.astype(np.int64)) * s_in).astype(np.float32)
     session = ort.InferenceSession(f"{d}/model.onnx", providers=["CPUExecutionProvider"])
-    (y,) = session.run(None, {"x": x})
-    deq = next(n for n in q.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == q.graph.output[0].name)
-    s_out, z_out = initializer(q, deq.input[1]), initializer(q, deq.input[2])
-    yq = np.rint(y.astype(np.float64) / s_out).astype(np.int64) + z_out.astype(np.int64)
     # A float input that is not on the quantization grid, and ONNX Runtime's float output
     # for it (for `hwgen run`, which quantizes and dequantizes on the host).
     xr = (rng.normal(0, 1.5, shape)).astype(np.float32)
@@ -266,6 +268,12 @@ def main():
     fsession = ort.InferenceSession(f"{d}/float.onnx", providers=["CPUExecutionProvider"])
     np.save(f"{d}/yf.npy", fsession.run(None, {"x": xr})[0])
     np.save(f"{d}/x.npy", xq[0].transpose(1, 2, 0).astype(np.int64))
+    if fout:
+        return
+    (y,) = session.run(None, {"x": x})
+    deq = next(n for n in q.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == q.graph.output[0].name)
+    s_out, z_out = initializer(q, deq.input[1]), initializer(q, deq.input[2])
+    yq = np.rint(y.astype(np.float64) / s_out).astype(np.int64) + z_out.astype(np.int64)
     yq = yq[0].transpose(1, 2, 0) if yq.ndim == 4 else yq[0]
     np.save(f"{d}/y.npy", yq.astype(np.int64))
 

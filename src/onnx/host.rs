@@ -59,7 +59,9 @@ pub fn quantize_input(q: &InputQuant, shape: &[usize], data: &[f32]) -> Result<V
 
 /// A tensor the accelerator hands over, from its layer's integers (H, W, C), as the graph
 /// holds it: float32 `(q - zero_point) * scale` when dequantized (as DequantizeLinear
-/// computes it), else the integers; shaped `[1, C, H, W]`, or `[1, K]` when flat.
+/// computes it), else the integers; shaped `[1, C, H, W]`, or `[1, K]` when flat. A layer
+/// that wrote its accumulator (`OutputQuant::accumulator`) gives channel c's
+/// `q * scales[c]`, computed in double precision and rounded once to float32.
 pub fn handoff_val(o: &OutputQuant, hwc: &[i64]) -> HostVal {
     let [h, w, c] = o.shape;
     let chw = |k: usize| {
@@ -73,6 +75,19 @@ pub fn handoff_val(o: &OutputQuant, hwc: &[i64]) -> HostVal {
     };
     let n = h * w * c;
     let scale = o.scale as f32;
+    if let Some(scales) = &o.accumulator {
+        let data = (0..n)
+            .map(|k| {
+                let ch = k / (h * w);
+                f64::from((chw(k) as f64 * scales[ch]) as f32)
+            })
+            .collect();
+        return HostVal {
+            dims,
+            data,
+            elem: dtype::FLOAT,
+        };
+    }
     if o.float {
         let data = (0..n)
             .map(|k| f64::from(((chw(k) - o.zero_point) as f32) * scale))

@@ -146,6 +146,9 @@ pub(super) struct Importer<'a> {
     input_order: Vec<String>,
     /// Where the TOML finds the tensor files, relative to itself.
     data_dir: String,
+    /// Layers that write their accumulator (`emit::Out::Acc`) -> each channel's scale
+    /// (`OutputQuant::accumulator`).
+    accumulators: HashMap<String, Vec<f64>>,
 }
 
 /// "node 'name' (OpType)", how errors and notes name a node.
@@ -195,6 +198,7 @@ impl<'a> Importer<'a> {
             inputs: Vec::new(),
             input_order: Vec::new(),
             data_dir: data_dir.to_string(),
+            accumulators: HashMap::new(),
         }
     }
 
@@ -432,11 +436,15 @@ impl<'a> Importer<'a> {
         }
     }
 
-    /// Whether ONNX tensor `name` is the output of a layer (quantized or dequantized): a
-    /// value the accelerator can hand over to the host.
+    /// Whether ONNX tensor `name` is the output of a layer (quantized or dequantized, or the
+    /// unquantized output of a convolution or product, from its accumulator): a value the
+    /// accelerator can hand over to the host.
     pub fn is_layer_value(&self, name: &str) -> bool {
-        matches!(self.vals.get(name), Some(Val::Q(x) | Val::Dq(x))
-            if !self.inputs.iter().any(|i| i.name == x.name))
+        match self.vals.get(name) {
+            Some(Val::Q(x) | Val::Dq(x)) => !self.inputs.iter().any(|i| i.name == x.name),
+            Some(Val::Pending(p)) => ops::writes_accumulator(p),
+            _ => false,
+        }
     }
 
     fn val(&self, node: &str, name: &str) -> Result<Val, ImportError> {

@@ -53,6 +53,10 @@ pub struct OutputQuant {
     pub shape: [usize; 3],
     /// The ONNX output is 2-D ([1, K], after a Flatten or a Gemm), not [1, C, H, W].
     pub flat: bool,
+    /// The layer writes its int32 accumulator (the float output of an operator the graph
+    /// leaves unquantized): channel c's float value is `acc * scales[c]` (the input scale
+    /// times the weight scale); `scale` and `zero_point` are then unused.
+    pub accumulator: Option<Vec<f64>>,
 }
 
 /// A model file made from an ONNX graph.

@@ -142,6 +142,51 @@ impl Importer<'_> {
         }
     }
 
+    /// The keys that say what layer `name` writes (`requant`, or `output_type`), appended
+    /// to `keys`, and its note so far.
+    pub(super) fn out_keys(
+        &self,
+        desc: &str,
+        name: &str,
+        acc: &[f64],
+        out: Out,
+        keys: &mut Vec<(&'static str, String)>,
+    ) -> Result<Note, ImportError> {
+        match out {
+            Out::Q(y) => {
+                let r = self.requants(desc, acc, y.0)?;
+                keys.push(("requant", self.requant_keys(&r, y.1)));
+                let scales: Vec<f64> = acc.iter().map(|a| a / y.0).collect();
+                Ok(Note(Self::note(desc, name, &scales, &r)))
+            }
+            Out::Acc => {
+                keys.push(("output_type", "\"accumulator\"".to_string()));
+                let lo = acc.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = acc.iter().copied().fold(0.0, f64::max);
+                Ok(Note(format!("{desc} -> '{name}': its float output is not quantized: writes its int32 accumulator, which the host multiplies by input scale x weight scale ({lo:.6e} .. {hi:.6e}) per channel")))
+            }
+        }
+    }
+
+    /// Add layer `l` writing `out` (a tensor of `shape`); that tensor. An accumulator
+    /// output is remembered with its dequantization: channel c's accumulator times
+    /// `acc[c]`.
+    pub(super) fn push_out(
+        &mut self,
+        l: Layer,
+        out: Out,
+        shape: [usize; 3],
+        acc: &[f64],
+    ) -> QTensor {
+        match out {
+            Out::Q(y) => self.push(l, y, shape),
+            Out::Acc => {
+                self.accumulators.insert(l.name.clone(), acc.to_vec());
+                self.push(l, (1.0, 0, true), shape)
+            }
+        }
+    }
+
     /// Add layer `l`, which writes a tensor of `shape` quantized as `y`; that tensor.
     pub(super) fn push(&mut self, l: Layer, y: (f64, i64, bool), shape: [usize; 3]) -> QTensor {
         let name = l.name.clone();
@@ -169,20 +214,13 @@ impl Importer<'_> {
         )
     }
 
-    pub(super) fn note(
-        desc: &str,
-        name: &str,
-        scales: &[f64],
-        r: &[Requant],
-        zx: i64,
-        padded: bool,
-    ) -> String {
+    pub(super) fn note(desc: &str, name: &str, scales: &[f64], r: &[Requant]) -> String {
         let err = scales
             .iter()
             .zip(r)
             .map(|(s, r)| (r.value() / s - 1.0).abs())
             .fold(0.0, f64::max);
-        let mut s = if r.iter().all(|x| *x == r[0]) {
+        if r.iter().all(|x| *x == r[0]) {
             format!(
                 "{desc} -> '{name}': scale {:.6e} = {} / 2^{} (relative error {err:.1e})",
                 scales[0], r[0].multiplier, r[0].shift
@@ -191,18 +229,7 @@ impl Importer<'_> {
             format!("{desc} -> '{name}': per-channel scales {:.3e} .. {:.3e} as a multiplier and shift per channel (relative error at most {err:.1e})",
                 scales.iter().copied().fold(f64::INFINITY, f64::min),
                 scales.iter().copied().fold(0.0, f64::max))
-        };
-        if zx != 0 {
-            s.push_str(&format!(
-                "; input zero point {zx} folded into the bias{}",
-                if padded {
-                    " (the padding reads it: pad_value)"
-                } else {
-                    ""
-                }
-            ));
         }
-        s
     }
 
     pub(super) fn emit_conv(
@@ -212,7 +239,7 @@ impl Importer<'_> {
         w: &ConstQ,
         b: Option<&ConstQ>,
         geom: ConvGeom,
-        y: (f64, i64, bool),
+        out: Out,
     ) -> Result<QTensor, ImportError> {
         if x.flat {
             return Err(self.err(
@@ -239,7 +266,6 @@ impl Importer<'_> {
             ));
         }
         let bias = self.bias_of(desc, b, &acc)?;
-        let r = self.requants(desc, &acc, y.0)?;
         let wh = layer::conv_weights(&w.q.values, cout, cin_g, k);
         let bias = layer::fold_zero_point(&bias, &wh, cout, x.zero_point);
         self.check_acc(desc, &bias)?;
@@ -256,11 +282,10 @@ impl Importer<'_> {
                 self.npy(&name, "weights", &[k, k, cin_g, cout], &wh),
             ),
             ("bias", self.npy(&name, "bias", &[cout], &bias)),
-            ("requant", self.requant_keys(&r, y.1)),
         ];
         keys.extend(pad_value_key(geom, x.zero_point));
-        let scales: Vec<f64> = acc.iter().map(|a| a / y.0).collect();
-        let note = Self::note(desc, &name, &scales, &r, x.zero_point, geom.pad > 0);
+        let note = self.out_keys(desc, &name, &acc, out, &mut keys)?;
+        let note = note.with_zero_point(x.zero_point, geom.pad > 0);
         let l = Layer {
             name,
             op: "conv2d",
@@ -268,7 +293,7 @@ impl Importer<'_> {
             keys,
             note,
         };
-        Ok(self.push(l, y, shape))
+        Ok(self.push_out(l, out, shape, &acc))
     }
 
     pub(super) fn emit_fc(
@@ -278,7 +303,7 @@ impl Importer<'_> {
         w: &ConstQ,
         b: Option<&ConstQ>,
         trans: bool,
-        y: (f64, i64, bool),
+        out: Out,
     ) -> Result<QTensor, ImportError> {
         let k_in: usize = x.shape.iter().product();
         let (k, n) = match w.q.dims[..] {
@@ -309,19 +334,17 @@ impl Importer<'_> {
             .map(|s| x.scale * s)
             .collect();
         let bias = self.bias_of(desc, b, &acc)?;
-        let r = self.requants(desc, &acc, y.0)?;
         let wh = layer::fc_weights(&w.q.values, trans, x.shape, x.flat, n);
         let bias = layer::fold_zero_point(&bias, &wh, n, x.zero_point);
         self.check_acc(desc, &bias)?;
         let name = self.fresh(&desc_name(desc), "fc");
-        let keys = vec![
+        let mut keys = vec![
             ("out_channels", n.to_string()),
             ("weights", self.npy(&name, "weights", &[k, n], &wh)),
             ("bias", self.npy(&name, "bias", &[n], &bias)),
-            ("requant", self.requant_keys(&r, y.1)),
         ];
-        let scales: Vec<f64> = acc.iter().map(|a| a / y.0).collect();
-        let note = Self::note(desc, &name, &scales, &r, x.zero_point, false);
+        let note = self.out_keys(desc, &name, &acc, out, &mut keys)?;
+        let note = note.with_zero_point(x.zero_point, false);
         let l = Layer {
             name,
             op: "fc",
@@ -329,7 +352,7 @@ impl Importer<'_> {
             keys,
             note,
         };
-        Ok(self.push(l, y, [1, 1, n]))
+        Ok(self.push_out(l, out, [1, 1, n], &acc))
     }
 
     pub(super) fn emit_maxpool(&mut self, desc: &str, x: &QTensor, geom: ConvGeom) -> QTensor {
@@ -399,6 +422,26 @@ impl Importer<'_> {
         let mut outputs = vec![];
         let mut quant = vec![];
         for (name, flat) in outs {
+            if let Some(Val::Pending(p)) = self.vals.get(name) {
+                let p = (**p).clone();
+                let x = self.finish_accumulator(&p)?;
+                self.vals.insert(name.clone(), Val::Dq(x.clone()));
+                if !outputs.contains(&x.name) {
+                    outputs.push(x.name.clone());
+                }
+                quant.push(OutputQuant {
+                    onnx: name.clone(),
+                    layer: x.name.clone(),
+                    scale: 1.0,
+                    zero_point: 0,
+                    signed: true,
+                    float: true,
+                    shape: x.shape,
+                    flat: x.flat || *flat,
+                    accumulator: self.accumulators.get(&x.name).cloned(),
+                });
+                continue;
+            }
             match self.vals.get(name) {
                 Some(v @ (Val::Q(x) | Val::Dq(x))) if !inputs.iter().any(|i| i.name == x.name) => {
                     if !outputs.contains(&x.name) {
@@ -413,6 +456,7 @@ impl Importer<'_> {
                         float: matches!(v, Val::Dq(_)),
                         shape: x.shape,
                         flat: x.flat || *flat,
+                        accumulator: self.accumulators.get(&x.name).cloned(),
                     });
                 }
                 _ => return Err(self.err(
@@ -478,6 +522,37 @@ impl Importer<'_> {
 /// The name inside "node 'name' (Op)", or "Op" for an unnamed node.
 /// The `pad_value` key of a convolution of geometry `geom` over an input of zero point
 /// `zx`: the padding reads the zero point, as ONNX's `x - zx` padding with zeros does.
+/// What a convolution-like layer writes.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Out {
+    /// Requantized to (scale, zero point, signed).
+    Q((f64, i64, bool)),
+    /// Its accumulator (`output_type = "accumulator"`): the float output of an operator
+    /// whose output the graph does not quantize, which the host dequantizes.
+    Acc,
+}
+
+/// A layer's note for the report, before the input zero point's part.
+pub(super) struct Note(String);
+
+impl Note {
+    /// The note, saying where a non-zero input zero point went.
+    pub(super) fn with_zero_point(self, zx: i64, padded: bool) -> String {
+        let mut s = self.0;
+        if zx != 0 {
+            s.push_str(&format!(
+                "; input zero point {zx} folded into the bias{}",
+                if padded {
+                    " (the padding reads it: pad_value)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        s
+    }
+}
+
 pub(super) fn pad_value_key(geom: ConvGeom, zx: i64) -> Option<(&'static str, String)> {
     (geom.pad > 0 && zx != 0).then(|| ("pad_value", zx.to_string()))
 }

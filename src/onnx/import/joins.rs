@@ -184,7 +184,7 @@ impl Importer<'_> {
         w: &ConstQ,
         b: Option<&ConstQ>,
         (k, s, p): (usize, usize, usize),
-        y: (f64, i64, bool),
+        out: super::emit::Out,
     ) -> Result<QTensor, ImportError> {
         let [cin, cout] = [w.q.dims[0] as usize, w.q.dims[1] as usize];
         let acc: Vec<f64> = self
@@ -193,7 +193,6 @@ impl Importer<'_> {
             .map(|sc| x.scale * sc)
             .collect();
         let bias = self.bias_of(desc, b, &acc)?;
-        let r = self.requants(desc, &acc, y.0)?;
         let mut wh = vec![0i64; k * k * cin * cout];
         for ci in 0..cin {
             for co in 0..cout {
@@ -250,9 +249,8 @@ impl Importer<'_> {
                 self.npy(&name, "untied_bias", &[oh, ow, cout], &ub),
             ));
         }
-        keys.push(("requant", self.requant_keys(&r, y.1)));
-        let scales: Vec<f64> = acc.iter().map(|a| a / y.0).collect();
-        let note = Self::note(desc, &name, &scales, &r, zx, zx != 0);
+        let note = self.out_keys(desc, &name, &acc, out, &mut keys)?;
+        let note = note.with_zero_point(zx, zx != 0);
         let l = Layer {
             name,
             op: "conv_transpose",
@@ -260,6 +258,6 @@ impl Importer<'_> {
             keys,
             note,
         };
-        Ok(self.push(l, y, [oh, ow, cout]))
+        Ok(self.push_out(l, out, [oh, ow, cout], &acc))
     }
 }

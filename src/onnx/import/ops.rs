@@ -3,6 +3,7 @@
 //! tensor (max-pool, ReLU, flatten).
 
 use super::eltwise::clip_code;
+use super::emit::Out;
 use super::{same, ConstQ, Importer, Pending, PendingOp, Val};
 use crate::onnx::layer::{ConvGeom, QTensor};
 use crate::onnx::proto::{AttrValue, Node};
@@ -368,6 +369,34 @@ impl Importer<'_> {
     }
 
     /// A pending float operator quantized to `y` (scale, zero point, signed).
+    /// A pending convolution, transposed convolution or matrix product whose float output
+    /// the graph does not quantize (a graph output, or a tensor the host reads): its layer
+    /// writes its accumulator (`Out::Acc`), which the host dequantizes. A Gemm's output is
+    /// 2-D.
+    pub(super) fn finish_accumulator(&mut self, p: &Pending) -> Result<QTensor, ImportError> {
+        let desc = p.node.as_str();
+        if !writes_accumulator(p) {
+            return Err(self.err(
+                desc,
+                "its float output is not quantized; the accelerator writes the unquantized output of a Conv, ConvTranspose, Gemm or MatMul (its int32 accumulator, dequantized on the host) with no activation after it",
+                "quantize the output (quantize_static does unless told not to)",
+            ));
+        }
+        match &p.op {
+            PendingOp::Conv { x, w, b, geom } => {
+                self.emit_conv(desc, x, w, b.as_ref(), *geom, Out::Acc)
+            }
+            PendingOp::ConvT { x, w, b, geom } => {
+                self.emit_conv_transpose(desc, x, w, b.as_ref(), *geom, Out::Acc)
+            }
+            PendingOp::Fc { x, w, b, trans } => {
+                let q = self.emit_fc(desc, x, w, b.as_ref(), *trans, Out::Acc)?;
+                Ok(QTensor { flat: true, ..q })
+            }
+            _ => unreachable!("writes_accumulator accepts these operators only"),
+        }
+    }
+
     pub(super) fn finish(
         &mut self,
         p: &Pending,
@@ -417,12 +446,14 @@ impl Importer<'_> {
             PendingOp::AvgPool { x, geom } => self.emit_avg_pool(desc, x, *geom, y)?,
             PendingOp::Concat { parts } => self.emit_concat(desc, parts, y)?,
             PendingOp::ConvT { x, w, b, geom } => {
-                self.emit_conv_transpose(desc, x, w, b.as_ref(), *geom, y)?
+                self.emit_conv_transpose(desc, x, w, b.as_ref(), *geom, Out::Q(y))?
             }
             PendingOp::Conv { x, w, b, geom } => {
-                self.emit_conv(desc, x, w, b.as_ref(), *geom, y)?
+                self.emit_conv(desc, x, w, b.as_ref(), *geom, Out::Q(y))?
             }
-            PendingOp::Fc { x, w, b, trans } => self.emit_fc(desc, x, w, b.as_ref(), *trans, y)?,
+            PendingOp::Fc { x, w, b, trans } => {
+                self.emit_fc(desc, x, w, b.as_ref(), *trans, Out::Q(y))?
+            }
         };
         if let Some(hi) = p.clip_hi {
             self.add_activation(desc, &out.name, Some(clip_code(hi, y)))?;
@@ -431,4 +462,15 @@ impl Importer<'_> {
         }
         Ok(out)
     }
+}
+
+/// Whether pending operator `p` can end a segment unquantized: a convolution, transposed
+/// convolution or matrix product with no activation after it writes its accumulator.
+pub(super) fn writes_accumulator(p: &Pending) -> bool {
+    !p.relu
+        && p.clip_hi.is_none()
+        && matches!(
+            p.op,
+            PendingOp::Conv { .. } | PendingOp::ConvT { .. } | PendingOp::Fc { .. }
+        )
 }
