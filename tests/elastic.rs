@@ -336,3 +336,21 @@ fn rounds_of_the_small_decoder() {
     assert!((e.branch_fps[1] - 2.0 * e.branch_fps[0]).abs() < 1e-6);
     assert!((e.frames_per_second - e.branch_fps[1]).abs() < 1e-6);
 }
+
+/// A last layer that writes its accumulator (`output_type = "accumulator"`, stored as four
+/// int8 slices) on elastic designs: its replicas store their bands of every slice, on units
+/// of one size and on units of different sizes (which read tensors as rows of their own
+/// width: a view must step over a slice's every stored tile, which it once did not), every
+/// frame equal to the golden model's int32 values.
+#[test]
+fn accumulator_outputs_across_stages() {
+    let model = include_str!("../rtl-tests/cases/elastic_accumulator.toml");
+    for config in [
+        "rtl-tests/configs/elastic_2stage_h2_int8.toml",
+        "rtl-tests/configs/elastic_mixed_int8.toml",
+    ] {
+        let p = check(config, model);
+        let out = &p.outputs[0].layout;
+        assert_eq!((out.planes, out.value_format().name()), (4, "int32".into()));
+    }
+}

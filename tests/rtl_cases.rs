@@ -116,6 +116,7 @@ cases! {
     // Units of different sizes (8x8, 16x16, 8x8): rows of 16 channels written by one and
     // read as two rows of 8 by the next, and the other way.
     elastic_mixed_sizes: "cases/elastic_chain.toml" on "rtl-tests/configs/elastic_mixed_int8.toml" with 15;
+    elastic_accumulator: "cases/elastic_accumulator.toml" on "rtl-tests/configs/elastic_mixed_int8.toml";
     // The scaled-down codec-avatar decoder on its three-branch design (eight engines): the
     // host-side concat of the two inputs, a fork (warp from texture's first unit),
     // transposed convolutions with untied bias and leaky ReLU, two replicas per unit, two

@@ -163,8 +163,13 @@ impl TensorLayout {
             self.tile_stride, self.beats,
             "a view of an interleaved tensor"
         );
+        // A slice spans all of its stored channel tiles (the next slice starts after them).
+        let per_slice = match self.planes {
+            1 => self.c.div_ceil(tile),
+            _ => (self.slice_tiles() * self.tile).div_ceil(tile),
+        };
         TensorLayout {
-            tiles: self.c.div_ceil(tile) * self.planes,
+            tiles: per_slice * self.planes,
             tile,
             beats,
             tile_stride: beats,
