@@ -23,7 +23,8 @@ fn random_model(rng: &mut Rng, seed: u64) -> String {
     let c = rng.range(1, 40);
     let mut s =
         format!("name = \"random_{seed}\"\nseed = {seed}\n[input]\nshape = [{h}, {w}, {c}]\n");
-    let layer = match rng.range(0, 5) {
+    let kind = rng.range(0, 5);
+    let layer = match kind {
         0 | 1 => {
             let k = [1, 3][rng.range(0, 1) as usize];
             let stride = rng.range(1, 2);
@@ -56,6 +57,15 @@ fn random_model(rng: &mut Rng, seed: u64) -> String {
     // Half of the models round requantization ties to even.
     if rng.range(0, 1) == 1 {
         s = s.replacen("[input]", "rounding = \"half_even\"\n[input]", 1);
+    }
+    // One in four single convolutions writes its accumulator (int32, in four int8 slices)
+    // instead of requantizing.
+    if kind <= 1 && rng.range(0, 3) == 0 {
+        let lines: Vec<&str> = s
+            .lines()
+            .filter(|l| !l.starts_with("activation") && !l.starts_with("requant"))
+            .collect();
+        s = lines.join("\n") + "\noutput_type = \"accumulator\"\n";
     }
     s
 }
