@@ -538,7 +538,9 @@ pub fn in_window(unit: &Unit, op: &Op, prec: usize, cin: usize) -> bool {
 
 /// The slices a layer's output is stored in and their format: a layer that writes its
 /// accumulator is stored as accumulator-bits / output-bits slices of the Design's output
-/// type (which must divide the accumulator); any other layer as one tensor of its format.
+/// type; any other layer as one tensor of its format. (The config's rules, every element a
+/// divisor of the memory beat, make the output's width divide the accumulator's on every
+/// valid Design; the error guards the invariant.)
 fn raw_planes(unit: &Unit, l: &Layer, prec: usize) -> Result<(usize, Format), CompileError> {
     if !matches!(l.op, Op::Conv { raw: true, .. }) {
         return Ok((1, l.out_format));
