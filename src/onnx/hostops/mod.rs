@@ -6,6 +6,7 @@
 use super::proto::{dtype, AttrValue, Graph, Node, Tensor};
 use std::collections::HashMap;
 
+mod math;
 mod nn;
 mod quant;
 pub mod resize;
@@ -337,7 +338,7 @@ fn constant(n: &Node) -> Result<HostVal, String> {
 }
 
 /// The operators the host runs, for messages.
-const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Sigmoid, HardSigmoid, HardSwish, Tanh, Clip, Abs, Neg, Floor, Ceil, Exp, Log, Sqrt, Reciprocal; Add, Sub, Mul, Div, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose, BatchNormalization, the poolings, Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, LogSoftmax; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Gather, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin";
+const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose, BatchNormalization, the poolings, Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Gather, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin";
 
 /// The one-input elementwise operators (Clip's bounds are inputs too); None for others.
 fn unary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Option<Result<HostVal, String>> {
@@ -415,7 +416,13 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
     if let Some(r) = shape::eval_shape(n, x, ins) {
         return r.map(|v| vec![v]);
     }
-    if let Some(r) = unary(n, x, ins) {
+    if let Some(r) = unary(n, x, ins)
+        .or_else(|| math::unary(n, x))
+        .or_else(|| math::reduce(n, x, ins))
+    {
+        return r.map(|v| vec![v]);
+    }
+    if let Some(r) = ins.get(1).and_then(|y| math::binary(n, x, y.as_ref()?)) {
         return r.map(|v| vec![v]);
     }
     // An axis in range, or an error.
