@@ -44,6 +44,20 @@ pub fn read_values(path: &Path) -> Result<(String, Vec<usize>, Vec<f64>), NpyErr
             .chunks_exact(4)
             .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
             .collect()
+    } else if descr == "|b1" {
+        // numpy's bool: one byte per element, 0 or 1.
+        let bytes = data(path, &shape, 1, &body)?;
+        if let Some(k) = bytes.iter().position(|&b| b > 1) {
+            return fail(
+                format!(
+                    "{}: bool element {k} is the byte {}, not 0 or 1",
+                    path.display(),
+                    bytes[k]
+                ),
+                "save the array with numpy as dtype bool",
+            );
+        }
+        bytes.iter().map(|&b| f64::from(b)).collect()
     } else if matches!(
         descr.as_str(),
         "|i1" | "<i1" | "|u1" | "<u1" | "<i2" | "<u2" | "<i4" | "<u4" | "<i8" | "<u8"
@@ -297,5 +311,27 @@ mod tests {
         std::fs::write(&p, bytes).unwrap();
         let n = super::read(&p).unwrap();
         assert_eq!(n.data, vec![1, -1, 127, -128]);
+    }
+
+    /// numpy's bool arrays read as 0 and 1 (and only as values, not as weights); a byte
+    /// other than 0 or 1 is refused, naming the element.
+    #[test]
+    fn reads_bool_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b.npy");
+        std::fs::write(&p, super::encode("|b1", &[3], &[1, 0, 1])).unwrap();
+        let (descr, shape, data) = super::read_values(&p).unwrap();
+        assert_eq!(
+            (descr.as_str(), shape, data),
+            ("|b1", vec![3], vec![1.0, 0.0, 1.0])
+        );
+        assert!(super::read(&p).is_err());
+        std::fs::write(&p, super::encode("|b1", &[2], &[1, 2])).unwrap();
+        let e = super::read_values(&p).unwrap_err();
+        assert!(
+            e.rule.contains("bool element 1 is the byte 2"),
+            "{}",
+            e.rule
+        );
     }
 }

@@ -129,6 +129,7 @@ pub fn npy_descr(elem: i32) -> Option<&'static str> {
         dtype::FLOAT => "<f4",
         dtype::INT8 => "|i1",
         dtype::UINT8 => "|u1",
+        dtype::BOOL => "|b1",
         dtype::INT16 => "<i2",
         dtype::UINT16 => "<u2",
         dtype::INT32 => "<i4",
@@ -139,8 +140,8 @@ pub fn npy_descr(elem: i32) -> Option<&'static str> {
     })
 }
 
-/// The `.npy` bytes of a host tensor in its ONNX type (float32, or a signed or unsigned
-/// 8-, 16-, 32- or 64-bit integer).
+/// The `.npy` bytes of a host tensor in its ONNX type (float32, bool, or a signed or
+/// unsigned 8-, 16-, 32- or 64-bit integer).
 pub fn npy_of(v: &HostVal) -> Result<Vec<u8>, String> {
     let descr =
         npy_descr(v.elem).ok_or_else(|| format!("an output of type {}", dtype::name(v.elem)))?;
@@ -150,7 +151,9 @@ pub fn npy_of(v: &HostVal) -> Result<Vec<u8>, String> {
             .iter()
             .flat_map(|&x| (x as f32).to_le_bytes())
             .collect(),
-        dtype::INT8 | dtype::UINT8 => v.data.iter().map(|&x| x as i64 as u8).collect(),
+        dtype::INT8 | dtype::UINT8 | dtype::BOOL => {
+            v.data.iter().map(|&x| x as i64 as u8).collect()
+        }
         dtype::INT16 | dtype::UINT16 => v
             .data
             .iter()

@@ -286,6 +286,12 @@ fn gather(n: &Node, x: &HostVal, idx: &HostVal) -> Result<HostVal, String> {
 fn cast(x: &HostVal, to: i32) -> Result<HostVal, String> {
     let data = match (to, quant::int_range(to)) {
         (dtype::FLOAT, _) => x.data.iter().map(|&v| f64::from(v as f32)).collect(),
+        // Anything but zero (NaN too) is true.
+        (dtype::BOOL, _) => x
+            .data
+            .iter()
+            .map(|&v| f64::from(u8::from(v != 0.0)))
+            .collect(),
         (_, Some((lo, hi))) if x.elem == dtype::FLOAT => x
             .data
             .iter()
