@@ -1,0 +1,354 @@
+//! Normalizations and index operators on the host: LayerNormalization,
+//! RMSNormalization, InstanceNormalization (float32; sums in double precision, each output
+//! rounded once), Hardmax, CumSum, Trilu, Range and GatherElements, as ONNX defines them.
+
+use super::{broadcast, elements, source, HostVal};
+use crate::onnx::proto::{dtype, Node};
+
+/// The axis attribute `name` (default `d`) of a rank-`rank` tensor, in range.
+fn axis(n: &Node, name: &str, d: i64, rank: usize) -> Result<usize, String> {
+    let a = n.attr_int(name, d);
+    let w = if a < 0 { a + rank as i64 } else { a };
+    usize::try_from(w)
+        .ok()
+        .filter(|&w| w < rank.max(1))
+        .ok_or_else(|| format!("{name} {a} of a rank-{rank} tensor"))
+}
+
+fn input(ins: &[Option<HostVal>], i: usize) -> Option<&HostVal> {
+    ins.get(i).and_then(|v| v.as_ref())
+}
+
+fn float_only(n: &Node, x: &HostVal) -> Result<(), String> {
+    match x.elem {
+        dtype::FLOAT => Ok(()),
+        e => Err(format!(
+            "{} of {} tensors (float32 only)",
+            n.op_type,
+            dtype::name(e)
+        )),
+    }
+}
+
+/// The operators of this module (every output they have); None for others.
+pub(super) fn eval(
+    n: &Node,
+    x: &HostVal,
+    ins: &[Option<HostVal>],
+) -> Option<Result<Vec<HostVal>, String>> {
+    let one = |r: Result<HostVal, String>| r.map(|v| vec![v]);
+    Some(match n.op_type.as_str() {
+        "LayerNormalization" | "RMSNormalization" => normalize(n, x, ins),
+        "InstanceNormalization" => one(instance_norm(n, x, ins)),
+        "Hardmax" => one(hardmax(n, x)),
+        "CumSum" => one(cumsum(n, x, ins)),
+        "Trilu" => one(trilu(n, x, ins)),
+        "Range" => one(range(x, ins)),
+        "GatherElements" => one(gather_elements(n, x, ins)),
+        _ => return None,
+    })
+}
+
+/// LayerNormalization (Y, Mean, InvStdDev) and RMSNormalization (Y) over the axes from
+/// `axis` on: `(x - mean) / sqrt(var + epsilon) * scale + bias`, or `x / sqrt(mean(x^2) +
+/// epsilon) * scale`, scale and bias broadcast to the normalized shape.
+fn normalize(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
+    float_only(n, x)?;
+    let rms = n.op_type == "RMSNormalization";
+    let a = axis(n, "axis", -1, x.dims.len())?;
+    let inner: usize = x.dims[a..].iter().product();
+    let outer = x.data.len() / inner.max(1);
+    let eps = f64::from(n.attr_float("epsilon", 1e-5));
+    let scale = input(ins, 1).ok_or("input 1 (scale) is missing")?;
+    let norm_dims = x.dims[a..].to_vec();
+    let at = |v: Option<&HostVal>, k: usize| -> Result<f64, String> {
+        match v {
+            None => Ok(0.0),
+            Some(v) if broadcast(&norm_dims, &v.dims).as_ref() == Some(&norm_dims) => {
+                Ok(v.data[source(k, &norm_dims, &v.dims)])
+            }
+            Some(v) => Err(format!(
+                "a scale or bias of shape {:?} for {norm_dims:?}",
+                v.dims
+            )),
+        }
+    };
+    let bias = if rms { None } else { input(ins, 2) };
+    let (mut y, mut means, mut invs) = (vec![0.0; x.data.len()], vec![], vec![]);
+    for o in 0..outer {
+        let row = &x.data[o * inner..(o + 1) * inner];
+        let mean = if rms {
+            0.0
+        } else {
+            row.iter().sum::<f64>() / inner as f64
+        };
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / inner as f64;
+        let inv = 1.0 / (var + eps).sqrt();
+        for (k, v) in row.iter().enumerate() {
+            y[o * inner + k] = (v - mean) * inv * at(Some(scale), k)? + at(bias, k)?;
+        }
+        means.push(mean);
+        invs.push(inv);
+    }
+    let stat_dims: Vec<usize> = (0..x.dims.len())
+        .map(|k| if k < a { x.dims[k] } else { 1 })
+        .collect();
+    let mut out = vec![HostVal::float(x.dims.clone(), y)];
+    if !rms {
+        out.push(HostVal::float(stat_dims.clone(), means));
+        out.push(HostVal::float(stat_dims, invs));
+    }
+    Ok(out)
+}
+
+/// InstanceNormalization: each (batch, channel) plane of `[N, C, ...]` normalized by its own
+/// mean and variance, then `scale[c]` and `bias[c]`.
+fn instance_norm(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    float_only(n, x)?;
+    let (Some(scale), Some(bias)) = (input(ins, 1), input(ins, 2)) else {
+        return Err("scale and bias are inputs".into());
+    };
+    let c = *x.dims.get(1).ok_or("a tensor of rank below 2")?;
+    if scale.data.len() != c || bias.data.len() != c {
+        return Err(format!(
+            "{c} channels, a scale of {} and a bias of {}",
+            scale.data.len(),
+            bias.data.len()
+        ));
+    }
+    let plane: usize = x.dims[2..].iter().product();
+    let eps = f64::from(n.attr_float("epsilon", 1e-5));
+    let mut y = vec![0.0; x.data.len()];
+    for (p, chunk) in x.data.chunks(plane.max(1)).enumerate() {
+        let mean = chunk.iter().sum::<f64>() / plane as f64;
+        let var = chunk.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / plane as f64;
+        let ch = p % c;
+        for (k, v) in chunk.iter().enumerate() {
+            y[p * plane + k] = (v - mean) / (var + eps).sqrt() * scale.data[ch] + bias.data[ch];
+        }
+    }
+    Ok(HostVal::float(x.dims.clone(), y))
+}
+
+/// Visit every line of `dims` along axis `a`: (first element, stride, length).
+fn lines(dims: &[usize], a: usize) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
+    let inner: usize = dims[a + 1..].iter().product();
+    let len = dims[a];
+    let outer: usize = dims[..a].iter().product();
+    (0..outer).flat_map(move |o| (0..inner).map(move |i| (o * len * inner + i, inner, len)))
+}
+
+/// Hardmax: 1 at the first largest element along `axis` (default -1), 0 elsewhere.
+fn hardmax(n: &Node, x: &HostVal) -> Result<HostVal, String> {
+    let a = axis(n, "axis", -1, x.dims.len())?;
+    let mut y = vec![0.0; x.data.len()];
+    for (first, stride, len) in lines(&x.dims, a) {
+        let best = (0..len).fold(0, |b, j| {
+            if x.data[first + j * stride] > x.data[first + b * stride] {
+                j
+            } else {
+                b
+            }
+        });
+        if len > 0 {
+            y[first + best * stride] = 1.0;
+        }
+    }
+    Ok(HostVal {
+        data: y,
+        ..x.clone()
+    })
+}
+
+/// CumSum along the axis given as input 1, `exclusive` and `reverse` as attributes; float32
+/// sums rounded at each step, integer ones exact.
+fn cumsum(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let given = input(ins, 1)
+        .and_then(|v| v.data.first().copied())
+        .ok_or("the axis input is missing")?;
+    let rank = x.dims.len() as i64;
+    let a = given as i64;
+    let a = usize::try_from(if a < 0 { a + rank } else { a })
+        .ok()
+        .filter(|&a| a < x.dims.len())
+        .ok_or_else(|| format!("axis {given} of a rank-{rank} tensor"))?;
+    let (exclusive, reverse) = (
+        n.attr_int("exclusive", 0) != 0,
+        n.attr_int("reverse", 0) != 0,
+    );
+    let float = x.elem == dtype::FLOAT;
+    let mut y = vec![0.0; x.data.len()];
+    for (first, stride, len) in lines(&x.dims, a) {
+        let mut sum = 0.0;
+        for step in 0..len {
+            let j = if reverse { len - 1 - step } else { step };
+            let at = first + j * stride;
+            if exclusive {
+                y[at] = sum;
+            }
+            sum = if float {
+                f64::from(sum as f32 + x.data[at] as f32)
+            } else {
+                sum + x.data[at]
+            };
+            if !exclusive {
+                y[at] = sum;
+            }
+        }
+    }
+    Ok(HostVal {
+        data: y,
+        ..x.clone()
+    })
+}
+
+/// Trilu: the upper (default) or lower triangle of each matrix of the last two axes,
+/// from diagonal k (input 1, default 0), the rest zero.
+fn trilu(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let r = x.dims.len();
+    if r < 2 {
+        return Err("Trilu of a tensor of rank below 2".into());
+    }
+    let k = input(ins, 1)
+        .and_then(|v| v.data.first().copied())
+        .unwrap_or(0.0) as i64;
+    let upper = n.attr_int("upper", 1) != 0;
+    let (rows, cols) = (x.dims[r - 2], x.dims[r - 1]);
+    let data = x
+        .data
+        .iter()
+        .enumerate()
+        .map(|(idx, &v)| {
+            let (i, j) = (
+                (idx / cols % rows.max(1)) as i64,
+                (idx % cols.max(1)) as i64,
+            );
+            let keep = if upper { j - i >= k } else { j - i <= k };
+            if keep {
+                v
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    Ok(HostVal { data, ..x.clone() })
+}
+
+/// Range(start, limit, delta): max(ceil((limit - start) / delta), 0) elements start + i
+/// delta, in start's type (float32 accumulating as ONNX's reference does).
+fn range(start: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let scalar = |i: usize| {
+        input(ins, i)
+            .and_then(|v| v.data.first().copied())
+            .ok_or(format!("input {i} is missing"))
+    };
+    let (s, l, d) = (scalar(0)?, scalar(1)?, scalar(2)?);
+    if d == 0.0 {
+        return Err("a Range with delta 0".into());
+    }
+    let count = ((l - s) / d).ceil().max(0.0) as usize;
+    elements(&[count])?;
+    let data: Vec<f64> = (0..count).map(|i| s + i as f64 * d).collect();
+    Ok(match start.elem {
+        dtype::FLOAT => HostVal::float(vec![count], data),
+        elem => HostVal {
+            dims: vec![count],
+            data,
+            elem,
+        },
+    })
+}
+
+/// GatherElements: output[idx] = data[idx with the axis coordinate replaced by
+/// indices[idx]] (negative indices count from the end); the output has the indices' shape.
+fn gather_elements(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let idx = input(ins, 1).ok_or("the indices are missing")?;
+    let r = x.dims.len();
+    if idx.dims.len() != r {
+        return Err(format!(
+            "indices of rank {} for data of rank {r}",
+            idx.dims.len()
+        ));
+    }
+    let a = axis(n, "axis", 0, r)?;
+    let mut data = Vec::with_capacity(idx.data.len());
+    for (k, &v) in idx.data.iter().enumerate() {
+        // The coordinates of k in the indices' shape, then the axis one replaced.
+        let mut rem = k;
+        let mut coord = vec![0usize; r];
+        for d in (0..r).rev() {
+            coord[d] = rem % idx.dims[d].max(1);
+            rem /= idx.dims[d].max(1);
+        }
+        let len = x.dims[a] as i64;
+        let j = if v < 0.0 { v as i64 + len } else { v as i64 };
+        let outside = (0..r).any(|d| d != a && coord[d] >= x.dims[d]);
+        if !(0..len).contains(&j) || outside {
+            return Err(format!(
+                "index {v} out of range along axis {a} of {:?}",
+                x.dims
+            ));
+        }
+        coord[a] = j as usize;
+        let flat = coord.iter().zip(&x.dims).fold(0, |f, (c, d)| f * d + c);
+        data.push(x.data[flat]);
+    }
+    Ok(HostVal {
+        dims: idx.dims.clone(),
+        data,
+        elem: x.elem,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(op: &str, attrs: &[(&str, i64)]) -> Node {
+        Node {
+            op_type: op.into(),
+            attributes: attrs
+                .iter()
+                .map(|(k, v)| crate::onnx::proto::Attribute {
+                    name: (*k).into(),
+                    value: crate::onnx::proto::AttrValue::Int(*v),
+                })
+                .collect(),
+            ..Node::default()
+        }
+    }
+
+    fn t(dims: Vec<usize>, data: Vec<f64>) -> HostVal {
+        HostVal {
+            dims,
+            data,
+            elem: dtype::INT32,
+        }
+    }
+
+    /// By hand on [[1, 2, 3], [4, 5, 6]]: the upper triangle from diagonal 1 keeps 2, 3
+    /// and 6; CumSum along axis 1, exclusive and reversed, gives [[5, 3, 0], [11, 6, 0]];
+    /// GatherElements along axis 1 with [[-1], [0]] picks 3 and 4.
+    #[test]
+    fn trilu_cumsum_and_gather_elements_by_hand() {
+        let x = t(vec![2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let k = Some(t(vec![], vec![1.0]));
+        let up = trilu(&node("Trilu", &[]), &x, &[None, k]).unwrap();
+        assert_eq!(up.data, vec![0.0, 2.0, 3.0, 0.0, 0.0, 6.0]);
+        let axis1 = Some(t(vec![], vec![1.0]));
+        let c = cumsum(
+            &node("CumSum", &[("exclusive", 1), ("reverse", 1)]),
+            &x,
+            &[None, axis1],
+        )
+        .unwrap();
+        assert_eq!(c.data, vec![5.0, 3.0, 0.0, 11.0, 6.0, 0.0]);
+        let idx = Some(t(vec![2, 1], vec![-1.0, 0.0]));
+        let g = gather_elements(&node("GatherElements", &[("axis", 1)]), &x, &[None, idx]).unwrap();
+        assert_eq!((g.dims, g.data), (vec![2, 1], vec![3.0, 4.0]));
+        let bad = Some(t(vec![2, 1], vec![3.0, 0.0]));
+        assert!(
+            gather_elements(&node("GatherElements", &[("axis", 1)]), &x, &[None, bad]).is_err()
+        );
+    }
+}
