@@ -1,6 +1,6 @@
 //! More of ONNX's elementwise arithmetic on the host: the trigonometric and smooth
-//! activation functions, Round, Pow and Mod with numpy broadcasting, and the norm-like
-//! reductions, as ONNX's reference implementation computes them (float32 elementwise,
+//! activation functions, Round, Pow, Mod and BitShift with numpy broadcasting, and the
+//! norm-like reductions, as ONNX's reference implementation computes them (float32 elementwise,
 //! integers exactly).
 
 use super::{broadcast, elements, nn, quant, source, wrap, HostVal};
@@ -92,10 +92,60 @@ pub(super) fn unary(n: &Node, x: &HostVal) -> Option<Result<HostVal, String>> {
 /// sign of the divisor, numpy's mod, or with fmod = 1 of the dividend, C's fmod; exact for
 /// integers, in float32 for floats), with broadcasting; None for other operators.
 pub(super) fn binary(n: &Node, x: &HostVal, y: &HostVal) -> Option<Result<HostVal, String>> {
-    if !matches!(n.op_type.as_str(), "Pow" | "Mod") {
-        return None;
+    match n.op_type.as_str() {
+        "Pow" | "Mod" => Some(pow_or_mod(n, x, y)),
+        "BitShift" => Some(bit_shift(n, x, y)),
+        _ => None,
     }
-    Some(pow_or_mod(n, x, y))
+}
+
+/// BitShift (direction LEFT or RIGHT) of integers, broadcast, as ONNX's reference does
+/// it: a left shift wraps around the type (two's complement for signed ones), a right
+/// shift of a signed integer is arithmetic; a shift below 0 or of the type's width or more
+/// gives 0 (right: -1 for a negative signed value).
+fn bit_shift(n: &Node, x: &HostVal, y: &HostVal) -> Result<HostVal, String> {
+    let bits: i128 = match x.elem {
+        dtype::UINT8 | dtype::INT8 => 8,
+        dtype::UINT16 | dtype::INT16 => 16,
+        dtype::UINT32 | dtype::INT32 => 32,
+        dtype::UINT64 | dtype::INT64 => 64,
+        e => {
+            return Err(format!(
+                "BitShift of {} tensors (integers only)",
+                dtype::name(e)
+            ))
+        }
+    };
+    if y.elem != x.elem {
+        return Err("BitShift of two tensors of one type".into());
+    }
+    let left = match n.attr("direction") {
+        Some(crate::onnx::proto::AttrValue::Text(d)) if d == "LEFT" => true,
+        Some(crate::onnx::proto::AttrValue::Text(d)) if d == "RIGHT" => false,
+        _ => return Err("BitShift needs direction LEFT or RIGHT".into()),
+    };
+    let dims = broadcast(&x.dims, &y.dims)
+        .ok_or_else(|| format!("shapes {:?} and {:?} do not broadcast", x.dims, y.dims))?;
+    let count = elements(&dims)?;
+    let data = (0..count)
+        .map(|k| {
+            let (a, s) = (
+                x.data[source(k, &dims, &x.dims)] as i128,
+                y.data[source(k, &dims, &y.dims)] as i128,
+            );
+            match (left, (0..bits).contains(&s)) {
+                (true, true) => wrap(a << s, x.elem),
+                (false, true) => (a >> s) as f64,
+                (false, false) if a < 0 => -1.0,
+                _ => 0.0,
+            }
+        })
+        .collect();
+    Ok(HostVal {
+        dims,
+        data,
+        elem: x.elem,
+    })
 }
 
 fn pow_or_mod(n: &Node, x: &HostVal, y: &HostVal) -> Result<HostVal, String> {
