@@ -1,6 +1,7 @@
 //! Normalizations and index operators on the host: LayerNormalization,
 //! RMSNormalization, InstanceNormalization (float32; sums in double precision, each output
-//! rounded once), Hardmax, CumSum, Trilu, Range and GatherElements, as ONNX defines them.
+//! rounded once), Hardmax, CumSum, Trilu, Range, GatherElements and the two losses,
+//! NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss, as ONNX defines them.
 
 use super::{broadcast, elements, source, HostVal};
 use crate::onnx::proto::{dtype, Node};
@@ -45,6 +46,7 @@ pub(super) fn eval(
         "Trilu" => one(trilu(n, x, ins)),
         "Range" => one(range(x, ins)),
         "GatherElements" => one(gather_elements(n, x, ins)),
+        "NegativeLogLikelihoodLoss" | "SoftmaxCrossEntropyLoss" => loss(n, x, ins),
         _ => return None,
     })
 }
@@ -297,6 +299,89 @@ fn gather_elements(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Hos
         dims: idx.dims.clone(),
         data,
         elem: x.elem,
+    })
+}
+
+/// NegativeLogLikelihoodLoss (of log-probabilities x) and SoftmaxCrossEntropyLoss (of
+/// scores x, through their log-softmax over axis 1, also the second output): x is [N, C,
+/// d...], the targets [N, d...] class indices. Each position's loss is `-w[t] x[n, t, d]`
+/// with `w` the optional class weights (1 without, the index clipped into 0..C as ONNX's
+/// reference does) and 0 where the target is `ignore_index`; reduction `none` keeps them,
+/// `sum` adds them, `mean` (the default) divides the sum by the sum of the weights.
+fn loss(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
+    float_only(n, x)?;
+    let t = input(ins, 1).ok_or("the targets are missing")?;
+    let (nn, c) = match x.dims[..] {
+        [a, b, ..] => (a, b),
+        _ => {
+            return Err(format!(
+                "an input of shape {:?}: [N, C, ...] is needed",
+                x.dims
+            ))
+        }
+    };
+    let d: usize = x.dims[2..].iter().product();
+    if t.data.len() != nn * d {
+        return Err(format!(
+            "targets of shape {:?} for an input of shape {:?}",
+            t.dims, x.dims
+        ));
+    }
+    let weight = input(ins, 2);
+    if weight.is_some_and(|w| w.data.len() != c) {
+        return Err(format!("{c} classes and a weight of another length"));
+    }
+    let softmax = n.op_type == "SoftmaxCrossEntropyLoss";
+    // The log-probabilities: x itself, or its log-softmax over the classes.
+    let mut logp = x.data.clone();
+    if softmax {
+        for i in 0..nn {
+            for p in 0..d {
+                let at = |k: usize| (i * c + k) * d + p;
+                let m = (0..c).map(|k| x.data[at(k)]).fold(f64::MIN, f64::max);
+                let sum: f64 = (0..c).map(|k| (x.data[at(k)] - m).exp()).sum();
+                for k in 0..c {
+                    logp[at(k)] = x.data[at(k)] - m - sum.ln();
+                }
+            }
+        }
+    }
+    let ignore = n
+        .attributes
+        .iter()
+        .any(|a| a.name == "ignore_index")
+        .then(|| n.attr_int("ignore_index", 0));
+    let (mut losses, mut weights) = (Vec::with_capacity(t.data.len()), 0.0);
+    for (k, &tv) in t.data.iter().enumerate() {
+        let (i, p, target) = (k / d.max(1), k % d.max(1), tv as i64);
+        if ignore == Some(target) {
+            losses.push(0.0);
+            continue;
+        }
+        let class = usize::try_from(target)
+            .ok()
+            .filter(|&cl| cl < c)
+            .ok_or_else(|| format!("target {target} is not a class of 0..{c}"))?;
+        let w = weight.map_or(1.0, |w| w.data[class]);
+        losses.push(-w * logp[(i * c + class) * d + p]);
+        weights += w;
+    }
+    let out = match n.attr("reduction") {
+        Some(crate::onnx::proto::AttrValue::Text(r)) if r == "none" => {
+            HostVal::float(t.dims.clone(), losses)
+        }
+        Some(crate::onnx::proto::AttrValue::Text(r)) if r == "sum" => {
+            HostVal::float(vec![], vec![losses.iter().sum()])
+        }
+        None => HostVal::float(vec![], vec![losses.iter().sum::<f64>() / weights]),
+        Some(crate::onnx::proto::AttrValue::Text(r)) if r == "mean" => {
+            HostVal::float(vec![], vec![losses.iter().sum::<f64>() / weights])
+        }
+        _ => return Err("reduction is none, sum or mean".into()),
+    };
+    Ok(match softmax {
+        true => vec![out, HostVal::float(x.dims.clone(), logp)],
+        false => vec![out],
     })
 }
 
