@@ -1,0 +1,359 @@
+//! Index and layout operators on the host, as ONNX's reference implementation computes
+//! them: TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, ScatterElements and
+//! ScatterND.
+
+use super::{elements, HostVal};
+use crate::onnx::proto::{dtype, AttrValue, Node};
+
+fn input(ins: &[Option<HostVal>], i: usize) -> Result<&HostVal, String> {
+    ins.get(i)
+        .and_then(|v| v.as_ref())
+        .ok_or_else(|| format!("input {i} is missing"))
+}
+
+/// Axis `a` (negative from the end) of a rank-`rank` tensor, in range.
+fn axis_in(a: i64, rank: usize) -> Result<usize, String> {
+    let w = if a < 0 { a + rank as i64 } else { a };
+    usize::try_from(w)
+        .ok()
+        .filter(|&w| w < rank)
+        .ok_or_else(|| format!("axis {a} of a rank-{rank} tensor"))
+}
+
+/// Row-major strides of `dims`.
+fn strides(dims: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; dims.len()];
+    for k in (0..dims.len().saturating_sub(1)).rev() {
+        s[k] = s[k + 1] * dims[k + 1];
+    }
+    s
+}
+
+/// The coordinates of flat index `k` in `dims`.
+fn coords(mut k: usize, dims: &[usize]) -> Vec<usize> {
+    let mut c = vec![0; dims.len()];
+    for d in (0..dims.len()).rev() {
+        c[d] = k % dims[d].max(1);
+        k /= dims[d].max(1);
+    }
+    c
+}
+
+/// The operators of this module (every output they have); None for others.
+pub(super) fn eval(
+    n: &Node,
+    x: &HostVal,
+    ins: &[Option<HostVal>],
+) -> Option<Result<Vec<HostVal>, String>> {
+    let one = |r: Result<HostVal, String>| r.map(|v| vec![v]);
+    Some(match n.op_type.as_str() {
+        "TopK" => top_k(n, x, ins),
+        "Tile" => one(tile(x, ins)),
+        "DepthToSpace" | "SpaceToDepth" => one(depth_space(n, x)),
+        "OneHot" => one(one_hot(n, x, ins)),
+        "EyeLike" => one(eye_like(n, x)),
+        "ScatterElements" | "ScatterND" => one(scatter(n, x, ins)),
+        _ => return None,
+    })
+}
+
+/// TopK: the k largest (or smallest) elements along `axis`, sorted, ties to the smaller
+/// index; the values and their int64 indices.
+fn top_k(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
+    let k = input(ins, 1)?.data.first().copied().ok_or("k is empty")? as i64;
+    let a = axis_in(n.attr_int("axis", -1), x.dims.len())?;
+    let len = x.dims[a];
+    let k = usize::try_from(k)
+        .ok()
+        .filter(|&k| k <= len)
+        .ok_or_else(|| format!("k = {k} along an axis of {len}"))?;
+    let largest = n.attr_int("largest", 1) != 0;
+    let mut dims = x.dims.clone();
+    dims[a] = k;
+    let count = elements(&dims)?;
+    let (xs, ys) = (strides(&x.dims), strides(&dims));
+    let (mut values, mut indices) = (vec![0.0; count], vec![0.0; count]);
+    let lines = count / k.max(1);
+    for line in 0..lines {
+        // The first element of the line in the output, and in the input.
+        let mut c = coords(line, &[&dims[..a], &dims[a + 1..]].concat());
+        c.insert(a, 0);
+        let base_x: usize = c.iter().zip(&xs).map(|(c, s)| c * s).sum();
+        let base_y: usize = c.iter().zip(&ys).map(|(c, s)| c * s).sum();
+        let mut order: Vec<usize> = (0..len).collect();
+        order.sort_by(|&i, &j| {
+            let (u, v) = (x.data[base_x + i * xs[a]], x.data[base_x + j * xs[a]]);
+            let by_value = if largest {
+                v.partial_cmp(&u)
+            } else {
+                u.partial_cmp(&v)
+            };
+            by_value
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(i.cmp(&j))
+        });
+        for (r, &i) in order.iter().take(k).enumerate() {
+            values[base_y + r * ys[a]] = x.data[base_x + i * xs[a]];
+            indices[base_y + r * ys[a]] = i as f64;
+        }
+    }
+    Ok(vec![
+        HostVal {
+            dims: dims.clone(),
+            data: values,
+            elem: x.elem,
+        },
+        HostVal {
+            dims,
+            data: indices,
+            elem: dtype::INT64,
+        },
+    ])
+}
+
+/// Tile: the input repeated `repeats[d]` times along each axis d.
+fn tile(x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let reps = &input(ins, 1)?.data;
+    if reps.len() != x.dims.len() || reps.iter().any(|&r| r < 0.0) {
+        return Err(format!(
+            "repeats {reps:?} for a tensor of shape {:?}",
+            x.dims
+        ));
+    }
+    let dims: Vec<usize> = x
+        .dims
+        .iter()
+        .zip(reps)
+        .map(|(&d, &r)| d * r as usize)
+        .collect();
+    let count = elements(&dims)?;
+    let xs = strides(&x.dims);
+    let data = (0..count)
+        .map(|k| {
+            let c = coords(k, &dims);
+            let at: usize = (0..dims.len()).map(|d| c[d] % x.dims[d] * xs[d]).sum();
+            x.data[at]
+        })
+        .collect();
+    Ok(HostVal {
+        dims,
+        data,
+        elem: x.elem,
+    })
+}
+
+/// DepthToSpace (mode DCR, the default, or CRD) and SpaceToDepth of an [N, C, H, W]
+/// tensor by `blocksize`.
+fn depth_space(n: &Node, x: &HostVal) -> Result<HostVal, String> {
+    let [b, c, h, w] = x.dims[..] else {
+        return Err(format!(
+            "a tensor of shape {:?} where NCHW is needed",
+            x.dims
+        ));
+    };
+    let s = usize::try_from(n.attr_int("blocksize", 0))
+        .ok()
+        .filter(|&s| s > 0)
+        .ok_or("blocksize must be positive")?;
+    let to_space = n.op_type == "DepthToSpace";
+    let crd = matches!(n.attr("mode"), Some(AttrValue::Text(m)) if m == "CRD");
+    let dims = if to_space {
+        if c % (s * s) != 0 {
+            return Err(format!("{c} channels are not a multiple of blocksize^2"));
+        }
+        vec![b, c / (s * s), h * s, w * s]
+    } else {
+        if h % s != 0 || w % s != 0 {
+            return Err(format!("{h}x{w} is not a multiple of the blocksize {s}"));
+        }
+        vec![b, c * s * s, h / s, w / s]
+    };
+    let count = elements(&dims)?;
+    let mut data = vec![0.0; count];
+    // Walk the space-side tensor [b, c', h', w'] (c' = depth-side channels / s^2): its
+    // element (n, q, y, x) is depth-side channel (dy, dx, q) (DCR) or (q, dy, dx) (CRD) at
+    // (y / s, x / s), with dy = y % s and dx = x % s.
+    let (cq, hs, ws) = if to_space {
+        (dims[1], dims[2], dims[3])
+    } else {
+        (c, h, w)
+    };
+    let depth_c = cq * s * s;
+    for nb in 0..b {
+        for q in 0..cq {
+            for y in 0..hs {
+                for xx in 0..ws {
+                    let (dy, dx) = (y % s, xx % s);
+                    let ch = if crd {
+                        (q * s + dy) * s + dx
+                    } else {
+                        (dy * s + dx) * cq + q
+                    };
+                    let space = ((nb * cq + q) * hs + y) * ws + xx;
+                    let depth = ((nb * depth_c + ch) * (hs / s) + y / s) * (ws / s) + xx / s;
+                    if to_space {
+                        data[space] = x.data[depth];
+                    } else {
+                        data[depth] = x.data[space];
+                    }
+                }
+            }
+        }
+    }
+    Ok(HostVal {
+        dims,
+        data,
+        elem: x.elem,
+    })
+}
+
+/// OneHot(indices, depth, values = [off, on]): a new axis of `depth` (at `axis`, default
+/// -1) holding `on` at the index (a negative one counts from the end) and `off` elsewhere;
+/// an index outside -depth..depth gives all `off`. The values' type.
+fn one_hot(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let depth = input(ins, 1)?
+        .data
+        .first()
+        .copied()
+        .ok_or("depth is empty")?;
+    let values = input(ins, 2)?;
+    let [off, on] = values.data[..] else {
+        return Err("values must be [off, on]".into());
+    };
+    let depth = depth.trunc() as i64;
+    if depth <= 0 {
+        return Err(format!("depth {depth}"));
+    }
+    let rank = x.dims.len() + 1;
+    let a = axis_in(n.attr_int("axis", -1), rank)?;
+    let mut dims = x.dims.clone();
+    dims.insert(a, depth as usize);
+    let count = elements(&dims)?;
+    let data = (0..count)
+        .map(|k| {
+            let mut c = coords(k, &dims);
+            let d = c.remove(a) as i64;
+            let at = c
+                .iter()
+                .zip(strides(&x.dims))
+                .map(|(c, s)| c * s)
+                .sum::<usize>();
+            let i = x.data[at].trunc() as i64;
+            let i = if i < 0 { i + depth } else { i };
+            if i == d {
+                on
+            } else {
+                off
+            }
+        })
+        .collect();
+    Ok(HostVal {
+        dims,
+        data,
+        elem: values.elem,
+    })
+}
+
+/// EyeLike: a 2-D tensor of the input's shape with ones on diagonal `k`; its type is
+/// `dtype`, or the input's.
+fn eye_like(n: &Node, x: &HostVal) -> Result<HostVal, String> {
+    let [r, c] = x.dims[..] else {
+        return Err(format!("EyeLike of a tensor of shape {:?}", x.dims));
+    };
+    let k = n.attr_int("k", 0);
+    let elem = match n.attr("dtype") {
+        Some(AttrValue::Int(t)) => *t as i32,
+        _ => x.elem,
+    };
+    if elem != dtype::FLOAT && super::quant::int_range(elem).is_none() && elem != dtype::BOOL {
+        return Err(format!("EyeLike of type {}", dtype::name(elem)));
+    }
+    let data = (0..r * c)
+        .map(|i| f64::from(u8::from((i % c) as i64 - (i / c) as i64 == k)))
+        .collect();
+    Ok(HostVal {
+        dims: vec![r, c],
+        data,
+        elem,
+    })
+}
+
+/// ScatterElements (`axis`) and ScatterND into a copy of `data`, with `reduction` none
+/// (later updates win), add, mul, max or min; negative indices count from the end.
+fn scatter(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let (idx, upd) = (input(ins, 1)?, input(ins, 2)?);
+    if upd.elem != x.elem {
+        return Err("updates of another type than the data".into());
+    }
+    let float = x.elem == dtype::FLOAT;
+    let reduce: fn(f64, f64) -> f64 = match n.attr("reduction") {
+        None => |_, u| u,
+        Some(AttrValue::Text(r)) => match r.as_str() {
+            "none" => |_, u| u,
+            "add" => |a, u| a + u,
+            "mul" => |a, u| a * u,
+            "max" => f64::max,
+            "min" => f64::min,
+            other => return Err(format!("reduction {other}")),
+        },
+        _ => return Err("reduction is a string".into()),
+    };
+    let mut out = x.clone();
+    let xs = strides(&x.dims);
+    let fix = |i: f64, len: usize| -> Result<usize, String> {
+        let i = i as i64;
+        let j = if i < 0 { i + len as i64 } else { i };
+        usize::try_from(j)
+            .ok()
+            .filter(|&j| j < len)
+            .ok_or_else(|| format!("index {i} out of range 0..{len}"))
+    };
+    let mut apply = |at: usize, u: f64| {
+        let v = reduce(out.data[at], u);
+        out.data[at] = if float { f64::from(v as f32) } else { v };
+    };
+    if n.op_type == "ScatterElements" {
+        let a = axis_in(n.attr_int("axis", 0), x.dims.len())?;
+        if idx.dims != upd.dims || idx.dims.len() != x.dims.len() {
+            return Err("indices and updates of one shape, of the data's rank".into());
+        }
+        for (k, &i) in idx.data.iter().enumerate() {
+            let mut c = coords(k, &idx.dims);
+            c[a] = fix(i, x.dims[a])?;
+            if c.iter().zip(&x.dims).any(|(c, d)| c >= d) {
+                return Err(format!(
+                    "indices of shape {:?} for data of shape {:?}",
+                    idx.dims, x.dims
+                ));
+            }
+            apply(c.iter().zip(&xs).map(|(c, s)| c * s).sum(), upd.data[k]);
+        }
+        return Ok(out);
+    }
+    // ScatterND: indices [..., m] address a slice of data's trailing dims.
+    let m = *idx.dims.last().ok_or("indices of rank 0")?;
+    if m == 0 || m > x.dims.len() {
+        return Err(format!(
+            "index tuples of {m} for data of rank {}",
+            x.dims.len()
+        ));
+    }
+    let slice: usize = x.dims[m..].iter().product();
+    let tuples = idx.data.len() / m;
+    if upd.data.len() != tuples * slice {
+        return Err(format!(
+            "{} updates for {tuples} slices of {slice}",
+            upd.data.len()
+        ));
+    }
+    for t in 0..tuples {
+        let mut at = 0;
+        for (d, (&len, &stride)) in x.dims.iter().zip(&xs).take(m).enumerate() {
+            at += fix(idx.data[t * m + d], len)? * stride;
+        }
+        for e in 0..slice {
+            apply(at + e, upd.data[t * slice + e]);
+        }
+    }
+    Ok(out)
+}
