@@ -266,9 +266,9 @@ fn range(start: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
 fn gather_elements(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
     let idx = input(ins, 1).ok_or("the indices are missing")?;
     let r = x.dims.len();
-    if idx.dims.len() != r {
+    if idx.dims.len() != r || r == 0 {
         return Err(format!(
-            "indices of rank {} for data of rank {r}",
+            "indices of rank {} for data of rank {r} (at least 1)",
             idx.dims.len()
         ));
     }
