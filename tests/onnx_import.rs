@@ -508,18 +508,12 @@ fn onnx_operator_tests_run_or_are_refused() {
         let (name, outs) = (case[0], case[1].split(' ').collect::<Vec<_>>());
         let d = dir.path().join(name);
         let out = d.join(if outs.len() == 1 { "out.npy" } else { "out" });
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"))
-            .current_dir(repo())
-            .args(["run", "-c", "configs/16x16_uint8.toml", "--interp", "-m"])
-            .args([
-                d.join("model.onnx"),
-                "-i".into(),
-                d.join("x.npy"),
-                "-o".into(),
-                out.clone(),
-            ])
-            .output()
-            .unwrap();
+        let o = run_interp(
+            "configs/16x16_uint8.toml",
+            &d.join("model.onnx"),
+            &d.join("x.npy"),
+            &out,
+        );
         let err = String::from_utf8_lossy(&o.stderr);
         match o.status.code() {
             Some(0) => {
@@ -878,16 +872,11 @@ fn host_operators_on_edge_shapes_never_crash() {
             "1" => format!("{name}.out.npy"),
             _ => format!("{name}.out"),
         });
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"))
-            .current_dir(repo())
-            .args(["run", "-c", "configs/8x8_int8.toml", "--interp", "-m"])
-            .arg(d.join(format!("{name}.onnx")))
-            .arg("-i")
-            .arg(d.join(format!("{name}_x.npy")))
-            .arg("-o")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let (model, input) = (
+            d.join(format!("{name}.onnx")),
+            d.join(format!("{name}_x.npy")),
+        );
+        let o = run_interp("configs/8x8_int8.toml", &model, &input, &out);
         let err = String::from_utf8_lossy(&o.stderr);
         total += 1;
         match o.status.code() {
@@ -898,4 +887,24 @@ fn host_operators_on_edge_shapes_never_crash() {
     }
     assert_eq!(total, 205, "the script's case list changed");
     assert!(ran * 4 >= total * 3, "only {ran} of {total} ran");
+}
+
+/// `hwgen run --interp` of `model` on `config` (relative to the repository) with `input`,
+/// into `out`; its exit status and output, whatever they are.
+fn run_interp(
+    config: &str,
+    model: &std::path::Path,
+    input: &std::path::Path,
+    out: &std::path::Path,
+) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"))
+        .current_dir(repo())
+        .args(["run", "-c", config, "--interp", "-m"])
+        .arg(model)
+        .arg("-i")
+        .arg(input)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap()
 }

@@ -3,7 +3,7 @@
 //! rounded once), Hardmax, CumSum, Trilu, Range, GatherElements and the two losses,
 //! NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss, as ONNX defines them.
 
-use super::{broadcast, elements, source, HostVal};
+use super::{broadcast, elements, index, source, HostVal};
 use crate::onnx::proto::{dtype, Node};
 
 /// The axis attribute `name` (default `d`) of a rank-`rank` tensor, in range.
@@ -31,7 +31,8 @@ fn float_only(n: &Node, x: &HostVal) -> Result<(), String> {
     }
 }
 
-/// The operators of this module (every output they have); None for others.
+/// The operators of this module and of `index` (every output they have); None for
+/// others.
 pub(super) fn eval(
     n: &Node,
     x: &HostVal,
@@ -47,6 +48,12 @@ pub(super) fn eval(
         "Range" => one(range(x, ins)),
         "GatherElements" => one(gather_elements(n, x, ins)),
         "NegativeLogLikelihoodLoss" | "SoftmaxCrossEntropyLoss" => loss(n, x, ins),
+        "TopK" => index::top_k(n, x, ins),
+        "Tile" => one(index::tile(x, ins)),
+        "DepthToSpace" | "SpaceToDepth" => one(index::depth_space(n, x)),
+        "OneHot" => one(index::one_hot(n, x, ins)),
+        "EyeLike" => one(index::eye_like(n, x)),
+        "ScatterElements" | "ScatterND" => one(index::scatter(n, x, ins)),
         _ => return None,
     })
 }

@@ -2,6 +2,7 @@
 //! them: TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, ScatterElements and
 //! ScatterND.
 
+use super::shape::{gather_by, strides};
 use super::{elements, HostVal};
 use crate::onnx::proto::{dtype, AttrValue, Node};
 
@@ -20,15 +21,6 @@ fn axis_in(a: i64, rank: usize) -> Result<usize, String> {
         .ok_or_else(|| format!("axis {a} of a rank-{rank} tensor"))
 }
 
-/// Row-major strides of `dims`.
-fn strides(dims: &[usize]) -> Vec<usize> {
-    let mut s = vec![1; dims.len()];
-    for k in (0..dims.len().saturating_sub(1)).rev() {
-        s[k] = s[k + 1] * dims[k + 1];
-    }
-    s
-}
-
 /// The coordinates of flat index `k` in `dims`.
 fn coords(mut k: usize, dims: &[usize]) -> Vec<usize> {
     let mut c = vec![0; dims.len()];
@@ -39,27 +31,13 @@ fn coords(mut k: usize, dims: &[usize]) -> Vec<usize> {
     c
 }
 
-/// The operators of this module (every output they have); None for others.
-pub(super) fn eval(
+/// TopK: the k largest (or smallest) elements along `axis`, sorted, ties to the smaller
+/// index; the values and their int64 indices.
+pub(super) fn top_k(
     n: &Node,
     x: &HostVal,
     ins: &[Option<HostVal>],
-) -> Option<Result<Vec<HostVal>, String>> {
-    let one = |r: Result<HostVal, String>| r.map(|v| vec![v]);
-    Some(match n.op_type.as_str() {
-        "TopK" => top_k(n, x, ins),
-        "Tile" => one(tile(x, ins)),
-        "DepthToSpace" | "SpaceToDepth" => one(depth_space(n, x)),
-        "OneHot" => one(one_hot(n, x, ins)),
-        "EyeLike" => one(eye_like(n, x)),
-        "ScatterElements" | "ScatterND" => one(scatter(n, x, ins)),
-        _ => return None,
-    })
-}
-
-/// TopK: the k largest (or smallest) elements along `axis`, sorted, ties to the smaller
-/// index; the values and their int64 indices.
-fn top_k(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
+) -> Result<Vec<HostVal>, String> {
     let k = input(ins, 1)?.data.first().copied().ok_or("k is empty")? as i64;
     let a = axis_in(n.attr_int("axis", -1), x.dims.len())?;
     let len = x.dims[a];
@@ -112,7 +90,7 @@ fn top_k(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>,
 }
 
 /// Tile: the input repeated `repeats[d]` times along each axis d.
-fn tile(x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+pub(super) fn tile(x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
     let reps = &input(ins, 1)?.data;
     if reps.len() != x.dims.len() || reps.iter().any(|&r| r < 0.0) {
         return Err(format!(
@@ -126,25 +104,12 @@ fn tile(x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
         .zip(reps)
         .map(|(&d, &r)| d * r as usize)
         .collect();
-    let count = elements(&dims)?;
-    let xs = strides(&x.dims);
-    let data = (0..count)
-        .map(|k| {
-            let c = coords(k, &dims);
-            let at: usize = (0..dims.len()).map(|d| c[d] % x.dims[d] * xs[d]).sum();
-            x.data[at]
-        })
-        .collect();
-    Ok(HostVal {
-        dims,
-        data,
-        elem: x.elem,
-    })
+    gather_by(x, dims, |a, k| Some(k % x.dims[a]), 0.0)
 }
 
 /// DepthToSpace (mode DCR, the default, or CRD) and SpaceToDepth of an [N, C, H, W]
 /// tensor by `blocksize`.
-fn depth_space(n: &Node, x: &HostVal) -> Result<HostVal, String> {
+pub(super) fn depth_space(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     let [b, c, h, w] = x.dims[..] else {
         return Err(format!(
             "a tensor of shape {:?} where NCHW is needed",
@@ -210,7 +175,7 @@ fn depth_space(n: &Node, x: &HostVal) -> Result<HostVal, String> {
 /// OneHot(indices, depth, values = [off, on]): a new axis of `depth` (at `axis`, default
 /// -1) holding `on` at the index (a negative one counts from the end) and `off` elsewhere;
 /// an index outside -depth..depth gives all `off`. The values' type.
-fn one_hot(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+pub(super) fn one_hot(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
     let depth = input(ins, 1)?
         .data
         .first()
@@ -256,7 +221,7 @@ fn one_hot(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, St
 
 /// EyeLike: a 2-D tensor of the input's shape with ones on diagonal `k`; its type is
 /// `dtype`, or the input's.
-fn eye_like(n: &Node, x: &HostVal) -> Result<HostVal, String> {
+pub(super) fn eye_like(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     let [r, c] = x.dims[..] else {
         return Err(format!("EyeLike of a tensor of shape {:?}", x.dims));
     };
@@ -280,7 +245,7 @@ fn eye_like(n: &Node, x: &HostVal) -> Result<HostVal, String> {
 
 /// ScatterElements (`axis`) and ScatterND into a copy of `data`, with `reduction` none
 /// (later updates win), add, mul, max or min; negative indices count from the end.
-fn scatter(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+pub(super) fn scatter(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
     let (idx, upd) = (input(ins, 1)?, input(ins, 2)?);
     if upd.elem != x.elem {
         return Err("updates of another type than the data".into());

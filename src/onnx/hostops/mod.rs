@@ -431,7 +431,7 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
     if let Some(r) = logic::eval(n, x, ins) {
         return r.map(|v| vec![v]);
     }
-    if let Some(r) = extra::eval(n, x, ins).or_else(|| index::eval(n, x, ins)) {
+    if let Some(r) = extra::eval(n, x, ins) {
         return r;
     }
     // An axis in range, or an error.

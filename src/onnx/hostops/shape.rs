@@ -314,7 +314,7 @@ fn cast(x: &HostVal, to: i32) -> Result<HostVal, String> {
 }
 
 /// Strides of a row-major tensor of `dims`.
-fn strides(dims: &[usize]) -> Vec<usize> {
+pub(super) fn strides(dims: &[usize]) -> Vec<usize> {
     let mut s = vec![1; dims.len()];
     for k in (0..dims.len().saturating_sub(1)).rev() {
         s[k] = s[k + 1] * dims[k + 1];
@@ -324,7 +324,7 @@ fn strides(dims: &[usize]) -> Vec<usize> {
 
 /// The source element of every output element, for an output of `dims` whose coordinate
 /// k along each axis reads input coordinate `at(axis, k)` (None: the constant).
-fn gather_by(
+pub(super) fn gather_by(
     x: &HostVal,
     dims: Vec<usize>,
     at: impl Fn(usize, usize) -> Option<usize>,
