@@ -41,6 +41,8 @@ for si, s in enumerate(SHAPES):
     for op in ["Pow","Mod","Equal","Less","GreaterOrEqual"]:
         attrs = {"fmod":1} if op=="Mod" else {}
         cases.append((op, [helper.make_node(op, ["x","x"], ["y0"], **attrs)], [], F, xf, 1))
+    # An explicit axis 0, which a rank-0 input does not have.
+    cases.append(("HardmaxAxis0", [helper.make_node("Hardmax", ["x"], ["y0"], axis=0)], [], F, xf, 1))
     cases.append(("BitShift", [helper.make_node("BitShift", ["x","x"], ["y0"], direction="LEFT")], [], TensorProto.INT64, xi, 1))
     for op in ["And","Xor"]:
         cases.append((op, [helper.make_node(op, ["x","x"], ["y0"])], [], TensorProto.BOOL, xb, 1))

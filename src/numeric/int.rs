@@ -137,13 +137,19 @@ pub fn raw_slice(x: i128, shift: u32, acc: IntType, out: IntType) -> i64 {
     out.wrap(i128::from(acc.saturate(x)) >> shift)
 }
 
+/// The shift of slice `k` of an accumulator-type value written as `out` elements: the
+/// slices sit side by side, low bits first.
+pub fn slice_shift(k: usize, out: IntType) -> u32 {
+    k as u32 * out.bits
+}
+
 /// The accumulator-type value whose slices (`raw_slice` at shifts 0, b, 2b, ...) are
 /// `slices`: their bit patterns side by side, low first, read as an `acc` value.
 pub fn join_slices(slices: &[i64], out: IntType, acc: IntType) -> i64 {
     let bits: i128 = slices
         .iter()
         .enumerate()
-        .map(|(k, s)| i128::from(*s).rem_euclid(1i128 << out.bits) << (k as u32 * out.bits))
+        .map(|(k, s)| i128::from(*s).rem_euclid(1i128 << out.bits) << slice_shift(k, out))
         .sum();
     acc.wrap(bits)
 }

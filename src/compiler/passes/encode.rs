@@ -28,7 +28,8 @@ pub fn write_tensor(mem: &mut Memory, l: &TensorLayout, x: &Tensor) {
                             (true, 1) => x.at(y, xx, ch),
                             (true, _) => {
                                 let v = i128::from(x.at(y, xx, ch));
-                                crate::numeric::int::raw_slice(v, plane as u32 * t.bits, acc, t)
+                                let shift = crate::numeric::int::slice_shift(plane, t);
+                                crate::numeric::int::raw_slice(v, shift, acc, t)
                             }
                         }
                     })

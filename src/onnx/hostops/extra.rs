@@ -3,21 +3,18 @@
 //! rounded once), Hardmax, CumSum, Trilu, Range, GatherElements and the two losses,
 //! NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss, as ONNX defines them.
 
+use super::shape::axis_of;
 use super::{broadcast, elements, index, source, HostVal};
 use crate::onnx::proto::{dtype, Node};
 
 /// The axis attribute `name` (default `d`) of a rank-`rank` tensor, in range.
 fn axis(n: &Node, name: &str, d: i64, rank: usize) -> Result<usize, String> {
-    let a = n.attr_int(name, d);
-    let w = if a < 0 { a + rank as i64 } else { a };
-    usize::try_from(w)
-        .ok()
-        .filter(|&w| w < rank.max(1))
-        .ok_or_else(|| format!("{name} {a} of a rank-{rank} tensor"))
+    axis_of(n.attr_int(name, d), rank)
 }
 
+/// Optional input `i`.
 fn input(ins: &[Option<HostVal>], i: usize) -> Option<&HostVal> {
-    ins.get(i).and_then(|v| v.as_ref())
+    ins.get(i).and_then(Option::as_ref)
 }
 
 fn float_only(n: &Node, x: &HostVal) -> Result<(), String> {
@@ -175,12 +172,7 @@ fn cumsum(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, Str
     let given = input(ins, 1)
         .and_then(|v| v.data.first().copied())
         .ok_or("the axis input is missing")?;
-    let rank = x.dims.len() as i64;
-    let a = given as i64;
-    let a = usize::try_from(if a < 0 { a + rank } else { a })
-        .ok()
-        .filter(|&a| a < x.dims.len())
-        .ok_or_else(|| format!("axis {given} of a rank-{rank} tensor"))?;
+    let a = axis_of(given as i64, x.dims.len())?;
     let (exclusive, reverse) = (
         n.attr_int("exclusive", 0) != 0,
         n.attr_int("reverse", 0) != 0,

@@ -2,24 +2,10 @@
 //! them: TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, ScatterElements and
 //! ScatterND.
 
+use super::shape::axis_of;
 use super::shape::{gather_by, strides};
-use super::{elements, HostVal};
+use super::{elements, need, HostVal};
 use crate::onnx::proto::{dtype, AttrValue, Node};
-
-fn input(ins: &[Option<HostVal>], i: usize) -> Result<&HostVal, String> {
-    ins.get(i)
-        .and_then(|v| v.as_ref())
-        .ok_or_else(|| format!("input {i} is missing"))
-}
-
-/// Axis `a` (negative from the end) of a rank-`rank` tensor, in range.
-fn axis_in(a: i64, rank: usize) -> Result<usize, String> {
-    let w = if a < 0 { a + rank as i64 } else { a };
-    usize::try_from(w)
-        .ok()
-        .filter(|&w| w < rank)
-        .ok_or_else(|| format!("axis {a} of a rank-{rank} tensor"))
-}
 
 /// The coordinates of flat index `k` in `dims`.
 fn coords(mut k: usize, dims: &[usize]) -> Vec<usize> {
@@ -38,8 +24,8 @@ pub(super) fn top_k(
     x: &HostVal,
     ins: &[Option<HostVal>],
 ) -> Result<Vec<HostVal>, String> {
-    let k = input(ins, 1)?.data.first().copied().ok_or("k is empty")? as i64;
-    let a = axis_in(n.attr_int("axis", -1), x.dims.len())?;
+    let k = need(ins, 1)?.data.first().copied().ok_or("k is empty")? as i64;
+    let a = axis_of(n.attr_int("axis", -1), x.dims.len())?;
     let len = x.dims[a];
     let k = usize::try_from(k)
         .ok()
@@ -91,7 +77,7 @@ pub(super) fn top_k(
 
 /// Tile: the input repeated `repeats[d]` times along each axis d.
 pub(super) fn tile(x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
-    let reps = &input(ins, 1)?.data;
+    let reps = &need(ins, 1)?.data;
     if reps.len() != x.dims.len() || reps.iter().any(|&r| r < 0.0) {
         return Err(format!(
             "repeats {reps:?} for a tensor of shape {:?}",
@@ -176,12 +162,12 @@ pub(super) fn depth_space(n: &Node, x: &HostVal) -> Result<HostVal, String> {
 /// -1) holding `on` at the index (a negative one counts from the end) and `off` elsewhere;
 /// an index outside -depth..depth gives all `off`. The values' type.
 pub(super) fn one_hot(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
-    let depth = input(ins, 1)?
+    let depth = need(ins, 1)?
         .data
         .first()
         .copied()
         .ok_or("depth is empty")?;
-    let values = input(ins, 2)?;
+    let values = need(ins, 2)?;
     let [off, on] = values.data[..] else {
         return Err("values must be [off, on]".into());
     };
@@ -190,7 +176,7 @@ pub(super) fn one_hot(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<
         return Err(format!("depth {depth}"));
     }
     let rank = x.dims.len() + 1;
-    let a = axis_in(n.attr_int("axis", -1), rank)?;
+    let a = axis_of(n.attr_int("axis", -1), rank)?;
     let mut dims = x.dims.clone();
     dims.insert(a, depth as usize);
     let count = elements(&dims)?;
@@ -246,7 +232,7 @@ pub(super) fn eye_like(n: &Node, x: &HostVal) -> Result<HostVal, String> {
 /// ScatterElements (`axis`) and ScatterND into a copy of `data`, with `reduction` none
 /// (later updates win), add, mul, max or min; negative indices count from the end.
 pub(super) fn scatter(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
-    let (idx, upd) = (input(ins, 1)?, input(ins, 2)?);
+    let (idx, upd) = (need(ins, 1)?, need(ins, 2)?);
     if upd.elem != x.elem {
         return Err("updates of another type than the data".into());
     }
@@ -278,7 +264,7 @@ pub(super) fn scatter(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<
         out.data[at] = if float { f64::from(v as f32) } else { v };
     };
     if n.op_type == "ScatterElements" {
-        let a = axis_in(n.attr_int("axis", 0), x.dims.len())?;
+        let a = axis_of(n.attr_int("axis", 0), x.dims.len())?;
         if idx.dims != upd.dims || idx.dims.len() != x.dims.len() {
             return Err("indices and updates of one shape, of the data's rank".into());
         }

@@ -1,7 +1,7 @@
 //! ONNX's comparisons, logical operators, Where, IsNaN, IsInf and Size on the host: bool
 //! tensors hold 0 and 1 (element type BOOL, numpy's `|b1` in `.npy` files).
 
-use super::{broadcast, elements, source, HostVal};
+use super::{broadcast, elements, need, pairs, source, HostVal};
 use crate::onnx::proto::{dtype, Node};
 
 fn boolean(dims: Vec<usize>, data: impl Iterator<Item = bool>) -> HostVal {
@@ -12,36 +12,13 @@ fn boolean(dims: Vec<usize>, data: impl Iterator<Item = bool>) -> HostVal {
     }
 }
 
-/// A broadcast shape and the pairs of elements at each of its positions.
-type Pairs = (Vec<usize>, Vec<(f64, f64)>);
-
-/// The elements of `x` and `y` broadcast together, and the shape.
-fn pairs(x: &HostVal, y: &HostVal) -> Result<Pairs, String> {
-    let dims = broadcast(&x.dims, &y.dims)
-        .ok_or_else(|| format!("shapes {:?} and {:?} do not broadcast", x.dims, y.dims))?;
-    let count = elements(&dims)?;
-    let v = (0..count)
-        .map(|k| {
-            (
-                x.data[source(k, &dims, &x.dims)],
-                y.data[source(k, &dims, &y.dims)],
-            )
-        })
-        .collect();
-    Ok((dims, v))
-}
-
 /// The operators of this module; None for others.
 pub(super) fn eval(
     n: &Node,
     x: &HostVal,
     ins: &[Option<HostVal>],
 ) -> Option<Result<HostVal, String>> {
-    let second = || {
-        ins.get(1)
-            .and_then(|v| v.as_ref())
-            .ok_or_else(|| "input 1 is missing".to_string())
-    };
+    let second = || need(ins, 1);
     let compare = |f: fn(f64, f64) -> bool| -> Result<HostVal, String> {
         let y = second()?;
         if x.elem != y.elem {
@@ -105,12 +82,7 @@ pub(super) fn eval(
 /// Where(condition, X, Y): X's element where the condition holds, else Y's, the three
 /// broadcast together; X's type.
 fn where_(c: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
-    let get = |i: usize| {
-        ins.get(i)
-            .and_then(|v| v.as_ref())
-            .ok_or_else(|| format!("input {i} is missing"))
-    };
-    let (x, y) = (get(1)?, get(2)?);
+    let (x, y) = (need(ins, 1)?, need(ins, 2)?);
     if c.elem != dtype::BOOL || x.elem != y.elem {
         return Err("Where of a bool condition and two tensors of one type".into());
     }

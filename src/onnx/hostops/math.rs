@@ -3,7 +3,7 @@
 //! norm-like reductions, as ONNX's reference implementation computes them (float32 elementwise,
 //! integers exactly).
 
-use super::{broadcast, elements, nn, quant, source, wrap, HostVal};
+use super::{nn, pairs, quant, wrap, HostVal};
 use crate::onnx::proto::{dtype, Node};
 
 /// erf(x) to within 1.2e-7 (Numerical Recipes' erfc by a Chebyshev fit of exp).
@@ -124,15 +124,11 @@ fn bit_shift(n: &Node, x: &HostVal, y: &HostVal) -> Result<HostVal, String> {
         Some(crate::onnx::proto::AttrValue::Text(d)) if d == "RIGHT" => false,
         _ => return Err("BitShift needs direction LEFT or RIGHT".into()),
     };
-    let dims = broadcast(&x.dims, &y.dims)
-        .ok_or_else(|| format!("shapes {:?} and {:?} do not broadcast", x.dims, y.dims))?;
-    let count = elements(&dims)?;
-    let data = (0..count)
-        .map(|k| {
-            let (a, s) = (
-                x.data[source(k, &dims, &x.dims)] as i128,
-                y.data[source(k, &dims, &y.dims)] as i128,
-            );
+    let (dims, ps) = pairs(x, y)?;
+    let data = ps
+        .into_iter()
+        .map(|(a, s)| {
+            let (a, s) = (a as i128, s as i128);
             match (left, (0..bits).contains(&s)) {
                 (true, true) => wrap(a << s, x.elem),
                 (false, true) => (a >> s) as f64,
@@ -149,9 +145,7 @@ fn bit_shift(n: &Node, x: &HostVal, y: &HostVal) -> Result<HostVal, String> {
 }
 
 fn pow_or_mod(n: &Node, x: &HostVal, y: &HostVal) -> Result<HostVal, String> {
-    let dims = broadcast(&x.dims, &y.dims)
-        .ok_or_else(|| format!("shapes {:?} and {:?} do not broadcast", x.dims, y.dims))?;
-    let count = elements(&dims)?;
+    let (dims, ps) = pairs(x, y)?;
     let float = x.elem == dtype::FLOAT;
     if !float && quant::int_range(x.elem).is_none() {
         return Err(format!("{} of {} tensors", n.op_type, dtype::name(x.elem)));
@@ -161,12 +155,8 @@ fn pow_or_mod(n: &Node, x: &HostVal, y: &HostVal) -> Result<HostVal, String> {
         return Err("Mod of two tensors of one type".into());
     }
     let int_exp = y.elem != dtype::FLOAT;
-    let mut data = Vec::with_capacity(count);
-    for k in 0..count {
-        let (a, b) = (
-            x.data[source(k, &dims, &x.dims)],
-            y.data[source(k, &dims, &y.dims)],
-        );
+    let mut data = Vec::with_capacity(ps.len());
+    for (a, b) in ps {
         let v = match (n.op_type.as_str(), float) {
             ("Pow", true) => f64::from((a as f32).powf(b as f32)),
             ("Pow", false) if int_exp => {

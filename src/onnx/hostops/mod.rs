@@ -194,7 +194,7 @@ impl<'g> Host<'g> {
     }
 }
 
-fn need(ins: &[Option<HostVal>], i: usize) -> Result<&HostVal, String> {
+pub(super) fn need(ins: &[Option<HostVal>], i: usize) -> Result<&HostVal, String> {
     ins.get(i)
         .and_then(|v| v.as_ref())
         .ok_or_else(|| format!("input {i} is missing"))
@@ -221,6 +221,25 @@ fn wrap(v: i128, elem: i32) -> f64 {
     }) as f64
 }
 
+/// A broadcast shape and the pairs of elements at each of its positions.
+pub(super) type Pairs = (Vec<usize>, Vec<(f64, f64)>);
+
+/// The elements of `x` and `y` broadcast together, and the shape.
+pub(super) fn pairs(x: &HostVal, y: &HostVal) -> Result<Pairs, String> {
+    let dims = broadcast(&x.dims, &y.dims)
+        .ok_or_else(|| format!("shapes {:?} and {:?} do not broadcast", x.dims, y.dims))?;
+    let count = elements(&dims)?;
+    let v = (0..count)
+        .map(|k| {
+            (
+                x.data[source(k, &dims, &x.dims)],
+                y.data[source(k, &dims, &y.dims)],
+            )
+        })
+        .collect();
+    Ok((dims, v))
+}
+
 /// Add, Sub, Mul, Div with numpy broadcasting: float32, or exact integers of one type
 /// (wrapping around, Div truncating toward zero).
 fn binary(n: &Node, x: &HostVal, y: &HostVal) -> Result<HostVal, String> {
@@ -231,15 +250,8 @@ fn binary(n: &Node, x: &HostVal, y: &HostVal) -> Result<HostVal, String> {
             dtype::name(y.elem)
         ));
     }
-    let dims = broadcast(&x.dims, &y.dims)
-        .ok_or_else(|| format!("shapes {:?} and {:?} do not broadcast", x.dims, y.dims))?;
-    let count = elements(&dims)?;
-    let pair = |k: usize| {
-        (
-            x.data[source(k, &dims, &x.dims)],
-            y.data[source(k, &dims, &y.dims)],
-        )
-    };
+    let (dims, ps) = pairs(x, y)?;
+    let (count, pair) = (ps.len(), |k: usize| ps[k]);
     if x.elem == dtype::FLOAT {
         let f: fn(f32, f32) -> f32 = match n.op_type.as_str() {
             "Add" => |a, b| a + b,

@@ -7,13 +7,21 @@ use crate::onnx::proto::{dtype, Node};
 
 /// An axis of a rank-`rank` tensor (negative counts from the end; `extra` allows rank +
 /// extra positions, for Unsqueeze's and Flatten's).
-fn axis(a: i64, rank: usize, extra: usize) -> Result<usize, String> {
+pub(super) fn axis(a: i64, rank: usize, extra: usize) -> Result<usize, String> {
     let n = (rank + extra) as i64;
     let v = if a < 0 { a + n } else { a };
     usize::try_from(v)
         .ok()
         .filter(|&v| (v as i64) < n.max(1))
         .ok_or_else(|| format!("axis {a} of a rank-{rank} tensor"))
+}
+
+/// As [`axis`], of a tensor that has the axis: a rank-0 tensor has none.
+pub(super) fn axis_of(a: i64, rank: usize) -> Result<usize, String> {
+    match rank {
+        0 => Err(format!("axis {a} of a rank-0 tensor")),
+        _ => axis(a, rank, 0),
+    }
 }
 
 /// The axes a node takes from its `axes` attribute or (opset 13 and later) its second input.

@@ -45,7 +45,7 @@ impl Sched<'_> {
                 self.push(nc.ni, IsaOp::Load(t), vec![res], vec![gc.opnd_region(j)]);
             }
             let raw = matches!(nc.n.op, Op::Conv { raw: true, .. });
-            let slice_bits = u64::from(nc.n.out_format.code_type().bits);
+            let slice_type = nc.n.out_format.code_type();
             for plane in 0..nc.n.planes {
                 if !nc.maxpool && nc.n.pool.is_none() {
                     let post = self.post(nc, gc, j);
@@ -56,10 +56,9 @@ impl Sched<'_> {
                         count: gc.rows(),
                         add: nc.res.is_some(),
                         raw,
-                        shift: if raw {
-                            plane as u64 * slice_bits
-                        } else {
-                            post.shift
+                        shift: match raw {
+                            true => u64::from(crate::numeric::int::slice_shift(plane, slice_type)),
+                            false => post.shift,
                         },
                         ..post
                     };
