@@ -35,7 +35,7 @@ fn emit_writes_rtl_filelist_and_manifest() {
     let design = hwgen::config::load(std::path::Path::new("configs/8x8_int8.toml")).unwrap();
     assert_eq!(manifest["design_hash"], format!("{:016x}", design.hash()));
     assert_eq!(manifest["design"]["branches"][0]["units"][0]["cpf"], 8);
-    assert_eq!(manifest["isa"]["instruction_bits"], 192);
+    assert_eq!(manifest["isa"]["instruction_bits"], 256);
     // The hash is also in the top's ID parameter.
     let top = std::fs::read_to_string(dir.path().join("rtl/hwgen_top.v")).unwrap();
     assert!(top.contains(&format!("64'h{:016x}", design.hash())));

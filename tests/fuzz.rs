@@ -171,6 +171,8 @@ const KEYS: &[&str] = &[
     "negative_slope",
     "untied_bias",
     "factor",
+    "scale",
+    "zero_points",
     "output_exponent",
     "inputs",
     "outputs",

@@ -706,7 +706,9 @@ fn fp32_to_int8_and_int4_at_fixed_scales() {
 /// random accumulator values, biases, multipliers, every shift from 0 to 63 (shifts past
 /// the product's width must round to 0: the rounding constant once overflowed for shifts
 /// from 52 on), zero points, clamps, operands and flags (leaky ReLU with a random negative
-/// multiplier among them, and raw slices of the accumulator, flag bit 7), for int8 and
+/// multiplier among them, and raw slices of the accumulator, flag bit 7), and the
+/// combination with the operand (`add`, flag bit 2; its product with flag bit 8) with
+/// random weights, shifts and zero points, the widest weights and exact ties, for int8 and
 /// uint8 outputs.
 fn check_lane(name: &str, out: IntType, seed: u64) {
     if !have_tool("verilator", name) {
@@ -729,8 +731,10 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut rng = Rng::new(seed);
     // (acc, bias, neg_multiplier << 16 | multiplier, shift, zero_point, clamp_max, operand,
-    // flags)
-    let mut vecs: Vec<[i64; 8]> = Vec::new();
+    // flags, add_weight << 16 | opnd_weight (16-bit two's complement each), add_shift,
+    // opnd_zero, add_zero)
+    let mut vecs: Vec<[i64; 12]> = Vec::new();
+    let pair = |a: i64, b: i64| (a & 0xffff) << 16 | (b & 0xffff);
     for shift in 0..64 {
         // The extremes: the largest sums of either sign, with and without the widest bias
         // (flag bit 4), times the largest multiplier and times 1.
@@ -740,8 +744,45 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
         ] {
             // (With raw, flag bit 7: the saturated accumulator's slices.)
             for flags in [0, 16, 128, 128 | 16] {
-                vecs.push([acc, bias, 65535, shift, 0, out.max(), 0, flags]);
-                vecs.push([acc, 0, 1, shift, 0, out.max(), 0, flags]);
+                vecs.push([acc, bias, 65535, shift, 0, out.max(), 0, flags, 0, 0, 0, 0]);
+                vecs.push([acc, 0, 1, shift, 0, out.max(), 0, flags, 0, 0, 0, 0]);
+            }
+        }
+        // The combination's extremes: the widest weights on the largest differences, and
+        // its own shift from 0 to 63 (here equal to the loop's), as sum and product.
+        for (w, b) in [(-32768, out.min()), (32767, out.max()), (-32768, out.max())] {
+            for flags in [4, 4 | 256, 4 | 256 | 64] {
+                let acc = i64::from(if w > 0 { i32::MAX } else { i32::MIN });
+                let ws = pair(w, w);
+                vecs.push([
+                    acc,
+                    0,
+                    1,
+                    0,
+                    7,
+                    out.max(),
+                    b,
+                    flags,
+                    ws,
+                    shift,
+                    out.min(),
+                    -5,
+                ]);
+                let other = i64::from(i32::MIN) + i64::from(i32::MAX) - acc;
+                vecs.push([
+                    other,
+                    0,
+                    1,
+                    0,
+                    -7,
+                    out.max(),
+                    b,
+                    flags,
+                    ws,
+                    shift,
+                    out.max(),
+                    5,
+                ]);
             }
         }
         // Exact ties: odd multiples of 2^(shift-1) (times a multiplier of 1 or 3), rounded
@@ -750,7 +791,18 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
             for k in -6i64..6 {
                 for (m, flags) in [(1, 0), (1, 64), (3, 64), (3, 64 | 16)] {
                     let acc = (2 * k + 1) << (shift - 1);
-                    vecs.push([acc, 0, m, shift, 3, out.max(), 0, flags]);
+                    vecs.push([acc, 0, m, shift, 3, out.max(), 0, flags, 0, 0, 0, 0]);
+                }
+            }
+            // Ties of the combination: t = (2k + 1) 2^(shift - 1), the requantized
+            // difference q - 3 = acc = 2k + 1 times add_weight 2^(shift - 1) (sum, with
+            // opnd_weight 0) times the operand difference 6 - 5 = 1 (product).
+            if shift <= 14 {
+                for k in -5i64..5 {
+                    let w = pair(1 << (shift - 1), 0);
+                    for flags in [4, 4 | 64, 4 | 256, 4 | 256 | 64] {
+                        vecs.push([2 * k + 1, 0, 1, 0, 3, out.max(), 6, flags, w, shift, 5, 2]);
+                    }
                 }
             }
         }
@@ -769,7 +821,14 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
                 rng.range(-40, 40),
                 rng.range(out.min(), out.max()),
                 rng.range(out.min(), out.max()),
-                rng.range(0, 255),
+                rng.range(0, 511),
+                match rng.range(0, 3) {
+                    0 => pair(rng.range(-32768, 32767), rng.range(-32768, 32767)),
+                    _ => pair(rng.range(-300, 300), rng.range(-300, 300)),
+                },
+                rng.range(0, 63),
+                rng.range(out.min(), out.max()),
+                rng.range(-300, 300),
             ]);
         }
     }
@@ -799,7 +858,7 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
         .map(|l| out.wrap(i128::from(i64::from_str_radix(l, 16).unwrap())))
         .collect();
     assert_eq!(got.len(), vecs.len());
-    let want = |v: &[i64; 8]| {
+    let want = |v: &[i64; 12]| {
         let flag = |bit: u32| (v[7] >> bit) & 1 == 1;
         let ops = PostOps {
             negative_multiplier: flag(5).then_some((v[2] >> 16) as u64),
@@ -811,7 +870,14 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
             },
             relu: flag(3),
             clamp: flag(0).then_some(v[5]),
-            add: flag(2),
+            add: flag(2).then_some(int::Combine {
+                product: flag(8),
+                weight: i64::from((v[8] >> 16) as u16 as i16),
+                operand_weight: i64::from(v[8] as u16 as i16),
+                shift: v[9] as u32,
+                operand_zero: v[10],
+                output_zero: v[11],
+            }),
             pool: flag(1),
             raw: flag(7).then_some(IntType::new(true, 32)),
             ..PostOps::default()

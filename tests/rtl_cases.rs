@@ -86,6 +86,10 @@ cases! {
     global_avgpool: "cases/global_avgpool.toml" on "configs/16x16_int8.toml" with 20;
     global_avgpool_8x8: "cases/global_avgpool.toml" on "configs/8x8_int8.toml";
     residual_block: "cases/residual_block.toml" on "configs/8x8_int8.toml" with 10;
+    // The quantized add and mul (weights, zero points, products, one-pixel operands
+    // broadcast), fused into convolutions (and into expand + depthwise) and on their own.
+    quantized_eltwise: "cases/quantized_eltwise.toml" on "configs/8x8_int8.toml" with 15;
+    quantized_se_block: "cases/quantized_se_block.toml" on "configs/16x16_int8.toml" with 10;
     small_resnet: "cases/small_resnet.toml" on "configs/16x16_int8.toml";
     // A MobileNetV2 inverted-residual block (issue 12): the project layer's stores wait
     // for the depthwise layer's loads of the memory they reuse, 38 of them, which overflowed

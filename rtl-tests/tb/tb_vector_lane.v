@@ -1,9 +1,10 @@
 // Testbench of hwgen_vector_lane: each vector is held for the lane's four stages plus one
 // cycle (the controls of an instruction are steady while its rows pass), and the result is
 // written as a hex line.
-//   +vec=FILE  lines of eight 32-bit fields, first field highest:
+//   +vec=FILE  lines of twelve 32-bit fields, first field highest:
 //              {acc, bias, {neg_multiplier, multiplier}, shift, zero_point, clamp_max,
-//               operand, flags = {raw, half_even, leaky, bias, relu, add, pool, clamp}}
+//               operand, flags = {mul, raw, half_even, leaky, bias, relu, add, pool, clamp},
+//               {add_weight, opnd_weight}, add_shift, opnd_zero, add_zero}
 //              -> +out=FILE lines result
 //   +n=N       number of vectors.
 module tb #(
@@ -16,14 +17,14 @@ module tb #(
 );
   localparam integer HOLD = 5;
 
-  reg [255:0]   vectors [0:MAX_N-1];
+  reg [383:0]   vectors [0:MAX_N-1];
   reg [1023:0]  vec_file;
   reg [1023:0]  out_file;
   integer       n;
   integer       fd;
   integer       index;
   integer       phase;
-  reg [255:0]   v;
+  reg [383:0]   v;
   wire [OUTPUT_W-1:0] result;
 
   hwgen_vector_lane #(
@@ -33,22 +34,28 @@ module tb #(
   ) u_dut (
     .clk_i        (clk_i),
     .rst_ni       (1'b1),
-    .bias_i       (v[4]),
-    .relu_i       (v[3]),
-    .add_i        (v[2]),
-    .pool_i       (v[1]),
-    .clamp_i      (v[0]),
-    .multiplier_i (v[160 +: 16]),
-    .leaky_i      (v[5]),
-    .half_even_i  (v[6]),
-    .raw_i        (v[7]),
-    .neg_multiplier_i (v[176 +: 16]),
-    .shift_i      (v[128 +: 6]),
-    .zero_point_i (v[96 +: 16]),
-    .clamp_max_i  (v[64 +: 16]),
-    .bias_value_i (v[192 +: ACC_W]),
-    .acc_i        (v[224 +: ACC_W]),
-    .operand_i    (v[32 +: OUTPUT_W]),
+    .bias_i       (v[132]),
+    .relu_i       (v[131]),
+    .add_i        (v[130]),
+    .pool_i       (v[129]),
+    .clamp_i      (v[128]),
+    .multiplier_i (v[288 +: 16]),
+    .leaky_i      (v[133]),
+    .half_even_i  (v[134]),
+    .raw_i        (v[135]),
+    .neg_multiplier_i (v[304 +: 16]),
+    .shift_i      (v[256 +: 6]),
+    .zero_point_i (v[224 +: 16]),
+    .clamp_max_i  (v[192 +: 16]),
+    .bias_value_i (v[320 +: ACC_W]),
+    .mul_i        (v[136]),
+    .add_weight_i (v[112 +: 16]),
+    .opnd_weight_i (v[96 +: 16]),
+    .add_shift_i  (v[64 +: 6]),
+    .opnd_zero_i  (v[32 +: OUTPUT_W]),
+    .add_zero_i   (v[0 +: 16]),
+    .acc_i        (v[352 +: ACC_W]),
+    .operand_i    (v[160 +: OUTPUT_W]),
     .result_o     (result)
   );
 

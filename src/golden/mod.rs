@@ -340,23 +340,34 @@ pub fn pool(x: &Tensor, layer: &Layer) -> Tensor {
     y
 }
 
-/// y = saturate(requant(a) + b), then ReLU (and the ReLU6 clamp).
+/// y = saturate(requant(a) + b), or the quantized form's combination of a and b (`b` of
+/// one pixel read at every pixel), then ReLU (at the output zero point) and the ReLU6 clamp.
 pub fn add(a: &Tensor, b: &Tensor, layer: &Layer) -> Tensor {
     let Op::Add {
         requant,
         relu,
         clamp,
+        eltwise,
     } = &layer.op
     else {
         unreachable!("add called on {}", layer.op.name())
     };
     let t = out_type(layer);
     let mut y = Tensor::zeros(a.h, a.w, a.c, layer.out_format);
+    let zero = eltwise.map_or(requant.zero_point, |e| e.combine.output_zero);
     for (i, v) in y.data.iter_mut().enumerate() {
-        let q = int::requantize(i128::from(a.data[i]), *requant, t);
-        let s = t.saturate(i128::from(q) + i128::from(b.data[i]));
+        let bv = b.data[if b.h * b.w == 1 { i % a.c } else { i }];
+        let s = match eltwise {
+            Some(e) => e
+                .combine
+                .apply(a.data[i], e.input_zero, bv, requant.half_even, t),
+            None => {
+                let q = int::requantize(i128::from(a.data[i]), *requant, t);
+                t.saturate(i128::from(q) + i128::from(bv))
+            }
+        };
         *v = if *relu {
-            int::activate(s, requant.zero_point, *clamp, t)
+            int::activate(s, zero, *clamp, t)
         } else {
             s
         };

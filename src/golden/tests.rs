@@ -151,9 +151,38 @@ fn pools_add_upsample_by_hand() {
         requant: Requant::IDENTITY,
         relu: false,
         clamp: None,
+        eltwise: None,
     };
     let s = add(&x, &b, &layer(add_op, [2, 2, 1], I8));
     assert_eq!(s.data, vec![127, -5, 7, -125]);
+    // The quantized form with a one-pixel residual b = 4 (zero point 2) read at every
+    // pixel, x's zero point -1, output zero point 10, then ReLU at 10:
+    // sum 3 (x + 1) - 2 (4 - 2), / 2^1 half up: x = 1: (6 - 4) / 2 = 1 -> 11;
+    // x = -5: (-12 - 4) / 2 = -8 -> 2 -> ReLU 10; x = 7: (24 - 4) / 2 = 10 -> 20;
+    // x = 3: (12 - 4) / 2 = 4 -> 14.
+    // product 5 (x + 1)(4 - 2) / 2^2: x = 1: 20 / 4 = 5 -> 15; x = -5: -40 / 4 = -10 -> 0
+    // -> ReLU 10; x = 7: 80 / 4 = 20 -> 30; x = 3: 40 / 4 = 10 -> 20.
+    let one = tensor(1, 1, 1, vec![4]);
+    let q = |product, weight, shift| Op::Add {
+        requant: Requant::IDENTITY,
+        relu: true,
+        clamp: None,
+        eltwise: Some(crate::model::Eltwise {
+            combine: crate::model::Combine {
+                product,
+                weight,
+                operand_weight: -2,
+                shift,
+                operand_zero: 2,
+                output_zero: 10,
+            },
+            input_zero: -1,
+        }),
+    };
+    let s = add(&x, &one, &layer(q(false, 3, 1), [2, 2, 1], I8));
+    assert_eq!(s.data, vec![11, 10, 20, 14]);
+    let s = add(&x, &one, &layer(q(true, 5, 2), [2, 2, 1], I8));
+    assert_eq!(s.data, vec![15, 10, 30, 20]);
     let u = upsample(&tensor(1, 2, 1, vec![4, 9]), 2, Format::Int(I8));
     assert_eq!(u.data, vec![4, 4, 9, 9, 4, 4, 9, 9]);
 }

@@ -4,7 +4,7 @@
 use super::{Engine, InterpError, Memory, Streams};
 use crate::design::Unit;
 use crate::isa::{self, Buffer, Instr, Matmul, Op, Transfer, Vector, Window};
-use crate::numeric::{Datapath, Format, PostOps, Precision, Requant};
+use crate::numeric::{int, Datapath, Format, PostOps, Precision, Requant};
 
 /// A scratchpad row address: the sum wraps at the width of the address fields, and the
 /// row is taken modulo the buffer's depth (its low index bits).
@@ -413,6 +413,11 @@ impl Engine {
         {
             return Err(illegal("the operand rows overlap the rows being written (only the same rows, in place, are allowed)"));
         }
+        if v.bcast && !v.to_input && (out_base..out_base + n).contains(&opnd_base) {
+            return Err(illegal(
+                "bcast reads one operand row for every row, so the rows written must not include it",
+            ));
+        }
         let p_in = self.precision(pc, v.prec_in)?;
         let out = self.precision(pc, v.prec_out)?.ops().output();
         let u = &self.unit;
@@ -443,7 +448,8 @@ impl Engine {
         for j in 0..n {
             let acc_row = spad(v.acc_addr + j, self.acc.len());
             let out_row = spad(out_base + j, self.output.len());
-            let opnd = self.output[spad(opnd_base + j, self.output.len())].clone();
+            let opnd_row = if v.bcast { opnd_base } else { opnd_base + j };
+            let opnd = self.output[spad(opnd_row, self.output.len())].clone();
             let ops = PostOps {
                 negative_multiplier: v.leaky.then_some(v.neg_multiplier),
                 bias: v.bias.then_some(self.bias.as_slice()),
@@ -456,7 +462,7 @@ impl Engine {
                 per_lane: v.per_channel.then_some(self.scales.as_slice()),
                 relu: v.relu,
                 clamp: v.clamp.then_some(v.clamp_max),
-                add: v.add,
+                add: v.add.then(|| combine_of(v, out)),
                 pool: v.pool,
                 operand: Some(&opnd[..kpf]),
                 fixed_scale: v.fixed_scale as u8,
@@ -477,6 +483,24 @@ impl Engine {
             }
         }
         Ok(())
+    }
+}
+
+/// The combination a vector instruction's `add` makes (its fields; the operand zero point a
+/// pattern of the output element, read like `pad_value`).
+fn combine_of(v: &Vector, out: Format) -> int::Combine {
+    let (bits, signed) = match out {
+        Format::Int(t) => (t.bits, t.signed),
+        Format::Mx(f) => (f.elem.code_type().bits, true),
+        _ => (8, true), // float lanes add the operand and read none of the fields
+    };
+    int::Combine {
+        product: v.mul,
+        weight: v.add_weight,
+        operand_weight: v.opnd_weight,
+        shift: v.add_shift as u32,
+        operand_zero: isa::pad_element(v.opnd_zero, bits, signed),
+        output_zero: v.add_zero,
     }
 }
 

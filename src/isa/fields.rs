@@ -205,7 +205,7 @@ formats! {
         bias_addr: u64 = SPAD_ADDR_BITS, "accumulator row holding the bias";
         count: u64 = 12, "rows to process";
         multiplier: u64 = 16, "requantization multiplier (unsigned)";
-        shift: u64 = 6, "requantization right shift, rounding half up";
+        shift: u64 = SHIFT_BITS, "requantization right shift, rounding half up";
         zero_point: i64 = 16, "output zero point (two's complement)";
         clamp: bool = 1, "clamp above at clamp_max after ReLU (ReLU6)";
         clamp_max: i64 = 16, "upper clamp (two's complement)";
@@ -218,6 +218,13 @@ formats! {
         per_channel: bool = 1, "requantize lane l with its own multiplier and shift, read (with load_bias) from accumulator row bias_addr + 1: lane l's element holds the multiplier in its low bits (as many as the multiplier field) and the shift above them (as many as the shift field); the fields multiplier and shift are then unused";
         half_even: bool = 1, "requantization rounds an exact tie to the even neighbour instead of up (ONNX's rounding)";
         raw: bool = 1, "integer lanes: instead of requantizing, write bits shift .. shift + output bits of (acc + bias) x multiplier saturated to the accumulator type (no rounding, zero point or saturation to the output type): one slice of a layer that writes its accumulator";
+        mul: bool = 1, "with add, integer lanes: combine with the operand by product instead of weighted sum (see add_weight)";
+        bcast: bool = 1, "every row reads operand row opnd_addr (an operand of one pixel, broadcast over the map)";
+        add_weight: i64 = 16, "with add, integer lanes: t = add_weight (q - zero_point) + opnd_weight (b - opnd_zero), or with mul t = add_weight (q - zero_point)(b - opnd_zero), where q is the requantized value and b the operand; the lane writes round(t / 2^add_shift) + add_zero saturated to the output type (two's complement)";
+        opnd_weight: i64 = 16, "with add, integer lanes: the operand's weight (two's complement; unused with mul)";
+        add_shift: u64 = SHIFT_BITS, "with add, integer lanes: right shift of t, rounding like the requantization (half up, or to even with half_even)";
+        opnd_zero: u64 = PAD_VALUE_BITS, "with add, integer lanes: the operand's zero point, as a bit pattern like pad_value's (the low bits of the output element, read in its signedness)";
+        add_zero: i64 = 16, "with add, integer lanes: the zero point added after the shift, where ReLU clamps (two's complement)";
     }
 }
 

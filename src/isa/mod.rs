@@ -13,7 +13,7 @@ pub use word::Word;
 use std::fmt::Write as _;
 
 /// Every instruction is this many bits wide.
-pub const INSTR_BITS: u32 = 192;
+pub const INSTR_BITS: u32 = 256;
 
 /// Beats of external memory one instruction takes (the engines fetch their programs from
 /// there, low bits first; `hwgen_core`'s IBEATS is the same quotient).
@@ -28,6 +28,9 @@ pub const SPAD_ADDR_BITS: u32 = 16;
 pub const EXT_ADDR_BITS: u32 = 32;
 /// Semaphore counters: a release past 2^SEM_COUNT_BITS - 1 raises the error flag.
 pub const SEM_COUNT_BITS: u32 = 4;
+/// Right shifts of the vector unit (the requantization's and the combination's; the RTL
+/// rounds both with one function).
+pub const SHIFT_BITS: u32 = 6;
 /// Precision selectors: a Design runs at most 2^PREC_BITS precisions.
 pub const PREC_BITS: u32 = 1;
 
@@ -248,6 +251,16 @@ pub fn scale_of_word(word: u64) -> (u64, u32) {
 pub fn requant_limits() -> (u64, u32) {
     let f = format_ref(Opcode::Vector);
     (f.field("multiplier").max(), f.field("shift").max() as u32)
+}
+
+/// The largest weight (`add_weight`, `opnd_weight`, two's complement) and shift of the
+/// vector instruction's combination with its operand.
+pub fn combine_limits() -> (i64, i64) {
+    let f = format_ref(Opcode::Vector);
+    (
+        (f.field("add_weight").max() >> 1) as i64,
+        f.field("add_shift").max() as i64,
+    )
 }
 
 /// Accumulator bits a scale-row element needs: the multiplier's and the shift's.

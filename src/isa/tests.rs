@@ -57,7 +57,7 @@ fn decode_encode_round_trips_every_opcode() {
 #[test]
 fn hand_encoded_load() {
     // load with wait = bit 7 (vector_to_load), buffer = weight (1), spad_addr = 3,
-    // ext_addr = 0x100 (48 hex digits: 192 bits): opcode 1 in bits 3:0, wait in 13:4,
+    // ext_addr = 0x100 (64 hex digits: 256 bits): opcode 1 in bits 3:0, wait in 13:4,
     // buffer in 26:25, spad_addr in 42:27, ext_addr in 74:43.
     let i = Instr {
         wait: 1 << 7,
@@ -69,7 +69,7 @@ fn hand_encoded_load() {
         }))
     };
     let expect: u128 = 1 | (1 << (4 + 7)) | (1 << 25) | (3 << 27) | (0x100u128 << 43);
-    assert_eq!(i.encode().unwrap().to_hex(), format!("{expect:048x}"));
+    assert_eq!(i.encode().unwrap().to_hex(), format!("{expect:064x}"));
     assert_eq!(
         i.to_asm(),
         "load buffer=weight spad_addr=3 ext_addr=0x100 count1=0 wait=vector_to_load"

@@ -16,6 +16,7 @@ mod quant;
 mod raw;
 mod types;
 
+pub use crate::numeric::int::Combine;
 pub use crate::numeric::Requant;
 pub use quant::AUTO_MX_ERROR_RATIO;
 
@@ -135,11 +136,14 @@ pub enum Op {
         pad: usize,
         requant: Requant,
     },
-    /// y = saturate(requant(a) + b)
+    /// y = saturate(requant(a) + b), or in the quantized form (`eltwise`, the layers `add`
+    /// with `scale` and `zero_points`, and `mul`) the combination of a and b it defines; b
+    /// may be one pixel, broadcast over the map.
     Add {
         requant: Requant,
         relu: bool,
         clamp: Option<i64>,
+        eltwise: Option<Eltwise>,
     },
     Upsample {
         factor: usize,
@@ -157,11 +161,24 @@ impl Op {
             Op::Conv { .. } => "conv2d",
             Op::MaxPool { .. } => "maxpool",
             Op::AvgPool { .. } => "avgpool",
+            Op::Add {
+                eltwise: Some(e), ..
+            } if e.combine.product => "mul",
             Op::Add { .. } => "add",
             Op::Upsample { .. } => "upsample",
             Op::Concat => "concat",
         }
     }
+}
+
+/// The quantized form of `add` and `mul` (ONNX's quantized Add and Mul, with the ratios of
+/// the scales in fixed point): y = `combine.apply(x, input_zero, b)`, the weighted sum or
+/// the product of `x - input_zero` and `b - combine.operand_zero`, shifted, rounded (the
+/// model's `rounding`) and offset by `combine.output_zero`, where ReLU then clamps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Eltwise {
+    pub combine: Combine,
+    pub input_zero: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

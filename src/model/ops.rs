@@ -9,7 +9,9 @@ use super::{Layer, ModelError, Op, Requant, Tensor};
 use crate::numeric::int::leaky_multiplier;
 use crate::numeric::{Format, IntType, Precision, Slope};
 
+mod eltwise;
 mod geometry;
+use eltwise::add;
 use geometry::{geometry, pad_value, Geometry};
 
 /// What an operator's parser is given.
@@ -94,7 +96,31 @@ const OPS: &[(&str, OpParser, OpKeys)] = &[
     (
         "add",
         add,
-        (&["residual", "requant", "activation", "relu6_max"], &[]),
+        (
+            &[
+                "residual",
+                "requant",
+                "scale",
+                "zero_points",
+                "activation",
+                "relu6_max",
+            ],
+            &[],
+        ),
+    ),
+    (
+        "mul",
+        add,
+        (
+            &[
+                "residual",
+                "scale",
+                "zero_points",
+                "activation",
+                "relu6_max",
+            ],
+            &[],
+        ),
     ),
     ("upsample", upsample, (&["factor"], &[])),
     ("concat", concat, (&["inputs"], &[])),
@@ -614,42 +640,6 @@ fn pool(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         op,
         out,
         inputs: vec![a.src.to_string()],
-        prec: a.prec,
-    })
-}
-
-/// `add`: y = saturate(requant(x) + residual), ReLU after.
-fn add(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
-    let other = a.rl.residual.clone().ok_or_else(|| {
-        ctx.err(
-            "residual",
-            "add needs residual = <tensor>",
-            "name the tensor to add",
-        )
-    })?;
-    let Some(os) = shape_of(a.model_inputs, a.layers, &other) else {
-        return Err(ctx.err(
-            &format!("residual = {other}"),
-            "residual must name an earlier tensor",
-            "use the name of an earlier layer",
-        ));
-    };
-    if os != a.shape {
-        return Err(ctx.err(
-            "residual",
-            format!("shapes differ: {:?} and {:?}", a.shape, os),
-            "add tensors of the same shape",
-        ));
-    }
-    let op = Op::Add {
-        requant: ctx.requant(a.rl.requant.as_ref(), Requant::IDENTITY)?,
-        relu: a.relu,
-        clamp: a.clamp,
-    };
-    Ok(Parsed {
-        op,
-        out: a.shape,
-        inputs: vec![a.src.to_string(), other],
         prec: a.prec,
     })
 }

@@ -101,6 +101,26 @@ pub(super) struct RawRequant {
     pub zero_point: Option<i64>,
 }
 
+/// The fixed-point scale of the quantized `add` (`input`, `residual`: the weights of the two
+/// differences) or `mul` (`multiplier`), and the right `shift` of the result.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawScale {
+    pub input: Option<i64>,
+    pub residual: Option<i64>,
+    pub multiplier: Option<i64>,
+    pub shift: Option<i64>,
+}
+
+/// The zero points of the quantized `add` and `mul`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawZeroPoints {
+    pub input: Option<i64>,
+    pub residual: Option<i64>,
+    pub output: Option<i64>,
+}
+
 /// The slope of leaky ReLU, multiplier / 2^shift.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -132,6 +152,9 @@ pub(super) struct RawLayer {
     pub relu6_max: Option<i64>,
     pub negative_slope: Option<RawSlope>,
     pub factor: Option<i64>,
+    /// add and mul, quantized form.
+    pub scale: Option<RawScale>,
+    pub zero_points: Option<RawZeroPoints>,
     #[serde(rename = "type")]
     pub layer_type: Option<String>,
     pub output_exponent: Option<i64>,
@@ -161,6 +184,8 @@ impl RawLayer {
             ("negative_slope", self.negative_slope.is_some()),
             ("output_type", self.output_type.is_some()),
             ("factor", self.factor.is_some()),
+            ("scale", self.scale.is_some()),
+            ("zero_points", self.zero_points.is_some()),
         ]
         .into_iter()
         .filter_map(|(k, present)| present.then_some(k))

@@ -8,8 +8,11 @@
 //!   leaky ReLU replaces the multiplier by `leaky_multiplier` when `x < 0`;
 //! * `raw` (an accumulator-type output, written in slices): `q` = bits `shift ..
 //!   shift + out_bits` of `x * multiplier` saturated to the accumulator type;
-//! * `add`: `q = saturate(q + operand)`; ReLU: `q = max(q, zero_point)`; ReLU6: then
-//!   `q = min(q, clamp_max)`; max-pool: `q = max(q, operand)`.
+//! * `add` ([`Combine`]): `t = w (q - zero_point) + w_b (b - z_b)` or the product `t = w (q -
+//!   zero_point)(b - z_b)` with the operand `b`, `q = saturate(round(t / 2^s) + z_y)`
+//!   (`saturate(q + b)` for the plain residual add); ReLU: `q = max(q, z)` with `z` the
+//!   output zero point (`z_y` with add, else zero_point); ReLU6: then `q = min(q,
+//!   clamp_max)`; max-pool: `q = max(q, operand)`.
 
 use super::{Datapath, Format, Leaves, PostOps, Row};
 use serde::Serialize;
@@ -115,18 +118,66 @@ pub fn leaky_multiplier(multiplier: u64, slope: Slope) -> u64 {
 /// rounds to the even neighbour instead (one less when the half-up result is odd).
 pub fn requantize(x: i128, r: Requant, out: IntType) -> i64 {
     let p = x * i128::from(r.multiplier);
-    let rounded = if r.shift == 0 {
-        p
+    out.saturate(round_shift(p, r.shift, r.half_even) + i128::from(r.zero_point))
+}
+
+/// floor((p + 2^(shift-1)) / 2^shift): p / 2^shift rounded half up, or with `half_even` an
+/// exact tie to the even neighbour (one less when the half-up result is odd); p for shift 0.
+pub fn round_shift(p: i128, shift: u32, half_even: bool) -> i128 {
+    if shift == 0 {
+        return p;
+    }
+    let up = (p + (1i128 << (shift - 1))).div_euclid(1i128 << shift);
+    let tie = p.rem_euclid(1i128 << shift) == 1i128 << (shift - 1);
+    if half_even && tie && up.rem_euclid(2) == 1 {
+        up - 1
     } else {
-        let up = (p + (1i128 << (r.shift - 1))).div_euclid(1i128 << r.shift);
-        let tie = p.rem_euclid(1i128 << r.shift) == 1i128 << (r.shift - 1);
-        if r.half_even && tie && up.rem_euclid(2) == 1 {
-            up - 1
-        } else {
-            up
+        up
+    }
+}
+
+/// The vector lane's combination of its requantized value `q` (zero point `zq`, the
+/// requantization's) with the operand `b` (the instruction's `add`): `t = weight (q - zq) +
+/// operand_weight (b - operand_zero)`, or with `product` `t = weight (q - zq)(b -
+/// operand_zero)`; the lane writes `saturate(round(t / 2^shift) + output_zero)`, rounding
+/// like the requantization. ReLU then clamps at `output_zero`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Combine {
+    pub product: bool,
+    pub weight: i64,
+    pub operand_weight: i64,
+    pub shift: u32,
+    pub operand_zero: i64,
+    pub output_zero: i64,
+}
+
+impl Combine {
+    /// The plain residual add, `saturate(q + b)` with ReLU at `zq`: weights 1, no shift,
+    /// operand zero point 0, output zero point `zq` (so that `(q - zq) + b + zq = q + b`).
+    pub fn sum(zq: i64) -> Combine {
+        Combine {
+            product: false,
+            weight: 1,
+            operand_weight: 1,
+            shift: 0,
+            operand_zero: 0,
+            output_zero: zq,
         }
-    };
-    out.saturate(rounded + i128::from(r.zero_point))
+    }
+
+    /// The combined value (see the type), saturated to `out`.
+    pub fn apply(&self, q: i64, zq: i64, b: i64, half_even: bool, out: IntType) -> i64 {
+        let (dq, db) = (
+            i128::from(q) - i128::from(zq),
+            i128::from(b) - i128::from(self.operand_zero),
+        );
+        let t = if self.product {
+            i128::from(self.weight) * dq * db
+        } else {
+            i128::from(self.weight) * dq + i128::from(self.operand_weight) * db
+        };
+        out.saturate(round_shift(t, self.shift, half_even) + i128::from(self.output_zero))
+    }
 }
 
 /// One slice of an accumulator-type output (the vector instruction's `raw`): `x` saturated
@@ -180,11 +231,13 @@ pub fn lane(acc: i64, bias: Option<i64>, ops: &PostOps, operand: i64, out: IntTy
         Some(acc) => raw_slice(x * i128::from(requant.multiplier), requant.shift, acc, out),
         None => requantize(x, requant, out),
     };
-    if ops.add {
-        q = out.saturate(i128::from(q) + i128::from(operand));
+    let mut zero = ops.requant.zero_point;
+    if let Some(c) = ops.add {
+        q = c.apply(q, zero, operand, ops.requant.half_even, out);
+        zero = c.output_zero;
     }
     if ops.relu {
-        q = q.max(out.saturate(i128::from(ops.requant.zero_point)));
+        q = q.max(out.saturate(i128::from(zero)));
     }
     if let Some(hi) = ops.clamp {
         q = q.min(out.saturate(i128::from(hi)));
@@ -417,11 +470,11 @@ mod tests {
 
     #[test]
     fn lane_adds_then_activates_then_pools() {
-        let ops = |add, relu, pool, zp| PostOps {
+        let ops = |add: bool, relu, pool, zp| PostOps {
             requant: r(1, 0, zp),
             relu,
             clamp: None,
-            add,
+            add: add.then(|| Combine::sum(zp)),
             pool,
             ..PostOps::default()
         };
@@ -445,6 +498,85 @@ mod tests {
             ..PostOps::default()
         };
         assert_eq!(lane(200, None, &six, 0, I8), 64);
+    }
+
+    /// The weighted sum and the product by hand. q = requantize(40) = 40 + 3 = 43 (zero
+    /// point 3), operand b = 10 with zero point -6:
+    /// sum: t = 5 (43 - 3) - 7 (10 + 6) = 200 - 112 = 88, 88 / 2^4 = 5.5 -> 6 (half up,
+    /// and 6 is the even neighbour), + 20 = 26; t / 2^5 = 2.75 -> 3, + 20 = 23;
+    /// product: t = 3 (40)(16) = 1920, / 2^8 = 7.5 -> 8 either way, + 20 = 28;
+    /// saturation: weight 100 -> t = 4000 - 112, / 2^0 + 20 saturates at 127; ReLU clamps at
+    /// the output zero point 20, not at 3.
+    #[test]
+    fn lane_combines_with_weights_zero_points_and_rounding() {
+        let c = |product, weight, operand_weight, shift| Combine {
+            product,
+            weight,
+            operand_weight,
+            shift,
+            operand_zero: -6,
+            output_zero: 20,
+        };
+        let ops = |add, half_even, relu| PostOps {
+            requant: Requant {
+                half_even,
+                ..r(1, 0, 3)
+            },
+            add: Some(add),
+            relu,
+            ..PostOps::default()
+        };
+        assert_eq!(
+            lane(40, None, &ops(c(false, 5, -7, 4), false, false), 10, I8),
+            26
+        );
+        assert_eq!(
+            lane(40, None, &ops(c(false, 5, -7, 4), true, false), 10, I8),
+            26
+        );
+        assert_eq!(
+            lane(40, None, &ops(c(false, 5, -7, 5), false, false), 10, I8),
+            23
+        );
+        assert_eq!(
+            lane(40, None, &ops(c(true, 3, 0, 8), false, false), 10, I8),
+            28
+        );
+        assert_eq!(
+            lane(40, None, &ops(c(true, 3, 0, 8), true, false), 10, I8),
+            28
+        );
+        // (q - 3)(b + 6) = 40 x 16 = 640; weight 13: 8320 / 2^8 = 32.5 -> 33 up, 32 even.
+        assert_eq!(
+            lane(40, None, &ops(c(true, 13, 0, 8), false, false), 10, I8),
+            53
+        );
+        assert_eq!(
+            lane(40, None, &ops(c(true, 13, 0, 8), true, false), 10, I8),
+            52
+        );
+        assert_eq!(
+            lane(40, None, &ops(c(false, 100, -7, 0), false, false), 10, I8),
+            127
+        );
+        // t = 1 (43 - 3) - 7 (10 + 6) = -72 -> -72 + 20 = -52, ReLU at 20.
+        assert_eq!(
+            lane(40, None, &ops(c(false, 1, -7, 0), false, true), 10, I8),
+            20
+        );
+        assert_eq!(
+            lane(40, None, &ops(c(false, 1, -7, 0), false, false), 10, I8),
+            -52
+        );
+        // The plain sum: q + b saturates; ReLU at the requantization's zero point.
+        assert_eq!(
+            lane(40, None, &ops(Combine::sum(3), false, false), 100, I8),
+            127
+        );
+        assert_eq!(
+            lane(-90, None, &ops(Combine::sum(3), false, true), 10, I8),
+            3
+        );
     }
 
     #[test]

@@ -180,8 +180,9 @@ pub struct PostOps<'a> {
     pub relu: bool,
     /// ReLU6: the upper clamp, an output value.
     pub clamp: Option<i64>,
-    /// Add the operand row element-wise (saturating), or take the maximum with it.
-    pub add: bool,
+    /// Combine with the operand row element-wise (integer lanes: `int::Combine`), or take
+    /// the maximum with it.
+    pub add: Option<int::Combine>,
     pub pool: bool,
     pub operand: Option<&'a [i64]>,
     /// E8M0 code of integer elements q read or written as MX elements (q * 2^(code - 127 -
@@ -202,7 +203,7 @@ impl Default for PostOps<'_> {
             negative_multiplier: None,
             relu: false,
             clamp: None,
-            add: false,
+            add: None,
             pool: false,
             operand: None,
             fixed_scale: 0,

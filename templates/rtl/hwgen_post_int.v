@@ -11,6 +11,7 @@ module hwgen_post_int #(
   parameter integer MULT_W        = 16,
   parameter integer SHIFT_W       = 6,
   parameter integer ZP_W          = 16,
+  parameter integer ADD_WEIGHT_W  = 16,
   parameter integer SCALE_W       = 8,
   parameter integer PREC_W        = 1,
   parameter integer ENABLE_BIAS   = 1,

@@ -16,6 +16,7 @@ module hwgen_post_int_mx #(
   parameter integer MULT_W        = 16,
   parameter integer SHIFT_W       = 6,
   parameter integer ZP_W          = 16,
+  parameter integer ADD_WEIGHT_W  = 16,
   parameter integer PREC_W        = 1,
   parameter integer ENABLE_BIAS   = 1,
   parameter integer ENABLE_RELU   = 1,

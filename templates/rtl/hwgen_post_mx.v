@@ -12,6 +12,7 @@ module hwgen_post_mx #(
   parameter integer MULT_W        = 16,
   parameter integer SHIFT_W       = 6,
   parameter integer ZP_W          = 16,
+  parameter integer ADD_WEIGHT_W  = 16,
   parameter integer PREC_W        = 1,
   parameter integer ENABLE_BIAS   = 1,
   parameter integer ENABLE_RELU   = 1,
@@ -36,7 +37,9 @@ module hwgen_post_mx #(
 
   // Bias, requantization, add and pool are integer operations; there is one precision.
   wire unused_controls;
-  assign unused_controls = ^{bias_i, add_i, pool_i, multiplier_i, shift_i, zero_point_i,
+  assign unused_controls = ^{bias_i, add_i, pool_i, mul_i, add_weight_i, opnd_weight_i,
+                             add_shift_i, opnd_zero_i, add_zero_i, multiplier_i, shift_i,
+                             zero_point_i,
                              clamp_i, clamp_max_i, bias_row_i, operand_row_i, prec_in_i,
                              prec_out_i, fixed_scale_i, OUTPUT_SIGNED[0], ENABLE_BIAS[0],
                              ENABLE_RELU[0], ENABLE_LEAKY[0], ENABLE_POOL[0],

@@ -7,7 +7,11 @@
 //            half_even_i an exact tie, p's low shift bits 2^(shift-1), goes to the even one];
 //            with raw_i instead q = bits [shift, shift + OUTPUT_W) of p saturated to the
 //            accumulator type: one slice of a layer that writes its accumulator
-//   stage 4: r = q; if add_i r = saturate(r + operand); if relu_i r = max(r, zero_point);
+//   stage 4: r = q; if add_i r = saturate(round(t / 2^add_shift) + add_zero) with
+//            t = add_weight (q - zero_point) + opnd_weight (b - opnd_zero), or with mul_i
+//            t = add_weight (q - zero_point) (b - opnd_zero), b the operand (its difference
+//            and weighted difference are taken in stages 2 and 3), rounding like stage 3;
+//            if relu_i r = max(r, z) with z = add_zero under add_i, else zero_point;
 //            if clamp_i r = min(r, clamp_max) (ReLU6); if pool_i r = max(r, operand)
 // The pipeline never stalls; control holds the flags steady for a whole instruction.
 module hwgen_vector_lane #(
@@ -15,6 +19,7 @@ module hwgen_vector_lane #(
   parameter integer MULT_W        = 16,
   parameter integer SHIFT_W       = 6,
   parameter integer ZP_W          = 16,
+  parameter integer ADD_WEIGHT_W  = 16,
   parameter integer OUTPUT_W      = 8,
   parameter integer OUTPUT_SIGNED = 1,
   parameter integer ENABLE_BIAS   = 1,
@@ -40,6 +45,12 @@ module hwgen_vector_lane #(
   input  wire                clamp_i,
   input  wire [ZP_W-1:0]     clamp_max_i,
   input  wire [ACC_W-1:0]    bias_value_i,
+  input  wire                mul_i,
+  input  wire [ADD_WEIGHT_W-1:0] add_weight_i,
+  input  wire [ADD_WEIGHT_W-1:0] opnd_weight_i,
+  input  wire [SHIFT_W-1:0]  add_shift_i,
+  input  wire [OUTPUT_W-1:0] opnd_zero_i,   // the operand's zero point, an output element
+  input  wire [ZP_W-1:0]     add_zero_i,
   // per element (stage 1 inputs)
   input  wire [ACC_W-1:0]    acc_i,
   input  wire [OUTPUT_W-1:0] operand_i,
@@ -49,11 +60,15 @@ module hwgen_vector_lane #(
 
   localparam integer              X_W        = ACC_W + 1;
   localparam integer              P_W        = X_W + MULT_W + 1;
-  localparam integer              WIDE_W     = (P_W + 2 > 34) ? P_W + 2 : 34;
-  // |p| < 2^(P_W-1), so from a shift of P_W on, p + 2^(shift-1) lies in [0, 2^shift) and
-  // rounds to 0; below it the rounding constant fits WIDE_W bits.
-  localparam integer              P_W_INT    = P_W;
-  localparam [SHIFT_W:0]          SHIFT_ZERO = P_W_INT[SHIFT_W:0];
+  // The combination: differences of output elements or zero points (D_W), one weighted
+  // (M_W), and t (T_W).
+  localparam integer              D_W        = ((OUTPUT_W > ZP_W) ? OUTPUT_W : ZP_W) + 2;
+  localparam integer              M_W        = ADD_WEIGHT_W + D_W;
+  localparam integer              T_W        = D_W + M_W + 1;
+  localparam integer              WIDE_W     = ((P_W > T_W) ? P_W : T_W) + 3;
+  // |v| < 2^(WIDE_W-3) for v = p or t, so from a shift of WIDE_W - 1 on, v + 2^(shift-1)
+  // lies in [0, 2^shift) and rounds to 0; below it the rounding constant fits WIDE_W bits.
+  localparam integer              SHIFT_ZERO = WIDE_W - 1;
   localparam [SHIFT_W-1:0]        SHIFT_ONE  = 1;
   localparam signed [WIDE_W-1:0]  WIDE_ONE   = 1;
   localparam signed [WIDE_W-1:0]  OUT_MAX    = (OUTPUT_SIGNED != 0)
@@ -74,6 +89,12 @@ module hwgen_vector_lane #(
   reg        [OUTPUT_W-1:0] q_q;
   reg        [OUTPUT_W-1:0] q_d;
   reg        [OUTPUT_W-1:0] opnd3_q;
+  reg signed [D_W-1:0]      db_q;
+  reg signed [D_W-1:0]      db_d;
+  reg signed [M_W-1:0]      m_q;
+  reg signed [M_W-1:0]      m_d;
+  reg signed [T_W-1:0]      t;
+  reg signed [WIDE_W-1:0]   combined;
   reg        [OUTPUT_W-1:0] r_q;
   reg        [OUTPUT_W-1:0] r_d;
   reg signed [WIDE_W-1:0]   rounded;
@@ -95,11 +116,22 @@ module hwgen_vector_lane #(
   wire        [OUTPUT_W-1:0] zp_out   = clamp(zp_wide);
   wire signed [WIDE_W-1:0]   hi_wide  = { {(WIDE_W-ZP_W){clamp_max_i[ZP_W-1]}}, clamp_max_i};
   wire        [OUTPUT_W-1:0] hi_out   = clamp(hi_wide);
-  // For a shift of 1 or more: the rounding constant 2^(shift-1), and an exact tie, p's low
-  // shift bits equal to it.
-  wire signed [WIDE_W-1:0]   low_mask = (WIDE_ONE <<< shift_i) - WIDE_ONE;
-  wire signed [WIDE_W-1:0]   half     = WIDE_ONE <<< (shift_i - SHIFT_ONE);
-  wire                       tie      = ((p_wide & low_mask) == half);
+  wire signed [WIDE_W-1:0]   az_wide  = { {(WIDE_W-ZP_W){add_zero_i[ZP_W-1]}}, add_zero_i};
+  wire        [OUTPUT_W-1:0] az_out   = clamp(az_wide);
+  // The combination's weights, and q's difference from its zero point.
+  wire signed [ADD_WEIGHT_W-1:0] add_weight  = add_weight_i;
+  wire signed [ADD_WEIGHT_W-1:0] opnd_weight = opnd_weight_i;
+  // Stage 3 weights the operand's difference: by add_weight for a product (t = dq m), by
+  // opnd_weight for a sum (t = add_weight dq + m).
+  wire signed [ADD_WEIGHT_W-1:0] m_weight = mul_i ? add_weight : opnd_weight;
+  wire signed [T_W-1:0]      m_wide   = { {(T_W-M_W){m_q[M_W-1]}}, m_q};
+  wire signed [WIDE_W-1:0]   dq_wide  = widen(q_q) - zp_wide;
+  wire signed [D_W-1:0]      dq       = dq_wide[D_W-1:0];
+  // ReLU clamps at the output's zero point.
+  wire        [OUTPUT_W-1:0] relu_zero = ((ENABLE_ADD != 0) && add_i) ? az_out : zp_out;
+  wire signed [WIDE_W-1:0]   db_wide  = widen(opnd1_q) - widen(opnd_zero_i);
+  // Only the differences' low D_W bits carry their values.
+  wire                       unused_d = ^{dq_wide[WIDE_W-1:D_W], db_wide[WIDE_W-1:D_W]};
 
   // Saturate a wide value to the output type.
   function [OUTPUT_W-1:0] clamp;
@@ -111,6 +143,31 @@ module hwgen_vector_lane #(
         clamp = OUT_MIN[OUTPUT_W-1:0];
       end else begin
         clamp = v[OUTPUT_W-1:0];
+      end
+    end
+  endfunction
+
+  // v / 2^s rounded half up (floor(v + 2^(s-1)) >>> s), or with even an exact tie
+  // (v's low s bits 2^(s-1)) to the even neighbour; v for s = 0, 0 from SHIFT_ZERO on.
+  function signed [WIDE_W-1:0] round_shift;
+    input signed [WIDE_W-1:0] v;
+    input        [SHIFT_W-1:0] s;
+    input                      even;
+    reg   signed [WIDE_W-1:0] low_mask;
+    reg   signed [WIDE_W-1:0] half;
+    begin
+      low_mask = (WIDE_ONE <<< s) - WIDE_ONE;
+      half     = WIDE_ONE <<< (s - SHIFT_ONE);
+      if (s == {SHIFT_W{1'b0}}) begin
+        round_shift = v;
+      end else if ({1'b0, s} >= SHIFT_ZERO[SHIFT_W:0]) begin
+        round_shift = {WIDE_W{1'b0}};
+      end else begin
+        round_shift = (v + half) >>> s;
+        // A tie rounded up to an odd value goes down to the even one instead.
+        if (even && ((v & low_mask) == half) && round_shift[0]) begin
+          round_shift = round_shift - WIDE_ONE;
+        end
       end
     end
   endfunction
@@ -131,18 +188,10 @@ module hwgen_vector_lane #(
     end
     // stage 2
     p_d = x_q * mult_ext;
+    db_d = db_wide[D_W-1:0];
     // stage 3
-    if (shift_i == {SHIFT_W{1'b0}}) begin
-      rounded = p_wide;
-    end else if ({1'b0, shift_i} >= SHIFT_ZERO) begin
-      rounded = {WIDE_W{1'b0}};
-    end else begin
-      rounded = (p_wide + half) >>> shift_i;
-      // A tie rounded up to an odd value goes down to the even one instead.
-      if (half_even_i && tie && rounded[0]) begin
-        rounded = rounded - WIDE_ONE;
-      end
-    end
+    rounded = round_shift(p_wide, shift_i, half_even_i);
+    m_d = m_weight * db_q;
     // raw: p saturated to the accumulator type, shifted down (floor); its low bits.
     if (p_wide > ACC_MAX) begin
       slice = ACC_MAX >>> shift_i;
@@ -154,11 +203,13 @@ module hwgen_vector_lane #(
     q_d = raw_i ? slice[OUTPUT_W-1:0] : clamp(rounded + zp_wide);
     // stage 4
     r_d = q_q;
+    t = mul_i ? dq * m_q : add_weight * dq + m_wide;
+    combined = round_shift({ {(WIDE_W-T_W){t[T_W-1]}}, t}, add_shift_i, half_even_i) + az_wide;
     if ((ENABLE_ADD != 0) && add_i) begin
-      r_d = clamp(widen(r_d) + widen(opnd3_q));
+      r_d = clamp(combined);
     end
-    if ((ENABLE_RELU != 0) && relu_i && (widen(r_d) < widen(zp_out))) begin
-      r_d = zp_out;
+    if ((ENABLE_RELU != 0) && relu_i && (widen(r_d) < widen(relu_zero))) begin
+      r_d = relu_zero;
     end
     if ((ENABLE_RELU != 0) && clamp_i && (widen(r_d) > widen(hi_out))) begin
       r_d = hi_out;
@@ -176,6 +227,8 @@ module hwgen_vector_lane #(
       opnd2_q <= {OUTPUT_W{1'b0}};
       q_q     <= {OUTPUT_W{1'b0}};
       opnd3_q <= {OUTPUT_W{1'b0}};
+      db_q    <= {D_W{1'b0}};
+      m_q     <= {M_W{1'b0}};
       r_q     <= {OUTPUT_W{1'b0}};
     end else begin
       x_q     <= x_d;
@@ -184,6 +237,8 @@ module hwgen_vector_lane #(
       opnd2_q <= opnd2_d;
       q_q     <= q_d;
       opnd3_q <= opnd3_d;
+      db_q    <= db_d;
+      m_q     <= m_d;
       r_q     <= r_d;
     end
   end

@@ -1,8 +1,9 @@
 {{ c.banner }}
 // Vector queue executor: for each of count rows, reads an accumulator row (and, for add or
-// pool, an output-buffer operand row), runs it through the datapath's row post-processor
-// ({{ c.leaves.post }}: four cycles, bias, requantization (leaky ReLU's negative-side
-// multiplier included), add, ReLU and max-pool on the integer path, the conversion back to
+// pool, an output-buffer operand row: with bcast the same row opnd_addr for every row), runs
+// it through the datapath's row post-processor ({{ c.leaves.post }}: four cycles, bias,
+// requantization (leaky ReLU's negative-side multiplier included), add (the weighted sum or
+// the product with the operand), ReLU and max-pool on the integer path, the conversion back to
 // the element format on the others, and the conversions between precisions) and writes
 // the output-buffer row, or with to_input the input-buffer row (out_wr_input_o: a layer's
 // output kept on chip as the next one's input). One row per cycle once the accumulator
@@ -76,6 +77,13 @@ module hwgen_vector_unit #(
   localparam integer           PREC_W        = `HWGEN_VECTOR_PREC_IN_W;
   // A scale-row element (isa::scale_word): the lane's multiplier, its shift above it.
   localparam integer           LANE_SCALE_W  = MULT_W + SHIFT_W;
+  // add's combination with the operand: weights, the operand's zero point (a pattern like
+  // pad_value's), and the instruction's fields held as one word {mul, add_weight,
+  // opnd_weight, add_shift, opnd_zero, add_zero}.
+  localparam integer           ADD_WEIGHT_W  = `HWGEN_VECTOR_ADD_WEIGHT_W;
+  localparam integer           OPND_ZERO_W   = `HWGEN_VECTOR_OPND_ZERO_W;
+  localparam integer           COMBINE_W     = 1 + 2 * ADD_WEIGHT_W + SHIFT_W + OPND_ZERO_W
+                                               + ZP_W;
   localparam [SPAD_ADDR_W-1:0] ADDR_ONE      = 1;
 
   wire [NUM_SEM-1:0]                   f_wait;
@@ -104,6 +112,13 @@ module hwgen_vector_unit #(
   wire                                 f_per_channel;
   wire                                 f_half_even;
   wire                                 f_raw;
+  wire                                 f_mul;
+  wire                                 f_bcast;
+  wire [ADD_WEIGHT_W-1:0]              f_add_weight;
+  wire [ADD_WEIGHT_W-1:0]              f_opnd_weight;
+  wire [SHIFT_W-1:0]                   f_add_shift;
+  wire [OPND_ZERO_W-1:0]               f_opnd_zero;
+  wire [ZP_W-1:0]                      f_add_zero;
 
   hwgen_decode_vector u_decode (
     .instr_i      (head_instr_i),
@@ -132,7 +147,14 @@ module hwgen_vector_unit #(
     .to_input_o       (f_to_input),
     .per_channel_o    (f_per_channel),
     .half_even_o      (f_half_even),
-    .raw_o            (f_raw)
+    .raw_o            (f_raw),
+    .mul_o            (f_mul),
+    .bcast_o          (f_bcast),
+    .add_weight_o     (f_add_weight),
+    .opnd_weight_o    (f_opnd_weight),
+    .add_shift_o      (f_add_shift),
+    .opnd_zero_o      (f_opnd_zero),
+    .add_zero_o       (f_add_zero)
   );
 
   reg [2:0]             phase_q;
@@ -177,6 +199,10 @@ module hwgen_vector_unit #(
   reg                   half_even_d;
   reg                   raw_q;
   reg                   raw_d;
+  reg                   bcast_q;
+  reg                   bcast_d;
+  reg [COMBINE_W-1:0]   combine_q;
+  reg [COMBINE_W-1:0]   combine_d;
   reg [MULT_W-1:0]      neg_multiplier_q;
   reg [MULT_W-1:0]      neg_multiplier_d;
   reg                   to_input_q;
@@ -264,6 +290,8 @@ module hwgen_vector_unit #(
     leaky_d       = leaky_q;
     half_even_d   = half_even_q;
     raw_d         = raw_q;
+    bcast_d       = bcast_q;
+    combine_d     = combine_q;
     neg_multiplier_d = neg_multiplier_q;
     to_input_d    = to_input_q;
     release_d     = release_q;
@@ -297,6 +325,9 @@ module hwgen_vector_unit #(
           leaky_d       = f_leaky;
           half_even_d   = f_half_even;
           raw_d         = f_raw;
+          bcast_d       = f_bcast;
+          combine_d     = {f_mul, f_add_weight, f_opnd_weight, f_add_shift, f_opnd_zero,
+                           f_add_zero};
           neg_multiplier_d = f_neg_multiplier;
           to_input_d    = f_to_input;
           per_channel_d = f_per_channel;
@@ -361,6 +392,8 @@ module hwgen_vector_unit #(
       leaky_q       <= 1'b0;
       half_even_q   <= 1'b0;
       raw_q         <= 1'b0;
+      bcast_q       <= 1'b0;
+      combine_q     <= {COMBINE_W{1'b0}};
       neg_multiplier_q <= {MULT_W{1'b0}};
       to_input_q    <= 1'b0;
       release_q     <= {NUM_SEM{1'b0}};
@@ -391,6 +424,8 @@ module hwgen_vector_unit #(
       leaky_q       <= leaky_d;
       half_even_q   <= half_even_d;
       raw_q         <= raw_d;
+      bcast_q       <= bcast_d;
+      combine_q     <= combine_d;
       neg_multiplier_q <= neg_multiplier_d;
       to_input_q    <= to_input_d;
       release_q     <= release_d;
@@ -401,6 +436,25 @@ module hwgen_vector_unit #(
       scale_value_q <= scale_value_d;
     end
   end
+
+  // The combination's fields, and the operand's zero point as an output element.
+  wire                    c_mul;
+  wire [ADD_WEIGHT_W-1:0] c_add_weight;
+  wire [ADD_WEIGHT_W-1:0] c_opnd_weight;
+  wire [SHIFT_W-1:0]      c_add_shift;
+  wire [OPND_ZERO_W-1:0]  c_opnd_zero;
+  wire [ZP_W-1:0]         c_add_zero;
+  wire [OUTPUT_W-1:0]     opnd_zero;
+  assign {c_mul, c_add_weight, c_opnd_weight, c_add_shift, c_opnd_zero, c_add_zero} = combine_q;
+
+  hwgen_pad_element #(
+    .PADV_W       (OPND_ZERO_W),
+    .INPUT_W      (OUTPUT_W),
+    .INPUT_SIGNED (OUTPUT_SIGNED)
+  ) u_opnd_zero (
+    .pattern_i (c_opnd_zero),
+    .element_o (opnd_zero)
+  );
 
   // Destination rows travel alongside the lane pipeline.
   hwgen_delay #(
@@ -422,6 +476,7 @@ module hwgen_vector_unit #(
     .MULT_W        (MULT_W),
     .SHIFT_W       (SHIFT_W),
     .ZP_W          (ZP_W),
+    .ADD_WEIGHT_W  (ADD_WEIGHT_W),
     .SCALE_W       (SCALE_W),
     .PREC_W        (PREC_W),
     .ENABLE_BIAS   (ENABLE_BIAS),
@@ -449,6 +504,12 @@ module hwgen_vector_unit #(
     .prec_out_i    (prec_out_q),
     .fixed_scale_i (fixed_scale_q),
     .bias_row_i    (bias_value_q),
+    .mul_i         (c_mul),
+    .add_weight_i  (c_add_weight),
+    .opnd_weight_i (c_opnd_weight),
+    .add_shift_i   (c_add_shift),
+    .opnd_zero_i   (opnd_zero),
+    .add_zero_i    (c_add_zero),
     .acc_row_i     (acc_rd_data_i),
     .operand_row_i (out_rd_data_i),
     .row_o         (out_wr_data_o)
@@ -459,7 +520,8 @@ module hwgen_vector_unit #(
                           (phase_q == PHASE_SCALE) ? bias_addr_q + ADDR_ONE :
                                                      acc_base_q + issued_ext;
   assign out_rd_valid_o = row_fire && (add_q || pool_q);
-  assign out_rd_addr_o  = opnd_base_q + issued_ext;
+  // With bcast every row reads the one operand row.
+  assign out_rd_addr_o  = bcast_q ? opnd_base_q : opnd_base_q + issued_ext;
   assign out_wr_valid_o = wb_valid;
   assign out_wr_addr_o  = wb_addr;
   // The instruction's rows all go to one buffer: it ends before the next one starts.

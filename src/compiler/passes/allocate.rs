@@ -352,6 +352,12 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
                     next += acc_beats * n.bias_rows() as u64;
                 }
             }
+        } else if !n.bias().is_empty() {
+            // The bias of an add or mul of the quantized form (`Node::bias`).
+            for oct in 0..octs {
+                bias.insert((i, oct), next);
+                next += acc_beats;
+            }
         }
     }
     Params {

@@ -333,13 +333,13 @@ pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
     }
     let acc = u.datatype.acc_type();
     for (&(ni, oct), &base) in &alloc.bias {
-        let Op::Conv {
-            bias,
-            channel_requant,
-            ..
-        } = &g.nodes[ni].op
-        else {
-            unreachable!("biases belong to convolutions")
+        let n = &g.nodes[ni];
+        let bias = n.bias();
+        let channel_requant: &[(u64, u32)] = match &n.op {
+            Op::Conv {
+                channel_requant, ..
+            } => channel_requant,
+            _ => &[],
         };
         let row: Vec<i64> = (0..t)
             .map(|k| bias.get(oct * t + k).copied().unwrap_or(0))

@@ -177,11 +177,7 @@ pub fn run_for(
         };
         // Output rows: half the output buffer, or a quarter when residual operands are
         // loaded into them (a group's members take the four quarters in turn).
-        let out_rows = if n.residual.is_some() {
-            bud.out_quarter
-        } else {
-            2 * bud.out_quarter
-        };
+        let out_rows = n.out_rows(bud.out_quarter);
         // A group needs its accumulator rows plus one bias row per member (two with
         // per-channel requantization) in one bank; small tiles make the preload of the next
         // weights the bottleneck, so never shrink a tile below the rows that hide it for the
@@ -288,11 +284,7 @@ fn window_plan(
     let (kh, kw, s, _) = window(n);
     let line = g.unit.window.map_or(0, |w| w.line as usize);
     let [oh, ow, _] = n.out;
-    let out_rows = if n.residual.is_some() {
-        bud.out_quarter
-    } else {
-        2 * bud.out_quarter
-    };
+    let out_rows = n.out_rows(bud.out_quarter);
     let rows_cap = (bud.acc_bank - n.bias_rows()).min(out_rows);
     let weights = if matches!(n.op, crate::model::Op::MaxPool { .. }) {
         0
@@ -378,11 +370,7 @@ fn fused_plan(
     let quarter = bud.input_half / 2;
     // Both layers' bias rows (and scale rows) at the bank's end.
     let bias_rows = n.bias_rows() + g.nodes[i - 1].bias_rows();
-    let out_rows = if n.residual.is_some() {
-        bud.out_quarter
-    } else {
-        2 * bud.out_quarter
-    };
+    let out_rows = n.out_rows(bud.out_quarter);
     let bytes_per_row = act_beats * u64::from(design.memory.data_width_bits / 8);
     let bw = u64::from(design.memory.bytes_per_cycle).max(1);
     let cpf = g.unit.cpf;

@@ -18,6 +18,13 @@
   input  wire [PREC_W-1:0]    prec_out_i,
   input  wire [SCALE_W-1:0]   fixed_scale_i,
   input  wire [KPF*ACC_W-1:0] bias_row_i,
+  // add's combination with the operand (integer lanes; see hwgen_vector_lane)
+  input  wire                 mul_i,
+  input  wire [ADD_WEIGHT_W-1:0] add_weight_i,
+  input  wire [ADD_WEIGHT_W-1:0] opnd_weight_i,
+  input  wire [SHIFT_W-1:0]   add_shift_i,
+  input  wire [OUTPUT_W-1:0]  opnd_zero_i,   // the operand's zero point, an output element
+  input  wire [ZP_W-1:0]      add_zero_i,
   // per row
   input  wire [KPF*ACC_W-1:0] acc_row_i,
   input  wire [OUT_ROW_W-1:0] operand_row_i,

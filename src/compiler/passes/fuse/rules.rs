@@ -127,9 +127,12 @@ fn only_next(g: &Graph, a: usize) -> bool {
         && !g.is_output(name)
 }
 
-/// A convolution followed by an add with identity requantization that reads it (not as
-/// its residual): the add folds into the convolution's vector instruction, y =
-/// saturate(requant(acc) + residual), and the add's activation moves with it.
+/// A convolution followed by an add that reads it (not as its residual) and can take its
+/// requantized value as it is: the add folds into the convolution's vector instruction
+/// and the add's activation moves with it. A plain add needs identity requantization (y =
+/// saturate(requant(acc) + residual)); the quantized form (and mul) needs the convolution's
+/// zero point to be its input zero point (the vector unit subtracts the requantization's
+/// zero point from q before combining).
 fn conv_add(g: &Graph, m: &[usize]) -> bool {
     let (c, a) = (&g.nodes[m[0]], &g.nodes[m[1]]);
     m[1] == m[0] + 1
@@ -146,7 +149,23 @@ fn conv_add(g: &Graph, m: &[usize]) -> bool {
         && c.residual.is_none()
         && c.pool.is_none()
         && a.residual.as_deref() != Some(c.name.as_str())
-        && matches!(a.op, Op::Add { requant, .. } if requant == Requant::IDENTITY)
+        && match (&c.op, &a.op) {
+            (
+                _,
+                Op::Add {
+                    requant,
+                    eltwise: None,
+                    ..
+                },
+            ) => *requant == Requant::IDENTITY,
+            (
+                Op::Conv { requant, raw, .. },
+                Op::Add {
+                    eltwise: Some(e), ..
+                },
+            ) => !raw && requant.zero_point == e.input_zero,
+            _ => false,
+        }
 }
 
 fn fold_add(g: &mut Graph, m: &[usize]) {
@@ -163,6 +182,8 @@ fn fold_add(g: &mut Graph, m: &[usize]) {
         *c = clamp;
     }
     conv.residual = add.residual;
+    conv.combine = add.combine;
+    conv.broadcast = add.broadcast;
     conv.name = add.name;
     conv.out_format = add.out_format;
     conv.fixed_scale = add.fixed_scale;

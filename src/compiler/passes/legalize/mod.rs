@@ -6,7 +6,7 @@ mod concat;
 
 use crate::compiler::{Compilation, CompileError};
 use crate::design::{Datatypes, Design, Unit};
-use crate::model::{Layer, Model, Op};
+use crate::model::{Combine, Layer, Model, Op};
 use crate::numeric::{Format, Precision};
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::HashMap;
@@ -20,6 +20,12 @@ pub struct Node {
     pub input: String,
     /// A tensor added element-wise in the vector unit (add layers, fused residuals).
     pub residual: Option<String>,
+    /// How the vector unit combines the residual (`add`'s quantized form and `mul`); None
+    /// for the plain sum `saturate(q + residual)`.
+    pub combine: Option<Combine>,
+    /// The residual is one pixel, read at every pixel of the output (the vector
+    /// instruction's `bcast`).
+    pub broadcast: bool,
     pub out: [usize; 3],
     /// A max-pool (window, stride) fused into a convolution: each pool tap is a pass of the
     /// convolution at the pooled positions, folded into the output rows by the vector unit.
@@ -79,6 +85,29 @@ impl Node {
     /// row, and with per-channel requantization the scale row after it.
     pub fn bias_rows(&self) -> usize {
         1 + usize::from(self.per_channel())
+    }
+
+    /// The bias of each output channel the vector unit adds before requantizing (empty:
+    /// none): a convolution's, or `-input zero point` for an add or mul of the quantized
+    /// form run on its own, whose identity pass then requantizes `x - z` back to `x` with
+    /// zero point `z` so that the combination subtracts it again.
+    pub fn bias(&self) -> Vec<i64> {
+        match &self.op {
+            Op::Conv { bias, .. } => bias.clone(),
+            Op::Add {
+                eltwise: Some(e), ..
+            } if e.input_zero != 0 => vec![-e.input_zero; self.out[2]],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Output-buffer rows a group member's output may take: half the buffer, or with a
+    /// residual, which is loaded into them, a quarter (less the row of a broadcast one).
+    pub fn out_rows(&self, quarter: usize) -> usize {
+        match &self.residual {
+            Some(_) => quarter - usize::from(self.broadcast),
+            None => 2 * quarter,
+        }
     }
 }
 
@@ -374,6 +403,15 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             op: op.clone(),
             input: l.inputs[0].clone(),
             residual: l.inputs.get(1).cloned(),
+            combine: match &op {
+                Op::Add { eltwise, .. } => eltwise.map(|e| e.combine),
+                _ => None,
+            },
+            broadcast: l
+                .inputs
+                .get(1)
+                .and_then(|r| model.shape_of(r))
+                .is_some_and(|s| s[0] * s[1] == 1 && l.out[0] * l.out[1] > 1),
             out: l.out,
             pool: None,
             prec,
@@ -500,7 +538,12 @@ fn non_negative(model: &Model, name: &str) -> bool {
             negative_multiplier,
             ..
         } => *relu && requant.zero_point >= 0 && negative_multiplier.is_none(),
-        Op::Add { relu, requant, .. } => *relu && requant.zero_point >= 0,
+        Op::Add {
+            relu,
+            requant,
+            eltwise,
+            ..
+        } => *relu && eltwise.map_or(requant.zero_point, |e| e.combine.output_zero) >= 0,
         Op::MaxPool { .. } | Op::Upsample { .. } => non_negative(model, &l.inputs[0]),
         // The requantized sum of values >= 0 is >= its zero point.
         Op::AvgPool { requant, .. } => requant.zero_point >= 0 && non_negative(model, &l.inputs[0]),

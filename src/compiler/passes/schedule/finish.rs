@@ -33,16 +33,19 @@ impl Sched<'_> {
         let origin = |t: &crate::compiler::TensorLayout| (t.pad + gc.oy0, t.pad + gc.ox0);
         for (j, &oct) in gc.members.iter().enumerate() {
             if let Some(r) = nc.res {
-                let (t, res) = super::pixels(
-                    r,
-                    oct,
-                    origin(r),
-                    (h, w),
-                    Buffer::Output,
-                    gc.outs[j].1,
-                    nc.res_prec,
+                // A broadcast residual is its one pixel.
+                let (at, size) = match nc.n.broadcast {
+                    true => ((r.pad, r.pad), (1, 1)),
+                    false => (origin(r), (h, w)),
+                };
+                let (t, res) =
+                    super::pixels(r, oct, at, size, Buffer::Output, gc.outs[j].1, nc.res_prec);
+                self.push(
+                    nc.ni,
+                    IsaOp::Load(t),
+                    vec![res],
+                    vec![gc.opnd_region(j, nc.n.broadcast)],
                 );
-                self.push(nc.ni, IsaOp::Load(t), vec![res], vec![gc.opnd_region(j)]);
             }
             let raw = matches!(nc.n.op, Op::Conv { raw: true, .. });
             let slice_type = nc.n.out_format.code_type();
@@ -54,18 +57,17 @@ impl Sched<'_> {
                         out_addr: gc.outs[j].0,
                         opnd_addr: gc.outs[j].1,
                         count: gc.rows(),
-                        add: nc.res.is_some(),
                         raw,
                         shift: match raw {
                             true => u64::from(crate::numeric::int::slice_shift(plane, slice_type)),
                             false => post.shift,
                         },
-                        ..post
+                        ..combined(post, nc)
                     };
                     let mut reads = vec![gc.acc_region(j)];
                     reads.extend(self.bias_read(gc, j));
                     if nc.res.is_some() {
-                        reads.push(gc.opnd_region(j));
+                        reads.push(gc.opnd_region(j, nc.n.broadcast));
                     }
                     self.push(nc.ni, IsaOp::Vector(v), reads, vec![gc.out_region(j)]);
                 }
@@ -92,6 +94,27 @@ impl Sched<'_> {
             nc.out_prec as usize,
         );
         self.push(nc.ni, IsaOp::Store(t), vec![gc.out_region(j)], vec![res]);
+    }
+}
+
+/// `v` with the fields of node `nc`'s combination with its residual, if it has one.
+fn combined(v: Vector, nc: &NodeCtx) -> Vector {
+    if nc.res.is_none() {
+        return v;
+    }
+    let c = &nc.combine;
+    let t = nc.n.out_format.code_type();
+    Vector {
+        add: true,
+        mul: c.product,
+        bcast: nc.n.broadcast,
+        add_weight: c.weight,
+        opnd_weight: c.operand_weight,
+        add_shift: u64::from(c.shift),
+        opnd_zero: crate::isa::pad_pattern(c.operand_zero, t.bits, t.signed)
+            .expect("the model checks that the residual's zero point fits"),
+        add_zero: c.output_zero,
+        ..v
     }
 }
 

@@ -24,7 +24,7 @@ use super::tile::{budget, Budget, Tiling};
 use crate::compiler::{Compilation, CompileError, TensorLayout};
 use crate::design::Design;
 use crate::isa::{Buffer, Instr, Op as IsaOp, Queue, Transfer};
-use crate::model::{Op, Requant};
+use crate::model::{Combine, Op, Requant};
 
 /// A range of rows of one scratchpad, or of beats of external memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,6 +236,8 @@ struct NodeCtx<'a> {
     maxpool: bool,
     /// Pooling and add layers stream an identity weight tile.
     identity: bool,
+    /// How the residual combines with the requantized value.
+    combine: Combine,
 }
 
 /// The schedule being built: the steps so far and the counters that alternate buffer
@@ -367,10 +369,28 @@ fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeC
             ..
         } => (*requant, *relu, *clamp, false),
         Op::AvgPool { requant, .. } => (*requant, false, None, false),
+        // The quantized form on its own: its bias -z and requantization with zero point z
+        // turn the identity pass's x back into x, whose zero point z the combination takes.
         Op::Add {
             requant,
             relu,
             clamp,
+            eltwise: Some(e),
+        } => (
+            Requant {
+                zero_point: e.input_zero,
+                half_even: requant.half_even,
+                ..Requant::IDENTITY
+            },
+            *relu,
+            *clamp,
+            false,
+        ),
+        Op::Add {
+            requant,
+            relu,
+            clamp,
+            eltwise: None,
         } => (*requant, *relu, *clamp, false),
         // A max-pool in the window unit is post-processed as it is (identity).
         Op::MaxPool { .. } => (Requant::IDENTITY, false, None, !n.window),
@@ -410,6 +430,7 @@ fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeC
         clamp,
         maxpool,
         identity: !matches!(n.op, Op::Conv { .. }) && !n.window,
+        combine: n.combine.unwrap_or(Combine::sum(requant.zero_point)),
     }
 }
 
@@ -449,8 +470,10 @@ impl GroupCtx {
     fn out_region(&self, j: usize) -> Res {
         Res::Spad(Buffer::Output, self.outs[j].0, self.outs[j].0 + self.rows())
     }
-    fn opnd_region(&self, j: usize) -> Res {
-        Res::Spad(Buffer::Output, self.outs[j].1, self.outs[j].1 + self.rows())
+    /// Member j's residual operand rows (one row when it is broadcast).
+    fn opnd_region(&self, j: usize, broadcast: bool) -> Res {
+        let rows = if broadcast { 1 } else { self.rows() };
+        Res::Spad(Buffer::Output, self.outs[j].1, self.outs[j].1 + rows)
     }
 }
 
@@ -500,7 +523,8 @@ impl Sched<'_> {
                     // the second: consecutive members use different banks, so the store
                     // of one does not wait for the vector unit's reads of the next.
                     let k = [0, 2, 1, 3][self.out_no % 4] * quarter;
-                    (k, k)
+                    // A broadcast operand takes the quarter's last row (`Node::out_rows`).
+                    (k, k + u64::from(nc.n.broadcast) * (quarter - 1))
                 } else {
                     ((self.out_no % 2) as u64 * 2 * quarter, 0)
                 }
