@@ -111,6 +111,8 @@ fn layer_chains_match_onnx_runtime() {
         "batchnorm",
         "resize",
         "sub",
+        "mul",
+        "se_gate",
     ] {
         // onnxruntime quantizes ConvTranspose and BatchNormalization in QDQ form only.
         let formats: &[&str] = if graph == "upconv" || graph == "batchnorm" {
@@ -160,6 +162,8 @@ fn imported_models_run_bit_exact_in_rtl() {
         ("const_map", "qop", "per_tensor"),
         ("resize", "qdq", "per_channel"),
         ("sub", "qop", "per_channel"),
+        ("mul", "qop", "per_channel"),
+        ("se_gate", "qdq", "per_tensor"),
     ] {
         let dir = make(graph, format, &[pc]);
         // Per-channel weights become per-channel requantization in the model file.

@@ -181,6 +181,25 @@ def build(graph, rng):
         diff = helper.make_node("Sub", ["c1", "c2"], ["d"])
         n3, i3 = conv("c3", "d", 8, 6, 1, 1, 0, rng)
         return n1 + n2 + [diff] + n3, i1 + i2 + i3, [1, 4, 6, 5], "c3"
+    if graph == "mul":
+        # The product of two convolutions of the input, then a convolution.
+        n1, i1 = conv("c1", "x", 4, 8, 3, 1, 1, rng)
+        n2, i2 = conv("c2", "x", 4, 8, 1, 1, 0, rng)
+        mul = helper.make_node("Mul", ["c1", "c2"], ["m"])
+        n3, i3 = conv("c3", "m", 8, 6, 1, 1, 0, rng)
+        return n1 + n2 + [mul] + n3, i1 + i2 + i3, [1, 4, 6, 5], "c3"
+    if graph == "se_gate":
+        # Squeeze-and-excitation with a ReLU gate (a sigmoid would run on the host): a
+        # convolution, its channel means, a 1x1 convolution and ReLU, the map times the gate
+        # ([1, C, 1, 1], broadcast), plus a second 1x1 convolution of the means (broadcast).
+        n1, i1 = conv("c1", "x", 4, 16, 3, 1, 1, rng)
+        gap = helper.make_node("GlobalAveragePool", ["c1"], ["g"])
+        n2, i2 = conv("c2", "g", 16, 16, 1, 1, 0, rng)
+        relu = helper.make_node("Relu", ["c2"], ["gate"])
+        mul = helper.make_node("Mul", ["c1", "gate"], ["m"])
+        n3, i3 = conv("c3", "g", 16, 16, 1, 1, 0, rng)
+        add = helper.make_node("Add", ["m", "c3"], ["y"])
+        return n1 + [gap] + n2 + [relu, mul] + n3 + [add], i1 + i2 + i3, [1, 4, 6, 6], "y"
     if graph == "conv_softmax_conv":
         # A host operator between two accelerator segments.
         n1, i1 = conv("c1", "x", 3, 8, 1, 1, 0, rng)

@@ -59,11 +59,11 @@ enum PendingOp {
         lo: f64,
         hi: f64,
     },
-    /// a + b, or a - b (`sub`).
-    Add {
+    /// a + b, a - b or a b of two tensors.
+    Binary {
         a: QTensor,
         b: QTensor,
-        sub: bool,
+        op: eltwise::Binary,
     },
     GlobalPool {
         x: QTensor,
@@ -662,7 +662,7 @@ impl<'a> Importer<'a> {
                 return Err(self.err(
                     &desc,
                     format!("operator {other} is not supported on the accelerator yet"),
-                    "supported: QuantizeLinear, DequantizeLinear, Conv, Gemm, MatMul, MaxPool, AveragePool, GlobalAveragePool, Add and Sub (same shapes, or a constant), Mul and Div (a constant), BatchNormalization, Resize (nearest, by a whole factor), Relu, Clip (from 0), Concat (channels), ConvTranspose, Flatten, Reshape (to [1, K]), QLinearConv, QLinearMatMul, QGemm, QLinearAdd, QLinearMul (a constant), QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat",
+                    "supported: QuantizeLinear, DequantizeLinear, Conv, Gemm, MatMul, MaxPool, AveragePool, GlobalAveragePool, Add, Sub and Mul (of two tensors of one shape or one of a single pixel, or of a constant), Div (a constant), BatchNormalization, Resize (nearest, by a whole factor), Relu, Clip (from 0), Concat (channels), ConvTranspose, Flatten, Reshape (to [1, K]), QLinearConv, QLinearMatMul, QGemm, QLinearAdd, QLinearMul, QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat",
                 ))
             }
         };

@@ -147,25 +147,26 @@ module hwgen_vector_lane #(
     end
   endfunction
 
-  // v / 2^s rounded half up (floor(v + 2^(s-1)) >>> s), or with even an exact tie
-  // (v's low s bits 2^(s-1)) to the even neighbour; v for s = 0, 0 from SHIFT_ZERO on.
+  // value / 2^amount rounded half up (floor(value + 2^(amount-1)) >>> amount), or with
+  // even an exact tie (value's low amount bits 2^(amount-1)) to the even neighbour; value
+  // for amount = 0, 0 from SHIFT_ZERO on.
   function signed [WIDE_W-1:0] round_shift;
-    input signed [WIDE_W-1:0] v;
-    input        [SHIFT_W-1:0] s;
+    input signed [WIDE_W-1:0] value;
+    input        [SHIFT_W-1:0] amount;
     input                      even;
     reg   signed [WIDE_W-1:0] low_mask;
     reg   signed [WIDE_W-1:0] half;
     begin
-      low_mask = (WIDE_ONE <<< s) - WIDE_ONE;
-      half     = WIDE_ONE <<< (s - SHIFT_ONE);
-      if (s == {SHIFT_W{1'b0}}) begin
-        round_shift = v;
-      end else if ({1'b0, s} >= SHIFT_ZERO[SHIFT_W:0]) begin
+      low_mask = (WIDE_ONE <<< amount) - WIDE_ONE;
+      half     = WIDE_ONE <<< (amount - SHIFT_ONE);
+      if (amount == {SHIFT_W{1'b0}}) begin
+        round_shift = value;
+      end else if ({1'b0, amount} >= SHIFT_ZERO[SHIFT_W:0]) begin
         round_shift = {WIDE_W{1'b0}};
       end else begin
-        round_shift = (v + half) >>> s;
+        round_shift = (value + half) >>> amount;
         // A tie rounded up to an odd value goes down to the even one instead.
-        if (even && ((v & low_mask) == half) && round_shift[0]) begin
+        if (even && ((value & low_mask) == half) && round_shift[0]) begin
           round_shift = round_shift - WIDE_ONE;
         end
       end

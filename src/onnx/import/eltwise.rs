@@ -1,8 +1,8 @@
-//! Add, AveragePool, GlobalAveragePool and Clip: mapped onto existing layers, with the error bound the
-//! README states (two roundings where ONNX has one).
+//! Add, Sub and Mul of two tensors, AveragePool, GlobalAveragePool and Clip: mapped onto
+//! the model's layers, with the error bound the README states.
 
 use super::{same, Importer, Pending, PendingOp, Val};
-use crate::onnx::layer::{ConvGeom, Layer, QTensor, Requant};
+use crate::onnx::layer::{ConvGeom, Layer, QTensor};
 use crate::onnx::proto::Node;
 use crate::onnx::ImportError;
 
@@ -19,55 +19,63 @@ impl Importer<'_> {
         Val::Pending(Box::new(Pending::new(desc, op)))
     }
 
-    /// QDQ Add or Sub of two dequantized tensors, or QLinearAdd (A, As, Az, B, Bs, Bz, Cs,
-    /// Cz).
+    /// QDQ Add, Sub or Mul of two dequantized tensors, or QLinearAdd / QLinearMul (A, As,
+    /// Az, B, Bs, Bz, Cs, Cz); either operand may be a constant (`affine`). The tensors have
+    /// one shape, or one of them is a single pixel of the other's channels ([N, C, 1, 1]),
+    /// broadcast over the map.
     pub(super) fn add(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
         if let Some(v) = self.affine(desc, n)? {
             return Ok(v);
         }
-        let qdq = n.op_type != "QLinearAdd";
+        let qop = n.op_type.starts_with("QLinear");
         let operand = |s: &Self, i: usize| match n.inputs.get(i).map(|v| s.val(desc, v)) {
-            Some(Ok(Val::Dq(x))) if qdq => Ok(x),
-            Some(Ok(Val::Q(_))) if n.op_type == "QLinearAdd" => s.q_input(desc, n, i),
+            Some(Ok(Val::Dq(x))) if !qop => Ok(x),
+            Some(Ok(Val::Q(_))) if qop => s.q_input(desc, n, i),
             _ => Err(s.err(
                 desc,
                 format!("input {i} is neither a quantized activation nor a constant"),
                 "quantize the model with quantize_static",
             )),
         };
-        let (ai, bi) = if qdq { (0, 1) } else { (0, 3) };
+        let (ai, bi) = if qop { (0, 3) } else { (0, 1) };
         let (a, b) = (operand(self, ai)?, operand(self, bi)?);
-        if a.shape != b.shape || a.flat != b.flat {
+        let one_pixel = |t: &QTensor, of: &QTensor| t.shape == [1, 1, of.shape[2]] && !t.flat;
+        let same_shape = a.shape == b.shape && a.flat == b.flat;
+        if !(same_shape || one_pixel(&a, &b) || one_pixel(&b, &a)) {
             return Err(self.err(
                 desc,
                 format!(
-                    "operands of shapes {:?} and {:?}: broadcasting is not supported yet",
+                    "operands of shapes {:?} and {:?}: only one shape, or one pixel of the other's channels, is broadcast",
                     a.shape, b.shape
                 ),
-                "add tensors of the same shape",
+                "combine tensors of the same shape, or a [N, C, 1, 1] tensor with an [N, C, H, W] one",
             ));
         }
-        let sub = n.op_type == "Sub";
-        if qdq {
-            return Ok(self.pending(desc, PendingOp::Add { a, b, sub }));
+        let op = match n.op_type.as_str() {
+            "Mul" | "QLinearMul" => Binary::Mul,
+            "Sub" => Binary::Sub,
+            _ => Binary::Add,
+        };
+        if !qop {
+            return Ok(self.pending(desc, PendingOp::Binary { a, b, op }));
         }
         let y = self.quant_params(desc, n, 6, 7)?;
-        let p = Pending::new(desc, PendingOp::Add { a, b, sub });
+        let p = Pending::new(desc, PendingOp::Binary { a, b, op });
         Ok(Val::Q(self.finish(&p, y)?))
     }
 
-    /// Sub (of a constant, or of two tensors of one shape: `add`), Mul or Div (QDQ) or
-    /// QLinearMul: with a constant operand only.
+    /// Sub (of a constant, or of two tensors: `add`), Mul (of a constant or of two tensors:
+    /// `add`), Div (QDQ) or QLinearMul: Div with a constant operand only.
     pub(super) fn arithmetic(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
-        if n.op_type == "Sub" {
+        if n.op_type != "Div" {
             return self.add(desc, n);
         }
         match self.affine(desc, n)? {
             Some(v) => Ok(v),
             None => Err(self.err(
                 desc,
-                format!("{} of two tensors", n.op_type),
-                "the accelerator multiplies and divides by constants only (and adds or subtracts two tensors of one shape)",
+                "Div of two tensors",
+                "the accelerator divides by constants only",
             )),
         }
     }
@@ -162,68 +170,74 @@ impl Importer<'_> {
         self.fold_activation(desc, x, Some(clip_code(hi, y)))
     }
 
-    /// y = saturate(round(ra (a - za) + rb (b - zb)) + zy), ra = sa/sy and rb = sb/sy (`sub`:
-    /// `- rb (b - zb)`), as a channel concat of a and b and a 1x1 convolution with weights
-    /// wa (from a's channel c to output c) and wb (from b's; -wb for `sub`), the zero points
-    /// in the bias (-(wa za + wb zb) with wb's sign, exact) and one requantization m / 2^s
-    /// with m wa / 2^s ~ ra and m wb / 2^s ~ rb: the sum is rounded once, as ONNX does, with
-    /// both scales within the error printed.
-    pub(super) fn emit_add(
+    /// ONNX's quantized Add, Sub and Mul as the model's `add` and `mul` (quantized form):
+    /// y = saturate(round(ra (a - za) + rb (b - zb)) + zy) with ra = sa/sy, rb = sb/sy (-rb
+    /// for Sub), or y = saturate(round(r (a - za)(b - zb)) + zy) with r = sa sb / sy, rounded
+    /// once as ONNX does, the ratios as 16-bit weights over one power of two
+    /// (`combine_weights`). The operand a convolution has just written goes first (the
+    /// compiler folds the add into that convolution); a one-pixel operand goes second.
+    pub(super) fn emit_binary(
         &mut self,
         desc: &str,
-        (a, b, sub): (&QTensor, &QTensor, bool),
+        (a, b, op): (&QTensor, &QTensor, Binary),
         y: (f64, i64, bool),
     ) -> Result<QTensor, ImportError> {
-        let (ra, rb) = (a.scale / y.0, b.scale / y.0);
-        let (wa, wb, r, err) = add_weights(ra, rb).ok_or_else(|| {
+        let just_written = |t: &QTensor| {
+            self.layers
+                .last()
+                .is_some_and(|l| l.name == t.name && l.op == "conv2d")
+        };
+        let sign = if op == Binary::Sub { -1.0 } else { 1.0 };
+        let swap = (b.shape != a.shape && a.shape[..2] == [1, 1])
+            || (a.shape == b.shape && just_written(b) && !just_written(a));
+        let ((x, rx), (r, rr)) = match swap {
+            true => ((b, sign * b.scale), (a, a.scale)),
+            false => ((a, a.scale), (b, sign * b.scale)),
+        };
+        let ratios = match op {
+            Binary::Mul => vec![a.scale * b.scale / y.0],
+            _ => vec![rx / y.0, rr / y.0],
+        };
+        let shown: Vec<String> = ratios.iter().map(|r| format!("{r:.6e}")).collect();
+        let shown = shown.join(", ");
+        let (weights, shift, err) = combine_weights(&ratios).ok_or_else(|| {
             self.err(
                 desc,
-                format!("operand scale ratios {ra:.4e} and {rb:.4e} to the output's"),
-                "check the model's scales",
+                format!("scale ratios {shown} to the output's"),
+                "check the model's scales: each ratio must be below 32767 and not zero",
             )
         })?;
-        let wb = if sub { -wb } else { wb };
-        let base = super::emit::desc_name(desc);
-        let c = a.shape[2];
-        let cat = self.fresh(&format!("{base}.operands"), "operands");
-        let note = format!("{desc}: its operands joined along the channels");
-        self.layers.push(Layer {
-            name: cat.clone(),
-            op: "concat",
-            input: String::new(),
-            keys: vec![("inputs", format!("[\"{}\", \"{}\"]", a.name, b.name))],
-            note,
-        });
-        let name = self.fresh(&base, "add");
-        let mut w = vec![0i64; 2 * c * c];
-        for ch in 0..c {
-            w[ch * c + ch] = wa;
-            w[(c + ch) * c + ch] = wb;
-        }
-        let bias = vec![-(wa * a.zero_point + wb * b.zero_point); c];
+        let name = self.fresh(&super::emit::desc_name(desc), op.name());
+        let scale = match op {
+            Binary::Mul => format!("{{ multiplier = {}, shift = {shift} }}", weights[0]),
+            _ => format!(
+                "{{ input = {}, residual = {}, shift = {shift} }}",
+                weights[0], weights[1]
+            ),
+        };
         let keys = vec![
-            ("kernel", "1".to_string()),
-            ("out_channels", c.to_string()),
-            ("weights", self.npy(&name, "weights", &[1, 1, 2 * c, c], &w)),
-            ("bias", self.npy(&name, "bias", &[c], &bias)),
-            ("requant", super::emit::requant_text(r, y.1)),
+            ("residual", format!("\"{}\"", r.name)),
+            ("scale", scale),
+            (
+                "zero_points",
+                format!(
+                    "{{ input = {}, residual = {}, output = {} }}",
+                    x.zero_point, r.zero_point, y.1
+                ),
+            ),
         ];
         let note = format!(
-            "{desc} -> '{name}': {wa} x a {} {} x b, scaled by {} / 2^{} (operand scales {ra:.6e} and {rb:.6e}, relative error at most {err:.1e})",
-            if sub { "-" } else { "+" },
-            wb.abs(),
-            r.multiplier,
-            r.shift
+            "{desc} -> '{name}': the ratios of the scales {shown} as {weights:?} / 2^{shift} (relative error at most {err:.1e})"
         );
         let l = Layer {
             name,
-            op: "conv2d",
-            input: cat,
+            op: op.name(),
+            input: x.name.clone(),
             keys,
             note,
         };
-        let q = self.push(l, y, a.shape);
-        Ok(QTensor { flat: a.flat, ..q })
+        let q = self.push(l, y, x.shape);
+        Ok(QTensor { flat: x.flat, ..q })
     }
 
     /// The mean of each channel over the map, exactly as ONNX rounds it once: a depthwise
@@ -329,45 +343,69 @@ impl Importer<'_> {
     }
 }
 
-/// Integer operand weights (wa, wb) of at most 127 and one requantization r with r wa ~ ra
-/// and r wb ~ rb: the pair with the smallest larger relative error of the two, and that
-/// error.
-pub(super) fn add_weights(ra: f64, rb: f64) -> Option<(i64, i64, Requant, f64)> {
-    let mut best: Option<(i64, i64, Requant, f64)> = None;
-    for wa in 1..=127i64 {
-        let wb = (wa as f64 * rb / ra).round() as i64;
-        if !(1..=127).contains(&wb) {
-            continue;
-        }
-        let Some(r) = Requant::of(ra / wa as f64) else {
-            continue;
-        };
-        let err_a = (r.value() * wa as f64 / ra - 1.0).abs();
-        let err_b = (r.value() * wb as f64 / rb - 1.0).abs();
-        let err = err_a.max(err_b);
-        if best.as_ref().is_none_or(|b| err < b.3) {
-            best = Some((wa, wb, r, err));
+/// Ratios of scales as 16-bit signed weights over one power of two: the largest shift
+/// (at most 63) at which the largest weight fits, the weights rounded to nearest, and the
+/// largest relative error of a weight; None when a ratio is zero, not finite, or too large.
+pub(super) fn combine_weights(ratios: &[f64]) -> Option<(Vec<i64>, u32, f64)> {
+    let (max_w, max_s) = crate::isa::combine_limits();
+    let top = ratios.iter().fold(0.0f64, |m, r| m.max(r.abs()));
+    if !top.is_finite() || ratios.contains(&0.0) {
+        return None;
+    }
+    let shift = (max_w as f64 / top).log2().floor().min(max_s as f64);
+    if shift < 0.0 {
+        return None;
+    }
+    let scale = 2f64.powi(shift as i32);
+    let weights: Vec<i64> = ratios.iter().map(|r| (r * scale).round() as i64).collect();
+    let err = ratios
+        .iter()
+        .zip(&weights)
+        .map(|(r, w)| (*w as f64 / scale / r - 1.0).abs())
+        .fold(0.0, f64::max);
+    // A weight that rounds to zero has lost the ratio entirely.
+    (weights.iter().all(|w| *w != 0 && w.abs() <= max_w)).then_some((weights, shift as u32, err))
+}
+
+/// The binary operators of two tensors the accelerator runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Binary {
+    Add,
+    Sub,
+    Mul,
+}
+
+impl Binary {
+    /// The model file's operator.
+    fn name(self) -> &'static str {
+        match self {
+            Binary::Mul => "mul",
+            _ => "add",
         }
     }
-    best
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Equal scales: 1 : 1 (or a multiple); 0.5 vs 0.25: 2 : 1; a ratio of 3/7 within the
-    /// rational approximation's error.
+    /// Equal scales: equal weights of 2^14.. (the largest below 2^15); 0.5 vs 0.25: 2 : 1;
+    /// 3 / 7 within 2^-15 of the larger; a product's ratio 1/300: 2^23 / 300 = 27962.03 ->
+    /// 27962; a ratio too large or zero is refused.
     #[test]
-    fn add_weights_approximate_both_scales() {
-        let (wa, wb, r, err) = add_weights(0.5, 0.5).unwrap();
-        assert_eq!(wa, wb);
-        assert!(err < 1e-4 && (r.value() * wa as f64 - 0.5).abs() < 1e-4);
-        let (wa, wb, _, err) = add_weights(0.5, 0.25).unwrap();
-        assert_eq!(wa, 2 * wb);
-        assert!(err < 1e-4);
-        let (_, _, _, err) = add_weights(0.3, 0.7).unwrap();
-        assert!(err < 1e-3, "{err}");
-        assert!(add_weights(1.0, 1e6).is_none());
+    fn combine_weights_approximate_every_ratio() {
+        let (w, s, err) = combine_weights(&[0.5, 0.5]).unwrap();
+        assert_eq!((w, s, err), (vec![16384, 16384], 15, 0.0));
+        let (w, _, err) = combine_weights(&[0.5, 0.25]).unwrap();
+        assert_eq!((w[0], err), (2 * w[1], 0.0));
+        let (w, s, err) = combine_weights(&[0.3, 0.7]).unwrap();
+        assert_eq!(s, 15);
+        assert_eq!(w, vec![9830, 22938]); // 0.3 x 32768 = 9830.4, 0.7 x 32768 = 22937.6
+        assert!(err < 1e-4, "{err}");
+        assert_eq!(combine_weights(&[1.0 / 300.0]).unwrap().0, vec![27962]);
+        assert_eq!(combine_weights(&[1.0 / 300.0]).unwrap().1, 23);
+        assert!(combine_weights(&[1.0, 1e6]).is_none());
+        assert!(combine_weights(&[1.0, 0.0]).is_none());
+        assert!(combine_weights(&[1.0, 1e-9]).is_none());
     }
 }

@@ -440,7 +440,7 @@ impl Importer<'_> {
             }
             PendingOp::Upsample { x, factor } => self.emit_upsample(desc, x, *factor),
             PendingOp::Clip { x, lo, hi } => return self.fold_clip(desc, x, *lo, *hi, y),
-            PendingOp::Add { a, b, sub } => self.emit_add(desc, (a, b, *sub), y)?,
+            PendingOp::Binary { a, b, op } => self.emit_binary(desc, (a, b, *op), y)?,
             PendingOp::Affine(f) => self.emit_affine(desc, f, y)?,
             PendingOp::GlobalPool { x } => self.emit_global_pool(desc, x, y)?,
             PendingOp::AvgPool { x, geom } => self.emit_avg_pool(desc, x, *geom, y)?,
