@@ -75,6 +75,8 @@ cases! {
     relu_maxpool_pad_array: "cases/relu_maxpool_pad.toml" on "rtl-tests/configs/8x8_int8_array.toml" with 15;
     avgpool_pad: "cases/avgpool_pad.toml" on "configs/8x8_int8.toml" with 10;
     avgpool_pad_array: "cases/avgpool_pad.toml" on "rtl-tests/configs/8x8_int8_array.toml";
+    avgpool_zero_point: "cases/avgpool_zero_point.toml" on "configs/8x8_int8.toml" with 10;
+    avgpool_zero_point_array: "cases/avgpool_zero_point.toml" on "rtl-tests/configs/8x8_int8_array.toml";
     uint8_window: "cases/uint8_window.toml" on "rtl-tests/configs/8x8_uint8_int16.toml" with 20;
     expand_dw_on_chip: "cases/expand_dw_on_chip.toml" on "configs/16x16_int8.toml" with 20;
     expand_dw_per_channel: "cases/expand_dw_per_channel.toml" on "configs/16x16_int8.toml";

@@ -309,7 +309,8 @@ fn out_type(layer: &Layer) -> IntType {
 }
 
 /// Max-pooling (the largest input of the window that is not padding) and average pooling
-/// (the requantized window sum, padding counted as zeros).
+/// (the requantized sum of `x - input zero point` over the window, padding counted as
+/// zeros of it).
 pub fn pool(x: &Tensor, layer: &Layer) -> Tensor {
     let [oh, ow, c] = layer.out;
     let t = out_type(layer);
@@ -326,9 +327,17 @@ pub fn pool(x: &Tensor, layer: &Layer) -> Tensor {
                     .filter_map(|tap| input_pixel((oy, ox), tap, stride, pad, (x.h, x.w)))
                     .map(|(iy, ix)| x.at(iy, ix, ch));
                 let v = match &layer.op {
-                    Op::AvgPool { requant, .. } => {
-                        int::requantize(window.map(i128::from).sum(), *requant, t)
-                    }
+                    Op::AvgPool {
+                        requant,
+                        input_zero,
+                        ..
+                    } => int::requantize(
+                        window
+                            .map(|v| i128::from(v) - i128::from(*input_zero))
+                            .sum(),
+                        *requant,
+                        t,
+                    ),
                     _ => window
                         .max()
                         .expect("a window holds an input pixel (pad < kernel)"),

@@ -144,8 +144,29 @@ fn pools_add_upsample_by_hand() {
             zero_point: 0,
             half_even: false,
         },
+        input_zero: 0,
     };
-    assert_eq!(pool(&x, &layer(avg, [1, 1, 1], I8)).data, vec![2]);
+    assert_eq!(pool(&x, &layer(avg.clone(), [1, 1, 1], I8)).data, vec![2]);
+    // With the input zero point 3: (1 - 3) + (-5 - 3) + (7 - 3) + (3 - 3) = -6, times 1/4 =
+    // -1.5 -> -1 (half up).
+    let Op::AvgPool {
+        k,
+        stride,
+        pad,
+        requant,
+        ..
+    } = avg
+    else {
+        unreachable!()
+    };
+    let avg_z = Op::AvgPool {
+        k,
+        stride,
+        pad,
+        requant,
+        input_zero: 3,
+    };
+    assert_eq!(pool(&x, &layer(avg_z, [1, 1, 1], I8)).data, vec![-1]);
     let b = tensor(2, 2, 1, vec![127, 0, 0, -128]);
     let add_op = Op::Add {
         requant: Requant::IDENTITY,
@@ -271,6 +292,7 @@ fn pooling_with_padding_by_hand() {
             zero_point: 0,
             half_even: false,
         },
+        input_zero: 0,
     };
     assert_eq!(
         pool(&x, &layer(avg, [3, 3, 1], I8)).data,

@@ -17,6 +17,9 @@ mod raw;
 mod types;
 
 pub use crate::numeric::int::Combine;
+
+/// The largest window (kernel) of `maxpool` and `avgpool`.
+pub const MAX_POOL_KERNEL: usize = 15;
 pub use crate::numeric::Requant;
 pub use quant::AUTO_MX_ERROR_RATIO;
 
@@ -128,13 +131,15 @@ pub enum Op {
         stride: usize,
         pad: usize,
     },
-    /// The requantized sum of each k x k window; padding counts as zeros (ONNX AveragePool
-    /// with count_include_pad = 1 when the multiplier divides by k * k).
+    /// The requantized sum of `x - input_zero` over each k x k window; padding counts as
+    /// zeros of it (ONNX AveragePool with count_include_pad = 1 when the multiplier divides
+    /// by k * k).
     AvgPool {
         k: usize,
         stride: usize,
         pad: usize,
         requant: Requant,
+        input_zero: i64,
     },
     /// y = saturate(requant(a) + b), or in the quantized form (`eltwise`, the layers `add`
     /// with `scale` and `zero_points`, and `mul`) the combination of a and b it defines; b
@@ -153,6 +158,16 @@ pub enum Op {
 }
 
 impl Op {
+    /// The element the layer's padding reads (an input zero point): a convolution's
+    /// `pad_value`, an average pool's input zero point; None for the other layers.
+    pub fn pad_value(&self) -> Option<i64> {
+        match self {
+            Op::Conv { pad_value, .. } => Some(*pad_value),
+            Op::AvgPool { input_zero, .. } => Some(*input_zero),
+            _ => None,
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Op::Conv {

@@ -91,7 +91,10 @@ const OPS: &[(&str, OpParser, OpKeys)] = &[
     (
         "avgpool",
         pool,
-        (&["kernel", "stride", "padding", "requant"], &[]),
+        (
+            &["kernel", "stride", "padding", "requant", "zero_points"],
+            &[],
+        ),
     ),
     (
         "add",
@@ -582,7 +585,9 @@ fn check_real_layer(
 fn pool(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
     let [h, w, c] = a.shape;
     let k = match &a.rl.kernel {
-        Some(Kernel::Square(k)) => ctx.positive("kernel", Some(*k), None, 15)?,
+        Some(Kernel::Square(k)) => {
+            ctx.positive("kernel", Some(*k), None, super::MAX_POOL_KERNEL as i64)?
+        }
         _ => {
             return Err(ctx.err(
                 "kernel",
@@ -634,6 +639,7 @@ fn pool(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
             stride,
             pad,
             requant: ctx.requant(a.rl.requant.as_ref(), default)?,
+            input_zero: eltwise::avgpool_zero(ctx, a)?,
         }
     };
     Ok(Parsed {

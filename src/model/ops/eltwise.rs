@@ -1,5 +1,5 @@
 //! `add` and `mul`: the residual's shape (the input's, or one pixel broadcast) and the
-//! quantized form's scale and zero points.
+//! quantized form's scale and zero points; and an average pool's input zero point.
 
 use super::{shape_of, Args, Parsed};
 use crate::model::data::Ctx;
@@ -152,4 +152,47 @@ fn eltwise(ctx: &Ctx, a: &Args) -> Result<Eltwise, ModelError> {
         },
         input_zero: zero("input", z.and_then(|z| z.input), p.input)?,
     })
+}
+
+/// An average pool's `zero_points = { input = z }` (default 0): the input's zero point,
+/// subtracted from every tap (padding reads it); the output's is the requantization's.
+pub(super) fn avgpool_zero(ctx: &Ctx, a: &Args) -> Result<i64, ModelError> {
+    let Some(z) = a.rl.zero_points.as_ref() else {
+        return Ok(0);
+    };
+    if let Some((k, _)) = [("residual", z.residual), ("output", z.output)]
+        .into_iter()
+        .find(|(_, v)| v.is_some())
+    {
+        return Err(ctx.err(
+            &format!("zero_points.{k}"),
+            "an average pool's zero_points has only input (the output's is requant.zero_point)",
+            format!("remove zero_points.{k}"),
+        ));
+    }
+    let Precision::Int(p) = a.prec else {
+        return Err(ctx.err(
+            "zero_points",
+            "an input zero point is for integer layers",
+            "remove zero_points",
+        ));
+    };
+    let v = z.input.unwrap_or(0);
+    if !p.input.holds(v) {
+        return Err(ctx.err(
+            &format!("zero_points.input = {v}"),
+            format!(
+                "a zero point of {} is {} to {}",
+                p.input,
+                p.input.min(),
+                p.input.max()
+            ),
+            format!(
+                "use a zero point from {} to {}",
+                p.input.min(),
+                p.input.max()
+            ),
+        ));
+    }
+    Ok(v)
 }

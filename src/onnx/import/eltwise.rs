@@ -268,9 +268,10 @@ impl Importer<'_> {
 
     /// The k x k average of each channel: the sum of `x - zero_point` over the window,
     /// scaled by `x_scale / (y_scale k^2)` with one rounding, as ONNX computes the average.
-    /// With zero point 0, hwgen's `avgpool`; otherwise a depthwise convolution of unit
-    /// weights (the zero point in the bias, and with padding the padding reading it, so
-    /// that padded taps count as zeros of `x - zero_point`).
+    /// hwgen's `avgpool` (with the input zero point in `zero_points`), or for a window
+    /// wider than it takes a depthwise convolution of unit weights (the zero point in the
+    /// bias, and with padding the padding reading it, so that padded taps count as zeros of
+    /// `x - zero_point`).
     pub(super) fn emit_avg_pool(
         &mut self,
         desc: &str,
@@ -294,16 +295,21 @@ impl Importer<'_> {
         let n = (k * k) as i64;
         let scale = x.scale / (y.0 * n as f64);
         let r = self.requant_for(desc, scale, "the scale")?;
-        if x.zero_point == 0 {
-            // No zero point to fold: hwgen's own average pool (padding counts as zeros),
-            // which the compiler runs faster (a global one sums whole rows at once).
+        // (A larger window, a global pool over a map wider than the model's pooling
+        // layers take, is a depthwise convolution of unit weights.)
+        if k <= crate::model::MAX_POOL_KERNEL {
+            // hwgen's own average pool (padding counts as zeros of x - zero point), which
+            // the compiler runs faster (a global one sums whole rows at once).
             let name = self.fresh(&super::emit::desc_name(desc), "avgpool");
-            let keys = vec![
+            let mut keys = vec![
                 ("kernel", k.to_string()),
                 ("stride", geom.stride.to_string()),
                 ("padding", geom.pad.to_string()),
                 ("requant", super::emit::requant_text(r, y.1)),
             ];
+            if x.zero_point != 0 {
+                keys.push(("zero_points", format!("{{ input = {} }}", x.zero_point)));
+            }
             let err = (r.value() / scale - 1.0).abs();
             let note = format!("{desc} -> '{name}': avgpool {k}x{k}, the sum scaled by {scale:.6e} = {} / 2^{} (relative error {err:.1e})", r.multiplier, r.shift);
             let l = Layer {

@@ -88,8 +88,8 @@ impl Node {
     }
 
     /// The bias of each output channel the vector unit adds before requantizing (empty:
-    /// none): a convolution's, or `-input zero point` for an add or mul of the quantized
-    /// form run on its own, whose identity pass then requantizes `x - z` back to `x` with
+    /// none): a convolution's, `-k^2 z` for a k x k average pool of input zero point z, or
+    /// `-input zero point` for an add or mul of the quantized form run on its own, whose identity pass then requantizes `x - z` back to `x` with
     /// zero point `z` so that the combination subtracts it again.
     pub fn bias(&self) -> Vec<i64> {
         match &self.op {
@@ -97,6 +97,10 @@ impl Node {
             Op::Add {
                 eltwise: Some(e), ..
             } if e.input_zero != 0 => vec![-e.input_zero; self.out[2]],
+            // An average pool's window sum of x - z: its padding reads z (`Op::pad_value`).
+            Op::AvgPool { k, input_zero, .. } if *input_zero != 0 => {
+                vec![-((k * k) as i64) * input_zero; self.out[2]]
+            }
             _ => Vec::new(),
         }
     }
@@ -358,7 +362,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             continue;
         }
         let prec = precision_index(&unit.datatype, model, l)?;
-        if let Op::Conv { pad_value, .. } = l.op {
+        if let Some(pad_value) = l.op.pad_value() {
             let t = unit.datatype.input_type();
             if pad_value != 0 && crate::isa::pad_pattern(pad_value, t.bits, t.signed).is_none() {
                 return Err(CompileError::new(
@@ -546,7 +550,11 @@ fn non_negative(model: &Model, name: &str) -> bool {
         } => *relu && eltwise.map_or(requant.zero_point, |e| e.combine.output_zero) >= 0,
         Op::MaxPool { .. } | Op::Upsample { .. } => non_negative(model, &l.inputs[0]),
         // The requantized sum of values >= 0 is >= its zero point.
-        Op::AvgPool { requant, .. } => requant.zero_point >= 0 && non_negative(model, &l.inputs[0]),
+        Op::AvgPool {
+            requant,
+            input_zero,
+            ..
+        } => requant.zero_point >= 0 && *input_zero == 0 && non_negative(model, &l.inputs[0]),
         Op::Concat => l.inputs.iter().all(|i| non_negative(model, i)),
     }
 }

@@ -404,14 +404,11 @@ fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeC
         kw,
         s,
         pad,
-        pad_value: match n.op {
-            Op::Conv { pad_value, .. } => {
-                let t = g.unit.datatype.input_type();
-                crate::isa::pad_pattern(pad_value, t.bits, t.signed)
-                    .expect("legalize checks that the pad value fits")
-            }
-            _ => 0,
-        },
+        pad_value: n.op.pad_value().map_or(0, |v| {
+            let t = g.unit.datatype.input_type();
+            crate::isa::pad_pattern(v, t.bits, t.signed)
+                .expect("legalize checks that the pad value fits")
+        }),
         fused_k,
         kh_e: kh + (fused_k - 1) * s,
         kw_e: kw + (fused_k - 1) * s,
