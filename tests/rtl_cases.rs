@@ -123,6 +123,9 @@ cases! {
     // read as two rows of 8 by the next, and the other way.
     elastic_mixed_sizes: "cases/elastic_chain.toml" on "rtl-tests/configs/elastic_mixed_int8.toml" with 15;
     elastic_accumulator: "cases/elastic_accumulator.toml" on "rtl-tests/configs/elastic_mixed_int8.toml";
+    // Broadcast operands on replicas that split the map by height: each replica reads the
+    // operand's one row, which the hand-off must wait for.
+    elastic_quantized_eltwise: "cases/quantized_eltwise.toml" on "rtl-tests/configs/elastic_2stage_h2_int8.toml";
     // The scaled-down codec-avatar decoder on its three-branch design (eight engines): the
     // host-side concat of the two inputs, a fork (warp from texture's first unit),
     // transposed convolutions with untied bias and leaky ReLU, two replicas per unit, two

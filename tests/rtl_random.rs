@@ -46,12 +46,21 @@ fn random_model(rng: &mut Rng, seed: u64) -> String {
                 _ => conv,
             }
         }
-        2 => format!("[[layer]]\nname = \"pool\"\nop = \"maxpool\"\nkernel = {}\nstride = {}\n", rng.range(2, 3), rng.range(1, 2)),
-        3 => format!("[[layer]]\nname = \"pool\"\nop = \"avgpool\"\nkernel = {}\nstride = {}\n", rng.range(2, 3), rng.range(1, 2)),
-        _ => format!(
-            "[[layer]]\nname = \"conv\"\nop = \"conv2d\"\nkernel = 3\npadding = 1\nout_channels = {c}\nrequant = {{ multiplier = {}, shift = 13 }}\n[[layer]]\nname = \"sum\"\nop = \"add\"\nresidual = \"input\"\n",
-            rng.range(20, 200)
+        2 => format!(
+            "[[layer]]\nname = \"pool\"\nop = \"maxpool\"\nkernel = {}\nstride = {}\n",
+            rng.range(2, 3),
+            rng.range(1, 2)
         ),
+        // Half of the average pools subtract an input zero point (their padding reads it).
+        3 => {
+            let k = rng.range(2, 3);
+            let pool = format!("[[layer]]\nname = \"pool\"\nop = \"avgpool\"\nkernel = {k}\nstride = {}\npadding = {}\n", rng.range(1, 2), rng.range(0, k - 1));
+            match rng.range(0, 1) {
+                1 => pool + &format!("zero_points = {{ input = {} }}\n", rng.range(-128, 127)),
+                _ => pool,
+            }
+        }
+        _ => random_combination(rng, c),
     };
     s.push_str(&layer);
     // Half of the models round requantization ties to even.
@@ -68,6 +77,52 @@ fn random_model(rng: &mut Rng, seed: u64) -> String {
         s = lines.join("\n") + "\noutput_type = \"accumulator\"\n";
     }
     s
+}
+
+/// A convolution (zero point zc) and an add or mul of its output with the model input or
+/// with a one-pixel gate (a fully-connected layer of the input, broadcast): the plain add,
+/// or the quantized form with random weights, shift and zero points, whose input zero point
+/// is zc half of the time (folded into the convolution) and otherwise not (on its own).
+fn random_combination(rng: &mut Rng, c: i64) -> String {
+    let zc = rng.range(-10, 10);
+    let mut s = format!(
+        "[[layer]]\nname = \"conv\"\nop = \"conv2d\"\nkernel = 3\npadding = 1\nout_channels = {c}\nrequant = {{ multiplier = {}, shift = 13, zero_point = {zc} }}\n",
+        rng.range(20, 200)
+    );
+    let kind = rng.range(0, 2);
+    if kind == 0 {
+        return s + "[[layer]]\nname = \"sum\"\nop = \"add\"\nresidual = \"input\"\n";
+    }
+    let zx = if rng.range(0, 1) == 0 {
+        zc
+    } else {
+        rng.range(-10, 10)
+    };
+    let zeros = format!(
+        "zero_points = {{ input = {zx}, residual = {}, output = {} }}\n",
+        rng.range(-20, 20),
+        rng.range(-20, 20)
+    );
+    let relu = ["none", "relu"][rng.range(0, 1) as usize];
+    if kind == 1 {
+        s += &format!(
+            "[[layer]]\nname = \"sum\"\nop = \"add\"\nresidual = \"input\"\nscale = {{ input = {}, residual = {}, shift = {} }}\n{zeros}activation = \"{relu}\"\n",
+            rng.range(-30000, 30000),
+            rng.range(-30000, 30000),
+            rng.range(14, 17)
+        );
+        return s;
+    }
+    let gate = format!(
+        "[[layer]]\nname = \"gate\"\nop = \"fc\"\ninput = \"input\"\nout_channels = {c}\nrequant = {{ multiplier = {}, shift = 16 }}\n",
+        rng.range(20, 200)
+    );
+    s = gate + &s.replacen("op = \"conv2d\"", "op = \"conv2d\"\ninput = \"input\"", 1);
+    s + &format!(
+        "[[layer]]\nname = \"gated\"\nop = \"mul\"\nresidual = \"gate\"\nscale = {{ multiplier = {}, shift = {} }}\n{zeros}activation = \"{relu}\"\n",
+        rng.range(1, 3000),
+        rng.range(12, 18)
+    )
 }
 
 #[test]

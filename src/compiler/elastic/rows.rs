@@ -91,8 +91,10 @@ pub(super) fn replica_rows(design: &Design, g: &Graph, stages: &[Stage]) -> Vec<
                 &n.input,
                 &input_rows(n, mine.clone(), in_h),
             );
+            // A broadcast residual is its one row, read for every row.
             if let Some(res) = &n.residual {
-                request(&mut need, Some(s), r, res, &mine);
+                let res_rows = if n.broadcast { 0..1 } else { mine.clone() };
+                request(&mut need, Some(s), r, res, &res_rows);
             }
             *out = mine;
         }

@@ -1,9 +1,10 @@
 //! fuse: layers the hardware runs as one, by graph patterns (DNNVM). Each rule of
 //! `rules` is a small pattern over the layer graph with a guard and a rewrite:
 //!
-//! - conv+add: a convolution whose only consumer is an add with identity requantization
-//!   gets the add folded into its vector instruction, y = saturate(requant(acc) +
-//!   residual); ReLU moves with it;
+//! - conv+add: a convolution whose only consumer is an add (or mul) it can hand its
+//!   requantized value as it is (a plain add with identity requantization; the quantized
+//!   form when the convolution's zero point is its input zero point) gets the add folded
+//!   into its vector instruction; ReLU moves with it;
 //! - conv+maxpool: a convolution whose only consumer is a max-pool runs once per pool tap
 //!   at the pooled positions and the vector unit keeps the running maximum;
 //! - expand+depthwise: a 1x1 convolution (a MobileNetV2 expand) whose only consumer is a

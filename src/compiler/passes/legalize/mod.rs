@@ -50,7 +50,7 @@ pub struct Node {
     /// the window unit, which schedules both (`fuse`: expand + depthwise).
     pub fused_into_next: bool,
     /// An integer convolution whose weights leave some (output tile, input tile) pairs all
-    /// zero (an imported Add's operand weights): the tile size and, per pair `oct * icts +
+    /// zero (a 1x1 convolution over a concat that weights each part's channels separately): the tile size and, per pair `oct * icts +
     /// ict`, whether it is all zero. Such tiles are not run (`allocate::tile_present`).
     pub zero_tiles: Option<(usize, Vec<bool>)>,
     /// A layer that writes its accumulator (`output_type = "accumulator"`): its values are
