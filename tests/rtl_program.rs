@@ -158,6 +158,34 @@ fn random_program(rng: &mut Rng, iters: u64, fused: bool) -> Vec<Instr> {
         if !first {
             wait |= sem(Q::Store, Q::Vector);
         }
+        // The add's combination: the plain sum, or random weights (a product half of the
+        // time), shift and zero points; half of the adds read one operand row (bcast).
+        let zero_point = rng.range(-20, 20);
+        let plain = Vector {
+            add_weight: 1,
+            opnd_weight: 1,
+            add_zero: zero_point,
+            ..Vector::default()
+        };
+        let combine = match rng.range(0, 2) {
+            0 => plain,
+            1 => Vector {
+                add_weight: rng.range(-300, 300),
+                opnd_weight: rng.range(-300, 300),
+                add_shift: rng.range(8, 10) as u64,
+                opnd_zero: rng.range(0, 255) as u64,
+                add_zero: rng.range(-20, 20),
+                ..Vector::default()
+            },
+            _ => Vector {
+                mul: true,
+                add_weight: rng.range(1, 60),
+                add_shift: rng.range(9, 12) as u64,
+                opnd_zero: rng.range(0, 255) as u64,
+                add_zero: rng.range(-20, 20),
+                ..Vector::default()
+            },
+        };
         let v = Vector {
             acc_addr,
             out_addr,
@@ -165,14 +193,15 @@ fn random_program(rng: &mut Rng, iters: u64, fused: bool) -> Vec<Instr> {
             count: n,
             add,
             pool,
+            bcast: add && rng.range(0, 1) == 1,
             relu: rng.range(0, 1) == 1,
             bias: use_bias,
             load_bias: new_bias,
             bias_addr: 120 + t,
             multiplier: mult,
             shift,
-            zero_point: rng.range(-20, 20),
-            ..Vector::default()
+            zero_point,
+            ..combine
         };
         let signal = sem(Q::Vector, Q::Store) | sem(Q::Vector, Q::Compute);
         p.push(ins(Op::Vector(v), wait, signal));
