@@ -549,6 +549,13 @@ fn onnx_operator_tests_run_or_are_refused() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     for must in [
         "test_qlinearconv",
+        "test_resize_upsample_scales_cubic",
+        "test_resize_upsample_scales_cubic_A_n0p5_exclude_outside",
+        "test_resize_downsample_scales_linear_antialias",
+        "test_resize_downsample_sizes_cubic_antialias",
+        "test_resize_tf_crop_and_resize_axes_3_2",
+        "test_resize_downsample_sizes_nearest_not_larger",
+        "test_resize_upsample_scales_linear_half_pixel_symmetric",
         "test_qlinearmatmul_2D_uint8_float32",
         "test_qlinearmatmul_3D_int8_float32",
         "test_convinteger_with_padding",

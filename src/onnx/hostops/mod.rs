@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 mod extra;
 mod index;
+mod interpolate;
 mod logic;
 mod math;
 mod nn;
@@ -537,7 +538,8 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
         "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => {
             nn::pool(n, x).map(|v| vec![v])
         }
-        "Resize" | "Upsample" => resize::resize(n, x, ins).map(|v| vec![v]),
+        "Resize" => interpolate::resize(n, x, ins).map(|v| vec![v]),
+        "Upsample" => resize::resize(n, x, ins).map(|v| vec![v]),
         other => Err(format!(
             "operator {other} does not run on the host either (it runs {HOST_OPS})"
         )),

@@ -1,7 +1,8 @@
-//! Resize (opset 10 and later) and the older Upsample in nearest mode, as ONNX's reference
-//! computes them: every output index along every axis reads the input index its
-//! coordinate transformation and nearest rounding give. The importer uses the same rule
-//! (`nearest_source`) to decide when a Resize is the accelerator's repeat.
+//! Nearest resizing: the rule by which the importer decides when a Resize is the
+//! accelerator's repeat (`nearest_source`: every output index along every axis reads the
+//! input index its coordinate transformation and nearest rounding give), and the older
+//! Upsample in nearest mode on the host. The host's Resize in every mode is
+//! `interpolate`.
 
 use super::{need, HostVal};
 use crate::onnx::proto::{AttrValue, Node};
