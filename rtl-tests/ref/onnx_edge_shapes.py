@@ -63,5 +63,11 @@ for si, s in enumerate(SHAPES):
     cases.append(("OneHot", [helper.make_node("OneHot", ["x","dp","v"], ["y0"])], [t(np.int64(3),"dp"), t(np.array([0,1],np.float32),"v")], TensorProto.INT64, xi, 1))
     cases.append(("ScatEl", [helper.make_node("ScatterElements", ["x","i","u"], ["y0"])], [t(np.zeros(s,np.int64),"i"), t(np.ones(s,np.float32),"u")], F, xf, 1))
     cases.append(("ScatND", [helper.make_node("ScatterND", ["x","i","u"], ["y0"])], [t(np.zeros([1, max(len(s),1)],np.int64),"i"), t(np.ones([1],np.float32),"u")], F, xf, 1))
+    # Resize in its interpolating modes: linear upscale, cubic antialiased downscale with
+    # exclude_outside, tf_crop_and_resize with a roi half outside (one scale per axis).
+    r = len(s)
+    cases.append(("ResizeLin", [helper.make_node("Resize", ["x","","sc"], ["y0"], mode="linear")], [t(np.full([r],2.0,np.float32),"sc")], F, xf, 1))
+    cases.append(("ResizeCubAA", [helper.make_node("Resize", ["x","","sc"], ["y0"], mode="cubic", antialias=1, exclude_outside=1)], [t(np.full([r],0.5,np.float32),"sc")], F, xf, 1))
+    cases.append(("ResizeCrop", [helper.make_node("Resize", ["x","roi","sc"], ["y0"], mode="linear", coordinate_transformation_mode="tf_crop_and_resize")], [t(np.array([0.5]*r + [1.5]*r,np.float32),"roi"), t(np.full([r],1.0,np.float32),"sc")], F, xf, 1))
     for (name, nodes, inits, dt, xv, outs) in cases:
         model(f"{name}_{si}", nodes, inits, dt, np.asarray(xv), outs)
