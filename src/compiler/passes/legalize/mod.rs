@@ -50,8 +50,9 @@ pub struct Node {
     /// the window unit, which schedules both (`fuse`: expand + depthwise).
     pub fused_into_next: bool,
     /// An integer convolution whose weights leave some (output tile, input tile) pairs all
-    /// zero (a 1x1 convolution over a concat that weights each part's channels separately): the tile size and, per pair `oct * icts +
-    /// ict`, whether it is all zero. Such tiles are not run (`allocate::tile_present`).
+    /// zero (a 1x1 convolution over a concat that weights each part's channels
+    /// separately): the tile size and, per pair `oct * icts + ict`, whether it is all
+    /// zero. Such tiles are not run (`allocate::tile_present`).
     pub zero_tiles: Option<(usize, Vec<bool>)>,
     /// A layer that writes its accumulator (`output_type = "accumulator"`): its values are
     /// stored in this many slices of `out_format`'s width (the accumulator's bits over the
@@ -89,8 +90,9 @@ impl Node {
 
     /// The bias of each output channel the vector unit adds before requantizing (empty:
     /// none): a convolution's, `-k^2 z` for a k x k average pool of input zero point z, or
-    /// `-input zero point` for an add or mul of the quantized form run on its own, whose identity pass then requantizes `x - z` back to `x` with
-    /// zero point `z` so that the combination subtracts it again.
+    /// `-input zero point` for an add or mul of the quantized form run on its own, whose
+    /// identity pass then requantizes `x - z` back to `x` with zero point `z` so that the
+    /// combination subtracts it again.
     pub fn bias(&self) -> Vec<i64> {
         match &self.op {
             Op::Conv { bias, .. } => bias.clone(),
