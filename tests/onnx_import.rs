@@ -484,7 +484,7 @@ fn same_npy(got: &std::path::Path, want: &std::path::Path) -> Result<(), String>
     if (gd.as_str(), &gs) != (wd.as_str(), &ws) {
         return Err(format!("{gd} {gs:?}, expected {wd} {ws:?}"));
     }
-    let float = gd == "<f4";
+    let float = gd == "<f4" || gd == "<f8";
     let close = |a: f64, b: f64| {
         a == b || (float && ((a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-7 + 1e-3 * b.abs()))
     };

@@ -44,6 +44,11 @@ pub fn read_values(path: &Path) -> Result<(String, Vec<usize>, Vec<f64>), NpyErr
             .chunks_exact(4)
             .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
             .collect()
+    } else if descr == "<f8" {
+        data(path, &shape, 8, &body)?
+            .chunks_exact(8)
+            .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect()
     } else if descr == "|b1" {
         // numpy's bool: one byte per element, 0 or 1.
         let bytes = data(path, &shape, 1, &body)?;
@@ -67,7 +72,7 @@ pub fn read_values(path: &Path) -> Result<(String, Vec<usize>, Vec<f64>), NpyErr
     } else {
         return fail(
             format!("{}: dtype {descr} is not supported here", path.display()),
-            "save the array as float32 or a little-endian 8-, 16-, 32- or 64-bit integer type",
+            "save the array as float32, float64 or a little-endian 8-, 16-, 32- or 64-bit integer type",
         );
     };
     Ok((

@@ -127,6 +127,7 @@ pub fn output_file_name(name: &str) -> String {
 pub fn npy_descr(elem: i32) -> Option<&'static str> {
     Some(match elem {
         dtype::FLOAT => "<f4",
+        dtype::DOUBLE => "<f8",
         dtype::INT8 => "|i1",
         dtype::UINT8 => "|u1",
         dtype::BOOL => "|b1",
@@ -169,6 +170,7 @@ pub fn npy_of(v: &HostVal) -> Result<Vec<u8>, String> {
             .iter()
             .flat_map(|&x| (x as u64).to_le_bytes())
             .collect(),
+        dtype::DOUBLE => v.data.iter().flat_map(|&x| x.to_le_bytes()).collect(),
         _ => v
             .data
             .iter()

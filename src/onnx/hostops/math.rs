@@ -146,7 +146,8 @@ fn bit_shift(n: &Node, x: &HostVal, y: &HostVal) -> Result<HostVal, String> {
 
 fn pow_or_mod(n: &Node, x: &HostVal, y: &HostVal) -> Result<HostVal, String> {
     let (dims, ps) = pairs(x, y)?;
-    let float = x.elem == dtype::FLOAT;
+    let float = matches!(x.elem, dtype::FLOAT | dtype::DOUBLE);
+    let double = x.elem == dtype::DOUBLE;
     if !float && quant::int_range(x.elem).is_none() {
         return Err(format!("{} of {} tensors", n.op_type, dtype::name(x.elem)));
     }
@@ -154,10 +155,11 @@ fn pow_or_mod(n: &Node, x: &HostVal, y: &HostVal) -> Result<HostVal, String> {
     if n.op_type == "Mod" && x.elem != y.elem {
         return Err("Mod of two tensors of one type".into());
     }
-    let int_exp = y.elem != dtype::FLOAT;
+    let int_exp = !matches!(y.elem, dtype::FLOAT | dtype::DOUBLE);
     let mut data = Vec::with_capacity(ps.len());
     for (a, b) in ps {
         let v = match (n.op_type.as_str(), float) {
+            ("Pow", true) if double => a.powf(b),
             ("Pow", true) => f64::from((a as f32).powf(b as f32)),
             ("Pow", false) if int_exp => {
                 let e =
@@ -166,15 +168,23 @@ fn pow_or_mod(n: &Node, x: &HostVal, y: &HostVal) -> Result<HostVal, String> {
             }
             ("Pow", false) => wrap(a.powf(b).trunc() as i128, x.elem),
             (_, true) => {
-                let (a, b) = (a as f32, b as f32);
+                // In the element's precision: float32 rounds its operands first.
+                let (a, b) = match double {
+                    true => (a, b),
+                    false => (f64::from(a as f32), f64::from(b as f32)),
+                };
                 let r = a % b;
                 // numpy's mod: a zero remainder takes the divisor's sign too.
-                f64::from(match (fmod, r == 0.0) {
+                let m = match (fmod, r == 0.0) {
                     (true, _) => r,
-                    (false, true) => 0f32.copysign(b),
+                    (false, true) => 0f64.copysign(b),
                     (false, false) if (r < 0.0) != (b < 0.0) => r + b,
                     (false, false) => r,
-                })
+                };
+                match double {
+                    true => m,
+                    false => f64::from(m as f32),
+                }
             }
             (_, false) if b == 0.0 => return Err("an integer Mod by zero".into()),
             (_, false) => {

@@ -253,6 +253,20 @@ fn binary(n: &Node, x: &HostVal, y: &HostVal) -> Result<HostVal, String> {
     }
     let (dims, ps) = pairs(x, y)?;
     let (count, pair) = (ps.len(), |k: usize| ps[k]);
+    if x.elem == dtype::DOUBLE {
+        let f: fn(f64, f64) -> f64 = match n.op_type.as_str() {
+            "Add" => |a, b| a + b,
+            "Sub" => |a, b| a - b,
+            "Mul" => |a, b| a * b,
+            _ => |a, b| a / b,
+        };
+        let data = (0..count).map(|k| f(pair(k).0, pair(k).1)).collect();
+        return Ok(HostVal {
+            dims,
+            data,
+            elem: x.elem,
+        });
+    }
     if x.elem == dtype::FLOAT {
         let f: fn(f32, f32) -> f32 = match n.op_type.as_str() {
             "Add" => |a, b| a + b,
@@ -312,6 +326,7 @@ fn variadic(n: &Node, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
                     "Max" => a.max(b),
                     "Min" => a.min(b),
                     _ if acc.elem == dtype::FLOAT => f64::from(a as f32 + b as f32),
+                    _ if acc.elem == dtype::DOUBLE => a + b,
                     _ => wrap(a as i128 + b as i128, acc.elem),
                 }
             })
@@ -323,11 +338,16 @@ fn variadic(n: &Node, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
         };
     }
     if n.op_type == "Mean" {
-        if acc.elem != dtype::FLOAT {
-            return Err("Mean of integers".into());
-        }
-        let k = parts.len() as f32;
-        acc.data = acc.data.iter().map(|&v| f64::from(v as f32 / k)).collect();
+        let k = parts.len() as f64;
+        acc.data = match acc.elem {
+            dtype::FLOAT => acc
+                .data
+                .iter()
+                .map(|&v| f64::from(v as f32 / k as f32))
+                .collect(),
+            dtype::DOUBLE => acc.data.iter().map(|&v| v / k).collect(),
+            _ => return Err("Mean of integers".into()),
+        };
     }
     Ok(acc)
 }
@@ -353,6 +373,67 @@ fn constant(n: &Node) -> Result<HostVal, String> {
     }
 }
 
+/// The operators the host runs on float64 tensors, in double precision: exact ones (data
+/// movement, comparisons, selection, Max/Min, Abs, Neg, Floor, Ceil, Clip, Relu) and
+/// arithmetic, sums and functions computed in f64 without rounding to float32.
+const F64_OPS: &[&str] = &[
+    "Identity",
+    "Relu",
+    "Abs",
+    "Neg",
+    "Floor",
+    "Ceil",
+    "Clip",
+    "Exp",
+    "Log",
+    "Sqrt",
+    "Reciprocal",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Pow",
+    "Mod",
+    "Max",
+    "Min",
+    "Sum",
+    "Mean",
+    "CumSum",
+    "ReduceSum",
+    "ReduceMean",
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceSumSquare",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+    "Cast",
+    "CastLike",
+    "Reshape",
+    "Flatten",
+    "Squeeze",
+    "Unsqueeze",
+    "Transpose",
+    "Concat",
+    "Split",
+    "Slice",
+    "Shape",
+    "Size",
+    "Gather",
+    "Expand",
+    "Tile",
+    "Equal",
+    "Less",
+    "LessOrEqual",
+    "Greater",
+    "GreaterOrEqual",
+    "Where",
+    "IsNaN",
+    "IsInf",
+];
+
 /// The operators the host runs, for messages.
 const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose, BatchNormalization, the poolings, Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements, ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, Where, IsNaN, IsInf";
 
@@ -370,6 +451,19 @@ fn unary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Option<Result<HostVa
             },
         })
     };
+    // float64: the functions in double precision.
+    if x.elem == dtype::DOUBLE {
+        let g: Option<fn(f64) -> f64> = match n.op_type.as_str() {
+            "Exp" => Some(f64::exp),
+            "Log" => Some(f64::ln),
+            "Sqrt" => Some(f64::sqrt),
+            "Reciprocal" => Some(|v| 1.0 / v),
+            _ => None,
+        };
+        if let Some(g) = g {
+            return Some(f(&g));
+        }
+    }
     Some(match n.op_type.as_str() {
         "Identity" => Ok(x.clone()),
         "Relu" => f(&|v| v.max(0.0)),
@@ -421,6 +515,15 @@ fn unary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Option<Result<HostVa
 fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
     if n.op_type == "Constant" {
         return constant(n).map(|v| vec![v]);
+    }
+    if ins.iter().flatten().any(|v| v.elem == dtype::DOUBLE)
+        && !F64_OPS.contains(&n.op_type.as_str())
+    {
+        return Err(format!(
+            "{} of float64 tensors (the host runs float64 through {})",
+            n.op_type,
+            F64_OPS.join(", ")
+        ));
     }
     let x = need(ins, 0)?;
     if let Some(r) = quant::eval_quant(n, x, ins) {
@@ -567,6 +670,39 @@ mod tests {
         // QuantizeLinear: 2.5 / 1 -> 2 (half to even) + 0; 300 saturates to 255 (uint8).
         assert_eq!(quant::quantize(2.5, 1.0, 0.0, dtype::UINT8), 2.0);
         assert_eq!(quant::quantize(300.0, 1.0, 0.0, dtype::UINT8), 255.0);
+    }
+
+    /// float64 keeps double precision, where float32 would round: 1 + 2^-40 (float32
+    /// gives 1), Mean of it and 1 (1 + 2^-41), Mod(1 + 2^-40, 2^-41) = 0 exactly and
+    /// numpy's sign rule Mod(-(2^-40), 1) = 1 - 2^-40, exp(2^-40) = 1 + 2^-40 (to 2^-80);
+    /// an operator without a float64 rule is refused, naming it.
+    #[test]
+    fn float64_keeps_double_precision() {
+        let op = |t: &str| Node {
+            op_type: t.into(),
+            ..Node::default()
+        };
+        let d = |v: Vec<f64>| HostVal {
+            dims: vec![v.len()],
+            data: v,
+            elem: dtype::DOUBLE,
+        };
+        let e = 2f64.powi(-40);
+        let one = || Some(d(vec![1.0]));
+        let sum = eval(&op("Add"), &[one(), Some(d(vec![e]))]).unwrap();
+        assert_eq!((sum[0].data[0], sum[0].elem), (1.0 + e, dtype::DOUBLE));
+        let mean = eval(&op("Mean"), &[Some(sum[0].clone()), one()]).unwrap();
+        assert_eq!(mean[0].data[0], 1.0 + e / 2.0);
+        let m = eval(&op("Mod"), &[Some(sum[0].clone()), Some(d(vec![e / 2.0]))]).unwrap();
+        assert_eq!(m[0].data[0], 0.0);
+        let m = eval(&op("Mod"), &[Some(d(vec![-e])), one()]).unwrap();
+        assert_eq!(m[0].data[0], 1.0 - e);
+        let x = eval(&op("Exp"), &[Some(d(vec![e]))]).unwrap();
+        assert!((x[0].data[0] - (1.0 + e)).abs() < 1e-24);
+        let f = HostVal::float(vec![1], vec![1.0 + e]);
+        assert_eq!(f.data[0], 1.0);
+        let err = eval(&op("Softmax"), &[Some(d(vec![1.0, 2.0]))]).unwrap_err();
+        assert!(err.starts_with("Softmax of float64 tensors"), "{err}");
     }
 
     /// A failed evaluation does not leave its path behind: asked again, the host reports

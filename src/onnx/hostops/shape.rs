@@ -294,13 +294,15 @@ fn gather(n: &Node, x: &HostVal, idx: &HostVal) -> Result<HostVal, String> {
 fn cast(x: &HostVal, to: i32) -> Result<HostVal, String> {
     let data = match (to, quant::int_range(to)) {
         (dtype::FLOAT, _) => x.data.iter().map(|&v| f64::from(v as f32)).collect(),
+        // Every float32 and every integer up to 2^53 is a double exactly.
+        (dtype::DOUBLE, _) => x.data.clone(),
         // Anything but zero (NaN too) is true.
         (dtype::BOOL, _) => x
             .data
             .iter()
             .map(|&v| f64::from(u8::from(v != 0.0)))
             .collect(),
-        (_, Some((lo, hi))) if x.elem == dtype::FLOAT => x
+        (_, Some((lo, hi))) if matches!(x.elem, dtype::FLOAT | dtype::DOUBLE) => x
             .data
             .iter()
             .map(|&v| {
