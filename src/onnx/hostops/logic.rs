@@ -1,5 +1,5 @@
-//! ONNX's comparisons, logical operators, Where, IsNaN, IsInf and Size on the host: bool
-//! tensors hold 0 and 1 (element type BOOL, numpy's `|b1` in `.npy` files).
+//! ONNX's comparisons, logical and bitwise operators, Where, IsNaN, IsInf and Size on the
+//! host: bool tensors hold 0 and 1 (element type BOOL, numpy's `|b1` in `.npy` files).
 
 use super::{broadcast, elements, need, pairs, source, HostVal};
 use crate::onnx::proto::{dtype, Node};
@@ -43,7 +43,41 @@ pub(super) fn eval(
             v.into_iter().map(|(a, b)| f(a != 0.0, b != 0.0)),
         ))
     };
+    // On the two's-complement bits of integers of one type, wrapped back into it.
+    let bitwise = |f: fn(i128, i128) -> i128| -> Result<HostVal, String> {
+        let y = second()?;
+        if x.elem != y.elem || super::quant::int_range(x.elem).is_none() {
+            return Err(format!(
+                "{} of {} and {} tensors (integers of one type)",
+                n.op_type,
+                dtype::name(x.elem),
+                dtype::name(y.elem)
+            ));
+        }
+        let (dims, v) = pairs(x, y)?;
+        let data = v
+            .into_iter()
+            .map(|(a, b)| super::wrap(f(a as i128, b as i128), x.elem))
+            .collect();
+        Ok(HostVal {
+            dims,
+            data,
+            elem: x.elem,
+        })
+    };
     Some(match n.op_type.as_str() {
+        "BitwiseAnd" => bitwise(|a, b| a & b),
+        "BitwiseOr" => bitwise(|a, b| a | b),
+        "BitwiseXor" => bitwise(|a, b| a ^ b),
+        "BitwiseNot" if super::quant::int_range(x.elem).is_some() => Ok(HostVal {
+            data: x
+                .data
+                .iter()
+                .map(|&v| super::wrap(!(v as i128), x.elem))
+                .collect(),
+            ..x.clone()
+        }),
+        "BitwiseNot" => Err(format!("BitwiseNot of a {} tensor", dtype::name(x.elem))),
         "Equal" => compare(|a, b| a == b),
         "Less" => compare(|a, b| a < b),
         "LessOrEqual" => compare(|a, b| a <= b),
@@ -120,6 +154,27 @@ mod tests {
             op_type: op.into(),
             ..Node::default()
         }
+    }
+
+    /// The bits of int8 5 (00000101) and -3 (11111101): AND 5, OR -3, XOR 11111000 = -8;
+    /// NOT 5 is -6 in int8 and 250 in uint8; a float tensor is refused.
+    #[test]
+    fn bitwise_by_hand() {
+        let run = |op: &str, x: Option<HostVal>, y: Option<HostVal>| {
+            eval(&node(op), x.as_ref().unwrap(), &[x.clone(), y]).unwrap()
+        };
+        let (a, b) = (
+            t(vec![1], vec![5.0], dtype::INT8),
+            t(vec![1], vec![-3.0], dtype::INT8),
+        );
+        assert_eq!(run("BitwiseAnd", a.clone(), b.clone()).unwrap().data, [5.0]);
+        assert_eq!(run("BitwiseOr", a.clone(), b.clone()).unwrap().data, [-3.0]);
+        assert_eq!(run("BitwiseXor", a.clone(), b).unwrap().data, [-8.0]);
+        assert_eq!(run("BitwiseNot", a, None).unwrap().data, [-6.0]);
+        let u = t(vec![1], vec![5.0], dtype::UINT8);
+        assert_eq!(run("BitwiseNot", u, None).unwrap().data, [250.0]);
+        let f = t(vec![1], vec![5.0], dtype::FLOAT);
+        assert!(run("BitwiseAnd", f.clone(), f).is_err());
     }
 
     /// By hand: [1, 5] < [[3], [2]] broadcasts to [[1, 0], [1, 0]] (row r: a < b[r]);
