@@ -151,14 +151,61 @@ fn read(path: &Path) -> Result<(String, proto::Model), ImportError> {
         .iter()
         .find(|(d, _)| d.is_empty() || d == "ai.onnx")
         .map_or(0, |o| o.1);
-    if opset < 10 {
+    // Below opset 10 a model is read when every operator means there what it means in the
+    // opsets hwgen implements (a float graph the host runs); anything else needs opset 10.
+    if opset < 10 && !unchanged_since(opset, &model.graph.nodes) {
+        let listed: Vec<String> = SAME_SINCE
+            .iter()
+            .map(|(ops, since)| format!("{} (opset {since})", ops.join(", ")))
+            .collect();
         return Err(fail(
-            format!("default-domain opset {opset} (IR version {}); QuantizeLinear and QLinearConv need opset 10 or later", model.ir_version),
+            format!("default-domain opset {opset} (IR version {}); QuantizeLinear and QLinearConv need opset 10 or later, and below it hwgen reads only operators whose meaning has not changed since: {}", model.ir_version, listed.join("; ")),
             "export with opset 13 or later",
         ));
     }
     Ok((file, model))
 }
+
+/// Whether every node of a model of default-domain opset `opset` is an operator of the
+/// default domain whose meaning has not changed since an opset at most `opset`.
+fn unchanged_since(opset: i64, nodes: &[proto::Node]) -> bool {
+    nodes.iter().all(|n| {
+        (n.domain.is_empty() || n.domain == "ai.onnx")
+            && SAME_SINCE
+                .iter()
+                .any(|(ops, since)| opset >= *since && ops.contains(&n.op_type.as_str()))
+    })
+}
+
+/// Operators whose meaning has not changed since the opset beside them (later versions only
+/// added element types; numpy broadcasting since opset 7).
+const SAME_SINCE: &[(&[&str], i64)] = &[
+    (&["Identity", "Not"], 1),
+    (
+        &[
+            "Relu",
+            "Sigmoid",
+            "Tanh",
+            "Abs",
+            "Neg",
+            "Exp",
+            "Log",
+            "Sqrt",
+            "Floor",
+            "Ceil",
+            "Reciprocal",
+        ],
+        6,
+    ),
+    (
+        &[
+            "Add", "Sub", "Mul", "Div", "And", "Or", "Xor", "Equal", "Less", "Greater",
+        ],
+        7,
+    ),
+    // Its last version (Resize replaced it): scales an input, nearest mode on the host.
+    (&["Upsample"], 9),
+];
 
 /// A graph split between the accelerator and the host (BYOC): the nodes before `cut` that
 /// the importer maps run on the accelerator as `accel` (whose outputs are the tensors the
@@ -380,4 +427,34 @@ fn write_using(
         }
     }
     Ok(imported)
+}
+
+#[cfg(test)]
+mod opset_tests {
+    use super::*;
+
+    fn nodes(ops: &[&str]) -> Vec<proto::Node> {
+        ops.iter()
+            .map(|o| proto::Node {
+                op_type: o.to_string(),
+                ..proto::Node::default()
+            })
+            .collect()
+    }
+
+    /// Below opset 10: Not at opset 1 and And at 7 are read; Add at opset 6 (its broadcast
+    /// attribute era), Shrink, a QuantizeLinear and an operator of another domain are not.
+    #[test]
+    fn old_opsets_read_only_unchanged_operators() {
+        assert!(unchanged_since(1, &nodes(&["Not", "Identity"])));
+        assert!(unchanged_since(7, &nodes(&["And", "Add", "Relu"])));
+        assert!(unchanged_since(9, &nodes(&["Upsample"])));
+        assert!(!unchanged_since(6, &nodes(&["Add"])));
+        assert!(!unchanged_since(8, &nodes(&["Upsample"])));
+        assert!(!unchanged_since(9, &nodes(&["Relu", "Shrink"])));
+        assert!(!unchanged_since(9, &nodes(&["QuantizeLinear"])));
+        let mut other = nodes(&["Add"]);
+        other[0].domain = "ai.onnx.ml".into();
+        assert!(!unchanged_since(9, &other));
+    }
 }
