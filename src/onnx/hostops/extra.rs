@@ -40,7 +40,8 @@ pub(super) fn eval(
         "LayerNormalization" | "RMSNormalization" => normalize(n, x, ins),
         "InstanceNormalization" => one(instance_norm(n, x, ins)),
         "Hardmax" => one(hardmax(n, x)),
-        "CumSum" => one(cumsum(n, x, ins)),
+        "CumSum" => one(cumulative(n, x, ins, false)),
+        "CumProd" => one(cumulative(n, x, ins, true)),
         "Trilu" => one(trilu(n, x, ins)),
         "Range" => one(range(x, ins)),
         "GatherElements" => one(gather_elements(n, x, ins)),
@@ -166,9 +167,15 @@ fn hardmax(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     })
 }
 
-/// CumSum along the axis given as input 1, `exclusive` and `reverse` as attributes; float32
-/// sums rounded at each step, integer ones exact.
-fn cumsum(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+/// CumSum (or with `product` CumProd) along the axis given as input 1, `exclusive` and
+/// `reverse` as attributes; float32 sums and products rounded at each step, float64 ones
+/// in double precision, integer ones exact (products wrapped to the type).
+fn cumulative(
+    n: &Node,
+    x: &HostVal,
+    ins: &[Option<HostVal>],
+    product: bool,
+) -> Result<HostVal, String> {
     let given = input(ins, 1)
         .and_then(|v| v.data.first().copied())
         .ok_or("the axis input is missing")?;
@@ -179,19 +186,22 @@ fn cumsum(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, Str
     );
     let float = x.elem == dtype::FLOAT;
     let mut y = vec![0.0; x.data.len()];
+    let fold = |acc: f64, v: f64| match (product, float) {
+        (false, true) => f64::from(acc as f32 + v as f32),
+        (false, false) => acc + v,
+        (true, true) => f64::from(acc as f32 * v as f32),
+        (true, false) if x.elem == dtype::DOUBLE => acc * v,
+        (true, false) => super::wrap(acc as i128 * v as i128, x.elem),
+    };
     for (first, stride, len) in lines(&x.dims, a) {
-        let mut sum = 0.0;
+        let mut sum = if product { 1.0 } else { 0.0 };
         for step in 0..len {
             let j = if reverse { len - 1 - step } else { step };
             let at = first + j * stride;
             if exclusive {
                 y[at] = sum;
             }
-            sum = if float {
-                f64::from(sum as f32 + x.data[at] as f32)
-            } else {
-                sum + x.data[at]
-            };
+            sum = fold(sum, x.data[at]);
             if !exclusive {
                 y[at] = sum;
             }
@@ -420,13 +430,32 @@ mod tests {
         let up = trilu(&node("Trilu", &[]), &x, &[None, k]).unwrap();
         assert_eq!(up.data, vec![0.0, 2.0, 3.0, 0.0, 0.0, 6.0]);
         let axis1 = Some(t(vec![], vec![1.0]));
-        let c = cumsum(
+        let c = cumulative(
             &node("CumSum", &[("exclusive", 1), ("reverse", 1)]),
             &x,
-            &[None, axis1],
+            &[None, axis1.clone()],
+            false,
         )
         .unwrap();
         assert_eq!(c.data, vec![5.0, 3.0, 0.0, 11.0, 6.0, 0.0]);
+        // CumProd: [[1, 2, 6], [4, 20, 120]]; exclusive and reversed [[6, 3, 1], [30, 6,
+        // 1]]; in int8, 100 x 2 wraps to -56.
+        let p = cumulative(&node("CumProd", &[]), &x, &[None, axis1.clone()], true).unwrap();
+        assert_eq!(p.data, vec![1.0, 2.0, 6.0, 4.0, 20.0, 120.0]);
+        let q = cumulative(
+            &node("CumProd", &[("exclusive", 1), ("reverse", 1)]),
+            &x,
+            &[None, axis1.clone()],
+            true,
+        )
+        .unwrap();
+        assert_eq!(q.data, vec![6.0, 3.0, 1.0, 30.0, 6.0, 1.0]);
+        let small = HostVal {
+            elem: dtype::INT8,
+            ..t(vec![1, 2], vec![100.0, 2.0])
+        };
+        let w = cumulative(&node("CumProd", &[]), &small, &[None, axis1], true).unwrap();
+        assert_eq!(w.data, vec![100.0, -56.0]);
         let idx = Some(t(vec![2, 1], vec![-1.0, 0.0]));
         let g = gather_elements(&node("GatherElements", &[("axis", 1)]), &x, &[None, idx]).unwrap();
         assert_eq!((g.dims, g.data), (vec![2, 1], vec![3.0, 4.0]));

@@ -399,6 +399,7 @@ const F64_OPS: &[&str] = &[
     "Sum",
     "Mean",
     "CumSum",
+    "CumProd",
     "ReduceSum",
     "ReduceMean",
     "ReduceMax",
@@ -435,7 +436,7 @@ const F64_OPS: &[&str] = &[
 ];
 
 /// The operators the host runs, for messages.
-const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose, BatchNormalization, the poolings, Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements, ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
+const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose, BatchNormalization, the poolings, Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, CumProd, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements, ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
 
 /// The one-input elementwise operators (Clip's bounds are inputs too); None for others.
 fn unary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Option<Result<HostVal, String>> {
