@@ -205,6 +205,7 @@ const SAME_SINCE: &[(&[&str], i64)] = &[
     ),
     // Its last version (Resize replaced it): scales an input, nearest mode on the host.
     (&["Upsample"], 9),
+    (&["Shrink"], 9),
 ];
 
 /// A graph split between the accelerator and the host (BYOC): the nodes before `cut` that

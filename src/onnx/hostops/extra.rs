@@ -42,6 +42,9 @@ pub(super) fn eval(
         "Hardmax" => one(hardmax(n, x)),
         "CumSum" => one(cumulative(n, x, ins, false)),
         "CumProd" => one(cumulative(n, x, ins, true)),
+        "Shrink" => one(shrink(n, x)),
+        "LpNormalization" => one(lp_normalize(n, x)),
+        "GatherND" => one(index::gather_nd(n, x, ins)),
         "Trilu" => one(trilu(n, x, ins)),
         "Range" => one(range(x, ins)),
         "GatherElements" => one(gather_elements(n, x, ins)),
@@ -143,6 +146,62 @@ fn lines(dims: &[usize], a: usize) -> impl Iterator<Item = (usize, usize, usize)
     let len = dims[a];
     let outer: usize = dims[..a].iter().product();
     (0..outer).flat_map(move |o| (0..inner).map(move |i| (o * len * inner + i, inner, len)))
+}
+
+/// Shrink: `x - bias` where `x > lambd`, `x + bias` where `x < -lambd`, 0 between
+/// (defaults bias 0, lambd 0.5); float32 rounded once, integers exact.
+fn shrink(n: &Node, x: &HostVal) -> Result<HostVal, String> {
+    let (bias, lambd) = (
+        f64::from(n.attr_float("bias", 0.0)),
+        f64::from(n.attr_float("lambd", 0.5)),
+    );
+    let data = x.data.iter().map(|&v| {
+        let y = if v > lambd {
+            v - bias
+        } else if v < -lambd {
+            v + bias
+        } else {
+            0.0
+        };
+        match x.elem {
+            dtype::FLOAT => f64::from(y as f32),
+            _ => y,
+        }
+    });
+    Ok(HostVal {
+        data: data.collect(),
+        ..x.clone()
+    })
+}
+
+/// LpNormalization: each line along `axis` (default -1) divided by its L1 or L2 norm (`p`,
+/// default 2; a line of zeros stays zero), in double precision, rounded once to float32.
+fn lp_normalize(n: &Node, x: &HostVal) -> Result<HostVal, String> {
+    float_only(n, x)?;
+    let a = axis(n, "axis", -1, x.dims.len())?;
+    let p = n.attr_int("p", 2);
+    if !matches!(p, 1 | 2) {
+        return Err(format!("p = {p} (1 or 2)"));
+    }
+    let mut y = x.data.clone();
+    for (first, stride, len) in lines(&x.dims, a) {
+        let at = |j: usize| first + j * stride;
+        let norm = match p {
+            1 => (0..len).map(|j| x.data[at(j)].abs()).sum::<f64>(),
+            _ => (0..len).map(|j| x.data[at(j)].powi(2)).sum::<f64>().sqrt(),
+        };
+        // A line of zeros stays zero (ONNX's expected outputs), not 0 / 0.
+        for j in 0..len {
+            y[at(j)] = match norm {
+                0.0 => 0.0,
+                _ => f64::from((x.data[at(j)] / norm) as f32),
+            };
+        }
+    }
+    Ok(HostVal {
+        data: y,
+        ..x.clone()
+    })
 }
 
 /// Hardmax: 1 at the first largest element along `axis` (default -1), 0 elsewhere.
@@ -418,6 +477,55 @@ mod tests {
             data,
             elem: dtype::INT32,
         }
+    }
+
+    /// By hand: Shrink (lambd 0.5, bias 1.5) of [-2, -0.3, 0.3, 2] is [-0.5, 0, 0, 0.5];
+    /// the L2 normalization of [3, 4] is [0.6, 0.8] and of zeros zeros, L1 of [1, 3] [0.25,
+    /// 0.75]; GatherND of [[0, 1], [2, 3]] at [[1, 0], [0, 1]] is [2, 1], and with
+    /// batch_dims 1 of [[[0, 1], [2, 3]], [[4, 5], [6, 7]]] at [[1], [0]] [[2, 3], [4, 5]].
+    #[test]
+    fn shrink_lp_normalization_and_gather_nd_by_hand() {
+        let f = |dims: Vec<usize>, data: Vec<f64>| HostVal {
+            elem: dtype::FLOAT,
+            ..t(dims, data)
+        };
+        let mut sh = node("Shrink", &[]);
+        sh.attributes = vec![
+            crate::onnx::proto::Attribute {
+                name: "lambd".into(),
+                value: crate::onnx::proto::AttrValue::Float(0.5),
+            },
+            crate::onnx::proto::Attribute {
+                name: "bias".into(),
+                value: crate::onnx::proto::AttrValue::Float(1.5),
+            },
+        ];
+        let y = shrink(&sh, &f(vec![4], vec![-2.0, -0.3, 0.3, 2.0])).unwrap();
+        assert_eq!(y.data, vec![-0.5, 0.0, 0.0, 0.5]);
+        let l2 = lp_normalize(
+            &node("LpNormalization", &[]),
+            &f(vec![2, 2], vec![3.0, 4.0, 0.0, 0.0]),
+        )
+        .unwrap();
+        assert_eq!(
+            l2.data,
+            vec![f64::from(0.6f32), f64::from(0.8f32), 0.0, 0.0]
+        );
+        let l1 = lp_normalize(
+            &node("LpNormalization", &[("p", 1)]),
+            &f(vec![2], vec![1.0, 3.0]),
+        )
+        .unwrap();
+        assert_eq!(l1.data, vec![0.25, 0.75]);
+        let data = t(vec![2, 2], vec![0.0, 1.0, 2.0, 3.0]);
+        let idx = Some(t(vec![2, 2], vec![1.0, 0.0, 0.0, 1.0]));
+        let g = index::gather_nd(&node("GatherND", &[]), &data, &[None, idx]).unwrap();
+        assert_eq!((g.dims, g.data), (vec![2], vec![2.0, 1.0]));
+        let data = t(vec![2, 2, 2], (0..8).map(f64::from).collect());
+        let idx = Some(t(vec![2, 1], vec![1.0, 0.0]));
+        let g =
+            index::gather_nd(&node("GatherND", &[("batch_dims", 1)]), &data, &[None, idx]).unwrap();
+        assert_eq!((g.dims, g.data), (vec![2, 2], vec![2.0, 3.0, 4.0, 5.0]));
     }
 
     /// By hand on [[1, 2, 3], [4, 5, 6]]: the upper triangle from diagonal 1 keeps 2, 3

@@ -229,6 +229,52 @@ pub(super) fn eye_like(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     })
 }
 
+/// GatherND with `batch_dims` b: for every index tuple (the last axis of `indices`, k
+/// long) the data slice it names within its batch, `indices.shape[..-1] +
+/// data.shape[b + k..]`; negative indices count from the end.
+pub(super) fn gather_nd(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let idx = need(ins, 1)?;
+    let b = usize::try_from(n.attr_int("batch_dims", 0)).map_err(|_| "a negative batch_dims")?;
+    let (r, q) = (x.dims.len(), idx.dims.len());
+    let k = *idx.dims.last().ok_or("rank-0 indices")?;
+    if k == 0 || b >= q || b + k > r || x.dims[..b] != idx.dims[..b] {
+        return Err(format!(
+            "data {:?}, indices {:?} and batch_dims {b}",
+            x.dims, idx.dims
+        ));
+    }
+    let slice: usize = x.dims[b + k..].iter().product();
+    let batch_size: usize = x.dims[b..].iter().product();
+    let tuples = idx.data.len() / k.max(1);
+    let per_batch = tuples / idx.dims[..b].iter().product::<usize>().max(1);
+    let xs = strides(&x.dims);
+    if tuples.checked_mul(slice).is_none_or(|e| e > 1 << 27) {
+        return Err("an output of more than 2^27 elements".into());
+    }
+    let mut data = Vec::with_capacity(tuples * slice);
+    for t in 0..tuples {
+        let mut at = (t / per_batch.max(1)) * batch_size;
+        for j in 0..k {
+            let d = x.dims[b + j];
+            let i = idx.data[t * k + j] as i64;
+            let i = if i < 0 { i + d as i64 } else { i };
+            let i = usize::try_from(i)
+                .ok()
+                .filter(|&i| i < d)
+                .ok_or_else(|| format!("index {} out of range 0..{d}", idx.data[t * k + j]))?;
+            at += i * xs[b + j];
+        }
+        data.extend_from_slice(&x.data[at..at + slice]);
+    }
+    let mut dims = idx.dims[..q - 1].to_vec();
+    dims.extend_from_slice(&x.dims[b + k..]);
+    Ok(HostVal {
+        dims,
+        data,
+        elem: x.elem,
+    })
+}
+
 /// ScatterElements (`axis`) and ScatterND into a copy of `data`, with `reduction` none
 /// (later updates win), add, mul, max or min; negative indices count from the end.
 pub(super) fn scatter(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
