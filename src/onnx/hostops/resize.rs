@@ -140,13 +140,7 @@ pub fn resize(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal,
             at = at * x.dims[a] + src[a][idx[a]];
         }
         data.push(x.data[at]);
-        for a in (0..rank).rev() {
-            idx[a] += 1;
-            if idx[a] < out[a] {
-                break;
-            }
-            idx[a] = 0;
-        }
+        super::shape::next_index(&mut idx, &out);
     }
     Ok(HostVal {
         dims: out,

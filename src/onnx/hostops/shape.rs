@@ -323,6 +323,18 @@ fn cast(x: &HostVal, to: i32) -> Result<HostVal, String> {
     })
 }
 
+/// Advance multi-index `idx` over `dims` in row-major order (the last axis fastest),
+/// wrapping to all zeros after the last element.
+pub(super) fn next_index(idx: &mut [usize], dims: &[usize]) {
+    for a in (0..dims.len()).rev() {
+        idx[a] += 1;
+        if idx[a] < dims[a] {
+            return;
+        }
+        idx[a] = 0;
+    }
+}
+
 /// Strides of a row-major tensor of `dims`.
 pub(super) fn strides(dims: &[usize]) -> Vec<usize> {
     let mut s = vec![1; dims.len()];
