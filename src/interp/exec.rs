@@ -487,19 +487,15 @@ impl Engine {
 }
 
 /// The combination a vector instruction's `add` makes (its fields; the operand zero point a
-/// pattern of the output element, read like `pad_value`).
+/// pattern of the output element code, read like `pad_value`).
 fn combine_of(v: &Vector, out: Format) -> int::Combine {
-    let (bits, signed) = match out {
-        Format::Int(t) => (t.bits, t.signed),
-        Format::Mx(f) => (f.elem.code_type().bits, true),
-        _ => (8, true), // float lanes add the operand and read none of the fields
-    };
+    let t = out.code_type();
     int::Combine {
         product: v.mul,
         weight: v.add_weight,
         operand_weight: v.opnd_weight,
         shift: v.add_shift as u32,
-        operand_zero: isa::pad_element(v.opnd_zero, bits, signed),
+        operand_zero: isa::pad_element(v.opnd_zero, t.bits, t.signed),
         output_zero: v.add_zero,
     }
 }

@@ -353,10 +353,10 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
                 }
             }
         } else if !n.bias().is_empty() {
-            // The bias of an add or mul of the quantized form (`Node::bias`).
+            // The bias of an average pool or a quantized add or mul (`Node::bias`).
             for oct in 0..octs {
                 bias.insert((i, oct), next);
-                next += acc_beats;
+                next += acc_beats * n.bias_rows() as u64;
             }
         }
     }

@@ -132,13 +132,18 @@ fn eltwise(ctx: &Ctx, a: &Args) -> Result<Eltwise, ModelError> {
     };
     let operand_zero = zero("residual", z.and_then(|z| z.residual), p.output)?;
     if crate::isa::pad_pattern(operand_zero, p.output.bits, p.output.signed).is_none() {
+        let fits = IntType::new(p.output.signed, crate::isa::PAD_VALUE_BITS);
         return Err(ctx.err(
             &format!("zero_points.residual = {operand_zero}"),
             format!(
                 "the vector instruction holds the residual's zero point in {} bits",
                 crate::isa::PAD_VALUE_BITS
             ),
-            "use a zero point from -128 to 127 (signed) or 0 to 255 (unsigned)",
+            format!(
+                "use a zero point from {} to {} ({fits}), or requantize the residual to zero point 0",
+                fits.min(),
+                fits.max()
+            ),
         ));
     }
     Ok(Eltwise {

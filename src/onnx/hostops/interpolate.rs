@@ -23,19 +23,28 @@ struct Modes {
     exclude_outside: bool,
 }
 
-fn modes(n: &Node) -> Modes {
+/// Resize's attributes; Upsample (opset 9, scales an input) reads asymmetric coordinates
+/// rounded down (`resize::nearest_modes`, the importer's rule too).
+fn modes(n: &Node) -> Result<Modes, String> {
     let text = |name: &str, default: &str| match n.attr(name) {
         Some(AttrValue::Text(t)) => t.clone(),
         _ => default.to_string(),
     };
-    Modes {
+    let (transform, nearest) = match n.op_type.as_str() {
+        "Upsample" => super::resize::nearest_modes(n)?,
+        _ => (
+            text("coordinate_transformation_mode", "half_pixel"),
+            text("nearest_mode", "round_prefer_floor"),
+        ),
+    };
+    Ok(Modes {
         mode: text("mode", "nearest"),
-        transform: text("coordinate_transformation_mode", "half_pixel"),
-        nearest: text("nearest_mode", "round_prefer_floor"),
+        transform,
+        nearest,
         cubic_a: f64::from(n.attr_float("cubic_coeff_a", -0.75)),
         antialias: n.attr_int("antialias", 0) != 0,
         exclude_outside: n.attr_int("exclude_outside", 0) != 0,
-    }
+    })
 }
 
 /// The coefficients of `m`'s mode at `ratio` (in (0, 1], the coordinate's distance past
@@ -174,9 +183,9 @@ fn axis_taps(
 }
 
 /// Resize (X, roi, scales, sizes) of `x` in any mode, with `axes` and
-/// `keep_aspect_ratio_policy`.
+/// `keep_aspect_ratio_policy`, or Upsample (X, scales) in nearest mode.
 pub fn resize(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
-    let m = modes(n);
+    let m = modes(n)?;
     let rank = x.dims.len();
     if x.dims.contains(&0) {
         return Err(format!("a resize of an empty tensor (dims {:?})", x.dims));
@@ -196,7 +205,11 @@ pub fn resize(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal,
     let k = axes.len();
     let mut scales = vec![1.0; rank];
     let mut out = x.dims.clone();
-    if let Some(s) = given(2) {
+    let (scales_in, sizes_in) = match n.op_type.as_str() {
+        "Upsample" => (Some(super::need(ins, 1)?), None),
+        _ => (given(2), given(3)),
+    };
+    if let Some(s) = scales_in {
         if s.data.len() != k {
             return Err(format!("{} scales for {k} axes", s.data.len()));
         }
@@ -204,7 +217,7 @@ pub fn resize(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal,
             scales[a] = v;
             out[a] = (v * x.dims[a] as f64) as usize;
         }
-    } else if let Some(z) = given(3) {
+    } else if let Some(z) = sizes_in {
         if z.data.len() != k {
             return Err(format!("{} sizes for {k} axes", z.data.len()));
         }

@@ -642,8 +642,7 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
         "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => {
             nn::pool(n, x).map(|v| vec![v])
         }
-        "Resize" => interpolate::resize(n, x, ins).map(|v| vec![v]),
-        "Upsample" => resize::resize(n, x, ins).map(|v| vec![v]),
+        "Resize" | "Upsample" => interpolate::resize(n, x, ins).map(|v| vec![v]),
         other => Err(format!(
             "operator {other} does not run on the host either (it runs {HOST_OPS})"
         )),

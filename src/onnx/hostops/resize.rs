@@ -1,10 +1,8 @@
 //! Nearest resizing: the rule by which the importer decides when a Resize is the
 //! accelerator's repeat (`nearest_source`: every output index along every axis reads the
-//! input index its coordinate transformation and nearest rounding give), and the older
-//! Upsample in nearest mode on the host. The host's Resize in every mode is
-//! `interpolate`.
+//! input index its coordinate transformation and nearest rounding give). The host resizes
+//! in every mode, Upsample included, in `interpolate`.
 
-use super::{need, HostVal};
 use crate::onnx::proto::{AttrValue, Node};
 
 /// The input index ONNX's nearest Resize reads for output index `o` (of `n_out`, from
@@ -68,85 +66,6 @@ pub fn nearest_modes(n: &Node) -> Result<(String, String), String> {
         text("coordinate_transformation_mode", "half_pixel"),
         text("nearest_mode", "round_prefer_floor"),
     ))
-}
-
-/// Nearest Resize (inputs X, roi, scales, sizes) or Upsample (X, scales) of `x`.
-pub fn resize(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
-    let (transform, nearest) = nearest_modes(n)?;
-    if x.dims.contains(&0) {
-        return Err(format!("a resize of an empty tensor (dims {:?})", x.dims));
-    }
-    let given = |i: usize| {
-        ins.get(i)
-            .and_then(|v| v.as_ref())
-            .filter(|v| !v.data.is_empty())
-    };
-    let rank = x.dims.len();
-    let (scales, out): (Vec<f64>, Vec<usize>) = if n.op_type == "Upsample" {
-        let s = need(ins, 1)?.data.clone();
-        let out = x
-            .dims
-            .iter()
-            .zip(&s)
-            .map(|(&d, &s)| (d as f64 * s).floor() as usize)
-            .collect();
-        (s, out)
-    } else if given(1).is_some() && transform == "tf_crop_and_resize" {
-        return Err("tf_crop_and_resize (a region of interest)".into());
-    } else if let Some(s) = given(2) {
-        let out = x
-            .dims
-            .iter()
-            .zip(&s.data)
-            .map(|(&d, &s)| (d as f64 * s).floor() as usize)
-            .collect();
-        (s.data.clone(), out)
-    } else if let Some(z) = given(3) {
-        let out: Vec<usize> = z.data.iter().map(|&v| v as usize).collect();
-        let s = x
-            .dims
-            .iter()
-            .zip(&out)
-            .map(|(&d, &o)| o as f64 / d as f64)
-            .collect();
-        (s, out)
-    } else {
-        return Err("neither scales nor sizes".into());
-    };
-    if scales.len() != rank || out.len() != rank || scales.iter().any(|&s| s.is_nan() || s <= 0.0) {
-        return Err(format!("scales {scales:?} for a rank-{rank} tensor"));
-    }
-    if out.iter().product::<usize>() > 1 << 27 {
-        return Err("an output of more than 2^27 elements".into());
-    }
-    let src: Vec<Vec<usize>> = (0..rank)
-        .map(|a| {
-            (0..out[a])
-                .map(|o| nearest_source(o, (x.dims[a], out[a], scales[a]), &transform, &nearest))
-                .collect::<Option<Vec<usize>>>()
-                .ok_or_else(|| {
-                    format!(
-                        "coordinate_transformation_mode {transform} with nearest_mode {nearest}"
-                    )
-                })
-        })
-        .collect::<Result<_, _>>()?;
-    let total: usize = out.iter().product();
-    let mut data = Vec::with_capacity(total);
-    let mut idx = vec![0usize; rank];
-    for _ in 0..total {
-        let mut at = 0;
-        for a in 0..rank {
-            at = at * x.dims[a] + src[a][idx[a]];
-        }
-        data.push(x.data[at]);
-        super::shape::next_index(&mut idx, &out);
-    }
-    Ok(HostVal {
-        dims: out,
-        data,
-        elem: x.elem,
-    })
 }
 
 #[cfg(test)]

@@ -520,8 +520,13 @@ impl Sched<'_> {
                     // the second: consecutive members use different banks, so the store
                     // of one does not wait for the vector unit's reads of the next.
                     let k = [0, 2, 1, 3][self.out_no % 4] * quarter;
-                    // A broadcast operand takes the quarter's last row (`Node::out_rows`).
-                    (k, k + u64::from(nc.n.broadcast) * (quarter - 1))
+                    // A broadcast operand takes the row after the output rows
+                    // (`Node::out_rows`: the quarter's last).
+                    let opnd = match nc.n.broadcast {
+                        true => k + nc.n.out_rows(quarter as usize) as u64,
+                        false => k,
+                    };
+                    (k, opnd)
                 } else {
                     ((self.out_no % 2) as u64 * 2 * quarter, 0)
                 }
