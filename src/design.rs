@@ -154,6 +154,12 @@ pub struct Unit {
     pub cpf: u32,
     pub kpf: u32,
     pub h: u32,
+    /// Row bands each replica computes a frame in, handing each on to the next unit as soon
+    /// as it is done (fine-grained pipelining; 1: whole frames). A choice of the compiler's
+    /// schedule, not of the hardware: left out of the Design's hash, and out of its
+    /// serialized form when 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub bands: u32,
     pub datatype: Datatypes,
     pub buffers: Buffers,
     /// The window unit beside the array, when the design has one.
@@ -359,6 +365,16 @@ impl Design {
             m.remove("source");
             if let Some(c) = m.get_mut("control").and_then(|c| c.as_object_mut()) {
                 c.remove("clock_mhz");
+            }
+            let units = m
+                .get_mut("branches")
+                .and_then(|b| b.as_array_mut())
+                .into_iter()
+                .flatten()
+                .filter_map(|b| b.get_mut("units").and_then(|u| u.as_array_mut()))
+                .flatten();
+            for u in units.filter_map(|u| u.as_object_mut()) {
+                u.remove("bands");
             }
         }
         let text = serde_json::to_string(&hw).expect("Design serializes");

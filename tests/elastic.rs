@@ -51,6 +51,77 @@ fn two_stages_two_replicas_two_frames() {
     assert_eq!(p.frames(), 2);
 }
 
+/// Row bands (fine-grained pipelining) on the chain of two units of two replicas, the front
+/// in 2 bands and the back in 3 (the config's `bands`), derived by hand. Replica 0 of the
+/// back computes c's rows [0, 3) and b's [0, 6) (3x3 windows; c has stride 2). Its band k
+/// ends at fraction (k + 1) / 3: c at 1, 2, 3; c's window over rows ..1 reads b's rows ..2
+/// (row 0 * 2 - 1 + 3), so b ends at 2, then 4 and 6, and b's window reads a's rows ..3,
+/// ..5 and ..7. The back's band k waits for the front's band that ends at the same
+/// fraction of the frame, ceil((k + 1) 2 / 3) - 1 = 0, 1, 1, so the front's band 0 of a
+/// ends at 3 (its own half of [0, 7) is also 3), band 1 at 7. Replica 1 (a's rows
+/// [4, 14), c's [3, 7)): c's band 0 ends at 4, its window reads b's rows ..8 (3 * 2 - 1 +
+/// 3), b's window a's rows ..9, which is also half of a's rows. Every frame still equals
+/// the golden model's, and the back's first band computes before its second token arrives.
+#[test]
+fn row_bands_hand_on_part_of_a_frame() {
+    let p = check("rtl-tests/configs/elastic_2stage_h2_int8.toml", CHAIN);
+    let e = p.elastic.as_ref().unwrap();
+    let rows = |v: &[(&str, usize, usize)]| -> Vec<(String, usize, usize)> {
+        v.iter().map(|&(l, a, b)| (l.to_string(), a, b)).collect()
+    };
+    assert_eq!(e.stages[0].bands, 2);
+    assert_eq!(
+        e.stages[0].band_rows,
+        vec![
+            vec![rows(&[("a", 0, 3)]), rows(&[("a", 3, 7)])],
+            vec![rows(&[("a", 4, 9)]), rows(&[("a", 9, 14)])],
+        ]
+    );
+    assert_eq!(e.stages[1].bands, 3);
+    assert_eq!(
+        e.stages[1].band_rows[0],
+        vec![
+            rows(&[("b", 0, 2), ("c", 0, 1)]),
+            rows(&[("b", 2, 4), ("c", 1, 2)]),
+            rows(&[("b", 4, 6), ("c", 2, 3)]),
+        ]
+    );
+    assert_eq!(
+        e.stages[1].band_rows[1][0],
+        rows(&[("b", 5, 8), ("c", 3, 4)])
+    );
+    // The back's replica 0 (engine 2): per frame, a token before band 0 (the front's band
+    // 0 covers a's rows ..3), one before band 1 (..5 is in the front's band 1), none more;
+    // and it sends three, one after each band.
+    let prog = &e.programs[e.stages[1].engines[0]];
+    let token_loads: Vec<usize> = prog
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| matches!(&i.op, Op::Load(t) if t.stream))
+        .map(|(pc, _)| pc)
+        .collect();
+    let token_stores = prog
+        .iter()
+        .filter(|i| matches!(&i.op, Op::Store(t) if t.stream))
+        .count();
+    assert_eq!(token_loads.len(), 2 * 2, "two tokens per frame, two frames");
+    assert_eq!(token_stores, 0, "the last unit feeds no one");
+    let first_matmul = prog
+        .iter()
+        .position(|i| matches!(i.op, Op::Matmul(_)))
+        .unwrap();
+    assert!(
+        token_loads[0] < first_matmul && first_matmul < token_loads[1],
+        "band 0 computes between the frame's first and second token"
+    );
+    let front = &e.programs[e.stages[0].engines[0]];
+    let sent = front
+        .iter()
+        .filter(|i| matches!(&i.op, Op::Store(t) if t.stream))
+        .count();
+    assert_eq!(sent, 2 * 2, "the front sends a token per band and frame");
+}
+
 /// The hand-off tokens are what orders the stages: with the downstream engines' token loads
 /// turned into ordinary loads (same semaphores, nothing waited for), the interpreter runs
 /// the stages concurrently and the result is wrong. This shows the interpreter models the

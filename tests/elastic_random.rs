@@ -200,6 +200,9 @@ fn random_config(
     );
     let units0 = rng.range(1, 3) as usize;
     let mut engines = 0;
+    // Half the units hand frames on in 2 to 4 row bands (drawn apart, so the other draws
+    // stay those of the cases before bands existed).
+    let mut band_rng = Rng::new(seed ^ 0xba4d);
     for b in 0..branches {
         let units = if b == 0 {
             units0
@@ -227,9 +230,13 @@ fn random_config(
             let size = if mixed && rng.range(0, 2) == 0 { 16 } else { 8 };
             let h = if own_h { rng.range(1, 3) } else { h };
             engines += h;
+            let bands = match band_rng.range(0, 1) {
+                0 => 1,
+                _ => band_rng.range(2, 4),
+            };
             let _ = writeln!(
                 s,
-                "\n[[branch.unit]]\nname = \"u{u}\"\ncpf = {size}\nkpf = {size}\nh = {h}"
+                "\n[[branch.unit]]\nname = \"u{u}\"\ncpf = {size}\nkpf = {size}\nh = {h}\nbands = {bands}"
             );
         }
     }
@@ -271,10 +278,11 @@ fn mixed_sizes(design: &hwgen::design::Design, program: &hwgen::compiler::Progra
 
 #[test]
 fn random_multi_branch_models_on_the_interpreter() {
-    let (mut mixed, mut mixed_h, mut ported) = (0, 0, 0);
+    let (mut mixed, mut mixed_h, mut ported, mut banded) = (0, 0, 0, 0);
     let cases = case_count(12);
     for seed in 0..cases {
         let (design, model, msrc, csrc) = case(seed);
+        banded += usize::from(design.cores().iter().any(|(_, u, _)| u.bands > 1));
         let program = hwgen::compiler::compile(&design, &model)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{msrc}\n{csrc}"));
         let (sizes, hs) = mixed_sizes(&design, &program);
@@ -292,10 +300,14 @@ fn random_multi_branch_models_on_the_interpreter() {
             c.unit
         );
     }
-    eprintln!("{mixed} of {cases} cases ran stages on units of two sizes, {mixed_h} of two h, {ported} had several memory ports");
+    eprintln!("{mixed} of {cases} cases ran stages on units of two sizes, {mixed_h} of two h, {ported} had several memory ports, {banded} row bands");
     assert!(cases < 12 || mixed > 0, "no case mixed unit sizes");
     assert!(cases < 12 || mixed_h > 0, "no case mixed h");
     assert!(cases < 12 || ported > 0, "no case had several memory ports");
+    assert!(
+        cases < 12 || banded > 0,
+        "no case handed frames on in row bands"
+    );
 }
 
 #[test]

@@ -142,6 +142,7 @@ const KEYS: &[&str] = &[
     "cpf",
     "kpf",
     "h",
+    "bands",
     "batch",
     "priority",
     "fifo_depth",

@@ -8,13 +8,21 @@ mod common;
 use common::*;
 use hwgen::sim::run::{Instrument, RunOptions};
 
-#[test]
-fn timeline_of_a_two_stage_pipeline() {
-    if !have_tool("verilator", "timeline") {
-        return;
-    }
-    let design =
+/// The chain on the two-stage design, each unit handing frames on in `bands` row bands
+/// (a compile-time choice: the hardware, and so the Verilator model, is the same), run in
+/// RTL with the timeline on: the design, the program and its slices.
+fn timeline(
+    bands: u32,
+) -> (
+    hwgen::design::Design,
+    hwgen::compiler::Program,
+    Vec<hwgen::sim::timeline::Slice>,
+) {
+    let mut design =
         hwgen::config::load(&repo().join("rtl-tests/configs/elastic_2stage_int8.toml")).unwrap();
+    for u in &mut design.branches[0].units {
+        u.bands = bands;
+    }
     let model = hwgen::model::load(&repo().join("rtl-tests/cases/elastic_chain.toml")).unwrap();
     let program = hwgen::compiler::compile(&design, &model).unwrap();
     let expected = hwgen::verify::expected(&design, &model, &program);
@@ -32,6 +40,15 @@ fn timeline_of_a_two_stage_pipeline() {
     let r = hwgen::sim::run::run_with(&design, &exe, &program, &expected, &opts).unwrap();
     assert!(r.matched);
     let slices = hwgen::sim::timeline::slices(&program, &std::fs::read_to_string(&log).unwrap());
+    (design, program, slices)
+}
+
+#[test]
+fn timeline_of_a_two_stage_pipeline() {
+    if !have_tool("verilator", "timeline") {
+        return;
+    }
+    let (design, program, slices) = timeline(1);
     for (e, instrs) in program.programs().iter().enumerate() {
         let mut pcs: Vec<usize> = slices
             .iter()
@@ -66,4 +83,45 @@ fn timeline_of_a_two_stage_pipeline() {
         events.iter().filter(|e| e["ph"] == "X").count(),
         slices.len()
     );
+}
+
+/// Fine-grained pipelining, seen in the RTL: with whole frames handed on, the second
+/// stage's first matmul starts only after the first stage sent frame 0's token (its last
+/// store of the frame); with two row bands it starts while the first stage still computes
+/// frame 0's second band.
+#[test]
+fn row_bands_start_the_next_stage_within_a_frame() {
+    if !have_tool("verilator", "timeline") {
+        return;
+    }
+    for bands in [1u32, 2] {
+        let (_, program, slices) = timeline(bands);
+        let progs = program.programs();
+        // Engine 0's token of frame 0 is its `bands`-th stream store.
+        let frame0_token = progs[0]
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| matches!(&i.op, hwgen::isa::Op::Store(t) if t.stream))
+            .nth(bands as usize - 1)
+            .map(|(pc, _)| pc)
+            .unwrap();
+        let at = |e: usize, pc: usize| slices.iter().find(|s| s.engine == e && s.pc == pc).unwrap();
+        let token_sent = at(0, frame0_token).start;
+        let first_matmul = progs[1]
+            .iter()
+            .position(|i| matches!(i.op, hwgen::isa::Op::Matmul(_)))
+            .unwrap();
+        let starts = at(1, first_matmul).start;
+        if bands == 1 {
+            assert!(
+                starts > token_sent,
+                "stage 2 started before frame 0 was handed on"
+            );
+        } else {
+            assert!(
+                starts < token_sent,
+                "with {bands} bands stage 2 still waited for the whole frame ({starts} >= {token_sent})"
+            );
+        }
+    }
 }

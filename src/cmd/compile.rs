@@ -197,13 +197,14 @@ fn estimate(
     );
     for s in &e.stages {
         println!(
-            "  stage {}.{} (engines {:?}): {} layers, {} cycles and {} beats per frame",
+            "  stage {}.{} (engines {:?}): {} layers, {} cycles and {} beats per frame{}",
             s.branch,
             s.unit,
             s.engines,
             s.layers.len(),
             s.estimated_cycles,
-            s.beats
+            s.beats,
+            s.in_bands()
         );
     }
     let ports = match e.port_beats.len() {

@@ -271,12 +271,13 @@ fn elastic_report(
     for s in &e.stages {
         let _ = writeln!(
             t,
-            "stage:       {}.{} (engines {:?}): {} — estimated {} cycles per frame",
+            "stage:       {}.{} (engines {:?}): {} — estimated {} cycles per frame{}",
             s.branch,
             s.unit,
             s.engines,
             s.layers.join(", "),
-            s.estimated_cycles
+            s.estimated_cycles,
+            s.in_bands()
         );
         stages.push(serde_json::to_value(s).expect("serializes"));
     }

@@ -170,6 +170,7 @@ fn single_engine(
             cpf: r.unwrap_or(8),
             kpf: c.unwrap_or(8),
             h: 1,
+            bands: 1,
             datatype: base.datatype.clone(),
             buffers: base.buffers,
             window: base.window,
@@ -243,6 +244,9 @@ fn branch(
     };
     (branch, keys)
 }
+
+/// The most row bands a unit may hand a frame on in (`bands`): more only adds instructions.
+pub const MAX_BANDS: u32 = 64;
 
 /// One `[[branch.unit]]`.
 fn unit(ctx: &mut Ctx, ukey: &str, ru: &RawUnit, base: &Inherited) -> (Unit, BufferKeys) {
@@ -329,11 +333,17 @@ fn unit(ctx: &mut Ctx, ukey: &str, ru: &RawUnit, base: &Inherited) -> (Unit, Buf
         },
         spans,
     };
+    let bands = ru
+        .bands
+        .as_ref()
+        .and_then(|s| ctx.int_in(&format!("{ukey}.bands"), s, 1, i64::from(MAX_BANDS)))
+        .unwrap_or(1);
     let unit = Unit {
         name: ru.name.get_ref().clone(),
         cpf: cpf.unwrap_or(8),
         kpf: kpf.unwrap_or(8),
         h: h.unwrap_or(1),
+        bands,
         datatype,
         buffers,
         window: base.window,

@@ -145,6 +145,7 @@ pub struct RawUnit {
     pub cpf: S<i64>,
     pub kpf: S<i64>,
     pub h: Option<S<i64>>,
+    pub bands: Option<S<i64>>,
     pub buffers: Option<RawBuffers>,
     pub datatype: Option<RawDatatype>,
 }

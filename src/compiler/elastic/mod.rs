@@ -15,6 +15,10 @@
 //!   is in order and a beat leaves only after the previous write was accepted, so the token
 //!   follows the frame's data (for a memory that commits a write when it accepts it, as the
 //!   testbench's does), and the FIFO's depth bounds how many frames a stage runs ahead.
+//! - **Row bands** (`tokens.rs`, `rows::bands`). A unit with `bands = B` computes each
+//!   frame in B row bands and sends a token after each, so the unit downstream starts on
+//!   the first rows its windows need (fine-grained pipelining); before each band an engine
+//!   takes the tokens that cover what the band reads, and all of a frame's before its last.
 //! - **Frames.** Each branch runs its `batch` of frames back to back (a branch others fork
 //!   from as many as the largest of theirs); each engine's program is its stage's share of
 //!   every frame, so stage s works on frame f + 1 while stage s + 1 works on frame f.
@@ -27,12 +31,15 @@ use super::passes::schedule::{self, Res, Step};
 use super::passes::{encode, estimate, fuse, sync, tile};
 use super::{CompileError, LayerReport, OutputRegion, Program, TensorLayout};
 use crate::design::{Branch, Design, Unit};
-use crate::isa::{Buffer, Instr, Op as IsaOp, Transfer};
+use crate::isa::{Instr, Op as IsaOp};
 use crate::model::{Model, Tensor};
 use std::ops::Range;
 
 mod map;
 mod rows;
+mod tokens;
+
+use tokens::{band_needs, token, token_rows, Share};
 
 /// One pipeline stage: the layers a unit runs and the rows each replica computes.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -44,12 +51,28 @@ pub struct StageReport {
     pub layers: Vec<String>,
     /// Per replica, per layer: the output rows it computes (first, end).
     pub rows: Vec<Vec<(String, usize, usize)>>,
+    /// Row bands each replica computes a frame in, handing each on when it is done.
+    pub bands: usize,
+    /// With more than one band: per replica, per band, the output rows each layer computes
+    /// in it (first, end).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub band_rows: Vec<Vec<Vec<(String, usize, usize)>>>,
     /// Estimated cycles of one frame on the slowest replica.
     pub estimated_cycles: u64,
     /// Beats its replicas move through the memory port per frame (data and instructions),
     /// and each replica's.
     pub beats: u64,
     pub replica_beats: Vec<u64>,
+}
+
+impl StageReport {
+    /// ", in N row bands" for a stage that hands its frames on in bands, else nothing.
+    pub fn in_bands(&self) -> String {
+        match self.bands {
+            0 | 1 => String::new(),
+            n => format!(", in {n} row bands"),
+        }
+    }
 }
 
 /// The multi-engine part of an elastic program.
@@ -125,8 +148,8 @@ struct Plan {
     /// stages (empty otherwise: every stage sees `alloc`).
     allocs: Vec<Alloc>,
     stages: Vec<map::Stage>,
-    /// Per stage, per replica: the engine and its steps for one frame.
-    shares: Vec<Vec<(usize, Vec<Step>)>>,
+    /// Per stage, per replica: the engine's share of one frame.
+    shares: Vec<Vec<Share>>,
     reports: Vec<StageReport>,
     /// Per node: the estimate of its slowest replica.
     layers: Vec<LayerReport>,
@@ -181,7 +204,12 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
             pcs: Vec::new(),
         })
         .collect();
-    for (st, alloc) in stages.iter().zip(&allocs) {
+    let counts: Vec<usize> = stages
+        .iter()
+        .map(|st| design.branches[st.branch].units[st.unit].bands as usize)
+        .collect();
+    let band_ends = rows::bands(design, &g, &stages, &replicas, &counts);
+    for (si, (st, alloc)) in stages.iter().zip(&allocs).enumerate() {
         let branch = &design.branches[st.branch];
         let unit = &branch.units[st.unit];
         let gs = Graph {
@@ -196,12 +224,14 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
             engines: Vec::new(),
             layers: st.nodes.iter().map(|&i| g.nodes[i].name.clone()).collect(),
             rows: Vec::new(),
+            bands: 1,
+            band_rows: Vec::new(),
             estimated_cycles: 0,
             beats: 0,
             replica_beats: Vec::new(),
         };
-        let mut share = Vec::new();
-        for r in 0..unit.h as usize {
+        let mut shares_of_stage = Vec::new();
+        for (r, ends) in band_ends[si].iter().enumerate() {
             let e = engine_of(design, st.branch, st.unit, r);
             let rows: Vec<Range<usize>> = (0..g.nodes.len())
                 .map(|i| match st.nodes.contains(&i) {
@@ -209,7 +239,16 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
                     false => 0..0,
                 })
                 .collect();
-            let steps = schedule::run_rows(design, &gs, alloc, &tiling, &rows);
+            let mut share = Share {
+                engine: e,
+                rows,
+                ends: ends.clone(),
+                bands: Vec::new(),
+            };
+            share.bands = (0..share.ends.len())
+                .map(|k| schedule::run_rows(design, &gs, alloc, &tiling, &share.band_rows(k)))
+                .collect();
+            let steps = share.bands.concat();
             let est = estimate::run(design, &gs, alloc, &steps);
             for (l, x) in layers.iter_mut().zip(&est) {
                 l.estimated_cycles = l.estimated_cycles.max(x.estimated_cycles);
@@ -230,14 +269,35 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
             report.rows.push(
                 st.nodes
                     .iter()
-                    .filter(|&&i| !rows[i].is_empty())
-                    .map(|&i| (g.nodes[i].name.clone(), rows[i].start, rows[i].end))
+                    .filter(|&&i| !share.rows[i].is_empty())
+                    .map(|&i| {
+                        (
+                            g.nodes[i].name.clone(),
+                            share.rows[i].start,
+                            share.rows[i].end,
+                        )
+                    })
                     .collect(),
             );
-            share.push((e, steps));
+            report.bands = share.ends.len();
+            if report.bands > 1 {
+                let named = |rows: Vec<Range<usize>>| -> Vec<(String, usize, usize)> {
+                    st.nodes
+                        .iter()
+                        .filter(|&&i| !rows[i].is_empty())
+                        .map(|&i| (g.nodes[i].name.clone(), rows[i].start, rows[i].end))
+                        .collect()
+                };
+                report.band_rows.push(
+                    (0..report.bands)
+                        .map(|k| named(share.band_rows(k)))
+                        .collect(),
+                );
+            }
+            shares_of_stage.push(share);
         }
         reports.push(report);
-        shares.push(share);
+        shares.push(shares_of_stage);
     }
     Ok(Plan {
         g,
@@ -421,22 +481,26 @@ fn compile_runs(
     };
     let cores = design.cores();
     let links = design.links();
-    let mut active = vec![false; cores.len()];
-    for share in &shares {
-        for (e, _) in share {
-            active[*e] = true;
+    // Per engine, its stage and replica (None: idle).
+    let mut share_of = vec![None; cores.len()];
+    for (k, share) in shares.iter().enumerate() {
+        for (r, sh) in share.iter().enumerate() {
+            share_of[sh.engine] = Some((k, r));
         }
     }
+    let active: Vec<bool> = share_of.iter().map(Option::is_some).collect();
+    let bands_of = |e: usize| share_of[e].map_or(0, |(k, r)| shares[k][r].ends.len());
     let frames_of = |e: usize| per_branch[branch_of(&cores[e].0.name)];
-    // A frame's token leaves an active engine for every engine it feeds, one per frame of
-    // its branch; the engine fed loads one before each of its own frames, and drains the
+    // A band's token leaves an active engine for every engine it feeds, one per band of
+    // every frame of its branch; the engine fed loads each before the first of its bands
+    // that reads what it covers, all of a frame's before its last band, and drains the
     // rest (a fork source may run more frames than the branch it feeds; an idle engine
     // runs none).
     let tokens_in = |e: usize| {
         links
             .iter()
             .find(|l| l.to == e && active[l.from])
-            .map_or(0, |l| frames_of(l.from))
+            .map_or(0, |l| frames_of(l.from) * bands_of(l.from))
     };
     let sends_token = |e: usize| active[e] && links.iter().any(|l| l.from == e);
     let (send, receive) = token_rows(design, &links, &active);
@@ -452,21 +516,32 @@ fn compile_runs(
     for (st, share) in stages.iter().zip(&shares) {
         let branch = &design.branches[st.branch];
         let unit = &branch.units[st.unit];
-        for (e, steps) in share {
-            let e = *e;
+        for sh in share {
+            let e = sh.engine;
             let first = st.nodes[0];
             let mut all = Vec::new();
             let own = per_branch[st.branch];
+            let feeds: Vec<usize> = links
+                .iter()
+                .filter(|l| l.to == e && active[l.from])
+                .map(|l| l.from)
+                .collect();
+            let needs = band_needs(&g, &shares, &share_of, sh, &feeds);
             for f in 0..own {
-                if tokens_in(e) > 0 {
-                    all.push(token(first, false, receive[e]));
-                }
-                all.extend(steps.iter().map(|s| reloc.step(s, f)));
-                if sends_token(e) {
-                    all.push(token(first, true, send[e]));
+                let mut taken = 0;
+                for (k, steps) in sh.bands.iter().enumerate() {
+                    for _ in taken..needs[k] {
+                        all.push(token(first, false, receive[e]));
+                    }
+                    taken = needs[k];
+                    all.extend(steps.iter().map(|s| reloc.step(s, f)));
+                    if sends_token(e) {
+                        all.push(token(first, true, send[e]));
+                    }
                 }
             }
-            for _ in own.min(tokens_in(e))..tokens_in(e) {
+            let per_frame = needs.last().copied().unwrap_or(0);
+            for _ in (own * per_frame).min(tokens_in(e))..tokens_in(e) {
                 all.push(token(first, false, receive[e]));
             }
             encode::fits_program_space(design, all.len() + 1)
@@ -644,64 +719,6 @@ pub(super) fn check_unit(widest: &Unit, u: &Unit, b: &Branch) -> Result<(), Comp
 fn in_unit(mut e: CompileError, branch: &str, u: &Unit) -> CompileError {
     e.rule = format!("on unit {branch}.{}: {}", u.name, e.rule);
     e
-}
-
-/// A frame token is a few output rows leaving an engine and as many beats arriving as
-/// input rows: per engine, the rows it sends (one store reaches every engine it feeds)
-/// and the rows it receives (an engine has one link in).
-fn token_rows(
-    design: &Design,
-    links: &[crate::design::Link],
-    active: &[bool],
-) -> (Vec<u64>, Vec<u64>) {
-    let mem_w = design.memory.data_width_bits;
-    let cores = design.cores();
-    let out_beats = |e: usize| u64::from(cores[e].1.output_elem_bits().div_ceil(mem_w));
-    let in_beats = |e: usize| u64::from(cores[e].1.input_elem_bits().div_ceil(mem_w));
-    let mut send = vec![1u64; cores.len()];
-    let mut receive = vec![1u64; cores.len()];
-    // Row widths are powers of two beats: a wider input row takes several output rows.
-    for l in links.iter().filter(|l| active[l.from]) {
-        send[l.from] = send[l.from].max(in_beats(l.to).div_ceil(out_beats(l.from)));
-    }
-    for l in links.iter().filter(|l| active[l.from]) {
-        receive[l.to] = (send[l.from] * out_beats(l.from)).div_ceil(in_beats(l.to));
-    }
-    (send, receive)
-}
-
-/// The hand-off token of `rows` rows: a store from output rows 0.. down the stream, or a
-/// load from the stream into input rows 0.. (overwritten by the frame's loads before
-/// anything reads them).
-fn token(node: usize, store: bool, rows: u64) -> Step {
-    let (buffer, region) = if store {
-        (Buffer::Output, Res::Spad(Buffer::Output, 0, rows))
-    } else {
-        (Buffer::Input, Res::Spad(Buffer::Input, 0, rows))
-    };
-    let t = Transfer {
-        buffer,
-        spad_addr: 0,
-        ext_addr: 0,
-        count0: rows,
-        stride0: 0,
-        count1: 1,
-        stride1: 0,
-        prec: 0,
-        stream: true,
-        ..Transfer::default()
-    };
-    let (op, reads, writes) = if store {
-        (IsaOp::Store(t), vec![region], vec![])
-    } else {
-        (IsaOp::Load(t), vec![], vec![region])
-    };
-    Step {
-        instr: Instr::new(op),
-        reads,
-        writes,
-        node,
-    }
 }
 
 /// Where frame f's copy of the activations lives: the input (beats 0..input_end) and the

@@ -189,3 +189,148 @@ fn input_rows(n: &Node, rows: Range<usize>, in_h: usize) -> Range<usize> {
     let hi = ((rows.end - 1) * s_e + n.shift.0 + kh_e) as isize - pad as isize;
     (lo.max(0) as usize).min(in_h)..(hi.max(0) as usize).min(in_h)
 }
+
+/// The tensors a node reads, with the rows of each that its output rows `rows` need: its
+/// input (through the window) and its residual operand (the same rows, or the one row of a
+/// broadcast operand). A concat stored in place is read as its operands.
+pub(super) fn reads(g: &Graph, n: &Node, rows: Range<usize>) -> Vec<(String, Range<usize>)> {
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    let parts = |t: &str| match g.concats.iter().find(|c| c.name == t) {
+        Some(c) => c.inputs.clone(),
+        None => vec![t.to_string()],
+    };
+    let input = input_rows(n, rows.clone(), g.shape_of(&n.input)[0]);
+    let mut out: Vec<(String, Range<usize>)> = parts(&n.input)
+        .into_iter()
+        .map(|u| (u, input.clone()))
+        .collect();
+    if let Some(res) = &n.residual {
+        let r = if n.broadcast { 0..1 } else { rows };
+        out.extend(parts(res).into_iter().map(|u| (u, r.clone())));
+    }
+    out
+}
+
+/// Per stage, per replica: its rows cut into the stage's `bands` row bands, which it
+/// computes one after the other and hands on one at a time (fine-grained pipelining).
+/// Each band is given as, per node, the end of the node's rows done once the band is done.
+///
+/// Band k of a node ends at fraction (k + 1) / bands of its rows, or further where what
+/// reads it needs more: its stage's later nodes' windows over their band k, and the band
+/// of a later stage that ends at the same fraction of that stage's frame (so a band
+/// downstream waits only for the band upstream that ends where it does, halos included).
+/// Stages are cut last to first (a stage reads only earlier ones). Rows are never computed
+/// twice: band k computes rows from where band k - 1 ended.
+pub(super) fn bands(
+    design: &Design,
+    g: &Graph,
+    stages: &[Stage],
+    replicas: &[Vec<Range<usize>>],
+    bands: &[usize],
+) -> Vec<Vec<Vec<Vec<usize>>>> {
+    let chain = chains(design, stages);
+    let mut stage_of = vec![None; g.nodes.len()];
+    for (k, st) in stages.iter().enumerate() {
+        for &i in &st.nodes {
+            stage_of[i] = Some(k);
+        }
+    }
+    let rows_of = |s: usize, r: usize| -> Vec<Range<usize>> {
+        (0..g.nodes.len())
+            .map(|i| match stage_of[i] == Some(s) {
+                true => replicas[i].get(r).cloned().unwrap_or(0..0),
+                false => 0..0,
+            })
+            .collect()
+    };
+    // Per stage, per replica, per band, per node: the least end that what reads it needs.
+    let mut floor: Vec<Vec<Vec<Vec<usize>>>> = stages
+        .iter()
+        .enumerate()
+        .map(|(s, st)| {
+            let h = design.branches[st.branch].units[st.unit].h as usize;
+            vec![vec![vec![0; g.nodes.len()]; bands[s]]; h]
+        })
+        .collect();
+    let mut out = vec![Vec::new(); stages.len()];
+    for s in (0..stages.len()).rev() {
+        for r in 0..floor[s].len() {
+            let rows = rows_of(s, r);
+            let ends = band_ends(g, &stages[s].nodes, &rows, &floor[s][r]);
+            for k in 0..ends.len() {
+                for &j in &stages[s].nodes {
+                    let start = if k == 0 {
+                        rows[j].start
+                    } else {
+                        ends[k - 1][j]
+                    };
+                    for (t, want) in reads(g, &g.nodes[j], start..ends[k][j]) {
+                        for (i, n) in g.nodes.iter().enumerate() {
+                            let Some(p) = stage_of[i].filter(|&p| p != s && n.tensor() == t) else {
+                                continue;
+                            };
+                            let kp = ((k + 1) * bands[p]).div_ceil(ends.len()) - 1;
+                            let qs = match chain[p] == chain[s] {
+                                true => r..r + 1,
+                                false => 0..floor[p].len(),
+                            };
+                            for q in qs {
+                                let mine = replicas[i].get(q).cloned().unwrap_or(0..0);
+                                let end = node_end(n, want.end);
+                                if end > mine.start {
+                                    let f = &mut floor[p][q][kp][i];
+                                    *f = (*f).max(end.min(mine.end));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            out[s].push(ends);
+        }
+    }
+    out
+}
+
+/// One replica's bands of a stage (`bands`), each at least at `floor`'s ends.
+fn band_ends(
+    g: &Graph,
+    nodes: &[usize],
+    rows: &[Range<usize>],
+    floor: &[Vec<usize>],
+) -> Vec<Vec<usize>> {
+    let bands = floor.len();
+    let mut ends: Vec<Vec<usize>> = Vec::with_capacity(bands);
+    for (k, least) in floor.iter().enumerate() {
+        let mut end: Vec<usize> = rows.iter().map(|r| r.start).collect();
+        for &i in nodes.iter().rev() {
+            let r = &rows[i];
+            if r.is_empty() {
+                continue;
+            }
+            let share = r.start + (r.end - r.start) * (k + 1) / bands;
+            let n = &g.nodes[i];
+            // What the stage's later nodes read of this node's tensor in their band.
+            let read = nodes
+                .iter()
+                .filter(|&&j| j > i)
+                .flat_map(|&j| reads(g, &g.nodes[j], rows[j].start..end[j]))
+                .filter(|(u, _)| u == n.tensor())
+                .map(|(_, want)| own_rows(n, &(0..want.end)).end)
+                .max()
+                .unwrap_or(0);
+            let before = ends.last().map_or(r.start, |e| e[i]);
+            end[i] = share.max(read).max(before).max(least[i]).min(r.end);
+        }
+        ends.push(end);
+    }
+    ends
+}
+
+/// The rows node `n` computes to make rows `0..end` of its tensor (the tensor's rows for
+/// a phase of a transposed convolution): the end of the node's own rows.
+pub(super) fn node_end(n: &Node, end: usize) -> usize {
+    own_rows(n, &(0..end)).end
+}
