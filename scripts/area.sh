@@ -14,36 +14,30 @@
 #   posit8: the FP8 datapath with posit8 (es = 2) decoders (configs/16x16_posit8.toml, 8x8)
 #   multi:  int8 and MXINT8 layers selected per instruction: the MXINT8 datapath plus the
 #           int32 write-back (the RTL of configs/16x16_int8_mxint8.toml with CPF = KPF = 8)
+# A thin user of `hwgen synth --top hwgen_compute_unit --param ...` (generic target).
 # Usage: scripts/area.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
 
 cargo build --release --quiet
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
-synth() { # name rtl_dir chparam
-  local name=$1 dir=$2 params=$3
-  local srcs
-  srcs=$(grep '\.v$' "$dir/hwgen.f" | sed "s#^#$dir/#" | tr '\n' ' ')
-  yosys -q -l "$work/$name.log" -p "read_verilog -I $dir/rtl $srcs; \
-    chparam $params hwgen_compute_unit; synth -top hwgen_compute_unit; \
-    tee -o $work/$name.stat stat; tee -o $work/$name.cmos stat -tech cmos" >/dev/null
+synth() { # name config params...
+  local name=$1 config=$2
+  shift 2
+  local args=()
+  for p in "$@"; do args+=(--param "$p"); done
+  local out
+  out=$(./target/release/hwgen synth --config "$config" --top hwgen_compute_unit "${args[@]}" 2>/dev/null)
   local cells transistors
-  cells=$(grep -E '^ +Number of cells:' "$work/$name.stat" | tail -1 | awk '{print $4}')
-  transistors=$(grep -E 'Estimated number of transistors' "$work/$name.cmos" | tail -1 | awk '{print $NF}')
+  cells=$(echo "$out" | awk '$1 == "total" {print $2}')
+  transistors=$(echo "$out" | sed -n 's/^CMOS transistor estimate.*: //p')
   printf '%-8s %10s %14s\n' "$name" "$cells" "$transistors"
 }
 
-./target/release/hwgen emit --config configs/8x8_int8.toml -o "$work/int8" >/dev/null
-./target/release/hwgen emit --config configs/32x32_mxint8.toml -o "$work/mxint8" >/dev/null
 printf '%-8s %10s %14s\n' type cells transistors
-synth int8 "$work/int8" "-set CPF 8 -set KPF 8"
-synth mxint8 "$work/mxint8" "-set CPF 8 -set KPF 8 -set PSUM_W 19"
-./target/release/hwgen emit --config configs/16x16_fp8.toml -o "$work/fp8" >/dev/null
-synth fp8 "$work/fp8" "-set CPF 8 -set KPF 8"
-./target/release/hwgen emit --config configs/16x16_posit8.toml -o "$work/posit8" >/dev/null
-synth posit8 "$work/posit8" "-set CPF 8 -set KPF 8"
-./target/release/hwgen emit --config configs/16x16_int8_mxint8.toml -o "$work/multi" >/dev/null
-synth multi "$work/multi" "-set CPF 8 -set KPF 8 -set PSUM_W 19"
+synth int8 configs/8x8_int8.toml CPF=8 KPF=8
+synth mxint8 configs/32x32_mxint8.toml CPF=8 KPF=8 PSUM_W=19
+synth fp8 configs/16x16_fp8.toml CPF=8 KPF=8
+synth posit8 configs/16x16_posit8.toml CPF=8 KPF=8
+synth multi configs/16x16_int8_mxint8.toml CPF=8 KPF=8 PSUM_W=19

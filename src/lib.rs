@@ -12,7 +12,7 @@
 //! | 0 | `numeric`, `isa`, `names`, `filemap`, `location` | number formats and datapaths; the one ISA definition; Verilog names; atomic output; line and column of errors |
 //! | 1 | `design` | the resolved, validated Design |
 //! | 2 | `config`, `model`, `rtl`, `interp` | parameter file -> Design; model file -> layers; Design -> Verilog; the ISA-level machine |
-//! | 3 | `golden`, `onnx` | reference semantics of a model; quantized ONNX graphs -> model files |
+//! | 3 | `golden`, `onnx`, `synth` | reference semantics of a model; quantized ONNX graphs -> model files; emitted RTL -> Yosys' resources |
 //! | 4 | `compiler` | model -> program for a Design |
 //! | 5 | `verify` | expected results (golden model) and the bit-exact comparison |
 //! | 6 | `sim` | Verilator runs of emitted RTL against the expected results |
@@ -34,4 +34,5 @@ pub mod numeric;
 pub mod onnx;
 pub mod rtl;
 pub mod sim;
+pub mod synth;
 pub mod verify;

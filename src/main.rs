@@ -33,6 +33,8 @@ enum Command {
     Run(cmd::run::Args),
     /// Compile a model, run it on the generated RTL in Verilator and compare with the golden model.
     Sim(cmd::sim::Args),
+    /// Synthesize the emitted RTL with Yosys and report resources per unit and module.
+    Synth(cmd::synth::Args),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +47,7 @@ fn main() -> ExitCode {
         Command::Compile(a) => cmd::compile::run(a),
         Command::Sim(a) => cmd::sim::run(a),
         Command::Run(a) => cmd::run::run(a),
+        Command::Synth(a) => cmd::synth::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,6 +7,7 @@ pub mod import;
 pub mod isa;
 pub mod run;
 pub mod sim;
+pub mod synth;
 
 use std::path::Path;
 

@@ -1,0 +1,84 @@
+//! `hwgen synth`: Yosys on the emitted RTL, resources per unit and per module. The counts
+//! are Yosys'; what is checked is how hwgen reads and attributes them: the instance tree
+//! adds up to Yosys' own total (checked inside `synth::run`), the instances follow the
+//! design's parameters, and every unit gets exactly its replicas' cores.
+
+mod common;
+
+use common::*;
+use hwgen::synth::{run, Options, Target};
+use std::process::Command;
+
+fn synth(config: &str, target: Target) -> (hwgen::design::Design, hwgen::synth::Report) {
+    let design = hwgen::config::load(&repo().join(config)).unwrap();
+    let mut steps = 0;
+    let r = run(&design, &Options::whole(target), &mut |_, _| steps += 1).unwrap();
+    assert!(steps > 10, "only {steps} passes reported as progress");
+    (design, r)
+}
+
+/// Two engines of 8x8 PEs linked by a stream FIFO, generic gates: each unit is one core
+/// of the same parameters (the same cells), each array has 8 rows of PEs, and the link,
+/// arbiter and CSRs are the top level's.
+#[test]
+fn generic_gates_per_unit_and_module() {
+    if !have_tool("yosys", "synth generic") {
+        return;
+    }
+    let (design, r) = synth(
+        "rtl-tests/configs/elastic_2stage_int8.toml",
+        Target::Generic,
+    );
+    assert_eq!(r.units.len(), 2);
+    assert_eq!(
+        r.units[0].total, r.units[1].total,
+        "two cores of one parameter set"
+    );
+    let sum = r.units[0].total.cells + r.units[1].total.cells + r.top_overhead.cells;
+    assert_eq!(sum, r.total.cells);
+    let module = |m: &str| r.modules.iter().find(|x| x.module == m).unwrap();
+    let rows: u32 = design.cores().iter().map(|(_, u, _)| u.cpf).sum();
+    assert_eq!(module("hwgen_pe_row").instances, u64::from(rows));
+    assert_eq!(module("hwgen_core").instances, 2);
+    assert_eq!(module("hwgen_top").total, r.total);
+    // The stream link's FIFO, the arbiter and the CSRs are outside both cores.
+    assert!(r.top_overhead.cells > 0 && r.top_overhead.ffs > 0);
+    assert!(r.total.memories > 0, "scratchpads stay whole memories");
+    assert_eq!((r.total.dsps, r.total.luts), (0, 0), "no Xilinx primitives");
+}
+
+/// Xilinx UltraScale+: DSP slices and block RAM appear, RAMB36 counted as two 18-Kbit
+/// blocks, and the array's MACs per DSP are reported.
+#[test]
+fn xilinx_dsps_and_block_ram() {
+    if !have_tool("yosys", "synth xilinx") {
+        return;
+    }
+    let (design, r) = synth("configs/8x8_int8.toml", Target::Xilinx);
+    let bram18 = r.cells.get("RAMB18E2").copied().unwrap_or(0)
+        + 2 * r.cells.get("RAMB36E2").copied().unwrap_or(0);
+    assert_eq!(r.total.bram18, bram18);
+    assert!(r.total.bram18 > 0 && r.total.dsps > 0 && r.total.luts > 0);
+    let u = &r.units[0];
+    let macs = f64::from(design.branches[0].units[0].cpf * design.branches[0].units[0].kpf);
+    let per = u.macs_per_dsp.expect("the array maps multipliers to DSPs");
+    // At most one DSP per MAC and at most two MACs per DSP (what a DSP48E2 can hold).
+    assert!((1.0..=2.0).contains(&per), "{per} MACs per DSP");
+    assert!(u.total.dsps as f64 >= macs / per);
+}
+
+/// Without Yosys, `hwgen synth` says how to install it.
+#[test]
+fn missing_yosys_is_named() {
+    let out = Command::new(env!("CARGO_BIN_EXE_hwgen"))
+        .args(["synth", "--config", "configs/8x8_int8.toml"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("yosys was not found on PATH") && err.contains("scripts/setup.sh"),
+        "{err}"
+    );
+}
