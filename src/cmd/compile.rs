@@ -239,5 +239,12 @@ fn estimate(
         e.efficiency * 100.0,
         e.macs_per_frame
     );
+    match hwgen::synth::model::design(design) {
+        Ok(r) => println!(
+            "  resource model (Xilinx UltraScale+, src/synth/model.rs): {:.0} DSP48E2, {:.0} BRAM18, {:.0} LUTs, {:.0} FFs",
+            r.dsps, r.bram18, r.luts, r.ffs
+        ),
+        Err(why) => println!("  no resource model: {why}"),
+    }
     Ok(())
 }

@@ -14,6 +14,7 @@
 //! in `hwgen_top`, found in the synthesized top's netlist); the rest of the top (links,
 //! arbiters, CSRs) is the top-level overhead.
 
+pub mod model;
 mod stat;
 
 pub use stat::{Cells, Hierarchy};
@@ -133,6 +134,10 @@ pub struct UnitRow {
     /// The unit's MACs per DSP slice, as synthesis mapped its arrays (xilinx).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub macs_per_dsp: Option<f64>,
+    /// What the resource model (`model.rs`) predicts for its replicas, or why it does not
+    /// apply (xilinx).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<Result<model::Predicted, String>>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -317,7 +322,8 @@ fn pass_step(line: &str) -> Option<&str> {
     let numeric = num
         .split('.')
         .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    (numeric && depth <= 2).then(|| rest.trim_end_matches('.'))
+    // Reading each source file is not worth a line.
+    (numeric && depth <= 2 && !rest.contains(" frontend")).then(|| rest.trim_end_matches('.'))
 }
 
 /// The report from the parsed statistics and the top's netlist.
@@ -373,6 +379,15 @@ fn report(
                 kpf: u.kpf,
                 replicas: u.h,
                 macs_per_dsp: (array_dsps > 0).then(|| macs as f64 / array_dsps as f64),
+                model: (target == Target::Xilinx).then(|| {
+                    let h = f64::from(u.h);
+                    model::engine(&design.vector, u).map(|e| model::Predicted {
+                        dsps: e.dsps * h,
+                        bram18: e.bram18 * h,
+                        luts: e.luts * h,
+                        ffs: e.ffs * h,
+                    })
+                }),
                 total: Resources::of(&cells),
             });
         }

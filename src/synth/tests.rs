@@ -113,4 +113,8 @@ fn pass_steps_of_the_top_two_levels() {
     );
     assert_eq!(super::pass_step("2.23.1. Executing ABC."), None);
     assert_eq!(super::pass_step("Executing x."), None);
+    assert_eq!(
+        super::pass_step("1. Executing Verilog-2005 frontend: rtl/a.v"),
+        None
+    );
 }

@@ -1,0 +1,136 @@
+//! The resource model: what one engine (one replica of a unit) takes on Xilinx UltraScale+
+//! (`hwgen synth --target xilinx`), linear in the unit's parameters, so that a design-space
+//! search can price a Design without synthesizing it. The constants are fitted by
+//! `scripts/fit_resources.sh`, which synthesizes one-unit int8 designs of several array
+//! sizes and scratchpad depths and prints these lines with the model's error on
+//! configurations it was not fitted on. The features: the array's MACs (cpf x kpf), the
+//! output lanes (kpf: the vector unit's requantization), the scratchpads' Kbit (input,
+//! weight, both accumulator banks, output), and a constant (control, load/store units and
+//! the instruction queue at the default `imem_depth`). It covers the units F-CAD's
+//! decoder needs (integer datatypes, the vector unit's requantization, bias and
+//! activations); a window unit (depthwise convolution and pooling) is not in it.
+//!
+//! Synthesis maps one 8-bit MAC to one DSP48E2 (DSPS: one per MAC, two per output lane for
+//! the requantization multiply, one in the load unit), where F-CAD counts two 8-bit MACs
+//! per DSP: for the same DSP budget a hwgen design has half the MACs.
+
+use crate::design::{Design, Unit, VectorOps};
+
+// FITTED by scripts/fit_resources.sh (Yosys 0.23, synth_xilinx -family xcup) on 5
+// one-unit int8 designs (cpf = kpf 4, 8, 16; scratchpads 256/256/128/128 and
+// 1024/1024/512/512 rows); error on 3 held-out designs (4 and 1024/1024/512/512, 8 and
+// 512/512/256/256, 16 and 512/1024/256/512): DSPs exact, BRAM18 mean 3.3% max 6.5%,
+// LUTs 0.8% / 1.0%, FFs 0.4% / 0.9%. Features: [cpf x kpf, kpf, scratchpad Kbit, 1].
+pub const DSPS: [f64; 4] = [1.0, 2.0, 0.0, 1.0];
+pub const BRAM18: [f64; 4] = [-0.0208, 2.4167, 0.0256, 14.3333];
+pub const LUTS: [f64; 4] = [93.65, 1375.1917, 0.3968, 3503.2];
+pub const FFS: [f64; 4] = [85.0104, 301.9583, -0.4103, 2118.3333];
+// END FITTED
+
+/// The resources the model predicts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct Predicted {
+    pub dsps: f64,
+    pub bram18: f64,
+    pub luts: f64,
+    pub ffs: f64,
+}
+
+/// The model's features of one engine of unit `u`.
+pub fn features(u: &Unit) -> [f64; 4] {
+    let b = &u.buffers;
+    let rows = |depth: u32, bits: u32| u64::from(depth) * u64::from(bits);
+    let bits = rows(b.input_depth, u.input_row_bits())
+        + rows(b.weight_depth, u.weight_row_bits())
+        + u64::from(u.acc_banks()) * rows(b.accumulator_depth, u.acc_row_bits())
+        + rows(b.output_depth, u.output_row_bits());
+    [
+        f64::from(u.cpf * u.kpf),
+        f64::from(u.kpf),
+        bits as f64 / 1024.0,
+        1.0,
+    ]
+}
+
+fn dot(w: &[f64; 4], x: &[f64; 4]) -> f64 {
+    w.iter().zip(x).map(|(a, b)| a * b).sum::<f64>().max(0.0)
+}
+
+/// The vector unit the fit was made on (the decoder's: requantization, bias, ReLU and
+/// leaky ReLU; no pooling, no elementwise add).
+pub const FITTED_VECTOR: VectorOps = VectorOps {
+    bias: true,
+    relu: true,
+    leaky_relu: true,
+    maxpool: false,
+    add: false,
+};
+
+/// One engine of unit `u` in a design whose vector unit has `ops`; an error says why the
+/// unit is outside what the model was fitted on.
+pub fn engine(ops: &VectorOps, u: &Unit) -> Result<Predicted, String> {
+    if *ops != FITTED_VECTOR {
+        return Err(format!("the model is fitted on the vector ops requantize, bias, relu and leaky_relu only; this design's are {ops:?}"));
+    }
+    if u.window.is_some() {
+        return Err("the model is fitted on units without a window unit".to_string());
+    }
+    if !u
+        .datatype
+        .precisions
+        .iter()
+        .all(|p| matches!(p, crate::numeric::Precision::Int(_)))
+    {
+        return Err("the model is fitted on integer datatypes".to_string());
+    }
+    let x = features(u);
+    Ok(Predicted {
+        dsps: dot(&DSPS, &x),
+        bram18: dot(&BRAM18, &x),
+        luts: dot(&LUTS, &x),
+        ffs: dot(&FFS, &x),
+    })
+}
+
+/// Every engine of `design` (the top level's links and arbiters are left out: a few
+/// hundred LUTs, no DSP or block RAM).
+pub fn design(design: &Design) -> Result<Predicted, String> {
+    let mut p = Predicted::default();
+    for (_, u, _) in design.cores() {
+        let e = engine(&design.vector, u)?;
+        p.dsps += e.dsps;
+        p.bram18 += e.bram18;
+        p.luts += e.luts;
+        p.ffs += e.ffs;
+    }
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An 8x8 int8 unit with scratchpads of 256/256/128/128 rows: the features by hand
+    /// (64-bit input, weight and output rows, 256-bit accumulator rows in two banks:
+    /// 16384 + 16384 + 65536 + 8192 bits = 104 Kbit), and the counts `hwgen synth --target
+    /// xilinx` gave for it (81 DSPs: 64 in the array, 2 per lane, 1 in the load unit).
+    #[test]
+    fn an_8x8_unit() {
+        let src = "name = \"m\"\n[datatype]\ninput = \"int8\"\nweight = \"int8\"\naccumulator = \"int32\"\noutput = \"int8\"\n[buffers]\ninput_depth = 256\nweight_depth = 256\naccumulator_depth = 128\noutput_depth = 128\n[memory]\ndata_width_bits = 64\n[[branch]]\nname = \"b\"\n[[branch.unit]]\nname = \"u\"\ncpf = 8\nkpf = 8\n";
+        let d = crate::config::parse_str(src, "m.toml", "m").unwrap();
+        let u = &d.branches[0].units[0];
+        assert_eq!(features(u), [64.0, 8.0, 104.0, 1.0]);
+        assert!(engine(&d.vector, u).unwrap_err().contains("vector ops"));
+        let p = engine(&FITTED_VECTOR, u).unwrap();
+        assert_eq!(p.dsps.round(), 81.0);
+        // Synthesis: 35 BRAM18, 21000 LUTs, 9932 FFs; the fit leaves a residual.
+        assert!((p.bram18 - 35.0).abs() <= 0.07 * 35.0, "{p:?}");
+        assert!((p.luts - 21000.0).abs() <= 0.03 * 21000.0, "{p:?}");
+        assert!((p.ffs - 9932.0).abs() <= 0.02 * 9932.0, "{p:?}");
+        let fitted = Design {
+            vector: FITTED_VECTOR,
+            ..d.clone()
+        };
+        assert_eq!(design(&fitted).unwrap().dsps.round(), 81.0);
+    }
+}
