@@ -102,18 +102,15 @@ pub fn table(r: &Report, config: &str) -> String {
             u.branch, u.unit, u.cpf, u.kpf, u.replicas
         );
         row(&mut t, &name, &u.total);
-        match &u.model {
-            Some(Ok(m)) => {
-                let _ = writeln!(
-                    t,
-                    "{:<34} {:>9} {:>8.0} {:>8.0} {:>8} {:>6.0} {:>7.0} {:>6}",
-                    "  its resource model", "", m.ffs, m.luts, "", m.dsps, m.bram18, ""
-                );
-            }
-            Some(Err(why)) => {
-                let _ = writeln!(t, "  (no resource model: {why})");
-            }
-            None => {}
+        if let Some(m) = &u.model {
+            let _ = writeln!(
+                t,
+                "{:<34} {:>9} {:>8.0} {:>8.0} {:>8} {:>6.0} {:>7.0} {:>6}",
+                "  its resource model", "", m.ffs, m.luts, "", m.dsps, m.bram18, ""
+            );
+        }
+        if let Some(why) = &u.no_model {
+            let _ = writeln!(t, "  (no resource model: {why})");
         }
     }
     if !r.units.is_empty() {

@@ -134,10 +134,12 @@ pub struct UnitRow {
     /// The unit's MACs per DSP slice, as synthesis mapped its arrays (xilinx).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub macs_per_dsp: Option<f64>,
-    /// What the resource model (`model.rs`) predicts for its replicas, or why it does not
-    /// apply (xilinx).
+    /// What the resource model (`model.rs`) predicts for its replicas (xilinx).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<Result<model::Predicted, String>>,
+    pub model: Option<model::Predicted>,
+    /// Why the resource model does not apply to the unit (xilinx).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_model: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -371,6 +373,15 @@ fn report(
             }
             stat::add(&mut in_units, &cells, 1);
             let array_dsps = Resources::of(&arrays).dsps;
+            let h = f64::from(u.h);
+            let predicted = (target == Target::Xilinx).then(|| {
+                model::engine(&design.vector, u).map(|e| model::Predicted {
+                    dsps: e.dsps * h,
+                    bram18: e.bram18 * h,
+                    luts: e.luts * h,
+                    ffs: e.ffs * h,
+                })
+            });
             let macs = u64::from(u.cpf * u.kpf * u.h);
             units.push(UnitRow {
                 branch: b.name.clone(),
@@ -379,15 +390,8 @@ fn report(
                 kpf: u.kpf,
                 replicas: u.h,
                 macs_per_dsp: (array_dsps > 0).then(|| macs as f64 / array_dsps as f64),
-                model: (target == Target::Xilinx).then(|| {
-                    let h = f64::from(u.h);
-                    model::engine(&design.vector, u).map(|e| model::Predicted {
-                        dsps: e.dsps * h,
-                        bram18: e.bram18 * h,
-                        luts: e.luts * h,
-                        ffs: e.ffs * h,
-                    })
-                }),
+                model: predicted.as_ref().and_then(|p| p.as_ref().ok()).copied(),
+                no_model: predicted.and_then(Result::err),
                 total: Resources::of(&cells),
             });
         }
