@@ -16,7 +16,7 @@ pub(super) struct Share {
     /// Per node, the rows it computes (empty outside the stage).
     pub(super) rows: Vec<Range<usize>>,
     /// Per band: per node, the end of the rows done once the band is done
-    /// (`rows::band_ends`), and the band's steps.
+    /// (`rows::bands`), and the band's steps.
     pub(super) ends: Vec<Vec<usize>>,
     pub(super) bands: Vec<Vec<Step>>,
 }
