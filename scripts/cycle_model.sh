@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The cycle model (the compiler's estimate) against the RTL (issue 14): every rtl-test case
-# (tests/rtl_cases.rs) and every benchmark model of models/bench/ on the 16x16 int8 config,
+# (tests/rtl_cases.rs) and every benchmark model of models/bench/ on the config of its datatype,
 # plus the small codec-avatar decoder on its elastic config, run in Verilator; those that
 # take more than 10,000 cycles are listed with their estimate, and the mean and maximum
 # absolute error printed. Single-engine runs compare `hwgen sim`'s cycles with its
@@ -20,8 +20,16 @@ runs=()
 while read -r model config; do
   runs+=("rtl-tests/$model $config")
 done < <(sed -n 's/^ *[a-z0-9_]*: "\(cases\/[^"]*\)" on "\([^"]*\)".*/\1 \2/p' tests/rtl_cases.rs)
+# Each benchmark on the config of its datatype (as the README's benchmark commands run them).
 for m in models/bench/*.toml; do
-  runs+=("$m configs/16x16_int8.toml")
+  case $(basename "$m") in
+    mx_*) c=configs/32x32_mxint8.toml ;;
+    fp8_*) c=configs/16x16_fp8.toml ;;
+    posit8_*) c=configs/16x16_posit8.toml ;;
+    cnn4_mxint8* | cnn4_mixed*) c=configs/16x16_int8_mxint8.toml ;;
+    *) c=configs/16x16_int8.toml ;;
+  esac
+  runs+=("$m $c")
 done
 runs+=("models/codec_avatar/decoder_small.toml configs/codec_avatar_small.toml")
 i=0
@@ -31,6 +39,7 @@ for r in "${runs[@]}"; do
   echo "[$i/${#runs[@]}] $model on $config" >&2
   if ! $hw sim --config "$config" --model "$model" --json >"$out/$i.sim" 2>"$out/$i.err"; then
     echo "  skipped: $(tail -1 "$out/$i.err")" >&2
+    rm -f "$out/$i.sim"
     continue
   fi
   $hw compile --estimate --json --config "$config" --model "$model" >"$out/$i.est" 2>/dev/null || true
