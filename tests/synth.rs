@@ -115,3 +115,27 @@ fn missing_yosys_is_named() {
         "{err}"
     );
 }
+
+/// A module the design does not have is refused before Yosys runs, with the list of those
+/// it has.
+#[test]
+fn an_unknown_module_is_named() {
+    let out = Command::new(env!("CARGO_BIN_EXE_hwgen"))
+        .args([
+            "synth",
+            "--config",
+            "configs/8x8_int8.toml",
+            "--top",
+            "hwgen_nope; shell",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--top hwgen_nope; shell")
+            && err.contains("hwgen_compute_unit")
+            && err.contains("fix:"),
+        "{err}"
+    );
+}

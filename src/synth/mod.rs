@@ -166,9 +166,16 @@ pub struct Report {
 #[derive(Debug)]
 pub enum SynthError {
     Missing,
-    Failed { log: String },
+    Failed {
+        log: String,
+    },
     Io(String),
     Parse(String),
+    /// `--top` names no module of the emitted design.
+    NoModule {
+        top: String,
+        modules: Vec<String>,
+    },
 }
 
 impl std::fmt::Display for SynthError {
@@ -181,6 +188,11 @@ impl std::fmt::Display for SynthError {
             SynthError::Failed { log } => write!(f, "yosys failed:\n{log}"),
             SynthError::Io(e) => write!(f, "{e}"),
             SynthError::Parse(e) => write!(f, "cannot read yosys' statistics: {e}"),
+            SynthError::NoModule { top, modules } => {
+                writeln!(f, "error: --top {top}")?;
+                writeln!(f, "  rule: the module synthesized must be one of the design's: {}", modules.join(", "))?;
+                write!(f, "  fix:  give --top one of them (hwgen_top, the default, is the whole design)")
+            }
         }
     }
 }
@@ -233,6 +245,17 @@ pub fn run(
         .filter(|p| p.ends_with(".v"))
         .map(str::to_string)
         .collect();
+    let modules: Vec<String> = sources
+        .iter()
+        .filter_map(|p| p.strip_prefix("rtl/")?.strip_suffix(".v"))
+        .map(str::to_string)
+        .collect();
+    if !modules.iter().any(|m| m == top) {
+        return Err(SynthError::NoModule {
+            top: top.to_string(),
+            modules,
+        });
+    }
     let chparam = match opts.params.is_empty() {
         true => String::new(),
         false => format!(
