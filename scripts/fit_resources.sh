@@ -59,15 +59,18 @@ TOML
   mv "$json.tmp" "$json"
 done
 {
-  echo "role,cpf,input_depth,weight_depth,accumulator_depth,output_depth,dsps,bram18,luts,lutram,ffs"
+  echo "role,cpf,input_depth,weight_depth,accumulator_depth,output_depth,dsps,bram18,luts,lutram,ffs,features"
   for s in "${samples[@]}"; do
     read -r role cpf ind wd ad od <<<"$s"
     json="$out/unit_${cpf}_${ind}_${wd}_${ad}_${od}.json"
     python3 - "$json" "$role" "$cpf" "$ind" "$wd" "$ad" "$od" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-u = r["units"][0]["total"]
-print(",".join(sys.argv[2:8] + [str(u[k]) for k in ("dsps", "bram18", "luts", "lutram", "ffs")]))
+u = r["units"][0]
+t = u["total"]
+# The model's own features, as hwgen computes them (src/synth/model.rs).
+f = " ".join(repr(x) for x in u["model_features"])
+print(",".join(sys.argv[2:8] + [str(t[k]) for k in ("dsps", "bram18", "luts", "lutram", "ffs")] + [f]))
 PY
   done
 } >"$out/samples.csv"
@@ -79,11 +82,8 @@ import csv, sys
 import numpy as np
 rows = list(csv.DictReader(open(sys.argv[1])))
 def features(r):
-    c = int(r["cpf"])
-    bits = (int(r["input_depth"]) * c * 8 + int(r["weight_depth"]) * c * 8
-            + 2 * int(r["accumulator_depth"]) * c * 32 + int(r["output_depth"]) * c * 8)
-    # MACs (cpf x kpf), output lanes (kpf), scratchpad Kbit, one.
-    return [c * c, c, bits / 1024.0, 1.0]
+    # MACs (cpf x kpf), output lanes (kpf), scratchpad Kbit, one: from hwgen's report.
+    return [float(x) for x in r["features"].split()]
 names = {"dsps": "DSPS", "bram18": "BRAM18", "luts": "LUTS", "ffs": "FFS"}
 fit = [r for r in rows if r["role"] == "fit"]
 held = [r for r in rows if r["role"] == "held-out"]

@@ -244,9 +244,16 @@ pub fn module(base: &str) -> String {
     name
 }
 
-/// Instance name of engine `replica` of unit `unit` of branch `branch`, without the `u_`.
+/// Instance name of engine `replica` of unit `unit` of branch `branch`, without the `u_`
+/// (`instance` adds it).
 pub fn core_instance(branch: &str, unit: &str, replica: u32) -> String {
     format!("{branch}_{unit}_r{replica}")
+}
+
+/// The instance in `hwgen_top` of the engine or link named `name` (`core_instance`,
+/// `link`): what hierarchical paths (testbench, timeline) and synthesis reports look for.
+pub fn instance(name: &str) -> String {
+    format!("u_{name}")
 }
 
 /// Name of the stream link from one unit of a branch to the next, replica `replica`.

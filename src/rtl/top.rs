@@ -202,6 +202,7 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
         views.push(CoreView {
             index: i as u32,
             name: names::core_instance(&b.name, &u.name, *r),
+            inst: names::instance(&names::core_instance(&b.name, &u.name, *r)),
             label: format!("{}.{}[{r}]", b.name, u.name),
             cpf: u.cpf,
             kpf: u.kpf,
@@ -228,6 +229,7 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
         links.push(LinkView {
             doc: l.doc.clone(),
             name: l.name.clone(),
+            inst: names::instance(&l.name),
             depth: l.depth,
             ptr_w: clog2(u64::from(l.depth)),
         });

@@ -180,6 +180,8 @@ pub struct ParamView {
 pub struct CoreView {
     pub index: u32,
     pub name: String,
+    /// Its instance name in the top (`names::instance`).
+    pub inst: String,
     pub label: String,
     pub cpf: u32,
     pub kpf: u32,
@@ -194,6 +196,8 @@ pub struct CoreView {
 
 pub struct LinkView {
     pub name: String,
+    /// Its instance name in the top (`names::instance`).
+    pub inst: String,
     pub doc: String,
     pub depth: u32,
     pub ptr_w: u32,

@@ -189,8 +189,8 @@ pub fn build_with(design: &Design, cache: &Path, with: Instrument) -> Result<Pat
             // Engine 0's path, for the hang diagnosis and the lock-step write log.
             let (b, u, r) = design.cores()[0];
             d.push(format!(
-                "HWGEN_CORE0=dut.u_{}",
-                crate::names::core_instance(&b.name, &u.name, r)
+                "HWGEN_CORE0=dut.{}",
+                crate::names::instance(&crate::names::core_instance(&b.name, &u.name, r))
             ));
             if design.cores().len() > 1 {
                 d.push(format!("HWGEN_PROGRESS_ALL={}", progress_all(design)));
@@ -214,7 +214,8 @@ fn progress_all(design: &Design) -> String {
         .cores()
         .iter()
         .map(|(b, u, r)| {
-            let c = format!("dut.u_{}", crate::names::core_instance(&b.name, &u.name, *r));
+            let core = crate::names::core_instance(&b.name, &u.name, *r);
+            let c = format!("dut.{}", crate::names::instance(&core));
             format!(
                 "(|{c}.head_pop)||(|({c}.push_valid&{c}.push_ready))||{c}.ld_wr_valid||{c}.acc_hi_wr_valid||{c}.out_hi_wr_valid"
             )

@@ -37,8 +37,8 @@ pub fn monitor(design: &Design) -> String {
     );
     for (e, (b, u, r)) in cores.iter().enumerate() {
         let core = format!(
-            "tb.dut.u_{}",
-            crate::names::core_instance(&b.name, &u.name, *r)
+            "tb.dut.{}",
+            crate::names::instance(&crate::names::core_instance(&b.name, &u.name, *r))
         );
         let _ = writeln!(
             v,

@@ -137,6 +137,9 @@ pub struct UnitRow {
     /// What the resource model (`model.rs`) predicts for its replicas (xilinx).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<model::Predicted>,
+    /// The resource model's features of one of its engines (`model::features`), which
+    /// `scripts/fit_resources.sh` fits on.
+    pub model_features: [f64; 4],
     /// Why the resource model does not apply to the unit (xilinx).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_model: Option<String>,
@@ -387,7 +390,8 @@ fn report(
         for u in &b.units {
             let (mut cells, mut arrays) = (Cells::new(), Cells::new());
             for r in 0..u.h {
-                let inst = format!("u_{}", crate::names::core_instance(&b.name, &u.name, r));
+                let inst =
+                    crate::names::instance(&crate::names::core_instance(&b.name, &u.name, r));
                 let module = instances.get(&inst).ok_or_else(|| {
                     SynthError::Parse(format!("no instance {inst} in the synthesized {TOP}"))
                 })?;
@@ -415,6 +419,7 @@ fn report(
                 macs_per_dsp: (array_dsps > 0).then(|| macs as f64 / array_dsps as f64),
                 model: predicted.as_ref().and_then(|p| p.as_ref().ok()).copied(),
                 no_model: predicted.and_then(Result::err),
+                model_features: model::features(u),
                 total: Resources::of(&cells),
             });
         }

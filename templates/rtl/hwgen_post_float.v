@@ -74,13 +74,12 @@ module hwgen_post_float #(
 
   // Bias, requantization, add and pool are integer operations; there is one precision.
   wire unused_controls;
-  assign unused_controls = ^{bias_i, add_i, pool_i, mul_i, add_weight_i, opnd_weight_i,
-                             add_shift_i, opnd_zero_i, add_zero_i, multiplier_i, shift_i,
+  assign unused_controls = ^{bias_i, add_i, pool_i, mul_i, leaky_i, raw_i, half_even_i,
+                             add_weight_i, opnd_weight_i, add_shift_i, opnd_zero_i,
+                             add_zero_i, multiplier_i, shift_i, neg_multiplier_i,
                              zero_point_i, clamp_i, clamp_max_i, bias_row_i, operand_row_i,
-                             prec_in_i,
-                             prec_out_i, fixed_scale_i, OUTPUT_SIGNED[0], ENABLE_BIAS[0],
-                             ENABLE_RELU[0], ENABLE_LEAKY[0], ENABLE_POOL[0],
-                             ENABLE_ADD[0], leaky_i, neg_multiplier_i, half_even_i,
-                             raw_i};
+                             prec_in_i, prec_out_i, fixed_scale_i,
+                             OUTPUT_SIGNED[0], ENABLE_BIAS[0], ENABLE_RELU[0],
+                             ENABLE_LEAKY[0], ENABLE_POOL[0], ENABLE_ADD[0]};
 
 endmodule

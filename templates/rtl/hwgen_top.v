@@ -98,7 +98,7 @@ module hwgen_top #(
     .DEPTH   ({{ l.depth }}),
     .PTR_W   ({{ l.ptr_w }}),
     .COUNT_W ({{ l.ptr_w }} + 1)
-  ) u_{{ l.name }} (
+  ) {{ l.inst }} (
     .clk_i       (clk_i),
     .{{ c.rst }} ({{ c.rst }}),
     .in_valid_i  ({{ l.name }}_in_valid),
@@ -156,7 +156,7 @@ module hwgen_top #(
 {%- for p in k.params %}
     .{{ p.name }} ({{ p.value }}){% if !loop.last %},{% endif %}
 {%- endfor %}
-  ) u_{{ k.name }} (
+  ) {{ k.inst }} (
     .clk_i              (clk_i),
     .{{ c.rst }}        ({{ c.rst }}),
     .start_i            (start),

@@ -41,31 +41,28 @@ pub(super) fn replica_rows(design: &Design, g: &Graph, stages: &[Stage]) -> Vec<
             .position(|n| n.tensor() == t)
             .and_then(|i| stage_of[i])
     };
-    let parts = |t: &str| match g.concats.iter().find(|c| c.name == t) {
-        Some(c) => c.inputs.clone(),
-        None => vec![t.to_string()],
-    };
-    // Rows `rows` of tensor t, read by replica r of stage `reader` (None: a model output).
+    // Rows `rows` of tensor (or concat operand) u, read by replica r of stage `reader`
+    // (None: a model output).
     let request =
-        |need: &mut Need, reader: Option<usize>, r: usize, t: &str, rows: &Range<usize>| {
-            for u in parts(t) {
-                let Some(p) = producer(&u) else {
-                    continue;
-                };
-                if reader.is_some_and(|s| chain[s] == chain[p]) {
-                    merge(need, &u, r, rows.clone());
-                } else {
-                    let n = g.shape_of(&u)[0];
-                    for q in 0..hs[p] {
-                        let b = band(n, q, hs[p]);
-                        merge(need, &u, q, rows.start.max(b.start)..rows.end.min(b.end));
-                    }
+        |need: &mut Need, reader: Option<usize>, r: usize, u: &str, rows: &Range<usize>| {
+            let Some(p) = producer(u) else {
+                return;
+            };
+            if reader.is_some_and(|s| chain[s] == chain[p]) {
+                merge(need, u, r, rows.clone());
+            } else {
+                let n = g.shape_of(u)[0];
+                for q in 0..hs[p] {
+                    let b = band(n, q, hs[p]);
+                    merge(need, u, q, rows.start.max(b.start)..rows.end.min(b.end));
                 }
             }
         };
     let mut need = Need::new();
     for o in &g.outputs {
-        request(&mut need, None, 0, o, &(0..g.shape_of(o)[0]));
+        for u in parts(g, o) {
+            request(&mut need, None, 0, &u, &(0..g.shape_of(o)[0]));
+        }
     }
     let mut rows: Vec<Vec<Range<usize>>> = stage_of
         .iter()
@@ -83,18 +80,8 @@ pub(super) fn replica_rows(design: &Design, g: &Graph, stages: &[Stage]) -> Vec<
             if mine.is_empty() {
                 continue;
             }
-            let in_h = g.shape_of(&n.input)[0];
-            request(
-                &mut need,
-                Some(s),
-                r,
-                &n.input,
-                &input_rows(n, mine.clone(), in_h),
-            );
-            // A broadcast residual is its one row, read for every row.
-            if let Some(res) = &n.residual {
-                let res_rows = if n.broadcast { 0..1 } else { mine.clone() };
-                request(&mut need, Some(s), r, res, &res_rows);
+            for (u, rows) in reads(g, n, mine.clone()) {
+                request(&mut need, Some(s), r, &u, &rows);
             }
             *out = mine;
         }
@@ -197,20 +184,25 @@ pub(super) fn reads(g: &Graph, n: &Node, rows: Range<usize>) -> Vec<(String, Ran
     if rows.is_empty() {
         return Vec::new();
     }
-    let parts = |t: &str| match g.concats.iter().find(|c| c.name == t) {
-        Some(c) => c.inputs.clone(),
-        None => vec![t.to_string()],
-    };
     let input = input_rows(n, rows.clone(), g.shape_of(&n.input)[0]);
-    let mut out: Vec<(String, Range<usize>)> = parts(&n.input)
+    let mut out: Vec<(String, Range<usize>)> = parts(g, &n.input)
         .into_iter()
         .map(|u| (u, input.clone()))
         .collect();
+    // A broadcast residual is its one row, read for every row.
     if let Some(res) = &n.residual {
         let r = if n.broadcast { 0..1 } else { rows };
-        out.extend(parts(res).into_iter().map(|u| (u, r.clone())));
+        out.extend(parts(g, res).into_iter().map(|u| (u, r.clone())));
     }
     out
+}
+
+/// The tensors that hold tensor t: a concat stored in place is its operands.
+fn parts(g: &Graph, t: &str) -> Vec<String> {
+    match g.concats.iter().find(|c| c.name == t) {
+        Some(c) => c.inputs.clone(),
+        None => vec![t.to_string()],
+    }
 }
 
 /// Per stage, per replica: its rows cut into the stage's `bands` row bands, which it
