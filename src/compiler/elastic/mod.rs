@@ -35,9 +35,12 @@ use crate::isa::{Instr, Op as IsaOp};
 use crate::model::{Model, Tensor};
 use std::ops::Range;
 
+mod cost;
 mod map;
 mod rows;
 mod tokens;
+
+pub use cost::{estimate, Estimate, Memo};
 
 use tokens::{band_needs, token, token_rows, Share};
 
@@ -163,35 +166,86 @@ fn engine_of(design: &Design, b: usize, u: usize, r: usize) -> usize {
 
 fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
     let g = fuse::run(design, legalize::run(design, model)?, false);
-    let stages = map::stages(design, &g)?;
-    let unit_of = |st: &map::Stage| &design.branches[st.branch].units[st.unit];
-    // Units of different sizes share tensors stored pixel by pixel; each stage sees them
-    // as rows of its own width, with its own layers' parameters.
-    let mixed = stages.iter().any(|st| unit_of(st).cpf != g.unit.cpf);
-    let alloc = if mixed {
-        let mut units = vec![g.unit.clone(); g.nodes.len()];
-        for st in &stages {
-            for &i in &st.nodes {
-                units[i] = unit_of(st).clone();
-            }
-        }
-        allocate::run_units(design, &g, &units)
-    } else {
-        allocate::run_with(design, &g, false)
-    };
-    let allocs: Vec<Alloc> = stages
-        .iter()
-        .map(|st| match mixed {
-            true => alloc.for_unit(design, unit_of(st), &st.nodes),
-            false => alloc.clone(),
-        })
-        .collect();
-    let ibeats = crate::isa::instr_beats(design.memory.data_width_bits);
-    let replicas = rows::replica_rows(design, &g, &stages);
+    let m = mapping(design, &g)?;
+    let (alloc, allocs) = allocs(design, &g, &m);
     let mut reports = Vec::new();
     let mut shares = Vec::new();
-    let mut layers: Vec<LayerReport> = g
-        .nodes
+    let mut layers = layer_reports(&g);
+    for (si, st) in m.stages.iter().enumerate() {
+        let alloc = allocs.get(si).unwrap_or(&alloc);
+        let (report, sh, costs) = plan_stage(design, &g, st, alloc, &m.replicas, &m.band_ends[si])?;
+        add_layer_costs(&mut layers, &costs);
+        reports.push(report);
+        shares.push(sh);
+    }
+    Ok(Plan {
+        g,
+        alloc,
+        allocs,
+        stages: m.stages,
+        shares,
+        reports,
+        layers,
+    })
+}
+
+/// Where a model's layers run on an elastic Design: the stages, the rows each replica
+/// computes (per node, per replica) and, per stage and replica, the ends of its bands.
+struct Mapping {
+    stages: Vec<map::Stage>,
+    mixed: bool,
+    replicas: Vec<Vec<Range<usize>>>,
+    band_ends: Vec<Vec<Vec<Vec<usize>>>>,
+}
+
+fn mapping(design: &Design, g: &Graph) -> Result<Mapping, CompileError> {
+    let stages = map::stages(design, g)?;
+    // Units of different sizes share tensors stored pixel by pixel; each stage sees them
+    // as rows of its own width, with its own layers' parameters.
+    let mixed = stages
+        .iter()
+        .any(|st| unit_of(design, st).cpf != g.unit.cpf);
+    let replicas = rows::replica_rows(design, g, &stages);
+    let counts: Vec<usize> = stages
+        .iter()
+        .map(|st| unit_of(design, st).bands as usize)
+        .collect();
+    let band_ends = rows::bands(design, g, &stages, &replicas, &counts);
+    Ok(Mapping {
+        stages,
+        mixed,
+        replicas,
+        band_ends,
+    })
+}
+
+fn unit_of<'d>(design: &'d Design, st: &map::Stage) -> &'d Unit {
+    &design.branches[st.branch].units[st.unit]
+}
+
+/// The placement of every tensor, and per stage the placement as its unit sees it when
+/// units of different sizes run stages (empty otherwise: every stage sees the first).
+fn allocs(design: &Design, g: &Graph, m: &Mapping) -> (Alloc, Vec<Alloc>) {
+    if !m.mixed {
+        return (allocate::run_with(design, g, false), Vec::new());
+    }
+    let mut units = vec![g.unit.clone(); g.nodes.len()];
+    for st in &m.stages {
+        for &i in &st.nodes {
+            units[i] = unit_of(design, st).clone();
+        }
+    }
+    let alloc = allocate::run_units(design, g, &units);
+    let allocs = m
+        .stages
+        .iter()
+        .map(|st| alloc.for_unit(design, unit_of(design, st), &st.nodes))
+        .collect();
+    (alloc, allocs)
+}
+
+fn layer_reports(g: &Graph) -> Vec<LayerReport> {
+    g.nodes
         .iter()
         .map(|n| LayerReport {
             name: n.name.clone(),
@@ -203,213 +257,108 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
             estimated_cycles: 0,
             pcs: Vec::new(),
         })
-        .collect();
-    let counts: Vec<usize> = stages
-        .iter()
-        .map(|st| design.branches[st.branch].units[st.unit].bands as usize)
-        .collect();
-    let band_ends = rows::bands(design, &g, &stages, &replicas, &counts);
-    for (si, (st, alloc)) in stages.iter().zip(&allocs).enumerate() {
-        let branch = &design.branches[st.branch];
-        let unit = &branch.units[st.unit];
-        let gs = Graph {
-            unit: unit.clone(),
-            ..g.clone()
+        .collect()
+}
+
+/// A stage's part of one node's estimate: (node, cycles of its slowest replica, the
+/// instructions and beats of all its replicas).
+type LayerCost = (usize, u64, usize, u64);
+
+fn add_layer_costs(layers: &mut [LayerReport], costs: &[LayerCost]) {
+    for &(i, cycles, instructions, beats) in costs {
+        let l = &mut layers[i];
+        l.estimated_cycles = l.estimated_cycles.max(cycles);
+        l.instructions += instructions;
+        l.beats += beats;
+    }
+}
+
+/// One stage's replicas' shares of a frame, scheduled band by band, and its estimate.
+fn plan_stage(
+    design: &Design,
+    g: &Graph,
+    st: &map::Stage,
+    alloc: &Alloc,
+    replicas: &[Vec<Range<usize>>],
+    band_ends: &[Vec<Vec<usize>>],
+) -> Result<(StageReport, Vec<Share>, Vec<LayerCost>), CompileError> {
+    let ibeats = crate::isa::instr_beats(design.memory.data_width_bits);
+    let branch = &design.branches[st.branch];
+    let unit = &branch.units[st.unit];
+    let gs = Graph {
+        unit: unit.clone(),
+        ..g.clone()
+    };
+    let tiling = tile::run_for(design, &gs, alloc, |i| st.nodes.contains(&i))
+        .map_err(|e| in_unit(e, &branch.name, unit))?;
+    let mut report = StageReport {
+        branch: branch.name.clone(),
+        unit: unit.name.clone(),
+        engines: Vec::new(),
+        layers: st.nodes.iter().map(|&i| g.nodes[i].name.clone()).collect(),
+        rows: Vec::new(),
+        bands: 1,
+        band_rows: Vec::new(),
+        estimated_cycles: 0,
+        beats: 0,
+        replica_beats: Vec::new(),
+    };
+    let mut costs: Vec<LayerCost> = st.nodes.iter().map(|&i| (i, 0, 0, 0)).collect();
+    let mut shares = Vec::new();
+    let named = |rows: &[Range<usize>]| -> Vec<(String, usize, usize)> {
+        st.nodes
+            .iter()
+            .filter(|&&i| !rows[i].is_empty())
+            .map(|&i| (g.nodes[i].name.clone(), rows[i].start, rows[i].end))
+            .collect()
+    };
+    for (r, ends) in band_ends.iter().enumerate() {
+        let e = engine_of(design, st.branch, st.unit, r);
+        let rows: Vec<Range<usize>> = (0..g.nodes.len())
+            .map(|i| match st.nodes.contains(&i) {
+                true => replicas[i].get(r).cloned().unwrap_or(0..0),
+                false => 0..0,
+            })
+            .collect();
+        let mut share = Share {
+            engine: e,
+            rows,
+            ends: ends.clone(),
+            bands: Vec::new(),
         };
-        let tiling = tile::run_for(design, &gs, alloc, |i| st.nodes.contains(&i))
-            .map_err(|e| in_unit(e, &branch.name, unit))?;
-        let mut report = StageReport {
-            branch: branch.name.clone(),
-            unit: unit.name.clone(),
-            engines: Vec::new(),
-            layers: st.nodes.iter().map(|&i| g.nodes[i].name.clone()).collect(),
-            rows: Vec::new(),
-            bands: 1,
-            band_rows: Vec::new(),
-            estimated_cycles: 0,
-            beats: 0,
-            replica_beats: Vec::new(),
-        };
-        let mut shares_of_stage = Vec::new();
-        for (r, ends) in band_ends[si].iter().enumerate() {
-            let e = engine_of(design, st.branch, st.unit, r);
-            let rows: Vec<Range<usize>> = (0..g.nodes.len())
-                .map(|i| match st.nodes.contains(&i) {
-                    true => replicas[i].get(r).cloned().unwrap_or(0..0),
-                    false => 0..0,
-                })
-                .collect();
-            let mut share = Share {
-                engine: e,
-                rows,
-                ends: ends.clone(),
-                bands: Vec::new(),
-            };
-            share.bands = (0..share.ends.len())
-                .map(|k| schedule::run_rows(design, &gs, alloc, &tiling, &share.band_rows(k)))
-                .collect();
-            let steps = share.bands.concat();
-            let est = estimate::run(design, &gs, alloc, &steps);
-            for (l, x) in layers.iter_mut().zip(&est) {
-                l.estimated_cycles = l.estimated_cycles.max(x.estimated_cycles);
-                l.instructions += x.instructions;
-                l.beats += x.beats;
-            }
-            report.estimated_cycles = report
-                .estimated_cycles
-                .max(est.iter().map(|l| l.estimated_cycles).sum());
-            // The engine fetches its instructions through the same port.
-            let beats: u64 = est
-                .iter()
-                .map(|l| l.beats + l.instructions as u64 * ibeats)
-                .sum();
-            report.beats += beats;
-            report.replica_beats.push(beats);
-            report.engines.push(e);
-            report.rows.push(
-                st.nodes
-                    .iter()
-                    .filter(|&&i| !share.rows[i].is_empty())
-                    .map(|&i| {
-                        (
-                            g.nodes[i].name.clone(),
-                            share.rows[i].start,
-                            share.rows[i].end,
-                        )
-                    })
+        share.bands = (0..share.ends.len())
+            .map(|k| schedule::run_rows(design, &gs, alloc, &tiling, &share.band_rows(k)))
+            .collect();
+        let est = estimate::run(design, &gs, alloc, &share.bands.concat());
+        for c in &mut costs {
+            let x = &est[c.0];
+            c.1 = c.1.max(x.estimated_cycles);
+            c.2 += x.instructions;
+            c.3 += x.beats;
+        }
+        report.estimated_cycles = report
+            .estimated_cycles
+            .max(est.iter().map(|l| l.estimated_cycles).sum());
+        // The engine fetches its instructions through the same port.
+        let beats: u64 = est
+            .iter()
+            .map(|l| l.beats + l.instructions as u64 * ibeats)
+            .sum();
+        report.beats += beats;
+        report.replica_beats.push(beats);
+        report.engines.push(e);
+        report.rows.push(named(&share.rows));
+        report.bands = share.ends.len();
+        if report.bands > 1 {
+            report.band_rows.push(
+                (0..report.bands)
+                    .map(|k| named(&share.band_rows(k)))
                     .collect(),
             );
-            report.bands = share.ends.len();
-            if report.bands > 1 {
-                let named = |rows: Vec<Range<usize>>| -> Vec<(String, usize, usize)> {
-                    st.nodes
-                        .iter()
-                        .filter(|&&i| !rows[i].is_empty())
-                        .map(|&i| (g.nodes[i].name.clone(), rows[i].start, rows[i].end))
-                        .collect()
-                };
-                report.band_rows.push(
-                    (0..report.bands)
-                        .map(|k| named(share.band_rows(k)))
-                        .collect(),
-                );
-            }
-            shares_of_stage.push(share);
         }
-        reports.push(report);
-        shares.push(shares_of_stage);
+        shares.push(share);
     }
-    Ok(Plan {
-        g,
-        alloc,
-        allocs: if mixed { allocs } else { Vec::new() },
-        stages,
-        shares,
-        reports,
-        layers,
-    })
-}
-
-/// The estimate of an elastic run in steady state, per *round*: every branch runs its
-/// `batch` of frames (a branch others fork from as many as the largest of theirs), from the
-/// same mapping and schedule `compile` emits (no program is built, so it also covers
-/// models whose programs would not fit the instruction memory).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Estimate {
-    pub stages: Vec<StageReport>,
-    pub layers: Vec<LayerReport>,
-    /// MACs of one frame of every branch.
-    pub macs_per_frame: u64,
-    /// Per branch (`Design::branches` order): frames per round (0 without layers), and
-    /// frames per second.
-    pub branch_frames: Vec<usize>,
-    pub branch_fps: Vec<f64>,
-    /// The slowest stage's cycles for its branch's frames of a round (each engine alone
-    /// with the memory port).
-    pub compute_cycles: u64,
-    /// Beats every engine together moves per round, and the cycles the busiest memory port
-    /// needs for its engines' at `memory.bytes_per_cycle` (engine e uses port e mod ports).
-    pub beats: u64,
-    pub port_beats: Vec<u64>,
-    pub memory_cycles: u64,
-    /// The larger of the two: the round interval.
-    pub cycles_per_round: u64,
-    /// The round over the largest batch: the interval between frames of the branches with
-    /// the most frames per round, whose frames per second `frames_per_second` is.
-    pub cycles_per_frame: u64,
-    pub frames_per_second: f64,
-    /// MACs done per cycle over the MACs per cycle of every PE.
-    pub efficiency: f64,
-    pub pes: u64,
-}
-
-/// Estimate the elastic run of `model` on `design` (see [`Estimate`]).
-pub fn estimate(design: &Design, model: &Model) -> Result<Estimate, CompileError> {
-    let p = plan(design, model)?;
-    let per_branch = branch_frames(design, 0, 1);
-    let frames_of = |s: &map::Stage| per_branch[s.branch] as u64;
-    let compute = p
-        .stages
-        .iter()
-        .zip(&p.reports)
-        .map(|(st, r)| frames_of(st) * r.estimated_cycles)
-        .max()
-        .unwrap_or(0);
-    let beats: u64 = p
-        .stages
-        .iter()
-        .zip(&p.reports)
-        .map(|(st, r)| frames_of(st) * r.beats)
-        .sum();
-    let ports = design.memory.ports.max(1) as usize;
-    let mut port_beats = vec![0u64; ports];
-    for (st, r) in p.stages.iter().zip(&p.reports) {
-        for (&e, &b) in r.engines.iter().zip(&r.replica_beats) {
-            port_beats[e % ports] += frames_of(st) * b;
-        }
-    }
-    let bytes = u64::from(design.memory.data_width_bits / 8);
-    let busiest = port_beats.iter().copied().max().unwrap_or(0);
-    let memory = (busiest * bytes).div_ceil(u64::from(design.memory.bytes_per_cycle.max(1)));
-    let round = compute.max(memory).max(1);
-    let macs: u64 = p.layers.iter().map(|l| l.macs).sum();
-    let macs_run: u64 = p
-        .stages
-        .iter()
-        .map(|st| frames_of(st) * st.nodes.iter().map(|&i| p.g.nodes[i].macs).sum::<u64>())
-        .sum();
-    let pes: u64 = design
-        .cores()
-        .iter()
-        .map(|(_, u, _)| u64::from(u.cpf * u.kpf))
-        .sum();
-    let branch_frames: Vec<usize> = (0..design.branches.len())
-        .map(|b| match p.stages.iter().any(|s| s.branch == b) {
-            true => per_branch[b],
-            false => 0,
-        })
-        .collect();
-    let clock = f64::from(design.control.clock_mhz) * 1e6;
-    let most = branch_frames.iter().copied().max().unwrap_or(1).max(1) as u64;
-    Ok(Estimate {
-        stages: p.reports,
-        layers: p.layers,
-        macs_per_frame: macs,
-        branch_fps: branch_frames
-            .iter()
-            .map(|&f| f as f64 * clock / round as f64)
-            .collect(),
-        branch_frames,
-        compute_cycles: compute,
-        beats,
-        port_beats,
-        memory_cycles: memory,
-        cycles_per_round: round,
-        cycles_per_frame: round.div_ceil(most),
-        frames_per_second: most as f64 * clock / round as f64,
-        efficiency: macs_run as f64 / (round * pes) as f64,
-        pes,
-    })
+    Ok((report, shares, costs))
 }
 
 /// Compile `model` for every engine of the elastic `design`, each branch for its `batch`

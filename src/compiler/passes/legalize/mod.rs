@@ -314,11 +314,11 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
     Ok(())
 }
 
-pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
-    // The graph's unit: the one engine's, or on an elastic Design the first square unit
-    // with the largest array, whose cpf is the channel tile tensors are stored in (smaller
-    // units read them as narrower rows, `TensorLayout::view`); each stage plans with its
-    // own. (A unit that is not square cannot run layers, `elastic::check_unit`.)
+/// The graph's unit: the one engine's, or on an elastic Design the first square unit with
+/// the largest array, whose cpf is the channel tile tensors are stored in (smaller units
+/// read them as narrower rows, `TensorLayout::view`); each stage plans with its own. (A
+/// unit that is not square cannot run layers, `elastic::check_unit`.)
+pub fn graph_unit(design: &Design) -> Result<Unit, CompileError> {
     let unit = design
         .cores()
         .iter()
@@ -339,6 +339,11 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             "use a square array",
         ));
     }
+    Ok(unit)
+}
+
+pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
+    let unit = graph_unit(design)?;
     let mut nodes = Vec::new();
     let mut inputs: Vec<Source> = model
         .inputs

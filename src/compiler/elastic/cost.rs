@@ -1,0 +1,228 @@
+//! The estimate of an elastic run (`compile --estimate`, and the design-space search's
+//! cycle model): the same mapping and per-stage schedule `compile` emits, without
+//! programs. A [`Memo`] keeps every legalized graph and stage estimate it has made, so a
+//! search that estimates many Designs of one model schedules each distinct stage once.
+
+use super::super::passes::fuse;
+use super::super::passes::legalize::{self, Graph};
+use super::super::{CompileError, LayerReport};
+use super::{
+    add_layer_costs, allocs, branch_frames, engine_of, layer_reports, map, mapping, plan_stage,
+    LayerCost, StageReport,
+};
+use crate::design::Design;
+use crate::model::Model;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// The estimate of an elastic run in steady state, per *round*: every branch runs its
+/// `batch` of frames (a branch others fork from as many as the largest of theirs), from the
+/// same mapping and schedule `compile` emits (no program is built, so it also covers
+/// models whose programs would not fit the instruction memory).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Estimate {
+    pub stages: Vec<StageReport>,
+    pub layers: Vec<LayerReport>,
+    /// MACs of one frame of every branch.
+    pub macs_per_frame: u64,
+    /// Per branch (`Design::branches` order): frames per round (0 without layers), and
+    /// frames per second.
+    pub branch_frames: Vec<usize>,
+    pub branch_fps: Vec<f64>,
+    /// The slowest stage's cycles for its branch's frames of a round (each engine alone
+    /// with the memory port).
+    pub compute_cycles: u64,
+    /// Beats every engine together moves per round, and the cycles the busiest memory port
+    /// needs for its engines' at `memory.bytes_per_cycle` (engine e uses port e mod ports).
+    pub beats: u64,
+    pub port_beats: Vec<u64>,
+    pub memory_cycles: u64,
+    /// The larger of the two: the round interval.
+    pub cycles_per_round: u64,
+    /// The round over the largest batch: the interval between frames of the branches with
+    /// the most frames per round, whose frames per second `frames_per_second` is.
+    pub cycles_per_frame: u64,
+    pub frames_per_second: f64,
+    /// MACs done per cycle over the MACs per cycle of every PE.
+    pub efficiency: f64,
+    pub pes: u64,
+}
+
+/// Estimate the elastic run of `model` on `design` (see [`Estimate`]).
+pub fn estimate(design: &Design, model: &Model) -> Result<Estimate, CompileError> {
+    Memo::default().estimate(design, model)
+}
+
+/// Legalized graphs and stage estimates already made, for Designs that differ only in
+/// their branches' units (a Design with other memory, vector or control parameters, or
+/// another model, gets entries of its own: the keys hold them).
+#[derive(Default)]
+pub struct Memo {
+    graphs: HashMap<String, Rc<Graph>>,
+    stages: HashMap<String, (StageReport, Vec<LayerCost>)>,
+    /// Stages scheduled, and stages found.
+    pub misses: usize,
+    pub hits: usize,
+}
+
+impl Memo {
+    /// As [`estimate`], from what this memo already holds where it can.
+    pub fn estimate(&mut self, design: &Design, model: &Model) -> Result<Estimate, CompileError> {
+        let base = base_key(design, model);
+        let g = self.graph(design, model, &base)?;
+        let m = mapping(design, &g)?;
+        let mut layers = layer_reports(&g);
+        let mut reports = Vec::new();
+        let mut allocs_made = None;
+        for (si, st) in m.stages.iter().enumerate() {
+            let unit = super::unit_of(design, st);
+            let rows: Vec<_> = st.nodes.iter().map(|&i| &m.replicas[i]).collect();
+            let key = format!(
+                "{base}|{:?}|{:?}|{}|{:?}|{:?}|{:?}|{:?}",
+                g.unit.name,
+                st.nodes,
+                m.mixed,
+                (unit.cpf, unit.kpf, unit.h, unit.bands, &unit.buffers),
+                unit.datatype,
+                rows,
+                m.band_ends[si]
+            );
+            if let Some((report, costs)) = self.stages.get(&key) {
+                self.hits += 1;
+                reports.push(renamed(design, st, report));
+                add_layer_costs(&mut layers, costs);
+                continue;
+            }
+            self.misses += 1;
+            let (alloc, per_stage) = allocs_made.get_or_insert_with(|| allocs(design, &g, &m));
+            let alloc = per_stage.get(si).unwrap_or(alloc);
+            let (report, _, costs) =
+                plan_stage(design, &g, st, alloc, &m.replicas, &m.band_ends[si])?;
+            add_layer_costs(&mut layers, &costs);
+            self.stages.insert(key, (report.clone(), costs));
+            reports.push(report);
+        }
+        Ok(summarize(design, &g, &m.stages, reports, layers))
+    }
+
+    /// The legalized, fused graph of `model` for `design` (it depends on the widest unit).
+    fn graph(
+        &mut self,
+        design: &Design,
+        model: &Model,
+        base: &str,
+    ) -> Result<Rc<Graph>, CompileError> {
+        let widest = legalize::graph_unit(design)?;
+        let key = format!("{base}|{widest:?}");
+        if let Some(g) = self.graphs.get(&key) {
+            return Ok(g.clone());
+        }
+        let g = Rc::new(fuse::run(design, legalize::run(design, model)?, false));
+        self.graphs.insert(key, g.clone());
+        Ok(g)
+    }
+}
+
+/// What a Design's estimate depends on besides its units: the model, and the Design's
+/// memory, control and vector parameters and branch structure.
+fn base_key(design: &Design, model: &Model) -> String {
+    let branches: Vec<_> = design
+        .branches
+        .iter()
+        .map(|b| (&b.name, b.batch, b.priority, b.fifo_depth, &b.from))
+        .collect();
+    format!(
+        "{}|{}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        model.name,
+        model.layers.len(),
+        design.memory,
+        design.control,
+        design.vector,
+        design.dataflow,
+        branches
+    )
+}
+
+/// A memoized stage report with this Design's names and engine indices.
+fn renamed(design: &Design, st: &map::Stage, r: &StageReport) -> StageReport {
+    let branch = &design.branches[st.branch];
+    StageReport {
+        branch: branch.name.clone(),
+        unit: branch.units[st.unit].name.clone(),
+        engines: (0..r.replica_beats.len())
+            .map(|k| engine_of(design, st.branch, st.unit, k))
+            .collect(),
+        ..r.clone()
+    }
+}
+
+/// The round of every branch's frames from the stages' estimates.
+fn summarize(
+    design: &Design,
+    g: &Graph,
+    stages: &[map::Stage],
+    reports: Vec<StageReport>,
+    layers: Vec<LayerReport>,
+) -> Estimate {
+    let per_branch = branch_frames(design, 0, 1);
+    let frames_of = |s: &map::Stage| per_branch[s.branch] as u64;
+    let compute = stages
+        .iter()
+        .zip(&reports)
+        .map(|(st, r)| frames_of(st) * r.estimated_cycles)
+        .max()
+        .unwrap_or(0);
+    let beats: u64 = stages
+        .iter()
+        .zip(&reports)
+        .map(|(st, r)| frames_of(st) * r.beats)
+        .sum();
+    let ports = design.memory.ports.max(1) as usize;
+    let mut port_beats = vec![0u64; ports];
+    for (st, r) in stages.iter().zip(&reports) {
+        for (&e, &b) in r.engines.iter().zip(&r.replica_beats) {
+            port_beats[e % ports] += frames_of(st) * b;
+        }
+    }
+    let bytes = u64::from(design.memory.data_width_bits / 8);
+    let busiest = port_beats.iter().copied().max().unwrap_or(0);
+    let memory = (busiest * bytes).div_ceil(u64::from(design.memory.bytes_per_cycle.max(1)));
+    let round = compute.max(memory).max(1);
+    let macs: u64 = layers.iter().map(|l| l.macs).sum();
+    let macs_run: u64 = stages
+        .iter()
+        .map(|st| frames_of(st) * st.nodes.iter().map(|&i| g.nodes[i].macs).sum::<u64>())
+        .sum();
+    let pes: u64 = design
+        .cores()
+        .iter()
+        .map(|(_, u, _)| u64::from(u.cpf * u.kpf))
+        .sum();
+    let branch_frames: Vec<usize> = (0..design.branches.len())
+        .map(|b| match stages.iter().any(|s| s.branch == b) {
+            true => per_branch[b],
+            false => 0,
+        })
+        .collect();
+    let clock = f64::from(design.control.clock_mhz) * 1e6;
+    let most = branch_frames.iter().copied().max().unwrap_or(1).max(1) as u64;
+    Estimate {
+        stages: reports,
+        layers,
+        macs_per_frame: macs,
+        branch_fps: branch_frames
+            .iter()
+            .map(|&f| f as f64 * clock / round as f64)
+            .collect(),
+        branch_frames,
+        compute_cycles: compute,
+        beats,
+        port_beats,
+        memory_cycles: memory,
+        cycles_per_round: round,
+        cycles_per_frame: round.div_ceil(most),
+        frames_per_second: most as f64 * clock / round as f64,
+        efficiency: macs_run as f64 / (round * pes) as f64,
+        pes,
+    }
+}
