@@ -285,11 +285,22 @@ fn plan_stage(
     let ibeats = crate::isa::instr_beats(design.memory.data_width_bits);
     let branch = &design.branches[st.branch];
     let unit = &branch.units[st.unit];
-    let gs = Graph {
-        unit: unit.clone(),
-        ..g.clone()
+    // The passes see the unit as `g.unit`; they do not read its name, replicas or bands.
+    let shape = |u: &Unit| Unit {
+        name: String::new(),
+        h: 1,
+        bands: 1,
+        ..u.clone()
     };
-    let tiling = tile::run_for(design, &gs, alloc, |i| st.nodes.contains(&i))
+    let gs = match shape(unit) == shape(&g.unit) {
+        true => std::borrow::Cow::Borrowed(g),
+        false => std::borrow::Cow::Owned(Graph {
+            unit: unit.clone(),
+            ..g.clone()
+        }),
+    };
+    let gs: &Graph = &gs;
+    let tiling = tile::run_for(design, gs, alloc, |i| st.nodes.contains(&i))
         .map_err(|e| in_unit(e, &branch.name, unit))?;
     let mut report = StageReport {
         branch: branch.name.clone(),
@@ -327,9 +338,9 @@ fn plan_stage(
             bands: Vec::new(),
         };
         share.bands = (0..share.ends.len())
-            .map(|k| schedule::run_rows(design, &gs, alloc, &tiling, &share.band_rows(k)))
+            .map(|k| schedule::run_rows(design, gs, alloc, &tiling, &share.band_rows(k)))
             .collect();
-        let est = estimate::run(design, &gs, alloc, &share.bands.concat());
+        let est = estimate::run(design, gs, alloc, &share.bands.concat());
         for c in &mut costs {
             let x = &est[c.0];
             c.1 = c.1.max(x.estimated_cycles);

@@ -80,6 +80,7 @@ pub(super) fn prologues(steps: &mut [Step], (cpf, kpf): (u32, u32), beats: Beats
 pub(super) fn carry_preloads(steps: &mut Vec<Step>, cpf: u32, beats: Beats) {
     let mut last: Option<usize> = None;
     let mut dead = vec![false; steps.len()];
+    let longest = steps.iter().map(beats).max().unwrap_or(0);
     for i in 0..steps.len() {
         let Op::Matmul(p) = steps[i].instr.op else {
             if matches!(steps[i].instr.op, Op::Window(_)) {
@@ -95,15 +96,23 @@ pub(super) fn carry_preloads(steps: &mut Vec<Step>, cpf: u32, beats: Beats) {
             if !(preload_only && !mm.preload && mm.count0 * mm.count1 > 0 && mm.prec == p.prec) {
                 return false;
             }
-            // The load of the preloaded weights, and the matmuls between it and the last.
-            let Some(load) = (0..i).rev().find(|&x| steps[x].conflicts(&steps[i])) else {
-                return true;
-            };
-            let streamed: u64 = steps[load.min(m)..m]
-                .iter()
-                .map(|x| matmul_cycles(x, cpf))
-                .sum();
-            load < m && streamed >= beats(&steps[load])
+            // The load of the preloaded weights (the last step before it touches them), and
+            // the matmuls between it and the last: they must stream its beats. Once the
+            // matmuls up to the last stream as many cycles as the longest step moves beats,
+            // whatever is further up passes.
+            let mut streamed = 0u64;
+            for x in (0..i).rev() {
+                if x < m {
+                    streamed += matmul_cycles(&steps[x], cpf);
+                }
+                if steps[x].conflicts(&steps[i]) {
+                    return x < m && streamed >= beats(&steps[x]);
+                }
+                if x < m && streamed >= longest {
+                    return true;
+                }
+            }
+            true
         });
         match carry {
             Some(m) => {
