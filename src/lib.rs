@@ -14,7 +14,7 @@
 //! | 2 | `config`, `model`, `rtl`, `interp` | parameter file -> Design; model file -> layers; Design -> Verilog; the ISA-level machine |
 //! | 3 | `golden`, `onnx`, `synth` | reference semantics of a model; quantized ONNX graphs -> model files; emitted RTL -> Yosys' resources |
 //! | 4 | `compiler` | model -> program for a Design |
-//! | 5 | `verify` | expected results (golden model) and the bit-exact comparison |
+//! | 5 | `verify`, `dse` | expected results (golden model) and the bit-exact comparison; the design-space search |
 //! | 6 | `sim` | Verilator runs of emitted RTL against the expected results |
 //!
 //! The `hwgen` binary (`src/main.rs`, one file per subcommand under `src/cmd/`) sits above
@@ -23,6 +23,7 @@
 pub mod compiler;
 pub mod config;
 pub mod design;
+pub mod dse;
 pub mod filemap;
 pub mod golden;
 pub mod interp;

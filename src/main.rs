@@ -35,6 +35,9 @@ enum Command {
     Sim(cmd::sim::Args),
     /// Synthesize the emitted RTL with Yosys and report resources per unit and module.
     Synth(cmd::synth::Args),
+    /// Search the elastic Design with the best throughput for a model within DSP, block-RAM
+    /// and bandwidth budgets, and write its parameter file.
+    Dse(cmd::dse::Args),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::Sim(a) => cmd::sim::run(a),
         Command::Run(a) => cmd::run::run(a),
         Command::Synth(a) => cmd::synth::run(a),
+        Command::Dse(a) => cmd::dse::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

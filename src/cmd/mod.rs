@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod compile;
+pub mod dse;
 pub mod emit;
 pub mod import;
 pub mod isa;

@@ -1,0 +1,274 @@
+use anyhow::{bail, Context, Result};
+use hwgen::dse::{self, Budget, Explorer, Options, Outcome, Scored, Space};
+use std::fmt::Write;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Model file (TOML) or quantized ONNX model.
+    #[arg(long, short)]
+    pub model: PathBuf,
+    /// Template parameter file: its branches (names, forks, batch, priority), datatype,
+    /// buffers, memory width and vector unit are kept; its units are what is searched.
+    #[arg(long, short)]
+    pub config: PathBuf,
+    /// Budgets: dsp=N (DSP48E2), bram=N (18-Kbit block RAMs), bw=GB/s (external memory).
+    #[arg(long, value_parser = Budget::parse)]
+    pub budget: Budget,
+    /// Clock of the design, MHz (sets the memory ports the bandwidth pays for).
+    #[arg(long)]
+    pub clock_mhz: u32,
+    /// Frames per round per branch, b1,b2,... (default: the template's).
+    #[arg(long, value_delimiter = ',')]
+    pub batch: Vec<u32>,
+    /// Priority per branch, p1,p2,... (default: the template's).
+    #[arg(long, value_delimiter = ',')]
+    pub priority: Vec<u32>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Perturbations after the first growth.
+    #[arg(long, default_value_t = 24)]
+    pub iterations: usize,
+    /// Array sizes a unit may have (cpf = kpf).
+    #[arg(long, value_delimiter = ',', default_value = "8,16,32")]
+    pub sizes: Vec<u32>,
+    /// Most replicas per unit.
+    #[arg(long, default_value_t = 4)]
+    pub max_h: u32,
+    /// Most units (pipeline stages) per branch.
+    #[arg(long, default_value_t = 8)]
+    pub max_units: usize,
+    /// Runner-up designs to report.
+    #[arg(long, default_value_t = 5)]
+    pub runner_ups: usize,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Where to write the chosen design's parameter file.
+    #[arg(long, short)]
+    pub out: PathBuf,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let src = std::fs::read_to_string(&args.config)
+        .with_context(|| format!("reading {}", args.config.display()))?;
+    let mut template = hwgen::config::load(&args.config)?;
+    let model = super::load_model(&args.model)?;
+    per_branch(&mut template, &args.batch, "--batch", 1, 1024, |b, v| {
+        b.batch = v
+    })?;
+    per_branch(
+        &mut template,
+        &args.priority,
+        "--priority",
+        0,
+        15,
+        |b, v| b.priority = v,
+    )?;
+    let mut sizes = args.sizes.clone();
+    sizes.sort_unstable();
+    sizes.dedup();
+    if let Some(s) = sizes.iter().find(|&&s| !(1..=64).contains(&s)) {
+        bail!("--sizes: {s} is not an array size of 1..=64; write e.g. --sizes 8,16,32");
+    }
+    if !(1..=16).contains(&args.max_h) {
+        bail!(
+            "--max-h {}: a unit has 1..=16 replicas (the config's limit)",
+            args.max_h
+        );
+    }
+    if !(1..=1000).contains(&args.clock_mhz) {
+        bail!(
+            "--clock-mhz {}: give a clock of 1..=1000 MHz",
+            args.clock_mhz
+        );
+    }
+    let options = Options {
+        budget: args.budget,
+        clock_mhz: args.clock_mhz,
+        space: Space {
+            sizes,
+            max_h: args.max_h,
+            max_units: args.max_units.max(1),
+        },
+        seed: args.seed,
+        iterations: args.iterations,
+        runner_ups: args.runner_ups,
+    };
+    let file = args.config.display().to_string();
+    let mut ex = Explorer::new(&template, &src, &file, &model, options)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.config.display()))?;
+    let tty = std::io::stderr().is_terminal();
+    let mut progress = |f: f64, what: &str| {
+        let filled = (f.clamp(0.0, 1.0) * 30.0).round() as usize;
+        let line = format!(
+            "hwgen dse [{}{}] {:3.0}% {what}",
+            "#".repeat(filled),
+            "-".repeat(30 - filled),
+            f * 100.0
+        );
+        match tty {
+            true => eprint!("\r\x1b[2K{}", line.chars().take(110).collect::<String>()),
+            false => eprintln!("{line}"),
+        }
+    };
+    let outcome = dse::search(&mut ex, &mut progress);
+    if tty {
+        eprintln!();
+    }
+    let outcome = outcome.map_err(|e| anyhow::anyhow!("{}: {e}", args.model.display()))?;
+    let design = ex.design(&outcome.best.point).map_err(anyhow::Error::msg)?;
+    let text = ex
+        .config_toml(&outcome.best.point, &header(&args, &outcome))
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.config.display()))?;
+    // What is written must be the design chosen: read back as `hwgen emit` would.
+    let stem = args.out.file_stem().unwrap_or_default().to_string_lossy();
+    let back =
+        hwgen::config::parse_str(&text, &args.out.display().to_string(), &stem).map_err(|e| {
+            anyhow::anyhow!("internal error: the design written does not read back: {e}")
+        })?;
+    let chosen = hwgen::design::Design {
+        name: back.name.clone(),
+        source: back.source.clone(),
+        ..design.clone()
+    };
+    if back != chosen {
+        bail!("internal error: the design written reads back as another design");
+    }
+    hwgen::filemap::write_file_atomic(&args.out, &text)
+        .with_context(|| format!("writing {}", args.out.display()))?;
+    if args.json {
+        let v = serde_json::json!({
+            "model": model.name,
+            "template": args.config.display().to_string(),
+            "budget": args.budget,
+            "clock_mhz": args.clock_mhz,
+            "memory_ports": ex.template().memory.ports,
+            "space": ex.options.space,
+            "seed": args.seed,
+            "iterations": args.iterations,
+            "outcome": outcome,
+            "wrote": args.out.display().to_string(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", report(&args, &ex, &outcome));
+    }
+    Ok(())
+}
+
+/// Set a per-branch value from a comma list, one per branch.
+fn per_branch(
+    d: &mut hwgen::design::Design,
+    values: &[u32],
+    flag: &str,
+    lo: u32,
+    hi: u32,
+    set: impl Fn(&mut hwgen::design::Branch, u32),
+) -> Result<()> {
+    if values.is_empty() {
+        return Ok(());
+    }
+    if values.len() != d.branches.len() {
+        let names: Vec<&str> = d.branches.iter().map(|b| b.name.as_str()).collect();
+        bail!(
+            "{flag}: {} values for {} branches ({}); give one per branch, in that order",
+            values.len(),
+            names.len(),
+            names.join(", ")
+        );
+    }
+    for (b, &v) in d.branches.iter_mut().zip(values) {
+        if !(lo..=hi).contains(&v) {
+            bail!("{flag}: {v} for branch {} is outside {lo}..={hi}", b.name);
+        }
+        set(b, v);
+    }
+    Ok(())
+}
+
+fn header(args: &Args, o: &Outcome) -> String {
+    let cmd: Vec<String> = std::env::args().collect();
+    format!(
+        "Written by hwgen dse: {}\n\nPredicted: {:.1} frames/s, efficiency {:.1}%, {} DSP48E2 and {} BRAM18 (budget {} and {}); {}.\n",
+        cmd.join(" "),
+        o.best.frames_per_second,
+        o.best.efficiency * 100.0,
+        o.best.dsps,
+        o.best.bram18,
+        args.budget.dsps,
+        args.budget.bram18,
+        o.best.label
+    )
+}
+
+fn line(s: &Scored, names: &[String]) -> String {
+    let per: Vec<String> = names
+        .iter()
+        .zip(&s.branch_fps)
+        .filter(|(_, &f)| f > 0.0)
+        .map(|(n, f)| format!("{n} {f:.1}"))
+        .collect();
+    format!(
+        "{:.1} frames/s (per branch: {}), efficiency {:.1}%, {} DSP48E2, {} BRAM18, {} engines",
+        s.frames_per_second,
+        per.join(", "),
+        s.efficiency * 100.0,
+        s.dsps,
+        s.bram18,
+        s.engines
+    )
+}
+
+fn report(args: &Args, ex: &Explorer, o: &Outcome) -> String {
+    let t = ex.template();
+    let names: Vec<String> = t.branches.iter().map(|b| b.name.clone()).collect();
+    let sp = &ex.options.space;
+    let b = &o.best;
+    let mut r = String::new();
+    let sizes: Vec<String> = sp.sizes.iter().map(|s| format!("{s}x{s}")).collect();
+    let _ = writeln!(
+        r,
+        "hwgen dse: {} on the units of {}",
+        args.model.display(),
+        args.config.display()
+    );
+    let _ = writeln!(
+        r,
+        "  budget: {} DSP48E2, {} BRAM18, {} GB/s ({} memory port(s) of {} bytes per cycle at {} MHz)",
+        args.budget.dsps, args.budget.bram18, args.budget.bandwidth_gbs, t.memory.ports, t.memory.bytes_per_cycle, args.clock_mhz
+    );
+    let _ = writeln!(
+        r,
+        "  space: arrays {}; h 1..={}; 1..={} units per branch; seed {}, {} perturbations",
+        sizes.join(", "),
+        sp.max_h,
+        sp.max_units,
+        args.seed,
+        args.iterations
+    );
+    let _ = writeln!(r, "  best: {}", b.label);
+    let _ = writeln!(r, "    {}", line(b, &names));
+    let _ = writeln!(
+        r,
+        "    {} cycles per round (slowest stage {}, busiest memory port {}); {} LUTs, {} FFs (resource model)",
+        b.cycles_per_round, b.compute_cycles, b.memory_cycles, b.luts, b.ffs
+    );
+    for (k, s) in o.runner_ups.iter().enumerate() {
+        let _ = writeln!(
+            r,
+            "  runner-up {}: {}\n    {}",
+            k + 1,
+            s.label,
+            line(s, &names)
+        );
+    }
+    let _ = writeln!(
+        r,
+        "  search: {} designs estimated, {} over budget, {} refused by the compiler, {} by the config's rules; {} stages scheduled, {} reused; {:.1} s",
+        o.estimated, o.over_budget, o.refused, o.invalid, o.stages_scheduled, o.stages_reused, o.seconds
+    );
+    let _ = writeln!(r, "  wrote {}", args.out.display());
+    r
+}

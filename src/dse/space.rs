@@ -1,0 +1,360 @@
+//! The space `hwgen dse` searches: per branch of a template Design, a list of units, each
+//! a square array and a number of replicas; what a point costs (the resource model) and
+//! the parameter file it becomes.
+
+use crate::design::{Design, Unit};
+use crate::synth::model::{self, Predicted};
+
+/// Resource and bandwidth budgets (F-CAD's: DSPs, 18-Kbit block RAMs, external memory).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Budget {
+    pub dsps: u64,
+    pub bram18: u64,
+    /// Gigabytes per second of external memory.
+    pub bandwidth_gbs: f64,
+}
+
+impl Budget {
+    /// `dsp=N,bram=N,bw=GB/s` (every key once, in any order).
+    pub fn parse(s: &str) -> Result<Budget, String> {
+        let (mut dsps, mut bram, mut bw) = (None, None, None);
+        for part in s.split(',').map(str::trim) {
+            let (k, v) = part.split_once('=').ok_or_else(|| {
+                format!("--budget {s}: {part:?} is not KEY=VALUE; write dsp=2520,bram=1824,bw=19.2")
+            })?;
+            let bad = |rule: &str| format!("--budget {s}: {k}={v}: {rule}");
+            let slot = match k {
+                "dsp" => &mut dsps,
+                "bram" => &mut bram,
+                "bw" => &mut bw,
+                _ => {
+                    return Err(format!(
+                        "--budget {s}: unknown key {k:?}; the keys are dsp (DSP48E2 slices), bram (18-Kbit block RAMs) and bw (GB/s of external memory)"
+                    ))
+                }
+            };
+            if slot.is_some() {
+                return Err(bad("given twice; give each key once"));
+            }
+            let x: f64 = v
+                .parse()
+                .map_err(|_| bad("not a number; write e.g. dsp=2520"))?;
+            if !(x.is_finite() && x > 0.0) {
+                return Err(bad("must be a positive number"));
+            }
+            if k != "bw" && x.fract() != 0.0 {
+                return Err(bad("must be a whole number of blocks"));
+            }
+            *slot = Some(x);
+        }
+        let need = |x: Option<f64>, k: &str| {
+            x.ok_or_else(|| format!("--budget {s}: {k}= is missing; give dsp=, bram= and bw="))
+        };
+        Ok(Budget {
+            dsps: need(dsps, "dsp")? as u64,
+            bram18: need(bram, "bram")? as u64,
+            bandwidth_gbs: need(bw, "bw")?,
+        })
+    }
+}
+
+/// The choices per unit and per branch.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Space {
+    /// Array sizes (cpf = kpf), ascending.
+    pub sizes: Vec<u32>,
+    /// Replicas (F-CAD's height split) per unit, 1..=max_h.
+    pub max_h: u32,
+    /// Units (pipeline stages) per branch, 1..=max_units.
+    pub max_units: usize,
+}
+
+/// A point of the space: per branch (the template's order), per unit, (array size, h).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct Point(pub Vec<Vec<(u32, u32)>>);
+
+impl Point {
+    /// "geometry [16x16 h1], texture [16x16 h3, 8x8 h1]".
+    pub fn label(&self, design: &Design) -> String {
+        self.0
+            .iter()
+            .zip(&design.branches)
+            .map(|(units, b)| {
+                let u: Vec<String> = units.iter().map(|(s, h)| format!("{s}x{s} h{h}")).collect();
+                format!("{} [{}]", b.name, u.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Points one step up: a unit with one replica more, the next larger array, or a new
+    /// stage (the same array, one replica) after it.
+    pub fn grown(&self, space: &Space) -> Vec<Point> {
+        self.each_unit(|units, u, out| {
+            let (s, h) = units[u];
+            if h < space.max_h {
+                out.push(with(units, |v| v[u].1 += 1));
+            }
+            if let Some(&bigger) = space.sizes.iter().find(|&&x| x > s) {
+                out.push(with(units, |v| v[u].0 = bigger));
+            }
+            if units.len() < space.max_units {
+                out.push(with(units, |v| v.insert(u + 1, (s, 1))));
+            }
+        })
+    }
+
+    /// Points one step down: a unit with one replica fewer, the next smaller array, or
+    /// removed.
+    pub fn shrunk(&self, space: &Space) -> Vec<Point> {
+        self.each_unit(|units, u, out| {
+            let (s, h) = units[u];
+            if h > 1 {
+                out.push(with(units, |v| v[u].1 -= 1));
+            }
+            if let Some(&smaller) = space.sizes.iter().rev().find(|&&x| x < s) {
+                out.push(with(units, |v| v[u].0 = smaller));
+            }
+            if units.len() > 1 {
+                out.push(with(units, |v| {
+                    v.remove(u);
+                }));
+            }
+        })
+    }
+
+    /// Points with the same arrays, rearranged: a replica moved from another unit to unit
+    /// `to` (branch, unit; without `to`, between any two units), a unit of several replicas
+    /// split into two stages, two neighbouring stages of one array size merged.
+    pub fn shifted(&self, space: &Space, to: Option<(usize, usize)>) -> Vec<Point> {
+        let mut out = Vec::new();
+        let units: Vec<(usize, usize)> = self
+            .0
+            .iter()
+            .enumerate()
+            .flat_map(|(b, v)| (0..v.len()).map(move |u| (b, u)))
+            .collect();
+        for &(fb, fu) in &units {
+            for &(tb, tu) in &units {
+                let (from, into) = (self.0[fb][fu], self.0[tb][tu]);
+                let aimed = to.is_none_or(|t| t == (tb, tu));
+                if (fb, fu) != (tb, tu) && aimed && from.1 > 1 && into.1 < space.max_h {
+                    let mut p = self.clone();
+                    p.0[fb][fu].1 -= 1;
+                    p.0[tb][tu].1 += 1;
+                    out.push(p);
+                }
+            }
+        }
+        out.extend(self.each_unit(|v, u, out| {
+            let (s, h) = v[u];
+            if h > 1 && v.len() < space.max_units {
+                out.push(with(v, |v| {
+                    v[u].1 = h.div_ceil(2);
+                    v.insert(u + 1, (s, h / 2));
+                }));
+            }
+            if let Some(&(s2, h2)) = v.get(u + 1) {
+                if s2 == s && h + h2 <= space.max_h {
+                    out.push(with(v, |v| {
+                        v[u].1 = h + h2;
+                        v.remove(u + 1);
+                    }));
+                }
+            }
+        }));
+        out
+    }
+
+    /// `f(units of a branch, unit index, out)` for every unit; each `Vec` it pushes
+    /// replaces that branch's units in a new point.
+    fn each_unit(
+        &self,
+        mut f: impl FnMut(&[(u32, u32)], usize, &mut Vec<Vec<(u32, u32)>>),
+    ) -> Vec<Point> {
+        let mut out = Vec::new();
+        for (b, units) in self.0.iter().enumerate() {
+            for u in 0..units.len() {
+                let mut alts = Vec::new();
+                f(units, u, &mut alts);
+                out.extend(alts.into_iter().map(|v| {
+                    let mut p = self.clone();
+                    p.0[b] = v;
+                    p
+                }));
+            }
+        }
+        out
+    }
+}
+
+/// `units` changed by `f`.
+fn with(units: &[(u32, u32)], f: impl FnOnce(&mut Vec<(u32, u32)>)) -> Vec<(u32, u32)> {
+    let mut v = units.to_vec();
+    f(&mut v);
+    v
+}
+
+/// The template with the point's units: branch b's units named u1, u2, ..., each with the
+/// template's first unit's datatype, buffers and window unit; a fork from another branch
+/// comes from that branch's first unit (which then runs every layer the branches share);
+/// the memory ports the budget pays for, at most one per engine.
+pub fn design(template: &Design, p: &Point) -> Design {
+    let mut d = template.clone();
+    for (b, units) in d.branches.iter_mut().zip(&p.0) {
+        let first = b.units[0].clone();
+        b.units = units
+            .iter()
+            .enumerate()
+            .map(|(k, &(s, h))| Unit {
+                name: format!("u{}", k + 1),
+                cpf: s,
+                kpf: s,
+                h,
+                bands: 1,
+                ..first.clone()
+            })
+            .collect();
+        if let Some((from, _)) = &b.from {
+            b.from = Some((from.clone(), "u1".to_string()));
+        }
+    }
+    // Every port needs an engine (engine e uses port e mod ports).
+    let engines = d.cores().len() as u32;
+    d.memory.ports = d.memory.ports.min(engines.max(1));
+    d
+}
+
+/// What the resource model predicts for `d`, and its DSPs and 18-Kbit block RAMs rounded
+/// up.
+pub fn resources(d: &Design) -> Result<(Predicted, u64, u64), String> {
+    let r = model::design(d)?;
+    Ok((r, r.dsps.ceil() as u64, r.bram18.ceil() as u64))
+}
+
+/// The memory ports a bandwidth budget pays for at `clock_mhz`, with beats of
+/// `width_bits`: (ports, bytes per cycle and port). Whole ports of a full beat per cycle,
+/// at most 16 (the config's limit); below one, one port of the bytes per cycle it allows.
+pub fn memory_for(
+    bandwidth_gbs: f64,
+    clock_mhz: u32,
+    width_bits: u32,
+) -> Result<(u32, u32), String> {
+    let per_cycle = bandwidth_gbs * 1e3 / f64::from(clock_mhz);
+    let beat = f64::from(width_bits / 8);
+    if per_cycle < 1.0 {
+        return Err(format!(
+            "bw={bandwidth_gbs} GB/s is {per_cycle:.3} bytes per cycle at {clock_mhz} MHz; the memory needs at least 1"
+        ));
+    }
+    if per_cycle < beat {
+        return Ok((1, per_cycle.floor() as u32));
+    }
+    Ok(((per_cycle / beat).floor().min(16.0) as u32, width_bits / 8))
+}
+
+/// The parameter file of `d` (a point of the space over `template_src`, the template's
+/// text): the template's tables with the budget's clock and memory ports, the branches'
+/// batch and priority, and each branch's units replaced; `header` becomes its opening
+/// comment. Keys of the template's first unit other than its name and shape carry over to
+/// every unit.
+pub fn config_toml(template_src: &str, d: &Design, header: &str) -> Result<String, String> {
+    use toml::{Table, Value};
+    let mut t: Table = template_src
+        .parse()
+        .map_err(|e| format!("the template does not parse as TOML: {e}"))?;
+    let table = |t: &mut Table, k: &str| -> Result<Table, String> {
+        match t.remove(k) {
+            None => Ok(Table::new()),
+            Some(Value::Table(x)) => Ok(x),
+            Some(_) => Err(format!("the template's {k} is not a table")),
+        }
+    };
+    let int = |x: u32| Value::Integer(i64::from(x));
+    let mut control = table(&mut t, "control")?;
+    control.insert("clock_mhz".into(), int(d.control.clock_mhz));
+    t.insert("control".into(), Value::Table(control));
+    let mut memory = table(&mut t, "memory")?;
+    memory.insert("ports".into(), int(d.memory.ports));
+    memory.remove("bytes_per_cycle");
+    if d.memory.bytes_per_cycle != d.memory.data_width_bits / 8 {
+        memory.insert("bytes_per_cycle".into(), int(d.memory.bytes_per_cycle));
+    }
+    t.insert("memory".into(), Value::Table(memory));
+    let Some(Value::Array(branches)) = t.get_mut("branch") else {
+        return Err("the template has no [[branch]] tables".to_string());
+    };
+    for (raw, b) in branches.iter_mut().zip(&d.branches) {
+        let Value::Table(raw) = raw else {
+            return Err("the template's branch is not an array of tables".to_string());
+        };
+        raw.insert("batch".into(), int(b.batch));
+        raw.insert("priority".into(), int(b.priority));
+        if let Some((fb, fu)) = &b.from {
+            raw.insert("from".into(), Value::String(format!("{fb}.{fu}")));
+        }
+        let mut extra = match raw.get("unit") {
+            Some(Value::Array(u)) => match u.first() {
+                Some(Value::Table(x)) => x.clone(),
+                _ => Table::new(),
+            },
+            _ => Table::new(),
+        };
+        for k in ["name", "cpf", "kpf", "h", "bands"] {
+            extra.remove(k);
+        }
+        let units = b
+            .units
+            .iter()
+            .map(|u| {
+                let mut x = Table::new();
+                x.insert("name".into(), Value::String(u.name.clone()));
+                x.insert("cpf".into(), int(u.cpf));
+                x.insert("kpf".into(), int(u.kpf));
+                x.insert("h".into(), int(u.h));
+                x.extend(extra.clone());
+                Value::Table(x)
+            })
+            .collect();
+        raw.insert("unit".into(), Value::Array(units));
+    }
+    let body = toml::to_string(&t).map_err(|e| format!("writing the design as TOML: {e}"))?;
+    let comment: String = header
+        .lines()
+        .map(|l| format!("# {l}\n").replace("# \n", "#\n"))
+        .collect();
+    Ok(format!("{comment}{body}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_parse_and_refuse() {
+        let b = Budget::parse("dsp=2520, bram=1824,bw=19.2").unwrap();
+        assert_eq!((b.dsps, b.bram18, b.bandwidth_gbs), (2520, 1824, 19.2));
+        for (s, says) in [
+            ("dsp=10,bram=5", "bw= is missing"),
+            ("dsp=10,bram=5,bw=1,dsp=3", "given twice"),
+            ("dsp=1.5,bram=5,bw=1", "whole number"),
+            ("dsp=10,bram=-5,bw=1", "positive"),
+            ("dsp=10,lut=5,bw=1", "unknown key \"lut\""),
+            ("dsp10", "KEY=VALUE"),
+        ] {
+            let e = Budget::parse(s).unwrap_err();
+            assert!(e.contains(says), "{s}: {e}");
+        }
+    }
+
+    /// 19.2 GB/s at 200 MHz is 96 bytes per cycle: six 128-bit ports (F-CAD's ZCU102
+    /// DDR4); 1 GB/s is 5 bytes per cycle, less than one 128-bit beat.
+    #[test]
+    fn bandwidth_becomes_ports() {
+        assert_eq!(memory_for(19.2, 200, 128).unwrap(), (6, 16));
+        assert_eq!(memory_for(20.0, 200, 128).unwrap(), (6, 16));
+        assert_eq!(memory_for(1.0, 200, 128).unwrap(), (1, 5));
+        assert_eq!(memory_for(1000.0, 200, 64).unwrap(), (16, 8));
+        assert!(memory_for(0.1, 200, 128).is_err());
+    }
+}
