@@ -2,7 +2,9 @@
 //! best throughput for a model within DSP, block-RAM and bandwidth budgets.
 //!
 //! - **The space** (`space.rs`): the template Design's branches, each a list of units
-//!   (pipeline stages), each a square array of one of the allowed sizes with `h` replicas.
+//!   (pipeline stages), each a square array of one of the allowed sizes with `h` replicas;
+//!   at least two engines in all (one engine alone is compiled, and estimated, by the
+//!   single-engine compiler).
 //!   The datatype, buffers, memory width and vector unit are the template's; the clock and
 //!   the memory ports come from the budget.
 //! - **Cost of a point**: the resource model (`synth::model`, fitted to `hwgen synth
@@ -117,10 +119,10 @@ impl<'m> Explorer<'m> {
         options: Options,
     ) -> Result<Self, String> {
         let mut t = template.clone();
-        if !crate::compiler::elastic::is_elastic(&t) {
+        let table: toml::Table = src.parse().map_err(|e| format!("{file}: {e}"))?;
+        if !table.contains_key("branch") {
             return Err(format!(
-                "the template {} has no [[branch]] tables; dse searches elastic Designs",
-                t.source
+                "the template {file} has no [[branch]] tables; dse searches elastic Designs (see configs/codec_avatar.toml)"
             ));
         }
         let unit = &t.branches[0].units[0];
@@ -191,8 +193,14 @@ impl<'m> Explorer<'m> {
     pub fn smallest(&self) -> Result<Point, String> {
         let n = self.template.branches.len();
         let mut why = String::new();
+        // One engine alone is the single-engine compiler's: at least two.
+        let h = if n == 1 {
+            2.min(self.options.space.max_h)
+        } else {
+            1
+        };
         for &s in &self.options.space.sizes {
-            let p = Point(vec![vec![(s, 1)]; n]);
+            let p = Point(vec![vec![(s, h)]; n]);
             match self.design(&p) {
                 Ok(_) => return Ok(p),
                 Err(e) => why = e,
@@ -215,9 +223,12 @@ impl<'m> Explorer<'m> {
     }
 
     fn score(&mut self, p: &Point) -> Option<Scored> {
-        let Ok(d) = self.design(p) else {
-            self.invalid += 1;
-            return None;
+        let d = match self.design(p) {
+            Ok(d) if d.cores().len() >= 2 => d,
+            _ => {
+                self.invalid += 1;
+                return None;
+            }
         };
         let b = self.options.budget;
         let (r, dsps, bram18) = space::resources(&d).ok()?;
@@ -321,36 +332,84 @@ impl Rng {
 
 impl Explorer<'_> {
     /// Growth (F-CAD's Algorithm 2): from `p`, the step that gains the most frames per
-    /// second per added DSP, while one gains and fits. The steps: a replica more, a larger
+    /// second per added DSP (`steepest`: the most frames per second), while one gains and
+    /// fits. The steps: a replica more, a larger
     /// array or a new stage anywhere; a replica moved to the slowest stage, a stage split
     /// or two merged (these add nothing: a gain is taken first).
-    pub fn grow(&mut self, p: Scored) -> Scored {
+    pub fn grow(&mut self, p: Scored, steepest: bool) -> Scored {
         let mut cur = p;
         loop {
-            let mut best: Option<(f64, Scored)> = None;
+            let sp = self.options.space.clone();
+            let mut next = cur.point.grown(&sp);
+            next.extend(cur.point.shifted(&sp, Some(cur.slowest)));
+            let mut best = self.best_step(&cur, &next, steepest);
+            if best.is_none() {
+                // No one step gains: two steps, the first one that fits without gaining
+                // (a new stage that pays off once it has a second replica).
+                let mut pairs = Vec::new();
+                for q in &next {
+                    if self.evaluate(q).is_some() {
+                        pairs.extend(q.grown(&sp));
+                    }
+                }
+                best = self.best_step(&cur, &pairs, steepest);
+            }
+            match best {
+                Some(s) => cur = s,
+                None => return cur,
+            }
+        }
+    }
+
+    /// Among `next`, the point within budget that gains the most frames per second per DSP
+    /// added over `cur` (`steepest`: the most frames per second), if one gains.
+    fn best_step(&mut self, cur: &Scored, next: &[Point], steepest: bool) -> Option<Scored> {
+        let mut best: Option<(f64, Scored)> = None;
+        for q in next {
+            let Some(s) = self.evaluate(q) else {
+                continue;
+            };
+            if s.cycles_per_round >= cur.cycles_per_round {
+                continue;
+            }
+            let gain = 1.0 / s.cycles_per_round as f64 - 1.0 / cur.cycles_per_round as f64;
+            let per_dsp = match steepest {
+                true => gain,
+                false => gain / (s.dsps.saturating_sub(cur.dsps).max(1)) as f64,
+            };
+            let wins = match &best {
+                None => true,
+                Some((g, b)) => per_dsp > *g || (per_dsp == *g && s.better_than(b)),
+            };
+            if wins {
+                best = Some((per_dsp, s));
+            }
+        }
+        best.map(|b| b.1)
+    }
+
+    /// From `best`, every point one step down or sideways grown again by both rules, until
+    /// none is better (a local optimum of growth's neighbourhood).
+    fn polish(&mut self, mut best: Scored) -> Scored {
+        loop {
             let sp = &self.options.space;
-            let mut next = cur.point.grown(sp);
-            next.extend(cur.point.shifted(sp, Some(cur.slowest)));
+            let mut next = best.point.shrunk(sp);
+            next.extend(best.point.shifted(sp, None));
+            let mut found = None;
             for q in next {
                 let Some(s) = self.evaluate(&q) else {
                     continue;
                 };
-                if s.cycles_per_round >= cur.cycles_per_round {
-                    continue;
-                }
-                let gain = 1.0 / s.cycles_per_round as f64 - 1.0 / cur.cycles_per_round as f64;
-                let per_dsp = gain / (s.dsps.saturating_sub(cur.dsps).max(1)) as f64;
-                let wins = match &best {
-                    None => true,
-                    Some((g, b)) => per_dsp > *g || (per_dsp == *g && s.better_than(b)),
-                };
-                if wins {
-                    best = Some((per_dsp, s));
+                for steepest in [false, true] {
+                    let g = self.grow(s.clone(), steepest);
+                    if g.better_than(found.as_ref().unwrap_or(&best)) {
+                        found = Some(g);
+                    }
                 }
             }
-            match best {
-                Some((_, s)) => cur = s,
-                None => return cur,
+            match found {
+                Some(f) => best = f,
+                None => return best,
             }
         }
     }
@@ -402,12 +461,19 @@ pub fn search(ex: &mut Explorer, progress: &mut dyn FnMut(f64, &str)) -> Result<
         ));
     };
     progress(0.0, "growing from the smallest design");
-    let mut best = ex.grow(s0);
+    let mut best = ex.grow(s0.clone(), false);
+    let steep = ex.grow(s0, true);
+    if steep.better_than(&best) {
+        best = steep;
+    }
+    // Iterated local search: perturb the current point, grow it again (alternating the
+    // two growth rules), keep it if better, or now and then if worse (annealing).
     let mut rng = Rng(ex.options.seed);
     let n = ex.options.iterations;
+    let mut cur = best.clone();
     for it in 0..n {
         progress(
-            it as f64 / n.max(1) as f64,
+            it as f64 / (n + 1) as f64,
             &format!(
                 "perturbation {}/{n}: best {:.1} frames/s ({} DSPs)",
                 it + 1,
@@ -415,14 +481,25 @@ pub fn search(ex: &mut Explorer, progress: &mut dyn FnMut(f64, &str)) -> Result<
                 best.dsps
             ),
         );
-        let Some(p) = ex.perturb(&best, &mut rng) else {
+        let Some(p) = ex.perturb(&cur, &mut rng) else {
             continue;
         };
-        let s = ex.grow(p);
+        let s = ex.grow(p, it % 2 == 1);
+        let worse = s.cycles_per_round as f64 / cur.cycles_per_round as f64 - 1.0;
+        let temperature = 0.05 * (1.0 - it as f64 / n as f64);
+        let take = (rng.next() % 1_000_000) as f64 / 1e6;
+        if s.better_than(&cur) || take < (-worse / temperature.max(1e-9)).exp() {
+            cur = s.clone();
+        }
         if s.better_than(&best) {
             best = s;
         }
     }
+    progress(
+        n as f64 / (n + 1) as f64,
+        "polishing: one step down from the best, grown again",
+    );
+    best = ex.polish(best);
     progress(1.0, "done");
     let mut all: Vec<Scored> = ex.seen.values().flatten().cloned().collect();
     all.sort_by(|a, b| match (a.better_than(b), b.better_than(a)) {

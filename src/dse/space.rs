@@ -88,7 +88,7 @@ impl Point {
     }
 
     /// Points one step up: a unit with one replica more, the next larger array, or a new
-    /// stage (the same array, one replica) after it.
+    /// stage (any array size, one replica) after it or before the first.
     pub fn grown(&self, space: &Space) -> Vec<Point> {
         self.each_unit(|units, u, out| {
             let (s, h) = units[u];
@@ -99,7 +99,14 @@ impl Point {
                 out.push(with(units, |v| v[u].0 = bigger));
             }
             if units.len() < space.max_units {
-                out.push(with(units, |v| v.insert(u + 1, (s, 1))));
+                for &size in &space.sizes {
+                    out.push(with(units, |v| v.insert(u + 1, (size, 1))));
+                }
+                if u == 0 {
+                    for &size in &space.sizes {
+                        out.push(with(units, |v| v.insert(0, (size, 1))));
+                    }
+                }
             }
         })
     }
@@ -263,24 +270,21 @@ pub fn config_toml(template_src: &str, d: &Design, header: &str) -> Result<Strin
     let mut t: Table = template_src
         .parse()
         .map_err(|e| format!("the template does not parse as TOML: {e}"))?;
-    let table = |t: &mut Table, k: &str| -> Result<Table, String> {
-        match t.remove(k) {
-            None => Ok(Table::new()),
-            Some(Value::Table(x)) => Ok(x),
-            Some(_) => Err(format!("the template's {k} is not a table")),
-        }
-    };
     let int = |x: u32| Value::Integer(i64::from(x));
-    let mut control = table(&mut t, "control")?;
-    control.insert("clock_mhz".into(), int(d.control.clock_mhz));
-    t.insert("control".into(), Value::Table(control));
-    let mut memory = table(&mut t, "memory")?;
+    // Edited in place, so the tables keep the template's order.
+    fn table<'t>(t: &'t mut Table, k: &str) -> Result<&'t mut Table, String> {
+        t.entry(k)
+            .or_insert_with(|| Value::Table(Table::new()))
+            .as_table_mut()
+            .ok_or_else(|| format!("the template's {k} is not a table"))
+    }
+    table(&mut t, "control")?.insert("clock_mhz".into(), int(d.control.clock_mhz));
+    let memory = table(&mut t, "memory")?;
     memory.insert("ports".into(), int(d.memory.ports));
     memory.remove("bytes_per_cycle");
     if d.memory.bytes_per_cycle != d.memory.data_width_bits / 8 {
         memory.insert("bytes_per_cycle".into(), int(d.memory.bytes_per_cycle));
     }
-    t.insert("memory".into(), Value::Table(memory));
     let Some(Value::Array(branches)) = t.get_mut("branch") else {
         return Err("the template has no [[branch]] tables".to_string());
     };
