@@ -263,6 +263,8 @@ fn writes_the_design_it_reports() {
         "1,2,2",
         "--sizes",
         "8,16",
+        "--widths",
+        "32,64",
         "--iterations",
         "6",
         "--json",
@@ -286,6 +288,11 @@ fn writes_the_design_it_reports() {
     let est: serde_json::Value = serde_json::from_slice(&e.stdout).unwrap();
     assert_eq!(est["cycles_per_round"], best["cycles_per_round"]);
     assert_eq!(est["branch_frames"], serde_json::json!([1, 2, 2]));
+    let d = hwgen::config::load(&out).unwrap();
+    assert_eq!(
+        u64::from(d.memory.data_width_bits),
+        best["memory_width_bits"].as_u64().unwrap()
+    );
     let rtl = dir.path().join("rtl");
     let emit = hwgen(&["emit", "--config", o, "--out", rtl.to_str().unwrap()]);
     assert!(

@@ -33,6 +33,10 @@ pub struct Args {
     /// Array sizes a unit may have (cpf = kpf).
     #[arg(long, value_delimiter = ',', default_value = "8,16,32")]
     pub sizes: Vec<u32>,
+    /// Memory widths (`memory.data_width_bits`) to search, each a space of its own
+    /// (default: the template's).
+    #[arg(long, value_delimiter = ',')]
+    pub widths: Vec<u32>,
     /// Most replicas per unit.
     #[arg(long, default_value_t = 4)]
     pub max_h: u32,
@@ -97,8 +101,13 @@ pub fn run(args: Args) -> Result<()> {
         runner_ups: args.runner_ups,
     };
     let file = args.config.display().to_string();
-    let mut ex = Explorer::new(&template, &src, &file, &model, options)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", args.config.display()))?;
+    if let Some(w) = args
+        .widths
+        .iter()
+        .find(|&&w| !(8..=2048).contains(&w) || w % 8 != 0)
+    {
+        bail!("--widths: {w} is not a memory width (a multiple of 8 from 8 to 2048 bits)");
+    }
     let tty = std::io::stderr().is_terminal();
     let mut progress = |f: f64, what: &str| {
         let filled = (f.clamp(0.0, 1.0) * 30.0).round() as usize;
@@ -113,11 +122,19 @@ pub fn run(args: Args) -> Result<()> {
             false => eprintln!("{line}"),
         }
     };
-    let outcome = dse::search(&mut ex, &mut progress);
+    let found = dse::search_widths(
+        &template,
+        &src,
+        &file,
+        &model,
+        &options,
+        &args.widths,
+        &mut progress,
+    );
     if tty {
         eprintln!();
     }
-    let outcome = outcome.map_err(|e| anyhow::anyhow!("{}: {e}", args.model.display()))?;
+    let (outcome, ex) = found.map_err(|e| anyhow::anyhow!("{}: {e}", args.config.display()))?;
     let design = ex.design(&outcome.best.point).map_err(anyhow::Error::msg)?;
     let text = ex
         .config_toml(&outcome.best.point, &header(&args, &outcome))
@@ -211,13 +228,14 @@ fn line(s: &Scored, names: &[String]) -> String {
         .map(|(n, f)| format!("{n} {f:.1}"))
         .collect();
     format!(
-        "{:.1} frames/s (per branch: {}), efficiency {:.1}%, {} DSP48E2, {} BRAM18, {} engines",
+        "{:.1} frames/s (per branch: {}), efficiency {:.1}%, {} DSP48E2, {} BRAM18, {} engines, {}-bit memory",
         s.frames_per_second,
         per.join(", "),
         s.efficiency * 100.0,
         s.dsps,
         s.bram18,
-        s.engines
+        s.engines,
+        s.memory_width_bits
     )
 }
 

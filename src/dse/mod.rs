@@ -52,6 +52,8 @@ pub struct Options {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Scored {
     pub point: Point,
+    /// The memory's beat (`memory.data_width_bits`), and the point's units.
+    pub memory_width_bits: u32,
     pub label: String,
     /// Sum over branches of priority x frames per second.
     pub fitness: f64,
@@ -82,7 +84,9 @@ impl Scored {
             )
         };
         match key(self).cmp(&key(o)) {
-            std::cmp::Ordering::Equal => self.point < o.point,
+            std::cmp::Ordering::Equal => {
+                (self.memory_width_bits, &self.point) < (o.memory_width_bits, &o.point)
+            }
             c => c.is_gt(),
         }
     }
@@ -223,6 +227,14 @@ impl<'m> Explorer<'m> {
     }
 
     fn score(&mut self, p: &Point) -> Option<Scored> {
+        // The budget first (the units are all the resource model reads), then the
+        // config's rules, then the estimate.
+        let b = self.options.budget;
+        let (r, dsps, bram18) = space::resources(&space::design(&self.template, p)).ok()?;
+        if dsps > b.dsps || bram18 > b.bram18 {
+            self.over_budget += 1;
+            return None;
+        }
         let d = match self.design(p) {
             Ok(d) if d.cores().len() >= 2 => d,
             _ => {
@@ -230,12 +242,6 @@ impl<'m> Explorer<'m> {
                 return None;
             }
         };
-        let b = self.options.budget;
-        let (r, dsps, bram18) = space::resources(&d).ok()?;
-        if dsps > b.dsps || bram18 > b.bram18 {
-            self.over_budget += 1;
-            return None;
-        }
         let Ok(e) = self.memo.estimate(&d, self.model) else {
             self.refused += 1;
             return None;
@@ -266,6 +272,7 @@ fn scored(
         .sum();
     Scored {
         point: p.clone(),
+        memory_width_bits: d.memory.data_width_bits,
         label: p.label(d),
         fitness,
         cycles_per_round: e.cycles_per_round,
@@ -340,16 +347,22 @@ impl Explorer<'_> {
         let mut cur = p;
         loop {
             let sp = self.options.space.clone();
-            let mut next = cur.point.grown(&sp);
+            // The slowest stage first (F-CAD's Algorithm 2), then every unit (the memory
+            // ports, or a stage that is not the slowest but holds layers back).
+            let mut next = cur.point.grown_at(&sp, Some(cur.slowest));
             next.extend(cur.point.shifted(&sp, Some(cur.slowest)));
             let mut best = self.best_step(&cur, &next, steepest);
             if best.is_none() {
-                // No one step gains: two steps, the first one that fits without gaining
-                // (a new stage that pays off once it has a second replica).
+                best = self.best_step(&cur, &cur.point.grown(&sp), steepest);
+            }
+            if best.is_none() {
+                // No one step gains: two steps, the first one that fits without gaining,
+                // the second on the stage that is then slowest (a new stage that pays off
+                // once it has a second replica).
                 let mut pairs = Vec::new();
                 for q in &next {
-                    if self.evaluate(q).is_some() {
-                        pairs.extend(q.grown(&sp));
+                    if let Some(sq) = self.evaluate(q) {
+                        pairs.extend(q.grown_at(&sp, Some(sq.slowest)));
                     }
                 }
                 best = self.best_step(&cur, &pairs, steepest);
@@ -388,23 +401,19 @@ impl Explorer<'_> {
         best.map(|b| b.1)
     }
 
-    /// From `best`, every point one step down or sideways grown again by both rules, until
-    /// none is better (a local optimum of growth's neighbourhood).
+    /// From `best`, every point one step down grown again, until none is better (a local
+    /// optimum of growth's neighbourhood).
     fn polish(&mut self, mut best: Scored) -> Scored {
         loop {
             let sp = &self.options.space;
-            let mut next = best.point.shrunk(sp);
-            next.extend(best.point.shifted(sp, None));
             let mut found = None;
-            for q in next {
+            for q in best.point.shrunk(sp) {
                 let Some(s) = self.evaluate(&q) else {
                     continue;
                 };
-                for steepest in [false, true] {
-                    let g = self.grow(s.clone(), steepest);
-                    if g.better_than(found.as_ref().unwrap_or(&best)) {
-                        found = Some(g);
-                    }
+                let g = self.grow(s, false);
+                if g.better_than(found.as_ref().unwrap_or(&best)) {
+                    found = Some(g);
                 }
             }
             match found {
@@ -502,11 +511,7 @@ pub fn search(ex: &mut Explorer, progress: &mut dyn FnMut(f64, &str)) -> Result<
     best = ex.polish(best);
     progress(1.0, "done");
     let mut all: Vec<Scored> = ex.seen.values().flatten().cloned().collect();
-    all.sort_by(|a, b| match (a.better_than(b), b.better_than(a)) {
-        (true, _) => std::cmp::Ordering::Less,
-        (_, true) => std::cmp::Ordering::Greater,
-        _ => std::cmp::Ordering::Equal,
-    });
+    all.sort_by(order);
     let runner_ups = all
         .into_iter()
         .filter(|s| s.point != best.point)
@@ -524,4 +529,74 @@ pub fn search(ex: &mut Explorer, progress: &mut dyn FnMut(f64, &str)) -> Result<
         stages_reused: reused,
         seconds: start.elapsed().as_secs_f64(),
     })
+}
+
+/// [`search`] once per memory width in `widths` (the template's when empty): each width
+/// its own space (a narrower beat allows smaller arrays and more ports for the same
+/// bandwidth). The best over all widths, the runner-ups among every width's, and the
+/// explorer that found the best (which writes its parameter file).
+pub fn search_widths<'m>(
+    template: &Design,
+    src: &str,
+    file: &str,
+    model: &'m Model,
+    options: &Options,
+    widths: &[u32],
+    progress: &mut dyn FnMut(f64, &str),
+) -> Result<(Outcome, Explorer<'m>), String> {
+    let own = [template.memory.data_width_bits];
+    let widths = if widths.is_empty() { &own[..] } else { widths };
+    let mut found: Option<(Outcome, Explorer<'m>)> = None;
+    let mut others: Vec<Scored> = Vec::new();
+    let mut errors = Vec::new();
+    let n = widths.len() as f64;
+    for (k, &w) in widths.iter().enumerate() {
+        let mut t = template.clone();
+        t.memory.data_width_bits = w;
+        t.memory.bytes_per_cycle = w / 8;
+        let mut ex = Explorer::new(&t, src, file, model, options.clone())?;
+        let mut each =
+            |f: f64, what: &str| progress((k as f64 + f) / n, &format!("{w}-bit memory: {what}"));
+        let out = match search(&mut ex, &mut each) {
+            Ok(o) => o,
+            Err(e) => {
+                errors.push(format!("with {w}-bit memory: {e}"));
+                continue;
+            }
+        };
+        match found.take() {
+            None => found = Some((out, ex)),
+            Some((best, bex)) => {
+                let (win, lose, wex) = match out.best.better_than(&best.best) {
+                    true => (out, best, ex),
+                    false => (best, out, bex),
+                };
+                let mut win = win;
+                others.push(lose.best.clone());
+                others.extend(lose.runner_ups);
+                win.estimated += lose.estimated;
+                win.over_budget += lose.over_budget;
+                win.refused += lose.refused;
+                win.invalid += lose.invalid;
+                win.stages_scheduled += lose.stages_scheduled;
+                win.stages_reused += lose.stages_reused;
+                win.seconds += lose.seconds;
+                found = Some((win, wex));
+            }
+        }
+    }
+    let (mut out, ex) = found.ok_or_else(|| errors.join("; "))?;
+    others.append(&mut out.runner_ups);
+    others.sort_by(order);
+    out.runner_ups = others.into_iter().take(options.runner_ups).collect();
+    Ok((out, ex))
+}
+
+/// Best first.
+fn order(a: &Scored, b: &Scored) -> std::cmp::Ordering {
+    match (a.better_than(b), b.better_than(a)) {
+        (true, _) => std::cmp::Ordering::Less,
+        (_, true) => std::cmp::Ordering::Greater,
+        _ => std::cmp::Ordering::Equal,
+    }
 }

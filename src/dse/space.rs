@@ -90,7 +90,15 @@ impl Point {
     /// Points one step up: a unit with one replica more, the next larger array, or a new
     /// stage (any array size, one replica) after it or before the first.
     pub fn grown(&self, space: &Space) -> Vec<Point> {
-        self.each_unit(|units, u, out| {
+        self.grown_at(space, None)
+    }
+
+    /// As [`Point::grown`], the steps of unit `at` (branch, unit) only, or of every unit.
+    pub fn grown_at(&self, space: &Space, at: Option<(usize, usize)>) -> Vec<Point> {
+        self.each_unit(|b, units, u, out| {
+            if at.is_some_and(|a| a != (b, u)) {
+                return;
+            }
             let (s, h) = units[u];
             if h < space.max_h {
                 out.push(with(units, |v| v[u].1 += 1));
@@ -114,7 +122,7 @@ impl Point {
     /// Points one step down: a unit with one replica fewer, the next smaller array, or
     /// removed.
     pub fn shrunk(&self, space: &Space) -> Vec<Point> {
-        self.each_unit(|units, u, out| {
+        self.each_unit(|_, units, u, out| {
             let (s, h) = units[u];
             if h > 1 {
                 out.push(with(units, |v| v[u].1 -= 1));
@@ -153,7 +161,7 @@ impl Point {
                 }
             }
         }
-        out.extend(self.each_unit(|v, u, out| {
+        out.extend(self.each_unit(|_, v, u, out| {
             let (s, h) = v[u];
             if h > 1 && v.len() < space.max_units {
                 out.push(with(v, |v| {
@@ -173,17 +181,17 @@ impl Point {
         out
     }
 
-    /// `f(units of a branch, unit index, out)` for every unit; each `Vec` it pushes
+    /// `f(branch, its units, unit index, out)` for every unit; each `Vec` it pushes
     /// replaces that branch's units in a new point.
     fn each_unit(
         &self,
-        mut f: impl FnMut(&[(u32, u32)], usize, &mut Vec<Vec<(u32, u32)>>),
+        mut f: impl FnMut(usize, &[(u32, u32)], usize, &mut Vec<Vec<(u32, u32)>>),
     ) -> Vec<Point> {
         let mut out = Vec::new();
         for (b, units) in self.0.iter().enumerate() {
             for u in 0..units.len() {
                 let mut alts = Vec::new();
-                f(units, u, &mut alts);
+                f(b, units, u, &mut alts);
                 out.extend(alts.into_iter().map(|v| {
                     let mut p = self.clone();
                     p.0[b] = v;
@@ -280,6 +288,7 @@ pub fn config_toml(template_src: &str, d: &Design, header: &str) -> Result<Strin
     }
     table(&mut t, "control")?.insert("clock_mhz".into(), int(d.control.clock_mhz));
     let memory = table(&mut t, "memory")?;
+    memory.insert("data_width_bits".into(), int(d.memory.data_width_bits));
     memory.insert("ports".into(), int(d.memory.ports));
     memory.remove("bytes_per_cycle");
     if d.memory.bytes_per_cycle != d.memory.data_width_bits / 8 {

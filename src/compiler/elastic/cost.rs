@@ -58,7 +58,9 @@ pub fn estimate(design: &Design, model: &Model) -> Result<Estimate, CompileError
 /// another model, gets entries of its own: the keys hold them).
 #[derive(Default)]
 pub struct Memo {
+    /// Per widest unit, the graph; per stage unit of another shape, the graph with it.
     graphs: HashMap<String, Rc<Graph>>,
+    shaped: HashMap<String, Rc<Graph>>,
     stages: HashMap<String, (StageReport, Vec<LayerCost>)>,
     /// Stages scheduled, and stages found.
     pub misses: usize,
@@ -96,8 +98,21 @@ impl Memo {
             self.misses += 1;
             let (alloc, per_stage) = allocs_made.get_or_insert_with(|| allocs(design, &g, &m));
             let alloc = per_stage.get(si).unwrap_or(alloc);
+            let gs = match super::same_shape(unit, &g.unit) {
+                true => g.clone(),
+                false => self
+                    .shaped
+                    .entry(format!("{base}|{:?}|{:?}", g.unit, super::unit_shape(unit)))
+                    .or_insert_with(|| {
+                        Rc::new(Graph {
+                            unit: unit.clone(),
+                            ..(*g).clone()
+                        })
+                    })
+                    .clone(),
+            };
             let (report, _, costs) =
-                plan_stage(design, &g, st, alloc, &m.replicas, &m.band_ends[si])?;
+                plan_stage(design, &gs, st, alloc, &m.replicas, &m.band_ends[si])?;
             add_layer_costs(&mut layers, &costs);
             self.stages.insert(key, (report.clone(), costs));
             reports.push(report);
@@ -123,19 +138,22 @@ impl Memo {
     }
 }
 
-/// What a Design's estimate depends on besides its units: the model, and the Design's
-/// memory, control and vector parameters and branch structure.
+/// What a Design's stage estimates depend on besides its units: the model, and the
+/// Design's memory (but its ports), control and vector parameters and branch structure.
 fn base_key(design: &Design, model: &Model) -> String {
     let branches: Vec<_> = design
         .branches
         .iter()
         .map(|b| (&b.name, b.batch, b.priority, b.fifo_depth, &b.from))
         .collect();
+    // Not the memory ports: a stage's estimate is its engines' alone with a port; the
+    // ports count only in the round (`summarize`).
+    let m = &design.memory;
     format!(
         "{}|{}|{:?}|{:?}|{:?}|{:?}|{:?}",
         model.name,
         model.layers.len(),
-        design.memory,
+        (m.data_width_bits, m.latency_cycles, m.bytes_per_cycle),
         design.control,
         design.vector,
         design.dataflow,

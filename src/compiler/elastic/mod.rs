@@ -273,7 +273,25 @@ fn add_layer_costs(layers: &mut [LayerReport], costs: &[LayerCost]) {
     }
 }
 
-/// One stage's replicas' shares of a frame, scheduled band by band, and its estimate.
+/// Whether the passes see units `a` and `b` as the same: they do not read a unit's name,
+/// replicas or bands, so a stage whose unit has the graph's shape runs on the graph as it
+/// is, and one of another shape on a copy with its unit.
+pub(super) fn same_shape(a: &Unit, b: &Unit) -> bool {
+    unit_shape(a) == unit_shape(b)
+}
+
+/// Unit `u` as the passes see it (no name, one replica, one band).
+pub(super) fn unit_shape(u: &Unit) -> Unit {
+    Unit {
+        name: String::new(),
+        h: 1,
+        bands: 1,
+        ..u.clone()
+    }
+}
+
+/// One stage's replicas' shares of a frame, scheduled band by band, and its estimate
+/// (`g`: the graph, of the stage's unit's shape or not).
 fn plan_stage(
     design: &Design,
     g: &Graph,
@@ -285,21 +303,17 @@ fn plan_stage(
     let ibeats = crate::isa::instr_beats(design.memory.data_width_bits);
     let branch = &design.branches[st.branch];
     let unit = &branch.units[st.unit];
-    // The passes see the unit as `g.unit`; they do not read its name, replicas or bands.
-    let shape = |u: &Unit| Unit {
-        name: String::new(),
-        h: 1,
-        bands: 1,
-        ..u.clone()
+    let owned;
+    let gs = match same_shape(unit, &g.unit) {
+        true => g,
+        false => {
+            owned = Graph {
+                unit: unit.clone(),
+                ..g.clone()
+            };
+            &owned
+        }
     };
-    let gs = match shape(unit) == shape(&g.unit) {
-        true => std::borrow::Cow::Borrowed(g),
-        false => std::borrow::Cow::Owned(Graph {
-            unit: unit.clone(),
-            ..g.clone()
-        }),
-    };
-    let gs: &Graph = &gs;
     let tiling = tile::run_for(design, gs, alloc, |i| st.nodes.contains(&i))
         .map_err(|e| in_unit(e, &branch.name, unit))?;
     let mut report = StageReport {
@@ -340,7 +354,10 @@ fn plan_stage(
         share.bands = (0..share.ends.len())
             .map(|k| schedule::run_rows(design, gs, alloc, &tiling, &share.band_rows(k)))
             .collect();
-        let est = estimate::run(design, gs, alloc, &share.bands.concat());
+        let est = match share.bands.as_slice() {
+            [one] => estimate::run(design, gs, alloc, one),
+            bands => estimate::run(design, gs, alloc, &bands.concat()),
+        };
         for c in &mut costs {
             let x = &est[c.0];
             c.1 = c.1.max(x.estimated_cycles);
