@@ -133,6 +133,7 @@ fn finds_the_brute_force_optimum_on_small_spaces() {
             dsps: u64::MAX,
             bram18: u64::MAX,
             bandwidth_gbs: 6.4,
+            luts: None,
         };
         let mut ex =
             Explorer::new(&t.0, &t.1, "t.toml", &t.2, options(all, space.clone(), 1)).unwrap();
@@ -152,6 +153,7 @@ fn finds_the_brute_force_optimum_on_small_spaces() {
                     dsps: d,
                     bram18: 10_000,
                     bandwidth_gbs: 6.4,
+                    luts: None,
                 };
                 let (out, _) = search(t, options(budget, space.clone(), seed));
                 assert_eq!(
@@ -166,9 +168,9 @@ fn finds_the_brute_force_optimum_on_small_spaces() {
     }
 }
 
-/// The best design and every runner-up are within each budget, by the resource model's
-/// count of the parameter file written (read back as `hwgen emit` reads it), and the
-/// memory ports stay within the bandwidth.
+/// The best design and every runner-up are within each budget (DSPs, BRAM18, LUTs when
+/// given), by the resource model's count of the parameter file written (read back as
+/// `hwgen emit` reads it), and the memory ports stay within the bandwidth.
 #[test]
 fn never_over_a_budget() {
     let t = small();
@@ -177,16 +179,18 @@ fn never_over_a_budget() {
         max_h: 3,
         max_units: 2,
     };
-    for (dsps, bram, bw) in [
-        (250, 1000, 6.4),
-        (600, 120, 3.2),
-        (1000, 300, 12.8),
-        (2000, 2000, 1.0),
+    for (dsps, bram, bw, luts) in [
+        (250, 1000, 6.4, None),
+        (600, 120, 3.2, None),
+        (1000, 300, 12.8, None),
+        (2000, 2000, 1.0, None),
+        (2000, 2000, 6.4, Some(150_000)),
     ] {
         let budget = Budget {
             dsps,
             bram18: bram,
             bandwidth_gbs: bw,
+            luts,
         };
         let (out, ex) = search(&t, options(budget, space.clone(), 3));
         for s in std::iter::once(&out.best).chain(&out.runner_ups) {
@@ -194,7 +198,9 @@ fn never_over_a_budget() {
             let d = hwgen::config::parse_str(&text, "out.toml", "out").unwrap();
             let r = hwgen::synth::model::design(&d).unwrap();
             assert!(
-                r.dsps.ceil() as u64 <= dsps && r.bram18.ceil() as u64 <= bram,
+                r.dsps.ceil() as u64 <= dsps
+                    && r.bram18.ceil() as u64 <= bram
+                    && luts.is_none_or(|l| r.luts <= l as f64),
                 "{}: {r:?} over {budget:?}",
                 s.label
             );
@@ -222,6 +228,7 @@ fn deterministic_for_a_seed() {
         dsps: 900,
         bram18: 1000,
         bandwidth_gbs: 6.4,
+        luts: None,
     };
     let run = |seed| {
         let (o, _) = search(&t, options(budget, space.clone(), seed));

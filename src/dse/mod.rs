@@ -231,7 +231,7 @@ impl<'m> Explorer<'m> {
         // config's rules, then the estimate.
         let b = self.options.budget;
         let (r, dsps, bram18) = space::resources(&space::design(&self.template, p)).ok()?;
-        if dsps > b.dsps || bram18 > b.bram18 {
+        if dsps > b.dsps || bram18 > b.bram18 || b.luts.is_some_and(|l| r.luts > l as f64) {
             self.over_budget += 1;
             return None;
         }

@@ -12,12 +12,15 @@ pub struct Budget {
     pub bram18: u64,
     /// Gigabytes per second of external memory.
     pub bandwidth_gbs: f64,
+    /// Logic LUTs (LUT RAM included), when given: F-CAD budgets DSPs and block RAM only,
+    /// but a design must also fit the device's LUTs.
+    pub luts: Option<u64>,
 }
 
 impl Budget {
-    /// `dsp=N,bram=N,bw=GB/s` (every key once, in any order).
+    /// `dsp=N,bram=N,bw=GB/s[,lut=N]` (every key once, in any order).
     pub fn parse(s: &str) -> Result<Budget, String> {
-        let (mut dsps, mut bram, mut bw) = (None, None, None);
+        let (mut dsps, mut bram, mut bw, mut lut) = (None, None, None, None);
         for part in s.split(',').map(str::trim) {
             let (k, v) = part.split_once('=').ok_or_else(|| {
                 format!("--budget {s}: {part:?} is not KEY=VALUE; write dsp=2520,bram=1824,bw=19.2")
@@ -27,9 +30,10 @@ impl Budget {
                 "dsp" => &mut dsps,
                 "bram" => &mut bram,
                 "bw" => &mut bw,
+                "lut" => &mut lut,
                 _ => {
                     return Err(format!(
-                        "--budget {s}: unknown key {k:?}; the keys are dsp (DSP48E2 slices), bram (18-Kbit block RAMs) and bw (GB/s of external memory)"
+                        "--budget {s}: unknown key {k:?}; the keys are dsp (DSP48E2 slices), bram (18-Kbit block RAMs), bw (GB/s of external memory) and, optionally, lut (LUTs)"
                     ))
                 }
             };
@@ -54,6 +58,7 @@ impl Budget {
             dsps: need(dsps, "dsp")? as u64,
             bram18: need(bram, "bram")? as u64,
             bandwidth_gbs: need(bw, "bw")?,
+            luts: lut.map(|x| x as u64),
         })
     }
 }
@@ -346,13 +351,18 @@ mod tests {
     #[test]
     fn budgets_parse_and_refuse() {
         let b = Budget::parse("dsp=2520, bram=1824,bw=19.2").unwrap();
-        assert_eq!((b.dsps, b.bram18, b.bandwidth_gbs), (2520, 1824, 19.2));
+        assert_eq!(
+            (b.dsps, b.bram18, b.bandwidth_gbs, b.luts),
+            (2520, 1824, 19.2, None)
+        );
+        let b = Budget::parse("lut=274080,dsp=2520,bram=1824,bw=19.2").unwrap();
+        assert_eq!(b.luts, Some(274080));
         for (s, says) in [
             ("dsp=10,bram=5", "bw= is missing"),
             ("dsp=10,bram=5,bw=1,dsp=3", "given twice"),
             ("dsp=1.5,bram=5,bw=1", "whole number"),
             ("dsp=10,bram=-5,bw=1", "positive"),
-            ("dsp=10,lut=5,bw=1", "unknown key \"lut\""),
+            ("dsp=10,ff=5,bw=1", "unknown key \"ff\""),
             ("dsp10", "KEY=VALUE"),
         ] {
             let e = Budget::parse(s).unwrap_err();
