@@ -254,8 +254,10 @@ fn report(args: &Args, ex: &Explorer, o: &Outcome) -> String {
     );
     let _ = writeln!(
         r,
-        "  budget: {} DSP48E2, {} BRAM18, {} GB/s ({} memory port(s) of {} bytes per cycle at {} MHz)",
-        args.budget.dsps, args.budget.bram18, args.budget.bandwidth_gbs, t.memory.ports, t.memory.bytes_per_cycle, args.clock_mhz
+        "  budget: {} DSP48E2, {} BRAM18, {}{} GB/s ({} memory port(s) of {} bytes per cycle at {} MHz)",
+        args.budget.dsps, args.budget.bram18,
+        args.budget.luts.map_or(String::new(), |l| format!("{l} LUTs, ")),
+        args.budget.bandwidth_gbs, t.memory.ports, t.memory.bytes_per_cycle, args.clock_mhz
     );
     let _ = writeln!(
         r,
