@@ -96,10 +96,11 @@ module tb #(
     .mem_rsp_rdata_i (mem_rsp_rdata)
   );
 
-  // Read responses come back LATENCY cycles after the request was accepted: port p's
-  // pipeline is entries p*LATENCY .. p*LATENCY+LATENCY-1.
-  reg             pipe_valid [0:MEM_PORTS*LATENCY-1];
-  reg [MEM_W-1:0] pipe_data  [0:MEM_PORTS*LATENCY-1];
+  // Read responses come back LATENCY cycles after the request was accepted, through a
+  // shift register per port (vectors, not arrays: no loop that Verilator must unroll,
+  // whatever the ports and latency).
+  reg [MEM_PORTS*LATENCY-1:0]       pipe_valid;
+  reg [MEM_PORTS*LATENCY*MEM_W-1:0] pipe_data;
 
   initial begin
     if (!$value$plusargs("prog=%s", prog_file)) $fatal(1, "missing +prog");
@@ -123,10 +124,8 @@ module tb #(
     $fclose(fd);
     $readmemh(prog_file, prog);
     $readmemh(dmem_file, mem);
-    for (i = 0; i < MEM_PORTS * LATENCY; i = i + 1) begin
-      pipe_valid[i] = 1'b0;
-      pipe_data[i]  = {MEM_W{1'b0}};
-    end
+    pipe_valid = {(MEM_PORTS*LATENCY){1'b0}};
+    pipe_data  = {(MEM_PORTS*LATENCY*MEM_W){1'b0}};
     cycle = 0;
     rst_ni = 1'b0;
     csr_we = 1'b0;
@@ -137,18 +136,21 @@ module tb #(
     mem_rsp_rdata = {(MEM_PORTS*MEM_W){1'b0}};
   end
 
-  // Memory model, port by port.
-  reg [31:0] port_addr;
+  // Memory model, port by port: port p's pipeline is bits p*LATENCY .. p*LATENCY+LATENCY-1
+  // of pipe_valid (and the beats at the same positions of pipe_data), entering at the
+  // lowest and leaving at the highest.
+  reg [31:0]          port_addr;
+  reg [LATENCY-1:0]   shift_valid;
+  reg [LATENCY*MEM_W-1:0] shift_data;
+  reg                 read_now;
   always @(posedge clk_i) begin
     for (p = 0; p < MEM_PORTS; p = p + 1) begin
-      mem_rsp_valid[p] <= pipe_valid[p*LATENCY+LATENCY-1];
-      mem_rsp_rdata[p*MEM_W +: MEM_W] <= pipe_data[p*LATENCY+LATENCY-1];
-      for (i = LATENCY - 1; i > 0; i = i - 1) begin
-        pipe_valid[p*LATENCY+i] <= pipe_valid[p*LATENCY+i-1];
-        pipe_data[p*LATENCY+i]  <= pipe_data[p*LATENCY+i-1];
-      end
-      pipe_valid[p*LATENCY] <= 1'b0;
+      shift_valid = pipe_valid[p*LATENCY +: LATENCY];
+      shift_data = pipe_data[p*LATENCY*MEM_W +: LATENCY*MEM_W];
+      mem_rsp_valid[p] <= shift_valid[LATENCY-1];
+      mem_rsp_rdata[p*MEM_W +: MEM_W] <= shift_data[(LATENCY-1)*MEM_W +: MEM_W];
       port_addr = mem_req_addr[p*32 +: 32];
+      read_now = mem_req_valid[p] && mem_req_ready[p] && !mem_req_write[p];
       if (mem_req_valid[p] && mem_req_ready[p]) begin
         if (port_addr >= MEM_WORDS) begin
           $display("ERROR: memory access at beat %0d is outside the model", port_addr);
@@ -156,11 +158,16 @@ module tb #(
         end
         if (mem_req_write[p]) begin
           mem[port_addr] <= mem_req_wdata[p*MEM_W +: MEM_W];
-        end else begin
-          pipe_valid[p*LATENCY] <= 1'b1;
-          pipe_data[p*LATENCY]  <= mem[port_addr];
         end
       end
+      shift_valid = shift_valid << 1;
+      shift_data = shift_data << MEM_W;
+      if (read_now) begin
+        shift_valid[0] = 1'b1;
+        shift_data[MEM_W-1:0] = mem[port_addr];
+      end
+      pipe_valid[p*LATENCY +: LATENCY] <= shift_valid;
+      pipe_data[p*LATENCY*MEM_W +: LATENCY*MEM_W] <= shift_data;
     end
   end
 
