@@ -13,7 +13,8 @@ pub struct Args {
     /// buffers, memory width and vector unit are kept; its units are what is searched.
     #[arg(long, short)]
     pub config: PathBuf,
-    /// Budgets: dsp=N (DSP48E2), bram=N (18-Kbit block RAMs), bw=GB/s (external memory).
+    /// Budgets: dsp=N (DSP48E2), bram=N (18-Kbit block RAMs), bw=GB/s (external memory),
+    /// optionally lut=N (LUTs), as the resource model (src/synth/model.rs) counts them.
     #[arg(long, value_parser = Budget::parse)]
     pub budget: Budget,
     /// Clock of the design, MHz (sets the memory ports the bandwidth pays for).
@@ -25,6 +26,7 @@ pub struct Args {
     /// Priority per branch, p1,p2,... (default: the template's).
     #[arg(long, value_delimiter = ',')]
     pub priority: Vec<u32>,
+    /// Seed of the search's random perturbations: the same seed, the same design.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Perturbations after the first growth.
@@ -38,7 +40,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     pub widths: Vec<u32>,
     /// Most replicas per unit.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 8)]
     pub max_h: u32,
     /// Most units (pipeline stages) per branch.
     #[arg(long, default_value_t = 8)]
