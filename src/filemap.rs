@@ -231,6 +231,15 @@ pub fn write_bytes_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     let mut tmp = tempfile::Builder::new()
         .prefix(".hwgen-write-")
         .tempfile_in(dir)?;
+    // The temporary file is private (0600); the file written is an ordinary one: the mode
+    // of the file it replaces, or rw-r--r--.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o7777);
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    }
     tmp.write_all(contents)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
@@ -240,6 +249,25 @@ pub fn write_bytes_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file written through a private temporary file is an ordinary file: rw-r--r--
+    /// when new, the old file's mode when it replaces one.
+    #[cfg(unix)]
+    #[test]
+    fn a_file_written_keeps_an_ordinary_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("design.toml");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        write_file_atomic(&f, "a").unwrap();
+        assert_eq!(mode(&f), 0o644);
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_file_atomic(&f, "b").unwrap();
+        assert_eq!(
+            (mode(&f), std::fs::read_to_string(&f).unwrap().as_str()),
+            (0o640, "b")
+        );
+    }
 
     #[test]
     fn writes_and_replaces() {
