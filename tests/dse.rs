@@ -194,7 +194,7 @@ fn never_over_a_budget() {
         };
         let (out, ex) = search(&t, options(budget, space.clone(), 3));
         for s in std::iter::once(&out.best).chain(&out.runner_ups) {
-            let text = ex.config_toml(&s.point, "").unwrap();
+            let text = ex.config_toml(&s.point, "", None).unwrap();
             let d = hwgen::config::parse_str(&text, "out.toml", "out").unwrap();
             let r = hwgen::synth::model::design(&d).unwrap();
             assert!(
@@ -296,6 +296,7 @@ fn writes_the_design_it_reports() {
     assert_eq!(est["cycles_per_round"], best["cycles_per_round"]);
     assert_eq!(est["branch_frames"], serde_json::json!([1, 2, 2]));
     let d = hwgen::config::load(&out).unwrap();
+    assert_eq!(d.name, "chosen", "named after the file written");
     assert_eq!(
         u64::from(d.memory.data_width_bits),
         best["memory_width_bits"].as_u64().unwrap()

@@ -138,11 +138,13 @@ pub fn run(args: Args) -> Result<()> {
     }
     let (outcome, ex) = found.map_err(|e| anyhow::anyhow!("{}: {e}", args.config.display()))?;
     let design = ex.design(&outcome.best.point).map_err(anyhow::Error::msg)?;
+    // Named after the file written, as a parameter file without `name` would be.
+    let stem = args.out.file_stem().unwrap_or_default().to_string_lossy();
+    let name = hwgen::names::sanitize(&stem);
     let text = ex
-        .config_toml(&outcome.best.point, &header(&args, &outcome))
+        .config_toml(&outcome.best.point, &header(&args, &outcome), Some(&name))
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.config.display()))?;
     // What is written must be the design chosen: read back as `hwgen emit` would.
-    let stem = args.out.file_stem().unwrap_or_default().to_string_lossy();
     let back =
         hwgen::config::parse_str(&text, &args.out.display().to_string(), &stem).map_err(|e| {
             anyhow::anyhow!("internal error: the design written does not read back: {e}")
@@ -208,7 +210,9 @@ fn per_branch(
 }
 
 fn header(args: &Args, o: &Outcome) -> String {
-    let cmd: Vec<String> = std::env::args().collect();
+    let cmd: Vec<String> = std::iter::once("hwgen".to_string())
+        .chain(std::env::args().skip(1))
+        .collect();
     format!(
         "Written by hwgen dse: {}\n\nPredicted: {:.1} frames/s, efficiency {:.1}%, {} DSP48E2 and {} BRAM18 (budget {} and {}); {}.\n",
         cmd.join(" "),

@@ -176,15 +176,21 @@ impl<'m> Explorer<'m> {
         &self.template
     }
 
-    /// The parameter file of point `p`, with `header` as its opening comment.
-    pub fn config_toml(&self, p: &Point, header: &str) -> Result<String, String> {
-        space::config_toml(&self.src, &space::design(&self.template, p), header)
+    /// The parameter file of point `p`, with `header` as its opening comment (and `name`,
+    /// when given, as its name).
+    pub fn config_toml(
+        &self,
+        p: &Point,
+        header: &str,
+        name: Option<&str>,
+    ) -> Result<String, String> {
+        space::config_toml(&self.src, &space::design(&self.template, p), header, name)
     }
 
     /// The Design of point `p`: its parameter file read back, or the config's error
     /// (e.g. an array whose rows are narrower than a memory beat).
     pub fn design(&self, p: &Point) -> Result<Design, String> {
-        let text = self.config_toml(p, "")?;
+        let text = self.config_toml(p, "", None)?;
         let stem = std::path::Path::new(&self.file)
             .file_stem()
             .map_or(String::new(), |s| s.to_string_lossy().into_owned());

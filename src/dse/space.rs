@@ -276,13 +276,21 @@ pub fn memory_for(
 /// The parameter file of `d` (a point of the space over `template_src`, the template's
 /// text): the template's tables with the budget's clock and memory ports, the branches'
 /// batch and priority, and each branch's units replaced; `header` becomes its opening
-/// comment. Keys of the template's first unit other than its name and shape carry over to
-/// every unit.
-pub fn config_toml(template_src: &str, d: &Design, header: &str) -> Result<String, String> {
+/// comment, and `name`, when given, its `name`. Keys of the template's first unit other
+/// than its name and shape carry over to every unit.
+pub fn config_toml(
+    template_src: &str,
+    d: &Design,
+    header: &str,
+    name: Option<&str>,
+) -> Result<String, String> {
     use toml::{Table, Value};
     let mut t: Table = template_src
         .parse()
         .map_err(|e| format!("the template does not parse as TOML: {e}"))?;
+    if let Some(n) = name {
+        t.insert("name".into(), Value::String(n.to_string()));
+    }
     let int = |x: u32| Value::Integer(i64::from(x));
     // Edited in place, so the tables keep the template's order.
     fn table<'t>(t: &'t mut Table, k: &str) -> Result<&'t mut Table, String> {
