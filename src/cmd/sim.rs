@@ -525,7 +525,21 @@ fn simulate_elastic(
             None
         }
     };
-    let rep = elastic_report(design, program, e, r, two_rounds);
+    let mut rep = elastic_report(design, program, e, r, two_rounds);
+    // The cycle model (`compile --estimate`'s round) against the round measured.
+    if let (Some(two), Ok(est)) = (two_rounds, hwgen::compiler::elastic::estimate(design, model)) {
+        let measured = two.saturating_sub(r.cycles).max(1) as f64;
+        let error = (est.cycles_per_round as f64 / measured - 1.0) * 100.0;
+        let _ = std::fmt::Write::write_fmt(
+            &mut rep.text,
+            format_args!(
+                "estimated:   {} cycles per round ({error:+.1}% against the steady state measured)\n",
+                est.cycles_per_round
+            ),
+        );
+        rep.json["estimated_cycles_per_round"] = serde_json::json!(est.cycles_per_round);
+        rep.json["estimate_error_percent"] = serde_json::json!(error);
+    }
     if args.json {
         println!("{}", rep.json);
     } else {
