@@ -527,7 +527,10 @@ fn simulate_elastic(
     };
     let mut rep = elastic_report(design, program, e, r, two_rounds);
     // The cycle model (`compile --estimate`'s round) against the round measured.
-    if let (Some(two), Ok(est)) = (two_rounds, hwgen::compiler::elastic::estimate(design, model)) {
+    if let (Some(two), Ok(est)) = (
+        two_rounds,
+        hwgen::compiler::elastic::estimate(design, model),
+    ) {
         let measured = two.saturating_sub(r.cycles).max(1) as f64;
         let error = (est.cycles_per_round as f64 / measured - 1.0) * 100.0;
         let _ = std::fmt::Write::write_fmt(

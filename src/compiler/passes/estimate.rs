@@ -196,7 +196,12 @@ pub fn run(
             macs: n.macs,
             instructions: count,
             beats,
-            estimated_cycles: compute.max(memory).max(vector) + fill,
+            // A layer with no instructions here (on an elastic design, one another
+            // stage runs) costs nothing, not a pipeline fill.
+            estimated_cycles: match count {
+                0 => 0,
+                _ => compute.max(memory).max(vector) + fill,
+            },
             pcs: by_node[ni].iter().map(|&(pc, _)| pc).collect(),
         });
     }
