@@ -32,6 +32,8 @@ for m in models/bench/*.toml; do
   runs+=("$m $c")
 done
 runs+=("models/codec_avatar/decoder_small.toml configs/codec_avatar_small.toml")
+# The pipeline slice of hwgen dse's Table IV case 4 design: the small decoder on its units.
+runs+=("models/codec_avatar/decoder_small.toml configs/codec_avatar_zu9cg.toml")
 i=0
 for r in "${runs[@]}"; do
   read -r model config <<<"$r"
