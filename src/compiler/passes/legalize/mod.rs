@@ -314,10 +314,8 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// The graph's unit: the one engine's, or on an elastic Design the first square unit with
-/// the largest array, whose cpf is the channel tile tensors are stored in (smaller units
-/// read them as narrower rows, `TensorLayout::view`); each stage plans with its own. (A
-/// unit that is not square cannot run layers, `elastic::check_unit`.)
+/// The graph's unit: the one engine's, or an elastic Design's first square unit with the
+/// largest array, whose cpf tiles every tensor (smaller units: `TensorLayout::view`).
 pub fn graph_unit(design: &Design) -> Result<Unit, CompileError> {
     let unit = design
         .cores()
@@ -325,10 +323,9 @@ pub fn graph_unit(design: &Design) -> Result<Unit, CompileError> {
         .map(|c| c.1)
         .filter(|u| u.cpf == u.kpf)
         .fold(design.cores()[0].1, |a, u| {
-            if u.cpf > a.cpf || a.cpf != a.kpf {
-                u
-            } else {
-                a
+            match u.cpf > a.cpf || a.cpf != a.kpf {
+                true => u,
+                false => a,
             }
         })
         .clone();
