@@ -329,7 +329,7 @@ fn refuses_bad_requests() {
     ];
     let cases: [(&[&str], &str); 5] = [
         (&["--budget", "dsp=700,bram=600,bw=6.4", "--batch", "1,2"], "--batch: 2 values for 3 branches (geometry, texture, warp)"),
-        (&["--budget", "dsp=100,bram=600,bw=6.4"], "the smallest design (geometry [8x8 h1], texture [8x8 h1], warp [8x8 h1]) needs 243 DSPs"),
+        (&["--budget", "dsp=100,bram=600,bw=6.4"], "the smallest design (geometry [8x8 h1], texture [8x8 h1], warp [8x8 h1]) needs 243 DSPs, "),
         (&["--budget", "dsp=700,bram=600"], "bw= is missing"),
         (&["--budget", "dsp=700,bram=600,bw=0.0001"], "bytes per cycle at 200 MHz; the memory needs at least 1"),
         (&["--budget", "dsp=700,bram=600,bw=6.4", "--sizes", "0,8"], "--sizes: 0 is not an array size"),

@@ -18,12 +18,14 @@
 //!   RAMs, then the smaller point.
 //! - **The search**: F-CAD's two levels, on the whole Design at once (branches share the
 //!   memory ports and the round). *Growth* (its Algorithm 2, across branches): from the
-//!   current point, take the step (a replica more, the next array size, a stage split in
-//!   two) that gains the most frames per second per DSP it adds, while one fits; the
-//!   slowest stage is where a step gains. *Perturbation* (its Algorithm 1's stochastic
-//!   redistribution): from the best point, a seeded random number of random steps either
-//!   way (resources move between stages and branches), then growth again; kept if
-//!   better. Deterministic for a seed.
+//!   smallest point, take the step (a replica more, the next array size, a new stage, a
+//!   replica moved to the slowest stage, a split or a merge) that gains the most frames per
+//!   second per DSP it adds (or the most, `steepest`), the slowest stage's steps first;
+//!   when no one step gains, two. *Perturbation* (its Algorithm 1's stochastic
+//!   redistribution): 1 to 3 seeded random steps either way from the current point, grown
+//!   again, kept if better or, annealed, now and then if worse. *Polish*: every point one
+//!   step down from the best, grown again. Deterministic for a seed. Each memory width is
+//!   searched as a space of its own (`search_widths`).
 
 use crate::compiler::elastic::{Estimate, Memo};
 use crate::design::Design;
@@ -459,10 +461,18 @@ pub fn search(ex: &mut Explorer, progress: &mut dyn FnMut(f64, &str)) -> Result<
         let d = ex.design(&first)?;
         let (_, dsps, bram) = space::resources(&d)?;
         let b = ex.options.budget;
-        if dsps > b.dsps || bram > b.bram18 {
+        let luts = space::resources(&d)?.0.luts.ceil() as u64;
+        if dsps > b.dsps || bram > b.bram18 || b.luts.is_some_and(|l| luts > l) {
             return Err(format!(
-                "the smallest design ({}) needs {dsps} DSPs and {bram} BRAM18, over the budget of {} and {}; raise the budget or allow a smaller array size (--sizes)",
-                first.label(&d), b.dsps, b.bram18
+                "the smallest design ({}) needs {dsps} DSPs, {bram} BRAM18 and {luts} LUTs, over the budget of {} DSPs, {} BRAM18{}; raise the budget or allow a smaller array size (--sizes)",
+                first.label(&d), b.dsps, b.bram18,
+                b.luts.map_or(String::new(), |l| format!(" and {l} LUTs"))
+            ));
+        }
+        if d.cores().len() < 2 {
+            return Err(format!(
+                "the smallest design ({}) has one engine, which the single-engine compiler runs; allow --max-h 2 or more",
+                first.label(&d)
             ));
         }
         let e = ex
