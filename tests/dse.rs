@@ -329,7 +329,7 @@ fn refuses_bad_requests() {
     ];
     let cases: [(&[&str], &str); 5] = [
         (&["--budget", "dsp=700,bram=600,bw=6.4", "--batch", "1,2"], "--batch: 2 values for 3 branches (geometry, texture, warp)"),
-        (&["--budget", "dsp=100,bram=600,bw=6.4"], "the smallest design (geometry [8x8 h1], texture [8x8 h1], warp [8x8 h1]) needs 243 DSPs, "),
+        (&["--budget", "dsp=100,bram=600,bw=6.4"], "the smallest design (geometry [8x8 h1], texture [8x8 h1], warp [8x8 h1]) is over the budget (243 DSPs > 100)"),
         (&["--budget", "dsp=700,bram=600"], "bw= is missing"),
         (&["--budget", "dsp=700,bram=600,bw=0.0001"], "bytes per cycle at 200 MHz; the memory needs at least 1"),
         (&["--budget", "dsp=700,bram=600,bw=6.4", "--sizes", "0,8"], "--sizes: 0 is not an array size"),
@@ -359,4 +359,33 @@ fn refuses_bad_requests() {
         o,
     ]);
     assert!(String::from_utf8_lossy(&r.stderr).contains("has no [[branch]] tables"));
+}
+
+/// The memo reuses a stage's estimate only where it is the same: over every point of a
+/// space with three array sizes (so the graph's widest unit, always named u1, changes
+/// shape), the estimate through one shared memo equals a fresh `compile --estimate`.
+#[test]
+fn the_memo_gives_the_fresh_estimate() {
+    let t = small();
+    let space = Space {
+        sizes: vec![8, 16, 32],
+        max_h: 2,
+        max_units: 1,
+    };
+    let all = Budget {
+        dsps: u64::MAX,
+        bram18: u64::MAX,
+        bandwidth_gbs: 6.4,
+        luts: None,
+    };
+    let mut ex = Explorer::new(&t.0, &t.1, "t.toml", &t.2, options(all, space.clone(), 1)).unwrap();
+    let mut checked = 0;
+    for p in every_point(&space, t.0.branches.len()) {
+        let Some(s) = ex.evaluate(&p) else { continue };
+        let d = ex.design(&p).unwrap();
+        let fresh = hwgen::compiler::elastic::estimate(&d, &t.2).unwrap();
+        assert_eq!(s.cycles_per_round, fresh.cycles_per_round, "{}", s.label);
+        checked += 1;
+    }
+    assert!(checked > 100, "{checked} points");
 }

@@ -139,10 +139,10 @@ module tb #(
   // Memory model, port by port: port p's pipeline is bits p*LATENCY .. p*LATENCY+LATENCY-1
   // of pipe_valid (and the beats at the same positions of pipe_data), entering at the
   // lowest and leaving at the highest.
-  reg [31:0]          port_addr;
-  reg [LATENCY-1:0]   shift_valid;
+  reg [31:0]              port_addr;
+  reg [LATENCY-1:0]       shift_valid;
   reg [LATENCY*MEM_W-1:0] shift_data;
-  reg                 read_now;
+  reg                     read_now;
   always @(posedge clk_i) begin
     for (p = 0; p < MEM_PORTS; p = p + 1) begin
       shift_valid = pipe_valid[p*LATENCY +: LATENCY];
@@ -313,7 +313,7 @@ module tb #(
         idle = progress ? 0 : idle + 1;
         if (stall_limit > 0 && idle > stall_limit) begin
           in_flight = 0;
-          for (i = 0; i < MEM_PORTS * LATENCY; i = i + 1) if (pipe_valid[i]) in_flight = in_flight + 1;
+          in_flight = $countones(pipe_valid);
           $display("STALL %0d %0d", cycle, idle);
           for (q = 0; q < 4; q = q + 1)
             $display("QUEUE %0d %0d %0d %0d", q, `HWGEN_CORE0.queue_valid[q], started[q],
@@ -335,11 +335,7 @@ module tb #(
         if (counter > 3 && csr_rdata[1]) begin
           // Done means every engine is idle: no read it asked for may still be on its way
           // (an instruction prefetch past `end` included), or a new start would take it.
-          for (i = 0; i < MEM_PORTS * LATENCY; i = i + 1) if (pipe_valid[i]) begin
-            $display("ERROR: done with a memory read in flight");
-            $finish;
-          end
-          if (|mem_rsp_valid) begin
+          if (|pipe_valid || |mem_rsp_valid) begin
             $display("ERROR: done with a memory read in flight");
             $finish;
           end

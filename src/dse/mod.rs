@@ -239,7 +239,7 @@ impl<'m> Explorer<'m> {
         // config's rules, then the estimate.
         let b = self.options.budget;
         let (r, dsps, bram18) = space::resources(&space::design(&self.template, p)).ok()?;
-        if dsps > b.dsps || bram18 > b.bram18 || b.luts.is_some_and(|l| r.luts > l as f64) {
+        if b.exceeded(&r).is_some() {
             self.over_budget += 1;
             return None;
         }
@@ -459,14 +459,11 @@ pub fn search(ex: &mut Explorer, progress: &mut dyn FnMut(f64, &str)) -> Result<
     let first = ex.smallest()?;
     let Some(s0) = ex.evaluate(&first) else {
         let d = ex.design(&first)?;
-        let (_, dsps, bram) = space::resources(&d)?;
-        let b = ex.options.budget;
-        let luts = space::resources(&d)?.0.luts.ceil() as u64;
-        if dsps > b.dsps || bram > b.bram18 || b.luts.is_some_and(|l| luts > l) {
+        let (r, _, _) = space::resources(&d)?;
+        if let Some(over) = ex.options.budget.exceeded(&r) {
             return Err(format!(
-                "the smallest design ({}) needs {dsps} DSPs, {bram} BRAM18 and {luts} LUTs, over the budget of {} DSPs, {} BRAM18{}; raise the budget or allow a smaller array size (--sizes)",
-                first.label(&d), b.dsps, b.bram18,
-                b.luts.map_or(String::new(), |l| format!(" and {l} LUTs"))
+                "the smallest design ({}) is over the budget ({over}); raise the budget or allow a smaller array size (--sizes)",
+                first.label(&d)
             ));
         }
         if d.cores().len() < 2 {

@@ -63,6 +63,29 @@ impl Budget {
     }
 }
 
+impl Budget {
+    /// What of `r` exceeds this budget, counted in whole blocks ("2600 DSPs > 2520"), or
+    /// None when it fits.
+    pub fn exceeded(&self, r: &Predicted) -> Option<String> {
+        let mut over = Vec::new();
+        let (dsps, bram, luts) = (
+            r.dsps.ceil() as u64,
+            r.bram18.ceil() as u64,
+            r.luts.ceil() as u64,
+        );
+        if dsps > self.dsps {
+            over.push(format!("{dsps} DSPs > {}", self.dsps));
+        }
+        if bram > self.bram18 {
+            over.push(format!("{bram} BRAM18 > {}", self.bram18));
+        }
+        if let Some(l) = self.luts.filter(|&l| luts > l) {
+            over.push(format!("{luts} LUTs > {l}"));
+        }
+        (!over.is_empty()).then(|| over.join(", "))
+    }
+}
+
 /// The choices per unit and per branch.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Space {

@@ -53,9 +53,10 @@ pub fn estimate(design: &Design, model: &Model) -> Result<Estimate, CompileError
     Memo::default().estimate(design, model)
 }
 
-/// Legalized graphs and stage estimates already made, for Designs that differ only in
-/// their branches' units (a Design with other memory, vector or control parameters, or
-/// another model, gets entries of its own: the keys hold them).
+/// Legalized graphs and stage estimates already made, for Designs of one model that differ
+/// only in their branches' units (a Design with other memory, vector or control
+/// parameters gets entries of its own: the keys hold them; models are told apart by name
+/// and layer names only, so use one memo per model).
 #[derive(Default)]
 pub struct Memo {
     /// Per widest unit, the graph; per stage unit of another shape, the graph with it.
@@ -79,13 +80,17 @@ impl Memo {
         for (si, st) in m.stages.iter().enumerate() {
             let unit = super::unit_of(design, st);
             let rows: Vec<_> = st.nodes.iter().map(|&i| &m.replicas[i]).collect();
+            // The graph by its unit's shape (not its name: units of different sizes may
+            // share one), the stage's unit by everything the passes read, its replicas
+            // and bands, and the rows each replica computes.
             let key = format!(
-                "{base}|{:?}|{:?}|{}|{:?}|{:?}|{:?}|{:?}",
-                g.unit.name,
+                "{base}|{:?}|{:?}|{}|{:?}|{}|{}|{:?}|{:?}",
+                super::unit_shape(&g.unit),
                 st.nodes,
                 m.mixed,
-                (unit.cpf, unit.kpf, unit.h, unit.bands, &unit.buffers),
-                unit.datatype,
+                super::unit_shape(unit),
+                unit.h,
+                unit.bands,
                 rows,
                 m.band_ends[si]
             );
@@ -149,10 +154,11 @@ fn base_key(design: &Design, model: &Model) -> String {
     // Not the memory ports: a stage's estimate is its engines' alone with a port; the
     // ports count only in the round (`summarize`).
     let m = &design.memory;
+    let layers: Vec<&str> = model.layers.iter().map(|l| l.name.as_str()).collect();
     format!(
-        "{}|{}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        "{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
         model.name,
-        model.layers.len(),
+        layers,
         (m.data_width_bits, m.latency_cycles, m.bytes_per_cycle),
         design.control,
         design.vector,
