@@ -1,6 +1,7 @@
 //! estimate: every layer's cycles for the report. On one engine, from a timeline of the
 //! finished program (`timeline`): the four queues run in order, waits take the signals the
-//! sync pass gave them, and loads and stores share the memory port. On an elastic Design,
+//! sync pass gave them, loads and stores share the memory port, and the vector unit's
+//! accumulator reads wait while the array reads the same bank. On an elastic Design,
 //! per stage, from each layer's instructions (`run`): the longest of the array's streaming,
 //! the vector unit's rows and the memory port's beats, plus the fill of the array and the
 //! memory latency.
@@ -258,11 +259,13 @@ pub fn timeline(
             Op::End => Cost::fixed(0, 0),
         })
         .collect();
-    let queues = steps.iter().map(|s| s.queue().index()).collect();
+    let queues: Vec<usize> = steps.iter().map(|s| s.queue().index()).collect();
+    let acc = instrs.iter().map(|i| AccUse::of(u, i)).collect();
     let latency = u64::from(design.memory.latency_cycles);
     let fifo = u64::from(crate::rtl::rsp_depth(design));
     let depth = design.control.queue_depth as usize;
-    let done = Timeline::new(instrs, queues, costs, latency, fifo, depth).run();
+    let timeline = Timeline::new(instrs, queues, costs, latency, fifo, depth, acc);
+    let done = timeline.run_to_fixpoint();
     let mut ends = vec![0u64; g.nodes.len()];
     for (s, d) in steps.iter().zip(done) {
         ends[s.node] = ends[s.node].max(d);
@@ -275,6 +278,69 @@ pub fn timeline(
             c
         })
         .collect()
+}
+
+/// How an instruction reads the accumulator, whose banks serve the array first
+/// (`hwgen_shared_buffer`): the vector unit's reads wait while the array reads the same bank.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum AccUse {
+    None,
+    /// An accumulating matmul: the array reads each row's old sum as the row leaves it,
+    /// `lag` cycles after the row's read from the input buffer.
+    Array {
+        bank: u64,
+        rows: u64,
+        lag: u64,
+    },
+    /// A vector instruction: its bias row, its scale row (per-channel) and its rows.
+    Vector {
+        bank: u64,
+        reads: u64,
+    },
+}
+
+impl AccUse {
+    fn of(u: &crate::design::Unit, i: &crate::isa::Instr) -> Self {
+        // The bank is the address bit above the per-bank rows (depths are powers of two).
+        let bank = |addr: u64| match u.acc_banks() {
+            1 => 0,
+            _ => addr / u64::from(u.buffers.accumulator_depth),
+        };
+        match &i.op {
+            Op::Matmul(m) if m.accumulate => AccUse::Array {
+                bank: bank(m.acc_addr),
+                rows: m.count0 * m.count1,
+                lag: u64::from(u.cpf + u.kpf),
+            },
+            Op::Vector(v) => AccUse::Vector {
+                bank: bank(v.acc_addr),
+                reads: v.count + u64::from(v.load_bias) + u64::from(v.per_channel),
+            },
+            _ => AccUse::None,
+        }
+    }
+}
+
+/// The cycles the array reads one accumulator bank: per accumulating matmul (in program
+/// order), its index and the first and the last-plus-one cycle of its reads.
+type BankReads = Vec<(usize, u64, u64)>;
+
+/// Cycles a reader that needs `reads` cycles of a bank from cycle `from` on loses to the
+/// intervals in which the array reads that bank (in order of their starts).
+fn acc_stall(busy: impl IntoIterator<Item = (u64, u64)>, from: u64, reads: u64) -> u64 {
+    let (mut t, mut left, mut stall) = (from, reads, 0);
+    for (s, e) in busy {
+        if e <= t {
+            continue;
+        }
+        if s >= t + left {
+            break;
+        }
+        left -= s.saturating_sub(t);
+        stall += e - s.max(t);
+        t = e;
+    }
+    stall
 }
 
 /// What an instruction takes on the timeline.
@@ -336,6 +402,13 @@ struct Timeline<'a> {
     issue: Vec<u64>,
     /// Instructions each queue holds.
     queue_depth: usize,
+    /// Per instruction, how it reads the accumulator; per bank, the cycles the array reads
+    /// it as this pass finds them, and as the pass before found them (a vector
+    /// instruction's reads may meet matmuls that start after it on this pass: their
+    /// cycles on the pass before stand in for them).
+    acc: Vec<AccUse>,
+    array_reads: Vec<BankReads>,
+    array_reads_now: Vec<BankReads>,
 }
 
 impl<'a> Timeline<'a> {
@@ -346,6 +419,7 @@ impl<'a> Timeline<'a> {
         latency: u64,
         response_fifo: u64,
         queue_depth: usize,
+        acc: Vec<AccUse>,
     ) -> Self {
         let mut order: [Vec<usize>; 4] = Default::default();
         let mut pos = Vec::with_capacity(queue.len());
@@ -373,11 +447,52 @@ impl<'a> Timeline<'a> {
             input_writes: Vec::new(),
             response_fifo,
             array_idle: 0,
+            acc,
+            array_reads: Vec::new(),
+            array_reads_now: Vec::new(),
         }
     }
 
-    /// Each instruction's end.
-    fn run(mut self) -> Vec<u64> {
+    /// Each instruction's end: the timeline run again with the array's accumulator reads
+    /// of the pass before, until they no longer change (at most four passes).
+    fn run_to_fixpoint(self) -> Vec<u64> {
+        let mut t = self;
+        for pass in 1.. {
+            let mut next = t.clone_empty();
+            let (done, found) = t.pass();
+            if found == next.array_reads || pass == 4 {
+                return done;
+            }
+            next.array_reads = found;
+            t = next;
+        }
+        unreachable!("the passes end at the fourth")
+    }
+
+    /// A fresh timeline of the same program, reading the array's accumulator reads this one
+    /// read.
+    fn clone_empty(&self) -> Self {
+        let mut t = Timeline::new(
+            self.instrs,
+            self.queue.clone(),
+            self.costs.clone(),
+            self.latency,
+            self.response_fifo,
+            self.queue_depth,
+            self.acc.clone(),
+        );
+        t.array_reads = self.array_reads.clone();
+        t
+    }
+
+    /// Each instruction's end, on one pass.
+    #[cfg(test)]
+    fn run(self) -> Vec<u64> {
+        self.pass().0
+    }
+
+    /// Each instruction's end, and per bank the cycles the array read it.
+    fn pass(mut self) -> (Vec<u64>, Vec<BankReads>) {
         loop {
             self.run_fixed();
             for unit in [Queue::Load, Queue::Store] {
@@ -403,7 +518,7 @@ impl<'a> Timeline<'a> {
             (0..4).all(|q| self.next[q] == self.order[q].len()),
             "a synced program runs to its end"
         );
-        self.done
+        (self.done, self.array_reads_now)
     }
 
     /// Starts the compute and vector queues' instructions whose signals are known.
@@ -426,6 +541,8 @@ impl<'a> Timeline<'a> {
                     } else {
                         at
                     };
+                    let stall = self.accumulator(pc, at);
+                    let (busy, done) = (busy + stall, done + stall);
                     if matches!(self.instrs[pc].op, Op::Matmul(_)) {
                         self.array_idle = at + busy;
                     }
@@ -445,6 +562,40 @@ impl<'a> Timeline<'a> {
             if !progressed {
                 return;
             }
+        }
+    }
+
+    /// Instruction pc starts at `at`: records the cycles the array reads an accumulator
+    /// bank, or returns the cycles a vector instruction's reads wait for the array.
+    fn accumulator(&mut self, pc: usize, at: u64) -> u64 {
+        match self.acc[pc] {
+            AccUse::Array { bank, rows, lag } if rows > 0 => {
+                let b = bank as usize;
+                if self.array_reads_now.len() <= b {
+                    self.array_reads_now.resize(b + 1, Vec::new());
+                }
+                self.array_reads_now[b].push((pc, at + lag, at + lag + rows));
+                0
+            }
+            AccUse::Vector { bank, reads } => {
+                let b = bank as usize;
+                // The compute queue's next instruction: it and those after it have not
+                // started on this pass.
+                let frontier = self.order[Queue::Compute.index()]
+                    .get(self.next[Queue::Compute.index()])
+                    .copied()
+                    .unwrap_or(usize::MAX);
+                let now = self.array_reads_now.get(b).map_or(&[][..], Vec::as_slice);
+                let before = self.array_reads.get(b).map_or(&[][..], Vec::as_slice);
+                let later = &before[before.partition_point(|r| r.0 < frontier)..];
+                let from = at + 1;
+                let busy = now[now.partition_point(|r| r.2 <= from)..]
+                    .iter()
+                    .chain(later)
+                    .map(|&(_, s, e)| (s, e));
+                acc_stall(busy, from, reads)
+            }
+            _ => 0,
         }
     }
 
@@ -606,7 +757,7 @@ impl Port {
 
 #[cfg(test)]
 mod tests {
-    use super::{Active, Cost, Port, Timeline};
+    use super::{acc_stall, AccUse, Active, Cost, Port, Timeline};
     use crate::isa::{Instr, Matmul, Op, Transfer};
 
     /// By hand, with queues of one instruction: two matmuls of 100 cycles, then a load of
@@ -631,10 +782,77 @@ mod tests {
                 into_input: false,
             },
         ];
-        let run =
-            |depth: usize| Timeline::new(&instrs, vec![1, 1, 0], costs.clone(), 0, 32, depth).run();
+        let run = |depth: usize| {
+            let acc = vec![AccUse::None; 3];
+            Timeline::new(&instrs, vec![1, 1, 0], costs.clone(), 0, 32, depth, acc).run()
+        };
         assert_eq!(run(1), vec![101, 201, 14]);
         assert_eq!(run(2), vec![101, 201, 13]);
+    }
+
+    /// By hand: the array reads the bank over 10..20 and 25..30. A reader of 10 cycles
+    /// from 5 reads over 5..10 and 20..25 (10 lost); one of 11 also over 30..31 (15 lost);
+    /// one of 3 from 12 waits until 20 (8 lost); one of 5 from 31 loses nothing.
+    #[test]
+    fn vector_reads_wait_while_the_array_reads_the_bank() {
+        let busy = [(10, 20), (25, 30)];
+        assert_eq!(acc_stall(busy, 5, 10), 10);
+        assert_eq!(acc_stall(busy, 5, 11), 15);
+        assert_eq!(acc_stall(busy, 12, 3), 8);
+        assert_eq!(acc_stall(busy, 31, 5), 0);
+    }
+
+    /// By hand: a load of 10 cycles (issued at 0, on the port over 1..11) signals a matmul
+    /// of 100 accumulating rows, which starts at 11; with a lag of 16 the array reads its
+    /// bank over 27..127. A vector instruction of 30 reads (busy 31, done 37), issued at 2,
+    /// starts at 3 and reads from 4: on the other bank it ends at 40; on the same bank it
+    /// reads over 4..27, waits the array's 100 cycles and ends at 140. The vector
+    /// instruction starts before the matmul does, so only the second pass sees it.
+    #[test]
+    fn the_timeline_stalls_vector_reads_on_the_arrays_bank() {
+        let mut load = Instr::new(Op::Load(Transfer::default()));
+        load.signal = 1; // load_to_compute
+        let mut mm = Instr::new(Op::Matmul(Matmul {
+            count0: 100,
+            count1: 1,
+            accumulate: true,
+            ..Matmul::default()
+        }));
+        mm.wait = 1;
+        let vector = Instr::new(Op::Vector(crate::isa::Vector::default()));
+        let instrs = [load, mm, vector];
+        let costs = vec![
+            Cost::Transfer {
+                work: 10,
+                into_input: false,
+            },
+            Cost::fixed(100, 133),
+            Cost::Fixed {
+                busy: 31,
+                done: 37,
+                input_rows: 0,
+                after_array: 0,
+            },
+        ];
+        let ends = |bank: u64, fixpoint: bool| {
+            let acc = vec![
+                AccUse::None,
+                AccUse::Array {
+                    bank: 0,
+                    rows: 100,
+                    lag: 16,
+                },
+                AccUse::Vector { bank, reads: 30 },
+            ];
+            let t = Timeline::new(&instrs, vec![0, 1, 2], costs.clone(), 0, 32, 2, acc);
+            match fixpoint {
+                true => t.run_to_fixpoint(),
+                false => t.run(),
+            }
+        };
+        assert_eq!(ends(1, true), vec![11, 144, 40]);
+        assert_eq!(ends(0, false)[2], 40);
+        assert_eq!(ends(0, true)[2], 140);
     }
 
     fn transfer(pc: usize, start: u64, cycles: u64) -> Option<Active> {
