@@ -1,0 +1,284 @@
+//! estimate: every layer's cycles for the report. On one engine, from a timeline of the
+//! finished program (`timeline`): the four queues run in order, waits take the signals the
+//! sync pass gave them, loads and stores share the memory port, and the vector unit's
+//! accumulator reads wait while the array reads the same bank. On an elastic Design,
+//! per stage, from each layer's instructions (`run`): the longest of the array's streaming,
+//! the vector unit's rows and the memory port's beats, plus the fill of the array and the
+//! memory latency.
+
+mod timeline;
+
+use super::schedule::{Res, Step};
+use crate::compiler::{Compilation, CompileError, LayerReport};
+use crate::design::Design;
+use crate::isa::{Buffer, Op};
+use timeline::{AccUse, Cost, Timeline};
+
+pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
+    let steps = &c
+        .synced
+        .as_ref()
+        .expect("pass order: sync must run first")
+        .steps;
+    let mut layers = run(c.design, c.graph(), c.alloc(), steps);
+    let instrs = &c
+        .program
+        .as_ref()
+        .expect("pass order: encode must run first")
+        .instrs;
+    // One engine: each layer's cycles from the program's timeline (the per-layer maximum of
+    // `run` misses the hand-overs between the queues inside a layer).
+    for (l, cycles) in
+        layers
+            .iter_mut()
+            .zip(timeline(c.design, c.graph(), c.alloc(), steps, instrs))
+    {
+        l.estimated_cycles = cycles;
+    }
+    let program = c
+        .program
+        .as_mut()
+        .expect("pass order: encode must run first");
+    program.macs = layers.iter().map(|l| l.macs).sum();
+    program.macs_run = program.macs;
+    program.layers = layers;
+    Ok(())
+}
+
+/// Input rows a matmul must stream to hide the preload of the next weights: the array fills
+/// the idle bank on the activations' wavefront as soon as the matmul starts, one row per
+/// cycle over cpf cycles (read in the cpf cycles after the start, arriving a cycle later),
+/// and the matmul finishes with its last input row only once the last weight row arrived.
+pub fn preload_rows(cpf: u32) -> u64 {
+    u64::from(cpf) + 2
+}
+
+/// Cycles of a matmul streaming `rows` input rows on an array of `cpf` rows: its rows (the
+/// next matmul starts in the cycle of its last read, so the array takes a row every
+/// cycle), or the preload of the next weights if it is longer (`preload_rows`). (The
+/// tiler's cost model too.)
+pub fn matmul_cycles(rows: u64, cpf: u32, preload: bool) -> u64 {
+    if rows == 0 {
+        return 0;
+    }
+    let refill = if preload { preload_rows(cpf) } else { 0 };
+    rows.max(refill)
+}
+
+/// Cycles the window unit takes between an instruction's start and its last accumulator
+/// write (when the next may start), beyond reading its weights and its input pixels
+/// (`hwgen_window_unit`).
+pub const WINDOW_PIPE: u64 = 4;
+
+/// Cycles from a vector instruction's start to its last output row written, beyond one per
+/// row: issue, the accumulator read, the lanes' pipeline (`hwgen_vector_unit`'s
+/// LANE_LATENCY) and the write.
+pub const VECTOR_PIPE: u64 = 7;
+
+/// Cycles a `per_channel` vector instruction adds before its rows: the scale row's read and
+/// its data (`hwgen_vector_unit`'s PHASE_SCALE and PHASE_SCALE_D).
+pub const SCALE_READ: u64 = 2;
+
+/// Cycles a vector instruction takes before its rows besides its pipeline.
+fn vector_setup(v: &crate::isa::Vector) -> u64 {
+    if v.per_channel {
+        SCALE_READ
+    } else {
+        0
+    }
+}
+
+/// Cycles from the array's last busy cycle (its last input row read) to its last
+/// accumulator write: the row enters the array the cycle after, leaves it cpf + kpf - 1
+/// cycles later and is written the cycle after (`hwgen_compute_unit`, `hwgen_core`).
+pub fn array_last_write(cpf: u32, kpf: u32) -> u64 {
+    u64::from(cpf + kpf) + 1
+}
+
+/// `hwgen_core`'s ARRAY_DRAIN: the count its window/array interlock starts from in the
+/// cycle after the array's last busy cycle (one more than `array_last_write`).
+pub fn array_drain(cpf: u32, kpf: u32) -> u64 {
+    array_last_write(cpf, kpf) + 1
+}
+
+/// Cycles from a window instruction's start to its first accumulator access
+/// (`hwgen_window_unit`'s lead_o): its weights (none for a maximum), the pixels before its
+/// first kernel window completes, and three pipeline cycles.
+pub fn window_lead(w: &crate::isa::Window) -> u64 {
+    let weights = if w.max { 0 } else { w.kh * w.kw };
+    weights + w.kh.saturating_sub(1) * w.count0 + w.kw + 3
+}
+
+/// Cycles after the array's last busy cycle from which a window instruction may start:
+/// `hwgen_core` starts it once the drain count (ARRAY_DRAIN in the cycle after the last
+/// busy one, counting down) is below its lead.
+pub fn window_after_array(w: &crate::isa::Window, cpf: u32, kpf: u32) -> u64 {
+    (array_drain(cpf, kpf) + 1).saturating_sub(window_lead(w))
+}
+
+/// Cycles of a window instruction: its weight rows (a sum; a maximum has none), one cycle
+/// per input pixel, and the pipeline.
+pub fn window_cycles(w: &crate::isa::Window) -> u64 {
+    let weights = if w.max { 0 } else { w.kh * w.kw };
+    weights + w.count0 * w.count1 + WINDOW_PIPE
+}
+
+/// Memory beats of one row of `buf` in precision `prec`: an activation row's elements, and
+/// its scale beat when the precision is block-scaled; a weight or accumulator row's beats.
+pub fn row_beats(
+    u: &crate::design::Unit,
+    alloc: &super::allocate::Alloc,
+    buf: Buffer,
+    prec: usize,
+) -> u64 {
+    // Beats of the elements of an activation row, without the scale beat.
+    let act_elems = alloc.act_beats - u64::from(u.scale_bits() > 0);
+    match buf {
+        Buffer::Input | Buffer::Output => {
+            act_elems + u64::from(u.datatype.get(prec).input().block_scaled())
+        }
+        Buffer::Weight => alloc.weight_beats,
+        Buffer::Accumulator => alloc.acc_beats,
+    }
+}
+
+/// Memory beats a load or store step moves (0 for other steps): its rows outside the
+/// padding, each the beats of a row of the scratchpad it fills or empties (`row_beats`).
+pub fn step_beats(u: &crate::design::Unit, alloc: &super::allocate::Alloc, s: &Step) -> u64 {
+    let (Op::Load(t) | Op::Store(t)) = &s.instr.op else {
+        return 0;
+    };
+    let buf = match (&s.instr.op, s.writes.first()) {
+        (Op::Load(_), Some(Res::Spad(b, ..))) => *b,
+        _ => Buffer::Output,
+    };
+    let per_row = match t.row_beats {
+        0 => row_beats(u, alloc, buf, t.prec as usize),
+        short => short,
+    };
+    t.moved_rows() * per_row
+}
+
+pub fn run(
+    design: &Design,
+    g: &super::legalize::Graph,
+    alloc: &super::allocate::Alloc,
+    steps: &[Step],
+) -> Vec<LayerReport> {
+    let u = &g.unit;
+    let mem_w = design.memory.data_width_bits;
+    let bytes_per_beat = u64::from(mem_w / 8);
+    let bw = u64::from(design.memory.bytes_per_cycle).max(1);
+    let fill = u64::from(u.cpf + u.kpf) + u64::from(design.memory.latency_cycles);
+    let mut layers = Vec::new();
+    // A step's index is its instruction's program index (encode appends only the end).
+    let mut by_node: Vec<Vec<(usize, &Step)>> = vec![Vec::new(); g.nodes.len()];
+    for (pc, s) in steps.iter().enumerate() {
+        if let Some(v) = by_node.get_mut(s.node) {
+            v.push((pc, s));
+        }
+    }
+    for (ni, n) in g.nodes.iter().enumerate() {
+        let (mut compute, mut vector, mut beats, mut count) = (0u64, 0u64, 0u64, 0usize);
+        for &(_, s) in &by_node[ni] {
+            count += 1;
+            match &s.instr.op {
+                Op::Matmul(m) => {
+                    compute += matmul_cycles(m.count0 * m.count1, u.cpf, m.preload);
+                }
+                Op::Window(w) => compute += window_cycles(w),
+                Op::Vector(v) => vector += v.count + VECTOR_PIPE + vector_setup(v),
+                Op::Load(_) | Op::Store(_) => beats += step_beats(u, alloc, s),
+                Op::End => {}
+            }
+        }
+        let memory = beats * bytes_per_beat / bw;
+        layers.push(LayerReport {
+            name: n.name.clone(),
+            op: n.op.name().to_string(),
+            datatype: u.datatype.get(n.prec).name(),
+            macs: n.macs,
+            instructions: count,
+            beats,
+            // A layer with no instructions here (on an elastic design, one another
+            // stage runs) costs nothing, not a pipeline fill.
+            estimated_cycles: match count {
+                0 => 0,
+                _ => compute.max(memory).max(vector) + fill,
+            },
+            pcs: by_node[ni].iter().map(|&(pc, _)| pc).collect(),
+        });
+    }
+    layers
+}
+
+/// Each layer's cycles from a timeline of the synced program: every queue runs its
+/// instructions in order, an instruction starts once its queue is free and the k-th wait on
+/// a semaphore has the k-th signal, and loads and stores share the memory port round robin
+/// (`Port`), as `hwgen_mem_arbiter` grants it. A layer ends when its last instruction does;
+/// its cycles run from the previous layer's end (as `hwgen sim --layers` splits the RTL run).
+pub fn timeline(
+    design: &Design,
+    g: &super::legalize::Graph,
+    alloc: &super::allocate::Alloc,
+    steps: &[Step],
+    instrs: &[crate::isa::Instr],
+) -> Vec<u64> {
+    let u = &g.unit;
+    let bytes_per_beat = u64::from(design.memory.data_width_bits / 8);
+    let bw = u64::from(design.memory.bytes_per_cycle).max(1);
+    // From a matmul's last row read to its result written.
+    let array = array_last_write(u.cpf, u.kpf);
+    let costs = steps
+        .iter()
+        .map(|s| match &s.instr.op {
+            Op::Matmul(m) => {
+                // A matmul without rows still takes a cycle, or its preload's.
+                let c = matmul_cycles((m.count0 * m.count1).max(1), u.cpf, m.preload);
+                Cost::fixed(c, c + array)
+            }
+            Op::Window(w) => Cost::Fixed {
+                busy: window_cycles(w),
+                done: window_cycles(w),
+                input_rows: 0,
+                after_array: window_after_array(w, u.cpf, u.kpf),
+            },
+            Op::Vector(v) => Cost::Fixed {
+                busy: v.count + 1 + vector_setup(v),
+                done: v.count + VECTOR_PIPE + vector_setup(v),
+                input_rows: if v.to_input { v.count } else { 0 },
+                after_array: 0,
+            },
+            // The port's cycles for the beats, and a cycle per padding row (the load unit
+            // skips one per cycle without a request).
+            Op::Load(t) | Op::Store(t) => {
+                let beats = step_beats(u, alloc, s);
+                let pad = t.count0 * t.count1 - t.moved_rows();
+                Cost::Transfer {
+                    work: (beats * bytes_per_beat).div_ceil(bw) + pad,
+                    into_input: matches!(s.writes.first(), Some(Res::Spad(Buffer::Input, ..))),
+                }
+            }
+            Op::End => Cost::fixed(0, 0),
+        })
+        .collect();
+    let queues: Vec<usize> = steps.iter().map(|s| s.queue().index()).collect();
+    let acc = instrs.iter().map(|i| AccUse::of(u, i)).collect();
+    let latency = u64::from(design.memory.latency_cycles);
+    let fifo = u64::from(crate::rtl::rsp_depth(design));
+    let depth = design.control.queue_depth as usize;
+    let timeline = Timeline::new(instrs, queues, costs, latency, fifo, depth, acc);
+    let done = timeline.run_to_fixpoint();
+    let mut ends = vec![0u64; g.nodes.len()];
+    for (s, d) in steps.iter().zip(done) {
+        ends[s.node] = ends[s.node].max(d);
+    }
+    let mut prev = 0;
+    ends.iter()
+        .map(|&e| {
+            let c = e.saturating_sub(prev);
+            prev = prev.max(e);
+            c
+        })
+        .collect()
+}
