@@ -59,7 +59,8 @@ pub fn estimate(design: &Design, model: &Model) -> Result<Estimate, CompileError
 /// and layer names only, so use one memo per model).
 #[derive(Default)]
 pub struct Memo {
-    /// Per widest unit, the graph; per stage unit of another shape, the graph with it.
+    /// Per widest unit's shape, the graph; per stage unit of another shape, the graph with
+    /// it.
     graphs: HashMap<String, Rc<Graph>>,
     shaped: HashMap<String, Rc<Graph>>,
     stages: HashMap<String, (StageReport, Vec<LayerCost>)>,
@@ -107,7 +108,11 @@ impl Memo {
                 true => g.clone(),
                 false => self
                     .shaped
-                    .entry(format!("{base}|{:?}|{:?}", g.unit, super::unit_shape(unit)))
+                    .entry(format!(
+                        "{base}|{:?}|{:?}",
+                        super::unit_shape(&g.unit),
+                        super::unit_shape(unit)
+                    ))
                     .or_insert_with(|| {
                         Rc::new(Graph {
                             unit: unit.clone(),
@@ -116,8 +121,14 @@ impl Memo {
                     })
                     .clone(),
             };
-            let (report, _, costs) =
-                plan_stage(design, &gs, st, alloc, &m.replicas, &m.band_ends[si])?;
+            let (report, _, costs) = plan_stage(
+                design,
+                &gs,
+                st,
+                alloc,
+                (&m.replicas, &m.band_ends[si]),
+                false,
+            )?;
             add_layer_costs(&mut layers, &costs);
             self.stages.insert(key, (report.clone(), costs));
             reports.push(report);
@@ -132,8 +143,10 @@ impl Memo {
         model: &Model,
         base: &str,
     ) -> Result<Rc<Graph>, CompileError> {
+        // By the widest unit's shape: its name and replicas do not change the graph, and
+        // a search meets every one of them.
         let widest = legalize::graph_unit(design)?;
-        let key = format!("{base}|{widest:?}");
+        let key = format!("{base}|{:?}", super::unit_shape(&widest));
         if let Some(g) = self.graphs.get(&key) {
             return Ok(g.clone());
         }
@@ -248,5 +261,32 @@ fn summarize(
         frames_per_second: most as f64 * clock / round as f64,
         efficiency: macs_run as f64 / (round * pes) as f64,
         pes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A search meets the same units with other replica counts: the memo keeps one graph
+    /// for them (it kept one per count and name, which a long search could not hold in
+    /// memory), and its estimates stay the fresh ones.
+    #[test]
+    fn one_graph_per_unit_shape() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let d = crate::config::load(&root.join("configs/codec_avatar_small.toml")).unwrap();
+        let model =
+            crate::model::load(&root.join("models/codec_avatar/decoder_small.toml")).unwrap();
+        let mut memo = Memo::default();
+        for h in [2, 3, 1] {
+            let mut v = d.clone();
+            for u in v.branches.iter_mut().flat_map(|b| &mut b.units) {
+                u.h = h;
+            }
+            let fresh = estimate(&v, &model).unwrap();
+            let memoized = memo.estimate(&v, &model).unwrap();
+            assert_eq!(memoized.cycles_per_round, fresh.cycles_per_round, "h = {h}");
+        }
+        assert_eq!(memo.graphs.len(), 1);
     }
 }

@@ -173,7 +173,8 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
     let mut layers = layer_reports(&g);
     for (si, st) in m.stages.iter().enumerate() {
         let alloc = allocs.get(si).unwrap_or(&alloc);
-        let (report, sh, costs) = plan_stage(design, &g, st, alloc, &m.replicas, &m.band_ends[si])?;
+        let (report, sh, costs) =
+            plan_stage(design, &g, st, alloc, (&m.replicas, &m.band_ends[si]), true)?;
         add_layer_costs(&mut layers, &costs);
         reports.push(report);
         shares.push(sh);
@@ -291,14 +292,15 @@ pub(super) fn unit_shape(u: &Unit) -> Unit {
 }
 
 /// One stage's replicas' shares of a frame, scheduled band by band, and its estimate
-/// (`g`: the graph, of the stage's unit's shape or not).
+/// (`g`: the graph, of the stage's unit's shape or not). The shares keep their scheduled
+/// steps when `keep_steps` (compile); an estimate drops each replica's once counted.
 fn plan_stage(
     design: &Design,
     g: &Graph,
     st: &map::Stage,
     alloc: &Alloc,
-    replicas: &[Vec<Range<usize>>],
-    band_ends: &[Vec<Vec<usize>>],
+    (replicas, band_ends): (&[Vec<Range<usize>>], &[Vec<Vec<usize>>]),
+    keep_steps: bool,
 ) -> Result<(StageReport, Vec<Share>, Vec<LayerCost>), CompileError> {
     let ibeats = crate::isa::instr_beats(design.memory.data_width_bits);
     let branch = &design.branches[st.branch];
@@ -354,10 +356,13 @@ fn plan_stage(
         share.bands = (0..share.ends.len())
             .map(|k| schedule::run_rows(design, gs, alloc, &tiling, &share.band_rows(k)))
             .collect();
-        let est = match share.bands.as_slice() {
-            [one] => estimate::run(design, gs, alloc, one),
-            bands => estimate::run(design, gs, alloc, &bands.concat()),
-        };
+        let parts: Vec<&[Step]> = share.bands.iter().map(Vec::as_slice).collect();
+        let est = estimate::run_parts(design, gs, alloc, &parts);
+        // An estimate needs no program: each replica's steps go once counted (a stage of
+        // large layers on a small array schedules millions).
+        if !keep_steps {
+            share.bands = Vec::new();
+        }
         for c in &mut costs {
             let x = &est[c.0];
             c.1 = c.1.max(x.estimated_cycles);

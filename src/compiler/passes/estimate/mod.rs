@@ -165,6 +165,17 @@ pub fn run(
     alloc: &super::allocate::Alloc,
     steps: &[Step],
 ) -> Vec<LayerReport> {
+    run_parts(design, g, alloc, &[steps])
+}
+
+/// As [`run`], over a program given in parts (an elastic engine's row bands), in order:
+/// each layer's instructions in all of them.
+pub fn run_parts(
+    design: &Design,
+    g: &super::legalize::Graph,
+    alloc: &super::allocate::Alloc,
+    parts: &[&[Step]],
+) -> Vec<LayerReport> {
     let u = &g.unit;
     let mem_w = design.memory.data_width_bits;
     let bytes_per_beat = u64::from(mem_w / 8);
@@ -173,7 +184,7 @@ pub fn run(
     let mut layers = Vec::new();
     // A step's index is its instruction's program index (encode appends only the end).
     let mut by_node: Vec<Vec<(usize, &Step)>> = vec![Vec::new(); g.nodes.len()];
-    for (pc, s) in steps.iter().enumerate() {
+    for (pc, s) in parts.iter().flat_map(|p| p.iter()).enumerate() {
         if let Some(v) = by_node.get_mut(s.node) {
             v.push((pc, s));
         }
