@@ -257,6 +257,11 @@ pub struct Design {
     /// File name of the parameter file (without its directory).
     pub source: String,
     pub dataflow: String,
+    /// Columns 2p and 2p+1 of every array share one multiplier, as an FPGA's DSP block
+    /// computes two 8-bit products (`[array] pack_macs`; 8-bit integer and MX elements).
+    /// Left out of the serialized form (and so of the hash) when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pack_macs: bool,
     pub reset: Reset,
     pub memory: Memory,
     pub control: Control,

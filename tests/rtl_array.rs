@@ -14,6 +14,8 @@ struct Shape {
     input_signed: bool,
     weight_bits: u32,
     weight_signed: bool,
+    /// Columns 2p and 2p+1 share one multiplier (`[array] pack_macs`).
+    packed: bool,
 }
 
 fn range(bits: u32, signed: bool) -> (i64, i64) {
@@ -25,27 +27,43 @@ fn range(bits: u32, signed: bool) -> (i64, i64) {
 }
 
 fn check_shape(s: &Shape, seeds: &[u64]) {
+    check_shape_gap(s, seeds, 0);
+}
+
+/// As `check_shape`; a `gap` other than 0 sends the second tile's first vector exactly
+/// `gap` cycles after its last weight row (the testbench's `+gap`).
+fn check_shape_gap(s: &Shape, seeds: &[u64], gap: u32) {
     let name = format!(
-        "array_{}x{}_{}{}x{}{}",
+        "array_{}x{}_{}{}x{}{}{}",
         s.rows,
         s.cols,
         if s.input_signed { "i" } else { "u" },
         s.input_bits,
         if s.weight_signed { "i" } else { "u" },
-        s.weight_bits
+        s.weight_bits,
+        if s.packed { "_packed" } else { "" }
     );
     if !have_tool("verilator", &name) {
         return;
     }
     let model = Model {
         top: "tb".into(),
-        sources: vec![
-            rtl_file("hwgen_delay.v"),
-            rtl_file("hwgen_mac_int.v"),
-            rtl_file("hwgen_pe_row.v"),
-            rtl_file("hwgen_systolic_array.v"),
-            testbench("tb_systolic_array.v"),
-        ],
+        sources: match s.packed {
+            false => vec![
+                rtl_file("hwgen_delay.v"),
+                rtl_file("hwgen_mac_int.v"),
+                rtl_file("hwgen_pe_row.v"),
+                rtl_file("hwgen_systolic_array.v"),
+                testbench("tb_systolic_array.v"),
+            ],
+            true => vec![
+                packed_rtl_file("hwgen_delay.v"),
+                packed_rtl_file("hwgen_mac_int_pair.v"),
+                packed_rtl_file("hwgen_pe_row.v"),
+                packed_rtl_file("hwgen_systolic_array.v"),
+                testbench("tb_systolic_array.v"),
+            ],
+        },
         include_dirs: vec![],
         harness: testbench("sim_main.cpp"),
         params: vec![
@@ -109,9 +127,10 @@ fn check_shape(s: &Shape, seeds: &[u64]) {
                 format!("+n0={n0}"),
                 format!("+n1={n1}"),
                 format!("+seed={seed}"),
+                format!("+gap={gap}"),
             ],
         )
-        .unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
+        .unwrap_or_else(|e| panic!("{name} seed {seed} gap {gap}: {e}"));
 
         let out = std::fs::read_to_string(&ofile).unwrap();
         let lines: Vec<&str> = out.lines().collect();
@@ -130,7 +149,7 @@ fn check_shape(s: &Shape, seeds: &[u64]) {
                 let want = (sum as u64) & 0xffff_ffff;
                 assert_eq!(
                     got[c], want,
-                    "{name} seed {seed}: vector {j} (tile {tile}) column {c}"
+                    "{name} seed {seed} gap {gap}: vector {j} (tile {tile}) column {c}"
                 );
             }
         }
@@ -147,6 +166,7 @@ fn array_4x4_int8() {
             input_signed: true,
             weight_bits: 8,
             weight_signed: true,
+            packed: false,
         },
         &[1, 2],
     );
@@ -162,6 +182,7 @@ fn array_8x8_uint8() {
             input_signed: false,
             weight_bits: 8,
             weight_signed: false,
+            packed: false,
         },
         &[3, 4],
     );
@@ -177,6 +198,7 @@ fn array_4x8_int4() {
             input_signed: true,
             weight_bits: 4,
             weight_signed: true,
+            packed: false,
         },
         &[5, 6],
     );
@@ -193,6 +215,7 @@ fn array_8x4_int16() {
             input_signed: true,
             weight_bits: 16,
             weight_signed: true,
+            packed: false,
         },
         &[7, 8],
     );
@@ -208,7 +231,51 @@ fn array_16x16_uint8_by_int8() {
             input_signed: false,
             weight_bits: 8,
             weight_signed: true,
+            packed: false,
         },
         &[9],
     );
+}
+
+/// Packed multipliers, every mix of signed and unsigned 8-bit operands and a narrower type:
+/// the same results (the reference is the plain sum of products), with the second tile
+/// shifted in while the first computes, and with its first vector two cycles after its
+/// last weight row, the least the packed array allows (it reads the odd column's weight a
+/// cycle early: with one cycle, the 4x4 int8 case fails).
+#[test]
+fn array_packed_every_signedness() {
+    for (rows, cols, bits, (input_signed, weight_signed), seed) in [
+        (4, 4, 8, (true, true), 11),
+        (8, 8, 8, (false, false), 13),
+        (8, 4, 8, (false, true), 15),
+        (4, 8, 8, (true, false), 17),
+        (4, 8, 4, (true, true), 19),
+    ] {
+        let shape = Shape {
+            rows,
+            cols,
+            input_bits: bits,
+            input_signed,
+            weight_bits: bits,
+            weight_signed,
+            packed: true,
+        };
+        check_shape(&shape, &[seed]);
+        check_shape_gap(&shape, &[seed + 1], 2);
+    }
+}
+
+/// The unpacked array takes a tile's first vector the cycle after its last weight row.
+#[test]
+fn array_tile_follows_its_weights_at_once() {
+    let shape = Shape {
+        rows: 4,
+        cols: 4,
+        input_bits: 8,
+        input_signed: true,
+        weight_bits: 8,
+        weight_signed: true,
+        packed: false,
+    };
+    check_shape_gap(&shape, &[21, 22], 1);
 }

@@ -64,6 +64,8 @@ cases! {
     accumulator_out_int16: "cases/accumulator_out_int16.toml" on "rtl-tests/configs/8x8_uint8_int16.toml";
     concat_input_computed: "cases/concat_input_computed.toml" on "configs/8x8_int8.toml";
     conv1x1_stride2: "cases/conv1x1_stride2.toml" on "configs/16x16_int8.toml";
+    // Packed multipliers (`[array] pack_macs`: two columns per multiplier).
+    packed_tiled_every_dimension: "cases/tiled_every_dimension.toml" on "configs/16x16_int8_packed.toml" with 20;
     conv3x3_stride1_pad1: "cases/conv3x3_stride1_pad1.toml" on "configs/8x8_int8.toml" with 30;
     conv3x3_stride2_pad1: "cases/conv3x3_stride2_pad1.toml" on "configs/16x16_int8.toml";
     depthwise3x3: "cases/depthwise3x3.toml" on "configs/8x8_int8.toml";
@@ -370,4 +372,23 @@ fn a_program_longer_than_the_instruction_memory() {
         program.instrs.len()
     );
     golden_interpreter_rtl("long program", &design, &model, &program, 20, 3);
+}
+
+/// Packed multipliers change neither the array's timing nor its results: a convolution
+/// takes the same cycles on the packed 16x16 config as on the unpacked one.
+#[test]
+fn packed_multipliers_take_the_same_cycles() {
+    if !have_tool("verilator", "packed_multipliers_take_the_same_cycles") {
+        return;
+    }
+    let m = hwgen::model::load(&repo().join("rtl-tests/cases/conv_relu.toml")).unwrap();
+    let cycles = |config: &str| {
+        let design = hwgen::config::load(&repo().join(config)).unwrap();
+        let program = hwgen::compiler::compile(&design, &m).unwrap();
+        golden_interpreter_rtl(config, &design, &m, &program, 0, 1).cycles
+    };
+    assert_eq!(
+        cycles("configs/16x16_int8_packed.toml"),
+        cycles("configs/16x16_int8.toml")
+    );
 }

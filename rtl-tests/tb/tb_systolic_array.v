@@ -5,6 +5,9 @@
 //   +weights=FILE  2*CPF lines of KPF*WEIGHT_W bits: tile 0 rows 0..CPF-1, then tile 1
 //   +acts=FILE     N0+N1 lines of CPF*INPUT_W bits
 //   +n0=N0 +n1=N1 +seed=S
+//   +gap=G  (optional) shift tile 1 in only once tile 0's vectors are all in, and send its
+//           first vector G cycles after its last weight row (without +gap: as soon as
+//           tile 0's vectors are done and tile 1 is in, at least a cycle after its last row)
 module tb #(
   parameter integer CPF           = 4,
   parameter integer KPF           = 4,
@@ -33,6 +36,8 @@ module tb #(
   integer                 shifted0;
   integer                 shifted1;
   integer                 received;
+  integer                 gap;
+  integer                 last_row;
   reg                     tile1_ready;
 
   reg                     rst_ni;
@@ -78,6 +83,8 @@ module tb #(
     if (!$value$plusargs("n0=%d", n0)) $fatal(1, "missing +n0");
     if (!$value$plusargs("n1=%d", n1)) $fatal(1, "missing +n1");
     if (!$value$plusargs("seed=%d", seed)) seed = 1;
+    if (!$value$plusargs("gap=%d", gap)) gap = 0;
+    last_row = 0;
     $readmemh(weights_file, weights);
     $readmemh(acts_file, acts);
     fd = $fopen(out_file, "w");
@@ -103,16 +110,19 @@ module tb #(
         wshift_row  <= weights[CPF - 1 - shifted0];
         shifted0    = shifted0 + 1;
       end else begin
-        tile1_ready = (shifted1 == CPF);
-        if (shifted1 < CPF) begin
-          // Tile 1 into bank 1 while tile 0 computes.
+        tile1_ready = (shifted1 == CPF) && (cycle - last_row >= gap);
+        if (shifted1 < CPF && (gap == 0 || sent >= n0)) begin
+          // Tile 1 into bank 1 while tile 0 computes (with +gap, after its vectors).
           wshift_en   <= 1'b1;
           wshift_bank <= 1'b1;
           wshift_row  <= weights[2*CPF - 1 - shifted1];
           shifted1    = shifted1 + 1;
+          last_row    = cycle;
         end
-        // Tile 1 vectors may start only once its bank is full.
-        if ((sent < n0 || tile1_ready) && sent < n0 + n1 && ($random(seed) % 4) != 0) begin
+        // Tile 1 vectors may start only once its bank is full; with +gap the first one
+        // goes exactly gap cycles after the last weight row.
+        if ((sent < n0 || tile1_ready) && sent < n0 + n1
+            && (($random(seed) % 4) != 0 || (gap != 0 && sent == n0))) begin
           in_valid <= 1'b1;
           in_bank  <= (sent >= n0);
           in_tag   <= sent[TAG_W-1:0];

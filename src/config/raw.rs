@@ -27,6 +27,7 @@ pub struct RawArray {
     pub rows: Option<S<i64>>,
     pub cols: Option<S<i64>>,
     pub dataflow: Option<S<String>>,
+    pub pack_macs: Option<S<bool>>,
 }
 
 #[derive(Debug, Deserialize, Clone)]

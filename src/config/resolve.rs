@@ -53,7 +53,11 @@ pub(super) fn resolve(
         raw_buffers: raw.buffers.as_ref(),
     };
     let (branches, keys) = branches::resolve(&mut ctx, &raw, &base);
+    let pack_macs = raw.array.as_ref().and_then(|a| a.pack_macs.as_ref());
     if ctx.problems.is_empty() {
+        if let Some(s) = pack_macs.filter(|s| *s.get_ref()) {
+            sections::check_pack_macs(&mut ctx, s, &branches);
+        }
         let block_size = raw.datatype.as_ref().and_then(|d| {
             d.block_size
                 .as_ref()
@@ -97,6 +101,7 @@ pub(super) fn resolve(
         name,
         source: file.to_string(),
         dataflow,
+        pack_macs: pack_macs.is_some_and(|s| *s.get_ref()),
         reset,
         memory,
         control,

@@ -65,6 +65,31 @@ pub(super) fn dataflow(ctx: &mut Ctx, raw: Option<&RawArray>) -> String {
     s.get_ref().clone()
 }
 
+/// `[array] pack_macs = true`: every unit multiplies integer or MX elements of at most 8
+/// bits, so two products fit one 27 x 18-bit DSP multiply (`hwgen_mac_int_pair`).
+pub(super) fn check_pack_macs(ctx: &mut Ctx, s: &S<bool>, branches: &[Branch]) {
+    for u in branches.iter().flat_map(|b| &b.units) {
+        let d = &u.datatype;
+        let (input, weight) = (d.input_type().bits, d.weight_type().bits);
+        let what = match d.leaves().mac {
+            "hwgen_mac_int" if input <= 8 && weight <= 8 => continue,
+            "hwgen_mac_int" => format!("{input}-bit inputs and {weight}-bit weights"),
+            _ => "products that are not integer ones".to_string(),
+        };
+        ctx.bad(
+            "array.pack_macs",
+            s,
+            format!(
+                "array.pack_macs: two products share one multiplier only for integer and MX elements of at most 8 bits (both fit one 27 x 18-bit DSP multiply); unit \"{}\" runs {}, with {what}",
+                u.name,
+                d.get(0).name()
+            ),
+            "remove pack_macs, or use 8-bit (or narrower) integer or MX types",
+        );
+        return;
+    }
+}
+
 pub(super) fn buffers(
     ctx: &mut Ctx,
     prefix: &str,

@@ -69,6 +69,7 @@ fn common(design: &Design, leaves: Leaves, float: &FormatView, mx_frac: u32) -> 
         usig_w: float.usig_w,
         uexp_w: UNPACKED_EXP_W,
         window: design.cores().iter().any(|(_, u, _)| u.window.is_some()),
+        pack_macs: design.pack_macs,
     }
 }
 
@@ -259,6 +260,13 @@ pub fn emit(design: &Design) -> FileMap {
             &mut files,
             &format!("{leaf}.v"),
             render_leaf(&leaf, &c, &fmt),
+        );
+    }
+    if c.pack_macs {
+        add(
+            &mut files,
+            "hwgen_mac_int_pair.v",
+            render(&MacIntPair { c: &c }),
         );
     }
     let structural: [(&str, String); 10] = [

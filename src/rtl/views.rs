@@ -25,6 +25,8 @@ pub struct Common {
     pub uexp_w: u32,
     /// The design has a window unit beside every array (`[window]`).
     pub window: bool,
+    /// Pairs of columns share one multiplier (`[array] pack_macs`, `hwgen_mac_int_pair`).
+    pub pack_macs: bool,
 }
 
 /// Module names of the datapath's leaves; `decode` and `encode` are empty where the
@@ -76,6 +78,7 @@ macro_rules! format_module {
 static_module!(Delay, "rtl/hwgen_delay.v");
 static_module!(HoldCheck, "rtl/hwgen_hold_check.v");
 static_module!(PeRow, "rtl/hwgen_pe_row.v");
+static_module!(MacIntPair, "rtl/hwgen_mac_int_pair.v");
 static_module!(SystolicArray, "rtl/hwgen_systolic_array.v");
 static_module!(Sram, "rtl/hwgen_sram.v");
 static_module!(Fifo, "rtl/hwgen_fifo.v");

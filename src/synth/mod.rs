@@ -139,7 +139,7 @@ pub struct UnitRow {
     pub model: Option<model::Predicted>,
     /// The resource model's features of one of its engines (`model::features`), which
     /// `scripts/fit_resources.sh` fits on.
-    pub model_features: [f64; 4],
+    pub model_features: [f64; 5],
     /// Why the resource model does not apply to the unit (xilinx).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_model: Option<String>,
@@ -402,7 +402,7 @@ fn report(
             let array_dsps = Resources::of(&arrays).dsps;
             let h = f64::from(u.h);
             let predicted = (target == Target::Xilinx).then(|| {
-                model::engine(&design.vector, u).map(|e| model::Predicted {
+                model::engine(&design.vector, design.pack_macs, u).map(|e| model::Predicted {
                     dsps: e.dsps * h,
                     bram18: e.bram18 * h,
                     luts: e.luts * h,
@@ -419,7 +419,7 @@ fn report(
                 macs_per_dsp: (array_dsps > 0).then(|| macs as f64 / array_dsps as f64),
                 model: predicted.as_ref().and_then(|p| p.as_ref().ok()).copied(),
                 no_model: predicted.and_then(Result::err),
-                model_features: model::features(u),
+                model_features: model::features(u, design.pack_macs),
                 total: Resources::of(&cells),
             });
         }

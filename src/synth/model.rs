@@ -5,26 +5,28 @@
 //! sizes and scratchpad depths and prints these lines with the model's error on
 //! configurations it was not fitted on. The features: the array's MACs (cpf x kpf), the
 //! output lanes (kpf: the vector unit's requantization), the scratchpads' Kbit (input,
-//! weight, both accumulator banks, output), and a constant (control, load/store units and
-//! the instruction queue at the default `imem_depth`). It covers the units F-CAD's
+//! weight, both accumulator banks, output), a constant (control, load/store units and the
+//! instruction queue at the default `imem_depth`), and the pairs of MACs that share one
+//! multiplier (cpf x kpf / 2 under `[array] pack_macs`, else 0). It covers the units F-CAD's
 //! decoder needs (integer datatypes, the vector unit's requantization, bias and
 //! activations); a window unit (depthwise convolution and pooling) is not in it.
 //!
 //! Synthesis maps one 8-bit MAC to one DSP48E2 (DSPS: one per MAC, two per output lane for
-//! the requantization multiply, one in the load unit), where F-CAD counts two 8-bit MACs
-//! per DSP: for the same DSP budget a hwgen design has half the MACs.
+//! the requantization multiply, one in the load unit); with `pack_macs` two MACs share
+//! one (`hwgen_mac_int_pair`), as F-CAD counts two 8-bit MACs per DSP.
 
 use crate::design::{Design, Unit, VectorOps};
 
-// FITTED by scripts/fit_resources.sh (Yosys 0.23, synth_xilinx -family xcup) on 5
+// FITTED by scripts/fit_resources.sh (Yosys 0.23, synth_xilinx -family xcup) on 8
 // one-unit int8 designs (cpf = kpf 4, 8, 16; scratchpads 256/256/128/128 and
-// 1024/1024/512/512 rows); error on 3 held-out designs (4 and 1024/1024/512/512, 8 and
-// 512/512/256/256, 16 and 512/1024/256/512): DSPs exact, BRAM18 mean 3.3% max 6.5%,
-// LUTs 0.8% / 1.0%, FFs 0.4% / 0.9%. Features: [cpf x kpf, kpf, scratchpad Kbit, 1].
-pub const DSPS: [f64; 4] = [1.0, 2.0, 0.0, 1.0];
-pub const BRAM18: [f64; 4] = [-0.0208, 2.4167, 0.0256, 14.3333];
-pub const LUTS: [f64; 4] = [93.65, 1375.1917, 0.3968, 3503.2];
-pub const FFS: [f64; 4] = [85.0104, 301.9583, -0.4103, 2118.3333];
+// 1024/1024/512/512 rows; three of them with pack_macs); error on 5 held-out designs (4 and
+// 1024/1024/512/512, 8 and 512/512/256/256, 16 and 512/1024/256/512; the last two also
+// packed): DSPs exact, BRAM18 mean 4.0% max 6.5%, LUTs 1.2% / 2.4%, FFs 0.6% / 1.1%.
+// Features: [cpf x kpf, kpf, scratchpad Kbit, 1, pairs sharing a multiplier].
+pub const DSPS: [f64; 5] = [1.0, 2.0, 0.0, 1.0, -1.0];
+pub const BRAM18: [f64; 5] = [-0.0208, 2.4167, 0.0256, 14.3333, 0.0];
+pub const LUTS: [f64; 5] = [85.8647, 1557.8079, 0.4264, 2562.116, 9.5367];
+pub const FFS: [f64; 5] = [85.0408, 303.4468, -0.43, 2099.8825, 16.7601];
 // END FITTED
 
 /// The resources the model predicts.
@@ -36,8 +38,9 @@ pub struct Predicted {
     pub ffs: f64,
 }
 
-/// The model's features of one engine of unit `u`.
-pub fn features(u: &Unit) -> [f64; 4] {
+/// The model's features of one engine of unit `u`, whose MACs share multipliers in pairs
+/// when `packed` (`Design::pack_macs`).
+pub fn features(u: &Unit, packed: bool) -> [f64; 5] {
     let b = &u.buffers;
     let rows = |depth: u32, bits: u32| u64::from(depth) * u64::from(bits);
     let bits = rows(b.input_depth, u.input_row_bits())
@@ -49,10 +52,14 @@ pub fn features(u: &Unit) -> [f64; 4] {
         f64::from(u.kpf),
         bits as f64 / 1024.0,
         1.0,
+        match packed {
+            true => f64::from(u.cpf * u.kpf / 2),
+            false => 0.0,
+        },
     ]
 }
 
-fn dot(w: &[f64; 4], x: &[f64; 4]) -> f64 {
+fn dot(w: &[f64; 5], x: &[f64; 5]) -> f64 {
     w.iter().zip(x).map(|(a, b)| a * b).sum::<f64>().max(0.0)
 }
 
@@ -66,9 +73,10 @@ pub const FITTED_VECTOR: VectorOps = VectorOps {
     add: false,
 };
 
-/// One engine of unit `u` in a design whose vector unit has `ops`; an error says why the
-/// unit is outside what the model was fitted on.
-pub fn engine(ops: &VectorOps, u: &Unit) -> Result<Predicted, String> {
+/// One engine of unit `u` in a design whose vector unit has `ops` (and whose MACs share
+/// multipliers in pairs when `packed`); an error says why the unit is outside what the
+/// model was fitted on.
+pub fn engine(ops: &VectorOps, packed: bool, u: &Unit) -> Result<Predicted, String> {
     if *ops != FITTED_VECTOR {
         return Err(format!("the model is fitted on the vector ops requantize, bias, relu and leaky_relu only; this design's are {ops:?}"));
     }
@@ -83,7 +91,7 @@ pub fn engine(ops: &VectorOps, u: &Unit) -> Result<Predicted, String> {
     {
         return Err("the model is fitted on integer datatypes".to_string());
     }
-    let x = features(u);
+    let x = features(u, packed);
     Ok(Predicted {
         dsps: dot(&DSPS, &x),
         bram18: dot(&BRAM18, &x),
@@ -97,7 +105,7 @@ pub fn engine(ops: &VectorOps, u: &Unit) -> Result<Predicted, String> {
 pub fn design(design: &Design) -> Result<Predicted, String> {
     let mut p = Predicted::default();
     for (_, u, _) in design.cores() {
-        let e = engine(&design.vector, u)?;
+        let e = engine(&design.vector, design.pack_macs, u)?;
         p.dsps += e.dsps;
         p.bram18 += e.bram18;
         p.luts += e.luts;
@@ -113,15 +121,19 @@ mod tests {
     /// An 8x8 int8 unit with scratchpads of 256/256/128/128 rows: the features by hand
     /// (64-bit input, weight and output rows, 256-bit accumulator rows in two banks:
     /// 16384 + 16384 + 65536 + 8192 bits = 104 Kbit), and the counts `hwgen synth --target
-    /// xilinx` gave for it (81 DSPs: 64 in the array, 2 per lane, 1 in the load unit).
+    /// xilinx` gave for it (81 DSPs: 64 in the array, 2 per lane, 1 in the load unit); with
+    /// packed multipliers 49.
     #[test]
     fn an_8x8_unit() {
         let src = "name = \"m\"\n[datatype]\ninput = \"int8\"\nweight = \"int8\"\naccumulator = \"int32\"\noutput = \"int8\"\n[buffers]\ninput_depth = 256\nweight_depth = 256\naccumulator_depth = 128\noutput_depth = 128\n[memory]\ndata_width_bits = 64\n[[branch]]\nname = \"b\"\n[[branch.unit]]\nname = \"u\"\ncpf = 8\nkpf = 8\n";
         let d = crate::config::parse_str(src, "m.toml", "m").unwrap();
         let u = &d.branches[0].units[0];
-        assert_eq!(features(u), [64.0, 8.0, 104.0, 1.0]);
-        assert!(engine(&d.vector, u).unwrap_err().contains("vector ops"));
-        let p = engine(&FITTED_VECTOR, u).unwrap();
+        assert_eq!(features(u, false), [64.0, 8.0, 104.0, 1.0, 0.0]);
+        assert_eq!(features(u, true), [64.0, 8.0, 104.0, 1.0, 32.0]);
+        assert!(engine(&d.vector, false, u)
+            .unwrap_err()
+            .contains("vector ops"));
+        let p = engine(&FITTED_VECTOR, false, u).unwrap();
         assert_eq!(p.dsps.round(), 81.0);
         // Synthesis: 35 BRAM18, 21000 LUTs, 9932 FFs; the fit leaves a residual.
         assert!((p.bram18 - 35.0).abs() <= 0.07 * 35.0, "{p:?}");
@@ -132,5 +144,13 @@ mod tests {
             ..d.clone()
         };
         assert_eq!(design(&fitted).unwrap().dsps.round(), 81.0);
+        // Packed: the array's 64 MACs on 32 DSPs, 16 + 1 besides them (hand count; the
+        // packed held-out 8x8 unit of the fit synthesizes to 49).
+        assert_eq!(engine(&FITTED_VECTOR, true, u).unwrap().dsps.round(), 49.0);
+        let packed = Design {
+            pack_macs: true,
+            ..fitted
+        };
+        assert_eq!(design(&packed).unwrap().dsps.round(), 49.0);
     }
 }

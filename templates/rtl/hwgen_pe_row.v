@@ -4,8 +4,20 @@
 // above and leave to the row below; weights shift down a per-column chain into whichever of
 // the two banks is idle, so the next tile's weights load while the current tile computes.
 // Each column's chain has its own shift enable and bank (the array skews them).
-// Each activation carries the bank its tile uses. The multiply-add of each element is the
+// Each activation carries the bank its tile uses.
+{%- if c.pack_macs %}
+//
+// Packed multipliers (`[array] pack_macs`): columns 2p and 2p+1 share one multiplier,
+// hwgen_mac_int_pair, which multiplies the activation column 2p holds by both columns'
+// weights at once, as an FPGA's DSP block computes two 8-bit products. Column 2p+1 sees
+// that activation a cycle later, so its product is made now, with its weight in the bank
+// the activation carries, and kept a cycle. That weight is read a cycle before the column
+// uses it, so a tile's first vector must enter the array at least two cycles after the
+// tile's last weight row (one suffices without packing); hwgen_compute_unit sends it three
+// cycles after.
+{%- else %} The multiply-add of each element is the
 // datapath's leaf, {{ c.leaves.mac }}.
+{%- endif %}
 //
 // The row keeps each register kind of its KPF elements in one vector (element c in slice c)
 // rather than one module instance per element: the behaviour is the same, and Verilator
@@ -43,6 +55,10 @@ module hwgen_pe_row #(
   reg  [KPF*WEIGHT_W-1:0] weight1_q;
   wire [KPF*PSUM_W-1:0]   psum_d;
   wire [KPF*PSUM_W-1:0]   mac_psum;
+{%- if c.pack_macs %}
+  // Width of the product a pair keeps a cycle: INPUT_W + WEIGHT_W + 2, or PSUM_W if narrower.
+  localparam integer PAIR_W = (INPUT_W + WEIGHT_W + 2 < PSUM_W) ? INPUT_W + WEIGHT_W + 2 : PSUM_W;
+{%- endif %}
 
   // Slot c of a chain is what element c sees from its left; slot KPF leaves the right edge.
   wire [KPF:0]               valid_chain = {act_valid_q, act_valid_i};
@@ -65,6 +81,54 @@ module hwgen_pe_row #(
     for (col = 0; col < KPF; col = col + 1) begin : gen_pe
       wire                valid = valid_chain[col];
       wire [PSUM_W-1:0]   up    = psum_i[col*PSUM_W +: PSUM_W];
+{%- if c.pack_macs %}
+
+      if (col % 2 == 0) begin : gen_pair
+        // The weights of this column and the next in the bank of the activation here now.
+        wire [WEIGHT_W-1:0] weight_lo = bank_chain[col] ? weight1_q[col*WEIGHT_W +: WEIGHT_W]
+                                                        : weight0_q[col*WEIGHT_W +: WEIGHT_W];
+        wire [WEIGHT_W-1:0] weight_hi = bank_chain[col] ? weight1_q[(col+1)*WEIGHT_W +: WEIGHT_W]
+                                                        : weight0_q[(col+1)*WEIGHT_W +: WEIGHT_W];
+        wire [PSUM_W-1:0]   product_lo;
+        wire [PAIR_W-1:0]   product_hi_d;
+        // The next column's product, for the activation it sees next cycle.
+        reg  [PAIR_W-1:0]   product_hi_q;
+
+        hwgen_mac_int_pair #(
+          .INPUT_W       (INPUT_W),
+          .WEIGHT_W      (WEIGHT_W),
+          .PSUM_W        (PSUM_W),
+          .INPUT_SIGNED  (INPUT_SIGNED),
+          .WEIGHT_SIGNED (WEIGHT_SIGNED),
+          .PAIR_W        (PAIR_W)
+        ) u_pair (
+          .act_i        (act_chain[col*INPUT_W +: INPUT_W]),
+          .weight_lo_i  (weight_lo),
+          .weight_hi_i  (weight_hi),
+          .product_lo_o (product_lo),
+          .product_hi_o (product_hi_d)
+        );
+
+        always @(posedge clk_i{{ c.rst_edge }}) begin
+          if ({{ c.rst_on }}) begin
+            product_hi_q <= {PAIR_W{1'b0}};
+          end else begin
+            product_hi_q <= product_hi_d;
+          end
+        end
+
+        assign mac_psum[col*PSUM_W +: PSUM_W] = up + product_lo;
+      end else begin : gen_pair_hi
+        wire [PAIR_W-1:0] kept = gen_pe[col-1].gen_pair.product_hi_q;
+        wire [PSUM_W-1:0] product;
+        if (PAIR_W < PSUM_W) begin : gen_ext
+          assign product = { {(PSUM_W-PAIR_W){kept[PAIR_W-1]}}, kept};
+        end else begin : gen_same
+          assign product = kept;
+        end
+        assign mac_psum[col*PSUM_W +: PSUM_W] = up + product;
+      end
+{%- else %}
       wire [WEIGHT_W-1:0] weight = bank_chain[col] ? weight1_q[col*WEIGHT_W +: WEIGHT_W]
                                                    : weight0_q[col*WEIGHT_W +: WEIGHT_W];
 
@@ -80,6 +144,7 @@ module hwgen_pe_row #(
         .psum_i   (up),
         .psum_o   (mac_psum[col*PSUM_W +: PSUM_W])
       );
+{%- endif %}
 
       assign psum_d[col*PSUM_W +: PSUM_W] = valid ? mac_psum[col*PSUM_W +: PSUM_W] : up;
 

@@ -52,6 +52,22 @@ pub fn rtl_file(name: &str) -> PathBuf {
     module_rtl().join("rtl").join(name)
 }
 
+/// The RTL of the config with packed multipliers (`[array] pack_macs`), emitted once per
+/// test process.
+pub fn packed_rtl_file(name: &str) -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("packed-rtl-{}", std::process::id()));
+        let config = repo().join("configs/16x16_int8_packed.toml");
+        let design = hwgen::config::load(&config).unwrap();
+        hwgen::rtl::emit(&design).write_atomic(&dir).unwrap();
+        dir
+    })
+    .join("rtl")
+    .join(name)
+}
+
 pub fn testbench(name: &str) -> PathBuf {
     repo().join("rtl-tests/tb").join(name)
 }
