@@ -156,20 +156,20 @@ fn check_shape_gap(s: &Shape, seeds: &[u64], gap: u32) {
     }
 }
 
+/// A 4x4 array of int8 by int8.
+const INT8_4X4: Shape = Shape {
+    rows: 4,
+    cols: 4,
+    input_bits: 8,
+    input_signed: true,
+    weight_bits: 8,
+    weight_signed: true,
+    packed: false,
+};
+
 #[test]
 fn array_4x4_int8() {
-    check_shape(
-        &Shape {
-            rows: 4,
-            cols: 4,
-            input_bits: 8,
-            input_signed: true,
-            weight_bits: 8,
-            weight_signed: true,
-            packed: false,
-        },
-        &[1, 2],
-    );
+    check_shape(&INT8_4X4, &[1, 2]);
 }
 
 #[test]
@@ -268,14 +268,5 @@ fn array_packed_every_signedness() {
 /// The unpacked array takes a tile's first vector the cycle after its last weight row.
 #[test]
 fn array_tile_follows_its_weights_at_once() {
-    let shape = Shape {
-        rows: 4,
-        cols: 4,
-        input_bits: 8,
-        input_signed: true,
-        weight_bits: 8,
-        weight_signed: true,
-        packed: false,
-    };
-    check_shape_gap(&shape, &[21, 22], 1);
+    check_shape_gap(&INT8_4X4, &[21, 22], 1);
 }
