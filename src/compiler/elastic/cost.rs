@@ -121,14 +121,8 @@ impl Memo {
                     })
                     .clone(),
             };
-            let (report, _, costs) = plan_stage(
-                design,
-                &gs,
-                st,
-                alloc,
-                (&m.replicas, &m.band_ends[si]),
-                false,
-            )?;
+            let (report, _, costs) =
+                plan_stage(design, &gs, st, alloc, &m.replicas, &m.band_ends[si], false)?;
             add_layer_costs(&mut layers, &costs);
             self.stages.insert(key, (report.clone(), costs));
             reports.push(report);

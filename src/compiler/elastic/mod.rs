@@ -174,7 +174,7 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
     for (si, st) in m.stages.iter().enumerate() {
         let alloc = allocs.get(si).unwrap_or(&alloc);
         let (report, sh, costs) =
-            plan_stage(design, &g, st, alloc, (&m.replicas, &m.band_ends[si]), true)?;
+            plan_stage(design, &g, st, alloc, &m.replicas, &m.band_ends[si], true)?;
         add_layer_costs(&mut layers, &costs);
         reports.push(report);
         shares.push(sh);
@@ -299,7 +299,8 @@ fn plan_stage(
     g: &Graph,
     st: &map::Stage,
     alloc: &Alloc,
-    (replicas, band_ends): (&[Vec<Range<usize>>], &[Vec<Vec<usize>>]),
+    replicas: &[Vec<Range<usize>>],
+    band_ends: &[Vec<Vec<usize>>],
     keep_steps: bool,
 ) -> Result<(StageReport, Vec<Share>, Vec<LayerCost>), CompileError> {
     let ibeats = crate::isa::instr_beats(design.memory.data_width_bits);
