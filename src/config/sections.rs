@@ -72,8 +72,8 @@ pub(super) fn check_pack_macs(ctx: &mut Ctx, s: &S<bool>, branches: &[Branch]) {
         let d = &u.datatype;
         let (input, weight) = (d.input_type().bits, d.weight_type().bits);
         let what = match d.leaves().mac {
-            "hwgen_mac_int" if input <= 8 && weight <= 8 => continue,
-            "hwgen_mac_int" => format!("{input}-bit inputs and {weight}-bit weights"),
+            crate::numeric::MAC_INT if input <= 8 && weight <= 8 => continue,
+            crate::numeric::MAC_INT => format!("{input}-bit inputs and {weight}-bit weights"),
             _ => "products that are not integer ones".to_string(),
         };
         ctx.bad(

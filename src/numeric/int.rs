@@ -330,7 +330,7 @@ impl Datapath for IntPrecision {
     }
     fn leaves(&self) -> Leaves {
         Leaves {
-            mac: "hwgen_mac_int",
+            mac: super::MAC_INT,
             acc: "hwgen_acc_int",
             post: "hwgen_post_int",
             decode: None,

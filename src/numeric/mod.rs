@@ -344,6 +344,10 @@ pub fn psum_bits(precisions: &[Precision], rows: u32) -> u32 {
         .map_or(0, |p| p.ops().psum_bits(rows))
 }
 
+/// The integer multiply-add leaf (integer and MX elements): the only one whose products
+/// can share a multiplier in pairs (`[array] pack_macs`).
+pub const MAC_INT: &str = "hwgen_mac_int";
+
 /// The leaves of a datapath that runs `precisions` (one, or a multi-precision pair that
 /// shares the array's multipliers), or why there are none.
 pub fn leaves_of(precisions: &[Precision]) -> Result<Leaves, String> {
@@ -357,7 +361,7 @@ pub fn leaves_of(precisions: &[Precision]) -> Result<Leaves, String> {
                 && i.accumulator == int::FP32_BITS =>
         {
             Ok(Leaves {
-                mac: "hwgen_mac_int",
+                mac: MAC_INT,
                 acc: "hwgen_acc_int_mx",
                 post: "hwgen_post_int_mx",
                 decode: None,

@@ -182,7 +182,7 @@ impl Datapath for MxFormat {
     }
     fn leaves(&self) -> Leaves {
         Leaves {
-            mac: "hwgen_mac_int",
+            mac: super::MAC_INT,
             acc: "hwgen_acc_mx",
             post: "hwgen_post_mx",
             decode: None,

@@ -187,7 +187,7 @@ fn render_leaf(name: &str, c: &Common, fmt: &FormatView) -> String {
         "hwgen_fp32_to_mini" => render(&Fp32ToMini { c, fmt }),
         "hwgen_unpack_posit" => render(&UnpackPosit { c, fmt }),
         "hwgen_fp32_to_posit" => render(&Fp32ToPosit { c, fmt }),
-        "hwgen_mac_int" => render(&MacInt { c }),
+        crate::numeric::MAC_INT => render(&MacInt { c }),
         "hwgen_mac_float" => render(&MacFloat { c }),
         "hwgen_acc_int" => render(&AccInt { c }),
         "hwgen_acc_float" => render(&AccFloat { c }),
