@@ -321,6 +321,10 @@ fn sim_reports_rounds_on_an_elastic_design() {
     let round = v["steady_cycles_per_round"].as_f64().unwrap();
     let alone = v["one_round_cycles"].as_f64().unwrap();
     assert!(round > 0.0 && round <= alone, "{round} vs {alone}");
+    // The compiler's round (a timeline of both engines over one and two rounds) against the
+    // RTL's: issue 14's bound on the cycle model's error.
+    let error = v["estimate_error_percent"].as_f64().unwrap();
+    assert!(error.abs() < 3.0, "estimate off by {error:.1}%");
     let clock = v["clock_mhz"].as_f64().unwrap() * 1e6;
     let b = &v["branches"][0];
     assert_eq!(b["frames"], 2);

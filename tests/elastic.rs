@@ -403,7 +403,10 @@ fn rounds_of_the_small_decoder() {
         .map(|s| frames(&s.branch) * s.estimated_cycles)
         .max();
     assert_eq!(e.compute_cycles, slowest.unwrap());
-    assert_eq!(e.cycles_per_round, e.compute_cycles.max(e.memory_cycles));
+    assert_eq!(
+        e.bound_cycles_per_round,
+        e.compute_cycles.max(e.memory_cycles)
+    );
     assert!((e.branch_fps[1] - 2.0 * e.branch_fps[0]).abs() < 1e-6);
     assert!((e.frames_per_second - e.branch_fps[1]).abs() < 1e-6);
 }

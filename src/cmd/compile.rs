@@ -219,9 +219,17 @@ fn estimate(
         ),
     };
     println!(
-        "  per round: slowest stage {} cycles (its branch's frames); {ports} {} cycles ({} beats in all at {} bytes per cycle and port)",
+        "  per round, the search's bound: slowest stage {} cycles (its branch's frames); {ports} {} cycles ({} beats in all at {} bytes per cycle and port)",
         e.compute_cycles, e.memory_cycles, e.beats, design.memory.bytes_per_cycle
     );
+    match e.one_round_cycles {
+        Some(one) => println!(
+            "  timeline of every engine (programs of one and two rounds): {one} cycles for one round alone, {} per round in steady state ({:+.1}% against the bound)",
+            e.cycles_per_round,
+            (e.cycles_per_round as f64 / e.bound_cycles_per_round.max(1) as f64 - 1.0) * 100.0
+        ),
+        None => println!("  no timeline of every engine (two rounds' programs do not fit the ISA's addresses): the round is the bound"),
+    }
     let fps: Vec<String> = design
         .branches
         .iter()

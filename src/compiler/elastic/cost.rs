@@ -37,20 +37,56 @@ pub struct Estimate {
     pub beats: u64,
     pub port_beats: Vec<u64>,
     pub memory_cycles: u64,
-    /// The larger of the two: the round interval.
+    /// The larger of the two: the round interval as the search reckons it.
+    pub bound_cycles_per_round: u64,
+    /// The round interval in steady state: from a timeline of every engine at once over
+    /// one and two rounds (`one_round_cycles`: the first) where the programs could be built,
+    /// else the bound.
     pub cycles_per_round: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_round_cycles: Option<u64>,
     /// The round over the largest batch: the interval between frames of the branches with
     /// the most frames per round, whose frames per second `frames_per_second` is.
     pub cycles_per_frame: u64,
     pub frames_per_second: f64,
-    /// MACs done per cycle over the MACs per cycle of every PE.
+    /// MACs done per cycle over the MACs per cycle of every PE, and the MACs of a round.
     pub efficiency: f64,
     pub pes: u64,
+    pub macs_per_round: u64,
 }
 
-/// Estimate the elastic run of `model` on `design` (see [`Estimate`]).
+impl Estimate {
+    /// With a round of `round` cycles: the frame rates and the efficiency that follow.
+    fn with_round(mut self, design: &Design, round: u64) -> Self {
+        let round = round.max(1);
+        let clock = f64::from(design.control.clock_mhz) * 1e6;
+        let most = self.branch_frames.iter().copied().max().unwrap_or(1).max(1) as u64;
+        self.branch_fps = self
+            .branch_frames
+            .iter()
+            .map(|&f| f as f64 * clock / round as f64)
+            .collect();
+        self.cycles_per_round = round;
+        self.cycles_per_frame = round.div_ceil(most);
+        self.frames_per_second = most as f64 * clock / round as f64;
+        self.efficiency = self.macs_per_round as f64 / (round * self.pes) as f64;
+        self
+    }
+}
+
+/// Estimate the elastic run of `model` on `design` (see [`Estimate`]): the search's bound,
+/// and the round from a timeline of every engine's program (where the programs of two
+/// rounds fit the external memory's addresses; else the bound stands).
 pub fn estimate(design: &Design, model: &Model) -> Result<Estimate, CompileError> {
-    Memo::default().estimate(design, model)
+    let p = super::plan(design, model)?;
+    let e = summarize(design, &p.g, &p.stages, p.reports.clone(), p.layers.clone());
+    Ok(match super::programs::system_round(design, &p) {
+        Ok((one, steady)) => Estimate {
+            one_round_cycles: Some(one),
+            ..e.with_round(design, steady)
+        },
+        Err(_) => e,
+    })
 }
 
 /// Legalized graphs and stage estimates already made, for Designs of one model that differ
@@ -235,27 +271,26 @@ fn summarize(
             false => 0,
         })
         .collect();
-    let clock = f64::from(design.control.clock_mhz) * 1e6;
-    let most = branch_frames.iter().copied().max().unwrap_or(1).max(1) as u64;
     Estimate {
         stages: reports,
         layers,
         macs_per_frame: macs,
-        branch_fps: branch_frames
-            .iter()
-            .map(|&f| f as f64 * clock / round as f64)
-            .collect(),
+        branch_fps: Vec::new(),
         branch_frames,
         compute_cycles: compute,
         beats,
         port_beats,
         memory_cycles: memory,
+        bound_cycles_per_round: round,
         cycles_per_round: round,
-        cycles_per_frame: round.div_ceil(most),
-        frames_per_second: most as f64 * clock / round as f64,
-        efficiency: macs_run as f64 / (round * pes) as f64,
+        one_round_cycles: None,
+        cycles_per_frame: round,
+        frames_per_second: 0.0,
+        efficiency: 0.0,
         pes,
+        macs_per_round: macs_run,
     }
+    .with_round(design, round)
 }
 
 #[cfg(test)]
@@ -279,7 +314,10 @@ mod tests {
             }
             let fresh = estimate(&v, &model).unwrap();
             let memoized = memo.estimate(&v, &model).unwrap();
-            assert_eq!(memoized.cycles_per_round, fresh.cycles_per_round, "h = {h}");
+            assert_eq!(
+                memoized.cycles_per_round, fresh.bound_cycles_per_round,
+                "h = {h}"
+            );
         }
         assert_eq!(memo.graphs.len(), 1);
     }

@@ -22,27 +22,31 @@
 //! - **Frames.** Each branch runs its `batch` of frames back to back (a branch others fork
 //!   from as many as the largest of theirs); each engine's program is its stage's share of
 //!   every frame, so stage s works on frame f + 1 while stage s + 1 works on frame f.
-//! - **Estimate** (`estimate`): the same plan without programs: the slowest stage, and the
-//!   beats all engines move through the one memory port.
+//! - **Estimate** (`estimate`): the search's bound from the same plan without programs (the
+//!   slowest stage, each replica's timeline alone with its port, and the beats every engine
+//!   moves through the busiest port), and the round from a timeline of every engine's
+//!   program over one and two rounds (`programs::system_round`).
 
 use super::passes::allocate::{self, Alloc};
 use super::passes::legalize::{self, Graph};
-use super::passes::schedule::{self, Res, Step};
-use super::passes::{encode, estimate, fuse, sync, tile};
-use super::{CompileError, LayerReport, OutputRegion, Program, TensorLayout};
+use super::passes::schedule::{self, Step};
+use super::passes::{encode, estimate, fuse, tile};
+use super::{CompileError, LayerReport, OutputRegion, Program};
 use crate::design::{Branch, Design, Unit};
-use crate::isa::{Instr, Op as IsaOp};
+use crate::isa::Instr;
 use crate::model::{Model, Tensor};
 use std::ops::Range;
 
 mod cost;
 mod map;
+mod programs;
 mod rows;
 mod tokens;
 
 pub use cost::{estimate, Estimate, Memo};
 
-use tokens::{band_needs, token, token_rows, Share};
+use programs::{Programs, Reloc};
+use tokens::Share;
 
 /// One pipeline stage: the layers a unit runs and the rows each replica computes.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -358,7 +362,9 @@ fn plan_stage(
             .map(|k| schedule::run_rows(design, gs, alloc, &tiling, &share.band_rows(k)))
             .collect();
         let parts: Vec<&[Step]> = share.bands.iter().map(Vec::as_slice).collect();
-        let est = estimate::run_parts(design, gs, alloc, &parts);
+        // Each layer's cycles from the replica's timeline alone with its memory port.
+        let cycles = estimate::engine_timeline(design, gs, alloc, parts.concat());
+        let est = estimate::layer_reports(gs, alloc, &parts, &cycles);
         // An estimate needs no program: each replica's steps go once counted (a stage of
         // large layers on a small array schedules millions).
         if !keep_steps {
@@ -425,114 +431,29 @@ fn compile_runs(
     model: &Model,
     per_branch: Vec<usize>,
 ) -> Result<Program, CompileError> {
+    let plan = plan(design, model)?;
+    let Programs {
+        synced,
+        reloc,
+        frames,
+        end,
+    } = programs::assemble(design, &plan, &per_branch)?;
+    let programs = synced
+        .into_iter()
+        .map(|s| match s {
+            Some(s) => encode::run(design, s.instrs),
+            None => Ok(vec![Instr::end()]),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let Plan {
         g,
         alloc,
         allocs,
         stages,
-        shares,
         reports,
         layers,
-    } = plan(design, model)?;
-    let branch_of = |name: &str| {
-        design
-            .branches
-            .iter()
-            .position(|b| b.name == name)
-            .expect("branch exists")
-    };
-    let frames = stages
-        .iter()
-        .map(|s| per_branch[s.branch])
-        .max()
-        .unwrap_or(1);
-    let act_size = alloc.inputs_end + (alloc.end - alloc.activations);
-    let end = alloc.end + (frames as u64 - 1) * act_size;
-    let addressable = 1u64 << crate::isa::EXT_ADDR_BITS;
-    if end > addressable {
-        return Err(CompileError::new(
-            None,
-            format!("{frames} frames of the model's tensors, with the weights, need {end} beats of external memory; the ISA's addresses reach {addressable}"),
-            "lower the branches' batch, or compile a smaller model",
-        ));
-    }
-    let reloc = Reloc {
-        input_end: alloc.inputs_end,
-        activations: alloc.activations,
-        end: alloc.end,
-        act_size,
-    };
-    let cores = design.cores();
-    let links = design.links();
-    // Per engine, its stage and replica (None: idle).
-    let mut share_of = vec![None; cores.len()];
-    for (k, share) in shares.iter().enumerate() {
-        for (r, sh) in share.iter().enumerate() {
-            share_of[sh.engine] = Some((k, r));
-        }
-    }
-    let active: Vec<bool> = share_of.iter().map(Option::is_some).collect();
-    let bands_of = |e: usize| share_of[e].map_or(0, |(k, r)| shares[k][r].ends.len());
-    let frames_of = |e: usize| per_branch[branch_of(&cores[e].0.name)];
-    // A band's token leaves an active engine for every engine it feeds, one per band of
-    // every frame of its branch; the engine fed loads each before the first of its bands
-    // that reads what it covers, all of a frame's before its last band, and drains the
-    // rest (a fork source may run more frames than the branch it feeds; an idle engine
-    // runs none).
-    let tokens_in = |e: usize| {
-        links
-            .iter()
-            .find(|l| l.to == e && active[l.from])
-            .map_or(0, |l| frames_of(l.from) * bands_of(l.from))
-    };
-    let sends_token = |e: usize| active[e] && links.iter().any(|l| l.from == e);
-    let (send, receive) = token_rows(design, &links, &active);
-    let mut programs = vec![vec![Instr::end()]; cores.len()];
-    for (e, p) in programs.iter_mut().enumerate() {
-        if !active[e] && tokens_in(e) > 0 {
-            let drain: Vec<Step> = (0..tokens_in(e))
-                .map(|_| token(0, false, receive[e]))
-                .collect();
-            *p = encode::run(design, sync::run(drain, design.control.queue_depth).instrs)?;
-        }
-    }
-    for (st, share) in stages.iter().zip(&shares) {
-        let branch = &design.branches[st.branch];
-        let unit = &branch.units[st.unit];
-        for sh in share {
-            let e = sh.engine;
-            let first = st.nodes[0];
-            let mut all = Vec::new();
-            let own = per_branch[st.branch];
-            let feeds: Vec<usize> = links
-                .iter()
-                .filter(|l| l.to == e && active[l.from])
-                .map(|l| l.from)
-                .collect();
-            let needs = band_needs(&g, &shares, &share_of, sh, &feeds);
-            for f in 0..own {
-                let mut taken = 0;
-                for (k, steps) in sh.bands.iter().enumerate() {
-                    for _ in taken..needs[k] {
-                        all.push(token(first, false, receive[e]));
-                    }
-                    taken = needs[k];
-                    all.extend(steps.iter().map(|s| reloc.step(s, f)));
-                    if sends_token(e) {
-                        all.push(token(first, true, send[e]));
-                    }
-                }
-            }
-            let per_frame = needs.last().copied().unwrap_or(0);
-            for _ in (own * per_frame).min(tokens_in(e))..tokens_in(e) {
-                all.push(token(first, false, receive[e]));
-            }
-            encode::fits_program_space(design, all.len() + 1)
-                .map_err(|e| in_unit(e, &branch.name, unit))?;
-            let synced = sync::run(all, design.control.queue_depth);
-            programs[e] = encode::run(design, synced.instrs)?;
-        }
-    }
+        ..
+    } = plan;
     let dmem = frame_memory(
         design,
         model,
@@ -702,65 +623,4 @@ pub(super) fn check_unit(widest: &Unit, u: &Unit, b: &Branch) -> Result<(), Comp
 fn in_unit(mut e: CompileError, branch: &str, u: &Unit) -> CompileError {
     e.rule = format!("on unit {branch}.{}: {}", u.name, e.rule);
     e
-}
-
-/// Where frame f's copy of the activations lives: the input (beats 0..input_end) and the
-/// other tensors (activations..end) of frame f > 0 follow one another after `end`.
-#[derive(Debug, Clone, Copy)]
-struct Reloc {
-    input_end: u64,
-    activations: u64,
-    end: u64,
-    act_size: u64,
-}
-
-impl Reloc {
-    /// How far beat `addr` moves for frame `f` (weights do not move).
-    fn delta(&self, addr: u64, f: usize) -> i64 {
-        if f == 0 {
-            return 0;
-        }
-        let base = self.end + (f as u64 - 1) * self.act_size;
-        if addr < self.input_end {
-            base as i64
-        } else if addr >= self.activations {
-            (base + self.input_end) as i64 - self.activations as i64
-        } else {
-            0
-        }
-    }
-
-    fn step(&self, s: &Step, f: usize) -> Step {
-        // A transfer moves with the region it reads or writes: its first beat may lie
-        // outside the tensor (a load's padding), so it is not classified by itself.
-        let region = s.reads.iter().chain(&s.writes).find_map(|r| match r {
-            Res::Dram(a, b) if a < b => Some(*a),
-            _ => None,
-        });
-        let mut s = s.clone();
-        let move_res = |r: &mut Res| {
-            if let Res::Dram(a, b) = r {
-                let d = self.delta(*a, f);
-                *a = (*a as i64 + d) as u64;
-                *b = (*b as i64 + d) as u64;
-            }
-        };
-        s.reads.iter_mut().for_each(move_res);
-        s.writes.iter_mut().for_each(move_res);
-        if let IsaOp::Load(t) | IsaOp::Store(t) = &mut s.instr.op {
-            if !t.stream {
-                let d = region.map_or(0, |a| self.delta(a, f));
-                t.ext_addr =
-                    (t.ext_addr as i64 + d).rem_euclid(1 << crate::isa::EXT_ADDR_BITS) as u64;
-            }
-        }
-        s
-    }
-
-    fn layout(&self, l: &TensorLayout, f: usize) -> TensorLayout {
-        TensorLayout {
-            base: (l.base as i64 + self.delta(l.base, f)) as u64,
-            ..l.clone()
-        }
-    }
 }

@@ -1,17 +1,20 @@
-//! estimate: every layer's cycles for the report. On one engine, from a timeline of the
-//! finished program (`timeline`): the four queues run in order, waits take the signals the
-//! sync pass gave them, loads and stores share the memory port, and the vector unit's
-//! accumulator reads wait while the array reads the same bank. On an elastic Design,
-//! per stage, from each layer's instructions (`run`): the longest of the array's streaming,
-//! the vector unit's rows and the memory port's beats, plus the fill of the array and the
-//! memory latency.
+//! estimate: every layer's cycles for the report, from a timeline of the finished program
+//! (`timeline`): the four queues run in order, waits take the signals the sync pass gave
+//! them, instructions are issued once the prefetch brought them, loads, stores and the
+//! prefetch share the memory port, and the vector unit's accumulator reads wait while the
+//! array reads the same bank. An elastic Design's stages each from the timeline of one
+//! replica alone with its port (`engine_timeline`), and its rounds from a timeline of every
+//! engine at once (`system`: the ports they share, the tokens their links hold).
 
+mod port;
+mod system;
 mod timeline;
 
 use super::schedule::{Res, Step};
 use crate::compiler::{Compilation, CompileError, LayerReport};
-use crate::design::Design;
+use crate::design::{Design, Unit};
 use crate::isa::{Buffer, Op};
+pub use system::Streams;
 use timeline::{AccUse, Cost, Timeline};
 
 pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
@@ -20,21 +23,13 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
         .as_ref()
         .expect("pass order: sync must run first")
         .steps;
-    let mut layers = run(c.design, c.graph(), c.alloc(), steps);
     let instrs = &c
         .program
         .as_ref()
         .expect("pass order: encode must run first")
         .instrs;
-    // One engine: each layer's cycles from the program's timeline (the per-layer maximum of
-    // `run` misses the hand-overs between the queues inside a layer).
-    for (l, cycles) in
-        layers
-            .iter_mut()
-            .zip(timeline(c.design, c.graph(), c.alloc(), steps, instrs))
-    {
-        l.estimated_cycles = cycles;
-    }
+    let cycles = timeline(c.design, c.graph(), c.alloc(), steps, instrs);
+    let layers = layer_reports(c.graph(), c.alloc(), &[steps], &cycles);
     let program = c
         .program
         .as_mut()
@@ -159,29 +154,16 @@ pub fn step_beats(u: &crate::design::Unit, alloc: &super::allocate::Alloc, s: &S
     t.moved_rows() * per_row
 }
 
-pub fn run(
-    design: &Design,
-    g: &super::legalize::Graph,
-    alloc: &super::allocate::Alloc,
-    steps: &[Step],
-) -> Vec<LayerReport> {
-    run_parts(design, g, alloc, &[steps])
-}
-
-/// As [`run`], over a program given in parts (an elastic engine's row bands), in order:
-/// each layer's instructions in all of them.
-pub fn run_parts(
-    design: &Design,
+/// Each layer's report for a program given in parts (an elastic engine's row bands), in
+/// order: its instructions and memory beats in all of them, their program counters, and
+/// `cycles[i]` as layer i's estimated cycles (from a timeline).
+pub fn layer_reports(
     g: &super::legalize::Graph,
     alloc: &super::allocate::Alloc,
     parts: &[&[Step]],
+    cycles: &[u64],
 ) -> Vec<LayerReport> {
     let u = &g.unit;
-    let mem_w = design.memory.data_width_bits;
-    let bytes_per_beat = u64::from(mem_w / 8);
-    let bw = u64::from(design.memory.bytes_per_cycle).max(1);
-    let fill = u64::from(u.cpf + u.kpf) + u64::from(design.memory.latency_cycles);
-    let mut layers = Vec::new();
     // A step's index is its instruction's program index (encode appends only the end).
     let mut by_node: Vec<Vec<(usize, &Step)>> = vec![Vec::new(); g.nodes.len()];
     for (pc, s) in parts.iter().flat_map(|p| p.iter()).enumerate() {
@@ -189,38 +171,33 @@ pub fn run_parts(
             v.push((pc, s));
         }
     }
-    for (ni, n) in g.nodes.iter().enumerate() {
-        let (mut compute, mut vector, mut beats, mut count) = (0u64, 0u64, 0u64, 0usize);
-        for &(_, s) in &by_node[ni] {
-            count += 1;
-            match &s.instr.op {
-                Op::Matmul(m) => {
-                    compute += matmul_cycles(m.count0 * m.count1, u.cpf, m.preload);
-                }
-                Op::Window(w) => compute += window_cycles(w),
-                Op::Vector(v) => vector += v.count + VECTOR_PIPE + vector_setup(v),
-                Op::Load(_) | Op::Store(_) => beats += step_beats(u, alloc, s),
-                Op::End => {}
-            }
-        }
-        let memory = beats * bytes_per_beat / bw;
-        layers.push(LayerReport {
+    g.nodes
+        .iter()
+        .zip(by_node)
+        .zip(cycles)
+        .map(|((n, steps), &cycles)| LayerReport {
             name: n.name.clone(),
             op: n.op.name().to_string(),
             datatype: u.datatype.get(n.prec).name(),
             macs: n.macs,
-            instructions: count,
-            beats,
-            // A layer with no instructions here (on an elastic design, one another
-            // stage runs) costs nothing, not a pipeline fill.
-            estimated_cycles: match count {
-                0 => 0,
-                _ => compute.max(memory).max(vector) + fill,
-            },
-            pcs: by_node[ni].iter().map(|&(pc, _)| pc).collect(),
-        });
-    }
-    layers
+            instructions: steps.len(),
+            beats: steps.iter().map(|&(_, s)| step_beats(u, alloc, s)).sum(),
+            estimated_cycles: cycles,
+            pcs: steps.iter().map(|&(pc, _)| pc).collect(),
+        })
+        .collect()
+}
+
+/// Each layer's cycles on one engine running the scheduled `steps` alone with its memory
+/// port: the timeline of the program the sync pass makes of them.
+pub fn engine_timeline(
+    design: &Design,
+    g: &super::legalize::Graph,
+    alloc: &super::allocate::Alloc,
+    steps: Vec<Step>,
+) -> Vec<u64> {
+    let synced = super::sync::run(steps, design.control.queue_depth);
+    timeline(design, g, alloc, &synced.steps, &synced.instrs)
 }
 
 /// Each layer's cycles from a timeline of the synced program: every queue runs its
@@ -235,7 +212,56 @@ pub fn timeline(
     steps: &[Step],
     instrs: &[crate::isa::Instr],
 ) -> Vec<u64> {
-    let u = &g.unit;
+    let done = engine(design, &g.unit, alloc, steps, instrs).run_to_fixpoint();
+    let mut ends = vec![0u64; g.nodes.len()];
+    for (s, d) in steps.iter().zip(done) {
+        ends[s.node] = ends[s.node].max(d);
+    }
+    let mut prev = 0;
+    ends.iter()
+        .map(|&e| {
+            let c = e.saturating_sub(prev);
+            prev = prev.max(e);
+            c
+        })
+        .collect()
+}
+
+/// One engine's program for [`system`]: its unit, the placement it sees, its synced steps
+/// and their instructions, and its memory port.
+pub struct EngineProgram<'a> {
+    pub unit: &'a Unit,
+    pub alloc: &'a super::allocate::Alloc,
+    pub steps: &'a [Step],
+    pub instrs: &'a [crate::isa::Instr],
+    pub port: usize,
+}
+
+/// Every engine's last cycle on a timeline of all of them at once: each as [`timeline`]
+/// runs one, the engines on one port sharing it round robin (each engine's load and store
+/// units in turn within its share), and hand-off tokens taken once sent, sent once every
+/// link they go down has room (`streams`).
+pub fn system(design: &Design, engines: &[EngineProgram], streams: Streams) -> Vec<u64> {
+    let timelines = engines
+        .iter()
+        .map(|p| engine(design, p.unit, p.alloc, p.steps, p.instrs))
+        .collect();
+    let ports = engines.iter().map(|p| p.port).collect();
+    system::System::new(timelines, ports, streams)
+        .run_to_fixpoint()
+        .into_iter()
+        .map(|done| done.into_iter().max().unwrap_or(0))
+        .collect()
+}
+
+/// The timeline of one engine's synced program.
+fn engine<'a>(
+    design: &Design,
+    u: &Unit,
+    alloc: &super::allocate::Alloc,
+    steps: &[Step],
+    instrs: &'a [crate::isa::Instr],
+) -> Timeline<'a> {
     let bytes_per_beat = u64::from(design.memory.data_width_bits / 8);
     let bw = u64::from(design.memory.bytes_per_cycle).max(1);
     // From a matmul's last row read to its result written.
@@ -260,6 +286,11 @@ pub fn timeline(
                 input_rows: if v.to_input { v.count } else { 0 },
                 after_array: 0,
             },
+            // A token moves a beat a cycle through its link.
+            Op::Load(t) | Op::Store(t) if t.stream => Cost::Stream {
+                send: matches!(s.instr.op, Op::Store(_)),
+                beats: step_beats(u, alloc, s),
+            },
             // The port's cycles for the beats, and a cycle per padding row (the load unit
             // skips one per cycle without a request).
             Op::Load(t) | Op::Store(t) => {
@@ -278,18 +309,9 @@ pub fn timeline(
     let latency = u64::from(design.memory.latency_cycles);
     let fifo = u64::from(crate::rtl::rsp_depth(design));
     let depth = design.control.queue_depth as usize;
-    let timeline = Timeline::new(instrs, queues, costs, latency, fifo, depth, acc);
-    let done = timeline.run_to_fixpoint();
-    let mut ends = vec![0u64; g.nodes.len()];
-    for (s, d) in steps.iter().zip(done) {
-        ends[s.node] = ends[s.node].max(d);
-    }
-    let mut prev = 0;
-    ends.iter()
-        .map(|&e| {
-            let c = e.saturating_sub(prev);
-            prev = prev.max(e);
-            c
-        })
-        .collect()
+    let ibeats = crate::isa::instr_beats(design.memory.data_width_bits);
+    Timeline::new(instrs, queues, costs, latency, fifo, depth, acc).with_fetch(
+        (ibeats * bytes_per_beat).div_ceil(bw),
+        design.control.imem_depth as usize,
+    )
 }

@@ -48,7 +48,7 @@ impl AccUse {
 
 /// The cycles the array reads one accumulator bank: per accumulating matmul (in program
 /// order), its index and the first and the last-plus-one cycle of its reads.
-type BankReads = Vec<(usize, u64, u64)>;
+pub(super) type BankReads = Vec<(usize, u64, u64)>;
 
 /// Cycles a reader that needs `reads` cycles of a bank from cycle `from` on loses to the
 /// intervals in which the array reads that bank (in order of their starts).
@@ -83,6 +83,9 @@ pub(super) enum Cost {
     /// Cycles of the memory port, and whether a load fills the input buffer; it releases
     /// its semaphores the memory latency after the last (a load's last row arrives then).
     Transfer { work: u64, into_input: bool },
+    /// A hand-off token of `beats` beats sent down the engine's stream links (`send`) or
+    /// taken from the one into it: it waits for room in every link, or for the token.
+    Stream { send: bool, beats: u64 },
 }
 
 impl Cost {
@@ -100,22 +103,21 @@ impl Cost {
 /// as far as their signals are known, then the memory port up to its next finished transfer.
 pub(super) struct Timeline<'a> {
     instrs: &'a [crate::isa::Instr],
-    queue: Vec<usize>,
-    costs: Vec<Cost>,
-    latency: u64,
+    pub(super) queue: Vec<usize>,
+    pub(super) costs: Vec<Cost>,
+    pub(super) latency: u64,
     /// Per queue, its instructions in program order, and the next to start.
     order: [Vec<usize>; 4],
     next: [usize; 4],
-    free: [u64; 4],
+    pub(super) free: [u64; 4],
     /// Per semaphore, the cycles its signals are given, and the signals taken by waits.
     signals: Vec<Vec<u64>>,
     taken: Vec<usize>,
-    port: Port,
     /// Per instruction, the cycle it releases its semaphores (its end).
     done: Vec<u64>,
     /// The cycles vector instructions write rows into the input buffer, in order: its write
     /// port is theirs then, and a load into it waits (`hwgen_core`).
-    input_writes: Vec<(u64, u64)>,
+    pub(super) input_writes: Vec<(u64, u64)>,
     /// Rows of responses a load holds while it cannot write (`rtl::rsp_depth`).
     response_fifo: u64,
     /// The cycle after the array's last busy cycle.
@@ -132,8 +134,22 @@ pub(super) struct Timeline<'a> {
     /// instruction's reads may meet matmuls that start after it on this pass: their
     /// cycles on the pass before stand in for them).
     acc: Vec<AccUse>,
-    array_reads: Vec<BankReads>,
+    pub(super) array_reads: Vec<BankReads>,
     array_reads_now: Vec<BankReads>,
+    /// The instruction prefetch, when the timeline counts it.
+    pub(super) fetch: Option<Fetch>,
+}
+
+/// The instruction prefetch (`hwgen_prefetch`): each instruction takes `work` cycles of the
+/// port and arrives the memory latency later; instruction k is requested once instruction
+/// k - `ring` has been issued (its entry of the instruction memory is free), and issued
+/// only once it has arrived.
+#[derive(Clone)]
+pub(super) struct Fetch {
+    pub(super) work: u64,
+    pub(super) ring: usize,
+    pub(super) requested: usize,
+    pub(super) arrived: Vec<u64>,
 }
 
 impl<'a> Timeline<'a> {
@@ -168,35 +184,55 @@ impl<'a> Timeline<'a> {
             free: [0; 4],
             signals: vec![Vec::new(); sems],
             taken: vec![0; sems],
-            port: Port::default(),
             input_writes: Vec::new(),
             response_fifo,
             array_idle: 0,
             acc,
             array_reads: Vec::new(),
             array_reads_now: Vec::new(),
+            fetch: None,
         }
     }
 
-    /// Each instruction's end: the timeline run again with the array's accumulator reads
-    /// of the pass before, until they no longer change (at most four passes).
-    pub(super) fn run_to_fixpoint(self) -> Vec<u64> {
-        let mut t = self;
-        for pass in 1.. {
-            let mut next = t.clone_empty();
-            let (done, found) = t.pass();
-            if found == next.array_reads || pass == 4 {
-                return done;
-            }
-            next.array_reads = found;
-            t = next;
+    /// The timeline with its instructions fetched through the port, `work` cycles each, into
+    /// a ring of `ring` instructions.
+    pub(super) fn with_fetch(mut self, work: u64, ring: usize) -> Self {
+        self.fetch = Some(Fetch {
+            work,
+            ring: ring.max(1),
+            requested: 0,
+            arrived: Vec::new(),
+        });
+        self
+    }
+
+    /// The next instruction to fetch and the cycle it may be requested from, if known.
+    pub(super) fn next_fetch(&mut self) -> Option<(usize, u64)> {
+        let f = self.fetch.as_ref()?;
+        let (k, ring) = (f.requested, f.ring);
+        if k >= self.queue.len() {
+            return None;
         }
-        unreachable!("the passes end at the fourth")
+        let at = match k.checked_sub(ring) {
+            Some(old) => self.issued(old)? + 1,
+            None => 0,
+        };
+        Some((k, at))
+    }
+
+    /// Each instruction's end: the engine alone with its memory port, its timeline run again
+    /// with the array's accumulator reads of the pass before until they no longer change
+    /// (`System::run_to_fixpoint`).
+    pub(super) fn run_to_fixpoint(self) -> Vec<u64> {
+        super::system::System::alone(self)
+            .run_to_fixpoint()
+            .pop()
+            .expect("one engine")
     }
 
     /// A fresh timeline of the same program, reading the array's accumulator reads this one
     /// read.
-    fn clone_empty(&self) -> Self {
+    pub(super) fn clone_empty(&self) -> Self {
         let mut t = Timeline::new(
             self.instrs,
             self.queue.clone(),
@@ -207,47 +243,31 @@ impl<'a> Timeline<'a> {
             self.acc.clone(),
         );
         t.array_reads = self.array_reads.clone();
+        if let Some(f) = &self.fetch {
+            t = t.with_fetch(f.work, f.ring);
+        }
         t
     }
 
-    /// Each instruction's end, on one pass.
+    /// Each instruction's end, on one pass, the engine alone with its memory port.
     #[cfg(test)]
     fn run(self) -> Vec<u64> {
-        self.pass().0
+        super::system::System::alone(self).pass().remove(0).0
     }
 
-    /// Each instruction's end, and per bank the cycles the array read it.
-    fn pass(mut self) -> (Vec<u64>, Vec<BankReads>) {
-        loop {
-            self.run_fixed();
-            for unit in [Queue::Load, Queue::Store] {
-                if self.port.active[port_side(unit)].is_none() {
-                    if let Some((pc, at)) = self.ready(unit.index()) {
-                        self.start(pc, at);
-                        let Cost::Transfer { work, into_input } = self.costs[pc] else {
-                            unreachable!("loads and stores are transfers")
-                        };
-                        self.port.active[port_side(unit)] =
-                            Some(Active::new(pc, at, work, into_input));
-                    }
-                }
-            }
-            let Some((a, end)) = self.port.advance(&self.input_writes) else {
-                break;
-            };
-            let q = self.queue[a.pc];
-            self.free[q] = end;
-            self.finish(a.pc, end + self.latency);
-        }
-        debug_assert!(
-            (0..4).all(|q| self.next[q] == self.order[q].len()),
-            "a synced program runs to its end"
-        );
+    /// Whether every queue ran all its instructions.
+    pub(super) fn finished(&self) -> bool {
+        (0..4).all(|q| self.next[q] == self.order[q].len())
+    }
+
+    /// The engine's results once it has run: each instruction's end, and per bank the
+    /// cycles the array read it.
+    pub(super) fn results(self) -> (Vec<u64>, Vec<BankReads>) {
         (self.done, self.array_reads_now)
     }
 
     /// Starts the compute and vector queues' instructions whose signals are known.
-    fn run_fixed(&mut self) {
+    pub(super) fn run_fixed(&mut self) {
         loop {
             let mut progressed = false;
             for q in [Queue::Compute, Queue::Vector].map(Queue::index) {
@@ -336,14 +356,18 @@ impl<'a> Timeline<'a> {
                 None => 0,
             };
             let prev = self.issue.last().map_or(0, |&t| t + 1);
-            self.issue.push(prev.max(room));
+            let arrived = match &self.fetch {
+                Some(f) => *f.arrived.get(i)?,
+                None => 0,
+            };
+            self.issue.push(prev.max(room).max(arrived));
         }
         Some(self.issue[pc])
     }
 
     /// Queue q's next instruction and the cycle it can start, if its issue and its signals
     /// are known.
-    fn ready(&mut self, q: usize) -> Option<(usize, u64)> {
+    pub(super) fn ready(&mut self, q: usize) -> Option<(usize, u64)> {
         let &pc = self.order[q].get(self.next[q])?;
         let mut at = self.free[q].max(self.issued(pc)? + 1);
         for (k, list) in self.signals.iter().enumerate() {
@@ -356,7 +380,7 @@ impl<'a> Timeline<'a> {
 
     /// Instruction pc (the next of its queue) starts at cycle `at`: takes the signals it
     /// waits for.
-    fn start(&mut self, pc: usize, at: u64) {
+    pub(super) fn start(&mut self, pc: usize, at: u64) {
         self.started[pc] = Some(at);
         for (k, taken) in self.taken.iter_mut().enumerate() {
             if self.instrs[pc].wait & (1 << k) != 0 {
@@ -367,7 +391,7 @@ impl<'a> Timeline<'a> {
     }
 
     /// Instruction pc releases its semaphores at cycle `end`.
-    fn finish(&mut self, pc: usize, end: u64) {
+    pub(super) fn finish(&mut self, pc: usize, end: u64) {
         for (k, list) in self.signals.iter_mut().enumerate() {
             if self.instrs[pc].signal & (1 << k) != 0 {
                 list.push(end);
@@ -377,112 +401,9 @@ impl<'a> Timeline<'a> {
     }
 }
 
-/// The port's side of a queue's transfers: 0 for the load unit, 1 for the store unit.
-fn port_side(q: Queue) -> usize {
-    usize::from(q == Queue::Store)
-}
-
-/// A transfer on the port: from `start` on it needs `left` more half cycles of it; a load
-/// into the input buffer (`paused`) stops while the vector unit writes that buffer.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Active {
-    pc: usize,
-    start: u64,
-    left: u64,
-    paused: bool,
-}
-
-impl Active {
-    fn new(pc: usize, start: u64, cycles: u64, paused: bool) -> Self {
-        Active {
-            pc,
-            start,
-            left: 2 * cycles,
-            paused,
-        }
-    }
-}
-
-/// The memory port, shared round robin by the load and the store unit (one transfer each at
-/// a time): alone, a transfer takes a cycle per cycle of work; while both move, each gets
-/// every other cycle (so work is counted in half cycles). `clock` is the cycle up to which
-/// the port's time is spent.
-#[derive(Default)]
-struct Port {
-    clock: u64,
-    active: [Option<Active>; 2],
-}
-
-/// Whether cycle t falls in one of the sorted, disjoint `pauses`, and the next cycle after
-/// t where that changes.
-fn pause_at(pauses: &[(u64, u64)], t: u64) -> (bool, Option<u64>) {
-    match pauses.get(pauses.partition_point(|&(_, e)| e <= t)) {
-        Some(&(s, e)) if s <= t => (true, Some(e)),
-        Some(&(s, _)) => (false, Some(s)),
-        None => (false, None),
-    }
-}
-
-impl Port {
-    /// Runs the port until the first of its transfers finishes; returns that transfer and
-    /// the cycle after its last (`None` when the port has no transfer). A paused transfer
-    /// does not move during `pauses`.
-    fn advance(&mut self, pauses: &[(u64, u64)]) -> Option<(Active, u64)> {
-        let mut t = self.clock;
-        loop {
-            // Which transfers move from t on, and the next cycle that may change it.
-            let mut moving = [false; 2];
-            let mut edge: Option<u64> = None;
-            for (side, a) in self.active.iter().enumerate() {
-                let Some(a) = a else { continue };
-                let (paused, next) = if a.start > t {
-                    (true, Some(a.start))
-                } else if a.paused {
-                    pause_at(pauses, t)
-                } else {
-                    (false, None)
-                };
-                moving[side] = !paused;
-                edge = match (edge, next) {
-                    (Some(e), Some(n)) => Some(e.min(n)),
-                    (e, n) => e.or(n),
-                };
-            }
-            let n = moving.iter().filter(|&&m| m).count() as u64;
-            if n == 0 {
-                t = edge?;
-                continue;
-            }
-            // Half cycles per cycle for each moving transfer: a whole cycle alone, every
-            // other cycle when both move.
-            let rate = if n == 1 { 2 } else { 1 };
-            let finish = (0..2)
-                .filter(|&side| moving[side])
-                .map(|side| {
-                    let left = self.active[side].expect("moving").left;
-                    (t + left.div_ceil(rate), side)
-                })
-                .min()
-                .expect("a transfer moves");
-            let until = edge.map_or(finish.0, |e| e.min(finish.0));
-            for (a, &m) in self.active.iter_mut().zip(&moving) {
-                if let Some(a) = a.as_mut().filter(|_| m) {
-                    a.left = a.left.saturating_sub(rate * (until - t));
-                }
-            }
-            t = until;
-            if until == finish.0 {
-                self.clock = t;
-                let done = self.active[finish.1].take().expect("moving");
-                return Some((done, t));
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{acc_stall, AccUse, Active, Cost, Port, Timeline};
+    use super::{acc_stall, AccUse, Cost, Timeline};
     use crate::isa::{Instr, Matmul, Op, Transfer};
 
     /// By hand, with queues of one instruction: two matmuls of 100 cycles, then a load of
@@ -513,6 +434,29 @@ mod tests {
         };
         assert_eq!(run(1), vec![101, 201, 14]);
         assert_eq!(run(2), vec![101, 201, 13]);
+    }
+
+    /// By hand: two matmuls of one cycle, fetched through the port (4 cycles each, latency
+    /// 10). The first is fetched over 0..4, arrives at 14, is issued then and runs 15..16.
+    /// With a ring of two the second is fetched over 4..8 and runs 19..20; with a ring of
+    /// one it is requested only once the first was issued: fetched over 15..19, run 30..31.
+    #[test]
+    fn instructions_are_issued_once_fetched() {
+        let mm = Instr::new(Op::Matmul(Matmul {
+            count0: 1,
+            count1: 1,
+            ..Matmul::default()
+        }));
+        let instrs = [mm, mm];
+        let run = |ring: usize| {
+            let acc = vec![AccUse::None; 2];
+            let costs = vec![Cost::fixed(1, 1); 2];
+            Timeline::new(&instrs, vec![1, 1], costs, 10, 32, 2, acc)
+                .with_fetch(4, ring)
+                .run()
+        };
+        assert_eq!(run(2), vec![16, 20]);
+        assert_eq!(run(1), vec![16, 31]);
     }
 
     /// By hand: the array reads the bank over 10..20 and 25..30. A reader of 10 cycles
@@ -578,46 +522,5 @@ mod tests {
         assert_eq!(ends(1, true), vec![11, 144, 40]);
         assert_eq!(ends(0, false)[2], 40);
         assert_eq!(ends(0, true)[2], 140);
-    }
-
-    fn transfer(pc: usize, start: u64, cycles: u64) -> Option<Active> {
-        Some(Active::new(pc, start, cycles, false))
-    }
-
-    fn next(p: &mut Port, pauses: &[(u64, u64)]) -> Option<(usize, u64)> {
-        p.advance(pauses).map(|(a, end)| (a.pc, end))
-    }
-
-    /// By hand: a load of 10 cycles from 0 and a store of 4 from 2: the load runs alone over
-    /// 0..2 (8 left), then they alternate, so the store's 4 take 2..10 and the load's last 4
-    /// run alone over 10..14. A store of 3 starting at 20 then finds the port idle: 20..23.
-    #[test]
-    fn load_and_store_share_the_port_round_robin() {
-        let mut p = Port {
-            active: [transfer(0, 0, 10), transfer(1, 2, 4)],
-            ..Port::default()
-        };
-        assert_eq!(next(&mut p, &[]), Some((1, 10)));
-        assert_eq!(next(&mut p, &[]), Some((0, 14)));
-        p.active[1] = transfer(2, 20, 3);
-        assert_eq!(next(&mut p, &[]), Some((2, 23)));
-        assert_eq!(next(&mut p, &[]), None);
-        // A transfer that ends before the other starts does not share.
-        p.active = [transfer(3, 30, 5), transfer(4, 40, 5)];
-        assert_eq!(next(&mut p, &[]), Some((3, 35)));
-        assert_eq!(next(&mut p, &[]), Some((4, 45)));
-    }
-
-    /// By hand: a load of 6 into the input buffer from 0, paused over 2..5, and a store of 4
-    /// from 0. Over 0..2 they alternate (one each), over 2..5 the store runs alone (3, so it
-    /// ends at 5), and the load's last 5 run alone over 5..10.
-    #[test]
-    fn a_paused_load_leaves_the_port_to_the_store() {
-        let mut p = Port {
-            active: [Some(Active::new(0, 0, 6, true)), transfer(1, 0, 4)],
-            ..Port::default()
-        };
-        assert_eq!(next(&mut p, &[(2, 5)]), Some((1, 5)));
-        assert_eq!(next(&mut p, &[(2, 5)]), Some((0, 10)));
     }
 }
