@@ -70,8 +70,13 @@ fn common(design: &Design, leaves: Leaves, float: &FormatView, mx_frac: u32) -> 
         uexp_w: UNPACKED_EXP_W,
         window: design.cores().iter().any(|(_, u, _)| u.window.is_some()),
         pack_macs: design.pack_macs,
+        prefetch_low: PREFETCH_LOW,
     }
 }
+
+/// Instructions `hwgen_prefetch` keeps requested ahead of the fetch before it yields the
+/// memory port to its engine's load and store units (its LOW; the cycle model reads it).
+pub const PREFETCH_LOW: u32 = 16;
 
 /// The decoder and encoder parameters of a float-like format (E4M3 and posit8 with es = 2
 /// where the design has none: they only set the defaults of modules it does not use).

@@ -27,6 +27,8 @@ pub struct Common {
     pub window: bool,
     /// Pairs of columns share one multiplier (`[array] pack_macs`, `hwgen_mac_int_pair`).
     pub pack_macs: bool,
+    /// The default of `hwgen_prefetch`'s LOW (`PREFETCH_LOW`).
+    pub prefetch_low: u32,
 }
 
 /// Module names of the datapath's leaves; `decode` and `encode` are empty where the

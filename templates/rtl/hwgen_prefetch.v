@@ -20,7 +20,7 @@ module hwgen_prefetch #(
   parameter integer IBEATS      = 3,
   parameter integer BEAT_W      = 2,
   parameter integer IMEM_ADDR_W = 10,
-  parameter integer LOW         = 16
+  parameter integer LOW         = {{ c.prefetch_low }}
 ) (
   input  wire                   clk_i,
   input  wire                   {{ c.rst }},

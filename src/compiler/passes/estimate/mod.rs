@@ -297,7 +297,8 @@ fn engine<'a>(
                 let beats = step_beats(u, alloc, s);
                 let pad = t.count0 * t.count1 - t.moved_rows();
                 Cost::Transfer {
-                    work: (beats * bytes_per_beat).div_ceil(bw) + pad,
+                    work: (beats * bytes_per_beat).div_ceil(bw),
+                    pad,
                     into_input: matches!(s.writes.first(), Some(Res::Spad(Buffer::Input, ..))),
                 }
             }

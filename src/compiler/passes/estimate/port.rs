@@ -23,7 +23,11 @@ pub(super) struct Active {
     /// Its unit: `port_side` or `FETCH`.
     pub(super) side: usize,
     start: u64,
+    /// A prefetch yields to its engine's load and store unit until this cycle.
+    urgent_from: u64,
     left: f64,
+    /// Cycles it spends on padding rows, without the port (before its beats).
+    pad: u64,
     paused: bool,
 }
 
@@ -33,10 +37,25 @@ impl Active {
             pc,
             engine,
             side: 0,
+            urgent_from: u64::MAX,
             start,
             left: cycles as f64,
+            pad: 0,
             paused,
         }
+    }
+
+    /// A prefetch that yields to its engine's load and store unit until cycle `from`.
+    pub(super) fn urgent_from(self, from: u64) -> Self {
+        Active {
+            urgent_from: from,
+            ..self
+        }
+    }
+
+    /// The transfer with `pad` cycles of padding rows, which do not use the port.
+    pub(super) fn padded(self, pad: u64) -> Self {
+        Active { pad, ..self }
     }
 }
 
@@ -107,69 +126,100 @@ impl Port {
     pub(super) fn advance(&mut self, pauses: &[&[(u64, u64)]]) -> Option<(Active, u64)> {
         let mut t = self.clock;
         loop {
-            // Which transfers move from t on, and the next cycle that may change it.
+            // What each transfer does from t on, and the next cycle that may change it.
             let mut edge: Option<u64> = None;
-            let mut moving = vec![[false; 3]; self.slots.len()];
+            let mut at = |n: u64| edge = Some(edge.map_or(n, |e| e.min(n)));
+            let mut state = vec![[State::Waiting; 3]; self.slots.len()];
             for (k, (_, sides)) in self.slots.iter().enumerate() {
                 for (side, a) in sides.iter().enumerate() {
                     let Some(a) = a else { continue };
-                    let (paused, next) = if a.start > t {
-                        (true, Some(a.start))
-                    } else if a.paused {
-                        pause_at(pauses[a.engine], t)
+                    state[k][side] = if a.start > t {
+                        at(a.start);
+                        State::Waiting
+                    } else if a.paused && {
+                        let (paused, next) = pause_at(pauses[a.engine], t);
+                        next.into_iter().for_each(&mut at);
+                        paused
+                    } {
+                        State::Waiting
+                    } else if a.pad > 0 {
+                        at(t + a.pad);
+                        State::Padding
                     } else {
-                        (false, None)
-                    };
-                    moving[k][side] = !paused;
-                    edge = match (edge, next) {
-                        (Some(e), Some(n)) => Some(e.min(n)),
-                        (e, n) => e.or(n),
+                        State::Moving
                     };
                 }
-                // The prefetch waits while its engine's load or store unit moves.
-                let m = &mut moving[k];
-                m[FETCH] &= !(m[0] || m[1]);
+                // Until it is urgent, the prefetch waits while its engine's load or store
+                // unit requests.
+                if let Some(a) = &sides[FETCH] {
+                    let m = &mut state[k];
+                    let yields = m[0] == State::Moving || m[1] == State::Moving;
+                    if m[FETCH] == State::Moving && yields && t < a.urgent_from {
+                        m[FETCH] = State::Waiting;
+                        if a.urgent_from < u64::MAX {
+                            at(a.urgent_from);
+                        }
+                    }
+                }
             }
-            let engines = moving.iter().filter(|m| m.contains(&true)).count();
-            if engines == 0 {
-                t = edge?;
-                continue;
-            }
+            let moving = |m: &[State; 3]| m.iter().filter(|&&x| x == State::Moving).count();
+            let engines = state.iter().filter(|m| moving(m) > 0).count();
             // Each moving transfer's share of the port's cycles.
-            let share = |m: &[bool; 3]| 1.0 / (engines * m.iter().filter(|&&x| x).count()) as f64;
+            let share = |m: &[State; 3]| 1.0 / (engines * moving(m)) as f64;
             let mut finish: Option<(u64, usize, usize)> = None;
-            for (k, m) in moving.iter().enumerate() {
-                for side in (0..3).filter(|&s| m[s]) {
-                    let left = self.slots[k].1[side].expect("moving").left;
-                    let end = t + (left / share(m) - 1e-9).ceil().max(0.0) as u64;
+            for (k, m) in state.iter().enumerate() {
+                for side in 0..3 {
+                    let Some(a) = &self.slots[k].1[side] else {
+                        continue;
+                    };
+                    let end = match m[side] {
+                        State::Moving => t + (a.left / share(m) - 1e-9).ceil().max(0.0) as u64,
+                        State::Padding if a.left <= 0.0 => t + a.pad,
+                        _ => continue,
+                    };
                     if finish.is_none_or(|f| end < f.0) {
                         finish = Some((end, k, side));
                     }
                 }
             }
-            let (end, k, side) = finish.expect("a transfer moves");
-            let until = edge.map_or(end, |e| e.min(end));
-            for (slot, m) in self.slots.iter_mut().zip(&moving) {
+            let until = match (finish, edge) {
+                (Some((end, ..)), Some(e)) => end.min(e),
+                (Some((end, ..)), None) => end,
+                (None, e) => e?,
+            };
+            for (slot, m) in self.slots.iter_mut().zip(&state) {
                 let s = share(m);
-                for (a, &mv) in slot.1.iter_mut().zip(m) {
-                    if let Some(a) = a.as_mut().filter(|_| mv) {
-                        a.left = (a.left - s * (until - t) as f64).max(0.0);
+                for (a, st) in slot.1.iter_mut().zip(m) {
+                    let Some(a) = a.as_mut() else { continue };
+                    match st {
+                        State::Moving => a.left = (a.left - s * (until - t) as f64).max(0.0),
+                        State::Padding => a.pad -= until - t,
+                        State::Waiting => {}
                     }
                 }
             }
             t = until;
-            if until == end {
+            if let Some((_, k, side)) = finish.filter(|f| f.0 == until) {
                 self.clock = t;
-                let done = self.slots[k].1[side].take().expect("moving");
+                let done = self.slots[k].1[side].take().expect("finishing");
                 return Some((done, t));
             }
         }
     }
 }
 
+/// What a transfer does at a cycle: waits (not started, paused, or a prefetch yielding),
+/// skips padding rows (a cycle each, without the port), or moves beats on the port.
+#[derive(Clone, Copy, PartialEq)]
+enum State {
+    Waiting,
+    Padding,
+    Moving,
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{Active, Port};
+    use super::{Active, Port, FETCH};
 
     fn transfer(pc: usize, start: u64, cycles: u64) -> Active {
         Active::new(pc, 0, start, cycles, false)
@@ -209,6 +259,34 @@ mod tests {
         p.put(1, transfer(1, 0, 4));
         assert_eq!(next(&mut p, &[(2, 5)]), Some((1, 5)));
         assert_eq!(next(&mut p, &[(2, 5)]), Some((0, 10)));
+    }
+
+    /// By hand: engine 0 loads 4 beats after 6 padding rows, engine 1 loads 6 beats, both
+    /// from 0. Padding rows do not use the port: engine 1 has it alone over 0..6, then
+    /// engine 0's beats run alone over 6..10.
+    #[test]
+    fn padding_rows_leave_the_port_to_others() {
+        let mut p = Port::new([0, 1]);
+        p.put(0, Active::new(0, 0, 0, 4, false).padded(6));
+        p.put(0, Active::new(1, 1, 0, 6, false));
+        let mut run = || p.advance(&[&[], &[]]).map(|(a, end)| (a.engine, end));
+        assert_eq!(run(), Some((1, 6)));
+        assert_eq!(run(), Some((0, 10)));
+    }
+
+    /// By hand: a load of 8 and a prefetch of 4, both from 0. A prefetch that yields waits
+    /// for the load (0..8) and runs 8..12; one urgent from 2 shares the port with the load
+    /// from 2 on (2 beats done, 6 left; each gets every other cycle): it ends at 10, and the
+    /// load's last 2 run alone over 10..12.
+    #[test]
+    fn the_prefetch_yields_to_its_engines_loads_until_it_is_urgent() {
+        for (urgent, ends) in [(u64::MAX, [(0, 8), (1, 12)]), (2, [(1, 10), (0, 12)])] {
+            let mut p = Port::new([0]);
+            p.put(0, Active::new(0, 0, 0, 8, false));
+            p.put(FETCH, Active::new(1, 0, 0, 4, false).urgent_from(urgent));
+            assert_eq!(next(&mut p, &[]), Some(ends[0]), "urgent from {urgent}");
+            assert_eq!(next(&mut p, &[]), Some(ends[1]), "urgent from {urgent}");
+        }
     }
 
     /// By hand, two engines on one port from cycle 0: engine 0 loads 8 and stores 4, engine

@@ -186,9 +186,14 @@ impl<'a> System<'a> {
                     continue;
                 };
                 match t.costs[pc] {
-                    Cost::Transfer { work, into_input } => {
+                    Cost::Transfer {
+                        work,
+                        pad,
+                        into_input,
+                    } => {
                         t.start(pc, at);
-                        port[p].put(side, Active::new(pc, e, at, work, into_input));
+                        let a = Active::new(pc, e, at, work, into_input).padded(pad);
+                        port[p].put(side, a);
                     }
                     Cost::Stream { send, beats } => {
                         let Some(at) = self.streams.when(e, send, at) else {
@@ -209,10 +214,11 @@ impl<'a> System<'a> {
             let p = self.port_of[e];
             if !port[p].busy(e, FETCH) {
                 let t = &mut self.engines[e];
-                if let Some((k, at)) = t.next_fetch() {
+                if let Some((k, at, urgent)) = t.next_fetch() {
                     let f = t.fetch.as_mut().expect("fetching");
                     f.requested += 1;
-                    port[p].put(FETCH, Active::new(k, e, at, f.work, false));
+                    let a = Active::new(k, e, at, f.work, false).urgent_from(urgent);
+                    port[p].put(FETCH, a);
                     started = true;
                 }
             }

@@ -3,6 +3,9 @@
 //! the array and the vector unit.
 
 use super::VECTOR_PIPE;
+
+/// hwgen_prefetch's LOW.
+const PREFETCH_LOW: usize = crate::rtl::PREFETCH_LOW as usize;
 use crate::isa::{Op, Queue};
 
 /// How an instruction reads the accumulator, whose banks serve the array first
@@ -80,9 +83,14 @@ pub(super) enum Cost {
         input_rows: u64,
         after_array: u64,
     },
-    /// Cycles of the memory port, and whether a load fills the input buffer; it releases
-    /// its semaphores the memory latency after the last (a load's last row arrives then).
-    Transfer { work: u64, into_input: bool },
+    /// Cycles of the memory port for its beats, cycles it skips padding rows (a load's,
+    /// without the port), and whether a load fills the input buffer; it releases its
+    /// semaphores the memory latency after the last (a load's last row arrives then).
+    Transfer {
+        work: u64,
+        pad: u64,
+        into_input: bool,
+    },
     /// A hand-off token of `beats` beats sent down the engine's stream links (`send`) or
     /// taken from the one into it: it waits for room in every link, or for the token.
     Stream { send: bool, beats: u64 },
@@ -206,8 +214,10 @@ impl<'a> Timeline<'a> {
         self
     }
 
-    /// The next instruction to fetch and the cycle it may be requested from, if known.
-    pub(super) fn next_fetch(&mut self) -> Option<(usize, u64)> {
+    /// The next instruction to fetch, the cycle it may be requested from, if known, and the
+    /// cycle from which it no longer yields to the load and store unit (fewer than
+    /// `PREFETCH_LOW` instructions are then requested ahead of the issue; as far as known).
+    pub(super) fn next_fetch(&mut self) -> Option<(usize, u64, u64)> {
         let f = self.fetch.as_ref()?;
         let (k, ring) = (f.requested, f.ring);
         if k >= self.queue.len() {
@@ -217,7 +227,11 @@ impl<'a> Timeline<'a> {
             Some(old) => self.issued(old)? + 1,
             None => 0,
         };
-        Some((k, at))
+        let urgent = match k.checked_sub(PREFETCH_LOW) {
+            Some(i) => self.issued(i).map_or(u64::MAX, |t| t + 1),
+            None => 0,
+        };
+        Some((k, at, urgent))
     }
 
     /// Each instruction's end: the engine alone with its memory port, its timeline run again
@@ -425,6 +439,7 @@ mod tests {
             Cost::fixed(100, 100),
             Cost::Transfer {
                 work: 10,
+                pad: 0,
                 into_input: false,
             },
         ];
@@ -493,6 +508,7 @@ mod tests {
         let costs = vec![
             Cost::Transfer {
                 work: 10,
+                pad: 0,
                 into_input: false,
             },
             Cost::fixed(100, 133),
