@@ -295,6 +295,9 @@ fn writes_the_design_it_reports() {
     let est: serde_json::Value = serde_json::from_slice(&e.stdout).unwrap();
     // The search ranks by the bound; the estimate also runs every engine's timeline.
     assert_eq!(est["bound_cycles_per_round"], best["cycles_per_round"]);
+    // And it reports the chosen design's round on that timeline, as compile --estimate does.
+    assert_eq!(v["timeline"]["cycles_per_round"], est["cycles_per_round"]);
+    assert_eq!(v["timeline"]["one_round_cycles"], est["one_round_cycles"]);
     assert_eq!(est["branch_frames"], serde_json::json!([1, 2, 2]));
     let d = hwgen::config::load(&out).unwrap();
     assert_eq!(d.name, "chosen", "named after the file written");
