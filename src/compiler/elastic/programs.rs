@@ -2,7 +2,7 @@
 //! hand-off tokens, synced (`assemble`), and the estimate of a round from a timeline of all
 //! the engines at once (`system_round`).
 
-use super::tokens::{band_needs, token, token_rows};
+use super::tokens::{band_needs, token, token_beats, token_rows};
 use super::{branch_frames, in_unit, Plan};
 use crate::compiler::passes::encode;
 use crate::compiler::passes::estimate::{self, EngineProgram, Streams};
@@ -148,20 +148,14 @@ pub(super) fn system_round(design: &Design, plan: &Plan) -> Result<(u64, u64), C
         }
     }
     let active: Vec<bool> = stage_of.iter().map(Option::is_some).collect();
-    let (send, _) = token_rows(design, &links, &active);
-    let mem_w = design.memory.data_width_bits;
-    // A link holds its depth in beats of tokens of `send` output rows.
+    let beats = token_beats(design, &links, &active);
+    // A link holds its depth in beats of its sender's tokens.
     let streams = || {
         Streams::new(
             cores.len(),
-            links.iter().map(|l| {
-                let row = u64::from(cores[l.from].1.output_elem_bits().div_ceil(mem_w));
-                (
-                    l.from,
-                    l.to,
-                    (u64::from(l.depth) / (send[l.from] * row)) as usize,
-                )
-            }),
+            links
+                .iter()
+                .map(|l| (l.from, l.to, (u64::from(l.depth) / beats[l.from]) as usize)),
         )
     };
     let ports = design.memory.ports.max(1) as usize;

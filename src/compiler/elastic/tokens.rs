@@ -116,7 +116,7 @@ pub(super) fn token_rows(
 ) -> (Vec<u64>, Vec<u64>) {
     let mem_w = design.memory.data_width_bits;
     let cores = design.cores();
-    let out_beats = |e: usize| u64::from(cores[e].1.output_elem_bits().div_ceil(mem_w));
+    let out_beats = |e: usize| out_row_beats(design, e);
     let in_beats = |e: usize| u64::from(cores[e].1.input_elem_bits().div_ceil(mem_w));
     let mut send = vec![1u64; cores.len()];
     let mut receive = vec![1u64; cores.len()];
@@ -128,6 +128,25 @@ pub(super) fn token_rows(
         receive[l.to] = (send[l.from] * out_beats(l.from)).div_ceil(in_beats(l.to));
     }
     (send, receive)
+}
+
+/// Beats of one output row of engine e (a whole number of memory beats).
+fn out_row_beats(design: &Design, e: usize) -> u64 {
+    let mem_w = design.memory.data_width_bits;
+    u64::from(design.cores()[e].1.output_elem_bits().div_ceil(mem_w))
+}
+
+/// Per engine, the beats of the token it sends down its links (`token_rows`' rows).
+pub(super) fn token_beats(
+    design: &Design,
+    links: &[crate::design::Link],
+    active: &[bool],
+) -> Vec<u64> {
+    let (send, _) = token_rows(design, links, active);
+    send.iter()
+        .enumerate()
+        .map(|(e, rows)| rows * out_row_beats(design, e))
+        .collect()
 }
 
 /// The hand-off token of `rows` rows: a store from output rows 0.. down the stream, or a
