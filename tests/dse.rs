@@ -56,6 +56,7 @@ fn options(budget: Budget, space: Space, seed: u64) -> Options {
         seed,
         iterations: 12,
         runner_ups: 4,
+        threads: 2,
     }
 }
 
@@ -230,16 +231,24 @@ fn deterministic_for_a_seed() {
         bandwidth_gbs: 6.4,
         luts: None,
     };
-    let run = |seed| {
-        let (o, _) = search(&t, options(budget, space.clone(), seed));
+    let run = |seed, threads| {
+        let o = Options {
+            threads,
+            ..options(budget, space.clone(), seed)
+        };
+        let (o, _) = search(&t, o);
         let points: Vec<Point> = std::iter::once(&o.best)
             .chain(&o.runner_ups)
             .map(|s| s.point.clone())
             .collect();
-        (points, o.estimated, o.best.cycles_per_round)
+        let counts = (o.estimated, o.stages_scheduled, o.stages_reused);
+        (points, counts, o.best.cycles_per_round)
     };
-    assert_eq!(run(5), run(5));
-    assert_eq!(run(9), run(9));
+    assert_eq!(run(5, 2), run(5, 2));
+    assert_eq!(run(9, 2), run(9, 2));
+    // The stages of a step's candidates scheduled on two threads or in turn: the same
+    // search, the same stages scheduled once each.
+    assert_eq!(run(5, 1), run(5, 2));
 }
 
 fn hwgen(args: &[&str]) -> std::process::Output {

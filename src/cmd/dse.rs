@@ -48,6 +48,10 @@ pub struct Args {
     /// Runner-up designs to report.
     #[arg(long, default_value_t = 5)]
     pub runner_ups: usize,
+    /// Threads that schedule the stages of a step's candidate designs (default: the
+    /// machine's cores). The design found is the same on any number.
+    #[arg(long)]
+    pub threads: Option<usize>,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -101,6 +105,10 @@ pub fn run(args: Args) -> Result<()> {
         seed: args.seed,
         iterations: args.iterations,
         runner_ups: args.runner_ups,
+        threads: args
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1),
     };
     let file = args.config.display().to_string();
     if let Some(w) = args

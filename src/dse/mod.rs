@@ -48,6 +48,9 @@ pub struct Options {
     pub iterations: usize,
     /// Runner-up designs to report.
     pub runner_ups: usize,
+    /// Threads that schedule the stages of a step's candidates (`Memo::prepare`); the
+    /// search's outcome does not depend on it.
+    pub threads: usize,
 }
 
 /// A point within budget, with its estimate.
@@ -258,6 +261,27 @@ impl<'m> Explorer<'m> {
         Some(scored(&d, p, &e, r, dsps, bram18))
     }
 
+    /// Schedules, on the search's threads, the stages of the points of `points` that
+    /// `evaluate` would estimate and has not (within budget, valid), so that it finds them.
+    fn prepare(&mut self, points: &[Point]) {
+        if self.options.threads <= 1 {
+            return;
+        }
+        let designs: Vec<Design> = points
+            .iter()
+            .filter(|p| !self.seen.contains_key(p))
+            .filter_map(|p| {
+                let (r, _, _) = space::resources(&space::design(&self.template, p)).ok()?;
+                if self.options.budget.exceeded(&r).is_some() {
+                    return None;
+                }
+                self.design(p).ok().filter(|d| d.cores().len() >= 2)
+            })
+            .collect();
+        self.memo
+            .prepare(&designs, self.model, self.options.threads);
+    }
+
     /// Stages the memo scheduled, and stages it found already scheduled.
     pub fn memo_counts(&self) -> (usize, usize) {
         (self.memo.misses, self.memo.hits)
@@ -385,6 +409,7 @@ impl Explorer<'_> {
     /// Among `next`, the point within budget that gains the most frames per second per DSP
     /// added over `cur` (`steepest`: the most frames per second), if one gains.
     fn best_step(&mut self, cur: &Scored, next: &[Point], steepest: bool) -> Option<Scored> {
+        self.prepare(next);
         let mut best: Option<(f64, Scored)> = None;
         for q in next {
             let Some(s) = self.evaluate(q) else {
@@ -415,7 +440,9 @@ impl Explorer<'_> {
         loop {
             let sp = &self.options.space;
             let mut found = None;
-            for q in best.point.shrunk(sp) {
+            let shrunk = best.point.shrunk(sp);
+            self.prepare(&shrunk);
+            for q in shrunk {
                 let Some(s) = self.evaluate(&q) else {
                     continue;
                 };

@@ -8,12 +8,14 @@ use super::super::passes::legalize::{self, Graph};
 use super::super::{CompileError, LayerReport};
 use super::{
     add_layer_costs, allocs, branch_frames, engine_of, layer_reports, map, mapping, plan_stage,
-    LayerCost, StageReport,
+    LayerCost, Mapping, StageReport,
 };
+use crate::compiler::passes::allocate::Alloc;
 use crate::design::Design;
 use crate::model::Model;
-use std::collections::HashMap;
-use std::rc::Rc;
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+use std::sync::Arc;
 
 /// The estimate of an elastic run in steady state, per *round*: every branch runs its
 /// `batch` of frames (a branch others fork from as many as the largest of theirs), from the
@@ -97,22 +99,107 @@ pub fn estimate(design: &Design, model: &Model) -> Result<Estimate, CompileError
 pub struct Memo {
     /// Per widest unit's shape, the graph; per stage unit of another shape, the graph with
     /// it.
-    graphs: HashMap<String, Rc<Graph>>,
-    shaped: HashMap<String, Rc<Graph>>,
-    stages: HashMap<String, (StageReport, Vec<LayerCost>)>,
+    graphs: HashMap<String, Arc<Graph>>,
+    shaped: HashMap<String, Arc<Graph>>,
+    /// Per stage key, its estimate or the compiler's refusal.
+    stages: HashMap<String, Planned>,
+    /// Stages scheduled that no estimate has looked up yet (`prepare`'s).
+    fresh: HashSet<String>,
     /// Stages scheduled, and stages found.
     pub misses: usize,
     pub hits: usize,
 }
 
+/// A stage's estimate (its report and its part of each layer's), or why it cannot run.
+type Planned = Result<(StageReport, Vec<LayerCost>), CompileError>;
+
+/// A stage not yet scheduled: its key and everything `plan_stage` reads.
+struct Job {
+    key: String,
+    design: Design,
+    g: Arc<Graph>,
+    stage: map::Stage,
+    alloc: Alloc,
+    replicas: Vec<Vec<Range<usize>>>,
+    band_ends: Vec<Vec<Vec<usize>>>,
+}
+
+impl Job {
+    fn plan(&self) -> Planned {
+        let (report, _, costs) = plan_stage(
+            &self.design,
+            &self.g,
+            &self.stage,
+            &self.alloc,
+            &self.replicas,
+            &self.band_ends,
+            false,
+        )?;
+        Ok((report, costs))
+    }
+}
+
+/// A Design's graph and mapping, and its stages' keys.
+struct Planning {
+    g: Arc<Graph>,
+    m: Mapping,
+    keys: Vec<String>,
+}
+
 impl Memo {
     /// As [`estimate`], from what this memo already holds where it can.
     pub fn estimate(&mut self, design: &Design, model: &Model) -> Result<Estimate, CompileError> {
+        let (planning, jobs) = self.jobs(design, model)?;
+        self.run(jobs, 1);
+        let mut layers = layer_reports(&planning.g);
+        let mut reports = Vec::new();
+        for (st, key) in planning.m.stages.iter().zip(&planning.keys) {
+            let (report, costs) = self.stages[key].as_ref().map_err(Clone::clone)?;
+            // A stage just scheduled is a miss at its first look-up, not a hit.
+            if !self.fresh.remove(key) {
+                self.hits += 1;
+            }
+            reports.push(renamed(design, st, report));
+            add_layer_costs(&mut layers, costs);
+        }
+        Ok(summarize(
+            design,
+            &planning.g,
+            &planning.m.stages,
+            reports,
+            layers,
+        ))
+    }
+
+    /// Schedules every stage of `designs` this memo does not hold, on up to `threads`
+    /// threads, so that their [`estimate`](Memo::estimate)s find them all. Each stage's
+    /// estimate depends on its key alone, so they are the same in any order and on any
+    /// number of threads. (A Design the compiler refuses is left to its estimate.)
+    pub fn prepare(&mut self, designs: &[Design], model: &Model, threads: usize) {
+        let mut jobs: Vec<Job> = Vec::new();
+        for d in designs {
+            if let Ok((_, more)) = self.jobs(d, model) {
+                for j in more {
+                    if !jobs.iter().any(|k| k.key == j.key) {
+                        jobs.push(j);
+                    }
+                }
+            }
+        }
+        self.run(jobs, threads);
+    }
+
+    /// `design`'s graph, mapping and stage keys, and the stages this memo does not hold.
+    fn jobs(
+        &mut self,
+        design: &Design,
+        model: &Model,
+    ) -> Result<(Planning, Vec<Job>), CompileError> {
         let base = base_key(design, model);
         let g = self.graph(design, model, &base)?;
         let m = mapping(design, &g)?;
-        let mut layers = layer_reports(&g);
-        let mut reports = Vec::new();
+        let mut keys = Vec::new();
+        let mut jobs = Vec::new();
         let mut allocs_made = None;
         for (si, st) in m.stages.iter().enumerate() {
             let unit = super::unit_of(design, st);
@@ -131,15 +218,12 @@ impl Memo {
                 rows,
                 m.band_ends[si]
             );
-            if let Some((report, costs)) = self.stages.get(&key) {
-                self.hits += 1;
-                reports.push(renamed(design, st, report));
-                add_layer_costs(&mut layers, costs);
+            keys.push(key.clone());
+            if self.stages.contains_key(&key) || jobs.iter().any(|j: &Job| j.key == key) {
                 continue;
             }
-            self.misses += 1;
             let (alloc, per_stage) = allocs_made.get_or_insert_with(|| allocs(design, &g, &m));
-            let alloc = per_stage.get(si).unwrap_or(alloc);
+            let alloc = per_stage.get(si).unwrap_or(alloc).clone();
             let gs = match super::same_shape(unit, &g.unit) {
                 true => g.clone(),
                 false => self
@@ -150,20 +234,34 @@ impl Memo {
                         super::unit_shape(unit)
                     ))
                     .or_insert_with(|| {
-                        Rc::new(Graph {
+                        Arc::new(Graph {
                             unit: unit.clone(),
                             ..(*g).clone()
                         })
                     })
                     .clone(),
             };
-            let (report, _, costs) =
-                plan_stage(design, &gs, st, alloc, &m.replicas, &m.band_ends[si], false)?;
-            add_layer_costs(&mut layers, &costs);
-            self.stages.insert(key, (report.clone(), costs));
-            reports.push(report);
+            jobs.push(Job {
+                key,
+                design: design.clone(),
+                g: gs,
+                stage: st.clone(),
+                alloc,
+                replicas: m.replicas.clone(),
+                band_ends: m.band_ends[si].clone(),
+            });
         }
-        Ok(summarize(design, &g, &m.stages, reports, layers))
+        Ok((Planning { g, m, keys }, jobs))
+    }
+
+    /// Schedules `jobs` on up to `threads` threads and keeps their estimates.
+    fn run(&mut self, jobs: Vec<Job>, threads: usize) {
+        let planned = super::par::map(&jobs, threads, Job::plan);
+        for (j, p) in jobs.into_iter().zip(planned) {
+            self.misses += 1;
+            self.fresh.insert(j.key.clone());
+            self.stages.insert(j.key, p);
+        }
     }
 
     /// The legalized, fused graph of `model` for `design` (it depends on the widest unit).
@@ -172,7 +270,7 @@ impl Memo {
         design: &Design,
         model: &Model,
         base: &str,
-    ) -> Result<Rc<Graph>, CompileError> {
+    ) -> Result<Arc<Graph>, CompileError> {
         // By the widest unit's shape: its name and replicas do not change the graph, and
         // a search meets every one of them.
         let widest = legalize::graph_unit(design)?;
@@ -180,7 +278,7 @@ impl Memo {
         if let Some(g) = self.graphs.get(&key) {
             return Ok(g.clone());
         }
-        let g = Rc::new(fuse::run(design, legalize::run(design, model)?, false));
+        let g = Arc::new(fuse::run(design, legalize::run(design, model)?, false));
         self.graphs.insert(key, g.clone());
         Ok(g)
     }

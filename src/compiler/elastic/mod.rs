@@ -39,6 +39,7 @@ use std::ops::Range;
 
 mod cost;
 mod map;
+mod par;
 mod programs;
 mod rows;
 mod tokens;
@@ -175,10 +176,22 @@ fn plan(design: &Design, model: &Model) -> Result<Plan, CompileError> {
     let mut reports = Vec::new();
     let mut shares = Vec::new();
     let mut layers = layer_reports(&g);
-    for (si, st) in m.stages.iter().enumerate() {
+    // The stages are scheduled independently of one another: on the machine's cores.
+    let indices: Vec<usize> = (0..m.stages.len()).collect();
+    let planned = par::map(&indices, par::cores(), |&si| {
         let alloc = allocs.get(si).unwrap_or(&alloc);
-        let (report, sh, costs) =
-            plan_stage(design, &g, st, alloc, &m.replicas, &m.band_ends[si], true)?;
+        plan_stage(
+            design,
+            &g,
+            &m.stages[si],
+            alloc,
+            &m.replicas,
+            &m.band_ends[si],
+            true,
+        )
+    });
+    for p in planned {
+        let (report, sh, costs) = p?;
         add_layer_costs(&mut layers, &costs);
         reports.push(report);
         shares.push(sh);

@@ -159,9 +159,9 @@ pub(super) fn system_round(design: &Design, plan: &Plan) -> Result<(u64, u64), C
         )
     };
     let ports = design.memory.ports.max(1) as usize;
-    let mut cycles = [0u64; 2];
-    for (rounds, c) in cycles.iter_mut().enumerate() {
-        let run = assemble(design, plan, &branch_frames(design, 0, rounds + 1))?;
+    // The cycles of `rounds` rounds.
+    let cycles = |rounds: usize| -> Result<u64, CompileError> {
+        let run = assemble(design, plan, &branch_frames(design, 0, rounds))?;
         let none = Synced {
             steps: Vec::new(),
             instrs: Vec::new(),
@@ -188,12 +188,17 @@ pub(super) fn system_round(design: &Design, plan: &Plan) -> Result<(u64, u64), C
                 }
             })
             .collect();
-        *c = estimate::system(design, &engines, streams())
+        Ok(estimate::system(design, &engines, streams())
             .into_iter()
             .max()
-            .unwrap_or(0);
-    }
-    Ok((cycles[0], cycles[1].saturating_sub(cycles[0])))
+            .unwrap_or(0))
+    };
+    // One round and two, on two threads where the machine has them.
+    let [one, two] = super::par::map(&[1, 2], super::par::cores(), |&r| cycles(r))
+        .try_into()
+        .expect("two timelines");
+    let (one, two) = (one?, two?);
+    Ok((one, two.saturating_sub(one)))
 }
 
 /// Where frame f's copy of the activations lives: the input (beats 0..input_end) and the
