@@ -371,17 +371,27 @@ fn plan_stage(
             ends: ends.clone(),
             bands: Vec::new(),
         };
-        share.bands = (0..share.ends.len())
-            .map(|k| schedule::run_rows(design, gs, alloc, &tiling, &share.band_rows(k)))
-            .collect();
-        let parts: Vec<&[Step]> = share.bands.iter().map(Vec::as_slice).collect();
+        // The replica's bands, one after another (moved, not copied: a stage of large
+        // layers on a small array schedules millions of steps).
+        let mut steps: Vec<Step> = Vec::new();
+        let mut lens = Vec::new();
+        for k in 0..share.ends.len() {
+            let band = schedule::run_rows(design, gs, alloc, &tiling, &share.band_rows(k));
+            lens.push(band.len());
+            match steps.is_empty() {
+                true => steps = band,
+                false => steps.extend(band),
+            }
+        }
         // Each layer's cycles from the replica's timeline alone with its memory port.
-        let cycles = estimate::engine_timeline(design, gs, alloc, parts.concat());
-        let est = estimate::layer_reports(gs, alloc, &parts, &cycles);
-        // An estimate needs no program: each replica's steps go once counted (a stage of
-        // large layers on a small array schedules millions).
-        if !keep_steps {
-            share.bands = Vec::new();
+        let (cycles, mut steps) = estimate::engine_timeline(design, gs, alloc, steps);
+        let est = estimate::layer_reports(gs, alloc, &[&steps], &cycles);
+        // An estimate needs no program: each replica's steps go once counted.
+        if keep_steps {
+            for &n in lens.iter().rev() {
+                share.bands.push(steps.split_off(steps.len() - n));
+            }
+            share.bands.reverse();
         }
         for c in &mut costs {
             let x = &est[c.0];

@@ -189,15 +189,16 @@ pub fn layer_reports(
 }
 
 /// Each layer's cycles on one engine running the scheduled `steps` alone with its memory
-/// port: the timeline of the program the sync pass makes of them.
+/// port (the timeline of the program the sync pass makes of them), and the steps back.
 pub fn engine_timeline(
     design: &Design,
     g: &super::legalize::Graph,
     alloc: &super::allocate::Alloc,
     steps: Vec<Step>,
-) -> Vec<u64> {
+) -> (Vec<u64>, Vec<Step>) {
     let synced = super::sync::run(steps, design.control.queue_depth);
-    timeline(design, g, alloc, &synced.steps, &synced.instrs)
+    let cycles = timeline(design, g, alloc, &synced.steps, &synced.instrs);
+    (cycles, synced.steps)
 }
 
 /// Each layer's cycles from a timeline of the synced program: every queue runs its
