@@ -21,7 +21,9 @@
 //!   smallest point, take the step (a replica more, the next array size, a new stage, a
 //!   replica moved to the slowest stage, a split or a merge) that gains the most frames per
 //!   second per DSP it adds (or the most, `steepest`), the slowest stage's steps first;
-//!   when no one step gains, two. *Perturbation* (its Algorithm 1's stochastic
+//!   when no one step gains, two. A step whose stages already estimated are as slow as
+//!   the current point's round cannot gain and is skipped unestimated (`Memo::floor`);
+//!   the others' new stages are scheduled on the machine's cores (`Memo::prepare`). *Perturbation* (its Algorithm 1's stochastic
 //!   redistribution): 1 to 3 seeded random steps either way from the current point, grown
 //!   again, kept if better or, annealed, now and then if worse. *Polish*: every point one
 //!   step down from the best, grown again. Deterministic for a seed. Each memory width is
@@ -282,6 +284,21 @@ impl<'m> Explorer<'m> {
             .prepare(&designs, self.model, self.options.threads);
     }
 
+    /// Whether point `p` may have a round shorter than `cycles` (a point seen, over a
+    /// budget or invalid is left to `evaluate`, which is quick on it): the memo's floor
+    /// under its round, from the stages it holds, is shorter.
+    fn may_be_faster(&mut self, p: &Point, cycles: u64) -> bool {
+        if self.seen.contains_key(p) {
+            return true;
+        }
+        let within = space::resources(&space::design(&self.template, p))
+            .is_ok_and(|(r, _, _)| self.options.budget.exceeded(&r).is_none());
+        match self.design(p) {
+            Ok(d) if within => self.memo.floor(&d, self.model) < cycles,
+            _ => true,
+        }
+    }
+
     /// Stages the memo scheduled, and stages it found already scheduled.
     pub fn memo_counts(&self) -> (usize, usize) {
         (self.memo.misses, self.memo.hits)
@@ -409,9 +426,16 @@ impl Explorer<'_> {
     /// Among `next`, the point within budget that gains the most frames per second per DSP
     /// added over `cur` (`steepest`: the most frames per second), if one gains.
     fn best_step(&mut self, cur: &Scored, next: &[Point], steepest: bool) -> Option<Scored> {
-        self.prepare(next);
+        // A point whose stages already estimated are as slow as `cur` cannot gain: it is
+        // not estimated (its other stages are not scheduled).
+        let next: Vec<Point> = next
+            .iter()
+            .filter(|q| self.may_be_faster(q, cur.cycles_per_round))
+            .cloned()
+            .collect();
+        self.prepare(&next);
         let mut best: Option<(f64, Scored)> = None;
-        for q in next {
+        for q in &next {
             let Some(s) = self.evaluate(q) else {
                 continue;
             };

@@ -141,6 +141,8 @@ impl Job {
 
 /// A Design's graph and mapping, and its stages' keys.
 struct Planning {
+    /// What its stages' estimates depend on besides its units (`base_key`).
+    base: String,
     g: Arc<Graph>,
     m: Mapping,
     keys: Vec<String>,
@@ -149,7 +151,8 @@ struct Planning {
 impl Memo {
     /// As [`estimate`], from what this memo already holds where it can.
     pub fn estimate(&mut self, design: &Design, model: &Model) -> Result<Estimate, CompileError> {
-        let (planning, jobs) = self.jobs(design, model)?;
+        let planning = self.planning(design, model)?;
+        let jobs = self.jobs(design, &planning);
         self.run(jobs, 1);
         let mut layers = layer_reports(&planning.g);
         let mut reports = Vec::new();
@@ -178,8 +181,8 @@ impl Memo {
     pub fn prepare(&mut self, designs: &[Design], model: &Model, threads: usize) {
         let mut jobs: Vec<Job> = Vec::new();
         for d in designs {
-            if let Ok((_, more)) = self.jobs(d, model) {
-                for j in more {
+            if let Ok(p) = self.planning(d, model) {
+                for j in self.jobs(d, &p) {
                     if !jobs.iter().any(|k| k.key == j.key) {
                         jobs.push(j);
                     }
@@ -189,60 +192,69 @@ impl Memo {
         self.run(jobs, threads);
     }
 
-    /// `design`'s graph, mapping and stage keys, and the stages this memo does not hold.
-    fn jobs(
-        &mut self,
-        design: &Design,
-        model: &Model,
-    ) -> Result<(Planning, Vec<Job>), CompileError> {
+    /// `design`'s graph, mapping and stage keys.
+    fn planning(&mut self, design: &Design, model: &Model) -> Result<Planning, CompileError> {
         let base = base_key(design, model);
         let g = self.graph(design, model, &base)?;
         let m = mapping(design, &g)?;
-        let mut keys = Vec::new();
-        let mut jobs = Vec::new();
+        let keys = m
+            .stages
+            .iter()
+            .enumerate()
+            .map(|(si, st)| {
+                let unit = super::unit_of(design, st);
+                let rows: Vec<_> = st.nodes.iter().map(|&i| &m.replicas[i]).collect();
+                // The graph by its unit's shape (not its name: units of different sizes
+                // may share one), the stage's unit by everything the passes read, its
+                // replicas and bands, and the rows each replica computes.
+                format!(
+                    "{base}|{:?}|{:?}|{}|{:?}|{}|{}|{:?}|{:?}",
+                    super::unit_shape(&g.unit),
+                    st.nodes,
+                    m.mixed,
+                    super::unit_shape(unit),
+                    unit.h,
+                    unit.bands,
+                    rows,
+                    m.band_ends[si]
+                )
+            })
+            .collect();
+        Ok(Planning { base, g, m, keys })
+    }
+
+    /// The stages of `design` (planned as `p`) this memo does not hold.
+    fn jobs(&mut self, design: &Design, p: &Planning) -> Vec<Job> {
+        let (g, m) = (&p.g, &p.m);
+        let mut jobs: Vec<Job> = Vec::new();
         let mut allocs_made = None;
-        for (si, st) in m.stages.iter().enumerate() {
-            let unit = super::unit_of(design, st);
-            let rows: Vec<_> = st.nodes.iter().map(|&i| &m.replicas[i]).collect();
-            // The graph by its unit's shape (not its name: units of different sizes may
-            // share one), the stage's unit by everything the passes read, its replicas
-            // and bands, and the rows each replica computes.
-            let key = format!(
-                "{base}|{:?}|{:?}|{}|{:?}|{}|{}|{:?}|{:?}",
-                super::unit_shape(&g.unit),
-                st.nodes,
-                m.mixed,
-                super::unit_shape(unit),
-                unit.h,
-                unit.bands,
-                rows,
-                m.band_ends[si]
-            );
-            keys.push(key.clone());
-            if self.stages.contains_key(&key) || jobs.iter().any(|j: &Job| j.key == key) {
+        for (si, (st, key)) in m.stages.iter().zip(&p.keys).enumerate() {
+            if self.stages.contains_key(key) || jobs.iter().any(|j| &j.key == key) {
                 continue;
             }
-            let (alloc, per_stage) = allocs_made.get_or_insert_with(|| allocs(design, &g, &m));
+            let unit = super::unit_of(design, st);
+            let (alloc, per_stage) = allocs_made.get_or_insert_with(|| allocs(design, g, m));
             let alloc = per_stage.get(si).unwrap_or(alloc).clone();
             let gs = match super::same_shape(unit, &g.unit) {
                 true => g.clone(),
                 false => self
                     .shaped
                     .entry(format!(
-                        "{base}|{:?}|{:?}",
+                        "{}|{:?}|{:?}",
+                        p.base,
                         super::unit_shape(&g.unit),
                         super::unit_shape(unit)
                     ))
                     .or_insert_with(|| {
                         Arc::new(Graph {
                             unit: unit.clone(),
-                            ..(*g).clone()
+                            ..(**g).clone()
                         })
                     })
                     .clone(),
             };
             jobs.push(Job {
-                key,
+                key: key.clone(),
                 design: design.clone(),
                 g: gs,
                 stage: st.clone(),
@@ -251,7 +263,26 @@ impl Memo {
                 band_ends: m.band_ends[si].clone(),
             });
         }
-        Ok((Planning { g, m, keys }, jobs))
+        jobs
+    }
+
+    /// A floor under `design`'s round as [`estimate`](Memo::estimate) gives it, from the
+    /// stages this memo holds: the slowest of them for its branch's frames (the round is
+    /// at least every stage's); 0 when it holds none or the compiler refuses the Design.
+    pub fn floor(&mut self, design: &Design, model: &Model) -> u64 {
+        let Ok(p) = self.planning(design, model) else {
+            return 0;
+        };
+        let per_branch = branch_frames(design, 0, 1);
+        p.m.stages
+            .iter()
+            .zip(&p.keys)
+            .filter_map(|(st, key)| match self.stages.get(key) {
+                Some(Ok((r, _))) => Some(per_branch[st.branch] as u64 * r.estimated_cycles),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0)
     }
 
     /// Schedules `jobs` on up to `threads` threads and keeps their estimates.
@@ -418,5 +449,32 @@ mod tests {
             );
         }
         assert_eq!(memo.graphs.len(), 1);
+    }
+
+    /// The floor is the slowest stage the memo holds: a Design estimated has its compute
+    /// cycles (every stage held) as its floor; another with one unit changed has a floor
+    /// from its other stages, at most its round (and nothing is scheduled for it).
+    #[test]
+    fn the_floor_is_under_the_round() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let d = crate::config::load(&root.join("configs/codec_avatar_small.toml")).unwrap();
+        let model =
+            crate::model::load(&root.join("models/codec_avatar/decoder_small.toml")).unwrap();
+        let mut memo = Memo::default();
+        assert_eq!(memo.floor(&d, &model), 0);
+        let e = memo.estimate(&d, &model).unwrap();
+        assert_eq!(memo.floor(&d, &model), e.compute_cycles);
+        for unit in 0..d.branches[1].units.len() {
+            let mut v = d.clone();
+            v.branches[1].units[unit].h += 1;
+            let scheduled = memo.misses;
+            let floor = memo.floor(&v, &model);
+            assert_eq!(memo.misses, scheduled, "the floor schedules nothing");
+            let round = memo.estimate(&v, &model).unwrap().cycles_per_round;
+            assert!(
+                floor > 0 && floor <= round,
+                "unit {unit}: {floor} > {round}"
+            );
+        }
     }
 }
