@@ -100,6 +100,36 @@ fn xilinx_dsps_block_ram_and_the_resource_model() {
     assert!(near(m.ffs, u.total.ffs, 0.03), "{m:?} {:?}", u.total);
 }
 
+/// A 4x4 int8 systolic array (`--param CPF=4 KPF=4` on the 8x8 config) on an iCE40: 16
+/// MACs in 4 PE rows, multipliers in LUTs (no DSP mapping, no memories); placed and routed
+/// in its harness on the HX8K, whose flip-flops are its ports' bits by hand: inputs rst_ni
+/// 1, in_act_i 4x8, in_bank_i 1, in_tag_i 1, in_valid_i 1, wshift_bank_i 1, wshift_en_i 1,
+/// wshift_row_i 4x8 (70); outputs out_psum_o 4x32, out_tag_o 1, out_valid_o 1 (130); and
+/// the serial output: 201.
+#[test]
+fn ice40_places_and_routes_a_small_array() {
+    if !have_tool("yosys", "synth ice40") || !have_tool("nextpnr-ice40", "synth ice40") {
+        return;
+    }
+    let design = hwgen::config::load(&repo().join("configs/8x8_int8.toml")).unwrap();
+    let opts = Options {
+        target: Target::Ice40,
+        top: "hwgen_systolic_array".to_string(),
+        params: vec![("CPF".to_string(), 4), ("KPF".to_string(), 4)],
+    };
+    let r = run(&design, &opts, &mut |_, _| {}).unwrap();
+    let module = |m: &str| r.modules.iter().find(|x| x.module == m).unwrap();
+    assert_eq!(module("hwgen_mac_int").instances, 16);
+    assert_eq!(module("hwgen_pe_row").instances, 4);
+    assert!(r.total.luts > 0 && r.total.ffs > 0);
+    assert_eq!((r.total.dsps, r.total.ram4k, r.total.bram18), (0, 0, 0));
+    let p = r.place_and_route.expect("placed and routed");
+    assert_eq!(p.harness_ffs, 201);
+    assert!(p.error.is_none(), "{:?}", p.error);
+    let f = p.fmax_mhz.expect("a routed clock");
+    assert!(f > 1.0, "{f} MHz");
+}
+
 /// Without Yosys, `hwgen synth` says how to install it.
 #[test]
 fn missing_yosys_is_named() {

@@ -8,7 +8,9 @@ pub struct Args {
     /// Parameter file (TOML).
     #[arg(long, short)]
     pub config: PathBuf,
-    /// What Yosys maps to: generic gates, or Xilinx UltraScale+ (DSP48E2, RAMB18/36, LUTs).
+    /// What Yosys maps to: generic gates, Xilinx UltraScale+ (DSP48E2, RAMB18/36, LUTs), or
+    /// Lattice iCE40 (LUT4s, 4-Kbit RAMs), whose module is also placed and routed on an
+    /// HX8K by nextpnr-ice40 for the clock it reaches (small modules only).
     #[arg(long, value_enum, default_value = "generic")]
     pub target: Target,
     /// Synthesize this module of the design instead of the whole (`hwgen_top`).
@@ -77,6 +79,7 @@ pub fn table(r: &Report, config: &str) -> String {
     let target = match r.target {
         Target::Generic => "generic gates",
         Target::Xilinx => "Xilinx UltraScale+ (synth_xilinx -family xcup)",
+        Target::Ice40 => "Lattice iCE40 (synth_ice40)",
     };
     let _ = writeln!(
         t,
@@ -120,6 +123,20 @@ pub fn table(r: &Report, config: &str) -> String {
     for m in &r.modules {
         let name = format!("  {} x{}", m.module, m.instances);
         row(&mut t, &name, &m.total);
+    }
+    if r.target == Target::Ice40 {
+        let _ = writeln!(t, "4-Kbit block RAMs (SB_RAM40_4K): {}", r.total.ram4k);
+    }
+    if let Some(p) = &r.place_and_route {
+        let _ = match (p.fmax_mhz, &p.error) {
+            (Some(f), _) => writeln!(
+                t,
+                "placed and routed on the {} (nextpnr-ice40, in a harness of {} flip-flops): {f:.2} MHz, {:.0} s",
+                p.device, p.harness_ffs, p.seconds
+            ),
+            (None, Some(e)) => writeln!(t, "no clock: {e}"),
+            (None, None) => writeln!(t, "no clock: nextpnr reported no frequency"),
+        };
     }
     if let Some(n) = &r.cmos_transistors {
         let _ = writeln!(t, "CMOS transistor estimate (yosys stat -tech cmos): {n}");

@@ -9,12 +9,16 @@
 //! - `xilinx`: `synth_xilinx -family xcup` (UltraScale+, F-CAD's ZU9CG): DSP48E2, RAMB18E2
 //!   and RAMB36E2 (counted as 18-Kbit blocks, two per RAMB36 as F-CAD counts BRAM), LUTs,
 //!   LUT RAM and flip-flops.
+//! - `ice40`: `synth_ice40` (Lattice iCE40): 4-input LUTs, carries, flip-flops, 4-Kbit block
+//!   RAMs; then the module in a harness, placed and routed by `nextpnr-ice40` for the clock
+//!   it reaches (`pnr`; small modules only).
 //!
 //! A unit's resources are those of the core instances of its replicas (`u_<branch>_<unit>_r<i>`
 //! in `hwgen_top`, found in the synthesized top's netlist); the rest of the top (links,
 //! arbiters, CSRs) is the top-level overhead.
 
 pub mod model;
+pub mod pnr;
 mod stat;
 
 pub use stat::{Cells, Hierarchy};
@@ -32,6 +36,7 @@ use std::time::Instant;
 pub enum Target {
     Generic,
     Xilinx,
+    Ice40,
 }
 
 impl Target {
@@ -42,6 +47,7 @@ impl Target {
                 "synth -top {top} -run begin:fine; opt -fast -full; techmap; opt -fast; abc -fast; opt_clean"
             ),
             Target::Xilinx => format!("synth_xilinx -family xcup -top {top}"),
+            Target::Ice40 => format!("synth_ice40 -top {top} -noflatten"),
         }
     }
 }
@@ -53,14 +59,16 @@ pub struct Resources {
     pub cells: u64,
     /// Flip-flops and latches.
     pub ffs: u64,
-    /// Logic LUTs (xilinx).
+    /// Logic LUTs (xilinx; 4-input LUTs, ice40).
     pub luts: u64,
     /// LUTs used as memory or shift registers (xilinx), in LUTs.
     pub lutram: u64,
-    /// DSP slices (xilinx).
+    /// DSP slices (xilinx; SB_MAC16, ice40).
     pub dsps: u64,
     /// Block RAM in 18-Kbit blocks: RAMB18 one, RAMB36 two (xilinx).
     pub bram18: u64,
+    /// 4-Kbit block RAMs, SB_RAM40_4K (ice40).
+    pub ram4k: u64,
     /// Whole memories left as `$mem_v2` cells (generic).
     pub memories: u64,
 }
@@ -78,14 +86,17 @@ impl Resources {
                 || t.starts_with("$_ALDFF")
                 || t.starts_with("$_DFFSR")
                 || matches!(t, "FDRE" | "FDSE" | "FDCE" | "FDPE" | "LDCE" | "LDPE")
+                || t.starts_with("SB_DFF")
             {
                 r.ffs += n;
-            } else if t.len() == 4 && t.starts_with("LUT") {
+            } else if (t.len() == 4 && t.starts_with("LUT")) || t == "SB_LUT4" {
                 r.luts += n;
             } else if let Some(l) = lutram_luts(t) {
                 r.lutram += n * l;
-            } else if t.starts_with("DSP48") {
+            } else if t.starts_with("DSP48") || t == "SB_MAC16" {
                 r.dsps += n;
+            } else if t.starts_with("SB_RAM40") {
+                r.ram4k += n;
             } else if t.starts_with("RAMB18") {
                 r.bram18 += n;
             } else if t.starts_with("RAMB36") {
@@ -164,6 +175,9 @@ pub struct Report {
     pub modules: Vec<ModuleRow>,
     /// Every leaf cell type of the whole design and its count.
     pub cells: Cells,
+    /// The module placed and routed on an iCE40 (ice40).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub place_and_route: Option<pnr::PlaceAndRoute>,
 }
 
 #[derive(Debug)]
@@ -272,7 +286,7 @@ pub fn run(
     };
     let cmos = match target {
         Target::Generic => "tee -q -o cmos.txt stat -tech cmos\n",
-        Target::Xilinx => "",
+        Target::Xilinx | Target::Ice40 => "",
     };
     let script = format!(
         "read_verilog -Irtl {}\n{chparam}{}\ntee -q -o stat.txt stat\n{cmos}select {top}\nwrite_verilog -noattr -selected top_netlist.v\n",
@@ -289,7 +303,7 @@ pub fn run(
     let hier = stat::parse(&read("stat.txt")?).map_err(SynthError::Parse)?;
     let transistors = match target {
         Target::Generic => stat::transistors(&read("cmos.txt")?),
-        Target::Xilinx => None,
+        Target::Xilinx | Target::Ice40 => None,
     };
     let netlist = read("top_netlist.v")?;
     let version = log
@@ -299,6 +313,18 @@ pub fn run(
         .unwrap_or_default();
     let mut r = report(design, (target, top), &hier, &netlist, version)?;
     r.cmos_transistors = transistors;
+    if target == Target::Ice40 {
+        let ports = pnr::ports(&netlist);
+        let mut pr = |t: f64, what: &str| progress(start.elapsed().as_secs_f64().max(t), what);
+        r.place_and_route = Some(pnr::run(
+            dir.path(),
+            &sources,
+            (top, &opts.params),
+            &ports,
+            (r.total.luts, r.total.ram4k),
+            &mut pr,
+        )?);
+    }
     r.seconds = start.elapsed().as_secs_f64();
     Ok(r)
 }
@@ -454,6 +480,7 @@ fn report(
         top_overhead: Resources::of(&overhead),
         modules: modules.into_values().collect(),
         cells: total_cells.clone(),
+        place_and_route: None,
     })
 }
 
@@ -465,6 +492,7 @@ fn sum(a: &Resources, b: &Resources) -> Resources {
         lutram: a.lutram + b.lutram,
         dsps: a.dsps + b.dsps,
         bram18: a.bram18 + b.bram18,
+        ram4k: a.ram4k + b.ram4k,
         memories: a.memories + b.memories,
     }
 }
