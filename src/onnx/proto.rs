@@ -85,6 +85,9 @@ pub enum AttrValue {
     Ints(Vec<i64>),
     Text(String),
     Tensor(Tensor),
+    /// Lists of floats and of strings (a recurrent operator's activations and their alphas).
+    Floats(Vec<f32>),
+    Texts(Vec<String>),
     /// A graph, sparse tensor or list of them: no operator hwgen imports takes one.
     Other,
 }
@@ -261,7 +264,7 @@ fn attribute(buf: &[u8], node: &str) -> R<Attribute> {
     let path = format!("{node}.attribute");
     let (mut name, mut ty) = (String::new(), 0i64);
     let (mut i, mut f, mut s, mut t) = (None, None, None, None);
-    let (mut is, mut fs) = (vec![], Vec::<f32>::new());
+    let (mut is, mut fs, mut ss) = (vec![], Vec::<f32>::new(), Vec::<String>::new());
     fields(buf, &path, |n, v| {
         let e = at(&path);
         match n {
@@ -282,24 +285,28 @@ fn attribute(buf: &[u8], node: &str) -> R<Attribute> {
             5 => t = Some(tensor(wire::message(v).map_err(&e)?, &path)?),
             7 => wire::floats(v, &mut fs).map_err(&e)?,
             8 => wire::ints(v, &mut is).map_err(&e)?,
+            9 => ss.push(wire::text(v).map_err(&e)?),
             20 => ty = int(v, &path)?,
             _ => {}
         }
         Ok(())
     })?;
-    // AttributeProto.AttributeType: FLOAT 1, INT 2, STRING 3, TENSOR 4, FLOATS 6, INTS 7.
-    // No operator the importer takes has a list of floats: FLOATS is `Other`.
-    let _ = fs;
+    // AttributeProto.AttributeType: FLOAT 1, INT 2, STRING 3, TENSOR 4, FLOATS 6, INTS 7,
+    // STRINGS 8.
     let value = match ty {
         1 => AttrValue::Float(f.unwrap_or(0.0)),
         2 => AttrValue::Int(i.unwrap_or(0)),
         3 => AttrValue::Text(s.unwrap_or_default()),
         4 => AttrValue::Tensor(t.unwrap_or_default()),
+        6 => AttrValue::Floats(fs),
         7 => AttrValue::Ints(is),
+        8 => AttrValue::Texts(ss),
         // Files from before IR version 4 may leave the type out: infer it from the field.
         0 if i.is_some() => AttrValue::Int(i.unwrap_or(0)),
         0 if f.is_some() => AttrValue::Float(f.unwrap_or(0.0)),
         0 if !is.is_empty() => AttrValue::Ints(is),
+        0 if !fs.is_empty() => AttrValue::Floats(fs),
+        0 if !ss.is_empty() => AttrValue::Texts(ss),
         0 if s.is_some() => AttrValue::Text(s.unwrap_or_default()),
         0 if t.is_some() => AttrValue::Tensor(t.unwrap_or_default()),
         _ => AttrValue::Other,
