@@ -17,8 +17,8 @@ module hwgen_prefetch #(
   parameter integer INSTR_W     = `HWGEN_INSTR_W,
   parameter integer MEM_W       = 64,
   parameter integer ADDR_W      = 32,
-  parameter integer IBEATS      = 3,
-  parameter integer BEAT_W      = 2,
+  parameter integer IBEATS      = (INSTR_W + MEM_W - 1) / MEM_W,
+  parameter integer BEAT_W      = (IBEATS > 1) ? $clog2(IBEATS) : 1,
   parameter integer IMEM_ADDR_W = 10,
   parameter integer LOW         = {{ c.prefetch_low }}
 ) (

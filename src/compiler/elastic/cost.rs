@@ -103,7 +103,9 @@ pub struct Memo {
     shaped: HashMap<String, Arc<Graph>>,
     /// Per stage key, its estimate or the compiler's refusal.
     stages: HashMap<String, Planned>,
-    /// Stages scheduled that no estimate has looked up yet (`prepare`'s).
+    /// Stages scheduled that no estimate has looked up yet (a stage is a miss when it is
+    /// scheduled, by `prepare` or by the estimate that needs it, and a hit at every later
+    /// look-up).
     fresh: HashSet<String>,
     /// Stages scheduled, and stages found.
     pub misses: usize,
