@@ -667,6 +667,16 @@ fn onnx_operator_tests_run_or_are_refused() {
         "test_lstm_batchwise",
         "test_lstm_reverse",
         "test_lstm_bidirectional",
+        "test_attention_4d",
+        "test_attention_3d_gqa_causal",
+        "test_attention_4d_attn_mask_bool_4d",
+        "test_attention_4d_diff_heads_with_past_and_present_mask3d",
+        "test_attention_4d_with_qk_matmul_softmax",
+        "test_attention_3d_with_past_and_present_qk_matmul_softcap",
+        "test_attention_4d_softcap_neginf_mask_poison",
+        "test_attention_4d_gqa_causal_nonpad_decode",
+        "test_attention_23_boolmask_fullymasked_row_nan_robustness",
+        "test_attention_local_window_ext_cache_rank4_batch_mask",
     ] {
         assert!(ran.iter().any(|r| r == must), "{must} did not run");
     }
