@@ -438,7 +438,7 @@ const F64_OPS: &[&str] = &[
 ];
 
 /// The operators the host runs, for messages.
-const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose, BatchNormalization, the poolings, Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, CumProd, Shrink, LpNormalization, GatherND, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements, ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; RNN, GRU, LSTM, Attention; Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
+const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose (1-D and 2-D), BatchNormalization, the poolings (1-D and 2-D, Lp too), Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, CumProd, Shrink, LpNormalization, GatherND, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements, ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; RNN, GRU, LSTM, Attention; Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
 
 /// The one-input elementwise operators (Clip's bounds are inputs too); None for others.
 fn unary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Option<Result<HostVal, String>> {
@@ -514,10 +514,71 @@ fn unary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Option<Result<HostVa
     })
 }
 
+/// A 1-D convolution or pooling as the 2-D one of height 1: the input [N, C, L] and the
+/// weights [M, C/g, k] get a unit height, the window attributes a unit first axis (kernel
+/// 1, stride 1, dilation 1, pads 0, output padding 0); None for other nodes.
+fn one_d_as_two_d(n: &Node, ins: &[Option<HostVal>]) -> Option<(Node, Vec<Option<HostVal>>)> {
+    let windows = [
+        "Conv",
+        "ConvTranspose",
+        "MaxPool",
+        "AveragePool",
+        "LpPool",
+        "GlobalAveragePool",
+        "GlobalMaxPool",
+        "GlobalLpPool",
+    ];
+    let x = ins.first()?.as_ref()?;
+    if !windows.contains(&n.op_type.as_str()) || x.dims.len() != 3 {
+        return None;
+    }
+    let unit_height = |v: &HostVal| {
+        let mut v = v.clone();
+        if v.dims.len() == 3 {
+            v.dims.insert(2, 1);
+        }
+        v
+    };
+    let mut lifted = n.clone();
+    for a in &mut lifted.attributes {
+        if let AttrValue::Ints(v) = &mut a.value {
+            match a.name.as_str() {
+                "kernel_shape" | "strides" | "dilations" if v.len() == 1 => v.insert(0, 1),
+                "output_padding" if v.len() == 1 => v.insert(0, 0),
+                "pads" if v.len() == 2 => *v = vec![0, v[0], 0, v[1]],
+                _ => {}
+            }
+        }
+    }
+    let ins = ins
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match i {
+            // The input and the weights; a bias stays as it is.
+            0 | 1 => v.as_ref().map(unit_height),
+            _ => v.clone(),
+        })
+        .collect();
+    Some((lifted, ins))
+}
+
 /// One node on the host.
 fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
     if n.op_type == "Constant" {
         return constant(n).map(|v| vec![v]);
+    }
+    if let Some((lifted, lifted_ins)) = one_d_as_two_d(n, ins) {
+        return eval(&lifted, &lifted_ins).map(|outs| {
+            outs.into_iter()
+                .map(|mut v| {
+                    // [N, C, 1, L] back to [N, C, L].
+                    if v.dims.len() == 4 && v.dims[2] == 1 {
+                        v.dims.remove(2);
+                    }
+                    v
+                })
+                .collect()
+        });
     }
     if ins.iter().flatten().any(|v| v.elem == dtype::DOUBLE)
         && !F64_OPS.contains(&n.op_type.as_str())
@@ -534,6 +595,9 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
     }
     if n.op_type == "Split" {
         return shape::split(n, x, ins, n.outputs.len());
+    }
+    if n.op_type == "Dropout" {
+        return shape::dropout(x, ins);
     }
     if let Some(r) = shape::eval_shape(n, x, ins) {
         return r.map(|v| vec![v]);
@@ -644,9 +708,8 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
         "Conv" => {
             nn::conv(n, x, need(ins, 1)?, ins.get(2).and_then(|v| v.as_ref())).map(|v| vec![v])
         }
-        "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => {
-            nn::pool(n, x).map(|v| vec![v])
-        }
+        "MaxPool" | "AveragePool" | "LpPool" | "GlobalAveragePool" | "GlobalMaxPool"
+        | "GlobalLpPool" => nn::pool(n, x).map(|v| vec![v]),
         "Resize" | "Upsample" => interpolate::resize(n, x, ins).map(|v| vec![v]),
         other => Err(format!(
             "operator {other} does not run on the host either (it runs {HOST_OPS})"

@@ -222,8 +222,9 @@ pub fn dims4(d: &[usize]) -> Result<[usize; 4], String> {
         .map_err(|_| format!("a tensor of shape {d:?} where NCHW is needed"))
 }
 
-/// Max and average pooling (padding never counts for the max; for the average only with
-/// count_include_pad), and the global ones.
+/// Max, average and Lp pooling (padding never counts for the max; for the average only
+/// with count_include_pad; for Lp, (sum |x|^p)^(1/p), it adds nothing), and the global
+/// ones.
 pub fn pool(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     let [nb, c, h, w] = dims4(&x.dims)?;
     let global = n.op_type.starts_with("Global");
@@ -239,6 +240,10 @@ pub fn pool(n: &Node, x: &HostVal) -> Result<HostVal, String> {
         return Err("a window larger than the padded input".into());
     }
     let max = n.op_type.contains("Max");
+    let lp = n
+        .op_type
+        .contains("LpPool")
+        .then(|| n.attr_int("p", 2) as f64);
     let include = n.attr_int("count_include_pad", 0) != 0;
     // Output size: floor, or with ceil_mode ceil as long as the last window starts inside
     // the input or its leading padding.
@@ -257,6 +262,7 @@ pub fn pool(n: &Node, x: &HostVal) -> Result<HostVal, String> {
         for oy in 0..oh {
             for ox in 0..ow {
                 let (mut best, mut sum, mut count, mut padded) = (f64::MIN, 0f64, 0usize, 0usize);
+                let mut powers = 0f64;
                 for ky in 0..k[0] {
                     for kx in 0..k[1] {
                         let (iy, ix) = (
@@ -273,12 +279,19 @@ pub fn pool(n: &Node, x: &HostVal) -> Result<HostVal, String> {
                             let v = x.data[(plane * h + iy as usize) * w + ix as usize];
                             best = best.max(v);
                             sum += v;
+                            if let Some(p) = lp {
+                                powers += v.abs().powf(p);
+                            }
                             count += 1;
                         }
                     }
                 }
                 let div = if include { padded } else { count.max(1) };
-                out[(plane * oh + oy) * ow + ox] = if max { best } else { sum / div as f64 };
+                out[(plane * oh + oy) * ow + ox] = match lp {
+                    Some(p) => powers.powf(1.0 / p),
+                    None if max => best,
+                    None => sum / div as f64,
+                };
             }
         }
     }

@@ -144,15 +144,34 @@ pub fn eval_shape(
                 elem,
             })
         })(),
-        "Dropout" => match ins.get(2).and_then(|v| v.as_ref()) {
-            Some(t) if t.data.first().is_some_and(|&v| v != 0.0) => {
-                Err("training_mode true is not supported on the host".into())
-            }
-            _ => Ok(x.clone()),
-        },
+        "Dropout" => dropout(x, ins).map(|mut v| v.remove(0)),
         _ => return None,
     };
     Some(r)
+}
+
+/// Dropout at inference (training_mode false), or in training with ratio 0: the input
+/// unchanged and a mask of every element kept (bool true). Training with a ratio above 0
+/// drops at random and is refused.
+pub(super) fn dropout(x: &HostVal, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
+    let first = |i: usize| {
+        ins.get(i)
+            .and_then(|v| v.as_ref())
+            .and_then(|t| t.data.first().copied())
+    };
+    let training = first(2).is_some_and(|v| v != 0.0);
+    let ratio = first(1).unwrap_or(0.5);
+    if training && ratio != 0.0 {
+        return Err(format!(
+            "training_mode true with ratio {ratio} drops at random; the host runs Dropout at inference (or with ratio 0)"
+        ));
+    }
+    let mask = HostVal {
+        dims: x.dims.clone(),
+        data: vec![1.0; x.data.len()],
+        elem: dtype::BOOL,
+    };
+    Ok(vec![x.clone(), mask])
 }
 
 /// Reshape (0 keeps the dimension, -1 takes the rest).
