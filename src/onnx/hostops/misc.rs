@@ -1,6 +1,6 @@
 //! Smaller ONNX operators on the host, each as ONNX's reference computes it: the window
 //! functions (HannWindow, HammingWindow, BlackmanWindow), Compress, CenterCropPad,
-//! ReverseSequence, Det and LRN.
+//! ReverseSequence, Det, LRN and Einsum.
 
 use super::{need, HostVal};
 use crate::onnx::proto::{dtype, Node};
@@ -18,6 +18,7 @@ pub(super) fn eval(
         "ReverseSequence" => reverse_sequence(n, x, need(ins, 1)),
         "Det" => det(x),
         "LRN" => lrn(n, x),
+        "Einsum" => einsum(n, ins),
         _ => return None,
     })
 }
@@ -282,6 +283,169 @@ fn lrn(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     Ok(HostVal::float(x.dims.clone(), data))
 }
 
+/// Einsum: each operand's subscripts (letters, and `...` for the dimensions they leave,
+/// broadcast across operands), the output's after `->` or, without it, the broadcast
+/// dimensions then the letters used once in alphabetical order; every other letter summed.
+/// Sums in double precision, rounded once to the first operand's type.
+fn einsum(n: &Node, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let eq = match n.attr("equation") {
+        Some(crate::onnx::proto::AttrValue::Text(t)) => t.replace(' ', ""),
+        _ => return Err("the equation attribute is missing".into()),
+    };
+    let ops: Vec<&HostVal> = ins
+        .iter()
+        .map(|v| v.as_ref().ok_or("an operand is missing"))
+        .collect::<Result<_, _>>()?;
+    let (lhs, rhs) = match eq.split_once("->") {
+        Some((l, r)) => (l, Some(r)),
+        None => (eq.as_str(), None),
+    };
+    let terms: Vec<&str> = lhs.split(',').collect();
+    if terms.len() != ops.len() {
+        return Err(format!(
+            "equation {eq:?} has {} operands, the node {}",
+            terms.len(),
+            ops.len()
+        ));
+    }
+    // Labels: a letter's code, or 1000 + k for the k-th broadcast dimension from the right.
+    let parse = |t: &str, rank: Option<usize>| -> Result<Vec<u32>, String> {
+        let (before, after, dots) = match t.split_once("...") {
+            Some((b, a)) => (b, a, true),
+            None => (t, "", false),
+        };
+        let letters = |s: &str| -> Result<Vec<u32>, String> {
+            s.chars()
+                .map(|c| match c.is_ascii_alphabetic() {
+                    true => Ok(c as u32),
+                    false => Err(format!("equation {eq:?}: {c:?} is not a subscript")),
+                })
+                .collect()
+        };
+        let (b, a) = (letters(before)?, letters(after)?);
+        let fixed = b.len() + a.len();
+        let broadcast = match (dots, rank) {
+            (false, Some(r)) if r != fixed => {
+                return Err(format!(
+                    "equation {eq:?}: term {t:?} for an operand of rank {r}"
+                ))
+            }
+            (true, Some(r)) if r < fixed => {
+                return Err(format!(
+                    "equation {eq:?}: term {t:?} for an operand of rank {r}"
+                ))
+            }
+            (true, Some(r)) => r - fixed,
+            (true, None) => usize::MAX,
+            (false, _) => 0,
+        };
+        Ok((b.into_iter())
+            .chain((0..broadcast.min(64)).rev().map(|k| 1000 + k as u32))
+            .chain(a)
+            .collect())
+    };
+    let mut size: std::collections::BTreeMap<u32, usize> = Default::default();
+    let mut labels = Vec::new();
+    for (t, v) in terms.iter().zip(&ops) {
+        let l = parse(t, Some(v.dims.len()))?;
+        for (&lab, &d) in l.iter().zip(&v.dims) {
+            let e = size.entry(lab).or_insert(d);
+            match (*e, d) {
+                (a, b) if a == b || b == 1 => {}
+                (1, b) if lab >= 1000 => *e = b,
+                (a, b) => {
+                    return Err(format!(
+                        "equation {eq:?}: subscript sizes {a} and {b} disagree"
+                    ))
+                }
+            }
+        }
+        labels.push(l);
+    }
+    let broadcast: Vec<u32> = size.keys().copied().filter(|&l| l >= 1000).rev().collect();
+    let out: Vec<u32> = match rhs {
+        Some(r) => {
+            let l = parse(r, None)?;
+            let mut o = Vec::new();
+            let mut dots = false;
+            for lab in l {
+                match lab {
+                    // `...` in the output: every broadcast dimension, outermost first.
+                    l if l >= 1000 => {
+                        if !dots {
+                            o.extend(&broadcast);
+                            dots = true;
+                        }
+                    }
+                    l if size.contains_key(&l) => o.push(l),
+                    l => {
+                        return Err(format!(
+                            "equation {eq:?}: output subscript {:?} is in no operand",
+                            char::from_u32(l).unwrap_or('?')
+                        ))
+                    }
+                }
+            }
+            o
+        }
+        None => {
+            let once: Vec<u32> = size
+                .keys()
+                .copied()
+                .filter(|&l| l < 1000 && labels.iter().flatten().filter(|&&x| x == l).count() == 1)
+                .collect();
+            broadcast.iter().copied().chain(once).collect()
+        }
+    };
+    let summed: Vec<u32> = size.keys().copied().filter(|l| !out.contains(l)).collect();
+    let all: Vec<u32> = out.iter().chain(&summed).copied().collect();
+    let dims: Vec<usize> = all.iter().map(|l| size[l]).collect();
+    let out_dims: Vec<usize> = out.iter().map(|l| size[l]).collect();
+    let total = super::elements(&dims)?;
+    let out_len = super::elements(&out_dims)?;
+    let inner: usize = summed.iter().map(|l| size[l]).product();
+    // Per operand, the stride of each label of `all` in it (0 where absent or broadcast).
+    let strides_of: Vec<Vec<usize>> = labels
+        .iter()
+        .zip(&ops)
+        .map(|(l, v)| {
+            let s = strides(&v.dims);
+            all.iter()
+                .map(|lab| {
+                    l.iter()
+                        .enumerate()
+                        .filter(|&(k, x)| x == lab && v.dims[k] > 1)
+                        .map(|(k, _)| s[k])
+                        .sum()
+                })
+                .collect()
+        })
+        .collect();
+    let mut data = vec![0.0f64; out_len];
+    let mut idx = vec![0usize; all.len()];
+    for k in 0..total {
+        let mut rem = k;
+        for d in (0..all.len()).rev() {
+            idx[d] = rem % dims[d];
+            rem /= dims[d];
+        }
+        let mut p = 1.0;
+        for (v, st) in ops.iter().zip(&strides_of) {
+            let at: usize = idx.iter().zip(st).map(|(i, s)| i * s).sum();
+            p *= v.data[at];
+        }
+        data[k / inner.max(1)] += p;
+    }
+    Ok(match ops[0].elem {
+        dtype::FLOAT => HostVal::float(out_dims, data),
+        e => HostVal {
+            dims: out_dims,
+            data,
+            elem: e,
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,5 +476,42 @@ mod tests {
         let e =
             reverse_sequence(&n, &v(&[3, 1], &[1.0, 2.0, 3.0]), Ok(&v(&[1], &[4.0]))).unwrap_err();
         assert!(e.contains("outside 0..=3"), "{e}");
+    }
+
+    /// By hand: [[1, 2], [3, 4]] times [[5, 6], [7, 8]] is [[19, 22], [43, 50]] (explicit
+    /// and implicit output); its diagonal [1, 4]; the trace of each of a batch, 5 and 13;
+    /// the sum of all, 10.
+    #[test]
+    fn einsum_by_hand() {
+        let run = |eq: &str, ops: &[HostVal]| {
+            let n = Node {
+                attributes: vec![crate::onnx::proto::Attribute {
+                    name: "equation".into(),
+                    value: crate::onnx::proto::AttrValue::Text(eq.into()),
+                }],
+                ..Node::default()
+            };
+            let ins: Vec<Option<HostVal>> = ops.iter().cloned().map(Some).collect();
+            einsum(&n, &ins).map(|v| (v.dims, v.data))
+        };
+        let a = v(&[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+        let b = v(&[2, 2], &[5.0, 6.0, 7.0, 8.0]);
+        let product = (vec![2, 2], vec![19.0, 22.0, 43.0, 50.0]);
+        assert_eq!(run("ij,jk->ik", &[a.clone(), b.clone()]).unwrap(), product);
+        assert_eq!(run("ij,jk", &[a.clone(), b]).unwrap(), product);
+        assert_eq!(
+            run("ii->i", std::slice::from_ref(&a)).unwrap(),
+            (vec![2], vec![1.0, 4.0])
+        );
+        let batch = v(&[2, 2, 2], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
+        assert_eq!(
+            run("...ii->...", &[batch]).unwrap(),
+            (vec![2], vec![5.0, 13.0])
+        );
+        assert_eq!(
+            run("ij->", std::slice::from_ref(&a)).unwrap(),
+            (vec![], vec![10.0])
+        );
+        assert!(run("ijk->i", &[a]).unwrap_err().contains("rank 2"));
     }
 }
