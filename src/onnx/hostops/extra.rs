@@ -54,7 +54,7 @@ pub(super) fn eval(
         "DepthToSpace" | "SpaceToDepth" => one(index::depth_space(n, x)),
         "OneHot" => one(index::one_hot(n, x, ins)),
         "EyeLike" => one(index::eye_like(n, x)),
-        "ScatterElements" | "ScatterND" => one(index::scatter(n, x, ins)),
+        "ScatterElements" | "ScatterND" | "Scatter" => one(index::scatter(n, x, ins)),
         _ => return None,
     })
 }

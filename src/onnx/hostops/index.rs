@@ -309,7 +309,8 @@ pub(super) fn scatter(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<
         let v = reduce(out.data[at], u);
         out.data[at] = if float { f64::from(v as f32) } else { v };
     };
-    if n.op_type == "ScatterElements" {
+    // Scatter (opsets 9 to 10) is ScatterElements under its old name.
+    if n.op_type == "ScatterElements" || n.op_type == "Scatter" {
         let a = axis_of(n.attr_int("axis", 0), x.dims.len())?;
         if idx.dims != upd.dims || idx.dims.len() != x.dims.len() {
             return Err("indices and updates of one shape, of the data's rank".into());

@@ -3,7 +3,7 @@
 //! integer operators' products (`quant`), and rounded to float32 for float outputs.
 
 use super::{broadcast, need, source, HostVal};
-use crate::onnx::proto::{AttrValue, Node};
+use crate::onnx::proto::{dtype, AttrValue, Node};
 
 /// The integer product a x b of numpy's matmul (f64 elements, exact for integers below
 /// 2^53): 1-D operands are promoted and the promoted dimension dropped again; batch
@@ -226,6 +226,13 @@ pub fn dims4(d: &[usize]) -> Result<[usize; 4], String> {
 /// with count_include_pad; for Lp, (sum |x|^p)^(1/p), it adds nothing), and the global
 /// ones.
 pub fn pool(n: &Node, x: &HostVal) -> Result<HostVal, String> {
+    pool_with_indices(n, x).map(|(v, _)| v)
+}
+
+/// As [`pool`], with a max-pool's Indices output: each maximum's position (the first of
+/// equal ones) in the input flattened, row-major (storage_order 0) or with the two spatial
+/// dimensions column-major (storage_order 1), the batch and channel included.
+pub fn pool_with_indices(n: &Node, x: &HostVal) -> Result<(HostVal, HostVal), String> {
     let [nb, c, h, w] = dims4(&x.dims)?;
     let global = n.op_type.starts_with("Global");
     let (k, s, p, d) = if global {
@@ -258,10 +265,13 @@ pub fn pool(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     let oh = size(h, (p[0], p[2]), r[0], s[0]);
     let ow = size(w, (p[1], p[3]), r[1], s[1]);
     let mut out = vec![0f64; super::elements(&[nb, c, oh, ow])?];
+    let mut indices = vec![0f64; out.len()];
+    let column_major = n.attr_int("storage_order", 0) != 0;
     for plane in 0..nb * c {
         for oy in 0..oh {
             for ox in 0..ow {
                 let (mut best, mut sum, mut count, mut padded) = (f64::MIN, 0f64, 0usize, 0usize);
+                let mut best_at = 0usize;
                 let mut powers = 0f64;
                 for ky in 0..k[0] {
                     for kx in 0..k[1] {
@@ -277,6 +287,12 @@ pub fn pool(n: &Node, x: &HostVal) -> Result<HostVal, String> {
                         }
                         if iy >= 0 && ix >= 0 && (iy as usize) < h && (ix as usize) < w {
                             let v = x.data[(plane * h + iy as usize) * w + ix as usize];
+                            if v > best || count == 0 {
+                                best_at = match column_major {
+                                    false => (plane * h + iy as usize) * w + ix as usize,
+                                    true => plane * h * w + ix as usize * h + iy as usize,
+                                };
+                            }
                             best = best.max(v);
                             sum += v;
                             if let Some(p) = lp {
@@ -287,6 +303,7 @@ pub fn pool(n: &Node, x: &HostVal) -> Result<HostVal, String> {
                     }
                 }
                 let div = if include { padded } else { count.max(1) };
+                indices[(plane * oh + oy) * ow + ox] = best_at as f64;
                 out[(plane * oh + oy) * ow + ox] = match lp {
                     Some(p) => powers.powf(1.0 / p),
                     None if max => best,
@@ -295,15 +312,21 @@ pub fn pool(n: &Node, x: &HostVal) -> Result<HostVal, String> {
             }
         }
     }
+    let indices = HostVal {
+        dims: vec![nb, c, oh, ow],
+        data: indices,
+        elem: dtype::INT64,
+    };
     if max {
         // A max keeps its input's type (an integer max-pool is exact).
-        return Ok(HostVal {
+        let v = HostVal {
             dims: vec![nb, c, oh, ow],
             data: out,
             elem: x.elem,
-        });
+        };
+        return Ok((v, indices));
     }
-    Ok(HostVal::float(vec![nb, c, oh, ow], out))
+    Ok((HostVal::float(vec![nb, c, oh, ow], out), indices))
 }
 
 /// BatchNormalization in inference: `(x - mean) / sqrt(var + epsilon) * scale + B` per
