@@ -10,13 +10,101 @@
 use super::{need, HostVal};
 use crate::onnx::proto::{dtype, Node};
 
-/// Attention; None for other operators.
+/// Attention or RotaryEmbedding; None for other operators.
 pub(super) fn eval(
     n: &Node,
     q: &HostVal,
     ins: &[Option<HostVal>],
 ) -> Option<Result<Vec<HostVal>, String>> {
-    (n.op_type == "Attention").then(|| run(n, q, ins))
+    match n.op_type.as_str() {
+        "Attention" => Some(run(n, q, ins)),
+        "RotaryEmbedding" => Some(rotary(n, q, ins).map(|v| vec![v])),
+        _ => None,
+    }
+}
+
+/// RotaryEmbedding (opset 23) as ONNX's reference computes it: the input [batch, heads,
+/// sequence, head] or [batch, sequence, heads x head] (num_heads); the first
+/// rotary_embedding_dim (default all) of each head rotated by the cos and sin caches
+/// ([batch, sequence, dim/2], or [positions, dim/2] indexed by position_ids), its halves
+/// (or, interleaved, its even and odd elements) as the real and imaginary parts.
+fn rotary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let (cos, sin) = (need(ins, 1)?, need(ins, 2)?);
+    let pos = ins.get(3).and_then(Option::as_ref);
+    if x.elem != dtype::FLOAT {
+        return Err("RotaryEmbedding of float tensors only".into());
+    }
+    // (batch, sequence, heads, head) and the stride of each in x.
+    let (b, s, h, d, st) = match x.dims[..] {
+        [b, h, s, d] => (b, s, h, d, [h * s * d, d, s * d, 1]),
+        [b, s, hidden] => {
+            let h = n.attr_int("num_heads", 0);
+            if h <= 0 || hidden % h as usize != 0 {
+                return Err(format!("num_heads {h} for a hidden size of {hidden}"));
+            }
+            let h = h as usize;
+            let d = hidden / h;
+            (b, s, h, d, [s * hidden, hidden, d, 1])
+        }
+        _ => return Err(format!("an input of shape {:?} (3-D or 4-D)", x.dims)),
+    };
+    let rot = match n.attr_int("rotary_embedding_dim", 0) {
+        0 => d,
+        r if r > 0 && r as usize <= d && r % 2 == 0 => r as usize,
+        r => return Err(format!("rotary_embedding_dim {r} for heads of {d}")),
+    };
+    let half = rot / 2;
+    let interleaved = n.attr_int("interleaved", 0) != 0;
+    if cos.data.len() != sin.data.len() || *cos.dims.last().unwrap_or(&0) != half {
+        return Err(format!(
+            "caches of shapes {:?} and {:?}: their last dimension must be rotary_embedding_dim / 2 = {half}",
+            cos.dims, sin.dims
+        ));
+    }
+    let rows = cos.data.len() / half.max(1);
+    // The caches' row for batch bi, position si.
+    let row = |bi: usize, si: usize| -> Result<usize, String> {
+        let r = match pos {
+            Some(p) => {
+                let at = p
+                    .data
+                    .get(bi * s + si)
+                    .copied()
+                    .ok_or("position_ids is too small")?;
+                match at >= 0.0 {
+                    true => at as usize,
+                    false => usize::MAX,
+                }
+            }
+            None => bi * s + si,
+        };
+        match r < rows {
+            true => Ok(r),
+            false => Err(format!(
+                "batch {bi}, position {si}: row {r} outside the caches' {rows} rows"
+            )),
+        }
+    };
+    let mut out = x.data.clone();
+    for bi in 0..b {
+        for si in 0..s {
+            let r = row(bi, si)?;
+            for hi in 0..h {
+                let base = bi * st[0] + si * st[1] + hi * st[2];
+                for k in 0..half {
+                    let (i1, i2) = match interleaved {
+                        true => (base + 2 * k, base + 2 * k + 1),
+                        false => (base + k, base + half + k),
+                    };
+                    let (x1, x2) = (x.data[i1] as f32, x.data[i2] as f32);
+                    let (c, sn) = (cos.data[r * half + k] as f32, sin.data[r * half + k] as f32);
+                    out[i1] = f64::from(c * x1 - sn * x2);
+                    out[i2] = f64::from(sn * x1 + c * x2);
+                }
+            }
+        }
+    }
+    Ok(HostVal::float(x.dims.clone(), out))
 }
 
 /// A tensor as [batch, heads, sequence, size] in float32.
