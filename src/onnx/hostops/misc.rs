@@ -283,6 +283,44 @@ fn lrn(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     Ok(HostVal::float(x.dims.clone(), data))
 }
 
+/// An Einsum term's labels for an operand of rank `rank` (None: the output's): a letter's
+/// code, or 1000 + k for the k-th broadcast dimension from the right.
+fn einsum_term(eq: &str, t: &str, rank: Option<usize>) -> Result<Vec<u32>, String> {
+    let (before, after, dots) = match t.split_once("...") {
+        Some((b, a)) => (b, a, true),
+        None => (t, "", false),
+    };
+    let letters = |s: &str| -> Result<Vec<u32>, String> {
+        s.chars()
+            .map(|c| match c.is_ascii_alphabetic() {
+                true => Ok(c as u32),
+                false => Err(format!("equation {eq:?}: {c:?} is not a subscript")),
+            })
+            .collect()
+    };
+    let (b, a) = (letters(before)?, letters(after)?);
+    let fixed = b.len() + a.len();
+    let broadcast = match (dots, rank) {
+        (false, Some(r)) if r != fixed => {
+            return Err(format!(
+                "equation {eq:?}: term {t:?} for an operand of rank {r}"
+            ))
+        }
+        (true, Some(r)) if r < fixed => {
+            return Err(format!(
+                "equation {eq:?}: term {t:?} for an operand of rank {r}"
+            ))
+        }
+        (true, Some(r)) => r - fixed,
+        (true, None) => usize::MAX,
+        (false, _) => 0,
+    };
+    Ok((b.into_iter())
+        .chain((0..broadcast.min(64)).rev().map(|k| 1000 + k as u32))
+        .chain(a)
+        .collect())
+}
+
 /// Einsum: each operand's subscripts (letters, and `...` for the dimensions they leave,
 /// broadcast across operands), the output's after `->` or, without it, the broadcast
 /// dimensions then the letters used once in alphabetical order; every other letter summed.
@@ -308,46 +346,10 @@ fn einsum(n: &Node, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
             ops.len()
         ));
     }
-    // Labels: a letter's code, or 1000 + k for the k-th broadcast dimension from the right.
-    let parse = |t: &str, rank: Option<usize>| -> Result<Vec<u32>, String> {
-        let (before, after, dots) = match t.split_once("...") {
-            Some((b, a)) => (b, a, true),
-            None => (t, "", false),
-        };
-        let letters = |s: &str| -> Result<Vec<u32>, String> {
-            s.chars()
-                .map(|c| match c.is_ascii_alphabetic() {
-                    true => Ok(c as u32),
-                    false => Err(format!("equation {eq:?}: {c:?} is not a subscript")),
-                })
-                .collect()
-        };
-        let (b, a) = (letters(before)?, letters(after)?);
-        let fixed = b.len() + a.len();
-        let broadcast = match (dots, rank) {
-            (false, Some(r)) if r != fixed => {
-                return Err(format!(
-                    "equation {eq:?}: term {t:?} for an operand of rank {r}"
-                ))
-            }
-            (true, Some(r)) if r < fixed => {
-                return Err(format!(
-                    "equation {eq:?}: term {t:?} for an operand of rank {r}"
-                ))
-            }
-            (true, Some(r)) => r - fixed,
-            (true, None) => usize::MAX,
-            (false, _) => 0,
-        };
-        Ok((b.into_iter())
-            .chain((0..broadcast.min(64)).rev().map(|k| 1000 + k as u32))
-            .chain(a)
-            .collect())
-    };
     let mut size: std::collections::BTreeMap<u32, usize> = Default::default();
     let mut labels = Vec::new();
     for (t, v) in terms.iter().zip(&ops) {
-        let l = parse(t, Some(v.dims.len()))?;
+        let l = einsum_term(&eq, t, Some(v.dims.len()))?;
         for (&lab, &d) in l.iter().zip(&v.dims) {
             let e = size.entry(lab).or_insert(d);
             match (*e, d) {
@@ -365,7 +367,7 @@ fn einsum(n: &Node, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
     let broadcast: Vec<u32> = size.keys().copied().filter(|&l| l >= 1000).rev().collect();
     let out: Vec<u32> = match rhs {
         Some(r) => {
-            let l = parse(r, None)?;
+            let l = einsum_term(&eq, r, None)?;
             let mut o = Vec::new();
             let mut dots = false;
             for lab in l {

@@ -517,71 +517,13 @@ fn unary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Option<Result<HostVa
     })
 }
 
-/// A 1-D convolution or pooling as the 2-D one of height 1: the input [N, C, L] and the
-/// weights [M, C/g, k] get a unit height, the window attributes a unit first axis (kernel
-/// 1, stride 1, dilation 1, pads 0, output padding 0); None for other nodes.
-fn one_d_as_two_d(n: &Node, ins: &[Option<HostVal>]) -> Option<(Node, Vec<Option<HostVal>>)> {
-    let windows = [
-        "Conv",
-        "ConvTranspose",
-        "MaxPool",
-        "AveragePool",
-        "LpPool",
-        "GlobalAveragePool",
-        "GlobalMaxPool",
-        "GlobalLpPool",
-    ];
-    let x = ins.first()?.as_ref()?;
-    if !windows.contains(&n.op_type.as_str()) || x.dims.len() != 3 {
-        return None;
-    }
-    let unit_height = |v: &HostVal| {
-        let mut v = v.clone();
-        if v.dims.len() == 3 {
-            v.dims.insert(2, 1);
-        }
-        v
-    };
-    let mut lifted = n.clone();
-    for a in &mut lifted.attributes {
-        if let AttrValue::Ints(v) = &mut a.value {
-            match a.name.as_str() {
-                "kernel_shape" | "strides" | "dilations" if v.len() == 1 => v.insert(0, 1),
-                "output_padding" if v.len() == 1 => v.insert(0, 0),
-                "pads" if v.len() == 2 => *v = vec![0, v[0], 0, v[1]],
-                _ => {}
-            }
-        }
-    }
-    let ins = ins
-        .iter()
-        .enumerate()
-        .map(|(i, v)| match i {
-            // The input and the weights; a bias stays as it is.
-            0 | 1 => v.as_ref().map(unit_height),
-            _ => v.clone(),
-        })
-        .collect();
-    Some((lifted, ins))
-}
-
 /// One node on the host.
 fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
     if n.op_type == "Constant" {
         return constant(n).map(|v| vec![v]);
     }
-    if let Some((lifted, lifted_ins)) = one_d_as_two_d(n, ins) {
-        return eval(&lifted, &lifted_ins).map(|outs| {
-            outs.into_iter()
-                .map(|mut v| {
-                    // [N, C, 1, L] back to [N, C, L].
-                    if v.dims.len() == 4 && v.dims[2] == 1 {
-                        v.dims.remove(2);
-                    }
-                    v
-                })
-                .collect()
-        });
+    if let Some(r) = nn::one_d(n, ins) {
+        return r;
     }
     if ins.iter().flatten().any(|v| v.elem == dtype::DOUBLE)
         && !F64_OPS.contains(&n.op_type.as_str())
