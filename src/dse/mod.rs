@@ -23,7 +23,8 @@
 //!   second per DSP it adds (or the most, `steepest`), the slowest stage's steps first;
 //!   when no one step gains, two. A step whose stages already estimated are as slow as
 //!   the current point's round cannot gain and is skipped unestimated (`Memo::floor`);
-//!   the others' new stages are scheduled on the machine's cores (`Memo::prepare`). *Perturbation* (its Algorithm 1's stochastic
+//!   the others' new stages are scheduled on the machine's cores (`Memo::prepare`).
+//!   *Perturbation* (its Algorithm 1's stochastic
 //!   redistribution): 1 to 3 seeded random steps either way from the current point, grown
 //!   again, kept if better or, annealed, now and then if worse. *Polish*: every point one
 //!   step down from the best, grown again. Deterministic for a seed. Each memory width is

@@ -72,6 +72,7 @@ pub fn ports(netlist: &str) -> Vec<Port> {
                 ("output", r) => (false, r.trim()),
                 _ => return None,
             };
+            let rest = rest.strip_prefix("signed ").unwrap_or(rest).trim();
             let (width, name) = match rest.strip_prefix('[') {
                 Some(r) => {
                     let (range, name) = r.split_once(']')?;
@@ -257,7 +258,7 @@ mod tests {
 
     #[test]
     fn ports_of_a_netlist() {
-        let n = "module x(clk_i, a_i, y_o);\n  input clk_i;\n  input [31:0] a_i;\n  output [0:3] y_o;\n  wire w;\nendmodule\n";
+        let n = "module x(clk_i, a_i, y_o);\n  input clk_i;\n  input signed [31:0] a_i;\n  output [0:3] y_o;\n  wire w;\nendmodule\n";
         let p = ports(n);
         let want = [("clk_i", true, 1), ("a_i", true, 32), ("y_o", false, 4)];
         assert_eq!(p.len(), 3);
