@@ -2,6 +2,7 @@
 //! functions (HannWindow, HammingWindow, BlackmanWindow), Compress, CenterCropPad,
 //! ReverseSequence, Det, LRN and Einsum.
 
+use super::shape::{axis_of as axis, strides};
 use super::{need, HostVal};
 use crate::onnx::proto::{dtype, Node};
 
@@ -21,24 +22,6 @@ pub(super) fn eval(
         "Einsum" => einsum(n, ins),
         _ => return None,
     })
-}
-
-/// Row-major strides of `dims`.
-fn strides(dims: &[usize]) -> Vec<usize> {
-    let mut s = vec![1; dims.len()];
-    for k in (0..dims.len().saturating_sub(1)).rev() {
-        s[k] = s[k + 1] * dims[k + 1];
-    }
-    s
-}
-
-/// An axis attribute in range for rank `rank`.
-fn axis(a: i64, rank: usize) -> Result<usize, String> {
-    let r = rank as i64;
-    match (-r..r).contains(&a) {
-        true => Ok(((a + r) % r.max(1)) as usize),
-        false => Err(format!("axis {a} is outside a rank-{rank} tensor")),
-    }
 }
 
 /// The window of `x` (a scalar size) samples: periodic (default) over size, symmetric
