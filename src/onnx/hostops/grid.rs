@@ -170,6 +170,9 @@ fn run(n: &Node, x: &HostVal, grid: Option<&HostVal>) -> Result<HostVal, String>
     }
     let (nb, c) = (x.dims[0], x.dims[1]);
     let dims = &x.dims[2..];
+    if dims.contains(&0) {
+        return Err(format!("an input of shape {:?}: nothing to sample", x.dims));
+    }
     let vol: usize = dims.iter().product();
     let points: usize = gd[1..r - 1].iter().product();
     let (lo, hi): (Vec<f64>, Vec<f64>) = dims
@@ -267,5 +270,22 @@ mod tests {
             vec![2.5, 1.0, 2.0]
         );
         assert_eq!(run("nearest", &[-0.2, 0.2, 3.0, 0.0]), vec![3.0, 0.0]);
+        // An empty spatial dimension is refused, not clamped into (a panic before).
+        let empty = HostVal::float(vec![1, 1, 0, 2], vec![]);
+        let g = HostVal::float(vec![1, 1, 1, 2], vec![0.0, 0.0]);
+        let e = run_on(&empty, &g).unwrap_err();
+        assert!(e.contains("nothing to sample"), "{e}");
+    }
+
+    fn run_on(x: &HostVal, g: &HostVal) -> Result<HostVal, String> {
+        let n = Node {
+            op_type: "GridSample".into(),
+            attributes: vec![Attribute {
+                name: "padding_mode".into(),
+                value: AttrValue::Text("border".into()),
+            }],
+            ..Node::default()
+        };
+        run(&n, x, Some(g))
     }
 }
