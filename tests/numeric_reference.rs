@@ -10,7 +10,7 @@ mod common;
 
 use common::*;
 use hwgen::numeric::posit::{Posit, POSIT8_ES0, POSIT8_ES2};
-use hwgen::numeric::{MiniFloat, BF16, E4M3, E5M2};
+use hwgen::numeric::{MiniFloat, BF16, E4M3, E5M2, FP16};
 
 fn have_reference() -> bool {
     have_python_modules(&["ml_dtypes", "numpy"])
@@ -36,7 +36,7 @@ fn decode_every_code() {
     if !have_reference() {
         return;
     }
-    for f in [E4M3, E5M2, BF16] {
+    for f in [E4M3, E5M2, BF16, FP16] {
         let want = reference("decode", &f, "");
         assert_eq!(want.len(), 1 << f.bits());
         for (code, w) in want.iter().enumerate() {
@@ -50,53 +50,61 @@ fn decode_every_code() {
     }
 }
 
+/// The f32 values a conversion to `f` is checked on: specials, powers of two and their
+/// neighbours, every tie between neighbouring codes, values around the largest finite value
+/// and seeded random bit patterns.
+fn probes(f: &MiniFloat) -> Vec<f32> {
+    let mut inputs: Vec<f32> = vec![
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+        f32::from_bits(1),
+        f32::MAX,
+        -f32::MAX,
+    ];
+    for e in -149..=20 {
+        let p = 2f32.powi(e);
+        for d in [-3i32, -2, -1, 0, 1, 2, 3] {
+            let v = f32::from_bits((p.to_bits() as i32 + d) as u32);
+            inputs.push(v);
+            inputs.push(-v);
+        }
+    }
+    // Every tie and its neighbours between consecutive finite codes.
+    let codes = 1u32 << (f.bits() - 1);
+    for c in 0..codes - 1 {
+        let (a, b) = (f.decode(c), f.decode(c + 1));
+        if a.is_finite() && b.is_finite() {
+            let mid = ((a + b) / 2.0) as f32;
+            for d in [-1i32, 0, 1] {
+                let v = f32::from_bits((mid.to_bits() as i32 + d).max(0) as u32);
+                inputs.push(v);
+                inputs.push(-v);
+            }
+        }
+    }
+    // Around the largest finite value.
+    let max = f.max_value() as f32;
+    for k in 0..64 {
+        inputs.push(max * (1.0 + k as f32 / 32.0));
+    }
+    let mut rng = Rng::new(2026);
+    for _ in 0..20000 {
+        inputs.push(f32::from_bits(rng.next() as u32));
+    }
+    inputs
+}
+
 #[test]
 fn encode_matches_ml_dtypes() {
     if !have_reference() {
         return;
     }
-    for f in [E4M3, E5M2, BF16] {
-        let mut inputs: Vec<f32> = vec![
-            0.0,
-            -0.0,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::NAN,
-            f32::MIN_POSITIVE,
-            f32::from_bits(1),
-            f32::MAX,
-            -f32::MAX,
-        ];
-        for e in -149..=20 {
-            let p = 2f32.powi(e);
-            for d in [-3i32, -2, -1, 0, 1, 2, 3] {
-                let v = f32::from_bits((p.to_bits() as i32 + d) as u32);
-                inputs.push(v);
-                inputs.push(-v);
-            }
-        }
-        // Every tie and its neighbours between consecutive finite codes.
-        let codes = 1u32 << (f.bits() - 1);
-        for c in 0..codes - 1 {
-            let (a, b) = (f.decode(c), f.decode(c + 1));
-            if a.is_finite() && b.is_finite() {
-                let mid = ((a + b) / 2.0) as f32;
-                for d in [-1i32, 0, 1] {
-                    let v = f32::from_bits((mid.to_bits() as i32 + d).max(0) as u32);
-                    inputs.push(v);
-                    inputs.push(-v);
-                }
-            }
-        }
-        // Around the largest finite value.
-        let max = f.max_value() as f32;
-        for k in 0..64 {
-            inputs.push(max * (1.0 + k as f32 / 32.0));
-        }
-        let mut rng = Rng::new(2026);
-        for _ in 0..20000 {
-            inputs.push(f32::from_bits(rng.next() as u32));
-        }
+    for f in [E4M3, E5M2, BF16, FP16] {
+        let inputs = probes(&f);
         let text: String = inputs
             .iter()
             .map(|x| format!("{:08x}\n", x.to_bits()))
@@ -121,6 +129,34 @@ fn encode_matches_ml_dtypes() {
                     x.to_bits()
                 );
             }
+        }
+    }
+}
+
+/// The host's float16 and bfloat16 rounding (`round_ieee`, overflowing to infinity) is
+/// numpy's float16 cast and ml_dtypes' bfloat16 cast, on every probe.
+#[test]
+fn ieee_rounding_matches_numpy_and_ml_dtypes() {
+    if !have_reference() {
+        return;
+    }
+    for f in [BF16, FP16] {
+        let inputs = probes(&f);
+        let text: String = inputs
+            .iter()
+            .map(|x| format!("{:08x}\n", x.to_bits()))
+            .collect();
+        let want = reference("round", &f, &text);
+        assert_eq!(want.len(), inputs.len());
+        for (x, w) in inputs.iter().zip(&want) {
+            let got = f.round_ieee(f64::from(*x));
+            let w = f.decode(u32::from_str_radix(w, 16).unwrap());
+            assert!(
+                got == w && got.is_sign_negative() == w.is_sign_negative()
+                    || got.is_nan() && w.is_nan(),
+                "{}: round({x:e}) = {got:e}, reference {w:e}",
+                f.name
+            );
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The minifloat family: FP8 E4M3 (OCP "fn"), FP8 E5M2 and BF16 elements, converted from and
-//! to f32 with round-to-nearest-even, and their datapath.
+//! to f32 with round-to-nearest-even, and their datapath; and IEEE binary16 (`FP16`), which
+//! only the host's ONNX runtime uses.
 //!
 //! Overflow rule (a decision; the OCP spec allows either): finite values beyond the largest
 //! finite value saturate to it. E4M3 has no infinity, so +-inf also saturate; E5M2 and BF16
@@ -47,6 +48,15 @@ pub const BF16: MiniFloat = MiniFloat {
     exp_bits: 8,
     man_bits: 7,
     bias: 127,
+    ieee_specials: true,
+};
+/// IEEE 754 binary16. Not an accelerator element: the host runs ONNX's float16 tensors
+/// in it (`round_ieee`).
+pub const FP16: MiniFloat = MiniFloat {
+    name: "fp16",
+    exp_bits: 5,
+    man_bits: 10,
+    bias: 15,
     ieee_specials: true,
 };
 
@@ -151,6 +161,29 @@ impl MiniFloat {
             sign | (((ev + self.bias) as u32) << self.man_bits) | m
         }
     }
+
+    /// `x` rounded to the nearest value of the format, ties to even, as IEEE 754 converts
+    /// (and ONNX's Cast, numpy's float16 and ml_dtypes' bfloat16): unlike `encode`, a value
+    /// at or beyond the largest finite value plus half a unit becomes infinity. NaN stays
+    /// NaN; zeros keep their sign. For formats with infinity (`ieee_specials`); the others
+    /// saturate as `encode` does.
+    pub fn round_ieee(&self, x: f64) -> f64 {
+        if !self.ieee_specials {
+            return self.decode(self.encode(x as f32));
+        }
+        if !x.is_finite() || x == 0.0 {
+            return x;
+        }
+        let a = x.abs();
+        let quantum = pow2(exponent_of(a).max(self.emin()) - self.man_bits as i32);
+        let v = (a / quantum).round_ties_even() * quantum;
+        let v = if v > self.max_value() {
+            f64::INFINITY
+        } else {
+            v
+        };
+        v.copysign(x)
+    }
 }
 
 /// floor(log2(a)) for a positive finite f64, from its exponent bits.
@@ -235,5 +268,31 @@ mod tests {
         assert_eq!(BF16.encode(f32::from_bits(0x3f80_7fff)), 0x3f80);
         assert_eq!(BF16.encode(f32::from_bits(0x3f80_8000)), 0x3f80); // tie -> even
         assert_eq!(BF16.encode(f32::from_bits(0x3f81_8000)), 0x3f82); // tie -> even
+    }
+
+    /// IEEE rounding by hand: binary16 has 10 fraction bits (a unit of 2^-10 at 1) and a
+    /// largest finite value of 65504 (units of 32 there); bfloat16 has 7 (2^-7 at 1).
+    #[test]
+    fn ieee_rounding_by_hand() {
+        let u = 2f64.powi(-10);
+        assert_eq!(FP16.round_ieee(1.0 + u / 2.0), 1.0); // tie -> even
+        assert_eq!(FP16.round_ieee(1.0 + 1.5 * u), 1.0 + 2.0 * u); // tie -> even
+        assert_eq!(FP16.round_ieee(1.0 + 0.6 * u), 1.0 + u);
+        assert_eq!(FP16.round_ieee(-(1.0 + 0.6 * u)), -(1.0 + u));
+        // 65504 + 15.99 rounds down; 65504 + 16 is the tie with 65536: even, so infinity.
+        assert_eq!(FP16.round_ieee(65519.99), 65504.0);
+        assert_eq!(FP16.round_ieee(65520.0), f64::INFINITY);
+        assert_eq!(FP16.round_ieee(-1e6), f64::NEG_INFINITY);
+        // Smallest subnormal 2^-24; half of it is a tie with zero (even).
+        assert_eq!(FP16.round_ieee(2f64.powi(-25)), 0.0);
+        assert_eq!(FP16.round_ieee(1.5 * 2f64.powi(-25)), 2f64.powi(-24));
+        assert_eq!(FP16.max_value(), 65504.0);
+        let b = 2f64.powi(-7);
+        assert_eq!(BF16.round_ieee(1.0 + b / 2.0), 1.0);
+        assert_eq!(BF16.round_ieee(1.0 + 1.5 * b), 1.0 + 2.0 * b);
+        // float32's largest value is beyond bfloat16's by more than half a unit.
+        assert_eq!(BF16.round_ieee(f64::from(f32::MAX)), f64::INFINITY);
+        assert!(BF16.round_ieee(f64::NAN).is_nan());
+        assert!(FP16.round_ieee(-0.0).is_sign_negative());
     }
 }
