@@ -14,7 +14,7 @@ import sys
 import warnings
 
 import numpy as np
-from onnx import numpy_helper, save
+from onnx import TensorProto, numpy_helper, save
 import onnx.backend.test.case.node as node_cases
 
 
@@ -27,6 +27,12 @@ def main():
         model = case.model
         ins, outs = case.data_sets[0]
         g = model.graph
+        # Some cases (the casts) give their data as TensorProtos: numpy arrays of the
+        # tensor's type (ml_dtypes' for bfloat16 and the 8-, 4- and 2-bit types).
+        ins, outs = [
+            [numpy_helper.to_array(a) if isinstance(a, TensorProto) else a for a in part]
+            for part in (ins, outs)
+        ]
         try:
             tensors = [np.asarray(a) for a in list(ins) + list(outs)]
         except ValueError:  # sequences, optionals: not tensors

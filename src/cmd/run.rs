@@ -292,7 +292,7 @@ fn input_val(
     use hwgen::onnx::proto::dtype;
     let want = hwgen::onnx::host::npy_descr(i.elem_type).ok_or_else(|| {
         anyhow::anyhow!(
-            "error: {}: graph input '{}' is {}; hwgen run takes float32, float64, bool and integer (8-, 16-, 32-, 64-bit) inputs\n  fix:  export the model with a float32, float64, bool or integer input",
+            "error: {}: graph input '{}' is {}; hwgen run takes float32, float64, float16, bfloat16, bool and integer (8-, 16-, 32-, 64-bit) inputs\n  fix:  export the model with one of those input types",
             model.display(),
             i.name,
             dtype::name(i.elem_type)

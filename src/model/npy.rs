@@ -36,7 +36,9 @@ pub fn read(path: &Path) -> Result<Npy, NpyError> {
     Ok(Npy { shape, data })
 }
 
-/// Any array hwgen reads (float32 or an integer type): its dtype, shape and elements.
+/// Any array hwgen reads (float32, float64, float16, bfloat16, bool or an integer type):
+/// its dtype, shape and elements. A `<V2` array (two raw bytes an element) is read as
+/// bfloat16, the way ml_dtypes saves it.
 pub fn read_values(path: &Path) -> Result<(String, Vec<usize>, Vec<f64>), NpyError> {
     let (descr, shape, body) = parse(path)?;
     let data = if descr == "<f4" {
@@ -48,6 +50,17 @@ pub fn read_values(path: &Path) -> Result<(String, Vec<usize>, Vec<f64>), NpyErr
         data(path, &shape, 8, &body)?
             .chunks_exact(8)
             .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect()
+    } else if descr == "<f2" || descr == "<V2" {
+        // float16, and bfloat16 as ml_dtypes saves it (two raw bytes, numpy's `V2`).
+        let f = if descr == "<f2" {
+            crate::numeric::FP16
+        } else {
+            crate::numeric::BF16
+        };
+        data(path, &shape, 2, &body)?
+            .chunks_exact(2)
+            .map(|b| f.decode(u32::from(u16::from_le_bytes([b[0], b[1]]))))
             .collect()
     } else if descr == "|b1" {
         // numpy's bool: one byte per element, 0 or 1.
@@ -72,7 +85,7 @@ pub fn read_values(path: &Path) -> Result<(String, Vec<usize>, Vec<f64>), NpyErr
     } else {
         return fail(
             format!("{}: dtype {descr} is not supported here", path.display()),
-            "save the array as float32, float64 or a little-endian 8-, 16-, 32- or 64-bit integer type",
+            "save the array as float32, float64, float16, bfloat16 (ml_dtypes), bool or a little-endian 8-, 16-, 32- or 64-bit integer type",
         );
     };
     Ok((

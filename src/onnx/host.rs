@@ -128,6 +128,9 @@ pub fn npy_descr(elem: i32) -> Option<&'static str> {
     Some(match elem {
         dtype::FLOAT => "<f4",
         dtype::DOUBLE => "<f8",
+        dtype::FLOAT16 => "<f2",
+        // As ml_dtypes saves bfloat16 (numpy has no bfloat16 type): two raw bytes.
+        dtype::BFLOAT16 => "<V2",
         dtype::INT8 => "|i1",
         dtype::UINT8 => "|u1",
         dtype::BOOL => "|b1",
@@ -141,8 +144,8 @@ pub fn npy_descr(elem: i32) -> Option<&'static str> {
     })
 }
 
-/// The `.npy` bytes of a host tensor in its ONNX type (float32, bool, or a signed or
-/// unsigned 8-, 16-, 32- or 64-bit integer).
+/// The `.npy` bytes of a host tensor in its ONNX type (float32, float64, float16, bfloat16
+/// as ml_dtypes saves it, bool, or a signed or unsigned 8-, 16-, 32- or 64-bit integer).
 pub fn npy_of(v: &HostVal) -> Result<Vec<u8>, String> {
     let descr =
         npy_descr(v.elem).ok_or_else(|| format!("an output of type {}", dtype::name(v.elem)))?;
@@ -171,6 +174,13 @@ pub fn npy_of(v: &HostVal) -> Result<Vec<u8>, String> {
             .flat_map(|&x| (x as u64).to_le_bytes())
             .collect(),
         dtype::DOUBLE => v.data.iter().flat_map(|&x| x.to_le_bytes()).collect(),
+        t @ (dtype::FLOAT16 | dtype::BFLOAT16) => {
+            let f = dtype::narrow_float(t).expect("a 16-bit float");
+            v.data
+                .iter()
+                .flat_map(|&x| (f.encode(x as f32) as u16).to_le_bytes())
+                .collect()
+        }
         _ => v
             .data
             .iter()

@@ -102,9 +102,20 @@ pub mod dtype {
     pub const INT32: i32 = 6;
     pub const INT64: i32 = 7;
     pub const BOOL: i32 = 9;
+    pub const FLOAT16: i32 = 10;
     pub const DOUBLE: i32 = 11;
     pub const UINT32: i32 = 12;
     pub const UINT64: i32 = 13;
+    pub const BFLOAT16: i32 = 16;
+
+    /// The binary format of float16 and bfloat16 (values are held exactly, as f64).
+    pub fn narrow_float(t: i32) -> Option<crate::numeric::MiniFloat> {
+        match t {
+            FLOAT16 => Some(crate::numeric::FP16),
+            BFLOAT16 => Some(crate::numeric::BF16),
+            _ => None,
+        }
+    }
 
     /// The type's ONNX name, for messages.
     pub fn name(t: i32) -> String {
@@ -117,11 +128,11 @@ pub mod dtype {
             INT32 => "int32",
             INT64 => "int64",
             BOOL => "bool",
-            10 => "float16",
+            FLOAT16 => "float16",
             DOUBLE => "double",
             UINT32 => "uint32",
             UINT64 => "uint64",
-            16 => "bfloat16",
+            BFLOAT16 => "bfloat16",
             _ => return format!("data type {t}"),
         };
         n.to_string()
@@ -363,7 +374,7 @@ fn raw_width(t: i32) -> Option<usize> {
     use dtype::*;
     match t {
         UINT8 | INT8 | BOOL => Some(1),
-        UINT16 | INT16 => Some(2),
+        UINT16 | INT16 | FLOAT16 | BFLOAT16 => Some(2),
         FLOAT | INT32 | UINT32 => Some(4),
         INT64 | DOUBLE | UINT64 => Some(8),
         _ => None,
@@ -377,6 +388,10 @@ fn raw_value(t: i32, b: &[u8]) -> f64 {
         INT8 => f64::from(b[0] as i8),
         UINT16 => f64::from(u16::from_le_bytes([b[0], b[1]])),
         INT16 => f64::from(i16::from_le_bytes([b[0], b[1]])),
+        FLOAT16 | BFLOAT16 => {
+            let code = u32::from(u16::from_le_bytes([b[0], b[1]]));
+            narrow_float(t).expect("a 16-bit float").decode(code)
+        }
         FLOAT => f64::from(f32::from_le_bytes(b.try_into().unwrap())),
         INT32 => f64::from(i32::from_le_bytes(b.try_into().unwrap())),
         UINT32 => f64::from(u32::from_le_bytes(b.try_into().unwrap())),
@@ -440,9 +455,13 @@ pub(super) fn tensor(buf: &[u8], parent: &str) -> R<Tensor> {
         t.values = ints
             .into_iter()
             .map(|v| match t.data_type {
-                // int32_data carries int8/int16 values sign-extended and uint8/uint16 as is;
-                // uint64_data carries uint64 bit patterns.
+                // int32_data carries int8/int16 values sign-extended, uint8/uint16 as is
+                // and float16/bfloat16 bit patterns; uint64_data carries uint64 bit
+                // patterns.
                 dtype::UINT64 => v as u64 as f64,
+                t @ (dtype::FLOAT16 | dtype::BFLOAT16) => dtype::narrow_float(t)
+                    .expect("a 16-bit float")
+                    .decode(v as u16 as u32),
                 _ => v as f64,
             })
             .collect();
@@ -459,4 +478,21 @@ pub(super) fn tensor(buf: &[u8], parent: &str) -> R<Tensor> {
         )));
     }
     Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// TensorProtos written by hand: dims [2] (field 1), data_type (field 2), then float16
+    /// 1.0 and -2.0 (0x3c00 and 0xc000) as int32_data bit patterns (field 5, packed
+    /// varints 80 78 and 80 80 03), or bfloat16 1.0 and -2.0 (0x3f80, 0xc000) as
+    /// little-endian raw_data (field 9).
+    #[test]
+    fn float16_and_bfloat16_tensors_decode() {
+        let f16 = [0x08, 2, 0x10, 10, 0x2a, 5, 0x80, 0x78, 0x80, 0x80, 0x03];
+        assert_eq!(tensor(&f16, "t").unwrap().values, vec![1.0, -2.0]);
+        let bf16 = [0x08, 2, 0x10, 16, 0x4a, 4, 0x80, 0x3f, 0x00, 0xc0];
+        assert_eq!(tensor(&bf16, "t").unwrap().values, vec![1.0, -2.0]);
+    }
 }

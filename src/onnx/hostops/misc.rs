@@ -1,6 +1,6 @@
 //! Smaller ONNX operators on the host, each as ONNX's reference computes it: the window
 //! functions (HannWindow, HammingWindow, BlackmanWindow), Compress, CenterCropPad,
-//! ReverseSequence, Det, LRN and Einsum.
+//! ReverseSequence, Det, LRN, Einsum and BitCast.
 
 use super::shape::{axis_of as axis, strides};
 use super::{need, HostVal};
@@ -20,7 +20,84 @@ pub(super) fn eval(
         "Det" => det(x),
         "LRN" => lrn(n, x),
         "Einsum" => einsum(n, ins),
+        "BitCast" => bitcast(x, n.attr_int("to", 0) as i32),
         _ => return None,
+    })
+}
+
+/// The width and bit pattern of value `v` of type `elem` (None for a type the host does not
+/// hold).
+fn bits_of(elem: i32, v: f64) -> Option<(u32, u64)> {
+    if let Some(f) = dtype::narrow_float(elem) {
+        return Some((16, u64::from(f.encode(v as f32))));
+    }
+    Some(match elem {
+        dtype::FLOAT => (32, u64::from((v as f32).to_bits())),
+        dtype::DOUBLE => (64, v.to_bits()),
+        dtype::INT8 | dtype::UINT8 | dtype::BOOL => (8, u64::from(v as i64 as u8)),
+        dtype::INT16 | dtype::UINT16 => (16, u64::from(v as i64 as u16)),
+        dtype::INT32 | dtype::UINT32 => (32, u64::from(v as i64 as u32)),
+        dtype::INT64 => (64, v as i64 as u64),
+        dtype::UINT64 => (64, v as u64),
+        _ => return None,
+    })
+}
+
+/// The value of type `elem` with bit pattern `b` (of `elem`'s width); None for a 64-bit
+/// integer of more than 53 significant bits, which the host does not hold exactly.
+fn of_bits(elem: i32, b: u64) -> Option<f64> {
+    if let Some(f) = dtype::narrow_float(elem) {
+        return Some(f.decode(b as u32));
+    }
+    match elem {
+        dtype::FLOAT => Some(f64::from(f32::from_bits(b as u32))),
+        dtype::DOUBLE => Some(f64::from_bits(b)),
+        dtype::INT8 => Some(f64::from(b as u8 as i8)),
+        dtype::UINT8 => Some(f64::from(b as u8)),
+        dtype::BOOL => Some(f64::from(u8::from(b != 0))),
+        dtype::INT16 => Some(f64::from(b as u16 as i16)),
+        dtype::UINT16 => Some(f64::from(b as u16)),
+        dtype::INT32 => Some(f64::from(b as u32 as i32)),
+        dtype::UINT32 => Some(f64::from(b as u32)),
+        dtype::INT64 => Some(b as i64 as f64).filter(|&v| v as i64 == b as i64),
+        _ => Some(b as f64).filter(|&v| v as u64 == b),
+    }
+}
+
+/// BitCast: each element's bit pattern read as type `to`, of the same width.
+fn bitcast(x: &HostVal, to: i32) -> Result<HostVal, String> {
+    let width = |t: i32| bits_of(t, 0.0).map(|(w, _)| w);
+    let (Some(wx), Some(wt)) = (width(x.elem), width(to)) else {
+        return Err(format!(
+            "a BitCast from {} to {}",
+            dtype::name(x.elem),
+            dtype::name(to)
+        ));
+    };
+    if wx != wt {
+        return Err(format!(
+            "a BitCast from {} ({wx} bits) to {} ({wt} bits): the widths must be equal",
+            dtype::name(x.elem),
+            dtype::name(to)
+        ));
+    }
+    let data = x
+        .data
+        .iter()
+        .map(|&v| {
+            let (_, b) = bits_of(x.elem, v).expect("a known type");
+            of_bits(to, b).ok_or_else(|| {
+                format!(
+                    "the bit pattern {b:#018x} as {} has more than 53 significant bits, more than the host holds exactly",
+                    dtype::name(to)
+                )
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(HostVal {
+        dims: x.dims.clone(),
+        data,
+        elem: to,
     })
 }
 
@@ -461,6 +538,37 @@ mod tests {
         let e =
             reverse_sequence(&n, &v(&[3, 1], &[1.0, 2.0, 3.0]), Ok(&v(&[1], &[4.0]))).unwrap_err();
         assert!(e.contains("outside 0..=3"), "{e}");
+    }
+
+    /// By hand: float32 1.0 is 0x3f800000 = 1065353216; int8 -1 is the byte 255; float16
+    /// -2.0 is 0xc000 = -16384 as int16; bfloat16 1.0 is 0x3f80 = 16256 as uint16; float32
+    /// and int64 differ in width.
+    #[test]
+    fn bitcast_reads_the_bits() {
+        let of = |elem, data: &[f64]| HostVal {
+            dims: vec![data.len()],
+            data: data.to_vec(),
+            elem,
+        };
+        let cast = |x: HostVal, to| bitcast(&x, to).map(|v| (v.data, v.elem));
+        assert_eq!(
+            cast(of(dtype::FLOAT, &[1.0]), dtype::INT32),
+            Ok((vec![1065353216.0], dtype::INT32))
+        );
+        assert_eq!(
+            cast(of(dtype::INT8, &[-1.0]), dtype::UINT8).unwrap().0,
+            vec![255.0]
+        );
+        assert_eq!(
+            cast(of(dtype::FLOAT16, &[-2.0]), dtype::INT16).unwrap().0,
+            vec![-16384.0]
+        );
+        assert_eq!(
+            cast(of(dtype::BFLOAT16, &[1.0]), dtype::UINT16).unwrap().0,
+            vec![16256.0]
+        );
+        let e = cast(of(dtype::FLOAT, &[1.0]), dtype::INT64).unwrap_err();
+        assert!(e.contains("(32 bits) to int64 (64 bits)"), "{e}");
     }
 
     /// By hand: [[1, 2], [3, 4]] times [[5, 6], [7, 8]] is [[19, 22], [43, 50]] (explicit

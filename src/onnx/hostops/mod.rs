@@ -14,6 +14,7 @@ mod interpolate;
 mod logic;
 mod math;
 mod misc;
+mod narrow;
 mod nn;
 mod quant;
 pub mod resize;
@@ -23,8 +24,8 @@ mod shape;
 pub use quant::quantize;
 
 /// A tensor on the host: its dims and elements, with its ONNX element type. Elements are
-/// f64: integers exactly (int32 and the 8- and 16-bit types; int64 up to 2^53), float32
-/// values exactly.
+/// f64: integers exactly (int32 and the 8- and 16-bit types; int64 up to 2^53), float32,
+/// float16 and bfloat16 values exactly.
 #[derive(Clone, Debug)]
 pub struct HostVal {
     pub dims: Vec<usize>,
@@ -438,10 +439,11 @@ const F64_OPS: &[&str] = &[
     "IsNaN",
     "IsInf",
     "Einsum",
+    "BitCast",
 ];
 
 /// The operators the host runs, for messages.
-const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose (1-D and 2-D), BatchNormalization, the poolings (1-D and 2-D, Lp too), Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, CumProd, Shrink, LpNormalization, GatherND, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements (and Scatter, its old name), ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; RNN, GRU, LSTM, Attention, RotaryEmbedding; HannWindow, HammingWindow, BlackmanWindow, Compress, CenterCropPad, ReverseSequence, Det, LRN, Einsum, GridSample; Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
+const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose (1-D and 2-D), BatchNormalization, the poolings (1-D and 2-D, Lp too), Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, CumProd, Shrink, LpNormalization, GatherND, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements (and Scatter, its old name), ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; RNN, GRU, LSTM, Attention, RotaryEmbedding; HannWindow, HammingWindow, BlackmanWindow, Compress, CenterCropPad, ReverseSequence, Det, LRN, Einsum, BitCast, GridSample; Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
 
 /// The one-input elementwise operators (Clip's bounds are inputs too); None for others.
 fn unary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Option<Result<HostVal, String>> {
@@ -522,6 +524,9 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
     if n.op_type == "Constant" {
         return constant(n).map(|v| vec![v]);
     }
+    if let Some(r) = narrow::eval(n, ins, eval) {
+        return r;
+    }
     if let Some(r) = nn::one_d(n, ins) {
         return r;
     }
@@ -568,15 +573,6 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
     if let Some(r) = misc::eval(n, x, ins).or_else(|| grid::eval(n, x, ins)) {
         return r.map(|v| vec![v]);
     }
-    // An axis in range, or an error.
-    let axis_of = |rank: usize| -> Result<usize, String> {
-        let a = n.attr_int("axis", 1);
-        let a = if a < 0 { a + rank as i64 } else { a };
-        usize::try_from(a)
-            .ok()
-            .filter(|&a| a < rank.max(1))
-            .ok_or_else(|| format!("axis {a} of a rank-{rank} tensor"))
-    };
     match n.op_type.as_str() {
         "PRelu" => {
             let slope = need(ins, 1)?;
@@ -628,30 +624,7 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
                 .map(|v| vec![v])
         }
         "Add" | "Sub" | "Mul" | "Div" => binary(n, x, need(ins, 1)?).map(|v| vec![v]),
-        "Softmax" => {
-            if x.dims.is_empty() {
-                return Err("a softmax of a scalar".into());
-            }
-            let axis = if n.attributes.iter().any(|a| a.name == "axis") {
-                axis_of(x.dims.len())?
-            } else {
-                x.dims.len() - 1
-            };
-            let inner: usize = x.dims[axis + 1..].iter().product();
-            let d = x.dims[axis];
-            let mut data = x.data.clone();
-            for outer in 0..x.data.len() / (d * inner).max(1) {
-                for i in 0..inner {
-                    let at = |j: usize| outer * d * inner + j * inner + i;
-                    let m = (0..d).map(|j| x.data[at(j)]).fold(f64::MIN, f64::max);
-                    let sum: f64 = (0..d).map(|j| (x.data[at(j)] - m).exp()).sum();
-                    for j in 0..d {
-                        data[at(j)] = (x.data[at(j)] - m).exp() / sum;
-                    }
-                }
-            }
-            Ok(vec![HostVal::float(x.dims.clone(), data)])
-        }
+        "Softmax" => nn::softmax(n, x).map(|v| vec![v]),
         "MatMul" | "Gemm" => nn::matmul(n, x, ins).map(|v| vec![v]),
         "Conv" => {
             nn::conv(n, x, need(ins, 1)?, ins.get(2).and_then(|v| v.as_ref())).map(|v| vec![v])

@@ -556,3 +556,22 @@ pub(super) fn one_d(n: &Node, ins: &[Option<HostVal>]) -> Option<Result<Vec<Host
             .collect()
     }))
 }
+
+/// Softmax along `axis` (the last by default), in double precision, rounded to float32.
+pub(super) fn softmax(n: &Node, x: &HostVal) -> Result<HostVal, String> {
+    let axis = super::shape::axis_of(n.attr_int("axis", -1), x.dims.len())?;
+    let inner: usize = x.dims[axis + 1..].iter().product();
+    let d = x.dims[axis];
+    let mut data = x.data.clone();
+    for outer in 0..x.data.len() / (d * inner).max(1) {
+        for i in 0..inner {
+            let at = |j: usize| outer * d * inner + j * inner + i;
+            let m = (0..d).map(|j| x.data[at(j)]).fold(f64::MIN, f64::max);
+            let sum: f64 = (0..d).map(|j| (x.data[at(j)] - m).exp()).sum();
+            for j in 0..d {
+                data[at(j)] = (x.data[at(j)] - m).exp() / sum;
+            }
+        }
+    }
+    Ok(HostVal::float(x.dims.clone(), data))
+}

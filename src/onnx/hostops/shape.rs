@@ -315,6 +315,7 @@ fn cast(x: &HostVal, to: i32) -> Result<HostVal, String> {
         (dtype::FLOAT, _) => x.data.iter().map(|&v| f64::from(v as f32)).collect(),
         // Every float32 and every integer up to 2^53 is a double exactly.
         (dtype::DOUBLE, _) => x.data.clone(),
+        (dtype::FLOAT16 | dtype::BFLOAT16, _) => return Ok(super::narrow::round_to(x.clone(), to)),
         // Anything but zero (NaN too) is true.
         (dtype::BOOL, _) => x
             .data
