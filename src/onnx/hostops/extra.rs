@@ -55,6 +55,7 @@ pub(super) fn eval(
         "OneHot" => one(index::one_hot(n, x, ins)),
         "EyeLike" => one(index::eye_like(n, x)),
         "ScatterElements" | "ScatterND" | "Scatter" => one(index::scatter(n, x, ins)),
+        "Unique" => index::unique(n, x),
         _ => return None,
     })
 }

@@ -356,3 +356,153 @@ pub(super) fn scatter(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<
     }
     Ok(out)
 }
+
+/// numpy's order for Unique: NaNs equal to each other and after every number; -0 equals 0.
+fn unique_order(a: f64, b: f64) -> std::cmp::Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => std::cmp::Ordering::Equal,
+        (true, false) => std::cmp::Ordering::Greater,
+        (false, true) => std::cmp::Ordering::Less,
+        _ => a.partial_cmp(&b).expect("numbers"),
+    }
+}
+
+/// Unique: the distinct elements of `x` (flattened), or with `axis` its distinct slices
+/// along the axis (compared element by element in order), in ascending order (`sorted`, the
+/// default) or in the order they first occur; with the index of each one's first
+/// occurrence, each element's (slice's) index in the output, and the counts (int64).
+pub(super) fn unique(n: &Node, x: &HostVal) -> Result<Vec<HostVal>, String> {
+    let (dims, a) = match n.attr("axis") {
+        Some(AttrValue::Int(v)) => (x.dims.clone(), super::shape::axis_of(*v, x.dims.len())?),
+        _ => (vec![x.data.len()], 0),
+    };
+    let (m, inner) = (dims[a], dims[a + 1..].iter().product::<usize>());
+    let outer = x.data.len() / (m * inner).max(1);
+    let slice = |i: usize| {
+        (0..outer).flat_map(move |o| (0..inner).map(move |k| x.data[(o * m + i) * inner + k]))
+    };
+    let cmp = |i: &usize, j: &usize| {
+        slice(*i)
+            .zip(slice(*j))
+            .map(|(p, q)| unique_order(p, q))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    };
+    // A stable sort: each group of equal slices starts with its first occurrence.
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(cmp);
+    let mut groups: Vec<(usize, usize)> = vec![]; // (first occurrence, count)
+    let mut group_of = vec![0usize; m];
+    for (k, &i) in order.iter().enumerate() {
+        if k == 0 || cmp(&order[k - 1], &i).is_ne() {
+            groups.push((i, 0));
+        }
+        groups.last_mut().expect("a group").1 += 1;
+        group_of[i] = groups.len() - 1;
+    }
+    let mut rank: Vec<usize> = (0..groups.len()).collect();
+    if n.attr_int("sorted", 1) == 0 {
+        rank.sort_by_key(|&g| groups[g].0);
+    }
+    let mut place = vec![0usize; groups.len()];
+    for (p, &g) in rank.iter().enumerate() {
+        place[g] = p;
+    }
+    let u = groups.len();
+    let mut y = vec![0.0; outer * u * inner];
+    for (p, &g) in rank.iter().enumerate() {
+        for (j, v) in slice(groups[g].0).enumerate() {
+            let (o, k) = (j / inner.max(1), j % inner.max(1));
+            y[(o * u + p) * inner + k] = v;
+        }
+    }
+    let mut ydims = dims;
+    ydims[a] = u;
+    let ints = |data: Vec<usize>| HostVal {
+        dims: vec![data.len()],
+        data: data.into_iter().map(|v| v as f64).collect(),
+        elem: dtype::INT64,
+    };
+    Ok(vec![
+        HostVal {
+            dims: ydims,
+            data: y,
+            elem: x.elem,
+        },
+        ints(rank.iter().map(|&g| groups[g].0).collect()),
+        ints(group_of.iter().map(|&g| place[g]).collect()),
+        ints(rank.iter().map(|&g| groups[g].1).collect()),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// By hand: [2, 1, 2, 3, 1] sorted gives [1, 2, 3], first at [1, 0, 3], the elements'
+    /// places [1, 0, 1, 2, 0], counts [2, 2, 1]; unsorted [2, 1, 3], [0, 1, 3],
+    /// [0, 1, 0, 2, 1], [2, 2, 1]. The rows of [[1, 0], [1, 0], [0, 1]] (axis 0), sorted:
+    /// [[0, 1], [1, 0]], first at [2, 0], places [1, 1, 0], counts [1, 2].
+    #[test]
+    fn unique_by_hand() {
+        let node = |sorted: i64, axis: Option<i64>| {
+            let mut attributes = vec![crate::onnx::proto::Attribute {
+                name: "sorted".into(),
+                value: AttrValue::Int(sorted),
+            }];
+            if let Some(a) = axis {
+                attributes.push(crate::onnx::proto::Attribute {
+                    name: "axis".into(),
+                    value: AttrValue::Int(a),
+                });
+            }
+            Node {
+                op_type: "Unique".into(),
+                attributes,
+                ..Node::default()
+            }
+        };
+        let data = |v: &[HostVal]| v.iter().map(|t| t.data.clone()).collect::<Vec<_>>();
+        let x = HostVal {
+            dims: vec![5],
+            data: vec![2.0, 1.0, 2.0, 3.0, 1.0],
+            elem: dtype::INT32,
+        };
+        let s = unique(&node(1, None), &x).unwrap();
+        assert_eq!(
+            data(&s),
+            vec![
+                vec![1.0, 2.0, 3.0],
+                vec![1.0, 0.0, 3.0],
+                vec![1.0, 0.0, 1.0, 2.0, 0.0],
+                vec![2.0, 2.0, 1.0]
+            ]
+        );
+        let u = unique(&node(0, None), &x).unwrap();
+        assert_eq!(
+            data(&u),
+            vec![
+                vec![2.0, 1.0, 3.0],
+                vec![0.0, 1.0, 3.0],
+                vec![0.0, 1.0, 0.0, 2.0, 1.0],
+                vec![2.0, 2.0, 1.0]
+            ]
+        );
+        let rows = HostVal {
+            dims: vec![3, 2],
+            data: vec![1.0, 0.0, 1.0, 0.0, 0.0, 1.0],
+            elem: dtype::FLOAT,
+        };
+        let r = unique(&node(1, Some(0)), &rows).unwrap();
+        assert_eq!(r[0].dims, vec![2, 2]);
+        assert_eq!(
+            data(&r),
+            vec![
+                vec![0.0, 1.0, 1.0, 0.0],
+                vec![2.0, 0.0],
+                vec![1.0, 1.0, 0.0],
+                vec![1.0, 2.0]
+            ]
+        );
+    }
+}
