@@ -174,6 +174,10 @@ fn unchanged_since(opset: i64, nodes: &[proto::Node]) -> bool {
             && SAME_SINCE
                 .iter()
                 .any(|(ops, since)| opset >= *since && ops.contains(&n.op_type.as_str()))
+            && n.attributes.iter().all(|a| match &a.value {
+                proto::AttrValue::Graph(g) => unchanged_since(opset, &g.nodes),
+                _ => true,
+            })
     })
 }
 
@@ -206,6 +210,8 @@ const SAME_SINCE: &[(&[&str], i64)] = &[
     // Its last version (Resize replaced it): scales an input, nearest mode on the host.
     (&["Upsample"], 9),
     (&["Shrink"], 9),
+    // (Opset 11 added negative axes.)
+    (&["Scan"], 9),
 ];
 
 /// A graph split between the accelerator and the host (BYOC): the nodes before `cut` that

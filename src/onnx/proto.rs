@@ -12,7 +12,7 @@ pub struct Model {
     pub graph: Graph,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Graph {
     pub nodes: Vec<Node>,
     pub initializers: Vec<Tensor>,
@@ -88,7 +88,9 @@ pub enum AttrValue {
     /// Lists of floats and of strings (a recurrent operator's activations and their alphas).
     Floats(Vec<f32>),
     Texts(Vec<String>),
-    /// A graph, sparse tensor or list of them: no operator hwgen imports takes one.
+    /// A subgraph (If's branches, Loop's and Scan's body).
+    Graph(Box<Graph>),
+    /// A sparse tensor or a list of graphs or tensors: no operator hwgen runs takes one.
     Other,
 }
 
@@ -200,7 +202,12 @@ pub fn model(buf: &[u8]) -> R<Model> {
     fields(buf, "model", |n, v| {
         match n {
             1 => m.ir_version = int(v, "model.ir_version")?,
-            7 => graph = Some(self::graph(wire::message(v).map_err(at("model.graph"))?)?),
+            7 => {
+                graph = Some(self::graph(
+                    wire::message(v).map_err(at("model.graph"))?,
+                    0,
+                )?)
+            }
             8 => {
                 let (mut domain, mut version) = (String::new(), 0);
                 fields(
@@ -228,12 +235,22 @@ pub fn model(buf: &[u8]) -> R<Model> {
     Ok(m)
 }
 
-fn graph(buf: &[u8]) -> R<Graph> {
+/// Subgraphs nest at most this deep (a file cannot exhaust the stack).
+const MAX_NESTING: usize = 32;
+
+/// A graph, `depth` subgraphs deep.
+fn graph(buf: &[u8], depth: usize) -> R<Graph> {
+    if depth > MAX_NESTING {
+        return Err(ProtoError {
+            path: "graph".into(),
+            what: format!("subgraphs nested more than {MAX_NESTING} deep"),
+        });
+    }
     let mut g = Graph::default();
     fields(buf, "graph", |n, v| {
         let msg = || wire::message(v).map_err(at("graph"));
         match n {
-            1 => g.nodes.push(node(msg()?, g.nodes.len())?),
+            1 => g.nodes.push(node(msg()?, g.nodes.len(), depth)?),
             5 => g.initializers.push(tensor(msg()?, "graph.initializer")?),
             11 => g.inputs.push(value_info(msg()?, "graph.input")?),
             12 => g.outputs.push(value_info(msg()?, "graph.output")?),
@@ -250,7 +267,7 @@ fn graph(buf: &[u8]) -> R<Graph> {
     Ok(g)
 }
 
-fn node(buf: &[u8], index: usize) -> R<Node> {
+fn node(buf: &[u8], index: usize, depth: usize) -> R<Node> {
     let path = format!("graph.node[{index}]");
     let mut nd = Node::default();
     fields(buf, &path, |n, v| {
@@ -261,9 +278,11 @@ fn node(buf: &[u8], index: usize) -> R<Node> {
             3 => nd.name = txt(v)?,
             4 => nd.op_type = txt(v)?,
             7 => nd.domain = txt(v)?,
-            5 => nd
-                .attributes
-                .push(attribute(wire::message(v).map_err(at(&path))?, &path)?),
+            5 => nd.attributes.push(attribute(
+                wire::message(v).map_err(at(&path))?,
+                &path,
+                depth,
+            )?),
             _ => {}
         }
         Ok(())
@@ -271,10 +290,10 @@ fn node(buf: &[u8], index: usize) -> R<Node> {
     Ok(nd)
 }
 
-fn attribute(buf: &[u8], node: &str) -> R<Attribute> {
+fn attribute(buf: &[u8], node: &str, depth: usize) -> R<Attribute> {
     let path = format!("{node}.attribute");
     let (mut name, mut ty) = (String::new(), 0i64);
-    let (mut i, mut f, mut s, mut t) = (None, None, None, None);
+    let (mut i, mut f, mut s, mut t, mut g) = (None, None, None, None, None);
     let (mut is, mut fs, mut ss) = (vec![], Vec::<f32>::new(), Vec::<String>::new());
     fields(buf, &path, |n, v| {
         let e = at(&path);
@@ -294,6 +313,7 @@ fn attribute(buf: &[u8], node: &str) -> R<Attribute> {
             3 => i = Some(int(v, &path)?),
             4 => s = Some(wire::text(v).map_err(&e)?),
             5 => t = Some(tensor(wire::message(v).map_err(&e)?, &path)?),
+            6 => g = Some(graph(wire::message(v).map_err(&e)?, depth + 1)?),
             7 => wire::floats(v, &mut fs).map_err(&e)?,
             8 => wire::ints(v, &mut is).map_err(&e)?,
             9 => ss.push(wire::text(v).map_err(&e)?),
@@ -302,13 +322,14 @@ fn attribute(buf: &[u8], node: &str) -> R<Attribute> {
         }
         Ok(())
     })?;
-    // AttributeProto.AttributeType: FLOAT 1, INT 2, STRING 3, TENSOR 4, FLOATS 6, INTS 7,
-    // STRINGS 8.
+    // AttributeProto.AttributeType: FLOAT 1, INT 2, STRING 3, TENSOR 4, GRAPH 5, FLOATS 6,
+    // INTS 7, STRINGS 8.
     let value = match ty {
         1 => AttrValue::Float(f.unwrap_or(0.0)),
         2 => AttrValue::Int(i.unwrap_or(0)),
         3 => AttrValue::Text(s.unwrap_or_default()),
         4 => AttrValue::Tensor(t.unwrap_or_default()),
+        5 => g.map_or(AttrValue::Other, |g| AttrValue::Graph(Box::new(g))),
         6 => AttrValue::Floats(fs),
         7 => AttrValue::Ints(is),
         8 => AttrValue::Texts(ss),
@@ -320,6 +341,7 @@ fn attribute(buf: &[u8], node: &str) -> R<Attribute> {
         0 if !ss.is_empty() => AttrValue::Texts(ss),
         0 if s.is_some() => AttrValue::Text(s.unwrap_or_default()),
         0 if t.is_some() => AttrValue::Tensor(t.unwrap_or_default()),
+        0 if g.is_some() => g.map_or(AttrValue::Other, |g| AttrValue::Graph(Box::new(g))),
         _ => AttrValue::Other,
     };
     Ok(Attribute { name, value })

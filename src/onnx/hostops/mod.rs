@@ -7,6 +7,7 @@ use super::proto::{dtype, AttrValue, Graph, Node, Tensor};
 use std::collections::HashMap;
 
 mod attention;
+mod control;
 mod detect;
 mod extra;
 mod grid;
@@ -158,6 +159,9 @@ impl<'g> Host<'g> {
                 for i in node.inputs.iter().filter(|i| !i.is_empty()) {
                     stack.push((i.clone(), false));
                 }
+                for i in control::outer_names(node) {
+                    stack.push((i, false));
+                }
                 continue;
             }
             self.busy.remove(&t);
@@ -172,8 +176,16 @@ impl<'g> Host<'g> {
                     }
                 })
                 .collect();
-            let outs = eval(node, &ins)
-                .map_err(|e| format!("node '{}' ({}): {e}", node.name, node.op_type))?;
+            let outs = if control::is_control(node) {
+                let outer = control::outer_names(node)
+                    .into_iter()
+                    .filter_map(|k| self.known.get(&k).map(|v| (k, v.clone())))
+                    .collect();
+                control::eval(node, &ins, &outer)
+            } else {
+                eval(node, &ins)
+            }
+            .map_err(|e| format!("node '{}' ({}): {e}", node.name, node.op_type))?;
             self.ran
                 .push(format!("{} ({})", node.outputs[0], node.op_type));
             for (o, v) in node.outputs.iter().zip(outs) {
@@ -445,7 +457,7 @@ const F64_OPS: &[&str] = &[
 ];
 
 /// The operators the host runs, for messages.
-const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose (1-D and 2-D), BatchNormalization, the poolings (1-D and 2-D, Lp too), Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, CumProd, Shrink, LpNormalization, GatherND, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements (and Scatter, its old name), ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; RNN, GRU, LSTM, Attention, RotaryEmbedding, LinearAttention, CausalConvWithState, SwiGLU; HannWindow, HammingWindow, BlackmanWindow, Compress, CenterCropPad, ReverseSequence, Det, LRN, Einsum, BitCast, GridSample, NonMaxSuppression, Unique; Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
+const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose (1-D and 2-D), BatchNormalization, the poolings (1-D and 2-D, Lp too), Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, CumProd, Shrink, LpNormalization, GatherND, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements (and Scatter, its old name), ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; RNN, GRU, LSTM, Attention, RotaryEmbedding, LinearAttention, CausalConvWithState, SwiGLU; HannWindow, HammingWindow, BlackmanWindow, Compress, CenterCropPad, ReverseSequence, Det, LRN, Einsum, BitCast, GridSample, NonMaxSuppression, Unique; If, Loop, Scan (their subgraphs on the host); Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
 
 /// The one-input elementwise operators (Clip's bounds are inputs too); None for others.
 fn unary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Option<Result<HostVal, String>> {

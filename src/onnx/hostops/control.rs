@@ -1,0 +1,442 @@
+//! Control flow on the host: If, Loop and Scan, each running its subgraph (a branch or the
+//! body) on the host as ONNX defines them. A subgraph sees the tensors of the graphs around
+//! it by name: the host evaluates those first ([`outer_names`]) and hands them in.
+
+use super::{elements, need, Host, HostVal};
+use crate::onnx::proto::{dtype, AttrValue, Graph, Node};
+use std::collections::{HashMap, HashSet};
+
+/// The most iterations a Loop runs (one without a trip count whose condition stays true
+/// would run forever).
+const MAX_ITERATIONS: usize = 1 << 20;
+
+/// The subgraphs of `n`.
+fn subgraphs(n: &Node) -> impl Iterator<Item = &Graph> {
+    n.attributes.iter().filter_map(|a| match &a.value {
+        AttrValue::Graph(g) => Some(&**g),
+        _ => None,
+    })
+}
+
+/// The tensors of the enclosing graphs that the subgraphs of `n` (and theirs) read: every
+/// name a subgraph's nodes read or it outputs that it does not define itself (as an input,
+/// an initializer or a node's output).
+pub(super) fn outer_names(n: &Node) -> Vec<String> {
+    let mut names = vec![];
+    for g in subgraphs(n) {
+        let defined: HashSet<&str> = g
+            .inputs
+            .iter()
+            .map(|v| v.name.as_str())
+            .chain(g.initializers.iter().map(|t| t.name.as_str()))
+            .chain(
+                g.nodes
+                    .iter()
+                    .flat_map(|m| m.outputs.iter().map(String::as_str)),
+            )
+            .collect();
+        let read = g.nodes.iter().flat_map(|m| {
+            m.inputs
+                .iter()
+                .cloned()
+                .chain(outer_names(m))
+                .collect::<Vec<_>>()
+        });
+        for name in read.chain(g.outputs.iter().map(|o| o.name.clone())) {
+            if !name.is_empty() && !defined.contains(name.as_str()) && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
+/// Whether `n` has subgraphs (and runs here).
+pub(super) fn is_control(n: &Node) -> bool {
+    subgraphs(n).next().is_some()
+}
+
+/// Subgraph `g` run on `inputs` (its inputs, in order) with the enclosing graphs' tensors
+/// `outer`: its outputs, in order.
+fn run(
+    g: &Graph,
+    inputs: Vec<HostVal>,
+    outer: &HashMap<String, HostVal>,
+) -> Result<Vec<HostVal>, String> {
+    if inputs.len() != g.inputs.len() {
+        return Err(format!(
+            "a subgraph of {} inputs given {}",
+            g.inputs.len(),
+            inputs.len()
+        ));
+    }
+    let mut h = Host::new(g);
+    for (name, v) in outer {
+        h.known.entry(name.clone()).or_insert_with(|| v.clone());
+    }
+    for (vi, v) in g.inputs.iter().zip(inputs) {
+        h.known.insert(vi.name.clone(), v);
+    }
+    Ok(h.outputs()?.into_iter().map(|(_, v)| v).collect())
+}
+
+/// The graph attribute `name` of `n`.
+fn body<'n>(n: &'n Node, name: &str) -> Result<&'n Graph, String> {
+    match n.attr(name) {
+        Some(AttrValue::Graph(g)) => Ok(g),
+        _ => Err(format!("no graph attribute '{name}'")),
+    }
+}
+
+/// If, Loop or Scan on inputs `ins` with the enclosing graphs' tensors `outer`.
+pub(super) fn eval(
+    n: &Node,
+    ins: &[Option<HostVal>],
+    outer: &HashMap<String, HostVal>,
+) -> Result<Vec<HostVal>, String> {
+    match n.op_type.as_str() {
+        "If" => {
+            let cond = need(ins, 0)?;
+            let Some(&c) = cond.data.first().filter(|_| cond.data.len() == 1) else {
+                return Err(format!(
+                    "a condition of shape {:?}, not one element",
+                    cond.dims
+                ));
+            };
+            let branch = body(
+                n,
+                if c != 0.0 {
+                    "then_branch"
+                } else {
+                    "else_branch"
+                },
+            )?;
+            let outs = run(branch, vec![], outer)?;
+            if outs.len() != n.outputs.len() {
+                return Err(format!(
+                    "a branch of {} outputs for {}",
+                    outs.len(),
+                    n.outputs.len()
+                ));
+            }
+            Ok(outs)
+        }
+        "Loop" => run_loop(n, ins, outer),
+        "Scan" => scan(n, ins, outer),
+        other => Err(format!("operator {other} with a subgraph")),
+    }
+}
+
+fn scalar(data: f64, elem: i32) -> HostVal {
+    HostVal {
+        dims: vec![],
+        data: vec![data],
+        elem,
+    }
+}
+
+/// `parts` (of one shape) stacked along a new axis `axis` (in reverse order when `reverse`).
+fn stack(parts: &[HostVal], axis: usize, reverse: bool) -> Result<HostVal, String> {
+    let Some(first) = parts.first() else {
+        return Ok(HostVal {
+            dims: vec![0],
+            data: vec![],
+            elem: dtype::FLOAT,
+        });
+    };
+    if parts
+        .iter()
+        .any(|p| p.dims != first.dims || p.elem != first.elem)
+    {
+        return Err("scan outputs whose shapes or types differ between iterations".into());
+    }
+    let axis = axis.min(first.dims.len());
+    let outer: usize = first.dims[..axis].iter().product();
+    let inner: usize = first.dims[axis..].iter().product();
+    let mut dims = first.dims.clone();
+    dims.insert(axis, parts.len());
+    elements(&dims)?;
+    let mut data = Vec::with_capacity(outer * parts.len() * inner);
+    for o in 0..outer {
+        for t in 0..parts.len() {
+            let p = &parts[if reverse { parts.len() - 1 - t } else { t }];
+            data.extend_from_slice(&p.data[o * inner..(o + 1) * inner]);
+        }
+    }
+    Ok(HostVal {
+        dims,
+        data,
+        elem: first.elem,
+    })
+}
+
+/// Loop: the body runs while the iteration count is below the trip count `M` (when given)
+/// and the condition (when given) holds, on (iteration, condition, carried values); it
+/// returns (condition, carried values, scan outputs). The outputs are the last carried
+/// values and each scan output stacked over the iterations.
+fn run_loop(
+    n: &Node,
+    ins: &[Option<HostVal>],
+    outer: &HashMap<String, HostVal>,
+) -> Result<Vec<HostVal>, String> {
+    let g = body(n, "body")?;
+    let trips = ins
+        .first()
+        .cloned()
+        .flatten()
+        .and_then(|m| m.data.first().copied());
+    let mut cond = ins
+        .get(1)
+        .cloned()
+        .flatten()
+        .and_then(|c| c.data.first().copied())
+        .is_none_or(|c| c != 0.0);
+    let mut carried: Vec<HostVal> = ins
+        .iter()
+        .skip(2)
+        .map(|v| v.clone().ok_or("a carried value is missing"))
+        .collect::<Result<_, _>>()?;
+    let n_carried = carried.len();
+    let n_scans = g
+        .outputs
+        .len()
+        .checked_sub(1 + n_carried)
+        .ok_or("a body with fewer outputs than carried values")?;
+    let mut scans: Vec<Vec<HostVal>> = vec![vec![]; n_scans];
+    let mut i = 0usize;
+    while cond && trips.is_none_or(|m| (i as f64) < m) {
+        if i >= MAX_ITERATIONS {
+            return Err(format!("more than {MAX_ITERATIONS} iterations"));
+        }
+        let mut inputs = vec![scalar(i as f64, dtype::INT64), scalar(1.0, dtype::BOOL)];
+        inputs.extend(carried);
+        let mut outs = run(g, inputs, outer)?.into_iter();
+        cond = outs
+            .next()
+            .and_then(|c| c.data.first().copied())
+            .ok_or("the body's condition is empty")?
+            != 0.0;
+        carried = outs.by_ref().take(n_carried).collect();
+        for (s, v) in scans.iter_mut().zip(outs) {
+            s.push(v);
+        }
+        i += 1;
+    }
+    let mut result = carried;
+    for s in &scans {
+        result.push(stack(s, 0, false)?);
+    }
+    Ok(result)
+}
+
+/// Element `t` along `axis` of `x`: its slice without that axis.
+fn slice_at(x: &HostVal, axis: usize, t: usize) -> HostVal {
+    let inner: usize = x.dims[axis + 1..].iter().product();
+    let len = x.dims[axis];
+    let outer = x.data.len() / (len * inner).max(1);
+    let data = (0..outer)
+        .flat_map(|o| x.data[(o * len + t) * inner..][..inner].iter().copied())
+        .collect();
+    let mut dims = x.dims.clone();
+    dims.remove(axis);
+    HostVal {
+        dims,
+        data,
+        elem: x.elem,
+    }
+}
+
+/// Scan (opset 9 and later): the body runs once per element along each scan input's axis
+/// (forward or reverse), on (states, the inputs' slices), returning (states, output
+/// slices). The outputs are the last states and each output's slices stacked along its
+/// axis (in reverse for a reverse direction).
+fn scan(
+    n: &Node,
+    ins: &[Option<HostVal>],
+    outer: &HashMap<String, HostVal>,
+) -> Result<Vec<HostVal>, String> {
+    let g = body(n, "body")?;
+    let m = usize::try_from(n.attr_int("num_scan_inputs", 0)).unwrap_or(0);
+    let all: Vec<HostVal> = ins
+        .iter()
+        .map(|v| v.clone().ok_or("an input is missing"))
+        .collect::<Result<_, _>>()?;
+    let n_states = all
+        .len()
+        .checked_sub(m)
+        .filter(|_| m > 0)
+        .ok_or(format!("num_scan_inputs {m} of {} inputs", all.len()))?;
+    let (mut states, xs) = (all[..n_states].to_vec(), &all[n_states..]);
+    let list = |name: &str, count: usize| {
+        let v = n.attr_ints(name).unwrap_or_else(|| vec![0; count]);
+        if v.len() == count {
+            Ok(v)
+        } else {
+            Err(format!("{name} of {} values for {count}", v.len()))
+        }
+    };
+    let (in_axes, in_dirs) = (
+        list("scan_input_axes", m)?,
+        list("scan_input_directions", m)?,
+    );
+    let n_out = g
+        .outputs
+        .len()
+        .checked_sub(n_states)
+        .ok_or("a body with fewer outputs than states")?;
+    let (out_axes, out_dirs) = (
+        list("scan_output_axes", n_out)?,
+        list("scan_output_directions", n_out)?,
+    );
+    let axes: Vec<usize> = xs
+        .iter()
+        .zip(&in_axes)
+        .map(|(x, &a)| super::shape::axis_of(a, x.dims.len()))
+        .collect::<Result<_, _>>()?;
+    let steps = xs.first().map_or(0, |x| x.dims[axes[0]]);
+    if xs.iter().zip(&axes).any(|(x, &a)| x.dims[a] != steps) {
+        return Err("scan inputs of different lengths along their axes".into());
+    }
+    let mut outs: Vec<Vec<HostVal>> = vec![vec![]; n_out];
+    for t in 0..steps {
+        let mut inputs = states;
+        for ((x, &a), &d) in xs.iter().zip(&axes).zip(&in_dirs) {
+            inputs.push(slice_at(x, a, if d != 0 { steps - 1 - t } else { t }));
+        }
+        let mut r = run(g, inputs, outer)?.into_iter();
+        states = r.by_ref().take(n_states).collect();
+        for (o, v) in outs.iter_mut().zip(r) {
+            o.push(v);
+        }
+    }
+    let mut result = states;
+    for ((o, &a), &d) in outs.iter().zip(&out_axes).zip(&out_dirs) {
+        let rank = o.first().map_or(0, |v| v.dims.len()) + 1;
+        let a = super::shape::axis_of(a, rank)?;
+        result.push(stack(o, a, d != 0)?);
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::onnx::proto::{Attribute, ValueInfo};
+
+    fn op(t: &str, inputs: &[&str], outputs: &[&str], graphs: Vec<(&str, Graph)>) -> Node {
+        Node {
+            op_type: t.into(),
+            inputs: inputs.iter().map(|s| s.to_string()).collect(),
+            outputs: outputs.iter().map(|s| s.to_string()).collect(),
+            attributes: graphs
+                .into_iter()
+                .map(|(name, g)| Attribute {
+                    name: name.into(),
+                    value: AttrValue::Graph(Box::new(g)),
+                })
+                .collect(),
+            ..Node::default()
+        }
+    }
+
+    fn graph(inputs: &[&str], nodes: Vec<Node>, outputs: &[&str]) -> Graph {
+        let vi = |n: &&str| ValueInfo {
+            name: n.to_string(),
+            ..ValueInfo::default()
+        };
+        Graph {
+            nodes,
+            inputs: inputs.iter().map(vi).collect(),
+            outputs: outputs.iter().map(vi).collect(),
+            ..Graph::default()
+        }
+    }
+
+    fn f(data: &[f64]) -> HostVal {
+        HostVal::float(vec![data.len()], data.to_vec())
+    }
+
+    /// If reads `a` from the graph around it in its then-branch (Identity) and `b` in its
+    /// else-branch (Neg): the branch the condition picks runs, and `outer_names` lists both.
+    #[test]
+    fn if_runs_the_chosen_branch_on_outer_tensors() {
+        let then = graph(&[], vec![op("Identity", &["a"], &["t"], vec![])], &["t"]);
+        let other = graph(&[], vec![op("Neg", &["b"], &["e"], vec![])], &["e"]);
+        let node = op(
+            "If",
+            &["c"],
+            &["y"],
+            vec![("then_branch", then), ("else_branch", other)],
+        );
+        assert_eq!(outer_names(&node), vec!["a".to_string(), "b".to_string()]);
+        let g = graph(&["c"], vec![node], &["y"]);
+        for (c, want) in [(1.0, 2.0), (0.0, -3.0)] {
+            let mut h = Host::new(&g);
+            h.known.insert("a".into(), f(&[2.0]));
+            h.known.insert("b".into(), f(&[3.0]));
+            h.known.insert("c".into(), scalar(c, dtype::BOOL));
+            assert_eq!(h.value("y").unwrap().data, vec![want]);
+        }
+    }
+
+    /// By hand: a Loop of 3 trips doubling x = 1 (times `two` from outside) carries 8 out
+    /// and stacks [2, 4, 8]; a Scan summing [1, 2, 3] into s = 0 ends at 6 with the running
+    /// sums [1, 3, 6], or, scanning in reverse, [3, 5, 6].
+    #[test]
+    fn loop_and_scan_by_hand() {
+        let body = graph(
+            &["i", "cond", "x"],
+            vec![
+                op("Mul", &["x", "two"], &["x2"], vec![]),
+                op("Identity", &["cond"], &["c2"], vec![]),
+                op("Identity", &["x2"], &["s"], vec![]),
+            ],
+            &["c2", "x2", "s"],
+        );
+        let node = op("Loop", &["m", "", "x0"], &["x", "xs"], vec![("body", body)]);
+        let outer = HashMap::from([("two".to_string(), f(&[2.0]))]);
+        let ins = [Some(scalar(3.0, dtype::INT64)), None, Some(f(&[1.0]))];
+        let r = eval(&node, &ins, &outer).unwrap();
+        assert_eq!(
+            (r[0].data.clone(), r[1].data.clone()),
+            (vec![8.0], vec![2.0, 4.0, 8.0])
+        );
+        assert_eq!(r[1].dims, vec![3, 1]);
+        let sum = graph(
+            &["s", "x"],
+            vec![
+                op("Add", &["s", "x"], &["s2"], vec![]),
+                op("Identity", &["s2"], &["o"], vec![]),
+            ],
+            &["s2", "o"],
+        );
+        for (dir, want) in [(0, vec![1.0, 3.0, 6.0]), (1, vec![3.0, 5.0, 6.0])] {
+            let mut node = op(
+                "Scan",
+                &["s0", "xs"],
+                &["s", "os"],
+                vec![("body", sum.clone())],
+            );
+            for (name, v) in [
+                ("num_scan_inputs", vec![1]),
+                ("scan_input_directions", vec![dir]),
+            ] {
+                node.attributes.push(Attribute {
+                    name: name.into(),
+                    value: match name {
+                        "num_scan_inputs" => AttrValue::Int(v[0]),
+                        _ => AttrValue::Ints(v),
+                    },
+                });
+            }
+            let s0 = HostVal::float(vec![], vec![0.0]);
+            let r = eval(
+                &node,
+                &[Some(s0), Some(f(&[1.0, 2.0, 3.0]))],
+                &HashMap::new(),
+            )
+            .unwrap();
+            assert_eq!((r[0].data.clone(), r[1].data.clone()), (vec![6.0], want));
+        }
+    }
+}
