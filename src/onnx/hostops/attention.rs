@@ -19,8 +19,103 @@ pub(super) fn eval(
     match n.op_type.as_str() {
         "Attention" => Some(run(n, q, ins)),
         "RotaryEmbedding" => Some(rotary(n, q, ins).map(|v| vec![v])),
+        "FlexAttention" => Some(flex(n, q, ins, &|_, v| Ok(v)).map(|v| vec![v])),
         _ => None,
     }
+}
+
+/// FlexAttention (the ai.onnx.preview domain) as ONNX's reference computes it: 4-D Q
+/// `[B, Hq, L, E]`, K `[B, Hkv, S, E]` and V `[B, Hkv, S, Ev]` (each key/value head serving
+/// `Hq / Hkv` consecutive query heads), the scores `(Q sqrt(scale)) (K sqrt(scale))^T`
+/// (scale 1/sqrt(E) by default), then `score_mod`, a softmax along the keys, `prob_mod`,
+/// and the product with V. `apply(name, x)` runs the graph attribute `name` on `x` (the
+/// caller's; the identity when the node has none). In float32, or float64 for float64
+/// inputs.
+pub(super) fn flex(
+    n: &Node,
+    q: &HostVal,
+    ins: &[Option<HostVal>],
+    apply: &dyn Fn(&str, HostVal) -> Result<HostVal, String>,
+) -> Result<HostVal, String> {
+    let (k, v) = (need(ins, 1)?, need(ins, 2)?);
+    let (&[b, hq, l, e], &[kb, hkv, s, ke], &[vb, vh, vs, ev]) =
+        (&q.dims[..], &k.dims[..], &v.dims[..])
+    else {
+        return Err(format!(
+            "Q {:?}, K {:?}, V {:?}: FlexAttention takes rank-4 tensors",
+            q.dims, k.dims, v.dims
+        ));
+    };
+    if (kb, vb) != (b, b) || vh != hkv || vs != s || ke != e || hkv == 0 || hq % hkv != 0 {
+        return Err(format!(
+            "Q {:?}, K {:?}, V {:?} do not match",
+            q.dims, k.dims, v.dims
+        ));
+    }
+    let double = q.elem == dtype::DOUBLE;
+    if !double && q.elem != dtype::FLOAT {
+        return Err(format!("FlexAttention of {} tensors", dtype::name(q.elem)));
+    }
+    let round = |x: f64| if double { x } else { f64::from(x as f32) };
+    let scale = match n.attr("scale") {
+        Some(crate::onnx::proto::AttrValue::Float(v)) => f64::from(*v),
+        _ => 1.0 / (e as f64).sqrt(),
+    };
+    let root = round(f64::from((scale as f32).sqrt()));
+    let mut scores = vec![0.0; b * hq * l * s];
+    for (bh, row) in scores.chunks_mut(l * s).enumerate() {
+        let (bb, h) = (bh / hq, bh % hq);
+        let kh = bb * hkv + h / (hq / hkv);
+        for i in 0..l {
+            for j in 0..s {
+                let dot: f64 = (0..e)
+                    .map(|d| {
+                        round(q.data[(bh * l + i) * e + d] * root)
+                            * round(k.data[(kh * s + j) * e + d] * root)
+                    })
+                    .sum();
+                row[i * s + j] = round(dot);
+            }
+        }
+    }
+    let elem = q.elem;
+    let val = |data: Vec<f64>| HostVal {
+        dims: vec![b, hq, l, s],
+        data,
+        elem,
+    };
+    let scores = apply("score_mod", val(scores))?;
+    if scores.data.len() != b * hq * l * s {
+        return Err(format!("a score_mod giving shape {:?}", scores.dims));
+    }
+    let mut probs = scores.data;
+    for row in probs.chunks_mut(s.max(1)) {
+        let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let sum: f64 = row.iter().map(|&x| (x - m).exp()).sum();
+        row.iter_mut()
+            .for_each(|x| *x = round((*x - m).exp() / sum));
+    }
+    let probs = apply("prob_mod", val(probs))?;
+    if probs.data.len() != b * hq * l * s {
+        return Err(format!("a prob_mod giving shape {:?}", probs.dims));
+    }
+    let mut out = vec![0.0; b * hq * l * ev];
+    for (bh, o) in out.chunks_mut(l * ev).enumerate() {
+        let vh = (bh / hq) * hkv + (bh % hq) / (hq / hkv);
+        for i in 0..l {
+            for m in 0..ev {
+                let dot: f64 = (0..s)
+                    .map(|j| probs.data[(bh * l + i) * s + j] * v.data[(vh * s + j) * ev + m])
+                    .sum();
+                o[i * ev + m] = round(dot);
+            }
+        }
+    }
+    Ok(HostVal {
+        dims: vec![b, hq, l, ev],
+        data: out,
+        elem,
+    })
 }
 
 /// RotaryEmbedding (opset 23) as ONNX's reference computes it: the input [batch, heads,
@@ -435,5 +530,36 @@ mod tests {
         // A mask of three keys does not broadcast to two.
         let e = attend(0, t(&[1, 3], &[0.0; 3], dtype::FLOAT)).unwrap_err();
         assert!(e.contains("does not broadcast"), "{e}");
+    }
+
+    /// By hand, FlexAttention with Q = K = I (2 x 2, scale 1): the scores are I, so row 0's
+    /// probabilities are e/(1+e), 1/(1+e), and with V = [1, 0] the output is e/(1+e),
+    /// 1/(1+e). A score_mod negating the scores swaps them. In float64, not rounded.
+    #[test]
+    fn flex_attention_by_hand() {
+        let n = Node {
+            op_type: "FlexAttention".into(),
+            attributes: vec![Attribute {
+                name: "scale".into(),
+                value: AttrValue::Float(1.0),
+            }],
+            ..Node::default()
+        };
+        let eye = t(&[1, 1, 2, 2], &[1.0, 0.0, 0.0, 1.0], dtype::DOUBLE);
+        let v = t(&[1, 1, 2, 1], &[1.0, 0.0], dtype::DOUBLE);
+        let ins = [eye.clone(), eye.clone(), v];
+        let e = std::f64::consts::E;
+        let y = flex(&n, eye.as_ref().unwrap(), &ins, &|_, x| Ok(x)).unwrap();
+        assert_eq!(y.dims, vec![1, 1, 2, 1]);
+        assert!((y.data[0] - e / (1.0 + e)).abs() < 1e-15);
+        assert!((y.data[1] - 1.0 / (1.0 + e)).abs() < 1e-15);
+        let negate = |name: &str, mut x: HostVal| {
+            if name == "score_mod" {
+                x.data.iter_mut().for_each(|v| *v = -*v);
+            }
+            Ok(x)
+        };
+        let y = flex(&n, eye.as_ref().unwrap(), &ins, &negate).unwrap();
+        assert!((y.data[0] - 1.0 / (1.0 + e)).abs() < 1e-15);
     }
 }

@@ -1,5 +1,5 @@
 //! Control flow on the host: If, Loop and Scan, each running its subgraph (a branch or the
-//! body) on the host as ONNX defines them. A subgraph sees the tensors of the graphs around
+//! body) on the host as ONNX defines them, and FlexAttention's score_mod and prob_mod. A subgraph sees the tensors of the graphs around
 //! it by name: the host evaluates those first ([`outer_names`]) and hands them in.
 
 use super::{elements, need, Host, HostVal};
@@ -123,7 +123,21 @@ pub(super) fn eval(
         }
         "Loop" => run_loop(n, ins, outer),
         "Scan" => scan(n, ins, outer),
-        other => Err(format!("operator {other} with a subgraph")),
+        "FlexAttention" => {
+            let apply = |name: &str, x: HostVal| match n.attr(name) {
+                Some(AttrValue::Graph(g)) => {
+                    let mut r = run(g, vec![x], outer)?;
+                    (r.len() == 1)
+                        .then(|| r.remove(0))
+                        .ok_or(format!("a {name} of {} outputs, not 1", r.len()))
+                }
+                _ => Ok(x),
+            };
+            super::attention::flex(n, need(ins, 0)?, ins, &apply).map(|v| vec![v])
+        }
+        other => Err(format!(
+            "operator {other} with a subgraph (the host runs the subgraphs of If, Loop, Scan and FlexAttention)"
+        )),
     }
 }
 

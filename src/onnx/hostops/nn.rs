@@ -55,12 +55,25 @@ pub fn matmul_values(a: &HostVal, b: &HostVal) -> Result<(Vec<usize>, Vec<f64>),
     Ok((dims, out))
 }
 
-/// Float MatMul, and Gemm of 2-D tensors (transA, transB, alpha, beta, a broadcast C).
+/// A float result of `x`'s type: float32 (each element rounded), or float64 as it is.
+fn float_like(x: &HostVal, dims: Vec<usize>, data: Vec<f64>) -> HostVal {
+    match x.elem {
+        dtype::DOUBLE => HostVal {
+            dims,
+            data,
+            elem: dtype::DOUBLE,
+        },
+        _ => HostVal::float(dims, data),
+    }
+}
+
+/// Float MatMul, and Gemm of 2-D tensors (transA, transB, alpha, beta, a broadcast C); in
+/// float32 (sums in double precision, rounded once), or float64.
 pub fn matmul(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
     let w = need(ins, 1)?;
     if n.op_type == "MatMul" {
         let (dims, data) = matmul_values(x, w)?;
-        return Ok(HostVal::float(dims, data));
+        return Ok(float_like(x, dims, data));
     }
     if x.dims.len() != 2 || w.dims.len() != 2 {
         return Err("Gemm takes 2-D operands".into());
@@ -101,7 +114,7 @@ pub fn matmul(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal,
             alpha * acc[k] + beta * bias
         })
         .collect();
-    Ok(HostVal::float(dims, data))
+    Ok(float_like(x, dims, data))
 }
 
 /// The window geometry of a 2-D convolution or pooling: (kernel, strides, pads [top, left,
@@ -557,7 +570,8 @@ pub(super) fn one_d(n: &Node, ins: &[Option<HostVal>]) -> Option<Result<Vec<Host
     }))
 }
 
-/// Softmax along `axis` (the last by default), in double precision, rounded to float32.
+/// Softmax along `axis` (the last by default), in double precision, rounded to float32 (or
+/// not, for float64).
 pub(super) fn softmax(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     let axis = super::shape::axis_of(n.attr_int("axis", -1), x.dims.len())?;
     let inner: usize = x.dims[axis + 1..].iter().product();
@@ -573,5 +587,5 @@ pub(super) fn softmax(n: &Node, x: &HostVal) -> Result<HostVal, String> {
             }
         }
     }
-    Ok(HostVal::float(x.dims.clone(), data))
+    Ok(float_like(x, x.dims.clone(), data))
 }
