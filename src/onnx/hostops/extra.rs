@@ -1,5 +1,5 @@
 //! Normalizations and index operators on the host: LayerNormalization,
-//! RMSNormalization, InstanceNormalization (float32; sums in double precision, each output
+//! RMSNormalization, InstanceNormalization, GroupNormalization (float32; sums in double precision, each output
 //! rounded once), Hardmax, CumSum, Trilu, Range, GatherElements and the two losses,
 //! NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss, as ONNX defines them.
 
@@ -39,6 +39,12 @@ pub(super) fn eval(
     Some(match n.op_type.as_str() {
         "LayerNormalization" | "RMSNormalization" => normalize(n, x, ins),
         "InstanceNormalization" => one(instance_norm(n, x, ins)),
+        "GroupNormalization" => one(group_norm(
+            n,
+            x,
+            ins,
+            usize::try_from(n.attr_int("num_groups", 0)).unwrap_or(0),
+        )),
         "Hardmax" => one(hardmax(n, x)),
         "CumSum" => one(cumulative(n, x, ins, false)),
         "CumProd" => one(cumulative(n, x, ins, true)),
@@ -56,6 +62,7 @@ pub(super) fn eval(
         "EyeLike" => one(index::eye_like(n, x)),
         "ScatterElements" | "ScatterND" | "Scatter" => one(index::scatter(n, x, ins)),
         "Unique" => index::unique(n, x),
+        "MaxUnpool" => one(index::max_unpool(n, x, ins)),
         _ => return None,
     })
 }
@@ -112,30 +119,55 @@ fn normalize(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Vec<HostV
     Ok(out)
 }
 
-/// InstanceNormalization: each (batch, channel) plane of `[N, C, ...]` normalized by its own
-/// mean and variance, then `scale[c]` and `bias[c]`.
+/// InstanceNormalization: each channel of each batch element normalized over its spatial
+/// elements, then scaled and shifted per channel.
 fn instance_norm(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let c = *x.dims.get(1).ok_or("a tensor of rank below 2")?;
+    group_norm(n, x, ins, c)
+}
+
+/// `groups` groups of consecutive channels of each batch element, each normalized over its
+/// elements, `(x - mean) / sqrt(var + epsilon)` (in double precision, rounded once), then
+/// scaled and shifted per channel (a scale and bias of C elements) or, as opset 18's
+/// GroupNormalization has them, per group.
+fn group_norm(
+    n: &Node,
+    x: &HostVal,
+    ins: &[Option<HostVal>],
+    groups: usize,
+) -> Result<HostVal, String> {
     float_only(n, x)?;
     let (Some(scale), Some(bias)) = (input(ins, 1), input(ins, 2)) else {
         return Err("scale and bias are inputs".into());
     };
     let c = *x.dims.get(1).ok_or("a tensor of rank below 2")?;
-    if scale.data.len() != c || bias.data.len() != c {
+    if groups == 0 || c % groups != 0 {
+        return Err(format!("{groups} groups of {c} channels"));
+    }
+    let per_channel = scale.data.len() == c;
+    let params = if per_channel { c } else { groups };
+    if scale.data.len() != params || bias.data.len() != params {
         return Err(format!(
-            "{c} channels, a scale of {} and a bias of {}",
+            "{c} channels in {groups} groups, a scale of {} and a bias of {}",
             scale.data.len(),
             bias.data.len()
         ));
     }
     let plane: usize = x.dims[2..].iter().product();
+    let block = c / groups * plane;
     let eps = f64::from(n.attr_float("epsilon", 1e-5));
     let mut y = vec![0.0; x.data.len()];
-    for (p, chunk) in x.data.chunks(plane.max(1)).enumerate() {
-        let mean = chunk.iter().sum::<f64>() / plane as f64;
-        let var = chunk.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / plane as f64;
-        let ch = p % c;
+    for (p, chunk) in x.data.chunks(block.max(1)).enumerate() {
+        let mean = chunk.iter().sum::<f64>() / block as f64;
+        let var = chunk.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / block as f64;
+        let g = p % groups;
         for (k, v) in chunk.iter().enumerate() {
-            y[p * plane + k] = (v - mean) / (var + eps).sqrt() * scale.data[ch] + bias.data[ch];
+            let at = if per_channel {
+                g * (c / groups) + k / plane.max(1)
+            } else {
+                g
+            };
+            y[p * block + k] = (v - mean) / (var + eps).sqrt() * scale.data[at] + bias.data[at];
         }
     }
     Ok(HostVal::float(x.dims.clone(), y))
@@ -572,5 +604,30 @@ mod tests {
         assert!(
             gather_elements(&node("GatherElements", &[("axis", 1)]), &x, &[None, bad]).is_err()
         );
+    }
+
+    /// By hand, x = [[1, 3], [5, 7]] (C = 2, two elements each), epsilon 0: one group has
+    /// mean 4 and variance (9 + 1 + 1 + 9) / 4 = 5; two groups (channels) have means 2 and
+    /// 6, variance 1: [-1, 1, -1, 1], then scale [1, 2] and bias [0, 10] per channel:
+    /// [-1, 1, 8, 12]; opset 18's per-group scale [3] and bias [1] with one group.
+    #[test]
+    fn group_norm_by_hand() {
+        let mut n = node("GroupNormalization", &[]);
+        n.attributes.push(crate::onnx::proto::Attribute {
+            name: "epsilon".into(),
+            value: crate::onnx::proto::AttrValue::Float(0.0),
+        });
+        let x = HostVal::float(vec![1, 2, 2], vec![1.0, 3.0, 5.0, 7.0]);
+        let v = |d: &[f64]| Some(HostVal::float(vec![d.len()], d.to_vec()));
+        let y = group_norm(&n, &x, &[None, v(&[1.0, 2.0]), v(&[0.0, 10.0])], 2).unwrap();
+        assert_eq!(y.data, vec![-1.0, 1.0, 8.0, 12.0]);
+        let y = group_norm(&n, &x, &[None, v(&[3.0]), v(&[1.0])], 1).unwrap();
+        let r5 = 5f64.sqrt();
+        let want: Vec<f64> = [-3.0, -1.0, 1.0, 3.0]
+            .iter()
+            .map(|d| f64::from((3.0 * d / r5 + 1.0) as f32))
+            .collect();
+        assert_eq!(y.data, want);
+        assert!(group_norm(&n, &x, &[None, v(&[1.0]), v(&[1.0])], 3).is_err());
     }
 }

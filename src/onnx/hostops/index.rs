@@ -435,6 +435,79 @@ pub(super) fn unique(n: &Node, x: &HostVal) -> Result<Vec<HostVal>, String> {
     ])
 }
 
+/// MaxUnpool: zeros of the shape a MaxPool of `kernel_shape`, `strides` and `pads` took its
+/// input from (`(in - 1) * stride - pads + kernel` per spatial axis), each element of `x`
+/// written at its flat index from `indices` (MaxPool's second output); with an
+/// `output_shape` input, that tensor in the low corner of zeros of that shape.
+pub(super) fn max_unpool(
+    n: &Node,
+    x: &HostVal,
+    ins: &[Option<HostVal>],
+) -> Result<HostVal, String> {
+    let idx = ins
+        .get(1)
+        .and_then(Option::as_ref)
+        .ok_or("the indices are missing")?;
+    let kernel = n.attr_ints("kernel_shape").ok_or("no kernel_shape")?;
+    let k = kernel.len();
+    if x.dims.len() != k + 2 || idx.data.len() != x.data.len() {
+        return Err(format!(
+            "input {:?} and indices {:?} for a kernel of {k} axes",
+            x.dims, idx.dims
+        ));
+    }
+    let strides = n.attr_ints_or("strides", &vec![1; k]);
+    let pads = n.attr_ints_or("pads", &vec![0; 2 * k]);
+    if strides.len() != k || pads.len() != 2 * k {
+        return Err(format!(
+            "strides {strides:?} and pads {pads:?} for {k} axes"
+        ));
+    }
+    let mut inferred = x.dims[..2].to_vec();
+    for d in 0..k {
+        let v = (x.dims[d + 2] as i64 - 1) * strides[d] - (pads[d] + pads[k + d]) + kernel[d];
+        inferred.push(usize::try_from(v).map_err(|_| format!("an output extent of {v}"))?);
+    }
+    let count = super::elements(&inferred)?;
+    let mut y = vec![0.0; count];
+    for (&i, &v) in idx.data.iter().zip(&x.data) {
+        let at = usize::try_from(i as i64)
+            .ok()
+            .filter(|&a| a < count)
+            .ok_or(format!("index {i} outside an output of {count} elements"))?;
+        y[at] = v;
+    }
+    let Some(shape) = ins.get(2).and_then(Option::as_ref) else {
+        return Ok(HostVal {
+            dims: inferred,
+            data: y,
+            elem: x.elem,
+        });
+    };
+    let dims: Vec<usize> = shape.data.iter().map(|&d| d as usize).collect();
+    if dims.len() != inferred.len() || dims.iter().zip(&inferred).any(|(a, b)| a < b) {
+        return Err(format!(
+            "an output_shape {dims:?} smaller than {inferred:?}"
+        ));
+    }
+    let mut out = vec![0.0; super::elements(&dims)?];
+    let (from, to) = (
+        super::shape::strides(&inferred),
+        super::shape::strides(&dims),
+    );
+    for (k, &v) in y.iter().enumerate() {
+        let at: usize = (0..dims.len())
+            .map(|a| k / from[a] % inferred[a] * to[a])
+            .sum();
+        out[at] = v;
+    }
+    Ok(HostVal {
+        dims,
+        data: out,
+        elem: x.elem,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -504,5 +577,42 @@ mod tests {
                 vec![1.0, 2.0]
             ]
         );
+    }
+
+    /// By hand: [5, 7] from a 1 x 2 pool of stride 2 at flat indices 1 and 2 unpool to
+    /// [0, 5, 7, 0]; in an output of shape [1, 1, 2, 5], [0, 5, 7, 0, 0] above a row of zeros.
+    #[test]
+    fn max_unpool_by_hand() {
+        let ints = |name: &str, v: Vec<i64>| crate::onnx::proto::Attribute {
+            name: name.into(),
+            value: AttrValue::Ints(v),
+        };
+        let n = Node {
+            attributes: vec![
+                ints("kernel_shape", vec![1, 2]),
+                ints("strides", vec![1, 2]),
+            ],
+            ..Node::default()
+        };
+        let x = HostVal::float(vec![1, 1, 1, 2], vec![5.0, 7.0]);
+        let idx = HostVal {
+            dims: vec![1, 1, 1, 2],
+            data: vec![1.0, 2.0],
+            elem: dtype::INT64,
+        };
+        let y = max_unpool(&n, &x, &[None, Some(idx.clone())]).unwrap();
+        assert_eq!(
+            (y.dims, y.data),
+            (vec![1, 1, 1, 4], vec![0.0, 5.0, 7.0, 0.0])
+        );
+        let shape = HostVal {
+            dims: vec![4],
+            data: vec![1.0, 1.0, 2.0, 5.0],
+            elem: dtype::INT64,
+        };
+        let y = max_unpool(&n, &x, &[None, Some(idx), Some(shape)]).unwrap();
+        let mut want = vec![0.0; 10];
+        want[1..3].copy_from_slice(&[5.0, 7.0]);
+        assert_eq!(y.data, want);
     }
 }
