@@ -1,8 +1,8 @@
-//! Detection post-processing on the host: NonMaxSuppression, as ONNX's reference computes
-//! it (in float32).
+//! Detection operators on the host: NonMaxSuppression and RoiAlign, as ONNX's reference
+//! computes them (in float32).
 
 use super::{need, HostVal};
-use crate::onnx::proto::{dtype, Node};
+use crate::onnx::proto::{dtype, AttrValue, Node};
 
 /// One of these operators; None for others.
 pub(super) fn eval(
@@ -12,6 +12,7 @@ pub(super) fn eval(
 ) -> Option<Result<HostVal, String>> {
     Some(match n.op_type.as_str() {
         "NonMaxSuppression" => non_max_suppression(n, x, ins),
+        "RoiAlign" => roi_align(n, x, ins),
         _ => return None,
     })
 }
@@ -119,6 +120,134 @@ fn non_max_suppression(
     })
 }
 
+/// The sample points of one region's bins: for each, the four neighbouring pixels' flat
+/// positions and bilinear weights (all zero outside the feature map), in float32.
+struct Samples {
+    at: Vec<([usize; 4], [f32; 4])>,
+    /// Samples per bin.
+    per_bin: usize,
+}
+
+/// The sample points of region `roi` (`[x1, y1, x2, y2]`) on an `h` x `w` map, `out`
+/// bins high and wide, as ONNX's reference places them.
+fn samples(n: &Node, roi: &[f32], [h, w]: [usize; 2], out: [usize; 2]) -> Samples {
+    let scale = n.attr_float("spatial_scale", 1.0);
+    let half = !matches!(n.attr("coordinate_transformation_mode"),
+        Some(AttrValue::Text(m)) if m == "output_half_pixel");
+    let offset = if half { 0.5 } else { 0.0 };
+    let [x1, y1, x2, y2] = [0, 1, 2, 3].map(|k| roi[k] * scale - offset);
+    let (mut rw, mut rh) = (x2 - x1, y2 - y1);
+    if !half {
+        rw = rw.max(1.0);
+        rh = rh.max(1.0);
+    }
+    let (bh, bw) = (rh / out[0] as f32, rw / out[1] as f32);
+    let ratio = n.attr_int("sampling_ratio", 0);
+    let grid = |r: f32, o: usize| {
+        if ratio > 0 {
+            ratio as usize
+        } else {
+            (r / o as f32).ceil().max(0.0) as usize
+        }
+    };
+    let (gh, gw) = (grid(rh, out[0]), grid(rw, out[1]));
+    let mut at = vec![];
+    for ph in 0..out[0] {
+        for pw in 0..out[1] {
+            for iy in 0..gh {
+                let y = y1 + ph as f32 * bh + (iy as f32 + 0.5) * bh / gh as f32;
+                for ix in 0..gw {
+                    let x = x1 + pw as f32 * bw + (ix as f32 + 0.5) * bw / gw as f32;
+                    at.push(bilinear(y, x, h, w));
+                }
+            }
+        }
+    }
+    Samples {
+        at,
+        per_bin: gh * gw,
+    }
+}
+
+/// The four neighbours of point (y, x) and their weights (zero beyond the map's edge).
+fn bilinear(y: f32, x: f32, h: usize, w: usize) -> ([usize; 4], [f32; 4]) {
+    if y < -1.0 || y > h as f32 || x < -1.0 || x > w as f32 {
+        return ([0; 4], [0.0; 4]);
+    }
+    let near = |v: f32, size: usize| {
+        let v = v.max(0.0);
+        let low = v as usize;
+        if low >= size - 1 {
+            (size - 1, size - 1, (size - 1) as f32)
+        } else {
+            (low, low + 1, v)
+        }
+    };
+    let ((yl, yh, y), (xl, xh, x)) = (near(y, h), near(x, w));
+    let (ly, lx) = (y - yl as f32, x - xl as f32);
+    let (hy, hx) = (1.0 - ly, 1.0 - lx);
+    (
+        [yl * w + xl, yl * w + xh, yh * w + xl, yh * w + xh],
+        [hy * hx, hy * lx, ly * hx, ly * lx],
+    )
+}
+
+/// RoiAlign: for each region of interest (`[x1, y1, x2, y2]` in `rois`, on batch element
+/// `batch_indices[r]`), an `output_height` x `output_width` grid of bins, each the average
+/// (or, `mode` max, the largest weighted neighbour) of its bilinear samples.
+fn roi_align(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let (rois, batch) = (need(ins, 1)?, need(ins, 2)?);
+    let &[nb, c, h, w] = &x.dims[..] else {
+        return Err(format!("an input of shape {:?}, not [N, C, H, W]", x.dims));
+    };
+    let r = batch.data.len();
+    if rois.dims != [r, 4] || h == 0 || w == 0 {
+        return Err(format!(
+            "rois {:?} for {r} batch indices on a map of {h} x {w}",
+            rois.dims
+        ));
+    }
+    let out = [
+        n.attr_int("output_height", 1),
+        n.attr_int("output_width", 1),
+    ]
+    .map(|v| usize::try_from(v).unwrap_or(0));
+    let max = matches!(n.attr("mode"), Some(AttrValue::Text(m)) if m == "max");
+    let mut y = Vec::with_capacity(r * c * out[0] * out[1]);
+    for k in 0..r {
+        let b = usize::try_from(batch.data[k] as i64)
+            .ok()
+            .filter(|&b| b < nb)
+            .ok_or(format!("batch index {} of {nb}", batch.data[k]))?;
+        let roi: Vec<f32> = rois.data[k * 4..k * 4 + 4]
+            .iter()
+            .map(|&v| v as f32)
+            .collect();
+        let s = samples(n, &roi, [h, w], out);
+        let count = s.per_bin.max(1) as f32;
+        for ch in 0..c {
+            let map = &x.data[(b * c + ch) * h * w..][..h * w];
+            for bin in s.at.chunks(s.per_bin.max(1)).take(out[0] * out[1]) {
+                let vals = bin
+                    .iter()
+                    .map(|(p, wt)| (0..4).map(|j| wt[j] * map[p[j]] as f32));
+                let v = if max {
+                    vals.flat_map(|v| v.reduce(f32::max))
+                        .reduce(f32::max)
+                        .unwrap_or(0.0)
+                } else {
+                    vals.map(|v| v.sum::<f32>()).sum::<f32>() / count
+                };
+                y.push(f64::from(v));
+            }
+            if s.per_bin == 0 {
+                y.extend(std::iter::repeat_n(0.0, out[0] * out[1]));
+            }
+        }
+    }
+    Ok(HostVal::float(vec![r, c, out[0], out[1]], y))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +291,47 @@ mod tests {
         assert_eq!(run(2.0, 0.9, None), vec![0, 1]);
         assert_eq!(run(10.0, 0.5, Some(0.75)), vec![0]);
         assert_eq!(run(0.0, 0.5, None), Vec::<usize>::new());
+    }
+
+    /// By hand, the map [[1, 2], [3, 4]] and the region [0, 0, 1, 1], one bin, one sample:
+    /// without the half-pixel offset the sample is at (0.5, 0.5), each pixel weighted 1/4:
+    /// 2.5; in max mode the largest weighted pixel, 4/4 = 1; with the offset (the default)
+    /// the sample is at (0, 0): 1.
+    #[test]
+    fn roi_align_by_hand() {
+        let attr = |name: &str, value: AttrValue| crate::onnx::proto::Attribute {
+            name: name.into(),
+            value,
+        };
+        let x = HostVal::float(vec![1, 1, 2, 2], vec![1.0, 2.0, 3.0, 4.0]);
+        let rois = Some(HostVal::float(vec![1, 4], vec![0.0, 0.0, 1.0, 1.0]));
+        let batch = Some(HostVal {
+            dims: vec![1],
+            data: vec![0.0],
+            elem: dtype::INT64,
+        });
+        let run = |attrs: Vec<crate::onnx::proto::Attribute>| {
+            let mut attributes = vec![attr("sampling_ratio", AttrValue::Int(1))];
+            attributes.extend(attrs);
+            let n = Node {
+                attributes,
+                ..Node::default()
+            };
+            roi_align(&n, &x, &[None, rois.clone(), batch.clone()])
+                .unwrap()
+                .data
+        };
+        let plain = || {
+            attr(
+                "coordinate_transformation_mode",
+                AttrValue::Text("output_half_pixel".into()),
+            )
+        };
+        assert_eq!(run(vec![plain()]), vec![2.5]);
+        assert_eq!(
+            run(vec![plain(), attr("mode", AttrValue::Text("max".into()))]),
+            vec![1.0]
+        );
+        assert_eq!(run(vec![]), vec![1.0]);
     }
 }

@@ -63,6 +63,7 @@ pub(super) fn eval(
         "ScatterElements" | "ScatterND" | "Scatter" => one(index::scatter(n, x, ins)),
         "Unique" => index::unique(n, x),
         "MaxUnpool" => one(index::max_unpool(n, x, ins)),
+        "TensorScatter" => one(index::tensor_scatter(n, x, ins)),
         _ => return None,
     })
 }

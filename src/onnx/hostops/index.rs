@@ -508,6 +508,77 @@ pub(super) fn max_unpool(
     })
 }
 
+/// TensorScatter (a KV cache's update): `update`'s steps along `axis` (default -2, not the
+/// batch axis 0) written into a copy of the cache from batch element b's
+/// `write_indices[b]` (0 when absent) on; `circular` wraps around the cache's length,
+/// `linear` (the default) must fit.
+pub(super) fn tensor_scatter(
+    n: &Node,
+    cache: &HostVal,
+    ins: &[Option<HostVal>],
+) -> Result<HostVal, String> {
+    let update = ins
+        .get(1)
+        .and_then(Option::as_ref)
+        .ok_or("the update is missing")?;
+    let rank = cache.dims.len();
+    let axis = super::shape::axis_of(n.attr_int("axis", -2), rank)?;
+    let bad = (0..rank).any(|a| {
+        (a != axis && update.dims.get(a) != Some(&cache.dims[a]))
+            || (a == axis && update.dims.get(a).is_none_or(|&u| u > cache.dims[a]))
+    });
+    if axis == 0 || bad || update.dims.len() != rank {
+        return Err(format!(
+            "a cache of shape {:?} and an update of shape {:?} along axis {axis} (not 0)",
+            cache.dims, update.dims
+        ));
+    }
+    let circular = match n.attr("mode") {
+        Some(AttrValue::Text(m)) if m == "circular" => true,
+        Some(AttrValue::Text(m)) if m == "linear" => false,
+        None => false,
+        _ => return Err("a mode other than linear or circular".into()),
+    };
+    let (max, steps) = (cache.dims[axis], update.dims[axis]);
+    let inner: usize = cache.dims[axis + 1..].iter().product();
+    let per_batch: usize = cache.dims[1..axis].iter().product();
+    let start = |b: usize| -> Result<i64, String> {
+        match ins.get(2).and_then(Option::as_ref) {
+            Some(w) => w
+                .data
+                .get(b)
+                .map(|&v| v as i64)
+                .ok_or(format!("no write index for batch element {b}")),
+            None => Ok(0),
+        }
+    };
+    let mut data = cache.data.clone();
+    for outer in 0..cache.dims[..axis].iter().product::<usize>() {
+        let first = start(outer / per_batch.max(1))?;
+        for s in 0..steps {
+            let at = first + s as i64;
+            let at = if circular {
+                at.rem_euclid(max as i64)
+            } else {
+                at
+            };
+            let at = usize::try_from(at)
+                .ok()
+                .filter(|&a| a < max)
+                .ok_or(format!(
+                    "step {s} written at {at}, outside a cache of {max} (mode linear)"
+                ))?;
+            data[(outer * max + at) * inner..][..inner]
+                .copy_from_slice(&update.data[(outer * steps + s) * inner..][..inner]);
+        }
+    }
+    Ok(HostVal {
+        dims: cache.dims.clone(),
+        data,
+        elem: cache.elem,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -614,5 +685,32 @@ mod tests {
         let mut want = vec![0.0; 10];
         want[1..3].copy_from_slice(&[5.0, 7.0]);
         assert_eq!(y.data, want);
+    }
+
+    /// By hand: steps [7, 8] written from index 3 into a cache of 4 zeros: circular wraps
+    /// the second to 0, [8, 0, 0, 7]; linear refuses it (index 4 of 4).
+    #[test]
+    fn tensor_scatter_by_hand() {
+        let mode = |m: &str| Node {
+            attributes: vec![crate::onnx::proto::Attribute {
+                name: "mode".into(),
+                value: AttrValue::Text(m.into()),
+            }],
+            ..Node::default()
+        };
+        let cache = HostVal::float(vec![1, 4, 1], vec![0.0; 4]);
+        let ins = [
+            None,
+            Some(HostVal::float(vec![1, 2, 1], vec![7.0, 8.0])),
+            Some(HostVal {
+                dims: vec![1],
+                data: vec![3.0],
+                elem: dtype::INT64,
+            }),
+        ];
+        let y = tensor_scatter(&mode("circular"), &cache, &ins).unwrap();
+        assert_eq!(y.data, vec![8.0, 0.0, 0.0, 7.0]);
+        let e = tensor_scatter(&mode("linear"), &cache, &ins).unwrap_err();
+        assert!(e.contains("outside a cache of 4"), "{e}");
     }
 }
