@@ -475,8 +475,11 @@ fn compile_reports_the_partition() {
 
 /// Element-wise agreement of hwgen's output file with ONNX's expected one: the same dtype
 /// and shape, integers equal, floats within ONNX's backend-test tolerance, 1e-7 + 1e-3 x
-/// |expected| (some expected values are written to 4 digits), NaN where NaN.
-fn same_npy(got: &std::path::Path, want: &std::path::Path) -> Result<(), String> {
+/// |expected| (some expected values are written to 4 digits), NaN where NaN. A `spectral`
+/// output (DFT, STFT) may also differ by 2^-20 of its largest magnitude: ONNX's reference
+/// computes numpy's FFT in single precision, whose error near zero is that large (the
+/// README's host rule).
+fn same_npy(got: &std::path::Path, want: &std::path::Path, spectral: bool) -> Result<(), String> {
     let read = |p: &std::path::Path| {
         hwgen::model::npy::read_values(p).map_err(|e| format!("{}: {}", p.display(), e.rule))
     };
@@ -500,8 +503,14 @@ fn same_npy(got: &std::path::Path, want: &std::path::Path) -> Result<(), String>
             c
         }
     };
+    let fft_error = if spectral {
+        w.iter().fold(0f64, |m, v| m.max(v.abs())) * 2f64.powi(-20)
+    } else {
+        0.0
+    };
     let close = |a: f64, b: f64| {
         a == b
+            || (float && (a - b).abs() <= fft_error)
             || (float && ((a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-7 + 1e-3 * b.abs()))
             || narrow.is_some_and(|f| {
                 a.is_finite() && b.is_finite() && (ordinal(f, a) - ordinal(f, b)).abs() <= 2
@@ -545,7 +554,8 @@ fn onnx_operator_tests_run_or_are_refused() {
                     } else {
                         out.join(&file)
                     };
-                    if let Err(e) = same_npy(&got, &d.join(format!("want_{n}.npy"))) {
+                    let spectral = name.starts_with("test_dft") || name.starts_with("test_stft");
+                    if let Err(e) = same_npy(&got, &d.join(format!("want_{n}.npy")), spectral) {
                         wrong.push(format!("{name} output {n}: {e}"));
                     }
                 }
@@ -589,6 +599,9 @@ fn onnx_operator_tests_run_or_are_refused() {
         "test_causal_conv_with_state_silu_with_past_state",
         "test_swiglu_alpha",
         "test_if",
+        "test_dft_irfft",
+        "test_dft_inverse_opset19",
+        "test_stft_with_window",
         "test_roialign_mode_max",
         "test_tensorscatter_circular",
         "test_group_normalization_epsilon",

@@ -24,6 +24,7 @@ mod recurrent;
 pub mod resize;
 mod rnn;
 mod shape;
+mod spectral;
 
 pub use quant::quantize;
 
@@ -462,7 +463,7 @@ const F64_OPS: &[&str] = &[
 ];
 
 /// The operators the host runs, for messages.
-const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose (1-D and 2-D), BatchNormalization, the poolings (1-D and 2-D, Lp too), Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, CumProd, Shrink, LpNormalization, GatherND, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements (and Scatter, its old name), ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; RNN, GRU, LSTM, Attention, RotaryEmbedding, FlexAttention, LinearAttention, CausalConvWithState, SwiGLU; HannWindow, HammingWindow, BlackmanWindow, Compress, CenterCropPad, ReverseSequence, Det, LRN, Einsum, BitCast, GridSample, NonMaxSuppression, Unique, Col2Im, AffineGrid, MaxUnpool, GroupNormalization, RoiAlign, TensorScatter; If, Loop, Scan (their subgraphs on the host); Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
+const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose (1-D and 2-D), BatchNormalization, the poolings (1-D and 2-D, Lp too), Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, CumProd, Shrink, LpNormalization, GatherND, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements (and Scatter, its old name), ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; RNN, GRU, LSTM, Attention, RotaryEmbedding, FlexAttention, LinearAttention, CausalConvWithState, SwiGLU; HannWindow, HammingWindow, BlackmanWindow, Compress, CenterCropPad, ReverseSequence, Det, LRN, Einsum, BitCast, GridSample, NonMaxSuppression, Unique, Col2Im, AffineGrid, MaxUnpool, GroupNormalization, RoiAlign, TensorScatter, DFT, STFT; If, Loop, Scan (their subgraphs on the host); Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
 
 /// The one-input elementwise operators (Clip's bounds are inputs too); None for others.
 fn unary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Option<Result<HostVal, String>> {
@@ -596,6 +597,7 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
         .or_else(|| grid::eval(n, x, ins))
         .or_else(|| detect::eval(n, x, ins))
         .or_else(|| image::eval(n, x, ins))
+        .or_else(|| spectral::eval(n, x, ins))
     {
         return r.map(|v| vec![v]);
     }
