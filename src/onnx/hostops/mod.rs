@@ -25,6 +25,7 @@ pub mod resize;
 mod rnn;
 mod shape;
 mod spectral;
+mod window;
 
 pub use quant::quantize;
 
@@ -463,7 +464,7 @@ const F64_OPS: &[&str] = &[
 ];
 
 /// The operators the host runs, for messages.
-const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose (1-D and 2-D), BatchNormalization, the poolings (1-D and 2-D, Lp too), Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, CumProd, Shrink, LpNormalization, GatherND, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements (and Scatter, its old name), ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; RNN, GRU, LSTM, Attention, RotaryEmbedding, FlexAttention, LinearAttention, CausalConvWithState, SwiGLU; HannWindow, HammingWindow, BlackmanWindow, Compress, CenterCropPad, ReverseSequence, Det, LRN, Einsum, BitCast, GridSample, NonMaxSuppression, Unique, Col2Im, AffineGrid, MaxUnpool, GroupNormalization, RoiAlign, TensorScatter, DFT, STFT; If, Loop, Scan (their subgraphs on the host); Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
+const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose (any spatial rank), BatchNormalization, the poolings (any spatial rank, Lp too), Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, CumProd, Shrink, LpNormalization, GatherND, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements (and Scatter, its old name), ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; RNN, GRU, LSTM, Attention, RotaryEmbedding, FlexAttention, LinearAttention, CausalConvWithState, SwiGLU; HannWindow, HammingWindow, BlackmanWindow, Compress, CenterCropPad, ReverseSequence, Det, LRN, Einsum, BitCast, GridSample, NonMaxSuppression, Unique, Col2Im, AffineGrid, MaxUnpool, GroupNormalization, RoiAlign, TensorScatter, DFT, STFT; If, Loop, Scan (their subgraphs on the host); Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
 
 /// The one-input elementwise operators (Clip's bounds are inputs too); None for others.
 fn unary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Option<Result<HostVal, String>> {
@@ -545,9 +546,6 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
         return constant(n).map(|v| vec![v]);
     }
     if let Some(r) = narrow::eval(n, ins, eval) {
-        return r;
-    }
-    if let Some(r) = nn::one_d(n, ins) {
         return r;
     }
     if ins.iter().flatten().any(|v| v.elem == dtype::DOUBLE)
@@ -648,18 +646,18 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
         }
         "BatchNormalization" => nn::batch_norm(n, x, ins).map(|v| vec![v]),
         "ConvTranspose" => {
-            nn::conv_transpose(n, x, need(ins, 1)?, ins.get(2).and_then(|v| v.as_ref()))
+            window::conv_transpose(n, x, need(ins, 1)?, ins.get(2).and_then(|v| v.as_ref()))
                 .map(|v| vec![v])
         }
         "Add" | "Sub" | "Mul" | "Div" => binary(n, x, need(ins, 1)?).map(|v| vec![v]),
         "Softmax" => nn::softmax(n, x).map(|v| vec![v]),
         "MatMul" | "Gemm" => nn::matmul(n, x, ins).map(|v| vec![v]),
         "Conv" => {
-            nn::conv(n, x, need(ins, 1)?, ins.get(2).and_then(|v| v.as_ref())).map(|v| vec![v])
+            window::conv(n, x, need(ins, 1)?, ins.get(2).and_then(|v| v.as_ref())).map(|v| vec![v])
         }
-        "MaxPool" => nn::pool_with_indices(n, x).map(|(v, i)| vec![v, i]),
+        "MaxPool" => window::pool_with_indices(n, x).map(|(v, i)| vec![v, i]),
         "AveragePool" | "LpPool" | "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => {
-            nn::pool(n, x).map(|v| vec![v])
+            window::pool(n, x).map(|v| vec![v])
         }
         "Resize" | "Upsample" => interpolate::resize(n, x, ins).map(|v| vec![v]),
         other => Err(format!(
@@ -720,8 +718,8 @@ mod tests {
         assert!((x[0].data[0] - (1.0 + e)).abs() < 1e-24);
         let f = HostVal::float(vec![1], vec![1.0 + e]);
         assert_eq!(f.data[0], 1.0);
-        let err = eval(&op("Softmax"), &[Some(d(vec![1.0, 2.0]))]).unwrap_err();
-        assert!(err.starts_with("Softmax of float64 tensors"), "{err}");
+        let err = eval(&op("Sigmoid"), &[Some(d(vec![1.0, 2.0]))]).unwrap_err();
+        assert!(err.starts_with("Sigmoid of float64 tensors"), "{err}");
     }
 
     /// A failed evaluation does not leave its path behind: asked again, the host reports

@@ -6,7 +6,8 @@
 //! onnxruntime's QLinearAdd and QLinearSoftmax (dequantize, the float operator,
 //! quantize).
 
-use super::nn::{conv_values, matmul_values};
+use super::nn::matmul_values;
+use super::window::conv_values;
 use super::{eval, need, HostVal};
 use crate::onnx::proto::{dtype, Attribute, Node};
 
