@@ -141,10 +141,12 @@ fn read(path: &Path) -> Result<(String, proto::Model), ImportError> {
         )
     })?;
     let model = proto::model(&bytes).map_err(|e| {
-        fail(
-            format!("not a readable ONNX model: {}: {}", e.path, e.what),
-            "give an ONNX model file (onnx.save_model), not a truncated or other file",
-        )
+        let fix = if e.what.starts_with(proto::UNSUPPORTED_TYPE) {
+            "store that tensor as float32, float16, bfloat16, float64, bool or an 8-, 16-, 32- or 64-bit integer (the 8-, 4- and 2-bit float and integer types are not read)"
+        } else {
+            "give an ONNX model file (onnx.save_model), not a truncated or other file"
+        };
+        fail(format!("not a readable ONNX model: {}: {}", e.path, e.what), fix)
     })?;
     let opset = model
         .opsets

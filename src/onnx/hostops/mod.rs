@@ -644,7 +644,7 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
                     .collect(),
             )])
         }
-        "BatchNormalization" => nn::batch_norm(n, x, ins).map(|v| vec![v]),
+        "BatchNormalization" => nn::batch_norm(n, x, ins),
         "ConvTranspose" => {
             window::conv_transpose(n, x, need(ins, 1)?, ins.get(2).and_then(|v| v.as_ref()))
                 .map(|v| vec![v])

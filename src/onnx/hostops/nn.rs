@@ -117,14 +117,14 @@ pub fn matmul(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal,
     Ok(float_like(x, dims, data))
 }
 
-/// BatchNormalization in inference: `(x - mean) / sqrt(var + epsilon) * scale + B` per
-/// channel (axis 1), in float32.
-pub fn batch_norm(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+/// BatchNormalization: `(x - mean) / sqrt(var + epsilon) * scale + B` per channel, in
+/// float32. In inference the given mean and variance; with training_mode 1 (opset 14 and
+/// later) the batch's own (the mean and population variance of each channel over the batch
+/// and spatial axes, in double precision), and the running statistics `mean * momentum +
+/// batch mean * (1 - momentum)` (and likewise the variance) as two more outputs.
+pub fn batch_norm(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
     let [scale, b, mean, var] = [1, 2, 3, 4].map(|i| need(ins, i));
     let (scale, b, mean, var) = (scale?, b?, mean?, var?);
-    if n.attr_int("training_mode", 0) != 0 {
-        return Err("training_mode 1 is not supported on the host".into());
-    }
     let c = x.dims.get(1).copied().unwrap_or(1);
     if [scale, b, mean, var].iter().any(|p| p.data.len() != c) {
         return Err(format!(
@@ -134,15 +134,47 @@ pub fn batch_norm(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Host
     }
     let eps = n.attr_float("epsilon", 1e-5);
     let inner: usize = x.dims.iter().skip(2).product();
+    let training = n.attr_int("training_mode", 0) != 0;
+    let (mut stats, mut running) = ((mean.data.clone(), var.data.clone()), vec![]);
+    if training {
+        let count = (x.data.len() / c.max(1)).max(1) as f64;
+        let per = |f: &dyn Fn(usize, f64) -> f64| -> Vec<f64> {
+            let mut acc = vec![0.0; c];
+            for (k, &v) in x.data.iter().enumerate() {
+                let ch = k / inner.max(1) % c;
+                acc[ch] += f(ch, v);
+            }
+            acc.into_iter()
+                .map(|v| f64::from((v / count) as f32))
+                .collect()
+        };
+        let m = per(&|_, v| v);
+        let v = per(&|ch, v| (v - m[ch]) * (v - m[ch]));
+        let momentum = n.attr_float("momentum", 0.9);
+        let blend = |old: &HostVal, new: &[f64]| -> Vec<f64> {
+            (0..c)
+                .map(|ch| {
+                    f64::from(old.data[ch] as f32 * momentum + new[ch] as f32 * (1.0 - momentum))
+                })
+                .collect()
+        };
+        running = vec![
+            HostVal::float(vec![c], blend(mean, &m)),
+            HostVal::float(vec![c], blend(var, &v)),
+        ];
+        stats = (m, v);
+    }
     let data = (0..x.data.len())
         .map(|k| {
             let ch = k / inner.max(1) % c;
+            let (m, v) = (stats.0[ch] as f32, stats.1[ch] as f32);
             let f = |p: &HostVal| p.data[ch] as f32;
-            let v = (x.data[k] as f32 - f(mean)) / (f(var) + eps).sqrt() * f(scale) + f(b);
-            f64::from(v)
+            f64::from((x.data[k] as f32 - m) / (v + eps).sqrt() * f(scale) + f(b))
         })
         .collect();
-    Ok(HostVal::float(x.dims.clone(), data))
+    let mut outs = vec![HostVal::float(x.dims.clone(), data)];
+    outs.extend(running);
+    Ok(outs)
 }
 
 /// ReduceMean, ReduceSum, ReduceMax, ReduceMin and ReduceProd over `axes` (the attribute
@@ -222,4 +254,34 @@ pub(super) fn softmax(n: &Node, x: &HostVal) -> Result<HostVal, String> {
         }
     }
     Ok(float_like(x, x.dims.clone(), data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::onnx::proto::{AttrValue, Attribute};
+
+    /// By hand, training mode on [1, 3] (N = 2, C = 1), epsilon 0, momentum 1/2: the batch
+    /// mean 2 and variance 1 give [-1, 1]; the running mean 0 and variance 3 become
+    /// 0/2 + 2/2 = 1 and 3/2 + 1/2 = 2.
+    #[test]
+    fn batch_norm_training_by_hand() {
+        let attr = |name: &str, value| Attribute {
+            name: name.into(),
+            value,
+        };
+        let n = Node {
+            attributes: vec![
+                attr("training_mode", AttrValue::Int(1)),
+                attr("epsilon", AttrValue::Float(0.0)),
+                attr("momentum", AttrValue::Float(0.5)),
+            ],
+            ..Node::default()
+        };
+        let x = HostVal::float(vec![2, 1], vec![1.0, 3.0]);
+        let one = |v: f64| Some(HostVal::float(vec![1], vec![v]));
+        let r = batch_norm(&n, &x, &[None, one(1.0), one(0.0), one(0.0), one(3.0)]).unwrap();
+        let data: Vec<Vec<f64>> = r.iter().map(|v| v.data.clone()).collect();
+        assert_eq!(data, vec![vec![-1.0, 1.0], vec![1.0], vec![2.0]]);
+    }
 }
