@@ -599,6 +599,8 @@ fn onnx_operator_tests_run_or_are_refused() {
         "test_causal_conv_with_state_silu_with_past_state",
         "test_swiglu_alpha",
         "test_if",
+        "test_deform_conv_with_mask_bias",
+        "test_deform_conv_with_multiple_offset_groups",
         "test_quantizelinear_blocked_asymmetric",
         "test_dequantizelinear_blocked",
         "test_batchnorm_example_training_mode",

@@ -1,5 +1,5 @@
-//! Image-geometry operators on the host, as ONNX's reference computes them: Col2Im and
-//! AffineGrid.
+//! Image-geometry operators on the host, as ONNX's reference computes them: Col2Im,
+//! AffineGrid and DeformConv.
 
 use super::shape::strides;
 use super::{elements, need, HostVal};
@@ -14,6 +14,7 @@ pub(super) fn eval(
     Some(match n.op_type.as_str() {
         "Col2Im" => col2im(n, x, ins),
         "AffineGrid" => affine_grid(n, x, ins),
+        "DeformConv" => deform_conv(n, x, ins),
         _ => return None,
     })
 }
@@ -168,6 +169,118 @@ fn affine_grid(n: &Node, theta: &HostVal, ins: &[Option<HostVal>]) -> Result<Hos
     Ok(HostVal::float(dims, data))
 }
 
+/// Channel plane `plane` (`h` x `w`) sampled bilinearly at (y, x) in pixel coordinates,
+/// pixels outside the plane counting as zero.
+fn sample(plane: &[f64], [h, w]: [usize; 2], y: f64, x: f64) -> f64 {
+    let (y0, x0) = (y.floor(), x.floor());
+    let (ly, lx) = (y - y0, x - x0);
+    let at = |yy: f64, xx: f64| {
+        if yy < 0.0 || xx < 0.0 || yy >= h as f64 || xx >= w as f64 {
+            0.0
+        } else {
+            plane[yy as usize * w + xx as usize]
+        }
+    };
+    at(y0, x0) * (1.0 - ly) * (1.0 - lx)
+        + at(y0, x0 + 1.0) * (1.0 - ly) * lx
+        + at(y0 + 1.0, x0) * ly * (1.0 - lx)
+        + at(y0 + 1.0, x0 + 1.0) * ly * lx
+}
+
+/// DeformConv (2-D): a convolution whose every kernel tap of every output position reads
+/// the input at its regular place moved by that tap's offset (`offset`, `[N, offset_group x
+/// kh x kw x 2, oh, ow]`, (y, x) pairs), sampled bilinearly (zeros outside), times the
+/// tap's `mask` (1 when absent); groups, offset groups, strides, pads, dilations, a bias.
+/// In double precision, rounded once.
+fn deform_conv(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let (w, off) = (need(ins, 1)?, need(ins, 2)?);
+    let (bias, mask) = (
+        ins.get(3).and_then(Option::as_ref),
+        ins.get(4).and_then(Option::as_ref),
+    );
+    let (&[nb, c, ih, iw], &[oc, icg, kh, kw], &[_, offc, oh, ow]) =
+        (&x.dims[..], &w.dims[..], &off.dims[..])
+    else {
+        return Err(format!(
+            "input {:?}, weight {:?}, offset {:?}: DeformConv runs 2-D on the host",
+            x.dims, w.dims, off.dims
+        ));
+    };
+    let group = n.attr_int("group", 1).max(1) as usize;
+    let og = n.attr_int("offset_group", 1).max(1) as usize;
+    let get = |k: &str, d: &[i64]| n.attr_ints_or(k, d);
+    let (s, p, d) = (
+        get("strides", &[1, 1]),
+        get("pads", &[0; 4]),
+        get("dilations", &[1, 1]),
+    );
+    let taps = kh * kw;
+    let fits = icg * group == c
+        && oc % group == 0
+        && c % og == 0
+        && offc == og * taps * 2
+        && off.dims[0] == nb
+        && s.len() == 2
+        && p.len() == 4
+        && d.len() == 2
+        && bias.is_none_or(|b| b.data.len() == oc)
+        && mask.is_none_or(|m| m.dims == [nb, og * taps, oh, ow]);
+    if !fits {
+        return Err(format!(
+            "input {:?}, weight {:?}, offset {:?}, group {group}, offset_group {og}: they do not match",
+            x.dims, w.dims, off.dims
+        ));
+    }
+    let size = |i: usize, k: usize, a: usize| {
+        (i as i64 + p[a] + p[a + 2] - ((k as i64 - 1) * d[a] + 1)).div_euclid(s[a].max(1)) + 1
+    };
+    if size(ih, kh, 0) != oh as i64 || size(iw, kw, 1) != ow as i64 {
+        return Err(format!(
+            "an offset of shape {:?} for an output of {} x {}",
+            off.dims,
+            size(ih, kh, 0),
+            size(iw, kw, 1)
+        ));
+    }
+    let (ocg, icog) = (oc / group, c / og);
+    let mut out = vec![0.0; nb * oc * oh * ow];
+    for b in 0..nb {
+        for o in 0..oc {
+            for ci in 0..icg {
+                let ch = (o / ocg) * icg + ci;
+                let plane = &x.data[(b * c + ch) * ih * iw..][..ih * iw];
+                let g = ch / icog;
+                for i in 0..oh {
+                    for j in 0..ow {
+                        let mut acc = 0.0;
+                        for t in 0..taps {
+                            let (a, e) = (t / kw, t % kw);
+                            let oy = off.data[((b * offc + (g * taps + t) * 2) * oh + i) * ow + j];
+                            let ox =
+                                off.data[((b * offc + (g * taps + t) * 2 + 1) * oh + i) * ow + j];
+                            let y = (i as i64 * s[0] - p[0] + a as i64 * d[0]) as f64 + oy;
+                            let xx = (j as i64 * s[1] - p[1] + e as i64 * d[1]) as f64 + ox;
+                            let m = mask.map_or(1.0, |m| {
+                                m.data[((b * og * taps + g * taps + t) * oh + i) * ow + j]
+                            });
+                            acc += sample(plane, [ih, iw], y, xx)
+                                * w.data[(o * icg + ci) * taps + t]
+                                * m;
+                        }
+                        out[((b * oc + o) * oh + i) * ow + j] += acc;
+                    }
+                }
+            }
+        }
+    }
+    if let Some(bias) = bias {
+        for (k, v) in out.iter_mut().enumerate() {
+            *v += bias.data[k / (oh * ow) % oc];
+        }
+    }
+    Ok(HostVal::float(vec![nb, oc, oh, ow], out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,5 +326,23 @@ mod tests {
         };
         let g = affine_grid(&corners, &theta, &[None, ints(&[1.0, 1.0, 2.0, 2.0])]).unwrap();
         assert_eq!(g.data, vec![-1.0, -1.0, 1.0, -1.0, -1.0, 1.0, 1.0, 1.0]);
+    }
+
+    /// By hand, [[1, 2], [3, 4]] by a 1 x 1 kernel of 1: no offset gives the input back;
+    /// an offset of (1/2, 1/2) samples between pixels (zeros beyond): 10/4, 6/4, 7/4, 4/4;
+    /// a mask of 2 doubles that.
+    #[test]
+    fn deform_conv_by_hand() {
+        let x = HostVal::float(vec![1, 1, 2, 2], vec![1.0, 2.0, 3.0, 4.0]);
+        let w = Some(HostVal::float(vec![1, 1, 1, 1], vec![1.0]));
+        let off = |v: f64| Some(HostVal::float(vec![1, 2, 2, 2], vec![v; 8]));
+        let n = Node::default();
+        let y = deform_conv(&n, &x, &[None, w.clone(), off(0.0)]).unwrap();
+        assert_eq!(y.data, x.data);
+        let y = deform_conv(&n, &x, &[None, w.clone(), off(0.5)]).unwrap();
+        assert_eq!(y.data, vec![2.5, 1.5, 1.75, 1.0]);
+        let mask = Some(HostVal::float(vec![1, 1, 2, 2], vec![2.0; 4]));
+        let y = deform_conv(&n, &x, &[None, w, off(0.5), None, mask]).unwrap();
+        assert_eq!(y.data, vec![5.0, 3.0, 3.5, 2.0]);
     }
 }
