@@ -31,6 +31,22 @@ pub struct Node {
 }
 
 impl Node {
+    /// A node of type `op_type` with attributes `attrs` (the host's operators build the
+    /// operators they run in terms of with it).
+    pub fn new(op_type: &str, attrs: Vec<(&str, AttrValue)>) -> Node {
+        Node {
+            op_type: op_type.into(),
+            attributes: attrs
+                .into_iter()
+                .map(|(name, value)| Attribute {
+                    name: name.into(),
+                    value,
+                })
+                .collect(),
+            ..Node::default()
+        }
+    }
+
     /// Attribute `name`'s value, if the node has it.
     pub fn attr(&self, name: &str) -> Option<&AttrValue> {
         self.attributes

@@ -3,7 +3,7 @@
 
 use super::shape::strides;
 use super::{elements, need, HostVal};
-use crate::onnx::proto::{dtype, Node};
+use crate::onnx::proto::Node;
 
 /// One of these operators; None for others.
 pub(super) fn eval(
@@ -108,14 +108,7 @@ fn col2im(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, Str
             }
         }
     }
-    Ok(match x.elem {
-        dtype::DOUBLE => HostVal {
-            dims,
-            data: out,
-            elem: dtype::DOUBLE,
-        },
-        _ => HostVal::float(dims, out),
-    })
+    Ok(HostVal::float_like(x.elem, dims, out))
 }
 
 /// AffineGrid: for `theta` `[N, 2, 3]` (or `[N, 3, 4]`) and `size` `[N, C, H, W]` (or
@@ -284,6 +277,7 @@ fn deform_conv(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::onnx::proto::dtype;
 
     fn ints(v: &[f64]) -> Option<HostVal> {
         Some(HostVal {

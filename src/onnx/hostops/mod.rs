@@ -55,6 +55,15 @@ impl HostVal {
             elem: dtype::FLOAT,
         }
     }
+
+    /// A float result of an operator on a tensor of type `elem`: float64 as it is,
+    /// otherwise float32 (each element rounded).
+    fn float_like(elem: i32, dims: Vec<usize>, data: Vec<f64>) -> HostVal {
+        match elem {
+            dtype::DOUBLE => HostVal { dims, data, elem },
+            _ => HostVal::float(dims, data),
+        }
+    }
 }
 
 /// Evaluates graph values on demand; `known` holds what is given (handed over, inputs).

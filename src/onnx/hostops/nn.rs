@@ -3,7 +3,7 @@
 //! integer operators' products (`quant`), and rounded to float32 for float outputs.
 
 use super::{broadcast, need, source, HostVal};
-use crate::onnx::proto::{dtype, Node};
+use crate::onnx::proto::Node;
 
 /// The integer product a x b of numpy's matmul (f64 elements, exact for integers below
 /// 2^53): 1-D operands are promoted and the promoted dimension dropped again; batch
@@ -55,25 +55,13 @@ pub fn matmul_values(a: &HostVal, b: &HostVal) -> Result<(Vec<usize>, Vec<f64>),
     Ok((dims, out))
 }
 
-/// A float result of `x`'s type: float32 (each element rounded), or float64 as it is.
-fn float_like(x: &HostVal, dims: Vec<usize>, data: Vec<f64>) -> HostVal {
-    match x.elem {
-        dtype::DOUBLE => HostVal {
-            dims,
-            data,
-            elem: dtype::DOUBLE,
-        },
-        _ => HostVal::float(dims, data),
-    }
-}
-
 /// Float MatMul, and Gemm of 2-D tensors (transA, transB, alpha, beta, a broadcast C); in
 /// float32 (sums in double precision, rounded once), or float64.
 pub fn matmul(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
     let w = need(ins, 1)?;
     if n.op_type == "MatMul" {
         let (dims, data) = matmul_values(x, w)?;
-        return Ok(float_like(x, dims, data));
+        return Ok(HostVal::float_like(x.elem, dims, data));
     }
     if x.dims.len() != 2 || w.dims.len() != 2 {
         return Err("Gemm takes 2-D operands".into());
@@ -114,7 +102,7 @@ pub fn matmul(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal,
             alpha * acc[k] + beta * bias
         })
         .collect();
-    Ok(float_like(x, dims, data))
+    Ok(HostVal::float_like(x.elem, dims, data))
 }
 
 /// BatchNormalization: `(x - mean) / sqrt(var + epsilon) * scale + B` per channel, in
@@ -253,7 +241,7 @@ pub(super) fn softmax(n: &Node, x: &HostVal) -> Result<HostVal, String> {
             }
         }
     }
-    Ok(float_like(x, x.dims.clone(), data))
+    Ok(HostVal::float_like(x.elem, x.dims.clone(), data))
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! reference computes them (float32): SwiGLU, CausalConvWithState and LinearAttention.
 
 use super::{need, HostVal};
-use crate::onnx::proto::{dtype, AttrValue, Attribute, Node};
+use crate::onnx::proto::{dtype, AttrValue, Node};
 
 /// One of these operators; None for others.
 pub(super) fn eval(
@@ -92,14 +92,7 @@ fn causal_conv(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Vec<Hos
         }
         padded[bc * len + k - 1..][..l].copy_from_slice(&x.data[bc * l..][..l]);
     }
-    let conv = Node {
-        op_type: "Conv".into(),
-        attributes: vec![Attribute {
-            name: "group".into(),
-            value: AttrValue::Int(c as i64),
-        }],
-        ..Node::default()
-    };
+    let conv = Node::new("Conv", vec![("group", AttrValue::Int(c as i64))]);
     let input = HostVal::float(vec![b, c, len], padded.clone());
     let bias = ins.get(2).cloned().flatten();
     let mut y = super::eval(&conv, &[Some(input), Some(w.clone()), bias])?.remove(0);
@@ -299,33 +292,19 @@ mod tests {
         Some(HostVal::float(dims.to_vec(), data.to_vec()))
     }
 
-    fn node(op: &str, attrs: &[(&str, AttrValue)]) -> Node {
-        Node {
-            op_type: op.into(),
-            attributes: attrs
-                .iter()
-                .map(|(name, value)| Attribute {
-                    name: name.to_string(),
-                    value: value.clone(),
-                })
-                .collect(),
-            ..Node::default()
-        }
-    }
-
     /// By hand: SwiGLU(2, 3) = 2 sigmoid(2) 3 = 6 / (1 + e^-2). The causal convolution of
     /// [1, 2, 3] by [1, 10] (k = 2) over [0, 1, 2, 3] is [10, 21, 32], state [3]; after a
     /// past state [5], [15, 21, 32].
     #[test]
     fn swiglu_and_causal_conv_by_hand() {
         let s = swiglu(
-            &node("SwiGLU", &[]),
+            &Node::new("SwiGLU", vec![]),
             &f(&[1], &[2.0]).unwrap(),
             &[None, f(&[1], &[3.0])],
         )
         .unwrap();
         assert!((s.data[0] - 6.0 / (1.0 + (-2f64).exp())).abs() < 1e-6);
-        let n = node("CausalConvWithState", &[]);
+        let n = Node::new("CausalConvWithState", vec![]);
         let x = f(&[1, 1, 3], &[1.0, 2.0, 3.0]);
         let w = f(&[1, 1, 2], &[1.0, 10.0]);
         let r = causal_conv(&n, x.as_ref().unwrap(), &[x.clone(), w.clone()]).unwrap();
@@ -344,9 +323,9 @@ mod tests {
     #[test]
     fn linear_attention_rules_by_hand() {
         let run = |rule: &str, decay: Option<HostVal>, beta: Option<HostVal>| {
-            let n = node(
+            let n = Node::new(
                 "LinearAttention",
-                &[
+                vec![
                     ("update_rule", AttrValue::Text(rule.into())),
                     ("q_num_heads", AttrValue::Int(1)),
                     ("kv_num_heads", AttrValue::Int(1)),
@@ -372,9 +351,9 @@ mod tests {
             run("delta", None, f(&[1, 2, 1], &[1.0, 1.0])).0,
             vec![8.0, -49.0]
         );
-        let n = node(
+        let n = Node::new(
             "LinearAttention",
-            &[("update_rule", AttrValue::Text("linear".into()))],
+            vec![("update_rule", AttrValue::Text("linear".into()))],
         );
         let q = f(&[1, 2, 1], &[1.0, 1.0]);
         let e = linear_attention(&n, q.as_ref().unwrap(), &[q.clone(), q.clone(), q.clone()]);

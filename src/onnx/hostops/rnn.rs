@@ -409,21 +409,6 @@ impl Cell<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::onnx::proto::Attribute;
-
-    fn node(op: &str, attrs: Vec<(&str, AttrValue)>) -> Node {
-        Node {
-            op_type: op.into(),
-            attributes: attrs
-                .into_iter()
-                .map(|(name, value)| Attribute {
-                    name: name.into(),
-                    value,
-                })
-                .collect(),
-            ..Node::default()
-        }
-    }
 
     fn t(dims: &[usize], data: &[f64]) -> Option<HostVal> {
         Some(HostVal::float(dims.to_vec(), data.to_vec()))
@@ -435,7 +420,7 @@ mod tests {
     #[test]
     fn a_one_unit_rnn_by_hand() {
         let run = |dir: &str, lens: Option<HostVal>| {
-            let n = node(
+            let n = Node::new(
                 "RNN",
                 vec![
                     ("activations", AttrValue::Texts(vec!["Affine".into()])),
@@ -469,7 +454,7 @@ mod tests {
     /// biases 1 (W's bias) c = f c + i x = x and h = o c = x.
     #[test]
     fn a_one_unit_lstm_by_hand() {
-        let n = node(
+        let n = Node::new(
             "LSTM",
             vec![(
                 "activations",
@@ -498,12 +483,14 @@ mod tests {
         let x = HostVal::float(vec![1, 1, 2], vec![1.0, 2.0]);
         let w = t(&[1, 1, 3], &[0.0; 3]);
         let ins = [Some(x.clone()), w, t(&[1, 1, 1], &[0.0])];
-        let e = eval(&node("RNN", vec![]), &x, &ins).unwrap().unwrap_err();
+        let e = eval(&Node::new("RNN", vec![]), &x, &ins)
+            .unwrap()
+            .unwrap_err();
         assert!(
             e.contains("W has shape [1, 1, 3], expected [1, 1, 2]"),
             "{e}"
         );
-        let n = node(
+        let n = Node::new(
             "GRU",
             vec![(
                 "activations",

@@ -3,7 +3,7 @@
 //! spectrum always complex, an inverse one-sided transform real.
 
 use super::HostVal;
-use crate::onnx::proto::{dtype, Node};
+use crate::onnx::proto::Node;
 use std::f64::consts::PI;
 
 /// One of these operators; None for others.
@@ -135,14 +135,7 @@ fn dft(
             }
         }
     }
-    Ok(match x.elem {
-        dtype::DOUBLE => HostVal {
-            dims,
-            data: out,
-            elem: dtype::DOUBLE,
-        },
-        _ => HostVal::float(dims, out),
-    })
+    Ok(HostVal::float_like(x.elem, dims, out))
 }
 
 /// STFT: frames of `[batch, signal, 1 or 2]` `frame_step` apart (input 1), each the
@@ -206,6 +199,7 @@ fn stft(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::onnx::proto::dtype;
 
     fn close(a: &[f64], b: &[f64]) -> bool {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6)

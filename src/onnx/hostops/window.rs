@@ -456,21 +456,6 @@ pub fn conv_transpose(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::onnx::proto::Attribute;
-
-    fn node(op: &str, attrs: Vec<(&str, AttrValue)>) -> Node {
-        Node {
-            op_type: op.into(),
-            attributes: attrs
-                .into_iter()
-                .map(|(name, value)| Attribute {
-                    name: name.into(),
-                    value,
-                })
-                .collect(),
-            ..Node::default()
-        }
-    }
 
     /// By hand, the 2 x 2 x 2 cube 1..8 under one 3-D window of 2: max 8 at flat index 7,
     /// average 4.5; the column-major index of the maximum of [[1, 9], [3, 4]] (a 2-D
@@ -479,15 +464,16 @@ mod tests {
     fn n_d_pooling_by_hand() {
         let cube = HostVal::float(vec![1, 1, 2, 2, 2], (1..=8).map(f64::from).collect());
         let k = |v: Vec<i64>| ("kernel_shape", AttrValue::Ints(v));
-        let (m, i) = pool_with_indices(&node("MaxPool", vec![k(vec![2, 2, 2])]), &cube).unwrap();
+        let (m, i) =
+            pool_with_indices(&Node::new("MaxPool", vec![k(vec![2, 2, 2])]), &cube).unwrap();
         assert_eq!(
             (m.dims, m.data, i.data),
             (vec![1, 1, 1, 1, 1], vec![8.0], vec![7.0])
         );
-        let a = pool(&node("AveragePool", vec![k(vec![2, 2, 2])]), &cube).unwrap();
+        let a = pool(&Node::new("AveragePool", vec![k(vec![2, 2, 2])]), &cube).unwrap();
         assert_eq!(a.data, vec![4.5]);
         let sq = HostVal::float(vec![1, 1, 2, 2], vec![1.0, 9.0, 3.0, 4.0]);
-        let col = node(
+        let col = Node::new(
             "MaxPool",
             vec![k(vec![2, 2]), ("storage_order", AttrValue::Int(1))],
         );
@@ -505,7 +491,7 @@ mod tests {
         let run = |attrs: Vec<(&str, AttrValue)>| {
             let mut a = vec![("strides", AttrValue::Ints(vec![2]))];
             a.extend(attrs);
-            conv_transpose(&node("ConvTranspose", a), &x, &w, None)
+            conv_transpose(&Node::new("ConvTranspose", a), &x, &w, None)
                 .unwrap()
                 .data
         };
