@@ -133,14 +133,15 @@ fn encode_matches_ml_dtypes() {
     }
 }
 
-/// The host's float16 and bfloat16 rounding (`round_ieee`, overflowing to infinity) is
-/// numpy's float16 cast and ml_dtypes' bfloat16 cast, on every probe.
+/// The host's float16, bfloat16 and float8 rounding (`round_ieee`, overflowing to infinity,
+/// or NaN for E4M3) is numpy's float16 cast and ml_dtypes' bfloat16, float8_e4m3fn and
+/// float8_e5m2 casts, on every probe.
 #[test]
 fn ieee_rounding_matches_numpy_and_ml_dtypes() {
     if !have_reference() {
         return;
     }
-    for f in [BF16, FP16] {
+    for f in [BF16, FP16, E4M3, E5M2] {
         let inputs = probes(&f);
         let text: String = inputs
             .iter()

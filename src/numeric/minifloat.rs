@@ -163,25 +163,26 @@ impl MiniFloat {
     }
 
     /// `x` rounded to the nearest value of the format, ties to even, as IEEE 754 converts
-    /// (and ONNX's Cast, numpy's float16 and ml_dtypes' bfloat16): unlike `encode`, a value
-    /// at or beyond the largest finite value plus half a unit becomes infinity. NaN stays
-    /// NaN; zeros keep their sign. For formats with infinity (`ieee_specials`); the others
-    /// saturate as `encode` does.
+    /// (and ONNX's Cast, numpy's float16 and ml_dtypes' bfloat16, float8_e5m2 and
+    /// float8_e4m3fn): unlike `encode`, a value at or beyond the largest finite value plus
+    /// half a unit overflows, to infinity, or in a format without infinity (E4M3 "fn") to
+    /// NaN. NaN stays NaN; zeros keep their sign.
     pub fn round_ieee(&self, x: f64) -> f64 {
-        if !self.ieee_specials {
-            return self.decode(self.encode(x as f32));
-        }
-        if !x.is_finite() || x == 0.0 {
+        if x.is_nan() || x == 0.0 {
             return x;
+        }
+        let overflow = if self.ieee_specials {
+            f64::INFINITY
+        } else {
+            f64::NAN
+        };
+        if x.is_infinite() {
+            return overflow.copysign(x);
         }
         let a = x.abs();
         let quantum = pow2(exponent_of(a).max(self.emin()) - self.man_bits as i32);
         let v = (a / quantum).round_ties_even() * quantum;
-        let v = if v > self.max_value() {
-            f64::INFINITY
-        } else {
-            v
-        };
+        let v = if v > self.max_value() { overflow } else { v };
         v.copysign(x)
     }
 }
@@ -294,5 +295,10 @@ mod tests {
         assert_eq!(BF16.round_ieee(f64::from(f32::MAX)), f64::INFINITY);
         assert!(BF16.round_ieee(f64::NAN).is_nan());
         assert!(FP16.round_ieee(-0.0).is_sign_negative());
+        // E4M3 "fn": 448 is the largest value, 480 the next step; 464 is the tie, to even
+        // (448); beyond it, and infinity, NaN.
+        assert_eq!(E4M3.round_ieee(464.0), 448.0);
+        assert!(E4M3.round_ieee(465.0).is_nan());
+        assert!(E4M3.round_ieee(f64::INFINITY).is_nan());
     }
 }
