@@ -292,7 +292,7 @@ fn input_val(
     use hwgen::onnx::proto::dtype;
     let want = hwgen::onnx::host::npy_descr(i.elem_type).ok_or_else(|| {
         anyhow::anyhow!(
-            "error: {}: graph input '{}' is {}; hwgen run takes float32, float64, float16, bfloat16, bool and integer (8-, 16-, 32-, 64-bit) inputs\n  fix:  export the model with one of those input types",
+            "error: {}: graph input '{}' is {}; hwgen run takes float32, float64, float16, bfloat16, float8e4m3fn, float8e5m2, bool and integer (4-, 8-, 16-, 32-, 64-bit) inputs\n  fix:  export the model with one of those input types",
             model.display(),
             i.name,
             dtype::name(i.elem_type)
@@ -335,6 +335,13 @@ fn input_val(
             dims = f;
         }
     }
+    let data = match i.elem_type {
+        t @ (dtype::FLOAT8E4M3FN | dtype::FLOAT8E5M2 | dtype::UINT4 | dtype::INT4) => data
+            .into_iter()
+            .map(|c| dtype::small_value(t, c as u32))
+            .collect(),
+        _ => data,
+    };
     Ok(HostVal {
         dims,
         data,

@@ -38,7 +38,8 @@ pub fn read(path: &Path) -> Result<Npy, NpyError> {
 
 /// Any array hwgen reads (float32, float64, float16, bfloat16, bool or an integer type):
 /// its dtype, shape and elements. A `<V2` array (two raw bytes an element) is read as
-/// bfloat16, the way ml_dtypes saves it.
+/// bfloat16, the way ml_dtypes saves it; a `<V1` or `<f1` array (one byte an element, as
+/// ml_dtypes saves float8 and 4-bit integers) as its codes, `|V1` or `|f1`.
 pub fn read_values(path: &Path) -> Result<(String, Vec<usize>, Vec<f64>), NpyError> {
     let (descr, shape, body) = parse(path)?;
     let data = if descr == "<f4" {
@@ -61,6 +62,14 @@ pub fn read_values(path: &Path) -> Result<(String, Vec<usize>, Vec<f64>), NpyErr
         data(path, &shape, 2, &body)?
             .chunks_exact(2)
             .map(|b| f.decode(u32::from(u16::from_le_bytes([b[0], b[1]]))))
+            .collect()
+    } else if matches!(descr.as_str(), "<V1" | "|V1" | "<f1" | "|f1") {
+        // ml_dtypes' float8 (float8_e5m2 as <f1, float8_e4m3fn as <V1) and 4-bit integers
+        // (<V1, one a byte): the stored codes, which the reader decodes by the type it
+        // expects.
+        data(path, &shape, 1, &body)?
+            .iter()
+            .map(|&b| f64::from(b))
             .collect()
     } else if descr == "|b1" {
         // numpy's bool: one byte per element, 0 or 1.
@@ -88,11 +97,11 @@ pub fn read_values(path: &Path) -> Result<(String, Vec<usize>, Vec<f64>), NpyErr
             "save the array as float32, float64, float16, bfloat16 (ml_dtypes), bool or a little-endian 8-, 16-, 32- or 64-bit integer type",
         );
     };
-    Ok((
-        descr.replace("<i1", "|i1").replace("<u1", "|u1"),
-        shape,
-        data,
-    ))
+    let descr = match descr.as_str() {
+        "<i1" | "<u1" | "<V1" | "<f1" => descr.replacen('<', "|", 1),
+        _ => descr,
+    };
+    Ok((descr, shape, data))
 }
 
 /// The elements of an integer array.

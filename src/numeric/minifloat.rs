@@ -84,6 +84,17 @@ impl MiniFloat {
     pub fn nan_code(&self) -> u32 {
         (self.exp_max_field() << self.man_bits) | ((1 << self.man_bits) - 1)
     }
+    /// The NaN numpy and ml_dtypes write (IEEE's quiet NaN, the top fraction bit set; E4M3
+    /// has the one NaN), with the sign of `x`: the host's files hold it, the accelerator's
+    /// datapath keeps `nan_code`.
+    pub fn quiet_nan_code(&self, negative: bool) -> u32 {
+        let sign = u32::from(negative) << (self.exp_bits + self.man_bits);
+        sign | if self.ieee_specials {
+            (self.exp_max_field() << self.man_bits) | (1 << (self.man_bits - 1))
+        } else {
+            self.nan_code()
+        }
+    }
     pub fn inf_code(&self) -> Option<u32> {
         self.ieee_specials
             .then(|| self.exp_max_field() << self.man_bits)

@@ -125,6 +125,46 @@ pub mod dtype {
     pub const UINT32: i32 = 12;
     pub const UINT64: i32 = 13;
     pub const BFLOAT16: i32 = 16;
+    pub const FLOAT8E4M3FN: i32 = 17;
+    pub const FLOAT8E5M2: i32 = 19;
+    pub const UINT4: i32 = 21;
+    pub const INT4: i32 = 22;
+
+    /// The binary format of float8e4m3fn and float8e5m2 (hwgen's FP8 elements).
+    pub fn byte_float(t: i32) -> Option<crate::numeric::MiniFloat> {
+        match t {
+            FLOAT8E4M3FN => Some(crate::numeric::E4M3),
+            FLOAT8E5M2 => Some(crate::numeric::E5M2),
+            _ => None,
+        }
+    }
+
+    /// The value of one stored code (a byte, or a 4-bit integer in its low bits) of a
+    /// float8 or 4-bit integer type.
+    pub fn small_value(t: i32, code: u32) -> f64 {
+        match (t, byte_float(t)) {
+            (_, Some(f)) => f.decode(code & 0xff),
+            (INT4, _) => f64::from((code & 0xf) as i32 - if code & 8 != 0 { 16 } else { 0 }),
+            _ => f64::from(code & 0xf),
+        }
+    }
+
+    /// The code of value `v` of a float8 or 4-bit integer type (exactly a value of it; NaN
+    /// as numpy writes it).
+    pub fn small_code(t: i32, v: f64) -> u8 {
+        match byte_float(t) {
+            Some(f) => float_code(f, v) as u8,
+            None => (v as i64 & 0xf) as u8,
+        }
+    }
+
+    /// The code of value `v` (exactly a value of `f`), NaN the quiet one numpy writes.
+    pub fn float_code(f: crate::numeric::MiniFloat, v: f64) -> u32 {
+        match v.is_nan() {
+            true => f.quiet_nan_code(v.is_sign_negative()),
+            false => f.encode(v as f32),
+        }
+    }
 
     /// The binary format of float16 and bfloat16 (values are held exactly, as f64).
     pub fn narrow_float(t: i32) -> Option<crate::numeric::MiniFloat> {
@@ -155,12 +195,12 @@ pub mod dtype {
             8 => "string",
             14 => "complex64",
             15 => "complex128",
-            17 => "float8e4m3fn",
+            FLOAT8E4M3FN => "float8e4m3fn",
             18 => "float8e4m3fnuz",
-            19 => "float8e5m2",
+            FLOAT8E5M2 => "float8e5m2",
             20 => "float8e5m2fnuz",
-            21 => "uint4",
-            22 => "int4",
+            UINT4 => "uint4",
+            INT4 => "int4",
             23 => "float4e2m1",
             24 => "float8e8m0",
             25 => "uint2",
@@ -425,7 +465,7 @@ fn shape(buf: &[u8], path: &str) -> R<Vec<Option<i64>>> {
 fn raw_width(t: i32) -> Option<usize> {
     use dtype::*;
     match t {
-        UINT8 | INT8 | BOOL => Some(1),
+        UINT8 | INT8 | BOOL | FLOAT8E4M3FN | FLOAT8E5M2 => Some(1),
         UINT16 | INT16 | FLOAT16 | BFLOAT16 => Some(2),
         FLOAT | INT32 | UINT32 => Some(4),
         INT64 | DOUBLE | UINT64 => Some(8),
@@ -440,6 +480,7 @@ fn raw_value(t: i32, b: &[u8]) -> f64 {
         INT8 => f64::from(b[0] as i8),
         UINT16 => f64::from(u16::from_le_bytes([b[0], b[1]])),
         INT16 => f64::from(i16::from_le_bytes([b[0], b[1]])),
+        FLOAT8E4M3FN | FLOAT8E5M2 => small_value(t, u32::from(b[0])),
         FLOAT16 | BFLOAT16 => {
             let code = u32::from(u16::from_le_bytes([b[0], b[1]]));
             narrow_float(t).expect("a 16-bit float").decode(code)
@@ -490,7 +531,28 @@ pub(super) fn tensor(buf: &[u8], parent: &str) -> R<Tensor> {
             "its data is stored outside the file (external data); save the model with every tensor inside it (onnx.save_model(..., save_as_external_data=False))".into(),
         ));
     }
-    if let Some(raw) = raw {
+    let count = t
+        .dims
+        .iter()
+        .try_fold(1i64, |a, &d| (d >= 0).then(|| a.checked_mul(d)).flatten());
+    if matches!(t.data_type, dtype::UINT4 | dtype::INT4) {
+        // Two elements a byte, the first in the low bits: raw_data, or int32_data holding
+        // one byte each.
+        let bytes: Vec<u8> = match &raw {
+            Some(r) => r.to_vec(),
+            None => ints.iter().map(|&v| v as u8).collect(),
+        };
+        let n = count.unwrap_or(-1);
+        if n < 0 || bytes.len() as i64 != (n + 1) / 2 {
+            return Err(fail(format!(
+                "{} bytes for {n} 4-bit elements",
+                bytes.len()
+            )));
+        }
+        t.values = (0..n as usize)
+            .map(|k| dtype::small_value(t.data_type, u32::from(bytes[k / 2] >> (4 * (k % 2)))))
+            .collect();
+    } else if let Some(raw) = raw {
         let w = raw_width(t.data_type).ok_or_else(|| fail(unsupported(t.data_type)))?;
         if raw.len() % w != 0 {
             return Err(fail(format!(
@@ -511,20 +573,17 @@ pub(super) fn tensor(buf: &[u8], parent: &str) -> R<Tensor> {
             .into_iter()
             .map(|v| match t.data_type {
                 // int32_data carries int8/int16 values sign-extended, uint8/uint16 as is
-                // and float16/bfloat16 bit patterns; uint64_data carries uint64 bit
+                // and float16/bfloat16/float8 bit patterns; uint64_data carries uint64 bit
                 // patterns.
                 dtype::UINT64 => v as u64 as f64,
                 t @ (dtype::FLOAT16 | dtype::BFLOAT16) => dtype::narrow_float(t)
                     .expect("a 16-bit float")
                     .decode(v as u16 as u32),
+                t @ (dtype::FLOAT8E4M3FN | dtype::FLOAT8E5M2) => dtype::small_value(t, v as u32),
                 _ => v as f64,
             })
             .collect();
     }
-    let count = t
-        .dims
-        .iter()
-        .try_fold(1i64, |a, &d| (d >= 0).then(|| a.checked_mul(d)).flatten());
     if count != Some(t.values.len() as i64) {
         return Err(fail(format!(
             "dims {:?} do not match its {} values",
@@ -549,5 +608,21 @@ mod tests {
         assert_eq!(tensor(&f16, "t").unwrap().values, vec![1.0, -2.0]);
         let bf16 = [0x08, 2, 0x10, 16, 0x4a, 4, 0x80, 0x3f, 0x00, 0xc0];
         assert_eq!(tensor(&bf16, "t").unwrap().values, vec![1.0, -2.0]);
+    }
+
+    /// By hand: dims [3] of int4 packed two a byte, low bits first, in raw_data e1 07:
+    /// 1, 0xe = -2, 7 (as uint4 1, 14, 7); float8e4m3fn 1.0 and -2.0 (0x38, 0xc0) as
+    /// int32_data codes 56 and 192 (varints 38, c0 01); a 4-bit tensor of the wrong byte
+    /// count is refused.
+    #[test]
+    fn float8_and_int4_tensors_decode() {
+        let int4 = [0x08, 3, 0x10, 22, 0x4a, 2, 0xe1, 0x07];
+        assert_eq!(tensor(&int4, "t").unwrap().values, vec![1.0, -2.0, 7.0]);
+        let uint4 = [0x08, 3, 0x10, 21, 0x4a, 2, 0xe1, 0x07];
+        assert_eq!(tensor(&uint4, "t").unwrap().values, vec![1.0, 14.0, 7.0]);
+        let f8 = [0x08, 2, 0x10, 17, 0x2a, 3, 0x38, 0xc0, 0x01];
+        assert_eq!(tensor(&f8, "t").unwrap().values, vec![1.0, -2.0]);
+        let short = [0x08, 3, 0x10, 22, 0x4a, 1, 0xe1];
+        assert!(tensor(&short, "t").is_err());
     }
 }

@@ -29,7 +29,16 @@ pub fn int_range(elem: i32) -> Option<(f64, f64)> {
 /// QuantizeLinear of one value: `saturate(round_half_even(v / scale) + zp)` to an integer
 /// type, the division in float32 (the host's and `hwgen run`'s input quantization alike).
 pub fn quantize(v: f64, scale: f64, zp: f64, elem: i32) -> f64 {
-    let (lo, hi) = int_range(elem).unwrap_or((f64::MIN, f64::MAX));
+    quantize_in(
+        v,
+        scale,
+        zp,
+        int_range(elem).unwrap_or((f64::MIN, f64::MAX)),
+    )
+}
+
+/// [`quantize`] into the range `lo..=hi`.
+fn quantize_in(v: f64, scale: f64, zp: f64, (lo, hi): (f64, f64)) -> f64 {
     let r = f64::from((v as f32 / scale as f32).round_ties_even());
     if r.is_nan() {
         return zp.clamp(lo, hi);
@@ -138,15 +147,30 @@ fn quantize_linear(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Hos
         (None, 0) => dtype::UINT8,
         (None, t) => t as i32,
     };
-    if int_range(elem).is_none() {
+    // int4 and uint4 as the 8-bit types; float8 saturating (or not) `x / scale`, the zero
+    // point not added, as ONNX's reference computes it.
+    let range = int_range(elem).or(match elem {
+        dtype::INT4 => Some((-8.0, 7.0)),
+        dtype::UINT4 => Some((0.0, 15.0)),
+        _ => None,
+    });
+    let f8 = dtype::byte_float(elem);
+    if range.is_none() && f8.is_none() {
         return Err(format!("quantizes to {}", dtype::name(elem)));
     }
+    let saturate = n.attr_int("saturate", 1) != 0;
     let ps: Vec<&HostVal> = std::iter::once(s).chain(z).collect();
     let layout = param_axis(n, &x.dims, &ps)?;
     let data = (0..x.data.len())
         .map(|k| {
             let zp = z.map_or(0.0, |z| qparam(z, &x.dims, layout, k));
-            quantize(x.data[k], qparam(s, &x.dims, layout, k), zp, elem)
+            let scale = qparam(s, &x.dims, layout, k);
+            match (f8, range) {
+                (Some(f), _) => {
+                    super::shape::to_float8(f64::from(x.data[k] as f32 / scale as f32), f, saturate)
+                }
+                (None, r) => quantize_in(x.data[k], scale, zp, r.expect("an integer range")),
+            }
         })
         .collect();
     Ok(HostVal {

@@ -98,8 +98,12 @@ pub fn eval_shape(
         "Pad" => pad(n, x, ins),
         "Slice" => slice(n, x, ins),
         "Concat" => concat(n, ins),
-        "Cast" => cast(x, n.attr_int("to", 0) as i32),
-        "CastLike" => (|| cast(x, need(ins, 1)?.elem))(),
+        "Cast" => cast(
+            x,
+            n.attr_int("to", 0) as i32,
+            n.attr_int("saturate", 1) != 0,
+        ),
+        "CastLike" => (|| cast(x, need(ins, 1)?.elem, n.attr_int("saturate", 1) != 0))(),
         "Shape" => {
             let rank = x.dims.len() as i64;
             let clampi = |v: i64| (if v < 0 { v + rank } else { v }).clamp(0, rank) as usize;
@@ -310,7 +314,47 @@ fn gather(n: &Node, x: &HostVal, idx: &HostVal) -> Result<HostVal, String> {
 
 /// Cast between float32 and the integer types: float to integer truncates toward zero
 /// (saturating), integer to integer wraps around.
-fn cast(x: &HostVal, to: i32) -> Result<HostVal, String> {
+/// `v` as float8 format `f`: saturated to its largest finite value (infinities too) then
+/// rounded to nearest even, or without `saturate` rounded, overflowing to infinity (E5M2)
+/// or NaN (E4M3 fn), as ONNX's Cast and QuantizeLinear define it.
+pub(super) fn to_float8(v: f64, f: crate::numeric::MiniFloat, saturate: bool) -> f64 {
+    let max = f.max_value();
+    f.round_ieee(if saturate && !v.is_nan() {
+        v.clamp(-max, max)
+    } else {
+        v
+    })
+}
+
+/// Cast to `to`; `saturate` (the attribute, default 1) for float8 targets.
+fn cast(x: &HostVal, to: i32, saturate: bool) -> Result<HostVal, String> {
+    let from_float =
+        matches!(x.elem, dtype::FLOAT | dtype::DOUBLE) || dtype::byte_float(x.elem).is_some();
+    if let Some(f) = dtype::byte_float(to) {
+        let data = x.data.iter().map(|&v| to_float8(v, f, saturate)).collect();
+        return Ok(HostVal {
+            dims: x.dims.clone(),
+            data,
+            elem: to,
+        });
+    }
+    if matches!(to, dtype::UINT4 | dtype::INT4) {
+        // numpy's (ml_dtypes') astype: toward zero, then the low 4 bits; NaN and
+        // infinities 0.
+        let data = x
+            .data
+            .iter()
+            .map(|&v| match v.is_finite() {
+                true => dtype::small_value(to, v.trunc() as i64 as u32),
+                false => 0.0,
+            })
+            .collect();
+        return Ok(HostVal {
+            dims: x.dims.clone(),
+            data,
+            elem: to,
+        });
+    }
     let data = match (to, quant::int_range(to)) {
         (dtype::FLOAT, _) => x.data.iter().map(|&v| f64::from(v as f32)).collect(),
         // Every float32 and every integer up to 2^53 is a double exactly.
@@ -322,7 +366,7 @@ fn cast(x: &HostVal, to: i32) -> Result<HostVal, String> {
             .iter()
             .map(|&v| f64::from(u8::from(v != 0.0)))
             .collect(),
-        (_, Some((lo, hi))) if matches!(x.elem, dtype::FLOAT | dtype::DOUBLE) => x
+        (_, Some((lo, hi))) if from_float => x
             .data
             .iter()
             .map(|&v| {
@@ -588,4 +632,31 @@ pub fn split(
             gather_by(x, dims, |ax, k| Some(if ax == a { f + k } else { k }), 0.0)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// By hand: to float8e4m3fn (largest 448) 500 and infinity saturate to 448, or without
+    /// saturate are NaN; to float8e5m2 (largest 57344) 1e6 saturates, or is infinity; to
+    /// int4 -9 wraps to 7, 8 to -8, 7.9 truncates to 7, NaN is 0; to uint4 -1 is 15.
+    #[test]
+    fn small_type_casts_by_hand() {
+        let x = |d: &[f64]| HostVal::float(vec![d.len()], d.to_vec());
+        let to = |v: &HostVal, t, sat| cast(v, t, sat).unwrap().data;
+        let big = x(&[500.0, f64::INFINITY]);
+        assert_eq!(to(&big, dtype::FLOAT8E4M3FN, true), vec![448.0, 448.0]);
+        assert!(to(&big, dtype::FLOAT8E4M3FN, false)
+            .iter()
+            .all(|v| v.is_nan()));
+        assert_eq!(to(&x(&[1e6]), dtype::FLOAT8E5M2, true), vec![57344.0]);
+        assert_eq!(
+            to(&x(&[1e6]), dtype::FLOAT8E5M2, false),
+            vec![f64::INFINITY]
+        );
+        let ints = x(&[-9.0, 8.0, 7.9, f64::NAN]);
+        assert_eq!(to(&ints, dtype::INT4, true), vec![7.0, -8.0, 7.0, 0.0]);
+        assert_eq!(to(&x(&[-1.0]), dtype::UINT4, true), vec![15.0]);
+    }
 }
