@@ -155,32 +155,50 @@ fn read(path: &Path) -> Result<(String, proto::Model), ImportError> {
         .map_or(0, |o| o.1);
     // Below opset 10 a model is read when every operator means there what it means in the
     // opsets hwgen implements (a float graph the host runs); anything else needs opset 10.
-    if opset < 10 && !unchanged_since(opset, &model.graph.nodes) {
+    if let Some(n) = (opset < 10)
+        .then(|| first_changed(opset, &model.graph.nodes))
+        .flatten()
+    {
         let listed: Vec<String> = SAME_SINCE
             .iter()
             .map(|(ops, since)| format!("{} (opset {since})", ops.join(", ")))
             .collect();
+        let domain = if n.domain.is_empty() {
+            "ai.onnx"
+        } else {
+            &n.domain
+        };
         return Err(fail(
-            format!("default-domain opset {opset} (IR version {}); QuantizeLinear and QLinearConv need opset 10 or later, and below it hwgen reads only operators whose meaning has not changed since: {}", model.ir_version, listed.join("; ")),
-            "export with opset 13 or later",
+            format!("default-domain opset {opset} (IR version {}): node '{}' ({} of domain {domain}); below opset 10 hwgen reads only default-domain operators whose meaning has not changed since: {}", model.ir_version, n.name, n.op_type, listed.join("; ")),
+            "export with opset 13 or later (operators of other domains, such as ai.onnx.ml, do not run)",
         ));
     }
     Ok((file, model))
 }
 
-/// Whether every node of a model of default-domain opset `opset` is an operator of the
-/// default domain whose meaning has not changed since an opset at most `opset`.
-fn unchanged_since(opset: i64, nodes: &[proto::Node]) -> bool {
-    nodes.iter().all(|n| {
-        (n.domain.is_empty() || n.domain == "ai.onnx")
+/// The first node (its subgraphs' included) of a model of default-domain opset `opset`
+/// that is not an operator of the default domain whose meaning has not changed since an
+/// opset at most `opset`.
+fn first_changed(opset: i64, nodes: &[proto::Node]) -> Option<&proto::Node> {
+    nodes.iter().find_map(|n| {
+        let same = (n.domain.is_empty() || n.domain == "ai.onnx")
             && SAME_SINCE
                 .iter()
-                .any(|(ops, since)| opset >= *since && ops.contains(&n.op_type.as_str()))
-            && n.attributes.iter().all(|a| match &a.value {
-                proto::AttrValue::Graph(g) => unchanged_since(opset, &g.nodes),
-                _ => true,
-            })
+                .any(|(ops, since)| opset >= *since && ops.contains(&n.op_type.as_str()));
+        if !same {
+            return Some(n);
+        }
+        n.attributes.iter().find_map(|a| match &a.value {
+            proto::AttrValue::Graph(g) => first_changed(opset, &g.nodes),
+            _ => None,
+        })
     })
+}
+
+/// Whether every node of a model of default-domain opset `opset` reads as it would later.
+#[cfg(test)]
+fn unchanged_since(opset: i64, nodes: &[proto::Node]) -> bool {
+    first_changed(opset, nodes).is_none()
 }
 
 /// Operators whose meaning has not changed since the opset beside them (later versions only
