@@ -98,6 +98,19 @@ fn probes(f: &MiniFloat) -> Vec<f32> {
     inputs
 }
 
+/// The reference's codes (`mode` encode or round) for the f32 values `inputs`, one each.
+fn reference_codes(mode: &str, f: &MiniFloat, inputs: &[f32]) -> Vec<u32> {
+    let text: String = inputs
+        .iter()
+        .map(|x| format!("{:08x}\n", x.to_bits()))
+        .collect();
+    let want = reference(mode, f, &text);
+    assert_eq!(want.len(), inputs.len());
+    want.iter()
+        .map(|w| u32::from_str_radix(w, 16).unwrap())
+        .collect()
+}
+
 #[test]
 fn encode_matches_ml_dtypes() {
     if !have_reference() {
@@ -105,15 +118,9 @@ fn encode_matches_ml_dtypes() {
     }
     for f in [E4M3, E5M2, BF16, FP16] {
         let inputs = probes(&f);
-        let text: String = inputs
-            .iter()
-            .map(|x| format!("{:08x}\n", x.to_bits()))
-            .collect();
-        let want = reference("encode", &f, &text);
-        assert_eq!(want.len(), inputs.len());
-        for (x, w) in inputs.iter().zip(&want) {
+        let want = reference_codes("encode", &f, &inputs);
+        for (x, &w) in inputs.iter().zip(&want) {
             let got = f.encode(*x);
-            let w = u32::from_str_radix(w, 16).unwrap();
             if x.is_nan() {
                 assert!(
                     f.decode(got).is_nan() && f.decode(w).is_nan(),
@@ -143,15 +150,10 @@ fn ieee_rounding_matches_numpy_and_ml_dtypes() {
     }
     for f in [BF16, FP16, E4M3, E5M2] {
         let inputs = probes(&f);
-        let text: String = inputs
-            .iter()
-            .map(|x| format!("{:08x}\n", x.to_bits()))
-            .collect();
-        let want = reference("round", &f, &text);
-        assert_eq!(want.len(), inputs.len());
-        for (x, w) in inputs.iter().zip(&want) {
+        let want = reference_codes("round", &f, &inputs);
+        for (x, &w) in inputs.iter().zip(&want) {
             let got = f.round_ieee(f64::from(*x));
-            let w = f.decode(u32::from_str_radix(w, 16).unwrap());
+            let w = f.decode(w);
             assert!(
                 got == w && got.is_sign_negative() == w.is_sign_negative()
                     || got.is_nan() && w.is_nan(),
