@@ -395,7 +395,8 @@ mod tests {
 
     /// By hand: a Loop of 3 trips doubling x = 1 (times `two` from outside) carries 8 out
     /// and stacks [2, 4, 8]; a Scan summing [1, 2, 3] into s = 0 ends at 6 with the running
-    /// sums [1, 3, 6], or, scanning in reverse, [3, 5, 6].
+    /// sums [1, 3, 6], or, scanning the input in reverse, [3, 5, 6], or stacking the output
+    /// in reverse, [6, 3, 1].
     #[test]
     fn loop_and_scan_by_hand() {
         let body = graph(
@@ -424,7 +425,12 @@ mod tests {
             ],
             &["s2", "o"],
         );
-        for (dir, want) in [(0, vec![1.0, 3.0, 6.0]), (1, vec![3.0, 5.0, 6.0])] {
+        let cases = [
+            (0, 0, vec![1.0, 3.0, 6.0]),
+            (1, 0, vec![3.0, 5.0, 6.0]),
+            (0, 1, vec![6.0, 3.0, 1.0]),
+        ];
+        for (dir, out_dir, want) in cases {
             let mut node = op(
                 "Scan",
                 &["s0", "xs"],
@@ -434,6 +440,7 @@ mod tests {
             for (name, v) in [
                 ("num_scan_inputs", vec![1]),
                 ("scan_input_directions", vec![dir]),
+                ("scan_output_directions", vec![out_dir]),
             ] {
                 node.attributes.push(Attribute {
                     name: name.into(),
