@@ -50,21 +50,25 @@ fn decode_every_code() {
     }
 }
 
+/// The f32 specials every conversion is checked on: zeros, infinities, NaN, the smallest
+/// normal and subnormal, the largest.
+const SPECIALS: [f32; 9] = [
+    0.0,
+    -0.0,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    f32::NAN,
+    f32::MIN_POSITIVE,
+    f32::from_bits(1),
+    f32::MAX,
+    -f32::MAX,
+];
+
 /// The f32 values a conversion to `f` is checked on: specials, powers of two and their
 /// neighbours, every tie between neighbouring codes, values around the largest finite value
 /// and seeded random bit patterns.
 fn probes(f: &MiniFloat) -> Vec<f32> {
-    let mut inputs: Vec<f32> = vec![
-        0.0,
-        -0.0,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::NAN,
-        f32::MIN_POSITIVE,
-        f32::from_bits(1),
-        f32::MAX,
-        -f32::MAX,
-    ];
+    let mut inputs: Vec<f32> = SPECIALS.to_vec();
     for e in -149..=20 {
         let p = 2f32.powi(e);
         for d in [-3i32, -2, -1, 0, 1, 2, 3] {
@@ -265,17 +269,7 @@ fn posit8_encodes_like_softposit() {
         return;
     }
     for p in [POSIT8_ES0, POSIT8_ES2] {
-        let mut inputs: Vec<f32> = vec![
-            0.0,
-            -0.0,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::NAN,
-            f32::MIN_POSITIVE,
-            f32::from_bits(1),
-            f32::MAX,
-            -f32::MAX,
-        ];
+        let mut inputs: Vec<f32> = SPECIALS.to_vec();
         let nudge = |v: f32, d: i32| f32::from_bits((v.to_bits() as i32 + d).max(0) as u32);
         for e in -60..=60 {
             for d in [-2, -1, 0, 1, 2] {
