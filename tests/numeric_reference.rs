@@ -1,5 +1,6 @@
 //! Number formats against independent references, all test-only (scripts/test.sh installs
-//! them in a private venv): FP8 (E4M3, E5M2) and BF16 against PyPI's ml_dtypes
+//! them in a private venv): FP8 (E4M3, E5M2), BF16, FP16 and the host's fnuz float8 and
+//! E2M1 against PyPI's ml_dtypes (numpy for FP16)
 //! (rtl-tests/ref/fp_reference.py), MXINT8 blocks against gfloat (mx_reference.py), posit8
 //! with es = 0 and 2 against SoftPosit (posit_reference.py). Decoding is checked on every
 //! code; encoding on specials, powers of two and their f32 neighbours, every tie between
@@ -10,7 +11,7 @@ mod common;
 
 use common::*;
 use hwgen::numeric::posit::{Posit, POSIT8_ES0, POSIT8_ES2};
-use hwgen::numeric::{MiniFloat, BF16, E4M3, E5M2, FP16};
+use hwgen::numeric::{MiniFloat, BF16, E2M1, E4M3, E4M3FNUZ, E5M2, E5M2FNUZ, FP16};
 
 fn have_reference() -> bool {
     have_python_modules(&["ml_dtypes", "numpy"])
@@ -36,7 +37,7 @@ fn decode_every_code() {
     if !have_reference() {
         return;
     }
-    for f in [E4M3, E5M2, BF16, FP16] {
+    for f in [E4M3, E5M2, BF16, FP16, E4M3FNUZ, E5M2FNUZ, E2M1] {
         let want = reference("decode", &f, "");
         assert_eq!(want.len(), 1 << f.bits());
         for (code, w) in want.iter().enumerate() {
@@ -120,12 +121,13 @@ fn encode_matches_ml_dtypes() {
     if !have_reference() {
         return;
     }
-    for f in [E4M3, E5M2, BF16, FP16] {
+    for f in [E4M3, E5M2, BF16, FP16, E4M3FNUZ, E5M2FNUZ, E2M1] {
         let inputs = probes(&f);
         let want = reference_codes("encode", &f, &inputs);
         for (x, &w) in inputs.iter().zip(&want) {
             let got = f.encode(*x);
-            if x.is_nan() {
+            // (E2M1 has no NaN: its code for one is compared exactly.)
+            if x.is_nan() && f.decode(w).is_nan() {
                 assert!(
                     f.decode(got).is_nan() && f.decode(w).is_nan(),
                     "{}: NaN",
@@ -144,15 +146,16 @@ fn encode_matches_ml_dtypes() {
     }
 }
 
-/// The host's float16, bfloat16 and float8 rounding (`round_ieee`, overflowing to infinity,
-/// or NaN for E4M3) is numpy's float16 cast and ml_dtypes' bfloat16, float8_e4m3fn and
-/// float8_e5m2 casts, on every probe.
+/// The host's float16, bfloat16, float8 and float4 rounding (`round_ieee`, overflowing to
+/// infinity, or NaN for E4M3 and the fnuz formats, saturating for E2M1) is numpy's float16
+/// cast and ml_dtypes' bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
+/// float8_e5m2fnuz and float4_e2m1fn casts, on every probe.
 #[test]
 fn ieee_rounding_matches_numpy_and_ml_dtypes() {
     if !have_reference() {
         return;
     }
-    for f in [BF16, FP16, E4M3, E5M2] {
+    for f in [BF16, FP16, E4M3, E5M2, E4M3FNUZ, E5M2FNUZ, E2M1] {
         let inputs = probes(&f);
         let want = reference_codes("round", &f, &inputs);
         for (x, &w) in inputs.iter().zip(&want) {

@@ -393,7 +393,7 @@ impl Under {
                     ("EXP_W".into(), f.exp_bits.to_string()),
                     ("MAN_W".into(), f.man_bits.to_string()),
                     ("BIAS".into(), f.bias.to_string()),
-                    ("IEEE".into(), u8::from(f.ieee_specials).to_string()),
+                    ("IEEE".into(), u8::from(f.ieee_specials()).to_string()),
                 ],
                 vec![],
             ),

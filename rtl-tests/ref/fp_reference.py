@@ -1,4 +1,5 @@
-"""Test-only reference for hwgen's FP8/BF16 conversions, from ml_dtypes (not a runtime
+"""Test-only reference for hwgen's minifloat conversions (FP8, BF16, FP16, and the host's
+float8 fnuz and FP4 E2M1), from ml_dtypes (not a runtime
 dependency of hwgen).
 
     python3 fp_reference.py decode FORMAT          -> one line per code: f64 bits (hex) or "nan"
@@ -7,8 +8,8 @@ dependency of hwgen).
 
 Encoding saturates like hwgen's accelerator does: finite values (and, for E4M3, infinities)
 are clipped to the largest finite value before the round-to-nearest-even cast. `round` is
-the plain cast (numpy's float16, ml_dtypes' bfloat16), which overflows to infinity: the
-host's rounding of ONNX float16 and bfloat16 tensors.
+the plain cast (numpy's float16, ml_dtypes' others), which overflows to infinity (NaN
+without one; E2M1 saturates): the host's rounding of ONNX's narrow float tensors.
 """
 import sys
 
@@ -20,6 +21,9 @@ FORMATS = {
     "fp8_e5m2": (ml_dtypes.float8_e5m2, np.uint8, 256, True),
     "bf16": (ml_dtypes.bfloat16, np.uint16, 65536, True),
     "fp16": (np.float16, np.uint16, 65536, True),
+    "fp8_e4m3fnuz": (ml_dtypes.float8_e4m3fnuz, np.uint8, 256, False),
+    "fp8_e5m2fnuz": (ml_dtypes.float8_e5m2fnuz, np.uint8, 256, False),
+    "fp4_e2m1": (ml_dtypes.float4_e2m1fn, np.uint8, 16, False),
 }
 
 

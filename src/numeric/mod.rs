@@ -16,7 +16,7 @@ pub mod mx;
 pub mod posit;
 
 pub use int::{IntPrecision, IntType, Requant, Slope};
-pub use minifloat::{MiniFloat, BF16, E4M3, E5M2, FP16};
+pub use minifloat::{MiniFloat, Specials, BF16, E2M1, E4M3, E4M3FNUZ, E5M2, E5M2FNUZ, FP16};
 pub use mx::{MxFormat, MxInt, MXINT4, MXINT8};
 pub use posit::Posit;
 

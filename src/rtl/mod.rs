@@ -85,7 +85,7 @@ fn format_view(formats: &[Format]) -> FormatView {
         exp_w: E4M3.exp_bits,
         man_w: E4M3.man_bits,
         bias: E4M3.bias,
-        ieee: u32::from(E4M3.ieee_specials),
+        ieee: u32::from(E4M3.ieee_specials()),
         n: 8,
         es: 2,
         usig_w: E4M3.man_bits + 1,
@@ -97,7 +97,7 @@ fn format_view(formats: &[Format]) -> FormatView {
                 v.exp_w = m.exp_bits;
                 v.man_w = m.man_bits;
                 v.bias = m.bias;
-                v.ieee = u32::from(m.ieee_specials);
+                v.ieee = u32::from(m.ieee_specials());
                 v.usig_w = m.man_bits + 1;
             }
             Format::Posit(p) => {
