@@ -292,7 +292,7 @@ fn input_val(
     use hwgen::onnx::proto::dtype;
     let want = hwgen::onnx::host::npy_descr(i.elem_type).ok_or_else(|| {
         anyhow::anyhow!(
-            "error: {}: graph input '{}' is {}; hwgen run takes float32, float64, float16, bfloat16, float8e4m3fn, float8e5m2, bool and integer (4-, 8-, 16-, 32-, 64-bit) inputs\n  fix:  export the model with one of those input types",
+            "error: {}: graph input '{}' is {}; hwgen run takes float32, float64, float16, bfloat16, float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e8m0), float4e2m1, bool and integer (2-, 4-, 8-, 16-, 32-, 64-bit) inputs\n  fix:  export the model with one of those input types",
             model.display(),
             i.name,
             dtype::name(i.elem_type)
@@ -336,7 +336,7 @@ fn input_val(
         }
     }
     let data = match i.elem_type {
-        t @ (dtype::FLOAT8E4M3FN | dtype::FLOAT8E5M2 | dtype::UINT4 | dtype::INT4) => data
+        t if dtype::is_small(t) => data
             .into_iter()
             .map(|c| dtype::small_value(t, c as u32))
             .collect(),

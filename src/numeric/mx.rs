@@ -211,6 +211,47 @@ pub fn e8m0_value(code: u8) -> f64 {
     }
 }
 
+/// How a conversion to E8M0 rounds a value that is not a power of two (ONNX Cast's
+/// `round_mode`): to the power above, the power below, or the nearer one, measured
+/// linearly (1.5 * 2^e and above go up).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum E8m0Round {
+    Up,
+    Down,
+    Nearest,
+}
+
+/// The E8M0 code of `x` (the host's conversion, ONNX's Cast to float8e8m0): |x| rounded to
+/// a power of two 2^r by `round`; r in -127..=127 is code r + 127. NaN is 0xFF. Beyond the
+/// range (zero, and infinity, included) saturates to code 0 or 0xFE, or without `saturate`
+/// is NaN. A negative `x` converts as |x| (ONNX leaves it unspecified; its reference does
+/// this).
+pub fn e8m0_code(x: f64, round: E8m0Round, saturate: bool) -> u8 {
+    let a = x.abs();
+    let r = if x.is_nan() {
+        return E8M0_NAN;
+    } else if a == 0.0 {
+        i32::MIN
+    } else if a.is_infinite() {
+        i32::MAX
+    } else {
+        // floor(log2(a)) from the exponent bits (every f64 subnormal is far below range).
+        let e = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+        let above = a > 2f64.powi(e);
+        match round {
+            E8m0Round::Up if above => e + 1,
+            E8m0Round::Nearest if a >= 1.5 * 2f64.powi(e) => e + 1,
+            _ => e,
+        }
+    };
+    match (r, saturate) {
+        (-127..=127, _) => (r + 127) as u8,
+        (_, false) => E8M0_NAN,
+        (..-127, true) => 0,
+        (_, true) => E8M0_NAN - 1,
+    }
+}
+
 /// Quantize one block: (scale code, element codes).
 pub fn quantize_block(x: &[f32], t: MxInt) -> (u8, Vec<i32>) {
     if x.iter().any(|v| !v.is_finite()) {
@@ -436,6 +477,28 @@ mod tests {
         assert_eq!(quantize_block(&[0.0, -0.0], MXINT8), (0, vec![0, 0]));
         assert_eq!(quantize_block(&[1.0, f32::NAN], MXINT8).0, E8M0_NAN);
         assert!(dequantize_block(E8M0_NAN, &[1], MXINT8)[0].is_nan());
+    }
+
+    /// E8M0 conversion by hand: 1.1 lies between 2^0 (code 127) and 2^1 (128); 1.5 is the
+    /// linear midpoint; 2^127 is the largest code (0xFE), 2^-127 the smallest (0).
+    #[test]
+    fn e8m0_rounding_by_hand() {
+        use E8m0Round::*;
+        assert_eq!(e8m0_code(1.1, Up, true), 128);
+        assert_eq!(e8m0_code(1.1, Down, true), 127);
+        assert_eq!(e8m0_code(1.1, Nearest, true), 127);
+        assert_eq!(e8m0_code(1.5, Nearest, true), 128);
+        assert_eq!(e8m0_code(-4.0, Up, true), 129);
+        assert_eq!(e8m0_code(2f64.powi(127), Up, false), 0xfe);
+        assert_eq!(e8m0_code(2f64.powi(127) * 1.01, Up, true), 0xfe);
+        assert_eq!(e8m0_code(2f64.powi(127) * 1.01, Up, false), 0xff);
+        assert_eq!(e8m0_code(2f64.powi(-127), Down, false), 0);
+        assert_eq!(e8m0_code(2f64.powi(-130), Up, true), 0);
+        assert_eq!(e8m0_code(2f64.powi(-130), Up, false), 0xff);
+        assert_eq!(e8m0_code(0.0, Up, true), 0);
+        assert_eq!(e8m0_code(0.0, Nearest, false), 0xff);
+        assert_eq!(e8m0_code(f64::INFINITY, Up, true), 0xfe);
+        assert_eq!(e8m0_code(f64::NAN, Up, true), 0xff);
     }
 
     #[test]

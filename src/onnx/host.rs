@@ -132,8 +132,8 @@ pub fn npy_descr(elem: i32) -> Option<&'static str> {
         // As ml_dtypes saves bfloat16 (numpy has no bfloat16 type): two raw bytes.
         dtype::BFLOAT16 => "<V2",
         // As ml_dtypes saves them: one byte (code) an element.
-        dtype::FLOAT8E4M3FN | dtype::UINT4 | dtype::INT4 => "|V1",
         dtype::FLOAT8E5M2 => "|f1",
+        t if dtype::is_small(t) => "|V1",
         dtype::INT8 => "|i1",
         dtype::UINT8 => "|u1",
         dtype::BOOL => "|b1",
@@ -177,9 +177,7 @@ pub fn npy_of(v: &HostVal) -> Result<Vec<u8>, String> {
             .flat_map(|&x| (x as u64).to_le_bytes())
             .collect(),
         dtype::DOUBLE => v.data.iter().flat_map(|&x| x.to_le_bytes()).collect(),
-        t @ (dtype::FLOAT8E4M3FN | dtype::FLOAT8E5M2 | dtype::UINT4 | dtype::INT4) => {
-            v.data.iter().map(|&x| dtype::small_code(t, x)).collect()
-        }
+        t if dtype::is_small(t) => v.data.iter().map(|&x| dtype::small_code(t, x)).collect(),
         t @ (dtype::FLOAT16 | dtype::BFLOAT16) => {
             let f = dtype::narrow_float(t).expect("a 16-bit float");
             v.data

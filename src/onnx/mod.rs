@@ -142,7 +142,7 @@ fn read(path: &Path) -> Result<(String, proto::Model), ImportError> {
     })?;
     let model = proto::model(&bytes).map_err(|e| {
         let fix = if e.what.starts_with(proto::UNSUPPORTED_TYPE) {
-            "store that tensor as float32, float16, bfloat16, float64, float8e4m3fn, float8e5m2, bool or a 4-, 8-, 16-, 32- or 64-bit integer (float8e4m3fnuz, float8e5m2fnuz, float8e8m0, float4e2m1, int2 and uint2 are not read)"
+            "store that tensor as float32, float16, bfloat16, float64, a float8 type, float4e2m1, bool or a 2-, 4-, 8-, 16-, 32- or 64-bit integer (strings and complex numbers are not read)"
         } else {
             "give an ONNX model file (onnx.save_model), not a truncated or other file"
         };

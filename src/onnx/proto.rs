@@ -126,35 +126,81 @@ pub mod dtype {
     pub const UINT64: i32 = 13;
     pub const BFLOAT16: i32 = 16;
     pub const FLOAT8E4M3FN: i32 = 17;
+    pub const FLOAT8E4M3FNUZ: i32 = 18;
     pub const FLOAT8E5M2: i32 = 19;
+    pub const FLOAT8E5M2FNUZ: i32 = 20;
     pub const UINT4: i32 = 21;
     pub const INT4: i32 = 22;
+    pub const FLOAT4E2M1: i32 = 23;
+    pub const FLOAT8E8M0: i32 = 24;
+    pub const UINT2: i32 = 25;
+    pub const INT2: i32 = 26;
 
-    /// The binary format of float8e4m3fn and float8e5m2 (hwgen's FP8 elements).
-    pub fn byte_float(t: i32) -> Option<crate::numeric::MiniFloat> {
+    /// The binary format of the float8 types (float8e4m3fn and float8e5m2 are hwgen's FP8
+    /// elements) and float4e2m1.
+    pub fn mini_float(t: i32) -> Option<crate::numeric::MiniFloat> {
+        use crate::numeric as n;
         match t {
-            FLOAT8E4M3FN => Some(crate::numeric::E4M3),
-            FLOAT8E5M2 => Some(crate::numeric::E5M2),
+            FLOAT8E4M3FN => Some(n::E4M3),
+            FLOAT8E4M3FNUZ => Some(n::E4M3FNUZ),
+            FLOAT8E5M2 => Some(n::E5M2),
+            FLOAT8E5M2FNUZ => Some(n::E5M2FNUZ),
+            FLOAT4E2M1 => Some(n::E2M1),
             _ => None,
         }
     }
 
-    /// The value of one stored code (a byte, or a 4-bit integer in its low bits) of a
-    /// float8 or 4-bit integer type.
-    pub fn small_value(t: i32, code: u32) -> f64 {
-        match (t, byte_float(t)) {
-            (_, Some(f)) => f.decode(code & 0xff),
-            (INT4, _) => f64::from((code & 0xf) as i32 - if code & 8 != 0 { 16 } else { 0 }),
-            _ => f64::from(code & 0xf),
+    /// The 4- and 2-bit integer types: (signed, bits).
+    pub fn small_int(t: i32) -> Option<(bool, u32)> {
+        match t {
+            INT4 => Some((true, 4)),
+            UINT4 => Some((false, 4)),
+            INT2 => Some((true, 2)),
+            UINT2 => Some((false, 2)),
+            _ => None,
         }
     }
 
-    /// The code of value `v` of a float8 or 4-bit integer type (exactly a value of it; NaN
-    /// as numpy writes it).
+    /// Whether `t` is one of the types narrower than 16 bits but bool and the 8-bit
+    /// integers: float8 (all five), float4e2m1, int4, uint4, int2, uint2. Their `.npy`
+    /// arrays hold one code a byte, as ml_dtypes saves them.
+    pub fn is_small(t: i32) -> bool {
+        mini_float(t).is_some() || small_int(t).is_some() || t == FLOAT8E8M0
+    }
+
+    /// The bits an element of a type ONNX packs several to a byte (4 or 2), else None.
+    pub fn packed_bits(t: i32) -> Option<u32> {
+        match t {
+            FLOAT4E2M1 => Some(4),
+            _ => small_int(t).map(|(_, bits)| bits),
+        }
+    }
+
+    /// The value of one stored code (a byte, or a packed element in its low bits) of a
+    /// small type (`is_small`).
+    pub fn small_value(t: i32, code: u32) -> f64 {
+        if let Some(f) = mini_float(t) {
+            return f.decode(code & ((1 << f.bits()) - 1));
+        }
+        match small_int(t) {
+            Some((signed, bits)) => {
+                let v = i64::from(code & ((1 << bits) - 1));
+                let negative = signed && v >> (bits - 1) == 1;
+                (v - if negative { 1 << bits } else { 0 }) as f64
+            }
+            None => crate::numeric::mx::e8m0_value(code as u8),
+        }
+    }
+
+    /// The code of value `v` of a small type (exactly a value of it; NaN as numpy and
+    /// ml_dtypes write it).
     pub fn small_code(t: i32, v: f64) -> u8 {
-        match byte_float(t) {
-            Some(f) => float_code(f, v) as u8,
-            None => (v as i64 & 0xf) as u8,
+        if let Some(f) = mini_float(t) {
+            return float_code(f, v) as u8;
+        }
+        match small_int(t) {
+            Some((_, bits)) => (v as i64 & ((1 << bits) - 1)) as u8,
+            None => crate::numeric::mx::e8m0_code(v, crate::numeric::mx::E8m0Round::Down, false),
         }
     }
 
@@ -196,15 +242,15 @@ pub mod dtype {
             14 => "complex64",
             15 => "complex128",
             FLOAT8E4M3FN => "float8e4m3fn",
-            18 => "float8e4m3fnuz",
+            FLOAT8E4M3FNUZ => "float8e4m3fnuz",
             FLOAT8E5M2 => "float8e5m2",
-            20 => "float8e5m2fnuz",
+            FLOAT8E5M2FNUZ => "float8e5m2fnuz",
             UINT4 => "uint4",
             INT4 => "int4",
-            23 => "float4e2m1",
-            24 => "float8e8m0",
-            25 => "uint2",
-            26 => "int2",
+            FLOAT4E2M1 => "float4e2m1",
+            FLOAT8E8M0 => "float8e8m0",
+            UINT2 => "uint2",
+            INT2 => "int2",
             _ => return format!("data type {t}"),
         };
         n.to_string()
@@ -465,7 +511,8 @@ fn shape(buf: &[u8], path: &str) -> R<Vec<Option<i64>>> {
 fn raw_width(t: i32) -> Option<usize> {
     use dtype::*;
     match t {
-        UINT8 | INT8 | BOOL | FLOAT8E4M3FN | FLOAT8E5M2 => Some(1),
+        UINT8 | INT8 | BOOL => Some(1),
+        t if is_small(t) => Some(1),
         UINT16 | INT16 | FLOAT16 | BFLOAT16 => Some(2),
         FLOAT | INT32 | UINT32 => Some(4),
         INT64 | DOUBLE | UINT64 => Some(8),
@@ -480,7 +527,7 @@ fn raw_value(t: i32, b: &[u8]) -> f64 {
         INT8 => f64::from(b[0] as i8),
         UINT16 => f64::from(u16::from_le_bytes([b[0], b[1]])),
         INT16 => f64::from(i16::from_le_bytes([b[0], b[1]])),
-        FLOAT8E4M3FN | FLOAT8E5M2 => small_value(t, u32::from(b[0])),
+        t if is_small(t) => small_value(t, u32::from(b[0])),
         FLOAT16 | BFLOAT16 => {
             let code = u32::from(u16::from_le_bytes([b[0], b[1]]));
             narrow_float(t).expect("a 16-bit float").decode(code)
@@ -535,22 +582,25 @@ pub(super) fn tensor(buf: &[u8], parent: &str) -> R<Tensor> {
         .dims
         .iter()
         .try_fold(1i64, |a, &d| (d >= 0).then(|| a.checked_mul(d)).flatten());
-    if matches!(t.data_type, dtype::UINT4 | dtype::INT4) {
-        // Two elements a byte, the first in the low bits: raw_data, or int32_data holding
-        // one byte each.
+    if let Some(bits) = dtype::packed_bits(t.data_type) {
+        // 8 / bits elements a byte, the first in the low bits: raw_data, or int32_data
+        // holding one byte each.
         let bytes: Vec<u8> = match &raw {
             Some(r) => r.to_vec(),
             None => ints.iter().map(|&v| v as u8).collect(),
         };
-        let n = count.unwrap_or(-1);
-        if n < 0 || bytes.len() as i64 != (n + 1) / 2 {
+        let (n, per_byte) = (count.unwrap_or(-1), 8 / bits as usize);
+        if n < 0 || bytes.len() as i64 != (n + per_byte as i64 - 1) / per_byte as i64 {
             return Err(fail(format!(
-                "{} bytes for {n} 4-bit elements",
+                "{} bytes for {n} {bits}-bit elements",
                 bytes.len()
             )));
         }
         t.values = (0..n as usize)
-            .map(|k| dtype::small_value(t.data_type, u32::from(bytes[k / 2] >> (4 * (k % 2)))))
+            .map(|k| {
+                let code = bytes[k / per_byte] >> (bits as usize * (k % per_byte));
+                dtype::small_value(t.data_type, u32::from(code))
+            })
             .collect();
     } else if let Some(raw) = raw {
         let w = raw_width(t.data_type).ok_or_else(|| fail(unsupported(t.data_type)))?;
@@ -579,7 +629,7 @@ pub(super) fn tensor(buf: &[u8], parent: &str) -> R<Tensor> {
                 t @ (dtype::FLOAT16 | dtype::BFLOAT16) => dtype::narrow_float(t)
                     .expect("a 16-bit float")
                     .decode(v as u16 as u32),
-                t @ (dtype::FLOAT8E4M3FN | dtype::FLOAT8E5M2) => dtype::small_value(t, v as u32),
+                t if dtype::is_small(t) => dtype::small_value(t, v as u32),
                 _ => v as f64,
             })
             .collect();
@@ -624,5 +674,29 @@ mod tests {
         assert_eq!(tensor(&f8, "t").unwrap().values, vec![1.0, -2.0]);
         let short = [0x08, 3, 0x10, 22, 0x4a, 1, 0xe1];
         assert!(tensor(&short, "t").is_err());
+    }
+
+    /// By hand: dims [5] of int2 packed four a byte, low bits first, raw_data 0xe4 0x02 =
+    /// 00 01 10 11 | 10: 0, 1, -2, -1, -2 (as uint2 0, 1, 2, 3, 2); float4e2m1 [3] in
+    /// raw_data 0xf1 0x03: 0.5, -6, 1.5; float8e4m3fnuz 0x40 0x80 0xff: 1, NaN, -240.
+    #[test]
+    fn int2_float4_and_fnuz_tensors_decode() {
+        let int2 = [0x08, 5, 0x10, 26, 0x4a, 2, 0xe4, 0x02];
+        assert_eq!(
+            tensor(&int2, "t").unwrap().values,
+            [0.0, 1.0, -2.0, -1.0, -2.0]
+        );
+        let uint2 = [0x08, 5, 0x10, 25, 0x4a, 2, 0xe4, 0x02];
+        assert_eq!(
+            tensor(&uint2, "t").unwrap().values,
+            [0.0, 1.0, 2.0, 3.0, 2.0]
+        );
+        let f4 = [0x08, 3, 0x10, 23, 0x4a, 2, 0xf1, 0x03];
+        assert_eq!(tensor(&f4, "t").unwrap().values, [0.5, -6.0, 1.5]);
+        let fnuz = [0x08, 3, 0x10, 18, 0x4a, 3, 0x40, 0x80, 0xff];
+        let v = tensor(&fnuz, "t").unwrap().values;
+        assert!(v[0] == 1.0 && v[1].is_nan() && v[2] == -240.0);
+        let long = [0x08, 3, 0x10, 26, 0x4a, 2, 0xe4, 0x02];
+        assert!(tensor(&long, "t").is_err_and(|e| e.what.contains("2 bytes for 3 2-bit")));
     }
 }

@@ -147,14 +147,16 @@ fn quantize_linear(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Hos
         (None, 0) => dtype::UINT8,
         (None, t) => t as i32,
     };
-    // int4 and uint4 as the 8-bit types; float8 saturating (or not) `x / scale`, the zero
-    // point not added, as ONNX's reference computes it.
-    let range = int_range(elem).or(match elem {
-        dtype::INT4 => Some((-8.0, 7.0)),
-        dtype::UINT4 => Some((0.0, 15.0)),
-        _ => None,
-    });
-    let f8 = dtype::byte_float(elem);
+    // int4, uint4, int2 and uint2 as the 8-bit types; float8 and float4 saturating (or
+    // not) `x / scale`, as ONNX's reference computes it.
+    let range = int_range(elem).or(dtype::small_int(elem).map(|(signed, bits)| {
+        let levels = f64::from(1u32 << bits);
+        match signed {
+            true => (-levels / 2.0, levels / 2.0 - 1.0),
+            false => (0.0, levels - 1.0),
+        }
+    }));
+    let f8 = dtype::mini_float(elem);
     if range.is_none() && f8.is_none() {
         return Err(format!("quantizes to {}", dtype::name(elem)));
     }
@@ -167,7 +169,13 @@ fn quantize_linear(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Hos
             let scale = qparam(s, &x.dims, layout, k);
             match (f8, range) {
                 (Some(f), _) => {
-                    super::shape::to_float8(f64::from(x.data[k] as f32 / scale as f32), f, saturate)
+                    let mut v = x.data[k] as f32 / scale as f32;
+                    // float4e2m1: ONNX's reference adds the zero point (0: it only makes
+                    // -0 +0); float8: it does not.
+                    if f.specials == crate::numeric::Specials::Finite && z.is_some() {
+                        v += zp as f32;
+                    }
+                    super::shape::to_float8(f64::from(v), f, saturate)
                 }
                 (None, r) => quantize_in(x.data[k], scale, zp, r.expect("an integer range")),
             }

@@ -98,12 +98,8 @@ pub fn eval_shape(
         "Pad" => pad(n, x, ins),
         "Slice" => slice(n, x, ins),
         "Concat" => concat(n, ins),
-        "Cast" => cast(
-            x,
-            n.attr_int("to", 0) as i32,
-            n.attr_int("saturate", 1) != 0,
-        ),
-        "CastLike" => (|| cast(x, need(ins, 1)?.elem, n.attr_int("saturate", 1) != 0))(),
+        "Cast" => cast(n, x, n.attr_int("to", 0) as i32),
+        "CastLike" => (|| cast(n, x, need(ins, 1)?.elem))(),
         "Shape" => {
             let rank = x.dims.len() as i64;
             let clampi = |v: i64| (if v < 0 { v + rank } else { v }).clamp(0, rank) as usize;
@@ -314,9 +310,10 @@ fn gather(n: &Node, x: &HostVal, idx: &HostVal) -> Result<HostVal, String> {
 
 /// Cast between float32 and the integer types: float to integer truncates toward zero
 /// (saturating), integer to integer wraps around.
-/// `v` as float8 format `f`: saturated to its largest finite value (infinities too) then
-/// rounded to nearest even, or without `saturate` rounded, overflowing to infinity (E5M2)
-/// or NaN (E4M3 fn), as ONNX's Cast and QuantizeLinear define it.
+/// `v` as float8 (or float4) format `f`: saturated to its largest finite value (infinities
+/// too) then rounded to nearest even, or without `saturate` rounded, overflowing to
+/// infinity (E5M2) or NaN (fn, fnuz; E2M1 always saturates), as ONNX's Cast and
+/// QuantizeLinear define it.
 pub(super) fn to_float8(v: f64, f: crate::numeric::MiniFloat, saturate: bool) -> f64 {
     let max = f.max_value();
     f.round_ieee(if saturate && !v.is_nan() {
@@ -326,32 +323,49 @@ pub(super) fn to_float8(v: f64, f: crate::numeric::MiniFloat, saturate: bool) ->
     })
 }
 
-/// Cast to `to`; `saturate` (the attribute, default 1) for float8 targets.
-fn cast(x: &HostVal, to: i32, saturate: bool) -> Result<HostVal, String> {
-    let from_float =
-        matches!(x.elem, dtype::FLOAT | dtype::DOUBLE) || dtype::byte_float(x.elem).is_some();
-    if let Some(f) = dtype::byte_float(to) {
-        let data = x.data.iter().map(|&v| to_float8(v, f, saturate)).collect();
+/// Cast (or CastLike) node `n` of `x` to `to`, with its `saturate` (default 1) for float8
+/// targets and `round_mode` (default "up") for float8e8m0.
+fn cast(n: &Node, x: &HostVal, to: i32) -> Result<HostVal, String> {
+    use crate::numeric::mx::E8m0Round;
+    use crate::onnx::proto::AttrValue;
+    let saturate = n.attr_int("saturate", 1) != 0;
+    let round = match n.attr("round_mode") {
+        None => E8m0Round::Up,
+        Some(AttrValue::Text(m)) if m == "up" => E8m0Round::Up,
+        Some(AttrValue::Text(m)) if m == "down" => E8m0Round::Down,
+        Some(AttrValue::Text(m)) if m == "nearest" => E8m0Round::Nearest,
+        Some(_) => return Err("a round_mode other than up, down or nearest".into()),
+    };
+    cast_to(x, to, saturate, round)
+}
+
+/// `x` cast to `to` (see `cast`).
+fn cast_to(
+    x: &HostVal,
+    to: i32,
+    saturate: bool,
+    round: crate::numeric::mx::E8m0Round,
+) -> Result<HostVal, String> {
+    use crate::numeric::mx::{e8m0_code, e8m0_value};
+    let from_float = matches!(x.elem, dtype::FLOAT | dtype::DOUBLE | dtype::FLOAT8E8M0)
+        || dtype::mini_float(x.elem).is_some();
+    let small: Option<Box<dyn Fn(f64) -> f64>> = match (dtype::mini_float(to), to) {
+        (Some(f), _) => Some(Box::new(move |v| to_float8(v, f, saturate))),
+        (None, dtype::FLOAT8E8M0) => {
+            Some(Box::new(move |v| e8m0_value(e8m0_code(v, round, saturate))))
+        }
+        // numpy's (ml_dtypes') astype to int4, uint4, int2 and uint2: toward zero, then the
+        // low bits; NaN and infinities 0.
+        _ if dtype::small_int(to).is_some() => Some(Box::new(move |v: f64| match v.is_finite() {
+            true => dtype::small_value(to, v.trunc() as i64 as u32),
+            false => 0.0,
+        })),
+        _ => None,
+    };
+    if let Some(g) = small {
         return Ok(HostVal {
             dims: x.dims.clone(),
-            data,
-            elem: to,
-        });
-    }
-    if matches!(to, dtype::UINT4 | dtype::INT4) {
-        // numpy's (ml_dtypes') astype: toward zero, then the low 4 bits; NaN and
-        // infinities 0.
-        let data = x
-            .data
-            .iter()
-            .map(|&v| match v.is_finite() {
-                true => dtype::small_value(to, v.trunc() as i64 as u32),
-                false => 0.0,
-            })
-            .collect();
-        return Ok(HostVal {
-            dims: x.dims.clone(),
-            data,
+            data: x.data.iter().map(|&v| g(v)).collect(),
             elem: to,
         });
     }
@@ -637,6 +651,7 @@ pub fn split(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::numeric::mx::E8m0Round;
 
     /// By hand: to float8e4m3fn (largest 448) 500 and infinity saturate to 448, or without
     /// saturate are NaN; to float8e5m2 (largest 57344) 1e6 saturates, or is infinity; to
@@ -644,7 +659,7 @@ mod tests {
     #[test]
     fn small_type_casts_by_hand() {
         let x = |d: &[f64]| HostVal::float(vec![d.len()], d.to_vec());
-        let to = |v: &HostVal, t, sat| cast(v, t, sat).unwrap().data;
+        let to = |v: &HostVal, t, sat| cast_to(v, t, sat, E8m0Round::Up).unwrap().data;
         let big = x(&[500.0, f64::INFINITY]);
         assert_eq!(to(&big, dtype::FLOAT8E4M3FN, true), vec![448.0, 448.0]);
         assert!(to(&big, dtype::FLOAT8E4M3FN, false)
@@ -658,5 +673,33 @@ mod tests {
         let ints = x(&[-9.0, 8.0, 7.9, f64::NAN]);
         assert_eq!(to(&ints, dtype::INT4, true), vec![7.0, -8.0, 7.0, 0.0]);
         assert_eq!(to(&x(&[-1.0]), dtype::UINT4, true), vec![15.0]);
+    }
+
+    /// By hand, ONNX's other small types: int2 holds -2..1, so -3 wraps to 1 and 2 to -2;
+    /// uint2 -1 is 3. float8e4m3fnuz (largest 240) saturates -infinity to -240, or without
+    /// saturate makes 1000 NaN, and -0 is +0. float4e2m1 (largest 6) saturates 9 either way.
+    /// float8e8m0 by round_mode: 1.9 down is 1, 1.5 nearest is 2, 0.124 up (the default)
+    /// is 0.125.
+    #[test]
+    fn other_small_type_casts_by_hand() {
+        use crate::onnx::proto::AttrValue;
+        let x = |d: &[f64]| HostVal::float(vec![d.len()], d.to_vec());
+        let to = |v: &HostVal, t, sat| cast_to(v, t, sat, E8m0Round::Up).unwrap().data;
+        assert_eq!(to(&x(&[-3.0, 2.0]), dtype::INT2, true), vec![1.0, -2.0]);
+        assert_eq!(to(&x(&[-1.0]), dtype::UINT2, true), vec![3.0]);
+        let f = dtype::FLOAT8E4M3FNUZ;
+        assert_eq!(to(&x(&[f64::NEG_INFINITY]), f, true), vec![-240.0]);
+        assert!(to(&x(&[1000.0]), f, false)[0].is_nan());
+        assert!(to(&x(&[-0.0]), f, true)[0].is_sign_positive());
+        assert_eq!(to(&x(&[9.0]), dtype::FLOAT4E2M1, false), vec![6.0]);
+        let e8 = |mode: Option<&str>, v: f64| {
+            let attrs = mode.map(|m| ("round_mode", AttrValue::Text(m.into())));
+            let n = Node::new("Cast", attrs.into_iter().collect());
+            cast(&n, &x(&[v]), dtype::FLOAT8E8M0).map(|r| r.data[0])
+        };
+        assert_eq!(e8(Some("down"), 1.9), Ok(1.0));
+        assert_eq!(e8(Some("nearest"), 1.5), Ok(2.0));
+        assert_eq!(e8(None, 0.124), Ok(0.125));
+        assert!(e8(Some("even"), 1.0).unwrap_err().contains("round_mode"));
     }
 }
