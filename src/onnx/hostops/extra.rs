@@ -1,6 +1,6 @@
 //! Normalizations and index operators on the host: LayerNormalization,
 //! RMSNormalization, InstanceNormalization, GroupNormalization (float32; sums in double precision, each output
-//! rounded once), Hardmax, CumSum, Trilu, Range, GatherElements and the two losses,
+//! rounded once), MeanVarianceNormalization (its ONNX function, step by step), Hardmax, CumSum, Trilu, Range, GatherElements and the two losses,
 //! NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss, as ONNX defines them.
 
 use super::shape::axis_of;
@@ -39,6 +39,7 @@ pub(super) fn eval(
     Some(match n.op_type.as_str() {
         "LayerNormalization" | "RMSNormalization" => normalize(n, x, ins),
         "InstanceNormalization" => one(instance_norm(n, x, ins)),
+        "MeanVarianceNormalization" => one(mean_variance(n, x)),
         "GroupNormalization" => one(group_norm(
             n,
             x,
@@ -125,6 +126,32 @@ fn normalize(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Vec<HostV
 fn instance_norm(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
     let c = *x.dims.get(1).ok_or("a tensor of rank below 2")?;
     group_norm(n, x, ins, c)
+}
+
+/// MeanVarianceNormalization over `axes` (default [0, 2, 3]): ONNX's function body, each
+/// step the host's float32 operator: `(x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9)`.
+fn mean_variance(n: &Node, x: &HostVal) -> Result<HostVal, String> {
+    use crate::onnx::proto::AttrValue;
+    float_only(n, x)?;
+    let axes = n.attr_ints_or("axes", &[0, 2, 3]);
+    let op = |op: &str, ins: &[&HostVal]| -> Result<HostVal, String> {
+        let attrs = match op {
+            "ReduceMean" => vec![("axes", AttrValue::Ints(axes.clone()))],
+            _ => vec![],
+        };
+        let ins: Vec<Option<HostVal>> = ins.iter().map(|&v| Some(v.clone())).collect();
+        super::eval(&Node::new(op, attrs), &ins).map(|mut v| v.remove(0))
+    };
+    let scalar = |v: f64| HostVal::float(vec![], vec![v]);
+    let mean = op("ReduceMean", &[x])?;
+    let mean_sq = op("Pow", &[&mean, &scalar(2.0)])?;
+    let sq_mean = op("ReduceMean", &[&op("Pow", &[x, &scalar(2.0)])?])?;
+    let std = op("Sqrt", &[&op("Sub", &[&sq_mean, &mean_sq])?])?;
+    let eps = scalar(f64::from(1e-9f32));
+    op(
+        "Div",
+        &[&op("Sub", &[x, &mean])?, &op("Add", &[&std, &eps])?],
+    )
 }
 
 /// `groups` groups of consecutive channels of each batch element, each normalized over its
@@ -490,6 +517,28 @@ fn loss(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// By hand, over axis 0: [1, 3] has mean 2, mean of squares 5, so variance 1 and
+    /// [-1, 1] / (1 + 1e-9), which is [-1, 1] in float32; [[0, 2], [4, 6]] over axes [0, 1]
+    /// has mean 3, mean of squares 14, variance 5: (x - 3) / sqrt(5).
+    #[test]
+    fn mean_variance_by_hand() {
+        let axes = |a: Vec<i64>| {
+            Node::new(
+                "MeanVarianceNormalization",
+                vec![("axes", crate::onnx::proto::AttrValue::Ints(a))],
+            )
+        };
+        let x = HostVal::float(vec![2], vec![1.0, 3.0]);
+        assert_eq!(mean_variance(&axes(vec![0]), &x).unwrap().data, [-1.0, 1.0]);
+        let x = HostVal::float(vec![2, 2], vec![0.0, 2.0, 4.0, 6.0]);
+        let y = mean_variance(&axes(vec![0, 1]), &x).unwrap().data;
+        let want = [-3.0, -1.0, 1.0, 3.0].map(|v: f64| v / 5f64.sqrt());
+        assert!(
+            y.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6),
+            "{y:?}"
+        );
+    }
 
     fn node(op: &str, attrs: &[(&str, i64)]) -> Node {
         Node {

@@ -216,7 +216,10 @@ pub(super) fn eye_like(n: &Node, x: &HostVal) -> Result<HostVal, String> {
         Some(AttrValue::Int(t)) => *t as i32,
         _ => x.elem,
     };
-    let float = matches!(elem, dtype::FLOAT | dtype::FLOAT16 | dtype::BFLOAT16);
+    let float = matches!(
+        elem,
+        dtype::FLOAT | dtype::DOUBLE | dtype::FLOAT16 | dtype::BFLOAT16
+    );
     if !float && super::quant::int_range(elem).is_none() && elem != dtype::BOOL {
         return Err(format!("EyeLike of type {}", dtype::name(elem)));
     }

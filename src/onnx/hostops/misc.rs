@@ -1,6 +1,6 @@
 //! Smaller ONNX operators on the host, each as ONNX's reference computes it: the window
-//! functions (HannWindow, HammingWindow, BlackmanWindow), Compress, CenterCropPad,
-//! ReverseSequence, Det, LRN, Einsum and BitCast.
+//! functions (HannWindow, HammingWindow, BlackmanWindow), Compress, NonZero,
+//! CenterCropPad, ReverseSequence, Det, LRN, Einsum and BitCast.
 
 use super::shape::{axis_of as axis, strides};
 use super::{need, HostVal};
@@ -15,6 +15,7 @@ pub(super) fn eval(
     Some(match n.op_type.as_str() {
         "HannWindow" | "HammingWindow" | "BlackmanWindow" => window(n, x),
         "Compress" => compress(n, x, need(ins, 1)),
+        "NonZero" => Ok(non_zero(x)),
         "CenterCropPad" => center_crop_pad(n, x, need(ins, 1)),
         "ReverseSequence" => reverse_sequence(n, x, need(ins, 1)),
         "Det" => det(x),
@@ -23,6 +24,26 @@ pub(super) fn eval(
         "BitCast" => bitcast(x, n.attr_int("to", 0) as i32),
         _ => return None,
     })
+}
+
+/// NonZero: the indices of the elements that are not zero (NaN is not), `[rank, count]`
+/// int64 in row-major order, as numpy's nonzero (a scalar as a one-element vector).
+fn non_zero(x: &HostVal) -> HostVal {
+    let dims = if x.dims.is_empty() {
+        vec![1]
+    } else {
+        x.dims.clone()
+    };
+    let hits: Vec<usize> = (0..x.data.len()).filter(|&i| x.data[i] != 0.0).collect();
+    let mut data = Vec::with_capacity(dims.len() * hits.len());
+    for (&s, &d) in strides(&dims).iter().zip(&dims) {
+        data.extend(hits.iter().map(|&h| (h / s % d) as f64));
+    }
+    HostVal {
+        dims: vec![dims.len(), hits.len()],
+        data,
+        elem: dtype::INT64,
+    }
 }
 
 /// The width and bit pattern of value `v` of type `elem` (None for a type the host does not
@@ -518,6 +539,23 @@ mod tests {
             data: data.to_vec(),
             elem: dtype::FLOAT,
         }
+    }
+
+    /// By hand: NonZero of [[1, 0], [NaN, 2]] is at (0, 0), (1, 0) and (1, 1): rows
+    /// [0, 1, 1] and columns [0, 0, 1]; of a zero scalar, none ([1, 0]). Sign of
+    /// [-2, 0, 3, NaN] is [-1, 0, 1, NaN].
+    #[test]
+    fn non_zero_and_sign_by_hand() {
+        let nz = non_zero(&v(&[2, 2], &[1.0, 0.0, f64::NAN, 2.0]));
+        assert_eq!(
+            (nz.dims, nz.data),
+            (vec![2, 3], vec![0.0, 1.0, 1.0, 0.0, 0.0, 1.0])
+        );
+        assert_eq!(non_zero(&v(&[], &[0.0])).dims, vec![1, 0]);
+        let x = v(&[4], &[-2.0, 0.0, 3.0, f64::NAN]);
+        let s = super::super::eval(&Node::new("Sign", vec![]), &[Some(x)]).unwrap();
+        assert_eq!(s[0].data[..3], [-1.0, 0.0, 1.0]);
+        assert!(s[0].data[3].is_nan());
     }
 
     /// By hand: det [[1, 2], [3, 4]] = -2 and det [[0, 1], [1, 0]] = -1 (a pivot swap);

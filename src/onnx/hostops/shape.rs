@@ -49,7 +49,7 @@ pub fn eval_shape(
             let dims = vec![x.dims[..a].iter().product(), x.dims[a..].iter().product()];
             Ok(HostVal { dims, ..x.clone() })
         })(),
-        "Reshape" => (|| reshape(x, need(ins, 1)?))(),
+        "Reshape" => (|| reshape(x, need(ins, 1)?, n.attr_int("allowzero", 0) != 0))(),
         "Squeeze" => (|| {
             let dims = match axes(n, ins) {
                 Some(a) => {
@@ -174,15 +174,15 @@ pub(super) fn dropout(x: &HostVal, ins: &[Option<HostVal>]) -> Result<Vec<HostVa
     Ok(vec![x.clone(), mask])
 }
 
-/// Reshape (0 keeps the dimension, -1 takes the rest).
-fn reshape(x: &HostVal, shape: &HostVal) -> Result<HostVal, String> {
+/// Reshape (0 keeps the dimension, or with `allowzero` is an empty one; -1 takes the rest).
+fn reshape(x: &HostVal, shape: &HostVal, allowzero: bool) -> Result<HostVal, String> {
     let total = x.data.len();
     let mut dims: Vec<i64> = shape
         .data
         .iter()
         .enumerate()
         .map(|(i, &v)| {
-            if v == 0.0 {
+            if v == 0.0 && !allowzero {
                 x.dims.get(i).copied().unwrap_or(1) as i64
             } else {
                 v as i64
@@ -190,6 +190,12 @@ fn reshape(x: &HostVal, shape: &HostVal) -> Result<HostVal, String> {
         })
         .collect();
     let bad = || format!("cannot reshape {:?} to {:?}", x.dims, shape.data);
+    if allowzero && dims.contains(&0) && dims.contains(&-1) {
+        return Err(format!(
+            "{}: with allowzero, a 0 (an empty dimension) and a -1 cannot both be given",
+            bad()
+        ));
+    }
     let known = dims
         .iter()
         .filter(|&&d| d > 0)
@@ -340,7 +346,7 @@ fn cast(n: &Node, x: &HostVal, to: i32) -> Result<HostVal, String> {
 }
 
 /// `x` cast to `to` (see `cast`).
-fn cast_to(
+pub(super) fn cast_to(
     x: &HostVal,
     to: i32,
     saturate: bool,
@@ -491,7 +497,8 @@ pub fn arg(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     })
 }
 
-/// Pad: constant (constant_value), edge or reflect; negative pads crop; `axes` (opset
+/// Pad: constant (constant_value), edge, reflect or wrap; negative pads crop, and the
+/// other modes then extend what is kept (as ONNX Runtime: crop, then pad); `axes` (opset
 /// 18) selects the padded axes.
 pub fn pad(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
     let rank = x.dims.len();
@@ -529,23 +536,31 @@ pub fn pad(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, St
         .and_then(|v| v.as_ref())
         .and_then(|v| v.data.first().copied())
         .unwrap_or(0.0);
-    if !matches!(mode, "constant" | "edge" | "reflect") {
+    if !matches!(mode, "constant" | "edge" | "reflect" | "wrap") {
         return Err(format!("Pad mode {mode}"));
     }
     let at = |a: usize, k: usize| -> Option<usize> {
-        let n = x.dims[a] as i64;
-        let i = k as i64 - pads[a].0;
-        match mode {
-            _ if (0..n).contains(&i) => Some(i as usize),
-            "edge" if n > 0 => Some(i.clamp(0, n - 1) as usize),
+        // The kept input range lo..lo + n, and k's position relative to it.
+        let lo = (-pads[a].0).max(0);
+        let n = x.dims[a] as i64 - lo - (-pads[a].1).max(0);
+        let i = k as i64 - pads[a].0 - lo;
+        let r = match mode {
+            _ if (0..n).contains(&i) => i,
+            "edge" if n > 0 => i.clamp(0, n - 1),
             "reflect" if n > 1 => {
                 let period = 2 * (n - 1);
                 let r = i.rem_euclid(period);
-                Some((if r < n { r } else { period - r }) as usize)
+                if r < n {
+                    r
+                } else {
+                    period - r
+                }
             }
-            "reflect" if n == 1 => Some(0),
-            _ => None,
-        }
+            "reflect" if n == 1 => 0,
+            "wrap" if n > 0 => i.rem_euclid(n),
+            _ => return None,
+        };
+        Some((lo + r) as usize)
     };
     gather_by(x, dims, at, fill)
 }
@@ -656,6 +671,34 @@ mod tests {
     /// By hand: to float8e4m3fn (largest 448) 500 and infinity saturate to 448, or without
     /// saturate are NaN; to float8e5m2 (largest 57344) 1e6 saturates, or is infinity; to
     /// int4 -9 wraps to 7, 8 to -8, 7.9 truncates to 7, NaN is 0; to uint4 -1 is 15.
+    /// By hand, on [1, 2, 3]: wrap 2 before and 1 after is [2, 3, 1, 2, 3, 1]; with 1
+    /// cropped before, what is kept ([2, 3]) wraps or reflects: [2, 3, 2, 3]; edge with 1
+    /// before and 1 cropped after: [1, 1, 2]. Reshape [0, 3] to [3, 0] with allowzero is
+    /// [3, 0]; allowzero with a 0 and a -1 is refused.
+    #[test]
+    fn pad_modes_and_allowzero_by_hand() {
+        use crate::onnx::proto::AttrValue;
+        let x = HostVal::float(vec![3], vec![1.0, 2.0, 3.0]);
+        let run = |mode: &str, pads: [f64; 2]| {
+            let n = Node::new("Pad", vec![("mode", AttrValue::Text(mode.into()))]);
+            let p = HostVal {
+                dims: vec![2],
+                data: pads.to_vec(),
+                elem: dtype::INT64,
+            };
+            pad(&n, &x, &[Some(x.clone()), Some(p)]).unwrap().data
+        };
+        assert_eq!(run("wrap", [2.0, 1.0]), [2.0, 3.0, 1.0, 2.0, 3.0, 1.0]);
+        assert_eq!(run("wrap", [-1.0, 2.0]), [2.0, 3.0, 2.0, 3.0]);
+        assert_eq!(run("reflect", [-1.0, 2.0]), [2.0, 3.0, 2.0, 3.0]);
+        assert_eq!(run("edge", [1.0, -1.0]), [1.0, 1.0, 2.0]);
+        let empty = HostVal::float(vec![0, 3], vec![]);
+        let shape = |d: &[f64]| HostVal::float(vec![d.len()], d.to_vec());
+        let r = reshape(&empty, &shape(&[3.0, 0.0]), true).unwrap();
+        assert_eq!(r.dims, vec![3, 0]);
+        assert!(reshape(&empty, &shape(&[0.0, -1.0]), true).is_err());
+    }
+
     #[test]
     fn small_type_casts_by_hand() {
         let x = |d: &[f64]| HostVal::float(vec![d.len()], d.to_vec());

@@ -1,6 +1,6 @@
 //! DFT and STFT on the host, as ONNX's reference computes them (numpy's FFT, each result
 //! rounded once to float32): signals `[..., n, 1]` (real) or `[..., n, 2]` (complex), the
-//! spectrum always complex, an inverse one-sided transform real.
+//! spectrum always complex, an inverse one-sided transform real; and MelWeightMatrix.
 
 use super::HostVal;
 use crate::onnx::proto::Node;
@@ -15,6 +15,7 @@ pub(super) fn eval(
     Some(match n.op_type.as_str() {
         "DFT" => dft_node(n, x, ins),
         "STFT" => stft(n, x, ins),
+        "MelWeightMatrix" => mel_weight_matrix(n, x, ins),
         _ => return None,
     })
 }
@@ -23,6 +24,74 @@ fn scalar_input(ins: &[Option<HostVal>], i: usize) -> Option<f64> {
     ins.get(i)
         .and_then(Option::as_ref)
         .and_then(|v| v.data.first().copied())
+}
+
+/// MelWeightMatrix (inputs num_mel_bins, dft_length, sample_rate, lower_edge_hertz,
+/// upper_edge_hertz): `[dft_length / 2 + 1, num_mel_bins]` triangular filters, as ONNX's
+/// reference computes them: the band edges in mel (`2595 log10(1 + f / 700)`) in float32,
+/// num_mel_bins + 2 points spaced by `(high - low) / (num_mel_bins + 2)` from the low edge,
+/// back to hertz and to the bin `floor((dft_length + 1) f / sample_rate)` in double
+/// precision; filter i rises linearly from bin i to bin i + 1 (1 there) and falls to
+/// bin i + 2.
+fn mel_weight_matrix(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+    let arg = |i: usize| -> Result<f64, String> {
+        let v = if i == 0 {
+            Some(x)
+        } else {
+            ins.get(i).and_then(Option::as_ref)
+        };
+        v.and_then(|v| v.data.first().copied())
+            .ok_or(format!("input {i} is missing"))
+    };
+    let (mels, len, rate) = (arg(0)?, arg(1)?, arg(2)?);
+    if !(1.0..=4096.0).contains(&mels) || !(1.0..=1048576.0).contains(&len) || rate < 1.0 {
+        return Err(format!(
+            "num_mel_bins {mels}, dft_length {len}, sample_rate {rate}: 1..=4096, 1..=2^20 and at least 1"
+        ));
+    }
+    let mel = |hz: f64| 2595f32 * ((hz as f32) / 700.0).ln_1p() / std::f32::consts::LN_10;
+    let (low, high) = (mel(arg(3)?), mel(arg(4)?));
+    let (mels, spectrum) = (mels as usize, len as usize / 2 + 1);
+    let step = (high - low) / (mels + 2) as f32;
+    let bins = (0..mels + 2)
+        .map(|k| {
+            let m = k as f64 * f64::from(step) + f64::from(low);
+            let hz = 700.0 * (m / 2595.0 * std::f64::consts::LN_10).exp_m1();
+            // numpy's floor division of doubles (from fmod, not a rounded quotient).
+            let a = (len + 1.0) * hz;
+            let d = (a - a % rate) / rate;
+            let b = if d - d.floor() > 0.5 {
+                d.floor() + 1.0
+            } else {
+                d.floor()
+            };
+            match b >= 0.0 && b < spectrum as f64 {
+                true => Ok(b as usize),
+                false => Err(format!("a mel band edge in bin {b}, outside 0..{spectrum}")),
+            }
+        })
+        .collect::<Result<Vec<usize>, String>>()?;
+    let mut w = vec![0.0; spectrum * mels];
+    for i in 0..mels {
+        let (lo, mid, hi) = (bins[i], bins[i + 1], bins[i + 2]);
+        if mid == lo {
+            w[mid * mels + i] = 1.0;
+        } else {
+            for j in lo..=mid {
+                w[j * mels + i] = (j - lo) as f64 / (mid - lo) as f64;
+            }
+        }
+        for j in mid..hi {
+            w[j * mels + i] = (hi - j) as f64 / (hi - mid) as f64;
+        }
+    }
+    let w = HostVal {
+        dims: vec![spectrum, mels],
+        data: w,
+        elem: crate::onnx::proto::dtype::DOUBLE,
+    };
+    let to = n.attr_int("output_datatype", 1) as i32;
+    super::shape::cast_to(&w, to, true, crate::numeric::mx::E8m0Round::Up)
 }
 
 /// DFT: along `axis` (an attribute to opset 19, input 2 from opset 20),
@@ -203,6 +272,35 @@ mod tests {
 
     fn close(a: &[f64], b: &[f64]) -> bool {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6)
+    }
+
+    /// By hand: upper edge 4900 Hz is 2595 log10(8) mel, so the three band points (low 0)
+    /// are 700 (8^(k/3) - 1) = 0, 700 and 2100 Hz; with dft_length 13 (7 bins) and sample
+    /// rate 5000 they fall in bins floor(14 f / 5000) = 0, 1 (1.96) and 5 (5.88). The one
+    /// filter rises from 0 to 1 at bin 1, then falls by a quarter a bin to 0 at bin 5.
+    #[test]
+    fn mel_weight_matrix_by_hand() {
+        let s = |v: f64, elem| {
+            Some(HostVal {
+                dims: vec![],
+                data: vec![v],
+                elem,
+            })
+        };
+        let ins = [
+            None,
+            s(13.0, dtype::INT64),
+            s(5000.0, dtype::INT64),
+            s(0.0, dtype::FLOAT),
+            s(4900.0, dtype::FLOAT),
+        ];
+        let one = s(1.0, dtype::INT64).unwrap();
+        let w = mel_weight_matrix(&Node::default(), &one, &ins).unwrap();
+        assert_eq!(w.dims, vec![7, 1]);
+        assert_eq!(w.data, vec![0.0, 1.0, 0.75, 0.5, 0.25, 0.0, 0.0]);
+        assert_eq!(w.elem, dtype::FLOAT);
+        let zero = s(0.0, dtype::INT64).unwrap();
+        assert!(mel_weight_matrix(&Node::default(), &zero, &ins).is_err());
     }
 
     /// By hand, n = 4: the impulse at 1, [0, 1, 0, 0], has the spectrum e^(-2 pi i k / 4)
