@@ -229,7 +229,7 @@ const SAME_SINCE: &[(&[&str], i64)] = &[
     ),
     // Its last version (Resize replaced it): scales an input, nearest mode on the host.
     (&["Upsample"], 9),
-    (&["Shrink"], 9),
+    (&["Shrink", "TfIdfVectorizer"], 9),
     // (Opset 11 added negative axes.)
     (&["Scan"], 9),
 ];
