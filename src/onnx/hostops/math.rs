@@ -1,5 +1,5 @@
-//! More of ONNX's elementwise arithmetic on the host: the trigonometric and smooth
-//! activation functions, Round, Pow, Mod and BitShift with numpy broadcasting, and the
+//! More of ONNX's elementwise arithmetic on the host: the basic one-input operators
+//! (Relu, Abs, Sign, Exp, Clip, ...), the trigonometric and smooth activation functions, Round, Pow, Mod and BitShift with numpy broadcasting, and the
 //! norm-like reductions, as ONNX's reference implementation computes them (float32 elementwise,
 //! integers exactly).
 
@@ -24,6 +24,91 @@ fn erf(x: f64) -> f64 {
     } else {
         erfc - 1.0
     }
+}
+
+/// The one-input elementwise operators (Clip's bounds are inputs too); None for others.
+pub(super) fn basic_unary(
+    n: &Node,
+    x: &HostVal,
+    ins: &[Option<HostVal>],
+) -> Option<Result<HostVal, String>> {
+    // In float32 for float tensors (exact for integers).
+    let f = |g: &dyn Fn(f64) -> f64| {
+        let data = x.data.iter().map(|&v| g(v)).collect();
+        Ok(match x.elem {
+            dtype::FLOAT => HostVal::float(x.dims.clone(), data),
+            _ => HostVal {
+                dims: x.dims.clone(),
+                data,
+                elem: x.elem,
+            },
+        })
+    };
+    // float64: the functions in double precision.
+    if x.elem == dtype::DOUBLE {
+        let g: Option<fn(f64) -> f64> = match n.op_type.as_str() {
+            "Exp" => Some(f64::exp),
+            "Log" => Some(f64::ln),
+            "Sqrt" => Some(f64::sqrt),
+            "Reciprocal" => Some(|v| 1.0 / v),
+            _ => None,
+        };
+        if let Some(g) = g {
+            return Some(f(&g));
+        }
+    }
+    Some(match n.op_type.as_str() {
+        "Identity" => Ok(x.clone()),
+        "Relu" => f(&|v| v.max(0.0)),
+        "Sigmoid" => f(&|v| f64::from(1.0 / (1.0 + (-(v as f32)).exp()))),
+        "Tanh" => f(&|v| f64::from((v as f32).tanh())),
+        "LeakyRelu" => {
+            let a = n.attr_float("alpha", 0.01);
+            f(&|v| if v < 0.0 { f64::from(v as f32 * a) } else { v })
+        }
+        "Clip" => {
+            let bound = |i: usize, d: f64| {
+                ins.get(i)
+                    .and_then(|v| v.as_ref())
+                    .and_then(|v| v.data.first().copied())
+                    .unwrap_or(d)
+            };
+            let (lo, hi) = (bound(1, f64::MIN), bound(2, f64::MAX));
+            // (A minimum above the maximum makes every value the maximum.)
+            f(&|v| v.max(lo).min(hi))
+        }
+        "Abs" => f(&f64::abs),
+        "Sign" => f(&|v| {
+            if v == 0.0 || v.is_nan() {
+                v
+            } else {
+                v.signum()
+            }
+        }),
+        "Neg" => f(&|v| -v),
+        "Floor" => f(&f64::floor),
+        "Ceil" => f(&f64::ceil),
+        "Exp" => f(&|v| f64::from((v as f32).exp())),
+        "Log" => f(&|v| f64::from((v as f32).ln())),
+        "Sqrt" => f(&|v| f64::from((v as f32).sqrt())),
+        "Reciprocal" => f(&|v| f64::from(1.0 / v as f32)),
+        "Elu" => {
+            let a = n.attr_float("alpha", 1.0);
+            f(&|v| {
+                if v < 0.0 {
+                    f64::from(a * ((v as f32).exp() - 1.0))
+                } else {
+                    v
+                }
+            })
+        }
+        "HardSigmoid" => {
+            let (a, b) = (n.attr_float("alpha", 0.2), n.attr_float("beta", 0.5));
+            f(&|v| f64::from((a * v as f32 + b).clamp(0.0, 1.0)))
+        }
+        "HardSwish" => f(&|v| f64::from(v as f32 * (v as f32 / 6.0 + 0.5).clamp(0.0, 1.0))),
+        _ => return None,
+    })
 }
 
 /// The float-only one-input operators this module adds, in float32 (the function of the

@@ -26,8 +26,10 @@ pub mod resize;
 mod rnn;
 mod shape;
 mod spectral;
+mod training;
 mod window;
 
+pub use ml::runs_in_domain;
 pub use quant::quantize;
 
 /// A tensor on the host: its dims and elements, with its ONNX element type. Elements are
@@ -472,96 +474,24 @@ const F64_OPS: &[&str] = &[
     "MatMul",
     "Gemm",
     "Softmax",
+    "Binarizer",
+    "ArrayFeatureExtractor",
+    "TreeEnsemble",
 ];
 
 /// The operators the host runs, for messages.
-const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Sign, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose (any spatial rank), BatchNormalization, MeanVarianceNormalization, the poolings (any spatial rank, Lp too), Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, CumProd, Shrink, LpNormalization, GatherND, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements (and Scatter, its old name), ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; RNN, GRU, LSTM, Attention, RotaryEmbedding, FlexAttention, LinearAttention, CausalConvWithState, SwiGLU; HannWindow, HammingWindow, BlackmanWindow, Compress, NonZero, CenterCropPad, ReverseSequence, Det, LRN, Einsum, BitCast, GridSample, NonMaxSuppression, Unique, Col2Im, AffineGrid, MaxUnpool, GroupNormalization, RoiAlign, TensorScatter, DFT, STFT, MelWeightMatrix, DeformConv, TfIdfVectorizer; If, Loop, Scan (their subgraphs on the host); Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
-
-/// The one-input elementwise operators (Clip's bounds are inputs too); None for others.
-fn unary(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Option<Result<HostVal, String>> {
-    // In float32 for float tensors (exact for integers).
-    let f = |g: &dyn Fn(f64) -> f64| {
-        let data = x.data.iter().map(|&v| g(v)).collect();
-        Ok(match x.elem {
-            dtype::FLOAT => HostVal::float(x.dims.clone(), data),
-            _ => HostVal {
-                dims: x.dims.clone(),
-                data,
-                elem: x.elem,
-            },
-        })
-    };
-    // float64: the functions in double precision.
-    if x.elem == dtype::DOUBLE {
-        let g: Option<fn(f64) -> f64> = match n.op_type.as_str() {
-            "Exp" => Some(f64::exp),
-            "Log" => Some(f64::ln),
-            "Sqrt" => Some(f64::sqrt),
-            "Reciprocal" => Some(|v| 1.0 / v),
-            _ => None,
-        };
-        if let Some(g) = g {
-            return Some(f(&g));
-        }
-    }
-    Some(match n.op_type.as_str() {
-        "Identity" => Ok(x.clone()),
-        "Relu" => f(&|v| v.max(0.0)),
-        "Sigmoid" => f(&|v| f64::from(1.0 / (1.0 + (-(v as f32)).exp()))),
-        "Tanh" => f(&|v| f64::from((v as f32).tanh())),
-        "LeakyRelu" => {
-            let a = n.attr_float("alpha", 0.01);
-            f(&|v| if v < 0.0 { f64::from(v as f32 * a) } else { v })
-        }
-        "Clip" => {
-            let bound = |i: usize, d: f64| {
-                ins.get(i)
-                    .and_then(|v| v.as_ref())
-                    .and_then(|v| v.data.first().copied())
-                    .unwrap_or(d)
-            };
-            let (lo, hi) = (bound(1, f64::MIN), bound(2, f64::MAX));
-            // (A minimum above the maximum makes every value the maximum.)
-            f(&|v| v.max(lo).min(hi))
-        }
-        "Abs" => f(&f64::abs),
-        "Sign" => f(&|v| {
-            if v == 0.0 || v.is_nan() {
-                v
-            } else {
-                v.signum()
-            }
-        }),
-        "Neg" => f(&|v| -v),
-        "Floor" => f(&f64::floor),
-        "Ceil" => f(&f64::ceil),
-        "Exp" => f(&|v| f64::from((v as f32).exp())),
-        "Log" => f(&|v| f64::from((v as f32).ln())),
-        "Sqrt" => f(&|v| f64::from((v as f32).sqrt())),
-        "Reciprocal" => f(&|v| f64::from(1.0 / v as f32)),
-        "Elu" => {
-            let a = n.attr_float("alpha", 1.0);
-            f(&|v| {
-                if v < 0.0 {
-                    f64::from(a * ((v as f32).exp() - 1.0))
-                } else {
-                    v
-                }
-            })
-        }
-        "HardSigmoid" => {
-            let (a, b) = (n.attr_float("alpha", 0.2), n.attr_float("beta", 0.5));
-            f(&|v| f64::from((a * v as f32 + b).clamp(0.0, 1.0)))
-        }
-        "HardSwish" => f(&|v| f64::from(v as f32 * (v as f32 / 6.0 + 0.5).clamp(0.0, 1.0))),
-        _ => return None,
-    })
-}
+const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Sign, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose (any spatial rank), BatchNormalization, MeanVarianceNormalization, the poolings (any spatial rank, Lp too), Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, CumProd, Shrink, LpNormalization, GatherND, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements (and Scatter, its old name), ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; RNN, GRU, LSTM, Attention, RotaryEmbedding, FlexAttention, LinearAttention, CausalConvWithState, SwiGLU; HannWindow, HammingWindow, BlackmanWindow, Compress, NonZero, CenterCropPad, ReverseSequence, Det, LRN, Einsum, BitCast, GridSample, NonMaxSuppression, Unique, Col2Im, AffineGrid, MaxUnpool, GroupNormalization, RoiAlign, TensorScatter, DFT, STFT, MelWeightMatrix, DeformConv, TfIdfVectorizer; ai.onnx.ml's Binarizer, ArrayFeatureExtractor and TreeEnsemble; ai.onnx.preview.training's Adagrad, Adam and Momentum; If, Loop, Scan (their subgraphs on the host); Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
 
 /// One node on the host.
 fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
+    if let Some(e) = ml::domain_error(n) {
+        return Err(e);
+    }
     if n.op_type == "Constant" {
         return constant(n).map(|v| vec![v]);
+    }
+    if let Some(r) = training::eval(n, ins) {
+        return r;
     }
     if let Some(r) = narrow::eval(n, ins, eval) {
         return r;
@@ -588,7 +518,7 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
     if let Some(r) = shape::eval_shape(n, x, ins) {
         return r.map(|v| vec![v]);
     }
-    if let Some(r) = unary(n, x, ins)
+    if let Some(r) = math::basic_unary(n, x, ins)
         .or_else(|| math::unary(n, x))
         .or_else(|| math::reduce(n, x, ins))
     {
@@ -614,7 +544,7 @@ fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {
         .or_else(|| detect::eval(n, x, ins))
         .or_else(|| image::eval(n, x, ins))
         .or_else(|| spectral::eval(n, x, ins))
-        .or_else(|| ml::eval(n, x))
+        .or_else(|| ml::eval(n, x, ins))
     {
         return r.map(|v| vec![v]);
     }
