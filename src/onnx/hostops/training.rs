@@ -28,7 +28,7 @@ fn step(n: &Node, ins: &[Option<HostVal>], states: usize) -> Result<Vec<HostVal>
         .collect::<Result<_, _>>()?;
     let per = 2 + states;
     let count = all.len().saturating_sub(2) / per;
-    if all.len() < 2 + per || (all.len() - 2) % per != 0 {
+    if all.len() < 2 + per || !(all.len() - 2).is_multiple_of(per) {
         return Err(format!(
             "{} inputs: R, T, then {per} inputs (X, G and {states} state) for each tensor",
             all.len()
