@@ -590,7 +590,8 @@ pub(super) fn tensor(buf: &[u8], parent: &str) -> R<Tensor> {
             None => ints.iter().map(|&v| v as u8).collect(),
         };
         let (n, per_byte) = (count.unwrap_or(-1), 8 / bits as usize);
-        if n < 0 || bytes.len() as i64 != (n + per_byte as i64 - 1) / per_byte as i64 {
+        let per = per_byte as i64;
+        if n < 0 || bytes.len() as i64 != n / per + i64::from(n % per != 0) {
             return Err(fail(format!(
                 "{} bytes for {n} {bits}-bit elements",
                 bytes.len()

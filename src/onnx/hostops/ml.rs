@@ -77,6 +77,7 @@ fn feature_extract(x: &HostVal, idx: &HostVal) -> Result<HostVal, String> {
         })
         .collect::<Result<_, _>>()?;
     let rows = x.data.len() / c.max(1);
+    super::elements(&[rows, picks.len()])?;
     let data = (0..rows)
         .flat_map(|r| picks.iter().map(move |&p| r * c + p))
         .map(|k| x.data[k])
@@ -154,7 +155,7 @@ fn tree_ensemble(n: &Node, x: &HostVal) -> Result<HostVal, String> {
         a => return Err(format!("aggregate_function {a} (0 to 3)")),
     };
     let in_range = |v: i64, len: usize| usize::try_from(v).ok().filter(|&i| i < len);
-    let mut out = vec![init; rows * n_targets];
+    let mut out = vec![init; super::elements(&[rows, n_targets])?];
     for r in 0..rows {
         let row = &x.data[r * f..(r + 1) * f];
         for &root in &roots {
@@ -247,9 +248,9 @@ fn tf_idf(n: &Node, x: &HostVal) -> Result<HostVal, String> {
             "no pool_int64s (pool_strings are not held), or ngram_indexes outside 0..2^24".into(),
         );
     }
-    if !(1..=max).contains(&min) || !(0..=1 << 20).contains(&skips) {
+    if !(1..=max).contains(&min) || max > 1 << 16 || !(0..=1 << 20).contains(&skips) {
         return Err(format!(
-            "min_gram_length {min}, max_gram_length {max}, max_skip_count {skips}: need 1 <= min <= max and 0 <= skips"
+            "min_gram_length {min}, max_gram_length {max}, max_skip_count {skips}: need 1 <= min <= max <= 2^16 and 0 <= skips <= 2^20"
         ));
     }
     // The pool's n-grams of the counted lengths, by their ids (numbered through every
@@ -286,7 +287,7 @@ fn tf_idf(n: &Node, x: &HostVal) -> Result<HostVal, String> {
         [b, c] if b > 0 => (b, c),
         _ => return Err(format!("tokens of shape {:?} ([C] or [B, C])", x.dims)),
     };
-    let mut freq = vec![0u64; rows * width];
+    let mut freq = vec![0u64; super::elements(&[rows, width])?];
     let max = max as usize;
     for r in 0..rows {
         let row: Vec<i64> = x.data[r * c..(r + 1) * c]

@@ -71,7 +71,7 @@ fn mel_weight_matrix(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<H
             }
         })
         .collect::<Result<Vec<usize>, String>>()?;
-    let mut w = vec![0.0; spectrum * mels];
+    let mut w = vec![0.0; super::elements(&[spectrum, mels])?];
     for i in 0..mels {
         let (lo, mid, hi) = (bins[i], bins[i + 1], bins[i + 2]);
         if mid == lo {
