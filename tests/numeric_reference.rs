@@ -1,7 +1,8 @@
 //! Number formats against independent references, all test-only (scripts/test.sh installs
 //! them in a private venv): FP8 (E4M3, E5M2), BF16, FP16 and the host's fnuz float8 and
 //! E2M1 against PyPI's ml_dtypes (numpy for FP16)
-//! (rtl-tests/ref/fp_reference.py), MXINT8 blocks against gfloat (mx_reference.py), posit8
+//! (rtl-tests/ref/fp_reference.py), the host's float8e8m0 conversion against ONNX's
+//! (e8m0_reference.py), MXINT8 blocks against gfloat (mx_reference.py), posit8
 //! with es = 0 and 2 against SoftPosit (posit_reference.py). Decoding is checked on every
 //! code; encoding on specials, powers of two and their f32 neighbours, every tie between
 //! neighbouring codes, values around the largest finite value, subnormals, and seeded
@@ -167,6 +168,57 @@ fn ieee_rounding_matches_numpy_and_ml_dtypes() {
                 "{}: round({x:e}) = {got:e}, reference {w:e}",
                 f.name
             );
+        }
+    }
+}
+
+/// The host's conversion to float8e8m0 (`e8m0_code`, every round_mode, saturating or not)
+/// is ONNX's own `numpy_helper.to_float8e8m0` on every probe of E4M3's list that is a
+/// normal float32 (ONNX's reads the float32 exponent bits, so for subnormals, zero and
+/// infinity it differs as the README says) and on powers of two across float32's normal
+/// range and their neighbours.
+#[test]
+fn e8m0_conversion_matches_onnx() {
+    use hwgen::numeric::mx::{e8m0_code, E8m0Round};
+    if !have_python_modules(&["onnx", "numpy"]) {
+        return;
+    }
+    let mut inputs: Vec<f32> = probes(&E4M3)
+        .into_iter()
+        .filter(|x| x.is_normal())
+        .collect();
+    for e in -126..=127 {
+        let p = 2f32.powi(e);
+        for d in [-1i32, 0, 1] {
+            inputs.push(f32::from_bits((p.to_bits() as i32 + d) as u32));
+        }
+        inputs.push(p * 1.5);
+        inputs.push(-p * 1.25);
+    }
+    let inputs: Vec<f32> = inputs.into_iter().filter(|x| x.is_normal()).collect();
+    let text: String = inputs
+        .iter()
+        .map(|x| format!("{:08x}\n", x.to_bits()))
+        .collect();
+    for (mode, round) in [
+        ("up", E8m0Round::Up),
+        ("down", E8m0Round::Down),
+        ("nearest", E8m0Round::Nearest),
+    ] {
+        for saturate in [false, true] {
+            let flag = if saturate { "1" } else { "0" };
+            let want = run_reference("e8m0_reference.py", &[mode, flag], &text);
+            let want: Vec<&str> = want.lines().collect();
+            assert_eq!(want.len(), inputs.len());
+            for (x, w) in inputs.iter().zip(want) {
+                let got = e8m0_code(f64::from(*x), round, saturate);
+                assert_eq!(
+                    format!("{got:x}"),
+                    w,
+                    "{mode}, saturate {saturate}: {x:e} ({:#010x})",
+                    x.to_bits()
+                );
+            }
         }
     }
 }
