@@ -314,8 +314,6 @@ fn gather(n: &Node, x: &HostVal, idx: &HostVal) -> Result<HostVal, String> {
     })
 }
 
-/// Cast between float32 and the integer types: float to integer truncates toward zero
-/// (saturating), integer to integer wraps around.
 /// `v` as float8 (or float4) format `f`: saturated to its largest finite value (infinities
 /// too) then rounded to nearest even, or without `saturate` rounded, overflowing to
 /// infinity (E5M2) or NaN (fn, fnuz; E2M1 always saturates), as ONNX's Cast and
@@ -330,7 +328,9 @@ pub(super) fn to_float8(v: f64, f: crate::numeric::MiniFloat, saturate: bool) ->
 }
 
 /// Cast (or CastLike) node `n` of `x` to `to`, with its `saturate` (default 1) for float8
-/// targets and `round_mode` (default "up") for float8e8m0.
+/// targets and `round_mode` (default "up") for float8e8m0. Float to integer truncates
+/// toward zero (saturating; to the 4- and 2-bit types wrapping, as ml_dtypes does),
+/// integer to integer wraps around.
 fn cast(n: &Node, x: &HostVal, to: i32) -> Result<HostVal, String> {
     use crate::numeric::mx::E8m0Round;
     use crate::onnx::proto::AttrValue;
