@@ -522,6 +522,24 @@ fn same_npy(got: &std::path::Path, want: &std::path::Path, spectral: bool) -> Re
     }
 }
 
+/// Two sequences written as directories of 0.npy, 1.npy, ...: as many elements, each
+/// `same_npy`.
+fn same_sequence(got: &std::path::Path, want: &std::path::Path) -> Result<(), String> {
+    let count = |p: &std::path::Path| {
+        std::fs::read_dir(p)
+            .map(|d| d.count())
+            .map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let (g, w) = (count(got)?, count(want)?);
+    if g != w {
+        return Err(format!("a sequence of {g} elements, expected {w}"));
+    }
+    (0..w).try_for_each(|k| {
+        let f = format!("{k}.npy");
+        same_npy(&got.join(&f), &want.join(&f), false).map_err(|e| format!("element {k}: {e}"))
+    })
+}
+
 /// ONNX's own operator tests (rtl-tests/ref/onnx_node_tests.py, about 1840 cases, each
 /// with its first input as the graph input): through `hwgen run --interp`, every case either
 /// runs and every output equals ONNX's expected value (`same_npy`), or is refused with exit
@@ -538,24 +556,37 @@ fn onnx_operator_tests_run_or_are_refused() {
         let (name, outs) = (case[0], case[1].split(' ').collect::<Vec<_>>());
         let d = dir.path().join(name);
         let out = d.join(if outs.len() == 1 { "out.npy" } else { "out" });
-        let o = run_interp(
-            "configs/16x16_uint8.toml",
-            &d.join("model.onnx"),
-            &d.join("x.npy"),
-            &out,
-        );
+        // The input: a tensor's .npy, a sequence's directory, or an empty optional.
+        let x = match (d.join("x.npy"), d.join("x")) {
+            (f, _) if f.exists() => f,
+            (_, dir) if dir.is_dir() => dir,
+            _ => "none".into(),
+        };
+        let o = run_interp("configs/16x16_uint8.toml", &d.join("model.onnx"), &x, &out);
         let err = String::from_utf8_lossy(&o.stderr);
         match o.status.code() {
             Some(0) => {
                 for n in &outs {
                     let file = hwgen::onnx::host::output_file_name(n);
-                    let got = if outs.len() == 1 {
-                        out.clone()
-                    } else {
-                        out.join(&file)
-                    };
                     let spectral = name.starts_with("test_dft") || name.starts_with("test_stft");
-                    if let Err(e) = same_npy(&got, &d.join(format!("want_{n}.npy")), spectral) {
+                    let want = d.join(format!("want_{n}"));
+                    // A sequence: the directory of its elements (the output path itself
+                    // for a graph's one output).
+                    let r = if want.is_dir() {
+                        let got = match outs.len() {
+                            1 => out.clone(),
+                            _ => out.join(file.trim_end_matches(".npy")),
+                        };
+                        same_sequence(&got, &want)
+                    } else {
+                        let got = if outs.len() == 1 {
+                            out.clone()
+                        } else {
+                            out.join(&file)
+                        };
+                        same_npy(&got, &want.with_extension("npy"), spectral)
+                    };
+                    if let Err(e) = r {
                         wrong.push(format!("{name} output {n}: {e}"));
                     }
                 }
@@ -634,6 +665,15 @@ fn onnx_operator_tests_run_or_are_refused() {
         "test_ai_onnx_ml_binarizer",
         "test_ai_onnx_ml_array_feature_extractor",
         "test_adam_multiple",
+        "test_split_to_sequence_1",
+        "test_split_to_sequence_nokeepdims",
+        "test_sequence_insert_at_back",
+        "test_if_seq",
+        "test_identity_opt",
+        "test_optional_get_element_sequence",
+        "test_optional_has_element_empty_optional_input",
+        "test_sequence_map_add_1_sequence_1_tensor",
+        "test_sequence_map_extract_shapes",
         "test_adagrad",
         "test_nesterov_momentum",
         "test_deform_conv_with_mask_bias",
@@ -828,6 +868,21 @@ fn onnx_operator_tests_run_or_are_refused() {
     ] {
         assert!(ran.iter().any(|r| r == must), "{must} did not run");
     }
+    // A sequence input given as a file, not a directory of its elements, is refused.
+    let d = dir.path().join("test_sequence_map_identity_1_sequence");
+    let elem = d.join("x").join("0.npy");
+    let o = run_interp(
+        "configs/16x16_uint8.toml",
+        &d.join("model.onnx"),
+        &elem,
+        &d.join("bad"),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("is a sequence") && err.contains("0.npy") && err.contains("fix:"),
+        "{err}"
+    );
 }
 
 /// Run `hwgen run --interp` on `model` (in `dir`) with `input`; its stdout and output.

@@ -1,5 +1,5 @@
 use anyhow::{bail, Result};
-use hwgen::onnx::hostops::{Host, HostVal};
+use hwgen::onnx::hostops::{Host, HostVal, Value};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -11,12 +11,14 @@ pub struct Args {
     #[arg(long, short)]
     pub model: PathBuf,
     /// The graph input as a .npy of the type the graph declares (float32, int8, uint8,
-    /// int16, uint16, int32 or int64; [1, C, H, W]: dimensions of 1 may be left out).
-    /// Repeat it for a graph with several inputs, in the graph's order.
+    /// int16, uint16, int32 or int64; [1, C, H, W]: dimensions of 1 may be left out); a
+    /// sequence input as a directory of 0.npy, 1.npy, ...; an optional one as its element,
+    /// or `none` when empty. Repeat it for a graph with several inputs, in the graph's order.
     #[arg(long, short, required = true)]
     pub input: Vec<PathBuf>,
     /// Where the graph's output goes: a .npy file, or with several outputs a directory
-    /// holding OUTPUT_NAME.npy for each.
+    /// holding OUTPUT_NAME.npy for each; a sequence output is a directory of 0.npy,
+    /// 1.npy, ... (OUTPUT_NAME/ with several outputs).
     #[arg(long, short)]
     pub output: PathBuf,
     /// Run on the ISA interpreter instead of the RTL in Verilator.
@@ -62,8 +64,10 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     for (i, path) in inputs.iter().zip(&args.input) {
-        let v = input_val(&args.model, i, path)?;
-        host.known.insert(i.name.clone(), v);
+        match input_value(&args.model, i, path)? {
+            Value::Tensor(v) => host.known.insert(i.name.clone(), v).and(None),
+            other => host.others.insert(i.name.clone(), other),
+        };
     }
     if let Some(e) = &part.reason {
         let at = g.nodes.get(part.cut).map_or(String::new(), |n| {
@@ -123,14 +127,7 @@ pub fn run(args: Args) -> Result<()> {
     let outs = host
         .outputs()
         .map_err(|e| anyhow::anyhow!("error: {}: {e}", args.model.display()))?;
-    let mut files = Vec::new();
-    for (name, v) in &outs {
-        let bytes = hwgen::onnx::host::npy_of(v).map_err(|e| {
-            anyhow::anyhow!("error: {}: output '{name}': {e}", args.model.display())
-        })?;
-        files.push((name.clone(), bytes));
-    }
-    write_outputs(&args.output, &files)?;
+    write_outputs(&args.model, &args.output, &outs)?;
     let host_nodes = host.ran.len();
     println!(
         "{} on {}: {how}; {host_nodes} nodes on the host; wrote {}",
@@ -351,15 +348,92 @@ fn input_val(
 
 /// One output: the file, written atomically. Several: a directory of NAME.npy, replaced
 /// as a whole.
-fn write_outputs(out: &std::path::Path, files: &[(String, Vec<u8>)]) -> Result<()> {
-    if let [(_, bytes)] = files {
-        hwgen::filemap::write_bytes_atomic(out, bytes)?;
-        return Ok(());
+/// Write the graph outputs `outs` to `out`: one tensor output as that file; otherwise a
+/// directory of OUTPUT_NAME.npy per tensor and OUTPUT_NAME/0.npy, 1.npy, ... per sequence
+/// (one sequence output: `out` holds its 0.npy, 1.npy, ...). An optional is written as its
+/// element; an empty one is not written (and said on stderr).
+fn write_outputs(
+    model: &std::path::Path,
+    out: &std::path::Path,
+    outs: &[(String, Value)],
+) -> Result<()> {
+    use hwgen::onnx::host::{npy_of, output_file_name};
+    let npy = |name: &str, v: &HostVal| {
+        npy_of(v).map_err(|e| anyhow::anyhow!("error: {}: output '{name}': {e}", model.display()))
+    };
+    let unwrap = |v: &Value| -> Option<Value> {
+        match v {
+            Value::Opt(inner) => inner.as_deref().cloned(),
+            other => Some(other.clone()),
+        }
+    };
+    if let [(name, v)] = outs {
+        if let Some(Value::Tensor(t)) = unwrap(v) {
+            hwgen::filemap::write_bytes_atomic(out, &npy(name, &t)?)?;
+            return Ok(());
+        }
     }
     let mut map = hwgen::filemap::FileMap::new();
-    for (name, bytes) in files {
-        map.add_bytes(hwgen::onnx::host::output_file_name(name), bytes.clone());
+    for (name, v) in outs {
+        let dir = match outs.len() {
+            1 => String::new(),
+            _ => output_file_name(name).trim_end_matches(".npy").to_string() + "/",
+        };
+        match unwrap(v) {
+            Some(Value::Tensor(t)) => map.add_bytes(output_file_name(name), npy(name, &t)?),
+            Some(Value::Seq(s)) => {
+                for (k, t) in s.iter().enumerate() {
+                    map.add_bytes(format!("{dir}{k}.npy"), npy(name, t)?);
+                }
+            }
+            _ => eprintln!("hwgen run: output '{name}' is an empty optional: nothing written"),
+        }
     }
     map.write_atomic(out)?;
     Ok(())
+}
+
+/// A graph input's value from `path`: a tensor's `.npy`, a sequence's directory of 0.npy,
+/// 1.npy, ... (each element as the declared tensor type and shape), an optional's element
+/// or `none`.
+fn input_value(
+    model: &std::path::Path,
+    i: &hwgen::onnx::proto::ValueInfo,
+    path: &std::path::Path,
+) -> Result<Value> {
+    use hwgen::onnx::proto::{ValueInfo, ValueKind};
+    match &i.kind {
+        ValueKind::Tensor => Ok(Value::Tensor(input_val(model, i, path)?)),
+        ValueKind::Optional(_) if path.as_os_str() == "none" => Ok(Value::Opt(None)),
+        ValueKind::Optional(k) => {
+            let inner = ValueInfo {
+                kind: (**k).clone(),
+                ..i.clone()
+            };
+            Ok(Value::Opt(Some(Box::new(input_value(model, &inner, path)?))))
+        }
+        ValueKind::Sequence => {
+            let fail = |rule: &str| {
+                anyhow::anyhow!(
+                    "error: {}: graph input '{}' is a sequence: {rule}\n  fix:  give a directory holding 0.npy, 1.npy, ... (one tensor each, in order; empty for an empty sequence)",
+                    path.display(),
+                    i.name
+                )
+            };
+            let entries = std::fs::read_dir(path).map_err(|e| fail(&format!("cannot read it as a directory: {e}")))?.count();
+            let mut items = Vec::new();
+            while path.join(format!("{}.npy", items.len())).is_file() {
+                items.push(input_val(model, i, &path.join(format!("{}.npy", items.len())))?);
+            }
+            if items.len() != entries {
+                return Err(fail(&format!("it holds {entries} entries, of which only 0.npy to {}.npy are a sequence's", items.len() as i64 - 1)));
+            }
+            Ok(Value::Seq(items))
+        }
+        ValueKind::Other => bail!(
+            "error: {}: graph input '{}' is a map or a sparse tensor, which hwgen run does not hold\n  fix:  export the model with tensor, sequence or optional inputs",
+            model.display(),
+            i.name
+        ),
+    }
 }

@@ -268,9 +268,25 @@ pub struct Tensor {
 #[derive(Clone, Default)]
 pub struct ValueInfo {
     pub name: String,
+    /// A tensor, or a sequence or optional of what `kind` says; `elem_type` and `shape`
+    /// are the (innermost) tensor's.
+    pub kind: ValueKind,
     pub elem_type: i32,
     /// Each dimension's size, None for a symbolic one (dim_param); None without a shape.
     pub shape: Option<Vec<Option<i64>>>,
+}
+
+/// What a graph value is (ONNX's TypeProto).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum ValueKind {
+    #[default]
+    Tensor,
+    /// A sequence of tensors.
+    Sequence,
+    /// An optional tensor or sequence.
+    Optional(Box<ValueKind>),
+    /// A map or sparse tensor: nothing hwgen holds.
+    Other,
 }
 
 /// A decoding problem: where in the message tree, and what.
@@ -468,25 +484,67 @@ fn value_info(buf: &[u8], path: &str) -> R<ValueInfo> {
     fields(buf, path, |n, v| {
         match n {
             1 => vi.name = wire::text(v).map_err(at(path))?,
-            // TypeProto: tensor_type (1) = { elem_type (1), shape (2) = { dim (1) } }.
-            2 => fields(wire::message(v).map_err(at(path))?, path, |n, v| {
-                if n == 1 {
-                    fields(wire::message(v).map_err(at(path))?, path, |n, v| {
-                        match n {
-                            1 => vi.elem_type = int(v, path)? as i32,
-                            2 => vi.shape = Some(shape(wire::message(v).map_err(at(path))?, path)?),
-                            _ => {}
-                        }
-                        Ok(())
-                    })?;
-                }
-                Ok(())
-            })?,
+            2 => vi.kind = type_proto(wire::message(v).map_err(at(path))?, path, &mut vi, 0)?,
             _ => {}
         }
         Ok(())
     })?;
     Ok(vi)
+}
+
+/// A TypeProto: tensor_type (1) = { elem_type (1), shape (2) = { dim (1) } },
+/// sequence_type (4) and optional_type (9) = { elem_type (1): TypeProto }; the tensor's
+/// type and shape go to `vi`.
+fn type_proto(buf: &[u8], path: &str, vi: &mut ValueInfo, depth: usize) -> R<ValueKind> {
+    if depth > 8 {
+        return Err(ProtoError {
+            path: path.into(),
+            what: "types nested more than 8 deep".into(),
+        });
+    }
+    let mut kind = ValueKind::Other;
+    fields(buf, path, |n, v| {
+        let inner = |vi: &mut ValueInfo| -> R<ValueKind> {
+            let mut k = ValueKind::Other;
+            fields(wire::message(v).map_err(at(path))?, path, |n, v| {
+                if n == 1 {
+                    k = type_proto(wire::message(v).map_err(at(path))?, path, vi, depth + 1)?;
+                }
+                Ok(())
+            })?;
+            Ok(k)
+        };
+        match n {
+            1 => {
+                kind = ValueKind::Tensor;
+                fields(wire::message(v).map_err(at(path))?, path, |n, v| {
+                    match n {
+                        1 => vi.elem_type = int(v, path)? as i32,
+                        2 => vi.shape = Some(shape(wire::message(v).map_err(at(path))?, path)?),
+                        _ => {}
+                    }
+                    Ok(())
+                })?;
+            }
+            4 => {
+                kind = match inner(vi)? {
+                    ValueKind::Tensor => ValueKind::Sequence,
+                    _ => ValueKind::Other,
+                }
+            }
+            9 => {
+                kind = match inner(vi)? {
+                    k @ (ValueKind::Tensor | ValueKind::Sequence) => {
+                        ValueKind::Optional(Box::new(k))
+                    }
+                    _ => ValueKind::Other,
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(kind)
 }
 
 fn shape(buf: &[u8], path: &str) -> R<Vec<Option<i64>>> {
@@ -675,6 +733,25 @@ mod tests {
         assert_eq!(tensor(&f8, "t").unwrap().values, vec![1.0, -2.0]);
         let short = [0x08, 3, 0x10, 22, 0x4a, 1, 0xe1];
         assert!(tensor(&short, "t").is_err());
+    }
+
+    /// ValueInfoProtos written by hand: name "s" (field 1) and a TypeProto (field 2) of
+    /// sequence_type (field 4) of a float tensor_type (fields 1, 1: elem_type 1), and an
+    /// optional_type (field 9) of that sequence.
+    #[test]
+    fn sequence_and_optional_types_decode() {
+        let float = [0x0a, 0x02, 0x08, 0x01];
+        let seq_type = [&[0x22, 0x06, 0x0a, 0x04][..], &float].concat();
+        let vi = [&[0x0a, 0x01, b's', 0x12, 0x08][..], &seq_type].concat();
+        let v = value_info(&vi, "v").unwrap();
+        assert_eq!((v.kind, v.elem_type), (ValueKind::Sequence, dtype::FLOAT));
+        let opt = [
+            &[0x0a, 0x01, b's', 0x12, 0x0c, 0x4a, 0x0a, 0x0a, 0x08][..],
+            &seq_type,
+        ]
+        .concat();
+        let v = value_info(&opt, "v").unwrap();
+        assert_eq!(v.kind, ValueKind::Optional(Box::new(ValueKind::Sequence)));
     }
 
     /// By hand: dims [5] of int2 packed four a byte, low bits first, raw_data 0xe4 0x02 =

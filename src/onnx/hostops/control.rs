@@ -1,8 +1,10 @@
-//! Control flow on the host: If, Loop and Scan, each running its subgraph (a branch or the
-//! body) on the host as ONNX defines them, and FlexAttention's score_mod and prob_mod. A subgraph sees the tensors of the graphs around
-//! it by name: the host evaluates those first ([`outer_names`]) and hands them in.
+//! Control flow on the host: If, Loop, Scan and SequenceMap, each running its subgraph (a
+//! branch or the body) on the host as ONNX defines them, and FlexAttention's score_mod and
+//! prob_mod. A subgraph sees the values of the graphs around it by name: the host evaluates
+//! those first ([`outer_names`]) and hands them in. If's branches and Loop's carried values
+//! may be sequences or optionals too.
 
-use super::{elements, need, Host, HostVal};
+use super::{elements, tensors, Host, HostVal, Value};
 use crate::onnx::proto::{dtype, AttrValue, Graph, Node};
 use std::collections::{HashMap, HashSet};
 
@@ -56,13 +58,12 @@ pub(super) fn is_control(n: &Node) -> bool {
     subgraphs(n).next().is_some()
 }
 
-/// Subgraph `g` run on `inputs` (its inputs, in order) with the enclosing graphs' tensors
+/// The values the enclosing graphs hand a subgraph, by name.
+type Outer = HashMap<String, Value>;
+
+/// Subgraph `g` run on `inputs` (its inputs, in order) with the enclosing graphs' values
 /// `outer`: its outputs, in order.
-fn run(
-    g: &Graph,
-    inputs: Vec<HostVal>,
-    outer: &HashMap<String, HostVal>,
-) -> Result<Vec<HostVal>, String> {
+fn run(g: &Graph, inputs: Vec<Value>, outer: &Outer) -> Result<Vec<Value>, String> {
     if inputs.len() != g.inputs.len() {
         return Err(format!(
             "a subgraph of {} inputs given {}",
@@ -71,13 +72,34 @@ fn run(
         ));
     }
     let mut h = Host::new(g);
+    let mut give = |name: &str, v: Value| match v {
+        Value::Tensor(t) => {
+            h.others.remove(name);
+            h.known.insert(name.to_string(), t);
+        }
+        other => {
+            h.known.remove(name);
+            h.others.insert(name.to_string(), other);
+        }
+    };
     for (name, v) in outer {
-        h.known.entry(name.clone()).or_insert_with(|| v.clone());
+        if !g.initializers.iter().any(|t| &t.name == name) {
+            give(name, v.clone());
+        }
     }
     for (vi, v) in g.inputs.iter().zip(inputs) {
-        h.known.insert(vi.name.clone(), v);
+        give(&vi.name, v);
     }
     Ok(h.outputs()?.into_iter().map(|(_, v)| v).collect())
+}
+
+/// `run` of a subgraph on tensors that returns tensors.
+fn run_tensors(g: &Graph, inputs: Vec<HostVal>, outer: &Outer) -> Result<Vec<HostVal>, String> {
+    let inputs = inputs.into_iter().map(Value::Tensor).collect();
+    run(g, inputs, outer)?
+        .into_iter()
+        .map(|v| v.tensor().map_err(|e| format!("a subgraph output is {e}")))
+        .collect()
 }
 
 /// The graph attribute `name` of `n`.
@@ -88,15 +110,14 @@ fn body<'n>(n: &'n Node, name: &str) -> Result<&'n Graph, String> {
     }
 }
 
-/// If, Loop or Scan on inputs `ins` with the enclosing graphs' tensors `outer`.
-pub(super) fn eval(
-    n: &Node,
-    ins: &[Option<HostVal>],
-    outer: &HashMap<String, HostVal>,
-) -> Result<Vec<HostVal>, String> {
+/// If, Loop, Scan, SequenceMap or FlexAttention on inputs `ins` with the enclosing graphs'
+/// values `outer`.
+pub(super) fn eval(n: &Node, ins: &[Option<Value>], outer: &Outer) -> Result<Vec<Value>, String> {
+    let wrap = |r: Result<Vec<HostVal>, String>| Ok(r?.into_iter().map(Value::Tensor).collect());
     match n.op_type.as_str() {
         "If" => {
-            let cond = need(ins, 0)?;
+            let cond = tensors(&ins[..ins.len().min(1)])?;
+            let cond = super::need(&cond, 0)?;
             let Some(&c) = cond.data.first().filter(|_| cond.data.len() == 1) else {
                 return Err(format!(
                     "a condition of shape {:?}, not one element",
@@ -122,23 +143,53 @@ pub(super) fn eval(
             Ok(outs)
         }
         "Loop" => run_loop(n, ins, outer),
-        "Scan" => scan(n, ins, outer),
+        "Scan" => wrap(scan(n, &tensors(ins)?, outer)),
+        "SequenceMap" => sequence_map(n, ins, outer),
         "FlexAttention" => {
+            let ins = tensors(ins)?;
             let apply = |name: &str, x: HostVal| match n.attr(name) {
                 Some(AttrValue::Graph(g)) => {
-                    let mut r = run(g, vec![x], outer)?;
+                    let mut r = run_tensors(g, vec![x], outer)?;
                     (r.len() == 1)
                         .then(|| r.remove(0))
                         .ok_or(format!("a {name} of {} outputs, not 1", r.len()))
                 }
                 _ => Ok(x),
             };
-            super::attention::flex(n, need(ins, 0)?, ins, &apply).map(|v| vec![v])
+            wrap(super::attention::flex(n, super::need(&ins, 0)?, &ins, &apply).map(|v| vec![v]))
         }
         other => Err(format!(
-            "operator {other} with a subgraph (the host runs the subgraphs of If, Loop, Scan and FlexAttention)"
+            "operator {other} with a subgraph (the host runs the subgraphs of If, Loop, Scan, SequenceMap and FlexAttention)"
         )),
     }
+}
+
+/// SequenceMap: the body runs once per element of the input sequence, on that element and
+/// each further input (a sequence's element at the same position, or a tensor as it is);
+/// each body output, collected over the elements, is an output sequence.
+fn sequence_map(n: &Node, ins: &[Option<Value>], outer: &Outer) -> Result<Vec<Value>, String> {
+    let g = body(n, "body")?;
+    let len = match ins.first().and_then(Option::as_ref) {
+        Some(Value::Seq(s)) => s.len(),
+        _ => return Err("input 0 is not a sequence".into()),
+    };
+    let mut outs: Vec<Vec<HostVal>> = vec![vec![]; g.outputs.len()];
+    for i in 0..len {
+        let inputs = ins
+            .iter()
+            .map(|v| match v {
+                Some(Value::Seq(s)) if s.len() == len => Ok(Value::Tensor(s[i].clone())),
+                Some(Value::Tensor(t)) => Ok(Value::Tensor(t.clone())),
+                _ => Err(
+                    "an input that is neither a sequence of the first one's length nor a tensor",
+                ),
+            })
+            .collect::<Result<_, _>>()?;
+        for (o, v) in outs.iter_mut().zip(run(g, inputs, outer)?) {
+            o.push(v.tensor().map_err(|e| format!("a body output is {e}"))?);
+        }
+    }
+    Ok(outs.into_iter().map(Value::Seq).collect())
 }
 
 fn scalar(data: f64, elem: i32) -> HostVal {
@@ -188,24 +239,21 @@ fn stack(parts: &[HostVal], axis: usize, reverse: bool) -> Result<HostVal, Strin
 /// and the condition (when given) holds, on (iteration, condition, carried values); it
 /// returns (condition, carried values, scan outputs). The outputs are the last carried
 /// values and each scan output stacked over the iterations.
-fn run_loop(
-    n: &Node,
-    ins: &[Option<HostVal>],
-    outer: &HashMap<String, HostVal>,
-) -> Result<Vec<HostVal>, String> {
+fn run_loop(n: &Node, ins: &[Option<Value>], outer: &Outer) -> Result<Vec<Value>, String> {
     let g = body(n, "body")?;
-    let trips = ins
+    let control = tensors(&ins[..ins.len().min(2)])?;
+    let trips = control
         .first()
         .cloned()
         .flatten()
         .and_then(|m| m.data.first().copied());
-    let mut cond = ins
+    let mut cond = control
         .get(1)
         .cloned()
         .flatten()
         .and_then(|c| c.data.first().copied())
         .is_none_or(|c| c != 0.0);
-    let mut carried: Vec<HostVal> = ins
+    let mut carried: Vec<Value> = ins
         .iter()
         .skip(2)
         .map(|v| v.clone().ok_or("a carried value is missing"))
@@ -222,23 +270,28 @@ fn run_loop(
         if i >= MAX_ITERATIONS {
             return Err(format!("more than {MAX_ITERATIONS} iterations"));
         }
-        let mut inputs = vec![scalar(i as f64, dtype::INT64), scalar(1.0, dtype::BOOL)];
+        let mut inputs = vec![
+            Value::Tensor(scalar(i as f64, dtype::INT64)),
+            Value::Tensor(scalar(1.0, dtype::BOOL)),
+        ];
         inputs.extend(carried);
         let mut outs = run(g, inputs, outer)?.into_iter();
-        cond = outs
-            .next()
-            .and_then(|c| c.data.first().copied())
+        let c = outs.next().ok_or("the body has no outputs")?.tensor()?;
+        cond = c
+            .data
+            .first()
+            .copied()
             .ok_or("the body's condition is empty")?
             != 0.0;
         carried = outs.by_ref().take(n_carried).collect();
         for (s, v) in scans.iter_mut().zip(outs) {
-            s.push(v);
+            s.push(v.tensor().map_err(|e| format!("a scan output is {e}"))?);
         }
         i += 1;
     }
     let mut result = carried;
     for s in &scans {
-        result.push(stack(s, 0, false)?);
+        result.push(Value::Tensor(stack(s, 0, false)?));
     }
     Ok(result)
 }
@@ -264,11 +317,7 @@ fn slice_at(x: &HostVal, axis: usize, t: usize) -> HostVal {
 /// (forward or reverse), on (states, the inputs' slices), returning (states, output
 /// slices). The outputs are the last states and each output's slices stacked along its
 /// axis (in reverse for a reverse direction).
-fn scan(
-    n: &Node,
-    ins: &[Option<HostVal>],
-    outer: &HashMap<String, HostVal>,
-) -> Result<Vec<HostVal>, String> {
+fn scan(n: &Node, ins: &[Option<HostVal>], outer: &Outer) -> Result<Vec<HostVal>, String> {
     let g = body(n, "body")?;
     let m = usize::try_from(n.attr_int("num_scan_inputs", 0)).unwrap_or(0);
     let all: Vec<HostVal> = ins
@@ -317,7 +366,7 @@ fn scan(
         for ((x, &a), &d) in xs.iter().zip(&axes).zip(&in_dirs) {
             inputs.push(slice_at(x, a, if d != 0 { steps - 1 - t } else { t }));
         }
-        let mut r = run(g, inputs, outer)?.into_iter();
+        let mut r = run_tensors(g, inputs, outer)?.into_iter();
         states = r.by_ref().take(n_states).collect();
         for (o, v) in outs.iter_mut().zip(r) {
             o.push(v);
@@ -370,6 +419,14 @@ mod tests {
         HostVal::float(vec![data.len()], data.to_vec())
     }
 
+    fn t(v: HostVal) -> Option<Value> {
+        Some(Value::Tensor(v))
+    }
+
+    fn tensor(v: &Value) -> HostVal {
+        v.clone().tensor().unwrap()
+    }
+
     /// If reads `a` from the graph around it in its then-branch (Identity) and `b` in its
     /// else-branch (Neg): the branch the condition picks runs, and `outer_names` lists both.
     #[test]
@@ -409,14 +466,12 @@ mod tests {
             &["c2", "x2", "s"],
         );
         let node = op("Loop", &["m", "", "x0"], &["x", "xs"], vec![("body", body)]);
-        let outer = HashMap::from([("two".to_string(), f(&[2.0]))]);
-        let ins = [Some(scalar(3.0, dtype::INT64)), None, Some(f(&[1.0]))];
+        let outer = HashMap::from([("two".to_string(), Value::Tensor(f(&[2.0])))]);
+        let ins = [t(scalar(3.0, dtype::INT64)), None, t(f(&[1.0]))];
         let r = eval(&node, &ins, &outer).unwrap();
-        assert_eq!(
-            (r[0].data.clone(), r[1].data.clone()),
-            (vec![8.0], vec![2.0, 4.0, 8.0])
-        );
-        assert_eq!(r[1].dims, vec![3, 1]);
+        let (x, xs) = (tensor(&r[0]), tensor(&r[1]));
+        assert_eq!((x.data, xs.data), (vec![8.0], vec![2.0, 4.0, 8.0]));
+        assert_eq!(xs.dims, vec![3, 1]);
         let sum = graph(
             &["s", "x"],
             vec![
@@ -451,13 +506,61 @@ mod tests {
                 });
             }
             let s0 = HostVal::float(vec![], vec![0.0]);
-            let r = eval(
-                &node,
-                &[Some(s0), Some(f(&[1.0, 2.0, 3.0]))],
-                &HashMap::new(),
-            )
-            .unwrap();
-            assert_eq!((r[0].data.clone(), r[1].data.clone()), (vec![6.0], want));
+            let r = eval(&node, &[t(s0), t(f(&[1.0, 2.0, 3.0]))], &HashMap::new()).unwrap();
+            assert_eq!((tensor(&r[0]).data, tensor(&r[1]).data), (vec![6.0], want));
         }
+    }
+
+    /// By hand: a Loop of 2 trips carrying a sequence, each trip inserting `a` at its back,
+    /// ends with [a, a] after the one it started with; an If whose branch builds a
+    /// sequence returns it; SequenceMap negating each element of [[1], [2, 3]] (with a
+    /// tensor input passed whole to each) gives [[-1], [-2, -3]].
+    #[test]
+    fn sequences_through_loop_if_and_sequence_map() {
+        let body = graph(
+            &["i", "cond", "s"],
+            vec![
+                op("SequenceInsert", &["s", "a"], &["s2"], vec![]),
+                op("Identity", &["cond"], &["c2"], vec![]),
+            ],
+            &["c2", "s2"],
+        );
+        let node = op("Loop", &["m", "", "s0"], &["s"], vec![("body", body)]);
+        let outer = HashMap::from([("a".to_string(), Value::Tensor(f(&[5.0])))]);
+        let start = Some(Value::Seq(vec![f(&[1.0])]));
+        let r = eval(&node, &[t(scalar(2.0, dtype::INT64)), None, start], &outer).unwrap();
+        let Value::Seq(s) = &r[0] else {
+            panic!("not a sequence")
+        };
+        let firsts: Vec<f64> = s.iter().map(|v| v.data[0]).collect();
+        assert_eq!(firsts, [1.0, 5.0, 5.0]);
+        let then = graph(
+            &[],
+            vec![op("SequenceConstruct", &["a", "a"], &["q"], vec![])],
+            &["q"],
+        );
+        let node = op(
+            "If",
+            &["c"],
+            &["y"],
+            vec![("then_branch", then.clone()), ("else_branch", then)],
+        );
+        let r = eval(&node, &[t(scalar(1.0, dtype::BOOL))], &outer).unwrap();
+        assert!(matches!(&r[0], Value::Seq(s) if s.len() == 2));
+        let neg = graph(
+            &["x", "unused"],
+            vec![op("Neg", &["x"], &["y"], vec![])],
+            &["y"],
+        );
+        let node = op("SequenceMap", &["xs", "k"], &["ys"], vec![("body", neg)]);
+        let xs = Some(Value::Seq(vec![f(&[1.0]), f(&[2.0, 3.0])]));
+        let r = eval(&node, &[xs, t(f(&[9.0]))], &HashMap::new()).unwrap();
+        let Value::Seq(ys) = &r[0] else {
+            panic!("not a sequence")
+        };
+        assert_eq!(
+            (ys[0].data.clone(), ys[1].data.clone()),
+            (vec![-1.0], vec![-2.0, -3.0])
+        );
     }
 }

@@ -24,6 +24,7 @@ mod quant;
 mod recurrent;
 pub mod resize;
 mod rnn;
+mod seq;
 mod shape;
 mod spectral;
 mod training;
@@ -31,6 +32,7 @@ mod window;
 
 pub use ml::runs_in_domain;
 pub use quant::quantize;
+pub use seq::Value;
 
 /// A tensor on the host: its dims and elements, with its ONNX element type. Elements are
 /// f64: integers exactly (int32 and the 8- and 16-bit types; int64 up to 2^53), float32,
@@ -74,6 +76,8 @@ pub struct Host<'g> {
     graph: &'g Graph,
     producer: HashMap<&'g str, &'g Node>,
     pub known: HashMap<String, HostVal>,
+    /// The sequences and optionals given or computed.
+    pub others: HashMap<String, Value>,
     /// The nodes evaluated, in order (for the report).
     pub ran: Vec<String>,
     /// Tensors being evaluated (a cycle is an error, not an endless recursion).
@@ -144,20 +148,36 @@ impl<'g> Host<'g> {
             graph,
             producer,
             known,
+            others: HashMap::new(),
             ran: vec![],
             busy: Default::default(),
         }
     }
 
-    /// The value of tensor `name`, evaluating what it needs (with an explicit stack: a
-    /// deep graph cannot overflow the call stack, a cycle is an error).
+    /// The value of tensor `name`, evaluating what it needs.
     pub fn value(&mut self, name: &str) -> Result<HostVal, String> {
+        self.any_value(name)?
+            .tensor()
+            .map_err(|e| format!("'{name}' is {e}"))
+    }
+
+    /// The value (a tensor, a sequence or an optional) `name` names.
+    fn given(&self, name: &str) -> Option<Value> {
+        match self.known.get(name) {
+            Some(t) => Some(Value::Tensor(t.clone())),
+            None => self.others.get(name).cloned(),
+        }
+    }
+
+    /// The value `name` names, evaluating what it needs (with an explicit stack: a deep
+    /// graph cannot overflow the call stack, a cycle is an error).
+    pub fn any_value(&mut self, name: &str) -> Result<Value, String> {
         // (Tensors on the path of this evaluation only: an earlier one that failed midway
         // left its path behind.)
         self.busy.clear();
         let mut stack = vec![(name.to_string(), false)];
         while let Some((t, expanded)) = stack.pop() {
-            if self.known.contains_key(&t) {
+            if self.known.contains_key(&t) || self.others.contains_key(&t) {
                 continue;
             }
             let node = *self
@@ -180,53 +200,68 @@ impl<'g> Host<'g> {
                 continue;
             }
             self.busy.remove(&t);
-            let ins: Vec<Option<HostVal>> = node
+            let ins: Vec<Option<Value>> = node
                 .inputs
                 .iter()
-                .map(|i| {
-                    if i.is_empty() {
-                        None
-                    } else {
-                        self.known.get(i).cloned()
-                    }
-                })
+                .map(|i| if i.is_empty() { None } else { self.given(i) })
                 .collect();
+            let non_tensor = ins.iter().flatten().any(|v| !matches!(v, Value::Tensor(_)));
             let outs = if control::is_control(node) {
                 let outer = control::outer_names(node)
                     .into_iter()
-                    .filter_map(|k| self.known.get(&k).map(|v| (k, v.clone())))
+                    .filter_map(|k| self.given(&k).map(|v| (k, v)))
                     .collect();
                 control::eval(node, &ins, &outer)
+            } else if seq::is_seq_op(node, non_tensor) {
+                seq::eval(node, &ins)
             } else {
-                eval(node, &ins)
+                tensors(&ins)
+                    .and_then(|ins| eval(node, &ins))
+                    .map(|v| v.into_iter().map(Value::Tensor).collect())
             }
             .map_err(|e| format!("node '{}' ({}): {e}", node.name, node.op_type))?;
             self.ran
                 .push(format!("{} ({})", node.outputs[0], node.op_type));
             for (o, v) in node.outputs.iter().zip(outs) {
-                self.known.insert(o.clone(), v);
+                match v {
+                    Value::Tensor(t) => self.known.insert(o.clone(), t),
+                    other => self.others.insert(o.clone(), other).and(None),
+                };
             }
-            if !self.known.contains_key(&t) {
+            if !self.known.contains_key(&t) && !self.others.contains_key(&t) {
                 return Err(format!(
                     "node '{}' ({}): the host does not compute its output '{t}' (an optional output it does not compute, such as BatchNormalization's running statistics)",
                     node.name, node.op_type
                 ));
             }
         }
-        self.known
-            .get(name)
-            .cloned()
+        self.given(name)
             .ok_or_else(|| format!("tensor '{name}' has no value"))
     }
 
-    /// The graph's outputs, in order.
-    pub fn outputs(&mut self) -> Result<Vec<(String, HostVal)>, String> {
+    /// The graph's outputs, in order (each a tensor, a sequence or an optional).
+    pub fn outputs(&mut self) -> Result<Vec<(String, Value)>, String> {
         let names: Vec<String> = self.graph.outputs.iter().map(|o| o.name.clone()).collect();
         names
             .into_iter()
-            .map(|n| Ok((n.clone(), self.value(&n)?)))
+            .map(|n| Ok((n.clone(), self.any_value(&n)?)))
             .collect()
     }
+}
+
+/// The inputs of an operator on tensors, or an error naming the one that is not.
+fn tensors(ins: &[Option<Value>]) -> Result<Vec<Option<HostVal>>, String> {
+    ins.iter()
+        .enumerate()
+        .map(|(i, v)| match v {
+            None => Ok(None),
+            Some(Value::Tensor(t)) => Ok(Some(t.clone())),
+            Some(v) => Err(format!(
+                "input {i} is {}: only the sequence and optional operators take one",
+                v.kind()
+            )),
+        })
+        .collect()
 }
 
 pub(super) fn need(ins: &[Option<HostVal>], i: usize) -> Result<&HostVal, String> {
@@ -480,7 +515,7 @@ const F64_OPS: &[&str] = &[
 ];
 
 /// The operators the host runs, for messages.
-const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Sign, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose (any spatial rank), BatchNormalization, MeanVarianceNormalization, the poolings (any spatial rank, Lp too), Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, CumProd, Shrink, LpNormalization, GatherND, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements (and Scatter, its old name), ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; RNN, GRU, LSTM, Attention, RotaryEmbedding, FlexAttention, LinearAttention, CausalConvWithState, SwiGLU; HannWindow, HammingWindow, BlackmanWindow, Compress, NonZero, CenterCropPad, ReverseSequence, Det, LRN, Einsum, BitCast, GridSample, NonMaxSuppression, Unique, Col2Im, AffineGrid, MaxUnpool, GroupNormalization, RoiAlign, TensorScatter, DFT, STFT, MelWeightMatrix, DeformConv, TfIdfVectorizer; ai.onnx.ml's Binarizer, ArrayFeatureExtractor and TreeEnsemble; ai.onnx.preview.training's Adagrad, Adam and Momentum; If, Loop, Scan (their subgraphs on the host); Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
+const HOST_OPS: &str = "Identity, Constant, Relu, LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Mish, Gelu, Softplus, Softsign, Tanh, Clip, Abs, Sign, Neg, Floor, Ceil, Round, Exp, Log, Sqrt, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh; Add, Sub, Mul, Div, Pow, Mod, BitShift, Max, Min, Sum, Mean with broadcasting; QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QLinearAdd, QLinearSoftmax; Softmax, MatMul, Gemm, Conv, ConvTranspose (any spatial rank), BatchNormalization, MeanVarianceNormalization, the poolings (any spatial rank, Lp too), Resize and Upsample (nearest); ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, LogSoftmax, LayerNormalization, RMSNormalization, InstanceNormalization, Hardmax, CumSum, CumProd, Shrink, LpNormalization, GatherND, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss; Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Cast, CastLike, Shape, Size, Gather, GatherElements, ScatterElements (and Scatter, its old name), ScatterND, TopK, Tile, DepthToSpace, SpaceToDepth, OneHot, EyeLike, Trilu, Range, Expand, ConstantOfShape, Dropout, ArgMax, ArgMin; RNN, GRU, LSTM, Attention, RotaryEmbedding, FlexAttention, LinearAttention, CausalConvWithState, SwiGLU; HannWindow, HammingWindow, BlackmanWindow, Compress, NonZero, CenterCropPad, ReverseSequence, Det, LRN, Einsum, BitCast, GridSample, NonMaxSuppression, Unique, Col2Im, AffineGrid, MaxUnpool, GroupNormalization, RoiAlign, TensorScatter, DFT, STFT, MelWeightMatrix, DeformConv, TfIdfVectorizer; ai.onnx.ml's Binarizer, ArrayFeatureExtractor and TreeEnsemble; ai.onnx.preview.training's Adagrad, Adam and Momentum; If, Loop, Scan, SequenceMap (their subgraphs on the host); SequenceEmpty, SequenceConstruct, SequenceAt, SequenceInsert, SequenceErase, SequenceLength, SplitToSequence, ConcatFromSequence, Optional, OptionalHasElement, OptionalGetElement; Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Where, IsNaN, IsInf";
 
 /// One node on the host.
 fn eval(n: &Node, ins: &[Option<HostVal>]) -> Result<Vec<HostVal>, String> {

@@ -250,7 +250,7 @@ fn transpose(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     })
 }
 
-fn concat(n: &Node, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
+pub(super) fn concat(n: &Node, ins: &[Option<HostVal>]) -> Result<HostVal, String> {
     let parts: Vec<&HostVal> = ins.iter().flatten().collect();
     let first = parts[0];
     let a = axis(n.attr_int("axis", 0), first.dims.len(), 0)?;

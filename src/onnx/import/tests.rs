@@ -56,6 +56,7 @@ fn graph_after(last: Vec<Node>, more: Vec<Tensor>) -> Graph {
             name: "x".into(),
             elem_type: dtype::FLOAT,
             shape: Some(vec![Some(1), Some(2), Some(2), Some(2)]),
+            ..ValueInfo::default()
         }],
         outputs: vec![],
     }
