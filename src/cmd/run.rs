@@ -65,9 +65,13 @@ pub fn run(args: Args) -> Result<()> {
     }
     for (i, path) in inputs.iter().zip(&args.input) {
         match input_value(&args.model, i, path)? {
-            Value::Tensor(v) => host.known.insert(i.name.clone(), v).and(None),
-            other => host.others.insert(i.name.clone(), other),
-        };
+            Value::Tensor(v) => {
+                host.known.insert(i.name.clone(), v);
+            }
+            other => {
+                host.others.insert(i.name.clone(), other);
+            }
+        }
     }
     if let Some(e) = &part.reason {
         let at = g.nodes.get(part.cut).map_or(String::new(), |n| {

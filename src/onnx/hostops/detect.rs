@@ -129,8 +129,9 @@ struct Samples {
 }
 
 /// The sample points of region `roi` (`[x1, y1, x2, y2]`) on an `h` x `w` map, `out`
-/// bins high and wide, as ONNX's reference places them.
-fn samples(n: &Node, roi: &[f32], [h, w]: [usize; 2], out: [usize; 2]) -> Samples {
+/// bins high and wide, as ONNX's reference places them; an error when there would be more
+/// than the host's tensor limit.
+fn samples(n: &Node, roi: &[f32], [h, w]: [usize; 2], out: [usize; 2]) -> Result<Samples, String> {
     let scale = n.attr_float("spatial_scale", 1.0);
     let half = !matches!(n.attr("coordinate_transformation_mode"),
         Some(AttrValue::Text(m)) if m == "output_half_pixel");
@@ -151,6 +152,12 @@ fn samples(n: &Node, roi: &[f32], [h, w]: [usize; 2], out: [usize; 2]) -> Sample
         }
     };
     let (gh, gw) = (grid(rh, out[0]), grid(rw, out[1]));
+    super::elements(&[out[0], out[1], gh, gw]).map_err(|_| {
+        format!(
+            "{gh} x {gw} samples in each of {} x {} bins: too many",
+            out[0], out[1]
+        )
+    })?;
     let mut at = vec![];
     for ph in 0..out[0] {
         for pw in 0..out[1] {
@@ -163,10 +170,10 @@ fn samples(n: &Node, roi: &[f32], [h, w]: [usize; 2], out: [usize; 2]) -> Sample
             }
         }
     }
-    Samples {
+    Ok(Samples {
         at,
         per_bin: gh * gw,
-    }
+    })
 }
 
 /// The four neighbours of point (y, x) and their weights (zero beyond the map's edge).
@@ -213,7 +220,7 @@ fn roi_align(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, 
     ]
     .map(|v| usize::try_from(v).unwrap_or(0));
     let max = matches!(n.attr("mode"), Some(AttrValue::Text(m)) if m == "max");
-    let mut y = Vec::with_capacity(r * c * out[0] * out[1]);
+    let mut y = Vec::with_capacity(super::elements(&[r, c, out[0], out[1]])?);
     for k in 0..r {
         let b = usize::try_from(batch.data[k] as i64)
             .ok()
@@ -223,7 +230,7 @@ fn roi_align(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, 
             .iter()
             .map(|&v| v as f32)
             .collect();
-        let s = samples(n, &roi, [h, w], out);
+        let s = samples(n, &roi, [h, w], out)?;
         let count = s.per_bin.max(1) as f32;
         for ch in 0..c {
             let map = &x.data[(b * c + ch) * h * w..][..h * w];
@@ -333,5 +340,12 @@ mod tests {
             vec![1.0]
         );
         assert_eq!(run(vec![]), vec![1.0]);
+        // Too large an output, or too many samples a bin, is refused, not allocated.
+        let huge = |name: &str, v: i64| {
+            let n = Node::new("RoiAlign", vec![(name, AttrValue::Int(v))]);
+            roi_align(&n, &x, &[None, rois.clone(), batch.clone()]).unwrap_err()
+        };
+        assert!(huge("output_width", 1 << 62).contains("2^27"));
+        assert!(huge("sampling_ratio", 1 << 20).contains("too many"));
     }
 }

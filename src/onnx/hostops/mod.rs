@@ -224,9 +224,13 @@ impl<'g> Host<'g> {
                 .push(format!("{} ({})", node.outputs[0], node.op_type));
             for (o, v) in node.outputs.iter().zip(outs) {
                 match v {
-                    Value::Tensor(t) => self.known.insert(o.clone(), t),
-                    other => self.others.insert(o.clone(), other).and(None),
-                };
+                    Value::Tensor(t) => {
+                        self.known.insert(o.clone(), t);
+                    }
+                    other => {
+                        self.others.insert(o.clone(), other);
+                    }
+                }
             }
             if !self.known.contains_key(&t) && !self.others.contains_key(&t) {
                 return Err(format!(
