@@ -104,8 +104,8 @@ pub(super) fn depth_space(n: &Node, x: &HostVal) -> Result<HostVal, String> {
     };
     let s = usize::try_from(n.attr_int("blocksize", 0))
         .ok()
-        .filter(|&s| s > 0)
-        .ok_or("blocksize must be positive")?;
+        .filter(|&s| (1..=1 << 16).contains(&s))
+        .ok_or("blocksize must be 1 to 2^16")?;
     let to_space = n.op_type == "DepthToSpace";
     let crd = matches!(n.attr("mode"), Some(AttrValue::Text(m)) if m == "CRD");
     let dims = if to_space {

@@ -178,6 +178,7 @@ fn run(n: &Node, kind: Kind, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Vec
     };
     let reverse = matches!(n.attr("direction"), Some(AttrValue::Text(d)) if d == "reverse");
     let hidden = match n.attr_int("hidden_size", 0) {
+        h if h > 1 << 24 => return Err(format!("hidden_size {h}: at most 2^24")),
         h if h > 0 => h as usize,
         _ => *r.dims.get(2).ok_or("R has fewer than 3 dimensions")?,
     };
