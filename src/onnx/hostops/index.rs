@@ -690,6 +690,14 @@ mod tests {
         assert_eq!(y.data, want);
     }
 
+    /// A blocksize whose square overflows is refused.
+    #[test]
+    fn huge_blocksize_is_refused() {
+        let x = HostVal::float(vec![1, 4, 1, 1], vec![0.0; 4]);
+        let n = Node::new("DepthToSpace", vec![("blocksize", AttrValue::Int(1 << 62))]);
+        assert!(depth_space(&n, &x).unwrap_err().contains("2^16"));
+    }
+
     /// By hand: steps [7, 8] written from index 3 into a cache of 4 zeros: circular wraps
     /// the second to 0, [8, 0, 0, 7]; linear refuses it (index 4 of 4).
     #[test]

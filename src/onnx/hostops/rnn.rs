@@ -505,5 +505,8 @@ mod tests {
         ];
         let e = eval(&n, &x, &ins).unwrap().unwrap_err();
         assert!(e.contains("\"cosh\" is none of"), "{e}");
+        let n = Node::new("LSTM", vec![("hidden_size", AttrValue::Int(1 << 62))]);
+        let e = eval(&n, &x, &ins).unwrap().unwrap_err();
+        assert!(e.contains("at most 2^24"), "{e}");
     }
 }
