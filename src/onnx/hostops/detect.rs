@@ -152,7 +152,10 @@ fn samples(n: &Node, roi: &[f32], [h, w]: [usize; 2], out: [usize; 2]) -> Result
         }
     };
     let (gh, gw) = (grid(rh, out[0]), grid(rw, out[1]));
-    super::elements(&[out[0], out[1], gh, gw]).map_err(|_| {
+    // (Each factor on its own too: a zero bin count must not hide an overflowing grid.)
+    let fits =
+        super::elements(&[gh, gw]).is_ok() && super::elements(&[out[0], out[1], gh, gw]).is_ok();
+    fits.then_some(()).ok_or_else(|| {
         format!(
             "{gh} x {gw} samples in each of {} x {} bins: too many",
             out[0], out[1]
@@ -219,6 +222,12 @@ fn roi_align(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, 
         n.attr_int("output_width", 1),
     ]
     .map(|v| usize::try_from(v).unwrap_or(0));
+    if out.contains(&0) {
+        return Err(format!(
+            "an output of {} x {} bins: output_height and output_width must be at least 1",
+            out[0], out[1]
+        ));
+    }
     let max = matches!(n.attr("mode"), Some(AttrValue::Text(m)) if m == "max");
     let mut y = Vec::with_capacity(super::elements(&[r, c, out[0], out[1]])?);
     for k in 0..r {
@@ -347,5 +356,6 @@ mod tests {
         };
         assert!(huge("output_width", 1 << 62).contains("2^27"));
         assert!(huge("sampling_ratio", 1 << 20).contains("too many"));
+        assert!(huge("output_height", 0).contains("at least 1"));
     }
 }
