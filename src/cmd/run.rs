@@ -131,13 +131,15 @@ pub fn run(args: Args) -> Result<()> {
     let outs = host
         .outputs()
         .map_err(|e| anyhow::anyhow!("error: {}: {e}", args.model.display()))?;
-    write_outputs(&args.model, &args.output, &outs)?;
+    let wrote = match write_outputs(&args.model, &args.output, &outs)? {
+        true => format!("wrote {}", args.output.display()),
+        false => "wrote nothing".to_string(),
+    };
     let host_nodes = host.ran.len();
     println!(
-        "{} on {}: {how}; {host_nodes} nodes on the host; wrote {}",
+        "{} on {}: {how}; {host_nodes} nodes on the host; {wrote}",
         args.model.display(),
         design.name,
-        args.output.display()
     );
     Ok(())
 }
@@ -350,17 +352,17 @@ fn input_val(
     })
 }
 
-/// One output: the file, written atomically. Several: a directory of NAME.npy, replaced
-/// as a whole.
-/// Write the graph outputs `outs` to `out`: one tensor output as that file; otherwise a
-/// directory of OUTPUT_NAME.npy per tensor and OUTPUT_NAME/0.npy, 1.npy, ... per sequence
-/// (one sequence output: `out` holds its 0.npy, 1.npy, ...). An optional is written as its
-/// element; an empty one is not written (and said on stderr).
+/// Write the graph outputs `outs` to `out`, atomically: one tensor output as that file;
+/// otherwise a directory, replaced as a whole, of OUTPUT_NAME.npy per tensor and
+/// OUTPUT_NAME/0.npy, 1.npy, ... per non-empty sequence (one sequence output: `out` holds
+/// its 0.npy, 1.npy, ..., and is empty for an empty sequence). An optional is written as
+/// its element; an empty one is not written (and said on stderr), and when every output is
+/// one, nothing is. Whether anything was written.
 fn write_outputs(
     model: &std::path::Path,
     out: &std::path::Path,
     outs: &[(String, Value)],
-) -> Result<()> {
+) -> Result<bool> {
     use hwgen::onnx::host::{npy_of, output_file_name};
     let npy = |name: &str, v: &HostVal| {
         npy_of(v).map_err(|e| anyhow::anyhow!("error: {}: output '{name}': {e}", model.display()))
@@ -374,8 +376,12 @@ fn write_outputs(
     if let [(name, v)] = outs {
         if let Some(Value::Tensor(t)) = unwrap(v) {
             hwgen::filemap::write_bytes_atomic(out, &npy(name, &t)?)?;
-            return Ok(());
+            return Ok(true);
         }
+    }
+    if outs.iter().all(|(_, v)| matches!(v, Value::Opt(None))) {
+        eprintln!("hwgen run: every output is an empty optional: nothing written");
+        return Ok(false);
     }
     let mut map = hwgen::filemap::FileMap::new();
     for (name, v) in outs {
@@ -394,7 +400,7 @@ fn write_outputs(
         }
     }
     map.write_atomic(out)?;
-    Ok(())
+    Ok(true)
 }
 
 /// A graph input's value from `path`: a tensor's `.npy`, a sequence's directory of 0.npy,

@@ -294,7 +294,7 @@ impl MiniFloat {
 }
 
 /// floor(log2(a)) for a positive finite f64, from its exponent bits.
-fn exponent_of(a: f64) -> i32 {
+pub(super) fn exponent_of(a: f64) -> i32 {
     let bits = a.to_bits();
     let e = ((bits >> 52) & 0x7ff) as i32;
     if e == 0 {

@@ -235,8 +235,7 @@ pub fn e8m0_code(x: f64, round: E8m0Round, saturate: bool) -> u8 {
     } else if a.is_infinite() {
         i32::MAX
     } else {
-        // floor(log2(a)) from the exponent bits (every f64 subnormal is far below range).
-        let e = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+        let e = super::minifloat::exponent_of(a);
         let above = a > 2f64.powi(e);
         match round {
             E8m0Round::Up if above => e + 1,

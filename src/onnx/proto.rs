@@ -150,13 +150,14 @@ pub mod dtype {
         }
     }
 
-    /// The 4- and 2-bit integer types: (signed, bits).
-    pub fn small_int(t: i32) -> Option<(bool, u32)> {
+    /// The 4- and 2-bit integer types.
+    pub fn small_int(t: i32) -> Option<crate::numeric::IntType> {
+        use crate::numeric::IntType;
         match t {
-            INT4 => Some((true, 4)),
-            UINT4 => Some((false, 4)),
-            INT2 => Some((true, 2)),
-            UINT2 => Some((false, 2)),
+            INT4 => Some(IntType::new(true, 4)),
+            UINT4 => Some(IntType::new(false, 4)),
+            INT2 => Some(IntType::new(true, 2)),
+            UINT2 => Some(IntType::new(false, 2)),
             _ => None,
         }
     }
@@ -172,7 +173,7 @@ pub mod dtype {
     pub fn packed_bits(t: i32) -> Option<u32> {
         match t {
             FLOAT4E2M1 => Some(4),
-            _ => small_int(t).map(|(_, bits)| bits),
+            _ => small_int(t).map(|i| i.bits),
         }
     }
 
@@ -183,11 +184,8 @@ pub mod dtype {
             return f.decode(code & ((1 << f.bits()) - 1));
         }
         match small_int(t) {
-            Some((signed, bits)) => {
-                let v = i64::from(code & ((1 << bits) - 1));
-                let negative = signed && v >> (bits - 1) == 1;
-                (v - if negative { 1 << bits } else { 0 }) as f64
-            }
+            // The low bits, two's complement when signed.
+            Some(i) => i.wrap(i128::from(code)) as f64,
             None => crate::numeric::mx::e8m0_value(code as u8),
         }
     }
@@ -199,7 +197,7 @@ pub mod dtype {
             return float_code(f, v) as u8;
         }
         match small_int(t) {
-            Some((_, bits)) => (v as i64 & ((1 << bits) - 1)) as u8,
+            Some(i) => (v as i64 & ((1 << i.bits) - 1)) as u8,
             None => crate::numeric::mx::e8m0_code(v, crate::numeric::mx::E8m0Round::Down, false),
         }
     }

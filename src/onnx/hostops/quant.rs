@@ -149,13 +149,8 @@ fn quantize_linear(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<Hos
     };
     // int4, uint4, int2 and uint2 as the 8-bit types; float8 and float4 saturating (or
     // not) `x / scale`, as ONNX's reference computes it.
-    let range = int_range(elem).or(dtype::small_int(elem).map(|(signed, bits)| {
-        let levels = f64::from(1u32 << bits);
-        match signed {
-            true => (-levels / 2.0, levels / 2.0 - 1.0),
-            false => (0.0, levels - 1.0),
-        }
-    }));
+    let range =
+        int_range(elem).or(dtype::small_int(elem).map(|i| (i.min() as f64, i.max() as f64)));
     let f8 = dtype::mini_float(elem);
     if range.is_none() && f8.is_none() {
         return Err(format!("quantizes to {}", dtype::name(elem)));
