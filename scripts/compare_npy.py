@@ -1,8 +1,8 @@
-"""Compare hwgen's output with ONNX Runtime's for a quantized model whose output is
-dequantized: the share of identical elements and the differences in units of the output's
+"""Compare two outputs of a quantized model whose output is dequantized (hwgen's and a
+reference's): the share of identical elements and the differences in units of the output's
 quantization step (its last DequantizeLinear's scale).
 
-Usage: compare_npy.py MODEL.onnx HWGEN.npy ONNXRUNTIME.npy
+Usage: compare_npy.py MODEL.onnx GOT.npy WANT.npy
 """
 
 import sys

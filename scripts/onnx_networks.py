@@ -2,13 +2,16 @@
 onnx helper API; batch norm folded into the convolutions, as an exported inference model
 has it), quantize each with ONNX Runtime's quantize_static (QDQ, per-channel int8 weights,
 int8 or uint8 activations, calibrated on random inputs), and write for each DIR/NAME.onnx, a random
-float input DIR/NAME.x.npy and ONNX Runtime's output for it DIR/NAME.y.npy.
+float input DIR/NAME.x.npy, the graph's output for it from the exact, machine-independent
+reference (rtl-tests/ref/onnx_exact.py) DIR/NAME.y.npy, and ONNX Runtime's default
+session's output DIR/NAME.y_ort.npy (its integer kernels depend on the CPU).
 
 Usage: onnx_networks.py DIR ACT [NAME ...]   (ACT: int8 or uint8 activations; names:
 resnet18 resnet50 mobilenetv2)
 Nothing is downloaded. Test-only packages: onnx, onnxruntime, numpy.
 """
 
+import os
 import sys
 
 import numpy as np
@@ -16,6 +19,9 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "rtl-tests", "ref"))
+import onnx_exact  # noqa: E402
 
 
 class Net:
@@ -132,7 +138,8 @@ def build(d, name, seed, act):
     x = rng.normal(0, 1, (1, 3, 224, 224)).astype(np.float32)
     session = ort.InferenceSession(f"{d}/{name}.onnx", providers=["CPUExecutionProvider"])
     np.save(f"{d}/{name}.x.npy", x)
-    np.save(f"{d}/{name}.y.npy", session.run(None, {"x": x})[0])
+    np.save(f"{d}/{name}.y.npy", onnx_exact.run(f"{d}/{name}.onnx", {"x": x})[0])
+    np.save(f"{d}/{name}.y_ort.npy", session.run(None, {"x": x})[0])
 
 
 def main():

@@ -1,7 +1,13 @@
-//! `hwgen import` against ONNX Runtime (rtl-tests/ref/onnx_quantized.py, test-only): small
-//! float graphs quantized by onnxruntime's quantize_static, in QDQ and QOperator form, with
-//! int8 and uint8 activations, run by ONNX Runtime and, imported, by hwgen's golden model
-//! on the same quantized input. The README ("Quantized ONNX models") states the bound.
+//! `hwgen import` and `hwgen run` on small float graphs quantized by onnxruntime's
+//! quantize_static (rtl-tests/ref/onnx_quantized.py, test-only), in QDQ and QOperator form,
+//! with int8 and uint8 activations. The expected values come from the exact reference
+//! (rtl-tests/ref/onnx_exact.py: ONNX's own reference implementation, its float sums
+//! rounded once, and onnxruntime's contrib operators by their definition), which gives the
+//! same values on every CPU; ONNX Runtime's integer kernels do not (without AVX-512 VNNI
+//! their uint8 x int8 pair sums saturate, and its fused and unfused sessions differ). Where
+//! a test also compares with ONNX Runtime's default session, as users run the model, it
+//! allows the spread that session shows against the exact values on the same machine. The
+//! README ("Quantized ONNX models") states the bounds.
 
 mod common;
 
@@ -11,10 +17,28 @@ fn have_onnxruntime() -> bool {
     have_python_modules(&["onnxruntime", "onnx", "numpy"])
 }
 
-/// (hwgen's output, ONNX Runtime's), both as integers in HWC order. `format` is "qdq" or
-/// "qop", with "_pc" for per-channel weight scales and "_u8w" for uint8 weights with zero
-/// point 128.
-fn both(graph: &str, format: &str, act: &str, seed: u64) -> (Vec<i64>, Vec<i64>) {
+/// The outputs of one quantized graph on one quantized input, as integers in HWC order.
+struct Outputs {
+    /// hwgen's golden model on the imported model.
+    hwgen: Vec<i64>,
+    /// The exact reference.
+    exact: Vec<i64>,
+    /// ONNX Runtime's default session.
+    ort: Vec<i64>,
+}
+
+/// The largest element-wise difference of two integer tensors.
+fn max_difference(a: &[i64], b: &[i64]) -> i64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .max()
+        .unwrap_or(0)
+}
+
+/// The outputs of `graph` in `format` ("qdq" or "qop", with "_pc" for per-channel weight
+/// scales and "_u8w" for uint8 weights with zero point 128).
+fn both(graph: &str, format: &str, act: &str, seed: u64) -> Outputs {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_string_lossy().into_owned();
     let (format, u8w) = match format.strip_suffix("_u8w") {
@@ -33,45 +57,53 @@ fn both(graph: &str, format: &str, act: &str, seed: u64) -> (Vec<i64>, Vec<i64>)
     let toml = dir.path().join("model.toml");
     hwgen::onnx::write(&dir.path().join("model.onnx"), &toml).unwrap_or_else(|e| panic!("{e}"));
     let text = std::fs::read_to_string(&toml).unwrap();
-    // The imported model's input is random; this run feeds it ONNX Runtime's input.
+    // The imported model's input is random; this run feeds it the reference's input.
     let text = text.replacen("[input]\n", "[input]\ndata = \"x.npy\"\n", 1);
     std::fs::write(&toml, text).unwrap();
     let model = hwgen::model::load(&toml).unwrap_or_else(|e| panic!("{e}"));
     let out = model.output().name.clone();
-    let got = hwgen::golden::run(&model, 16)[&out].data.clone();
-    let want = hwgen::model::npy::read(&dir.path().join("y.npy"))
-        .unwrap()
-        .data;
-    (got, want)
+    let read = |f: &str| hwgen::model::npy::read(&dir.path().join(f)).unwrap().data;
+    Outputs {
+        hwgen: hwgen::golden::run(&model, 16)[&out].data.clone(),
+        exact: read("y.npy"),
+        ort: read("y_ort.npy"),
+    }
 }
 
-/// Every element within 1 of ONNX Runtime's, and most of them equal.
+/// Every element within 1 of the exact reference (a near-tie, the README's bound for a
+/// layer) and at least 90% of them equal (the unfolded batch norm's Add meets a value just
+/// beside a tie in 11 of 180); within 1 plus ONNX Runtime's own spread of its default
+/// session's.
 fn check(graph: &str, format: &str, act: &str, seed: u64) {
-    let (got, want) = both(graph, format, act, seed);
-    assert_eq!(
-        got.len(),
-        want.len(),
-        "{graph} {format} {act}: element count"
-    );
-    let same = got.iter().zip(&want).filter(|(g, w)| g == w).count();
-    let worst = got
-        .iter()
-        .zip(&want)
-        .map(|(g, w)| (g - w).abs())
-        .max()
-        .unwrap();
+    let o = both(graph, format, act, seed);
+    let label = format!("{graph} {format} {act}");
+    assert_eq!(o.hwgen.len(), o.exact.len(), "{label}: element count");
+    let same = o.hwgen.iter().zip(&o.exact).filter(|(g, w)| g == w).count();
+    let worst = max_difference(&o.hwgen, &o.exact);
+    let spread = max_difference(&o.ort, &o.exact);
+    let against_ort = max_difference(&o.hwgen, &o.ort);
     let (lo, hi) = if act == "int8" { (-128, 127) } else { (0, 255) };
-    let inside = want.iter().filter(|&&w| w > lo && w < hi).count();
+    let inside = o.exact.iter().filter(|&&w| w > lo && w < hi).count();
     eprintln!(
-        "{graph} {format} {act}: {same}/{} identical, max difference {worst}, {inside} not saturated",
-        got.len()
+        "{label}: {same}/{} identical, max difference {worst}, {inside} not saturated; \
+         ONNX Runtime's session {against_ort} from hwgen, {spread} from the exact values",
+        o.hwgen.len()
     );
     // ReLU clamps about half of the outputs to the zero point; the rest must be inside.
     assert!(
-        inside * 3 > want.len(),
-        "{graph} {format} {act}: only {inside} outputs inside the range"
+        inside * 3 > o.exact.len(),
+        "{label}: only {inside} outputs inside the range"
     );
-    assert!(worst <= 1, "{graph} {format} {act}: max difference {worst}");
+    assert!(worst <= 1, "{label}: max difference {worst}");
+    assert!(
+        same * 10 >= o.exact.len() * 9,
+        "{label}: only {same}/{} identical",
+        o.exact.len()
+    );
+    assert!(
+        against_ort <= 1 + spread,
+        "{label}: {against_ort} from ONNX Runtime's session, which is {spread} from the exact values"
+    );
 }
 
 #[test]
@@ -282,12 +314,14 @@ fn mutated_onnx_files_never_panic() {
 
 /// `hwgen run` on float data (off the quantization grid): the input quantized on the host
 /// as the graph's QuantizeLinear does it, the model on the interpreter or the RTL, the
-/// output dequantized as its DequantizeLinear does it, equals ONNX Runtime's float output
-/// float for float in at least 98% of the elements and is within one quantization step in
-/// all (a near-tie rounded the other way).
+/// output dequantized as its DequantizeLinear does it, equals the exact reference's float
+/// output float for float in every element (the integers agree: no near-tie on these
+/// graphs), and is within one quantization step plus ONNX Runtime's own spread of its
+/// default session's output.
 #[test]
-fn hwgen_run_on_float_data_equals_onnx_runtime() {
-    if !have_onnxruntime() || !have_tool("verilator", "hwgen_run_on_float_data_equals_onnx_runtime")
+fn hwgen_run_on_float_data_equals_the_reference() {
+    if !have_onnxruntime()
+        || !have_tool("verilator", "hwgen_run_on_float_data_equals_the_reference")
     {
         return;
     }
@@ -331,29 +365,46 @@ fn hwgen_run_on_float_data_equals_onnx_runtime() {
         let got = hwgen::model::npy::read_f32(&out).unwrap();
         let want = hwgen::model::npy::read_f32(&dir.path().join("yr.npy")).unwrap();
         assert_eq!(got.shape, want.shape, "{graph}");
-        // Float for float where the integers agree; elsewhere one quantization step (the
-        // README's bound for a layer), and rarely.
         let step = hwgen::onnx::import(&dir.path().join("model.onnx"), "d")
             .unwrap()
             .outputs[0]
             .scale;
         let (same, worst) = agreement(&got, &want, step);
+        let label = format!("{graph} {format} {pc} {act}");
         eprintln!(
-            "{graph} {format} {pc} {act}: {same}/{} identical, max {worst:.3} steps",
-            want.data.len()
-        );
-        assert!(
-            worst < 1.001 && same * 50 >= want.data.len() * 49,
-            "{graph} {format} {pc}: {same}/{} identical, max {worst} steps",
+            "{label}: {same}/{} identical, max {worst:.3} steps",
             want.data.len()
         );
         assert_eq!(
             same,
             want.data.len(),
-            "{graph} {format} {pc}: {same}/{} identical",
+            "{label}: {same}/{} identical, max {worst} steps",
             want.data.len()
         );
+        within_ort_spread(&label, dir.path(), &got, step, 1.0);
     }
+}
+
+/// `got`, hwgen's float output for the input xr.npy in `dir`, against ONNX Runtime's default
+/// session's (yr_ort.npy), as users run the model: within `bound` steps of `step` plus the
+/// largest difference that session shows against the exact reference (yr.npy) on this
+/// machine, which depends on its CPU.
+fn within_ort_spread(
+    label: &str,
+    dir: &std::path::Path,
+    got: &hwgen::model::npy::NpyF32,
+    step: f64,
+    bound: f64,
+) {
+    let read = |f: &str| hwgen::model::npy::read_f32(&dir.join(f)).unwrap();
+    let (exact, ort) = (read("yr.npy"), read("yr_ort.npy"));
+    let (_, spread) = agreement(&ort, &exact, step);
+    let (_, from_ort) = agreement(got, &ort, step);
+    eprintln!("{label}: {from_ort:.3} steps from ONNX Runtime's session, {spread:.3} from the exact values");
+    assert!(
+        from_ort <= bound + spread + 1e-3,
+        "{label}: {from_ort} steps from ONNX Runtime's session, which is {spread} from the exact values"
+    );
 }
 
 /// `hwgen run` of `dir`'s model.onnx on `config` with `dir`'s input files, into `out`
@@ -401,9 +452,11 @@ fn hwgen_run(dir: &std::path::Path, model: &str, config: &str) -> hwgen::model::
 
 /// BYOC: a Softmax after a convolution runs on the host (QDQ: DequantizeLinear, Softmax,
 /// QuantizeLinear in float32; QOperator: onnxruntime's QLinearSoftmax), the convolution on
-/// the accelerator; a float model (nothing quantized) runs whole on the host. Each agrees
-/// with ONNX Runtime: the quantized ones within one output step (ONNX Runtime's own fused
-/// softmax uses a table), the float one to float32 rounding.
+/// the accelerator; a float model (nothing quantized) runs whole on the host. The quantized
+/// ones equal the exact reference (its softmax in float64, rounded once) within one output
+/// step, where the host's float32 softmax lands beside a quantization tie; the float one
+/// within one unit in the last place of float32 (the host sums each Conv's products in
+/// double precision and rounds once, as the reference does; the two sums' orders differ).
 #[test]
 fn host_runs_what_the_accelerator_does_not() {
     if !have_onnxruntime() {
@@ -414,26 +467,34 @@ fn host_runs_what_the_accelerator_does_not() {
         let got = hwgen_run(dir.path(), "model.onnx", "configs/8x8_int8.toml");
         let want = hwgen::model::npy::read_f32(&dir.path().join("yr.npy")).unwrap();
         assert_eq!(got.shape, want.shape);
-        let worst = got
-            .data
-            .iter()
-            .zip(&want.data)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f32::max);
-        // Softmax outputs are quantized in steps of about 1/255.
-        assert!(worst <= 1.0 / 255.0 + 1e-6, "{format}: {worst}");
+        // quantize_static gives a Softmax's output the range [0, 1]: a step of 1/255 (uint8)
+        // or 1/256 (int8); counted in the larger.
+        let step = 1.0 / 255.0;
+        let (same, worst) = agreement(&got, &want, step);
+        eprintln!(
+            "conv_softmax {format}: {same}/{} identical, max {worst:.3} steps",
+            want.data.len()
+        );
+        assert!(worst < 1.001, "{format}: {worst} steps");
+        within_ort_spread(
+            &format!("conv_softmax {format}"),
+            dir.path(),
+            &got,
+            step,
+            1.0,
+        );
     }
     // A host operator between two accelerator segments: the host's Softmax output is
     // quantized by the graph's QuantizeLinear and the accelerator runs the second
-    // convolution. Equal, float for float, to ONNX Runtime computing each operator as ONNX
-    // defines it (graph optimizations off).
-    two_segments("qdq", "yu.npy");
+    // convolution. Equal, float for float, to the exact reference.
+    two_segments("qdq");
     let dir = make("conv_relu_conv", "qdq", &[]);
     let got = hwgen_run(dir.path(), "float.onnx", "configs/8x8_int8.toml");
     let want = hwgen::model::npy::read_f32(&dir.path().join("yf.npy")).unwrap();
     assert_eq!(got.shape, want.shape);
     for (a, b) in got.data.iter().zip(&want.data) {
-        assert!((a - b).abs() <= 1e-4 * b.abs().max(1.0), "{a} vs {b}");
+        let ulp = f32::from_bits(b.abs().to_bits() + 1) - b.abs();
+        assert!((a - b).abs() <= ulp, "{a} vs {b}");
     }
 }
 
@@ -914,8 +975,8 @@ fn run_on(
 /// images) runs on the accelerator from its first quantized operator, one with a float
 /// normalization in front runs it on the host and the rest on the accelerator, and a QOperator
 /// graph with a host operator between two convolutions (QLinearSoftmax, whose uint8 output
-/// the second QLinearConv reads) runs as two accelerator segments; both equal ONNX Runtime
-/// (rtl-tests/ref/onnx_integer_input.py), element for element.
+/// the second QLinearConv reads) runs as two accelerator segments; each equals the exact
+/// reference (rtl-tests/ref/onnx_integer_input.py), element for element.
 #[test]
 fn integer_inputs_and_quantized_segments() {
     if !have_onnxruntime() {
@@ -953,13 +1014,13 @@ fn integer_inputs_and_quantized_segments() {
             "normalized {format} {act}"
         );
     }
-    two_segments("qop", "yr.npy");
+    two_segments("qop");
 }
 
 /// conv -> Softmax -> conv (uint8, per channel) in `format` runs as two accelerator
-/// segments around the host's Softmax, and its output equals ONNX Runtime's file `want`,
-/// float for float.
-fn two_segments(format: &str, want: &str) {
+/// segments around the host's Softmax, and its output equals the exact reference's, float
+/// for float.
+fn two_segments(format: &str) {
     let dir = make_act("conv_softmax_conv", format, "uint8", &["per_channel"]);
     let (said, out) = run_on(
         dir.path(),
@@ -969,7 +1030,7 @@ fn two_segments(format: &str, want: &str) {
     );
     assert!(said.contains("2 accelerator segments"), "{format}: {said}");
     let got = hwgen::model::npy::read_f32(&out).unwrap();
-    let want = hwgen::model::npy::read_f32(&dir.path().join(want)).unwrap();
+    let want = hwgen::model::npy::read_f32(&dir.path().join("yr.npy")).unwrap();
     assert_eq!(
         (&got.shape, &got.data),
         (&want.shape, &want.data),
@@ -979,10 +1040,11 @@ fn two_segments(format: &str, want: &str) {
 
 /// A graph of two float inputs (each through a convolution, then added) runs whole on the
 /// accelerator: two model inputs, each quantized on the host by its own QuantizeLinear's
-/// parameters; `hwgen run` with one --input per graph input equals ONNX Runtime's float
-/// output in at least 95% of the elements and is within one output step in all (the Add's
-/// two operand scales, rounded to integer weights, can tip a near-tie: 236 of 240
-/// identical on both forms). QDQ in RTL, QOperator on the interpreter.
+/// parameters; `hwgen run` with one --input per graph input equals the exact reference's
+/// float output in at least 95% of the elements and is within one output step in all (the
+/// Add's two operand scales, rounded to integer weights, can tip a near-tie), and is
+/// within one step plus ONNX Runtime's own spread of its default session's output. QDQ in
+/// RTL, QOperator on the interpreter.
 #[test]
 fn two_graph_inputs_run_on_the_accelerator() {
     if !have_onnxruntime() || !have_tool("verilator", "two_graph_inputs_run_on_the_accelerator") {
@@ -1018,6 +1080,7 @@ fn two_graph_inputs_run_on_the_accelerator() {
             "{format}: {same}/{}, {worst}",
             want.data.len()
         );
+        within_ort_spread(&format!("two inputs {format}"), dir.path(), &got, step, 1.0);
     }
     // One input given for two is an error naming both.
     let dir = make("two_inputs", "qdq", &["per_channel"]);
@@ -1041,9 +1104,11 @@ fn two_graph_inputs_run_on_the_accelerator() {
 /// OpTypesToExcludeOutputQuantization: a Gemm, a Conv of uint8 inputs, a ConvTranspose, a
 /// Conv whose output a host Softmax reads) run on the accelerator as layers that write their
 /// int32 accumulator; the host multiplies each channel by its input scale x weight scale.
-/// That is the exact value rounded once to
-/// float32, so it differs from ONNX Runtime's float computation only by ONNX Runtime's own
-/// float32 rounding: within 8 units in the last place of the output's largest magnitude.
+/// That is the exact value rounded once to float32. The exact reference instead sums the
+/// dequantized float32 operands (each `(q - z) * scale` rounded to float32, as
+/// DequantizeLinear defines it) in double precision and rounds once, so the two differ by
+/// those operands' float32 rounding: within 8 units in the last place of the output's
+/// largest magnitude.
 #[test]
 fn unquantized_outputs_come_from_the_accumulator() {
     if !have_onnxruntime()

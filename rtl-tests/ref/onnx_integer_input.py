@@ -4,18 +4,20 @@ Usage: onnx_integer_input.py DIR
 Reads DIR/model.onnx (made by onnx_quantized.py) and DIR/x.npy (its quantized input, HWC,
 int64), drops the QuantizeLinear of the float graph input and makes its output the graph
 input (int8 or uint8, as deployment graphs take images), and writes DIR/int_input.onnx,
-DIR/xq.npy (the input, NCHW, in its type) and DIR/yq.npy (ONNX Runtime's output for it).
+DIR/xq.npy (the input, NCHW, in its type) and DIR/yq.npy (the graph's output for it).
 Also writes DIR/normalize.onnx, the model with a float normalization in front of it
-((x - mean) / std per channel: Sub and Div, which the host runs), and DIR/yn.npy, ONNX
-Runtime's output for DIR/xr.npy with its graph optimizations off.
+((x - mean) / std per channel: Sub and Div, which the host runs), and DIR/yn.npy, the
+graph's output for DIR/xr.npy. Both outputs come from the exact, machine-independent
+reference (onnx_exact.py), not from ONNX Runtime's CPU-dependent kernels.
 """
 
 import sys
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import helper, numpy_helper
+
+import onnx_exact
 
 
 def main():
@@ -33,8 +35,7 @@ def main():
     dt = np.int8 if zp.data_type == onnx.TensorProto.INT8 else np.uint8
     xq = np.load(f"{d}/x.npy").transpose(2, 0, 1)[None].astype(dt)
     np.save(f"{d}/xq.npy", xq)
-    s = ort.InferenceSession(f"{d}/int_input.onnx", providers=["CPUExecutionProvider"])
-    np.save(f"{d}/yq.npy", s.run(None, {q.output[0]: xq})[0])
+    np.save(f"{d}/yq.npy", onnx_exact.run(f"{d}/int_input.onnx", {q.output[0]: xq})[0])
     normalize(d)
 
 
@@ -52,10 +53,7 @@ def normalize(d):
     g.input.remove(x)
     g.input.insert(0, helper.make_tensor_value_info("x_raw", onnx.TensorProto.FLOAT, shape))
     onnx.save(m, f"{d}/normalize.onnx")
-    plain = ort.SessionOptions()
-    plain.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    s = ort.InferenceSession(f"{d}/normalize.onnx", plain, providers=["CPUExecutionProvider"])
-    np.save(f"{d}/yn.npy", s.run(None, {"x_raw": np.load(f"{d}/xr.npy")})[0])
+    np.save(f"{d}/yn.npy", onnx_exact.run(f"{d}/normalize.onnx", {"x_raw": np.load(f"{d}/xr.npy")})[0])
 
 
 if __name__ == "__main__":

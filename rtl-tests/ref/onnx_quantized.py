@@ -1,17 +1,23 @@
-"""Quantized ONNX models made and run by ONNX Runtime (test-only reference for `hwgen import`).
+"""Quantized ONNX models made by ONNX Runtime's quantizer (test-only reference for `hwgen import`).
 
 Usage: onnx_quantized.py DIR GRAPH FORMAT ACT SEED [per_channel|per_tensor][_u8w]
 Builds the float graph GRAPH (below) with random weights, quantizes it with ONNX Runtime's
 quantize_static (FORMAT "qdq" or "qop", activations ACT "int8" or "uint8", symmetric int8
 weights, or with "_u8w" uint8 weights with zero point 128, per tensor, or per channel with
 "per_channel", calibrated on random inputs), and writes DIR/model.onnx. Then picks a random
-quantized input q, runs ONNX Runtime on the float input (q - zero_point) * scale (which
-QuantizeLinear maps back to q exactly), and writes DIR/x.npy (q, HWC, int64) and
-DIR/y.npy (ONNX Runtime's quantized output: the final DequantizeLinear's float output
-mapped back to its integers, HWC or flat, int64); and for a random float input off the
-quantization grid DIR/xr.npy and ONNX Runtime's float output DIR/yr.npy (DIR/yu.npy with
-its graph optimizations off), and the float model's DIR/float.onnx output for it
+quantized input q and writes DIR/x.npy (q, HWC, int64) and DIR/y.npy: the graph's output
+for the float input (q - zero_point) * scale (which QuantizeLinear maps back to q exactly),
+the final DequantizeLinear's float output mapped back to its integers (HWC or flat,
+int64). For a random float input off the quantization grid it writes DIR/xr.npy and the
+graph's float output DIR/yr.npy, and the float model's DIR/float.onnx output for it
 DIR/yf.npy.
+
+Every expected value comes from the exact, machine-independent reference
+(`onnx_exact.py`: ONNX's reference implementation, its float sums rounded once, and
+ONNX Runtime's contrib operators by their definition), never from ONNX Runtime's kernels,
+which differ between CPUs. ONNX Runtime's default session's outputs, as users run the
+model, are written beside them as DIR/y_ort.npy and DIR/yr_ort.npy: a test compares with
+them within the spread that session shows against the exact values on the same machine.
 GRAPH with the suffix "_fout" (QDQ only): the graph's last operator keeps its float output
 (quantize_static's OpTypesToExcludeOutputQuantization), so the graph ends in a quantized
 operator with an unquantized output; DIR/y.npy is then not written.
@@ -24,6 +30,8 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+import onnx_exact
 
 
 def conv(name, x, cin, cout, k, stride, pad, rng, group=1):
@@ -270,45 +278,39 @@ def main():
     lo, hi = (-128, 127) if act == "int8" else (0, 255)
     xq = rng.integers(lo, hi + 1, shape)
     x = ((xq - z_in.astype(np.int64)) * s_in).astype(np.float32)
-    session = ort.InferenceSession(f"{d}/model.onnx", providers=["CPUExecutionProvider"])
-    # A float input that is not on the quantization grid, and ONNX Runtime's float output
-    # for it (for `hwgen run`, which quantizes and dequantizes on the host).
+    model = f"{d}/model.onnx"
+    session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    # A float input that is not on the quantization grid, and the graph's float output for
+    # it (for `hwgen run`, which quantizes and dequantizes on the host).
     xr = (rng.normal(0, 1.5, shape)).astype(np.float32)
     np.save(f"{d}/xr.npy", xr)
-    np.save(f"{d}/yr.npy", session.run(None, {"x": xr})[0])
-    # ... and with ONNX Runtime's graph optimizations off: each operator on its own, as
-    # ONNX defines it (its default session fuses DequantizeLinear -> Softmax ->
-    # QuantizeLinear into its table-driven QLinearSoftmax, which can differ).
-    plain = ort.SessionOptions()
-    plain.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    usession = ort.InferenceSession(f"{d}/model.onnx", plain, providers=["CPUExecutionProvider"])
-    np.save(f"{d}/yu.npy", usession.run(None, {"x": xr})[0])
+    np.save(f"{d}/yr.npy", onnx_exact.run(model, {"x": xr})[0])
+    np.save(f"{d}/yr_ort.npy", session.run(None, {"x": xr})[0])
     # The float model's output for it (a graph the host runs whole).
-    fsession = ort.InferenceSession(f"{d}/float.onnx", providers=["CPUExecutionProvider"])
-    np.save(f"{d}/yf.npy", fsession.run(None, {"x": xr})[0])
+    np.save(f"{d}/yf.npy", onnx_exact.run(f"{d}/float.onnx", {"x": xr})[0])
     np.save(f"{d}/x.npy", xq[0].transpose(1, 2, 0).astype(np.int64))
     if fout:
         return
-    (y,) = session.run(None, {"x": x})
     deq = next(n for n in q.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == q.graph.output[0].name)
     s_out, z_out = initializer(q, deq.input[1]), initializer(q, deq.input[2])
-    yq = np.rint(y.astype(np.float64) / s_out).astype(np.int64) + z_out.astype(np.int64)
-    yq = yq[0].transpose(1, 2, 0) if yq.ndim == 4 else yq[0]
-    np.save(f"{d}/y.npy", yq.astype(np.int64))
+
+    def integers(y):
+        yq = np.rint(y.astype(np.float64) / s_out).astype(np.int64) + z_out.astype(np.int64)
+        return (yq[0].transpose(1, 2, 0) if yq.ndim == 4 else yq[0]).astype(np.int64)
+
+    np.save(f"{d}/y.npy", integers(onnx_exact.run(model, {"x": x})[0]))
+    np.save(f"{d}/y_ort.npy", integers(session.run(None, {"x": x})[0]))
 
 
 def two_inputs(d, shapes, rng):
-    """Float inputs DIR/xr.npy and DIR/vr.npy and ONNX Runtime's float output DIR/yr.npy
-    (DIR/yu.npy with its graph optimizations off), for `hwgen run` with two --input."""
+    """Float inputs DIR/xr.npy and DIR/vr.npy, the graph's output DIR/yr.npy (exact) and
+    DIR/yr_ort.npy (ONNX Runtime's default session), for `hwgen run` with two --input."""
     feeds = {k: rng.normal(0, 1.5, v).astype(np.float32) for k, v in shapes.items()}
     for k, v in feeds.items():
         np.save(f"{d}/{k}r.npy", v)
+    np.save(f"{d}/yr.npy", onnx_exact.run(f"{d}/model.onnx", feeds)[0])
     session = ort.InferenceSession(f"{d}/model.onnx", providers=["CPUExecutionProvider"])
-    np.save(f"{d}/yr.npy", session.run(None, feeds)[0])
-    plain = ort.SessionOptions()
-    plain.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    usession = ort.InferenceSession(f"{d}/model.onnx", plain, providers=["CPUExecutionProvider"])
-    np.save(f"{d}/yu.npy", usession.run(None, feeds)[0])
+    np.save(f"{d}/yr_ort.npy", session.run(None, feeds)[0])
 
 
 if __name__ == "__main__":
