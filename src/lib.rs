@@ -11,8 +11,8 @@
 //! |---|---|---|
 //! | 0 | `numeric`, `isa`, `names`, `filemap`, `location` | number formats and datapaths; the one ISA definition; Verilog names; atomic output; line and column of errors |
 //! | 1 | `design` | the resolved, validated Design |
-//! | 2 | `config`, `model`, `rtl`, `interp` | parameter file -> Design; model file -> layers; Design -> Verilog; the ISA-level machine |
-//! | 3 | `golden`, `onnx`, `synth` | reference semantics of a model; quantized ONNX graphs -> model files; emitted RTL -> Yosys' resources |
+//! | 2 | `config`, `model`, `rtl`, `interp` | parameter file -> Design; model file -> layers, and each operator once (`model::op`: parsing, golden semantics, lowering); Design -> Verilog; the ISA-level machine |
+//! | 3 | `golden`, `onnx`, `synth` | the operators' golden semantics run over a model; quantized ONNX graphs -> model files; emitted RTL -> Yosys' resources |
 //! | 4 | `compiler` | model -> program for a Design |
 //! | 5 | `verify`, `dse` | expected results (golden model) and the bit-exact comparison; the design-space search |
 //! | 6 | `sim` | Verilator runs of emitted RTL against the expected results |

@@ -1,6 +1,7 @@
 //! The shape of the code, checked: the layer table in `src/lib.rs` holds (no module names a
 //! module of its own tier or above), no source file reaches 800 lines, no function reaches
-//! 150 lines, and no template branches on the datatype family.
+//! 150 lines, no template branches on the datatype family, and no code outside the
+//! operators' own files names an operator.
 
 mod common;
 
@@ -271,6 +272,52 @@ fn every_function_is_under_150_lines() {
         }
     }
     assert!(long.is_empty(), "{}", long.join("\n"));
+}
+
+/// The `Op` variants of the operator registry (`operators!` in src/model/op/mod.rs).
+fn registered_operators() -> Vec<String> {
+    let text = std::fs::read_to_string(repo().join("src/model/op/mod.rs")).unwrap();
+    let start = text.find("\noperators! {").expect("the registry");
+    let end = start + text[start..].find("\n}").expect("the registry's end");
+    text[start..end]
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.trim().split_once('(').map(|(v, _)| v.trim().to_string()))
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// Operators are defined once: outside `src/model/op/` (each operator's file and the
+/// registry) no production code names an `Op` variant. The passes see an operator only as
+/// the work it lowers to (`model::lower`), the golden model and the parser through the
+/// `Operator` interface.
+#[test]
+fn operators_are_named_only_in_their_own_files() {
+    let ops = registered_operators();
+    assert!(ops.len() >= 6, "could not read the registry: {ops:?}");
+    let mut found = Vec::new();
+    for path in rust_files(&repo().join("src")) {
+        if path.starts_with(repo().join("src/model/op")) {
+            continue;
+        }
+        let code = production_code(&path);
+        for op in &ops {
+            for pattern in [
+                format!("Op::{op}("),
+                format!("Op::{op} "),
+                format!("Op::{op}{{"),
+            ] {
+                // (The ONNX importer's own `PendingOp` is not the model's `Op`.)
+                let hits = code.match_indices(&pattern).filter(|(i, _)| {
+                    !code[..*i].ends_with("Pending") && !code[..*i].ends_with("Isa")
+                });
+                if hits.count() > 0 {
+                    found.push(format!("{}: names {pattern}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! The golden model against hand-derived values.
 
-use super::*;
-use crate::model::Requant;
-use crate::numeric::{IntPrecision, Precision};
+use crate::model::op::{int_conv_accumulate, pass_conv_accumulate};
+use crate::model::{conv_accumulate, Add, AvgPool, Conv, Layer, MaxPool, Op, Requant, Tensor};
+use crate::numeric::{Format, IntPrecision, IntType, Precision};
 
 const I8: IntType = IntType::new(true, 8);
 const I16: IntType = IntType::new(true, 16);
@@ -17,11 +17,11 @@ fn int(output: IntType) -> Precision {
     })
 }
 
-fn layer(op: Op, out: [usize; 3], output: IntType) -> Layer {
+fn layer(op: impl Into<Op>, out: [usize; 3], output: IntType) -> Layer {
     Layer {
         name: "l".into(),
         inputs: vec!["x".into()],
-        op,
+        op: op.into(),
         out,
         prec: int(output),
         out_format: Format::Int(output),
@@ -41,8 +41,13 @@ fn tensor(h: usize, w: usize, c: usize, data: Vec<i64>) -> Tensor {
     }
 }
 
-fn conv_op(k: usize, stride: usize, pad: usize, weights: Vec<i64>, bias: Vec<i64>) -> Op {
-    Op::Conv {
+/// The golden model of `l` on `inputs`.
+fn run(l: &Layer, inputs: &[&Tensor], rows: usize) -> Tensor {
+    l.op.get().golden(l, inputs, rows)
+}
+
+fn conv_op(k: usize, stride: usize, pad: usize, weights: Vec<i64>, bias: Vec<i64>) -> Conv {
+    Conv {
         transposed: false,
         kh: k,
         kw: k,
@@ -72,7 +77,7 @@ fn conv_3x3_padding_stride_by_hand() {
     let x = tensor(3, 3, 1, (1..=9).collect());
     let l = layer(conv_op(3, 2, 1, vec![1; 9], vec![100]), [2, 2, 1], I16);
     for rows in [1, 8] {
-        assert_eq!(conv(&x, &l, rows).data, vec![112, 116, 124, 128]);
+        assert_eq!(run(&l, &[&x], rows).data, vec![112, 116, 124, 128]);
     }
 }
 
@@ -80,12 +85,12 @@ fn conv_3x3_padding_stride_by_hand() {
 fn relu6_clamps_above() {
     // acc 1, 50, 200 with requant identity, zero point 0, ReLU6 at 64: 1, 50, 64.
     let x = tensor(1, 3, 1, vec![1, 50, 200]);
-    let mut op = conv_op(1, 1, 0, vec![1], vec![0]);
-    if let Op::Conv { relu, clamp, .. } = &mut op {
-        *relu = true;
-        *clamp = Some(64);
-    }
-    let y = conv(&x, &layer(op, [1, 3, 1], I16), 4);
+    let op = Conv {
+        relu: true,
+        clamp: Some(64),
+        ..conv_op(1, 1, 0, vec![1], vec![0])
+    };
+    let y = run(&layer(op, [1, 3, 1], I16), &[&x], 4);
     assert_eq!(y.data, vec![1, 50, 64]);
 }
 
@@ -93,12 +98,12 @@ fn relu6_clamps_above() {
 fn depthwise_keeps_channels_apart() {
     // Two channels, 1x1 depthwise kernel [2, -3]: channel 0 doubles, channel 1 * -3.
     let x = tensor(1, 2, 2, vec![1, 2, 3, 4]);
-    let mut op = conv_op(1, 1, 0, vec![2, -3], vec![0, 0]);
-    if let Op::Conv { groups, relu, .. } = &mut op {
-        *groups = 2;
-        *relu = true;
-    }
-    let y = conv(&x, &layer(op, [1, 2, 2], I8), 8);
+    let op = Conv {
+        groups: 2,
+        relu: true,
+        ..conv_op(1, 1, 0, vec![2, -3], vec![0, 0])
+    };
+    let y = run(&layer(op, [1, 2, 2], I8), &[&x], 8);
     assert_eq!(y.data, vec![2, 0, 6, 0]); // ReLU clamps -6 and -12 to 0
 }
 
@@ -120,21 +125,15 @@ fn accumulation_wraps_modulo_the_accumulator() {
 #[test]
 fn pools_add_upsample_by_hand() {
     let x = tensor(2, 2, 1, vec![1, -5, 7, 3]);
-    let y = pool(
-        &x,
-        &layer(
-            Op::MaxPool {
-                k: 2,
-                stride: 2,
-                pad: 0,
-            },
-            [1, 1, 1],
-            I8,
-        ),
-    );
+    let max = MaxPool {
+        k: 2,
+        stride: 2,
+        pad: 0,
+    };
+    let y = run(&layer(max, [1, 1, 1], I8), &[&x], 1);
     assert_eq!(y.data, vec![7]);
     // Sum 6 * 16384 / 65536 = 1.5 -> 2 (half up).
-    let avg = Op::AvgPool {
+    let avg = AvgPool {
         k: 2,
         stride: 2,
         pad: 0,
@@ -146,35 +145,25 @@ fn pools_add_upsample_by_hand() {
         },
         input_zero: 0,
     };
-    assert_eq!(pool(&x, &layer(avg.clone(), [1, 1, 1], I8)).data, vec![2]);
+    assert_eq!(
+        run(&layer(avg.clone(), [1, 1, 1], I8), &[&x], 1).data,
+        vec![2]
+    );
     // With the input zero point 3: (1 - 3) + (-5 - 3) + (7 - 3) + (3 - 3) = -6, times 1/4 =
     // -1.5 -> -1 (half up).
-    let Op::AvgPool {
-        k,
-        stride,
-        pad,
-        requant,
-        ..
-    } = avg
-    else {
-        unreachable!()
-    };
-    let avg_z = Op::AvgPool {
-        k,
-        stride,
-        pad,
-        requant,
+    let avg_z = AvgPool {
         input_zero: 3,
+        ..avg
     };
-    assert_eq!(pool(&x, &layer(avg_z, [1, 1, 1], I8)).data, vec![-1]);
+    assert_eq!(run(&layer(avg_z, [1, 1, 1], I8), &[&x], 1).data, vec![-1]);
     let b = tensor(2, 2, 1, vec![127, 0, 0, -128]);
-    let add_op = Op::Add {
+    let add_op = Add {
         requant: Requant::IDENTITY,
         relu: false,
         clamp: None,
         eltwise: None,
     };
-    let s = add(&x, &b, &layer(add_op, [2, 2, 1], I8));
+    let s = run(&layer(add_op, [2, 2, 1], I8), &[&x, &b], 1);
     assert_eq!(s.data, vec![127, -5, 7, -125]);
     // The quantized form with a one-pixel residual b = 4 (zero point 2) read at every
     // pixel, x's zero point -1, output zero point 10, then ReLU at 10:
@@ -184,7 +173,7 @@ fn pools_add_upsample_by_hand() {
     // product 5 (x + 1)(4 - 2) / 2^2: x = 1: 20 / 4 = 5 -> 15; x = -5: -40 / 4 = -10 -> 0
     // -> ReLU 10; x = 7: 80 / 4 = 20 -> 30; x = 3: 40 / 4 = 10 -> 20.
     let one = tensor(1, 1, 1, vec![4]);
-    let q = |product, weight, shift| Op::Add {
+    let q = |product, weight, shift| Add {
         requant: Requant::IDENTITY,
         relu: true,
         clamp: None,
@@ -200,11 +189,12 @@ fn pools_add_upsample_by_hand() {
             input_zero: -1,
         }),
     };
-    let s = add(&x, &one, &layer(q(false, 3, 1), [2, 2, 1], I8));
+    let s = run(&layer(q(false, 3, 1), [2, 2, 1], I8), &[&x, &one], 1);
     assert_eq!(s.data, vec![11, 10, 20, 14]);
-    let s = add(&x, &one, &layer(q(true, 5, 2), [2, 2, 1], I8));
+    let s = run(&layer(q(true, 5, 2), [2, 2, 1], I8), &[&x, &one], 1);
     assert_eq!(s.data, vec![15, 10, 30, 20]);
-    let u = upsample(&tensor(1, 2, 1, vec![4, 9]), 2, Format::Int(I8));
+    let up = layer(crate::model::Upsample { factor: 2 }, [2, 4, 1], I8);
+    let u = run(&up, &[&tensor(1, 2, 1, vec![4, 9])], 1);
     assert_eq!(u.data, vec![4, 4, 9, 9, 4, 4, 9, 9]);
 }
 
@@ -237,10 +227,10 @@ fn integer_convolution_by_definition_equals_pass_order() {
         let weights = (0..k * k * cin_g * cout)
             .map(|_| rand(256) as i64 - 128)
             .collect();
-        let mut op = conv_op(k, stride, pad, weights, vec![0; cout]);
-        if let Op::Conv { groups: g, .. } = &mut op {
-            *g = groups;
-        }
+        let op = Conv {
+            groups,
+            ..conv_op(k, stride, pad, weights, vec![0; cout])
+        };
         let out = [
             (h + 2 * pad - k) / stride + 1,
             (w + 2 * pad - k) / stride + 1,
@@ -273,16 +263,16 @@ fn integer_convolution_by_definition_equals_pass_order() {
 #[test]
 fn pooling_with_padding_by_hand() {
     let x = tensor(2, 2, 1, vec![-7, -5, -9, -3]);
-    let max = Op::MaxPool {
+    let max = MaxPool {
         k: 2,
         stride: 1,
         pad: 1,
     };
     assert_eq!(
-        pool(&x, &layer(max, [3, 3, 1], I8)).data,
+        run(&layer(max, [3, 3, 1], I8), &[&x], 1).data,
         vec![-7, -5, -5, -7, -3, -3, -9, -3, -3]
     );
-    let avg = Op::AvgPool {
+    let avg = AvgPool {
         k: 2,
         stride: 1,
         pad: 1,
@@ -295,7 +285,7 @@ fn pooling_with_padding_by_hand() {
         input_zero: 0,
     };
     assert_eq!(
-        pool(&x, &layer(avg, [3, 3, 1], I8)).data,
+        run(&layer(avg, [3, 3, 1], I8), &[&x], 1).data,
         vec![-2, -3, -1, -4, -6, -2, -2, -3, -1]
     );
 }

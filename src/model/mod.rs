@@ -10,11 +10,16 @@
 //! weight quantization (`quant`).
 
 mod data;
+pub mod lower;
 pub mod npy;
-mod ops;
+pub mod op;
 mod quant;
 mod raw;
 mod types;
+
+pub use op::{
+    conv_accumulate, Add, AvgPool, Concat, Conv, Eltwise, MaxPool, Op, Operator, Upsample,
+};
 
 pub use crate::numeric::int::Combine;
 
@@ -83,117 +88,6 @@ impl Tensor {
     pub fn shape(&self) -> [usize; 3] {
         [self.h, self.w, self.c]
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Op {
-    /// Convolution (fully-connected layers are convolutions whose kernel covers the input).
-    /// Transposed (`conv_transpose`): every input pixel (iy, ix) adds its products to output
-    /// (iy * stride - pad + ky, ix * stride - pad + kx); groups = 1.
-    Conv {
-        transposed: bool,
-        kh: usize,
-        kw: usize,
-        stride: usize,
-        pad: usize,
-        /// The input element the padding pixels read (an input zero point; 0 for most
-        /// layers).
-        pad_value: i64,
-        groups: usize,
-        cout: usize,
-        /// Weight codes, [kh][kw][cin/groups][cout].
-        weights: Vec<i64>,
-        /// MX: the scale of tap (ky, kx), input-channel block b and output channel co is
-        /// `weight_scales[((ky * kw + kx) * (cin / block) + b) * cout + co]`; empty otherwise.
-        weight_scales: Vec<u8>,
-        bias: Vec<i64>,
-        /// One bias per output pixel and channel, [oh][ow][cout] (the codec-avatar
-        /// decoder's untied bias); empty when the bias is per channel.
-        untied_bias: Vec<i64>,
-        requant: Requant,
-        /// Per-channel requantization: output channel o's (multiplier, shift), replacing
-        /// requant's (whose zero point all share); empty when it is per tensor.
-        channel_requant: Vec<(u64, u32)>,
-        /// Leaky ReLU: the requantization multiplier of negative values
-        /// (`numeric::int::leaky_multiplier` of requant's multiplier and the slope).
-        negative_multiplier: Option<u64>,
-        relu: bool,
-        /// ReLU6: the upper clamp, as a quantized output value.
-        clamp: Option<i64>,
-        /// `output_type = "accumulator"`: the output is `acc + bias` saturated to the
-        /// accumulator type (requant is the identity, no activation); no layer reads it.
-        raw: bool,
-    },
-    /// The largest input of each k x k window; `pad` rows and columns around the input are
-    /// padding, which never counts (ONNX MaxPool's pads).
-    MaxPool {
-        k: usize,
-        stride: usize,
-        pad: usize,
-    },
-    /// The requantized sum of `x - input_zero` over each k x k window; padding counts as
-    /// zeros of it (ONNX AveragePool with count_include_pad = 1 when the multiplier divides
-    /// by k * k).
-    AvgPool {
-        k: usize,
-        stride: usize,
-        pad: usize,
-        requant: Requant,
-        input_zero: i64,
-    },
-    /// y = saturate(requant(a) + b), or in the quantized form (`eltwise`, the layers `add`
-    /// with `scale` and `zero_points`, and `mul`) the combination of a and b it defines; b
-    /// may be one pixel, broadcast over the map.
-    Add {
-        requant: Requant,
-        relu: bool,
-        clamp: Option<i64>,
-        eltwise: Option<Eltwise>,
-    },
-    Upsample {
-        factor: usize,
-    },
-    /// The inputs joined along the channels, in order (same height, width and format).
-    Concat,
-}
-
-impl Op {
-    /// The element the layer's padding reads (an input zero point): a convolution's
-    /// `pad_value`, an average pool's input zero point; None for the other layers.
-    pub fn pad_value(&self) -> Option<i64> {
-        match self {
-            Op::Conv { pad_value, .. } => Some(*pad_value),
-            Op::AvgPool { input_zero, .. } => Some(*input_zero),
-            _ => None,
-        }
-    }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            Op::Conv {
-                transposed: true, ..
-            } => "conv_transpose",
-            Op::Conv { .. } => "conv2d",
-            Op::MaxPool { .. } => "maxpool",
-            Op::AvgPool { .. } => "avgpool",
-            Op::Add {
-                eltwise: Some(e), ..
-            } if e.combine.product => "mul",
-            Op::Add { .. } => "add",
-            Op::Upsample { .. } => "upsample",
-            Op::Concat => "concat",
-        }
-    }
-}
-
-/// The quantized form of `add` and `mul` (ONNX's quantized Add and Mul, with the ratios of
-/// the scales in fixed point): y = `combine.apply(x, input_zero, b)`, the weighted sum or
-/// the product of `x - input_zero` and `b - combine.operand_zero`, shifted, rounded (the
-/// model's `rounding`) and offset by `combine.output_zero`, where ReLU then clamps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Eltwise {
-    pub combine: Combine,
-    pub input_zero: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -296,16 +190,13 @@ impl Model {
         }
         v
     }
-    /// Multiply-accumulates of the network (convolutions only).
+    /// Multiply-accumulates of the network (the weighted sums of its operators).
     pub fn macs(&self) -> u64 {
         self.layers
             .iter()
-            .map(|l| match &l.op {
-                Op::Conv { kh, kw, groups, .. } => {
-                    let cin = self.shape_of(&l.inputs[0]).expect("input exists")[2];
-                    (l.out[0] * l.out[1] * l.out[2] * kh * kw * (cin / groups)) as u64
-                }
-                _ => 0,
+            .map(|l| {
+                let cin = self.shape_of(&l.inputs[0]).expect("input exists")[2];
+                l.op.get().macs(l, cin)
             })
             .sum()
     }
@@ -396,11 +287,9 @@ fn rounding(ctx: &data::Ctx, key: Option<&str>, layers: &mut [Layer]) -> Result<
             ))
         }
     };
-    for l in layers.iter_mut() {
-        if let Op::Conv { requant, .. } | Op::AvgPool { requant, .. } | Op::Add { requant, .. } =
-            &mut l.op
-        {
-            requant.half_even = half_even;
+    if half_even {
+        for l in layers.iter_mut() {
+            l.op.get_mut().round_half_even();
         }
     }
     Ok(())
@@ -426,7 +315,7 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
     let problems: Vec<ModelProblem> = raw
         .layer
         .iter()
-        .filter_map(|rl| ops::check_keys(&ctx, rl).err())
+        .filter_map(|rl| op::check_keys(&ctx, rl).err())
         .flat_map(|e| e.problems)
         .collect();
     if !problems.is_empty() {
@@ -467,7 +356,7 @@ pub fn parse_str(src: &str, file: &str, dir: &Path) -> Result<Model, ModelError>
     }
     for rl in &raw.layer {
         ctx.layer = Some(rl.name.clone());
-        let layer = ops::layer(&mut ctx, rl, &types, &inputs, &layers)?;
+        let layer = op::layer(&mut ctx, rl, &types, &inputs, &layers)?;
         layers.push(layer);
     }
     ctx.layer = None;

@@ -5,7 +5,7 @@
 
 use super::data::Ctx;
 use super::raw::{RawLayer, RawModel};
-use super::{Layer, ModelError, Op};
+use super::{Layer, ModelError};
 use crate::numeric::format::{self, Accumulator, Param, Params};
 use crate::numeric::{Format, IntPrecision, IntType, Precision};
 
@@ -238,7 +238,7 @@ pub(super) fn layer_precision(
     rl: &RawLayer,
     types: &ModelTypes,
 ) -> Result<(Precision, bool), ModelError> {
-    let conv = matches!(rl.op.as_str(), "conv2d" | "fc");
+    let conv = super::op::takes_auto(&rl.op);
     match rl.layer_type.as_deref() {
         Some("auto") if !conv => Err(ctx.err(
             "type = auto",
@@ -271,15 +271,11 @@ pub(super) fn boundaries(
 ) -> Result<(), ModelError> {
     let reads = |l: &Layer, t: &str| -> Option<Format> {
         let ops = l.prec.ops();
-        if l.inputs[0] == t
-            || (matches!(l.op, super::Op::Concat) && l.inputs.iter().any(|i| i == t))
-        {
-            Some(ops.input())
-        } else if l.inputs.get(1).is_some_and(|r| r == t) {
-            Some(ops.output())
-        } else {
-            None
-        }
+        let k = l.inputs.iter().position(|i| i == t)?;
+        Some(match l.op.get().reads_as_input(k) {
+            true => ops.input(),
+            false => ops.output(),
+        })
     };
     let readers = |layers: &[Layer], t: &str| -> Vec<(String, Format)> {
         layers
@@ -331,7 +327,7 @@ fn check_boundary(
     rs_auto: bool,
 ) -> Result<(), ModelError> {
     // A layer that writes its accumulator is read by no layer (`ops::check_readable`).
-    if matches!(l.op, Op::Conv { raw: true, .. }) {
+    if l.op.get().writes_accumulator() {
         return Ok(());
     }
     let own = l.prec.ops().output();
@@ -364,29 +360,7 @@ fn check_boundary(
     if !boundary {
         return Ok(());
     }
-    let int_producer = matches!(l.prec, Precision::Int(_));
-    match &l.op {
-        Op::Conv { requant, clamp, .. } => {
-            if int_producer && requant.zero_point != 0 {
-                return Err(ctx.err(
-                    &format!("requant.zero_point = {}", requant.zero_point),
-                    "an integer layer whose output becomes MX elements is symmetric: MX elements have no zero point",
-                    "use zero_point = 0",
-                ));
-            }
-            if int_producer && clamp.is_some() {
-                return Err(ctx.err(
-                    "activation",
-                    "relu6 is not supported at an integer-to-MX boundary",
-                    "use activation = \"relu\"",
-                ));
-            }
-            Ok(())
-        }
-        _ => Err(ctx.err(
-            &format!("op = {}", l.op.name()),
-            "types change only at the output of a conv2d or fc layer",
-            "insert the type change after a conv2d or fc layer",
-        )),
-    }
+    l.op.get()
+        .converts(l)
+        .map_err(|[field, rule, fix]| ctx.err(&field, rule, fix))
 }

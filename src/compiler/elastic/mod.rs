@@ -267,7 +267,7 @@ fn layer_reports(g: &Graph) -> Vec<LayerReport> {
         .iter()
         .map(|n| LayerReport {
             name: n.name.clone(),
-            op: n.op.name().to_string(),
+            op: n.op.to_string(),
             datatype: g.unit.datatype.precisions[n.prec].name(),
             macs: n.macs,
             instructions: 0,

@@ -13,7 +13,7 @@ use super::map::Stage;
 use crate::compiler::passes::allocate::window;
 use crate::compiler::passes::legalize::{Graph, Node};
 use crate::design::Design;
-use crate::model::Op;
+use crate::model::lower::Lowered;
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -166,7 +166,7 @@ fn band(n: usize, r: usize, h: usize) -> Range<usize> {
 /// The input rows node `n` reads for its output rows `rows` (the schedule's window: tap 0
 /// of output row oy reads row oy * stride + shift - pad), clipped to the input.
 fn input_rows(n: &Node, rows: Range<usize>, in_h: usize) -> Range<usize> {
-    if let Op::Upsample { factor } = n.op {
+    if let Lowered::Upsample { factor } = n.work {
         return rows.start / factor..rows.end.div_ceil(factor).min(in_h);
     }
     let (kh, _, s, pad) = window(n);

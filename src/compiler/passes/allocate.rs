@@ -6,7 +6,7 @@
 use super::legalize::{Graph, Node};
 use crate::compiler::{Compilation, CompileError, TensorLayout};
 use crate::design::{Design, Unit};
-use crate::model::Op;
+use crate::model::lower::{Lowered, Stencil, Taps};
 use std::collections::HashMap;
 
 /// A cpf x kpf block of weights: row r (an input channel) holds kpf output channels.
@@ -80,10 +80,7 @@ impl UntiedBias {
             u.datatype.precisions.get(n.prec),
             Some(crate::numeric::Precision::Int(_))
         );
-        let values: &[i64] = match &n.op {
-            Op::Conv { untied_bias, .. } => untied_bias,
-            _ => &[],
-        };
+        let values: &[i64] = &n.post().untied_bias;
         let fits = |bits: u32| {
             let t = crate::numeric::IntType::new(true, bits);
             values.iter().all(|&v| t.holds(v))
@@ -157,27 +154,18 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// Kernel size, stride and padding of the matmul a node runs.
+/// Kernel size, stride and padding of the matmul a node runs (an upsampling's identity
+/// passes: one tap).
 pub fn window(n: &Node) -> (usize, usize, usize, usize) {
-    match &n.op {
-        Op::Conv {
-            kh,
-            kw,
-            stride,
-            pad,
-            ..
-        } => (*kh, *kw, *stride, *pad),
-        Op::MaxPool { k, stride, pad } | Op::AvgPool { k, stride, pad, .. } => {
-            (*k, *k, *stride, *pad)
-        }
-        Op::Add { .. } | Op::Upsample { .. } => (1, 1, 1, 0),
-        Op::Concat => unreachable!("legalize stores concats in place"),
+    match n.work.stencil() {
+        Some(s) => (s.kh, s.kw, s.stride, s.pad),
+        None => (1, 1, 1, 0),
     }
 }
 
 /// The weights of tile (oct, ict, ky, kx) of node `n`, or `None` when the tile connects no
-/// input channel to an output channel (across groups, and off the diagonal of pooling and
-/// add layers).
+/// input channel to an output channel (across groups, and off the diagonal of the identity
+/// tiles that windows of sums or maxima stream).
 pub fn weight_tile(
     n: &Node,
     cin: usize,
@@ -189,14 +177,15 @@ pub fn weight_tile(
 ) -> Option<WeightTile> {
     let mut tile = vec![vec![0i64; t]; t];
     let mut any = false;
-    match &n.op {
-        Op::Conv {
+    match n.work.stencil() {
+        Some(Stencil {
             kw,
-            groups,
             cout,
-            weights,
+            taps: Taps::Weighted {
+                groups, weights, ..
+            },
             ..
-        } => {
+        }) => {
             let cin_g = cin / groups;
             let cout_g = cout / groups;
             for (r, row) in tile.iter_mut().enumerate() {
@@ -232,12 +221,13 @@ pub fn weight_tile(
 }
 
 /// Whether tile (oct, ict) of node `n` exists (`weight_tile` is `Some`, for every tap),
-/// without building it: a convolution's connects an input channel to an output channel of
-/// the same group; an identity tile is on the diagonal, over real channels.
+/// without building it: a weighted window's connects an input channel to an output
+/// channel of the same group; an identity tile is on the diagonal, over real channels.
 pub fn tile_present(n: &Node, cin: usize, t: usize, oct: usize, ict: usize) -> bool {
-    let Op::Conv { groups, cout, .. } = &n.op else {
+    if !n.weighted() {
         return oct == ict && oct * t < cin;
-    };
+    }
+    let (groups, cout) = (n.stencil().groups(), &n.stencil().cout);
     if let Some((tt, zero)) = &n.zero_tiles {
         if *tt == t && zero.get(oct * cin.div_ceil(t) + ict) == Some(&true) {
             return false;
@@ -251,12 +241,15 @@ pub fn tile_present(n: &Node, cin: usize, t: usize, oct: usize, ict: usize) -> b
 
 /// Row `ky * kw + kx` of the window weights of channel tile `oct` of a node in the window
 /// unit: lane c holds the weight of tap (ky, kx) of channel oct * t + c (zero past the
-/// channels); an average pool's rows are ones.
+/// channels); a window of sums' rows are ones.
 pub fn window_weight_row(n: &Node, t: usize, oct: usize, ky: usize, kx: usize) -> Vec<i64> {
-    match &n.op {
-        Op::Conv {
-            kw, cout, weights, ..
-        } => (0..t)
+    match n.work.stencil() {
+        Some(Stencil {
+            kw,
+            cout,
+            taps: Taps::Weighted { weights, .. },
+            ..
+        }) => (0..t)
             .map(|c| {
                 let co = oct * t + c;
                 if co < *cout {
@@ -294,33 +287,35 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
         let (kh, kw, _, _) = window(n);
         let octs = n.out[2].div_ceil(t);
         let icts = cin.div_ceil(t);
-        if let Op::Conv { untied_bias, .. } = &n.op {
-            if !untied_bias.is_empty() {
-                let ub = UntiedBias::of(n, u, mem_w, next);
-                untied.insert(i, ub);
-                next += (octs * n.out[0] * n.out[1]) as u64 * ub.beats;
-            }
+        let Some(stencil) = n.work.stencil() else {
+            continue;
+        };
+        if !stencil.post.untied_bias.is_empty() {
+            let ub = UntiedBias::of(n, u, mem_w, next);
+            untied.insert(i, ub);
+            next += (octs * n.out[0] * n.out[1]) as u64 * ub.beats;
         }
         if n.window {
-            // kh x kw rows per channel tile; an average pool's ones serve every tile.
+            // kh x kw rows per channel tile; a window of sums' ones serve every tile.
             let rows = (kh * kw) as u64 * weight_beats;
-            match &n.op {
-                Op::Conv { .. } => {
+            match &stencil.taps {
+                Taps::Weighted { .. } => {
                     for oct in 0..octs {
                         window_weights.insert((i, oct), next);
                         next += rows;
                     }
                 }
-                Op::AvgPool { .. } => {
+                Taps::Sum => {
                     for oct in 0..octs {
                         window_weights.insert((i, oct), next);
                     }
                     next += rows;
                 }
-                _ => {}
+                Taps::Max => {}
             }
         }
-        if let Op::Conv { bias: b, .. } = &n.op {
+        let b = &stencil.post.bias;
+        if n.weighted() {
             for oct in 0..octs {
                 if n.window {
                     if b.iter().any(|v| *v != 0) || n.per_channel() {
@@ -352,8 +347,9 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
                     next += acc_beats * n.bias_rows() as u64;
                 }
             }
-        } else if !n.bias().is_empty() {
-            // The bias of an average pool or a quantized add or mul (`Node::bias`).
+        } else if !b.is_empty() {
+            // The bias of a window of sums (an average pool's `-k^2 z`, a quantized add's
+            // or mul's `-z`: `Post::bias`).
             for oct in 0..octs {
                 bias.insert((i, oct), next);
                 next += acc_beats * n.bias_rows() as u64;
@@ -468,10 +464,11 @@ fn constants<'u>(
         *next += t as u64 * weight_beats;
     }
     let in_format = u.datatype.primary().input();
-    let gap = g
-        .nodes
-        .iter()
-        .any(|n| matches!(n.op, crate::model::Op::AvgPool { .. }) && n.out[..2] == [1, 1]);
+    let gap = g.nodes.iter().any(|n| {
+        matches!(&n.work, Lowered::Stencil(s) if s.taps == Taps::Sum)
+            && n.residual.is_none()
+            && n.out[..2] == [1, 1]
+    });
     let ones = (gap && matches!(in_format, crate::numeric::Format::Int(_))).then(|| {
         let beats = row_beats(t, in_format, mem_w);
         let base = *next;

@@ -8,7 +8,8 @@ use crate::compiler::{Compilation, CompileError, OutputRegion, Program, TensorLa
 use crate::design::Design;
 use crate::interp::Memory;
 use crate::isa::Instr;
-use crate::model::{Model, Op, Tensor};
+use crate::model::lower::{Stencil, Taps};
+use crate::model::{Model, Tensor};
 
 /// Write a tensor into its layout: each row is one channel tile of one pixel (channels
 /// past `c` in the last tile are zero), then for a block-scaled format its scale beat; a
@@ -269,14 +270,14 @@ pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
         let p = u.datatype.get(n.prec);
         for (k, &(ict, ky, kx)) in taps.iter().enumerate() {
             let tile = weight_tile(n, cin, t, oct, ict, ky, kx).expect("allocated tiles exist");
-            let Op::Conv {
+            let Stencil {
                 kw,
                 cout,
-                weight_scales,
+                taps: Taps::Weighted { weight_scales, .. },
                 ..
-            } = &n.op
+            } = n.stencil()
             else {
-                unreachable!("weight tiles belong to convolutions")
+                unreachable!("weight tiles belong to weighted windows")
             };
             // Byte c of the scale rows is the block scale of output channel oct * t + c.
             let scales: Vec<u8> = (0..t)
@@ -305,9 +306,7 @@ pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
         }
     }
     for (&ni, ub) in &alloc.untied {
-        let Op::Conv { untied_bias, .. } = &g.nodes[ni].op else {
-            unreachable!("untied biases belong to convolutions")
-        };
+        let untied_bias = &g.nodes[ni].post().untied_bias;
         let [oh, ow, cout] = g.nodes[ni].out;
         let (base, beats) = (ub.base, ub.beats);
         let acc = crate::numeric::IntType::new(true, ub.bits);
@@ -335,12 +334,7 @@ pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
     for (&(ni, oct), &base) in &alloc.bias {
         let n = &g.nodes[ni];
         let bias = n.bias();
-        let channel_requant: &[(u64, u32)] = match &n.op {
-            Op::Conv {
-                channel_requant, ..
-            } => channel_requant,
-            _ => &[],
-        };
+        let channel_requant = &n.post().channel_requant;
         let row: Vec<i64> = (0..t)
             .map(|k| bias.get(oct * t + k).copied().unwrap_or(0))
             .collect();

@@ -7,7 +7,7 @@
 //! first, into the transposed convolution's output tensor (`Place`).
 
 use super::legalize::{Node, Place};
-use crate::model::Op;
+use crate::model::lower::{Lowered, Post, Stencil, Taps};
 
 /// One phase along one dimension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,25 +54,18 @@ fn phases(n: usize, out: usize, k: usize, s: usize, p: usize) -> Vec<Phase> {
 /// The phase convolutions of transposed-convolution node `n` (input of `cin` channels and
 /// `h` x `w` pixels), each writing its share of `n`'s output tensor.
 pub fn lower(n: &Node, [h, w, cin]: [usize; 3]) -> Vec<Node> {
-    let Op::Conv {
+    let Stencil {
         kh,
         kw,
         stride: s,
         pad: p,
         cout,
-        weights,
-        bias,
-        untied_bias,
-        requant,
-        channel_requant,
-        negative_multiplier,
-        relu,
-        clamp,
-        raw,
+        taps: Taps::Weighted { weights, .. },
+        post,
         ..
-    } = &n.op
+    } = n.stencil()
     else {
-        unreachable!("lower called on {}", n.op.name())
+        unreachable!("the phases of {} need a weighted window", n.name)
     };
     let (s, p, cout) = (*s, *p, *cout);
     let [oh, ow, _] = n.out;
@@ -96,6 +89,7 @@ pub fn lower(n: &Node, [h, w, cin]: [usize; 3]) -> Vec<Node> {
                 }
             }
             let mut phase_untied = Vec::new();
+            let untied_bias = &post.untied_bias;
             if !untied_bias.is_empty() {
                 for u in 0..py.count {
                     for v in 0..px.count {
@@ -107,26 +101,25 @@ pub fn lower(n: &Node, [h, w, cin]: [usize; 3]) -> Vec<Node> {
             }
             nodes.push(Node {
                 name: format!("{}.phase{}{}", n.name, py.r, px.r),
-                op: Op::Conv {
+                op: n.op,
+                work: Lowered::Stencil(Stencil {
                     transposed: false,
                     kh: py.taps,
                     kw: px.taps,
                     stride: 1,
                     pad: border,
                     pad_value: 0,
-                    groups: 1,
                     cout,
-                    weights: phase_weights,
-                    weight_scales: Vec::new(),
-                    bias: bias.clone(),
-                    untied_bias: phase_untied,
-                    requant: *requant,
-                    channel_requant: channel_requant.clone(),
-                    negative_multiplier: *negative_multiplier,
-                    relu: *relu,
-                    clamp: *clamp,
-                    raw: *raw,
-                },
+                    taps: Taps::Weighted {
+                        groups: 1,
+                        weights: phase_weights,
+                        weight_scales: Vec::new(),
+                    },
+                    post: Post {
+                        untied_bias: phase_untied,
+                        ..post.clone()
+                    },
+                }),
                 out: [py.count, px.count, cout],
                 shift: (
                     (border as isize - py.pad_before) as usize,

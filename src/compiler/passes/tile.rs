@@ -138,7 +138,7 @@ pub fn run_for(
             out.push(Tiling { th: 1, tw: 1, g: 1 });
             continue;
         }
-        if let crate::model::Op::Upsample { factor } = n.op {
+        if let crate::model::lower::Lowered::Upsample { factor } = n.work {
             out.push(upsample_tiling(&bud, n, factor)?);
             continue;
         }
@@ -170,7 +170,7 @@ pub fn run_for(
         // its last pool tap, and members take the two output halves in turn: at most two.
         let want = if n.pool.is_some() {
             octs.min(GROUP).min(2)
-        } else if matches!(n.op, crate::model::Op::Conv { .. }) {
+        } else if n.weighted() {
             octs.min(GROUP)
         } else {
             1
@@ -286,7 +286,7 @@ fn window_plan(
     let [oh, ow, _] = n.out;
     let out_rows = n.out_rows(bud.out_quarter);
     let rows_cap = (bud.acc_bank - n.bias_rows()).min(out_rows);
-    let weights = if matches!(n.op, crate::model::Op::MaxPool { .. }) {
+    let weights = if n.stencil().taps == crate::model::lower::Taps::Max {
         0
     } else {
         (kh * kw) as u64

@@ -177,7 +177,7 @@ pub fn layer_reports(
         .zip(cycles)
         .map(|((n, steps), &cycles)| LayerReport {
             name: n.name.clone(),
-            op: n.op.name().to_string(),
+            op: n.op.to_string(),
             datatype: u.datatype.get(n.prec).name(),
             macs: n.macs,
             instructions: steps.len(),

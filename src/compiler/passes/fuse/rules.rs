@@ -5,45 +5,51 @@
 
 use super::super::allocate::window;
 use super::super::legalize::{Graph, Node};
-use crate::model::{Op, Requant};
+use crate::model::lower::{Lowered, Stencil, Taps};
+use crate::model::Requant;
 use crate::numeric::Precision;
 
-/// What a pattern node matches.
+/// What a pattern node matches, by the work it lowers to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// An integer convolution on the array or in the window unit.
+    /// An integer weighted window (a convolution) on the array or in the window unit.
     Conv,
-    /// An integer 1x1 convolution (stride 1, no padding, one group) on the array.
+    /// An integer 1x1 weighted window (stride 1, no padding, one group) on the array.
     Expand,
-    /// An integer convolution in the window unit (a depthwise convolution).
+    /// An integer weighted window in the window unit (a depthwise convolution).
     Depthwise,
+    /// A one-tap window of sums that combines its input with a second tensor (add, mul).
     Add,
+    /// A window of maxima (a max-pool).
     MaxPool,
 }
 
 impl Kind {
     pub fn matches(self, g: &Graph, n: &Node) -> bool {
-        let conv = matches!(n.op, Op::Conv { .. }) && integer(g, n) && n.place.is_none();
+        let conv = n.weighted() && integer(g, n) && n.place.is_none();
         match self {
             Kind::Conv => conv,
             Kind::Expand => {
                 conv && !n.window
                     && matches!(
-                        n.op,
-                        Op::Conv {
+                        n.work,
+                        Lowered::Stencil(Stencil {
                             transposed: false,
                             kh: 1,
                             kw: 1,
                             stride: 1,
                             pad: 0,
-                            groups: 1,
+                            taps: Taps::Weighted { groups: 1, .. },
                             ..
-                        }
+                        })
                     )
             }
             Kind::Depthwise => conv && n.window,
-            Kind::Add => matches!(n.op, Op::Add { .. }),
-            Kind::MaxPool => matches!(n.op, Op::MaxPool { .. }),
+            Kind::Add => {
+                n.residual.is_some()
+                    && matches!(&n.work, Lowered::Stencil(s) if s.taps == Taps::Sum)
+            }
+            Kind::MaxPool => matches!(&n.work, Lowered::Stencil(s) if s.taps == Taps::Max),
         }
     }
 }
@@ -132,55 +138,32 @@ fn only_next(g: &Graph, a: usize) -> bool {
 /// and the add's activation moves with it. A plain add needs identity requantization (y =
 /// saturate(requant(acc) + residual)); the quantized form (and mul) needs the convolution's
 /// zero point to be its input zero point (the vector unit subtracts the requantization's
-/// zero point from q before combining).
+/// zero point from q before combining; the add's own pass requantizes with that zero
+/// point, `Add::lower`).
 fn conv_add(g: &Graph, m: &[usize]) -> bool {
     let (c, a) = (&g.nodes[m[0]], &g.nodes[m[1]]);
+    let (cp, ap) = (c.post(), a.post());
     m[1] == m[0] + 1
         && only_next(g, m[0])
-        && matches!(
-            c.op,
-            Op::Conv {
-                relu: false,
-                clamp: None,
-                negative_multiplier: None,
-                ..
-            }
-        )
+        && !cp.relu
+        && cp.clamp.is_none()
+        && cp.negative_multiplier.is_none()
         && c.residual.is_none()
         && c.pool.is_none()
         && a.residual.as_deref() != Some(c.name.as_str())
-        && match (&c.op, &a.op) {
-            (
-                _,
-                Op::Add {
-                    requant,
-                    eltwise: None,
-                    ..
-                },
-            ) => *requant == Requant::IDENTITY,
-            (
-                Op::Conv { requant, raw, .. },
-                Op::Add {
-                    eltwise: Some(e), ..
-                },
-            ) => !raw && requant.zero_point == e.input_zero,
-            _ => false,
+        && match ap.combine {
+            None => ap.requant == Requant::IDENTITY,
+            Some(_) => !cp.raw && cp.requant.zero_point == ap.requant.zero_point,
         }
 }
 
 fn fold_add(g: &mut Graph, m: &[usize]) {
     let add = g.nodes.remove(m[1]);
-    let Op::Add { relu, clamp, .. } = add.op else {
-        unreachable!("the pattern matched an add")
-    };
+    let (relu, clamp) = (add.post().relu, add.post().clamp);
     let conv = &mut g.nodes[m[0]];
-    if let Op::Conv {
-        relu: r, clamp: c, ..
-    } = &mut conv.op
-    {
-        *r = relu;
-        *c = clamp;
-    }
+    let post = &mut conv.stencil_mut().post;
+    post.relu = relu;
+    post.clamp = clamp;
     conv.residual = add.residual;
     conv.combine = add.combine;
     conv.broadcast = add.broadcast;
@@ -194,9 +177,10 @@ fn fold_add(g: &mut Graph, m: &[usize]) {
 /// unit keeps the running maximum.
 fn conv_pool(g: &Graph, m: &[usize]) -> bool {
     let (c, p) = (&g.nodes[m[0]], &g.nodes[m[1]]);
-    let Op::MaxPool { k, stride, pad: 0 } = p.op else {
+    let (k, stride, pad) = (p.stencil().kh, p.stencil().stride, p.stencil().pad);
+    if pad != 0 {
         return false;
-    };
+    }
     let (kh, kw, _, _) = window(c);
     m[1] == m[0] + 1
         && only_next(g, m[0])
@@ -205,7 +189,7 @@ fn conv_pool(g: &Graph, m: &[usize]) -> bool {
         // overlap would run the convolution at every tap.
         && !(p.window && k > stride)
         // Each pool tap would need its own pixels' bias.
-        && matches!(&c.op, Op::Conv { untied_bias, .. } if untied_bias.is_empty())
+        && c.post().untied_bias.is_empty()
         && c.residual.is_none()
         && c.pool.is_none()
         // Each pool tap becomes a matmul over the pooled pixels; with fewer pixels than it
@@ -219,9 +203,7 @@ fn conv_pool(g: &Graph, m: &[usize]) -> bool {
 
 fn fold_pool(g: &mut Graph, m: &[usize]) {
     let pooled = g.nodes.remove(m[1]);
-    let Op::MaxPool { k, stride, .. } = pooled.op else {
-        unreachable!("the pattern matched a max-pool")
-    };
+    let (k, stride) = (pooled.stencil().kh, pooled.stencil().stride);
     let conv = &mut g.nodes[m[0]];
     conv.pool = Some((k, stride));
     conv.out = pooled.out;
@@ -250,7 +232,7 @@ fn expand_depthwise(g: &Graph, m: &[usize]) -> bool {
         && only_next(g, m[0])
         && u.cpf == u.kpf
         && u.datatype.input_type() == u.datatype.output_type()
-        && matches!(&e.op, Op::Conv { untied_bias, .. } if untied_bias.is_empty())
+        && e.post().untied_bias.is_empty()
         && e.residual.is_none()
         && e.pool.is_none()
         && e.shift == (0, 0)

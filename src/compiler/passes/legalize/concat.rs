@@ -5,7 +5,8 @@
 use super::{Concat, Source};
 use crate::compiler::CompileError;
 use crate::design::Unit;
-use crate::model::{Layer, Model, Op};
+use crate::model::lower::{Lowered, Stencil, Taps};
+use crate::model::{Layer, Model};
 
 /// A concat: of model inputs only, the host joins them as it writes them (a host-written
 /// tensor); otherwise every operand is stored in place as a view of the concat's tensor,
@@ -31,7 +32,8 @@ pub(super) fn concat(
     let t = unit.cpf as usize;
     // An operand that does not fill its last channel tile: the next one starts at the next
     // tile, which leaves stored channels that are none of the concat's. Only integer
-    // convolutions (groups 1) may read such a concat: their weights get zero rows there.
+    // windows (groups 1, not transposed) may read such a concat: their weights get zero
+    // rows there.
     let chans: Vec<usize> = l
         .inputs
         .iter()
@@ -48,12 +50,12 @@ pub(super) fn concat(
                 m.inputs.len() == 1
                     && matches!(m.prec, crate::numeric::Precision::Int(_))
                     && matches!(
-                        m.op,
-                        Op::Conv {
+                        m.op.get().lower(m),
+                        Lowered::Stencil(Stencil {
                             transposed: false,
-                            groups: 1,
+                            taps: Taps::Weighted { groups: 1, .. },
                             ..
-                        }
+                        })
                     )
             })
     };
@@ -97,16 +99,17 @@ pub(super) fn concat(
     Ok(())
 }
 
-/// A convolution reading a concat whose operands are padded to whole channel tiles of
-/// `cpf`: its weights with zero rows at the stored channels that are none of the concat's,
-/// the stored channel count, and the concat's channels in each stored tile; None for any
-/// other layer.
+/// A weighted window (a convolution) reading a concat whose operands are padded to whole
+/// channel tiles of `cpf`: its work with zero weight rows at the stored channels that are
+/// none of the concat's, the stored channel count, and the concat's channels in each
+/// stored tile; None for any other layer.
 pub(super) fn through_padded(
     model: &Model,
     concats: &[Concat],
     l: &Layer,
+    work: &Lowered,
     cpf: u32,
-) -> Option<(Op, usize, Vec<usize>)> {
+) -> Option<(Lowered, usize, Vec<usize>)> {
     let c = concats.iter().find(|c| c.name == l.inputs[0])?;
     let chans: Vec<usize> = c
         .inputs
@@ -115,13 +118,13 @@ pub(super) fn through_padded(
         .collect();
     let cin: usize = chans.iter().sum();
     let stored = c.shape[2];
-    let Op::Conv {
+    let Some(Stencil {
         kh,
         kw,
         cout,
-        weights,
+        taps: Taps::Weighted { weights, .. },
         ..
-    } = &l.op
+    }) = work.stencil()
     else {
         return None;
     };
@@ -137,8 +140,12 @@ pub(super) fn through_padded(
             }
         }
     }
-    let mut op = l.op.clone();
-    if let Op::Conv { weights, .. } = &mut op {
+    let mut work = work.clone();
+    if let Lowered::Stencil(Stencil {
+        taps: Taps::Weighted { weights, .. },
+        ..
+    }) = &mut work
+    {
         *weights = w;
     }
     let t = cpf as usize;
@@ -146,5 +153,5 @@ pub(super) fn through_padded(
     for s in at {
         real[s / t] += 1;
     }
-    Some((op, stored, real))
+    Some((work, stored, real))
 }

@@ -6,16 +6,21 @@ mod concat;
 
 use crate::compiler::{Compilation, CompileError};
 use crate::design::{Datatypes, Design, Unit};
-use crate::model::{Combine, Layer, Model, Op};
+use crate::model::lower::{Lowered, Post, Stencil, Taps};
+use crate::model::{Combine, Layer, Model};
 use crate::numeric::{Format, Precision};
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::HashMap;
 
-/// One layer as the later passes see it.
+/// One layer as the later passes see it: the work its operator lowers to, never the
+/// operator itself.
 #[derive(Debug, Clone)]
 pub struct Node {
     pub name: String,
-    pub op: Op,
+    /// The operator's name, for reports.
+    pub op: &'static str,
+    /// What the hardware runs: a window (most nodes) or upsampling.
+    pub work: Lowered,
     /// The tensor the matmul streams (the first input).
     pub input: String,
     /// A tensor added element-wise in the vector unit (add layers, fused residuals).
@@ -76,10 +81,42 @@ impl Node {
         self.place.as_ref().map_or(&self.name, |p| &p.tensor)
     }
 
+    /// The node's window (every node but an upsampling, which has its own schedule).
+    pub fn stencil(&self) -> &Stencil {
+        self.work
+            .stencil()
+            .unwrap_or_else(|| unreachable!("{} ({}) has no window", self.name, self.op))
+    }
+
+    pub fn stencil_mut(&mut self) -> &mut Stencil {
+        match &mut self.work {
+            Lowered::Stencil(s) => s,
+            _ => unreachable!("{} ({}) has no window", self.name, self.op),
+        }
+    }
+
+    /// Its post-processing.
+    pub fn post(&self) -> &Post {
+        &self.stencil().post
+    }
+
+    /// The node's window weighs its taps (a convolution's weights, not an identity).
+    pub fn weighted(&self) -> bool {
+        matches!(
+            self.work,
+            Lowered::Stencil(Stencil {
+                taps: Taps::Weighted { .. },
+                ..
+            })
+        )
+    }
+
     /// Per-channel requantization: each channel tile's vector instructions read a scale
     /// row after the bias row.
     pub fn per_channel(&self) -> bool {
-        matches!(&self.op, Op::Conv { channel_requant, .. } if !channel_requant.is_empty())
+        self.work
+            .stencil()
+            .is_some_and(|s| !s.post.channel_requant.is_empty())
     }
 
     /// Accumulator rows a channel tile's post-processing reads besides its own: the bias
@@ -89,22 +126,9 @@ impl Node {
     }
 
     /// The bias of each output channel the vector unit adds before requantizing (empty:
-    /// none): a convolution's, `-k^2 z` for a k x k average pool of input zero point z, or
-    /// `-input zero point` for an add or mul of the quantized form run on its own, whose
-    /// identity pass then requantizes `x - z` back to `x` with zero point `z` so that the
-    /// combination subtracts it again.
-    pub fn bias(&self) -> Vec<i64> {
-        match &self.op {
-            Op::Conv { bias, .. } => bias.clone(),
-            Op::Add {
-                eltwise: Some(e), ..
-            } if e.input_zero != 0 => vec![-e.input_zero; self.out[2]],
-            // An average pool's window sum of x - z: its padding reads z (`Op::pad_value`).
-            Op::AvgPool { k, input_zero, .. } if *input_zero != 0 => {
-                vec![-((k * k) as i64) * input_zero; self.out[2]]
-            }
-            _ => Vec::new(),
-        }
+    /// none; `Post::bias`).
+    pub fn bias(&self) -> &[i64] {
+        &self.post().bias
     }
 
     /// Output-buffer rows a group member's output may take: half the buffer, or with a
@@ -355,7 +379,8 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
         .collect();
     let mut concats: Vec<Concat> = Vec::new();
     for l in &model.layers {
-        if let Op::Concat = l.op {
+        let work = l.op.get().lower(l);
+        if let Lowered::Concat = work {
             concat::concat(
                 model,
                 l,
@@ -366,7 +391,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             continue;
         }
         let prec = precision_index(&unit.datatype, model, l)?;
-        if let Some(pad_value) = l.op.pad_value() {
+        if let Some(pad_value) = work.stencil().map(|s| s.pad_value) {
             let t = unit.datatype.input_type();
             if pad_value != 0 && crate::isa::pad_pattern(pad_value, t.bits, t.signed).is_none() {
                 return Err(CompileError::new(
@@ -380,12 +405,10 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             }
         }
         let cin = model.shape_of(&l.inputs[0]).expect("input exists")[2];
-        let window = in_window(&unit, &l.op, prec, cin);
-        vector_ops(design, l, window)?;
-        if matches!(l.op, Op::MaxPool { pad, .. } if pad > 0)
-            && !window
-            && !non_negative(model, &l.inputs[0])
-        {
+        let window = in_window(&unit, &work, prec, cin, l.inputs.len() > 1);
+        vector_ops(design, l, &work, window)?;
+        let padded_max = matches!(&work, Lowered::Stencil(s) if s.taps == Taps::Max && s.pad > 0);
+        if padded_max && !window && !non_negative(model, &l.inputs[0]) {
             return Err(CompileError::new(
                 Some(&l.name),
                 "a max-pool with padding runs in the window unit (padding never counts there), or on the array when its input cannot be negative (an integer ReLU's output: the zero rows the array pools over as padding then never win)",
@@ -400,21 +423,20 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
         let int = matches!(l.prec, crate::numeric::Precision::Int(_));
         // (Reading a concat of padded operands: the stored channels, and the number of
         // the concat's channels in each stored channel tile.)
-        let (op, cin, real) = match concat::through_padded(model, &concats, l, unit.cpf) {
-            Some((op, stored, real)) => (op, stored, Some(real)),
-            None => (l.op.clone(), cin, None),
+        let (work, cin, real) = match concat::through_padded(model, &concats, l, &work, unit.cpf) {
+            Some((w, stored, real)) => (w, stored, Some(real)),
+            None => (work, cin, None),
         };
-        let zero_tiles = zero_tiles(&op, int, cin, unit.cpf as usize);
-        let (planes, out_format) = raw_planes(&unit, l, prec)?;
+        let zero_tiles = zero_tiles(&work, int, cin, unit.cpf as usize);
+        let (planes, out_format) = raw_planes(&unit, l, &work, prec)?;
         let node = Node {
             name: l.name.clone(),
-            op: op.clone(),
+            op: l.op.name(),
+            combine: work.stencil().and_then(|s| s.post.combine),
+            macs: macs(l.out, &work, cin, real.as_deref(), zero_tiles.as_ref()),
+            work,
             input: l.inputs[0].clone(),
             residual: l.inputs.get(1).cloned(),
-            combine: match &op {
-                Op::Add { eltwise, .. } => eltwise.map(|e| e.combine),
-                _ => None,
-            },
             broadcast: l
                 .inputs
                 .get(1)
@@ -425,7 +447,6 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             prec,
             out_format,
             fixed_scale: l.fixed_scale(),
-            macs: macs(l.out, &op, cin, real.as_deref(), zero_tiles.as_ref()),
             shift: (0, 0),
             place: None,
             window,
@@ -433,10 +454,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             zero_tiles,
             planes,
         };
-        if let Op::Conv {
-            transposed: true, ..
-        } = l.op
-        {
+        if node.work.stencil().is_some_and(|s| s.transposed) {
             let input = model.shape_of(&l.inputs[0]).expect("input exists");
             nodes.extend(super::phases::lower(&node, input));
         } else {
@@ -484,16 +502,16 @@ fn pack_taps(nodes: &mut [Node], inputs: &mut Vec<Source>, unit: &Unit) {
         let Some(src) = inputs.iter().find(|s| s.name == n.input).cloned() else {
             continue;
         };
-        let Op::Conv {
+        let Lowered::Stencil(Stencil {
             transposed: false,
             kh,
             kw,
             stride,
             pad,
             pad_value,
-            groups: 1,
+            taps: Taps::Weighted { groups: 1, .. },
             ..
-        } = &mut n.op
+        }) = &mut n.work
         else {
             continue;
         };
@@ -521,10 +539,6 @@ fn pack_taps(nodes: &mut [Node], inputs: &mut Vec<Source>, unit: &Unit) {
     }
 }
 
-/// Whether the unit's window unit runs a layer: an integer depthwise convolution (each
-/// output channel reads its own input channel) or a pooling layer whose kernel fits the
-/// window unit (at most `kernel` square, at most `line` wide) at a stride of at most 3
-/// (the instruction's `step`). Everything else runs on the array.
 /// Whether tensor `name` holds no negative value: an unsigned integer tensor, the output of
 /// an integer convolution or add with ReLU (or ReLU6; ReLU is the maximum with the zero
 /// point, here not negative) and no leaky slope, or a max-pool, upsampling or concat of such
@@ -539,31 +553,15 @@ fn non_negative(model: &Model, name: &str) -> bool {
     let Some(l) = model.layer(name) else {
         return false;
     };
-    match &l.op {
-        Op::Conv {
-            relu,
-            requant,
-            negative_multiplier,
-            ..
-        } => *relu && requant.zero_point >= 0 && negative_multiplier.is_none(),
-        Op::Add {
-            relu,
-            requant,
-            eltwise,
-            ..
-        } => *relu && eltwise.map_or(requant.zero_point, |e| e.combine.output_zero) >= 0,
-        Op::MaxPool { .. } | Op::Upsample { .. } => non_negative(model, &l.inputs[0]),
-        // The requantized sum of values >= 0 is >= its zero point.
-        Op::AvgPool {
-            requant,
-            input_zero,
-            ..
-        } => requant.zero_point >= 0 && *input_zero == 0 && non_negative(model, &l.inputs[0]),
-        Op::Concat => l.inputs.iter().all(|i| non_negative(model, i)),
-    }
+    let inputs: Vec<bool> = l.inputs.iter().map(|i| non_negative(model, i)).collect();
+    l.op.get().non_negative(&inputs)
 }
 
-pub fn in_window(unit: &Unit, op: &Op, prec: usize, cin: usize) -> bool {
+/// Whether the unit's window unit runs a layer: an integer depthwise window (each output
+/// channel weighs its own input channel) or a window of sums or maxima of one input whose
+/// kernel fits the window unit (at most `kernel` square, at most `line` wide) at a stride
+/// of at most 3 (the instruction's `step`). Everything else runs on the array.
+pub fn in_window(unit: &Unit, work: &Lowered, prec: usize, cin: usize, residual: bool) -> bool {
     let Some(w) = unit.window else {
         return false;
     };
@@ -573,22 +571,20 @@ pub fn in_window(unit: &Unit, op: &Op, prec: usize, cin: usize) -> bool {
     ) {
         return false;
     }
-    let fits = |kh: usize, kw: usize, stride: usize| {
-        kh <= w.kernel as usize && kw <= w.kernel as usize && kw <= w.line as usize && stride <= 3
+    let Some(s) = work.stencil() else {
+        return false;
     };
-    match op {
-        Op::Conv {
-            transposed: false,
-            kh,
-            kw,
-            stride,
-            groups,
-            cout,
-            ..
-        } => *groups == cin && *cout == cin && cin > 1 && fits(*kh, *kw, *stride),
-        Op::MaxPool { k, stride, .. } | Op::AvgPool { k, stride, .. } => fits(*k, *k, *stride),
-        _ => false,
-    }
+    let fits = s.kh <= w.kernel as usize
+        && s.kw <= w.kernel as usize
+        && s.kw <= w.line as usize
+        && s.stride <= 3;
+    // A depthwise window, or a pool of each channel's own window (not a combination with
+    // a second input, which the window unit does not read).
+    let kind = match &s.taps {
+        Taps::Weighted { .. } => s.depthwise(cin),
+        Taps::Sum | Taps::Max => !residual,
+    };
+    kind && fits
 }
 
 /// The slices a layer's output is stored in and their format: a layer that writes its
@@ -596,8 +592,13 @@ pub fn in_window(unit: &Unit, op: &Op, prec: usize, cin: usize) -> bool {
 /// type; any other layer as one tensor of its format. (The config's rules, every element a
 /// divisor of the memory beat, make the output's width divide the accumulator's on every
 /// valid Design; the error guards the invariant.)
-fn raw_planes(unit: &Unit, l: &Layer, prec: usize) -> Result<(usize, Format), CompileError> {
-    if !matches!(l.op, Op::Conv { raw: true, .. }) {
+fn raw_planes(
+    unit: &Unit,
+    l: &Layer,
+    work: &Lowered,
+    prec: usize,
+) -> Result<(usize, Format), CompileError> {
+    if !work.stencil().is_some_and(|s| s.post.raw) {
         return Ok((1, l.out_format));
     }
     let ops = unit.datatype.get(prec);
@@ -612,9 +613,14 @@ fn raw_planes(unit: &Unit, l: &Layer, prec: usize) -> Result<(usize, Format), Co
     Ok(((acc / out) as usize, ops.output()))
 }
 
-/// The vector unit must have every post-processing operation the layer uses (a max-pool in
-/// the window unit needs no `maxpool` in the vector unit).
-fn vector_ops(design: &Design, l: &Layer, window: bool) -> Result<(), CompileError> {
+/// The vector unit must have every post-processing operation the layer's work uses (a
+/// max-pool in the window unit needs no `maxpool` in the vector unit).
+fn vector_ops(
+    design: &Design,
+    l: &Layer,
+    work: &Lowered,
+    window: bool,
+) -> Result<(), CompileError> {
     let need = |ok: bool, what: &str| {
         if ok {
             Ok(())
@@ -627,44 +633,35 @@ fn vector_ops(design: &Design, l: &Layer, window: bool) -> Result<(), CompileErr
         }
     };
     let v = design.vector;
-    match &l.op {
-        Op::Conv {
-            bias,
-            relu,
-            negative_multiplier,
-            channel_requant,
-            ..
-        } => {
-            if bias.iter().any(|b| *b != 0) {
-                need(v.bias, "bias")?;
-            }
-            let acc = l.prec.ops().acc_type().bits;
-            if !channel_requant.is_empty() && acc < crate::isa::scale_word_bits() {
-                return Err(CompileError::new(
-                    Some(&l.name),
-                    format!(
-                        "per-channel requantization keeps each channel's multiplier and shift in an accumulator element, which needs {} bits; the accumulator has {acc}",
-                        crate::isa::scale_word_bits()
-                    ),
-                    "use accumulator = \"int32\" in the config and the model",
-                ));
-            }
-            if *relu {
-                need(v.relu, "relu")?;
-            }
-            if negative_multiplier.is_some() {
-                need(v.leaky_relu, "leaky_relu")?;
-            }
-        }
-        Op::MaxPool { .. } if !window => need(v.maxpool, "maxpool")?,
-        Op::MaxPool { .. } => {}
-        Op::Add { relu, .. } => {
-            need(v.add, "add")?;
-            if *relu {
-                need(v.relu, "relu")?;
-            }
-        }
-        Op::AvgPool { .. } | Op::Upsample { .. } | Op::Concat => {}
+    let Some(s) = work.stencil() else {
+        return Ok(());
+    };
+    let p = &s.post;
+    if p.bias.iter().any(|b| *b != 0) {
+        need(v.bias, "bias")?;
+    }
+    let acc = l.prec.ops().acc_type().bits;
+    if !p.channel_requant.is_empty() && acc < crate::isa::scale_word_bits() {
+        return Err(CompileError::new(
+            Some(&l.name),
+            format!(
+                "per-channel requantization keeps each channel's multiplier and shift in an accumulator element, which needs {} bits; the accumulator has {acc}",
+                crate::isa::scale_word_bits()
+            ),
+            "use accumulator = \"int32\" in the config and the model",
+        ));
+    }
+    if l.inputs.len() > 1 {
+        need(v.add, "add")?;
+    }
+    if p.relu {
+        need(v.relu, "relu")?;
+    }
+    if p.negative_multiplier.is_some() {
+        need(v.leaky_relu, "leaky_relu")?;
+    }
+    if s.taps == Taps::Max && !window {
+        need(v.maxpool, "maxpool")?;
     }
     Ok(())
 }
@@ -731,48 +728,48 @@ fn precision_index(d: &Datatypes, model: &Model, l: &Layer) -> Result<usize, Com
     Err(CompileError::new(layer, rule, fix))
 }
 
-/// The MACs of a layer of output `out`: a convolution's without the all-zero weight
+/// The MACs of a layer of output `out`: a weighted window's without the all-zero weight
 /// tiles, which are not run, nor the stored channels of a padded concat that are none of
 /// its own (`real`: the concat's channels in each stored channel tile); 0 for others.
 fn macs(
     out: [usize; 3],
-    op: &Op,
+    work: &Lowered,
     cin: usize,
     real: Option<&[usize]>,
     zero_tiles: Option<&(usize, Vec<bool>)>,
 ) -> u64 {
-    match (op, zero_tiles) {
-        (Op::Conv { kh, kw, cout, .. }, Some((t, zero))) => {
+    let Some(s) = work.stencil() else {
+        return 0;
+    };
+    match (&s.taps, zero_tiles) {
+        (Taps::Weighted { .. }, Some((t, zero))) => {
             let icts = cin.div_ceil(*t);
             let size = |k: usize, n: usize| (n - k * t).min(*t);
             let in_tile = |k: usize| real.map_or(size(k, cin), |r| r[k]);
             let pairs: usize = (0..zero.len())
                 .filter(|&p| !zero[p])
-                .map(|p| size(p / icts, *cout) * in_tile(p % icts))
+                .map(|p| size(p / icts, s.cout) * in_tile(p % icts))
                 .sum();
-            (out[0] * out[1] * kh * kw * pairs) as u64
+            (out[0] * out[1] * s.kh * s.kw * pairs) as u64
         }
-        (Op::Conv { kh, kw, groups, .. }, None) => {
-            let logical = real.map_or(cin, |r| r.iter().sum());
-            (out[0] * out[1] * out[2] * kh * kw * (logical / groups)) as u64
-        }
-        _ => 0,
+        _ => s.macs(out, real.map_or(cin, |r| r.iter().sum())),
     }
 }
 
-/// The all-zero (output tile, input tile) pairs of an integer convolution of groups 1 and
-/// tiles of `t` channels (`Node::zero_tiles`), when there are any; every output tile keeps
-/// at least one input tile (its accumulator rows must be written).
-fn zero_tiles(op: &Op, int: bool, cin: usize, t: usize) -> Option<(usize, Vec<bool>)> {
-    let Op::Conv {
+/// The all-zero (output tile, input tile) pairs of an integer weighted window of groups 1
+/// and tiles of `t` channels (`Node::zero_tiles`), when there are any; every output tile
+/// keeps at least one input tile (its accumulator rows must be written).
+fn zero_tiles(work: &Lowered, int: bool, cin: usize, t: usize) -> Option<(usize, Vec<bool>)> {
+    let Some(Stencil {
         transposed: false,
-        groups: 1,
         kh,
         kw,
         cout,
-        weights,
+        taps: Taps::Weighted {
+            groups: 1, weights, ..
+        },
         ..
-    } = op
+    }) = work.stencil()
     else {
         return None;
     };

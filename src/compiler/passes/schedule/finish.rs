@@ -3,7 +3,6 @@
 
 use super::{GroupCtx, NodeCtx, Res, Sched};
 use crate::isa::{Buffer, Op as IsaOp, Vector};
-use crate::model::Op;
 
 impl Sched<'_> {
     /// The fields every vector instruction of member j shares: the bias and the
@@ -47,7 +46,7 @@ impl Sched<'_> {
                     vec![gc.opnd_region(j, nc.n.broadcast)],
                 );
             }
-            let raw = matches!(nc.n.op, Op::Conv { raw: true, .. });
+            let raw = nc.n.post().raw;
             let slice_type = nc.n.out_format.code_type();
             for plane in 0..nc.n.planes {
                 if !nc.maxpool && nc.n.pool.is_none() {

@@ -11,7 +11,7 @@
 use super::{GroupCtx, NodeCtx, Res, Sched};
 use crate::compiler::passes::tile::Tiling;
 use crate::isa::{Buffer, Matmul, Op as IsaOp, Transfer};
-use crate::model::Op;
+use crate::model::lower::Taps;
 use crate::numeric::Format;
 
 impl Sched<'_> {
@@ -26,7 +26,7 @@ impl Sched<'_> {
             && u.cpf == u.kpf
             && self.g.prec_of(self.g.format_of(&nc.n.input)) == nc.n.prec
             && self.wt == self.t;
-        matches!(nc.n.op, Op::AvgPool { .. })
+        nc.n.stencil().taps == Taps::Sum
             && nc.n.out[..2] == [1, 1]
             && nc.kw <= self.t
             && nc.n.residual.is_none()

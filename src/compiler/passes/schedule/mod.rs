@@ -24,7 +24,8 @@ use super::tile::{budget, Budget, Tiling};
 use crate::compiler::{Compilation, CompileError, TensorLayout};
 use crate::design::Design;
 use crate::isa::{Buffer, Instr, Op as IsaOp, Queue, Transfer};
-use crate::model::{Combine, Op, Requant};
+use crate::model::lower::{Lowered, Taps};
+use crate::model::{Combine, Requant};
 
 /// A range of rows of one scratchpad, or of beats of external memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -328,7 +329,7 @@ pub fn run_rows(
         if r.is_empty() {
             continue;
         }
-        if let Op::Upsample { factor } = n.op {
+        if let Lowered::Upsample { factor } = n.work {
             s.upsample(ni, factor, tiling[ni], r);
             continue;
         }
@@ -354,49 +355,11 @@ fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeC
     let (kh, kw, s, pad) = window(n);
     // A fused max-pool: the convolution runs once per pool tap, at stride s * pool stride.
     let (fused_k, fused_s) = n.pool.unwrap_or((1, 1));
-    let negative_multiplier = match &n.op {
-        Op::Conv {
-            negative_multiplier,
-            ..
-        } => *negative_multiplier,
-        _ => None,
-    };
-    let (requant, relu, clamp, maxpool) = match &n.op {
-        Op::Conv {
-            requant,
-            relu,
-            clamp,
-            ..
-        } => (*requant, *relu, *clamp, false),
-        Op::AvgPool { requant, .. } => (*requant, false, None, false),
-        // The quantized form on its own: its bias -z and requantization with zero point z
-        // turn the identity pass's x back into x, whose zero point z the combination takes.
-        Op::Add {
-            requant,
-            relu,
-            clamp,
-            eltwise: Some(e),
-        } => (
-            Requant {
-                zero_point: e.input_zero,
-                half_even: requant.half_even,
-                ..Requant::IDENTITY
-            },
-            *relu,
-            *clamp,
-            false,
-        ),
-        Op::Add {
-            requant,
-            relu,
-            clamp,
-            eltwise: None,
-        } => (*requant, *relu, *clamp, false),
-        // A max-pool in the window unit is post-processed as it is (identity).
-        Op::MaxPool { .. } => (Requant::IDENTITY, false, None, !n.window),
-        Op::Upsample { .. } => unreachable!("upsampling has its own schedule"),
-        Op::Concat => unreachable!("legalize stores concats in place"),
-    };
+    let stencil = n.stencil();
+    let p = &stencil.post;
+    // A window of maxima on the array: each tap's identity pass is folded into the output
+    // rows by the vector unit's maximum (in the window unit it is post-processed as it is).
+    let maxpool = stencil.taps == Taps::Max && !n.window;
     NodeCtx {
         ni,
         n,
@@ -404,11 +367,11 @@ fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeC
         kw,
         s,
         pad,
-        pad_value: n.op.pad_value().map_or(0, |v| {
+        pad_value: {
             let t = g.unit.datatype.input_type();
-            crate::isa::pad_pattern(v, t.bits, t.signed)
+            crate::isa::pad_pattern(stencil.pad_value, t.bits, t.signed)
                 .expect("legalize checks that the pad value fits")
-        }),
+        },
         fused_k,
         kh_e: kh + (fused_k - 1) * s,
         kw_e: kw + (fused_k - 1) * s,
@@ -421,13 +384,13 @@ fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeC
         src: &alloc.tensors[&n.input],
         dst: &alloc.tensors[n.tensor()],
         res: n.residual.as_ref().map(|r| &alloc.tensors[r]),
-        requant,
-        negative_multiplier,
-        relu,
-        clamp,
+        requant: p.requant,
+        negative_multiplier: p.negative_multiplier,
+        relu: p.relu,
+        clamp: p.clamp,
         maxpool,
-        identity: !matches!(n.op, Op::Conv { .. }) && !n.window,
-        combine: n.combine.unwrap_or(Combine::sum(requant.zero_point)),
+        identity: !n.weighted() && !n.window,
+        combine: n.combine.unwrap_or(Combine::sum(p.requant.zero_point)),
     }
 }
 

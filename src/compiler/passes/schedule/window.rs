@@ -10,7 +10,7 @@
 use super::{GroupCtx, NodeCtx, Res, Sched};
 use crate::compiler::passes::tile::Tiling;
 use crate::isa::{Buffer, Op as IsaOp, Transfer, Window};
-use crate::model::Op;
+use crate::model::lower::Taps;
 
 impl Sched<'_> {
     /// Every tile of node `nc`, which the window unit runs.
@@ -101,7 +101,7 @@ impl Sched<'_> {
         let (y0, x0) = (gc.oy0 as i64 * s as i64 - p, gc.ox0 as i64 * s as i64 - p);
         let clip = |v: i64, n: u64| v.clamp(0, n as i64) as u64;
         let w = Window {
-            max: matches!(nc.n.op, Op::MaxPool { .. }),
+            max: nc.n.stencil().taps == Taps::Max,
             // Accumulate onto an untied bias loaded into the rows.
             accumulate: self.alloc.untied.contains_key(&nc.ni),
             weight_addr: weights.as_ref().map_or(0, |(first, _)| *first),

@@ -114,16 +114,8 @@ fn packs_a_stem_s_taps_into_channels() {
     assert_eq!(packed.shape, [2, 2, 18]);
     let n = &g.nodes[0];
     assert_eq!(n.input, "stem.im2col");
-    assert!(matches!(
-        n.op,
-        crate::model::Op::Conv {
-            kh: 1,
-            kw: 1,
-            stride: 1,
-            pad: 0,
-            ..
-        }
-    ));
+    let s = n.stencil();
+    assert_eq!((s.kh, s.kw, s.stride, s.pad), (1, 1, 1, 0));
     let x = crate::model::Tensor {
         h: 3,
         w: 3,
@@ -233,7 +225,7 @@ inputs = ["a", "b"]
     assert_eq!((cat.offsets.clone(), cat.shape[2]), (vec![0, 32], 56));
     assert_eq!(g.view_of("b", 16).map(|(_, t)| t), Some(2));
     let c = g.nodes.iter().find(|n| n.name == "c").expect("c");
-    let crate::model::Op::Conv { weights, .. } = &c.op else {
+    let crate::model::lower::Taps::Weighted { weights, .. } = &c.stencil().taps else {
         panic!("a conv")
     };
     assert_eq!(weights.len(), 56 * 16);

@@ -1,15 +1,139 @@
-//! `add` and `mul`: the residual's shape (the input's, or one pixel broadcast) and the
-//! quantized form's scale and zero points; and an average pool's input zero point.
+//! `add` and `mul`: the input combined element-wise with a second tensor (the residual:
+//! of the input's shape, or one pixel broadcast over the map), plainly or in the quantized
+//! form's fixed point; lowered to a window of one tap whose post-processing combines.
 
-use super::{shape_of, Args, Parsed};
+use super::{shape_of, Args, Form, Operator, Parsed};
 use crate::model::data::Ctx;
-use crate::model::{Combine, Eltwise, ModelError, Op, Requant};
-use crate::numeric::{IntType, Precision};
+use crate::model::lower::{Lowered, Post, Stencil, Taps};
+use crate::model::{Combine, Layer, ModelError, Requant, Tensor};
+use crate::numeric::{int, IntType, Precision};
+
+/// y = saturate(requant(a) + b), or in the quantized form (`eltwise`, the layers `add`
+/// with `scale` and `zero_points`, and `mul`) the combination of a and b it defines; b
+/// may be one pixel, broadcast over the map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Add {
+    pub requant: Requant,
+    pub relu: bool,
+    pub clamp: Option<i64>,
+    pub eltwise: Option<Eltwise>,
+}
+
+/// The quantized form of `add` and `mul` (ONNX's quantized Add and Mul, with the ratios of
+/// the scales in fixed point): y = `combine.apply(x, input_zero, b)`, the weighted sum or
+/// the product of `x - input_zero` and `b - combine.operand_zero`, shifted, rounded (the
+/// model's `rounding`) and offset by `combine.output_zero`, where ReLU then clamps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Eltwise {
+    pub combine: Combine,
+    pub input_zero: i64,
+}
+
+const KEYS: &[&str] = &[
+    "residual",
+    "requant",
+    "scale",
+    "zero_points",
+    "activation",
+    "relu6_max",
+];
+
+pub(super) const FORMS: &[Form] = &[
+    Form {
+        name: "add",
+        parse,
+        keys: KEYS,
+        shared: &[],
+        real: false,
+        auto: false,
+        leaky: false,
+    },
+    Form {
+        name: "mul",
+        parse,
+        keys: &[
+            "residual",
+            "scale",
+            "zero_points",
+            "activation",
+            "relu6_max",
+        ],
+        shared: &[],
+        real: false,
+        auto: false,
+        leaky: false,
+    },
+];
+
+impl Operator for Add {
+    fn name(&self) -> &'static str {
+        match self.eltwise {
+            Some(e) if e.combine.product => "mul",
+            _ => "add",
+        }
+    }
+
+    fn golden(&self, layer: &Layer, inputs: &[&Tensor], _rows: usize) -> Tensor {
+        self.combine(inputs[0], inputs[1], layer)
+    }
+
+    /// A window of one tap (the identity pass) whose post-processing combines the
+    /// requantized value with the residual. The quantized form run on its own has the
+    /// bias `-input zero point` and a requantization with zero point z, which turn the
+    /// identity pass's x back into x, whose zero point z the combination then takes.
+    fn lower(&self, layer: &Layer) -> Lowered {
+        let c = layer.out[2];
+        let (requant, bias, combine) = match self.eltwise {
+            Some(e) => (
+                Requant {
+                    zero_point: e.input_zero,
+                    half_even: self.requant.half_even,
+                    ..Requant::IDENTITY
+                },
+                match e.input_zero {
+                    0 => Vec::new(),
+                    z => vec![-z; c],
+                },
+                Some(e.combine),
+            ),
+            None => (self.requant, Vec::new(), None),
+        };
+        Lowered::Stencil(Stencil {
+            transposed: false,
+            kh: 1,
+            kw: 1,
+            stride: 1,
+            pad: 0,
+            pad_value: 0,
+            cout: c,
+            taps: Taps::Sum,
+            post: Post {
+                bias,
+                relu: self.relu,
+                clamp: self.clamp,
+                combine,
+                ..Post::requant(requant)
+            },
+        })
+    }
+
+    /// ReLU (the maximum with the output zero point) at a zero point not negative.
+    fn non_negative(&self, _inputs: &[bool]) -> bool {
+        let zero = self
+            .eltwise
+            .map_or(self.requant.zero_point, |e| e.combine.output_zero);
+        self.relu && zero >= 0
+    }
+
+    fn round_half_even(&mut self) {
+        self.requant.half_even = true;
+    }
+}
 
 /// `add`: y = saturate(requant(x) + residual), ReLU after; with `scale` or `zero_points`
 /// (and always for `mul`) the quantized form (`Eltwise`). The residual has the input's shape
 /// or is one pixel of its channels, broadcast over the map.
-pub(super) fn add(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
+fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
     let other = a.rl.residual.clone().ok_or_else(|| {
         ctx.err(
             "residual",
@@ -47,14 +171,14 @@ pub(super) fn add(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
     } else {
         None
     };
-    let op = Op::Add {
+    let op = Add {
         requant: ctx.requant(a.rl.requant.as_ref(), Requant::IDENTITY)?,
         relu: a.relu,
         clamp: a.clamp,
         eltwise,
     };
     Ok(Parsed {
-        op,
+        op: op.into(),
         out: a.shape,
         inputs: vec![a.src.to_string(), other],
         prec: a.prec,
@@ -159,45 +283,36 @@ fn eltwise(ctx: &Ctx, a: &Args) -> Result<Eltwise, ModelError> {
     })
 }
 
-/// An average pool's `zero_points = { input = z }` (default 0): the input's zero point,
-/// subtracted from every tap (padding reads it); the output's is the requantization's.
-pub(super) fn avgpool_zero(ctx: &Ctx, a: &Args) -> Result<i64, ModelError> {
-    let Some(z) = a.rl.zero_points.as_ref() else {
-        return Ok(0);
-    };
-    if let Some((k, _)) = [("residual", z.residual), ("output", z.output)]
-        .into_iter()
-        .find(|(_, v)| v.is_some())
-    {
-        return Err(ctx.err(
-            &format!("zero_points.{k}"),
-            "an average pool's zero_points has only input (the output's is requant.zero_point)",
-            format!("remove zero_points.{k}"),
-        ));
+/// y = saturate(requant(a) + b), or the quantized form's combination of a and b (`b` of
+/// one pixel read at every pixel), then ReLU (at the output zero point) and the ReLU6 clamp.
+impl Add {
+    fn combine(&self, a: &Tensor, b: &Tensor, layer: &Layer) -> Tensor {
+        let Add {
+            requant,
+            relu,
+            clamp,
+            eltwise,
+        } = self;
+        let t = layer.out_format.code_type();
+        let mut y = Tensor::zeros(a.h, a.w, a.c, layer.out_format);
+        let zero = eltwise.map_or(requant.zero_point, |e| e.combine.output_zero);
+        for (i, v) in y.data.iter_mut().enumerate() {
+            let bv = b.data[if b.h * b.w == 1 { i % a.c } else { i }];
+            let s = match eltwise {
+                Some(e) => e
+                    .combine
+                    .apply(a.data[i], e.input_zero, bv, requant.half_even, t),
+                None => {
+                    let q = int::requantize(i128::from(a.data[i]), *requant, t);
+                    t.saturate(i128::from(q) + i128::from(bv))
+                }
+            };
+            *v = if *relu {
+                int::activate(s, zero, *clamp, t)
+            } else {
+                s
+            };
+        }
+        y
     }
-    let Precision::Int(p) = a.prec else {
-        return Err(ctx.err(
-            "zero_points",
-            "an input zero point is for integer layers",
-            "remove zero_points",
-        ));
-    };
-    let v = z.input.unwrap_or(0);
-    if !p.input.holds(v) {
-        return Err(ctx.err(
-            &format!("zero_points.input = {v}"),
-            format!(
-                "a zero point of {} is {} to {}",
-                p.input,
-                p.input.min(),
-                p.input.max()
-            ),
-            format!(
-                "use a zero point from {} to {}",
-                p.input.min(),
-                p.input.max()
-            ),
-        ));
-    }
-    Ok(v)
 }

@@ -1,7 +1,11 @@
 //! The geometry of a convolution or pool: kernel, stride, padding (and the value the
 //! padding reads), groups, and the output shape.
 
-use super::{Args, Ctx, Kernel, ModelError, Precision};
+use super::Args;
+use crate::model::data::Ctx;
+use crate::model::raw::Kernel;
+use crate::model::ModelError;
+use crate::numeric::Precision;
 
 fn kernel(ctx: &Ctx, k: &Option<Kernel>) -> Result<(usize, usize), ModelError> {
     match k {
