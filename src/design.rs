@@ -165,6 +165,19 @@ pub struct Unit {
     /// The window unit beside the array, when the design has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowUnit>,
+    /// The row unit on the vector queue, when the design has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows: Option<RowUnit>,
+}
+
+/// The row unit (`[rows]`): an FP32 element pipeline over accumulator rows on the vector
+/// queue, one row per cycle (scale, operand, statistics, affine, e^x and a programmable
+/// piecewise quadratic, the rounding to an output element), with reductions of a row's
+/// lanes into per-pixel statistics (softmax, layer and RMS norms, GELU, SiLU).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RowUnit {
+    /// Entries of the statistics register file (one pair of FP32 values per pixel).
+    pub stats: u32,
 }
 
 /// The window unit (`[window]`): depthwise convolutions and max-pools of kernels up to

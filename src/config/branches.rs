@@ -19,6 +19,7 @@ pub(super) struct Inherited<'a> {
     pub datatype: &'a Datatypes,
     pub buffers: Buffers,
     pub window: Option<WindowUnit>,
+    pub rows: Option<RowUnit>,
     pub raw_buffers: Option<&'a RawBuffers>,
 }
 
@@ -174,6 +175,7 @@ fn single_engine(
             datatype: base.datatype.clone(),
             buffers: base.buffers,
             window: base.window,
+            rows: base.rows,
         }],
     };
     let keys = vec![vec![BufferKeys {
@@ -347,6 +349,7 @@ fn unit(ctx: &mut Ctx, ukey: &str, ru: &RawUnit, base: &Inherited) -> (Unit, Buf
         datatype,
         buffers,
         window: base.window,
+        rows: base.rows,
     };
     (unit, keys)
 }

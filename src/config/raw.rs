@@ -18,6 +18,7 @@ pub struct RawConfig {
     pub reset: Option<RawReset>,
     pub control: Option<RawControl>,
     pub window: Option<RawWindow>,
+    pub rows: Option<RawRows>,
     pub branch: Option<Vec<RawBranch>>,
 }
 
@@ -116,6 +117,13 @@ pub struct RawControl {
     pub imem_depth: Option<S<i64>>,
     pub queue_depth: Option<S<i64>>,
     pub clock_mhz: Option<S<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRows {
+    pub enabled: Option<S<bool>>,
+    pub stats: Option<S<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

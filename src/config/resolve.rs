@@ -46,10 +46,12 @@ pub(super) fn resolve(
     let vector = sections::vector(&mut ctx, raw.vector.as_ref());
     let control = sections::control(&mut ctx, raw.control.as_ref());
     let window = sections::window(&mut ctx, raw.window.as_ref());
+    let rows = sections::rows(&mut ctx, raw.rows.as_ref());
     let base = Inherited {
         datatype: &datatype,
         buffers,
         window,
+        rows,
         raw_buffers: raw.buffers.as_ref(),
     };
     let (branches, keys) = branches::resolve(&mut ctx, &raw, &base);

@@ -284,6 +284,21 @@ pub(super) fn control(ctx: &mut Ctx, raw: Option<&RawControl>) -> Control {
     control
 }
 
+/// `[rows]`: the row unit on the vector queue, `None` unless `enabled = true`.
+pub(super) fn rows(ctx: &mut Ctx, raw: Option<&RawRows>) -> Option<RowUnit> {
+    let r = raw?;
+    let mut unit = RowUnit { stats: 256 };
+    if let Some(s) = &r.stats {
+        if let Some(v) = ctx.pow2_in("rows.stats", s, 16, 4096) {
+            unit.stats = v;
+        }
+    }
+    r.enabled
+        .as_ref()
+        .is_some_and(|s| *s.get_ref())
+        .then_some(unit)
+}
+
 /// `[window]`: the window unit beside the array, `None` unless `enabled = true`.
 pub(super) fn window(ctx: &mut Ctx, raw: Option<&RawWindow>) -> Option<WindowUnit> {
     let w = raw?;

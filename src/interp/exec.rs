@@ -8,7 +8,7 @@ use crate::numeric::{int, Datapath, Format, PostOps, Precision, Requant};
 
 /// A scratchpad row address: the sum wraps at the width of the address fields, and the
 /// row is taken modulo the buffer's depth (its low index bits).
-fn spad(addr: u64, depth: usize) -> usize {
+pub(super) fn spad(addr: u64, depth: usize) -> usize {
     (addr & isa::mask(isa::SPAD_ADDR_BITS)) as usize % depth
 }
 
@@ -91,7 +91,7 @@ fn precision(u: &Unit, pc: usize, index: u64) -> Result<Precision, InterpError> 
 
 impl Engine {
     /// The precision an instruction names, or why it cannot run.
-    fn precision(&self, pc: usize, index: u64) -> Result<Precision, InterpError> {
+    pub(super) fn precision(&self, pc: usize, index: u64) -> Result<Precision, InterpError> {
         precision(&self.unit, pc, index)
     }
 
@@ -111,6 +111,7 @@ impl Engine {
             Op::Matmul(m) => self.matmul(pc, m),
             Op::Vector(v) => self.vector(pc, v),
             Op::Window(w) => self.window(pc, w),
+            Op::Rows(r) => self.rows(pc, r),
             Op::End => Ok(()),
         }
     }

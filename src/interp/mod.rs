@@ -11,6 +11,9 @@
 //! patterns); a weight tile is `cpf` element rows followed by its precision's scale rows.
 
 mod exec;
+mod rows;
+
+pub use rows::{const_rows, param_rows, table_rows};
 mod memory;
 
 pub use memory::Memory;
@@ -63,6 +66,8 @@ pub struct Engine {
     pub scales: Vec<(u64, u32)>,
     /// Column scales (E8M0 codes) of the two weight banks (0 without block scales).
     pub bank_scales: [Vec<u8>; 2],
+    /// The row unit's statistics register file (empty without a row unit).
+    pub stats: Vec<crate::numeric::rows::Stat>,
     pub sems: Vec<u32>,
     /// Instructions executed, in the order they started.
     pub trace: Vec<(usize, Opcode)>,
@@ -99,6 +104,7 @@ impl Engine {
             bias: vec![0; kpf],
             scales: vec![(0, 0); kpf],
             bank_scales: [vec![0; kpf], vec![0; kpf]],
+            stats: vec![(0, 0); unit.rows.map_or(0, |r| r.stats as usize)],
             sems: vec![0; isa::NUM_SEMAPHORES as usize],
             trace: Vec::new(),
             writes: None,

@@ -423,3 +423,92 @@ fn short_accumulator_rows_by_hand() {
     }));
     refused(Op::Load(Transfer { widen: 3, ..load }));
 }
+
+/// A layer norm on the row unit by hand (4x4 array, two lanes of channels valid in the
+/// second tile... here one pixel of six channels in two tiles of four lanes, the second
+/// with two valid): x = [1, 2, 3, 4, 5, 6] in the accumulator; pass 1 sums into a and
+/// finishes a = 21 / 6 = 3.5; pass 2 sums the centred squares (6.25 + 2.25 + 0.25 +
+/// 0.25 + 2.25 + 6.25 = 17.5) into b and finishes b = 1 / sqrt(17.5 / 6 + 0) =
+/// 1 / sqrt(2.9166667); pass 3 writes (x - 3.5) * b * 10 rounded: -2.5 * 5.8554 = -14.64
+/// -> -15, -8.78 -> -9, -2.93 -> -3, 3, 9, 15; the lanes past the valid two write 0.
+#[test]
+fn a_layer_norm_on_the_row_unit_by_hand() {
+    let d = crate::config::parse_str(
+        "[array]\nrows = 4\ncols = 4\n[memory]\ndata_width_bits = 32\n[rows]\nenabled = true\nstats = 16\n",
+        "t",
+        "t",
+    )
+    .expect("a valid design");
+    let mut e = Engine::new(&d, &d.branches[0].units[0]);
+    let f = |x: f32| i64::from(x.to_bits() as i32);
+    e.acc[0] = vec![1, 2, 3, 4];
+    e.acc[1] = vec![5, 6, 0, 0];
+    // The constants: operand scale 1, zero 0, 1/n = 1/6, epsilon 0, output scale 10.
+    e.acc[8] = vec![f(1.0), 0, f(1.0 / 6.0), 0];
+    e.acc[9] = vec![f(10.0), 0, 0, 0];
+    let base = crate::isa::Rows {
+        acc_addr: 0,
+        acc_stride: 1,
+        count0: 1,
+        count1: 2,
+        out_stride: 1,
+        const_addr: 8,
+        valid: 2,
+        ..Default::default()
+    };
+    let passes = [
+        crate::isa::Rows {
+            reduce: 2,
+            init: true,
+            finish: 2,
+            ..base
+        },
+        crate::isa::Rows {
+            centre: true,
+            square: true,
+            reduce: 3,
+            init: true,
+            finish: 3,
+            ..base
+        },
+        crate::isa::Rows {
+            centre: true,
+            norm: true,
+            write: true,
+            ..base
+        },
+    ];
+    // The output scale is the constants row's lane 4: on four lanes, row 9's lane 0.
+    let consts = |e: &Engine| {
+        crate::numeric::rows::Consts::from_words(
+            &e.acc[8]
+                .iter()
+                .chain(&e.acc[9])
+                .map(|v| *v as u32)
+                .collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(consts(&e).out_scale, 10f32.to_bits());
+    for (pc, r) in passes.iter().enumerate() {
+        e.execute(
+            pc,
+            &Instr::new(Op::Rows(*r)),
+            &mut Memory::new(32, 1),
+            &mut Default::default(),
+        )
+        .unwrap_or_else(|err| panic!("{err}"));
+    }
+    assert_eq!(e.output[0][..4], [-15, -9, -3, 3]);
+    assert_eq!(e.output[1][..4], [9, 15, 0, 0]);
+    // Without the row unit, refused.
+    let (_, mut plain) = engine();
+    let err = plain
+        .execute(
+            0,
+            &Instr::new(Op::Rows(passes[0])),
+            &mut Memory::new(32, 1),
+            &mut Default::default(),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("row unit"), "{err}");
+}

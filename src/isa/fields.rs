@@ -192,6 +192,44 @@ formats! {
         prec: u64 = PREC_BITS, "precision of the layer (an index into the Design's list; an integer precision)";
         pad_value: u64 = PAD_VALUE_BITS, "sum: the input every lane reads at a padding tap, as its bit pattern (the low bits for narrower inputs; 0: padding adds nothing)";
     }
+    /// `rows`: accumulator rows through the row unit's FP32 element pipeline (designs with
+    /// `[rows] enabled`), tile by tile: for each of count1 channel tiles, count0 pixels' rows.
+    /// Each lane's element x goes, in order and as the flags ask, through: + the tile's bias
+    /// (integer elements), to FP32 (`src_float`: x is FP32 already); * scale + shift (the
+    /// tile's rows); + (b - operand zero point) * operand scale (b the operand row's
+    /// element); - the pixel's statistic a; * its statistic b; * gamma + beta (the tile's
+    /// rows); e^x or the spline; then the lanes (the last tile's first `valid`) are reduced
+    /// into the pixel's statistics, and the row is written (* output scale, rounded). Every
+    /// FP32 operation is rounded once under the FP32 contract (README, "The row unit").
+    Rows {
+        acc_addr: u64 = SPAD_ADDR_BITS, "accumulator row of tile 0's first pixel";
+        acc_stride: u64 = SPAD_ADDR_BITS, "accumulator rows from one tile's first pixel to the next's";
+        count0: u64 = 12, "pixels (rows) of every tile";
+        count1: u64 = 8, "channel tiles";
+        out_addr: u64 = SPAD_ADDR_BITS, "output-buffer row of tile 0's first pixel (write)";
+        out_stride: u64 = SPAD_ADDR_BITS, "output-buffer rows from one tile's first pixel to the next's (written rows and operand rows)";
+        opnd_addr: u64 = SPAD_ADDR_BITS, "output-buffer row of tile 0's first pixel's operand (opnd)";
+        param_addr: u64 = SPAD_ADDR_BITS, "accumulator row of tile 0's parameter rows: bias (bias), then scale and shift (scale), then gamma and beta (affine); each tile's rows follow the previous tile's";
+        const_addr: u64 = SPAD_ADDR_BITS, "first accumulator row of the constants (five FP32 words over as many rows as they take: operand scale, operand zero point, 1/n, epsilon, output scale), then with func = 2 the rows of the spline table (32 words)";
+        stat_addr: u64 = 12, "statistics entry of the first pixel (pixel i uses stat_addr + i)";
+        valid: u64 = 8, "lanes of the last tile that hold channels (0: all): the others are left out of reductions and written 0";
+        bias: bool = 1, "add the tile's bias row to the integer accumulator elements before the conversion to FP32";
+        src_float: bool = 1, "the accumulator elements are FP32 (else two's-complement integers, converted rounding to nearest even)";
+        scale: bool = 1, "multiply by the tile's scale row, then add its shift row";
+        opnd: bool = 1, "add (b - operand zero point) * operand scale, b the integer element of the operand row";
+        centre: bool = 1, "subtract the pixel's statistic a";
+        norm: bool = 1, "multiply by the pixel's statistic b";
+        affine: bool = 1, "multiply by the tile's gamma row, then add its beta row";
+        func: u64 = 2, "0 none, 1 e^x (the exp2 table built into the unit), 2 the spline whose table follows the constants";
+        square: bool = 1, "reduce the squares of the values";
+        reduce: u64 = 2, "0 none; 1 the maximum into statistic a; 2 the sum into a; 3 the sum into b (lanes summed in a pairwise tree, then added to the statistic)";
+        init: bool = 1, "tile 0's reduction replaces the statistic instead of combining with it";
+        finish: u64 = 2, "after the last tile, per pixel: 0 nothing; 1 b = 1 / b; 2 a = a * (1/n); 3 b = 1 / sqrt(b * (1/n) + epsilon)";
+        write: bool = 1, "write output rows: the value times the output scale, rounded half to even, plus zero_point, saturated to the output type";
+        zero_point: i64 = 16, "output zero point (two's complement)";
+        to_input: bool = 1, "write the rows into the input buffer (from out_addr) instead of the output buffer";
+        prec_out: u64 = PREC_BITS, "precision of the output rows (an index into the Design's list)";
+    }
     /// `vector`: accumulator rows -> post-processing -> output-buffer rows.
     Vector {
         relu: bool = 1, "clamp below at the output zero point";

@@ -11,6 +11,7 @@ pub enum Op {
     Matmul(Matmul),
     Vector(Vector),
     Window(Window),
+    Rows(Rows),
 }
 
 /// An instruction: the semaphores it waits on and signals, and what it does.
@@ -85,6 +86,7 @@ impl Instr {
             Op::Matmul(_) => Opcode::Matmul,
             Op::Vector(_) => Opcode::Vector,
             Op::Window(_) => Opcode::Window,
+            Op::Rows(_) => Opcode::Rows,
         }
     }
     /// The queue that executes it; `None` for `end`, which the fetch unit consumes.
@@ -122,6 +124,7 @@ impl Instr {
             Op::Matmul(m) => m.bits(op)?,
             Op::Vector(v) => v.bits(op)?,
             Op::Window(w) => w.bits(op)?,
+            Op::Rows(r) => r.bits(op)?,
         };
         let mut bits = Vec::with_capacity(body.len() + 2);
         for (field, v) in [("wait", self.wait), ("signal", self.signal)] {
@@ -167,6 +170,7 @@ impl Instr {
             Opcode::Matmul => Op::Matmul(Matmul::from_field_bits(body)),
             Opcode::Vector => Op::Vector(Vector::from_field_bits(body)),
             Opcode::Window => Op::Window(Window::from_field_bits(body)),
+            Opcode::Rows => Op::Rows(Rows::from_field_bits(body)),
         };
         Ok(Instr {
             wait: bits[0] as u32,
@@ -193,6 +197,7 @@ impl Instr {
             Op::Matmul(m) => m.listed(),
             Op::Vector(v) => v.listed(),
             Op::Window(w) => w.listed(),
+            Op::Rows(r) => r.listed(),
         };
         for (name, value) in fields {
             out.push(' ');

@@ -6,7 +6,7 @@ mod fields;
 mod instr;
 mod word;
 
-pub use fields::{FieldValue, Matmul, Transfer, Vector, Window};
+pub use fields::{FieldValue, Matmul, Rows, Transfer, Vector, Window};
 pub use instr::{semaphore_names, Instr, IsaError, Op};
 pub use word::Word;
 
@@ -146,16 +146,18 @@ pub enum Opcode {
     Vector = 3,
     Store = 4,
     Window = 5,
+    Rows = 6,
 }
 
 impl Opcode {
-    pub const ALL: [Opcode; 6] = [
+    pub const ALL: [Opcode; 7] = [
         Opcode::End,
         Opcode::Load,
         Opcode::Matmul,
         Opcode::Vector,
         Opcode::Store,
         Opcode::Window,
+        Opcode::Rows,
     ];
     pub fn mnemonic(self) -> &'static str {
         match self {
@@ -165,6 +167,7 @@ impl Opcode {
             Opcode::Vector => "vector",
             Opcode::Store => "store",
             Opcode::Window => "window",
+            Opcode::Rows => "rows",
         }
     }
     /// The queue that executes it; `None` for `end`, which the fetch unit consumes.
@@ -173,7 +176,7 @@ impl Opcode {
             Opcode::End => None,
             Opcode::Load => Some(Queue::Load),
             Opcode::Matmul | Opcode::Window => Some(Queue::Compute),
-            Opcode::Vector => Some(Queue::Vector),
+            Opcode::Vector | Opcode::Rows => Some(Queue::Vector),
             Opcode::Store => Some(Queue::Store),
         }
     }
@@ -391,6 +394,10 @@ fn build_format(op: Opcode) -> InstrFormat {
         Opcode::Window => (
             "a depthwise convolution or max-pool window over input rows, in the window unit",
             Window::FIELDS,
+        ),
+        Opcode::Rows => (
+            "accumulator rows through the row unit's FP32 element pipeline, reductions and statistics",
+            Rows::FIELDS,
         ),
     };
     let mut lsb = 0;

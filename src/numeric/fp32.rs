@@ -9,6 +9,11 @@
 //!
 //! * ReLU on an FP32 value (`relu`): negative values, -0 and -infinity become +0; NaN stays
 //!   NaN.
+//! * Products, quotients and square roots (`mul`, `recip`, `sqrt`; the row unit's
+//!   element pipeline): the exact result, when it is below the normal range (magnitude
+//!   under 2^-126), is a zero of its sign; otherwise it is rounded once, to nearest, ties
+//!   to even. (A sum of normal values below 2^-126 is exact, so `add`'s flush is the same
+//!   rule.)
 //!
 //! The functions here and the families' conversions built on them use the host's IEEE
 //! arithmetic and apply the flush rules around it, so the RTL blocks (`hwgen_fp32_add`,
@@ -37,6 +42,75 @@ pub fn flush(bits: u32) -> u32 {
 pub fn add(a: u32, b: u32) -> u32 {
     let sum = f32::from_bits(flush(a)) + f32::from_bits(flush(b));
     flush(sum.to_bits())
+}
+
+/// a - b under the contract.
+pub fn sub(a: u32, b: u32) -> u32 {
+    add(a, b ^ 0x8000_0000)
+}
+
+/// The smallest normal magnitude, 2^-126.
+const MIN_NORMAL: f64 = 1.1754943508222875e-38;
+
+/// An exact (or, for quotients and roots, correctly rounded in f64, which has more than
+/// the 2 * 24 + 2 bits that make the second rounding to f32 innocuous) result under the
+/// contract: below the normal range a zero of its sign, else rounded once to f32.
+fn round_exact(v: f64) -> u32 {
+    if v.is_nan() {
+        CANONICAL_NAN
+    } else if v.abs() < MIN_NORMAL {
+        if v.is_sign_negative() {
+            0x8000_0000
+        } else {
+            0
+        }
+    } else {
+        (v as f32).to_bits()
+    }
+}
+
+fn wide(bits: u32) -> f64 {
+    f64::from(f32::from_bits(flush(bits)))
+}
+
+/// a * b under the contract (the product of two f32 values is exact in f64).
+pub fn mul(a: u32, b: u32) -> u32 {
+    round_exact(wide(a) * wide(b))
+}
+
+/// 1 / x under the contract: correctly rounded; 1 / +-0 is +-infinity, 1 / +-infinity
+/// +-0.
+pub fn recip(x: u32) -> u32 {
+    round_exact(1.0 / wide(x))
+}
+
+/// The square root under the contract: correctly rounded; sqrt(-0) = -0, a negative value
+/// gives NaN.
+pub fn sqrt(x: u32) -> u32 {
+    round_exact(wide(x).sqrt())
+}
+
+/// 1 / sqrt(x): the reciprocal of the rounded square root (two roundings).
+pub fn rsqrt(x: u32) -> u32 {
+    recip(sqrt(x))
+}
+
+/// The larger of a and b: NaN if either is NaN; +0 over -0.
+pub fn max(a: u32, b: u32) -> u32 {
+    let (fa, fb) = (f32::from_bits(flush(a)), f32::from_bits(flush(b)));
+    if fa.is_nan() || fb.is_nan() {
+        CANONICAL_NAN
+    } else if fa > fb || (fa == fb && a >> 31 == 0) {
+        flush(a)
+    } else {
+        flush(b)
+    }
+}
+
+/// A two's-complement integer (an int32 accumulator value) as FP32: rounded to nearest
+/// even (exact up to 2^24).
+pub fn from_int(v: i64) -> u32 {
+    round_exact(v as f64)
 }
 
 /// ReLU: a negative value, -0 or -infinity becomes +0; NaN (of either sign) stays NaN.

@@ -14,6 +14,8 @@ pub mod int;
 pub mod minifloat;
 pub mod mx;
 pub mod posit;
+pub mod rows;
+pub mod spline;
 
 pub use int::{IntPrecision, IntType, Requant, Slope};
 pub use minifloat::{MiniFloat, Specials, BF16, E2M1, E4M3, E4M3FNUZ, E5M2, E5M2FNUZ, FP16};

@@ -70,6 +70,35 @@ pub const WINDOW_PIPE: u64 = 4;
 /// LANE_LATENCY) and the write.
 pub const VECTOR_PIPE: u64 = 7;
 
+/// Cycles from a row-unit instruction's accumulator read of a row to that row's output
+/// written and its statistics updated (`hwgen_row_unit`'s pipeline), and from a finish's
+/// statistics read to its write.
+pub const ROWS_PIPE: u64 = 28;
+pub const ROWS_FINISH: u64 = 60;
+
+/// Cycles a `rows` instruction keeps the vector queue busy: its constants (and spline table)
+/// read, then every tile's parameter rows and pixel rows one per cycle, a tile whose
+/// pixels are fewer than the pipeline waiting for the previous tile's statistics, and,
+/// with a finish, the pipeline's drain and the finish of every pixel.
+pub fn rows_cycles(r: &crate::isa::Rows, kpf: u32) -> u64 {
+    let setup = crate::interp::const_rows(kpf as usize)
+        + match r.func {
+            2 => crate::interp::table_rows(kpf as usize),
+            _ => 0,
+        };
+    let params = crate::interp::param_rows(r);
+    let wait = match r.reduce {
+        0 => 0,
+        _ => ROWS_PIPE.saturating_sub(r.count0 + params),
+    };
+    let tiles = r.count1.max(1);
+    let finish = match r.finish {
+        0 => 0,
+        _ => ROWS_PIPE + r.count0 + ROWS_FINISH,
+    };
+    setup + tiles * (params + r.count0) + (tiles - 1) * wait + finish
+}
+
 /// Cycles a `per_channel` vector instruction adds before its rows: the scale row's read and
 /// its data (`hwgen_vector_unit`'s PHASE_SCALE and PHASE_SCALE_D).
 pub const SCALE_READ: u64 = 2;
@@ -280,6 +309,16 @@ fn engine<'a>(
                 done: window_cycles(w),
                 input_rows: 0,
                 after_array: window_after_array(w, u.cpf, u.kpf),
+            },
+            Op::Rows(r) => Cost::Fixed {
+                busy: rows_cycles(r, u.kpf),
+                done: rows_cycles(r, u.kpf) + ROWS_PIPE,
+                input_rows: if r.to_input && r.write {
+                    r.count0 * r.count1
+                } else {
+                    0
+                },
+                after_array: 0,
             },
             Op::Vector(v) => Cost::Fixed {
                 busy: v.count + 1 + vector_setup(v),
