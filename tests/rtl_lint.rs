@@ -99,6 +99,41 @@ fn icarus_compiles_all_configs_as_verilog_2005() {
     }
 }
 
+/// Every shipped config's processes elaborate without a latch (Yosys `proc`; the full
+/// synthesis below runs on the smallest).
+#[test]
+fn yosys_infers_no_latch_in_any_config() {
+    if !have_tool("yosys", "yosys_infers_no_latch_in_any_config") {
+        return;
+    }
+    for config in configs() {
+        let dir = tempfile::tempdir().unwrap();
+        emit_to(&config, dir.path());
+        let script = format!(
+            "read_verilog -Irtl {}\nhierarchy -top hwgen_top\nproc\nselect -assert-none t:$dlatch t:$adlatch t:$_DLATCH_*\n",
+            verilog_sources(dir.path()).join(" ")
+        );
+        std::fs::write(dir.path().join("proc.ys"), script).unwrap();
+        let out = Command::new("yosys")
+            .args(["-q", "-l", "proc.log", "proc.ys"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let log = std::fs::read_to_string(dir.path().join("proc.log")).unwrap_or_default();
+        let latches: Vec<&str> = log
+            .lines()
+            .filter(|l| l.starts_with("Latch inferred"))
+            .collect();
+        assert!(
+            out.status.success() && latches.is_empty(),
+            "{}: yosys proc failed or inferred latches:\n{}\n{}",
+            config.display(),
+            latches.join("\n"),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 #[test]
 fn yosys_synthesises_8x8_without_latches() {
     if !have_tool("yosys", "yosys_synthesises_8x8_without_latches") {

@@ -71,10 +71,16 @@ pub(super) fn resolve(
             .as_ref()
             .and_then(|w| w.enabled.as_ref())
             .and_then(|s| ctx.loc(s));
+        let rows = raw
+            .rows
+            .as_ref()
+            .and_then(|r| r.enabled.as_ref())
+            .and_then(|s| ctx.loc(s));
         let spots = Spots {
             mem_width,
             block_size,
             window,
+            rows,
         };
         rules::check(&mut ctx, &branches, &keys, &memory, &spots);
         let engines: u32 = branches.iter().flat_map(|b| &b.units).map(|u| u.h).sum();

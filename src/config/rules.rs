@@ -12,6 +12,7 @@ pub(super) struct Spots {
     pub mem_width: Option<Location>,
     pub block_size: Option<Location>,
     pub window: Option<Location>,
+    pub rows: Option<Location>,
 }
 
 pub(super) fn check(
@@ -32,6 +33,7 @@ pub(super) fn check(
             blocks_span_the_array(ctx, unit, spots);
             rows_are_whole_beats(ctx, unit, memory, spots, &suggestion);
             window_fits_the_unit(ctx, unit, spots);
+            rows_fit_the_unit(ctx, unit, spots);
         }
     }
 }
@@ -65,6 +67,40 @@ fn window_fits_the_unit(ctx: &mut Ctx, unit: &Unit, spots: &Spots) {
                 unit.name, unit.cpf, unit.kpf
             ),
             "make every unit square, or remove [window]",
+        );
+    }
+}
+
+/// The row unit reads accumulator words as int32 or FP32 (its parameters, constants and
+/// tables are FP32 words in accumulator rows) and rounds its results to integers.
+fn rows_fit_the_unit(ctx: &mut Ctx, unit: &Unit, spots: &Spots) {
+    if unit.rows.is_none() {
+        return;
+    }
+    let d = &unit.datatype;
+    let acc = d.acc_type();
+    if acc.bits != 32 {
+        ctx.problem(
+            "rows.enabled",
+            spots.rows.clone(),
+            Some("true".to_string()),
+            format!(
+                "the row unit reads 32-bit accumulator words (int32 sums, FP32 parameters); unit \"{}\" accumulates in {} bits",
+                unit.name, acc.bits
+            ),
+            "use accumulator = \"int32\" (or a float datatype, which accumulates in FP32), or remove [rows]",
+        );
+    } else if !matches!(d.primary().output(), crate::numeric::Format::Int(_)) {
+        ctx.problem(
+            "rows.enabled",
+            spots.rows.clone(),
+            Some("true".to_string()),
+            format!(
+                "the row unit rounds its results to integers; unit \"{}\" writes {}",
+                unit.name,
+                d.primary().output().name()
+            ),
+            "use an integer output datatype (int8 or int16), or remove [rows]",
         );
     }
 }

@@ -80,6 +80,15 @@ impl Engine {
                 unit.stats
             )));
         }
+        // A pass reads the statistics before the stage that combines into them: centring by
+        // a while reducing into a, or normalising by b while reducing into b, would see a
+        // partial statistic from the pass's earlier tiles.
+        if (r.centre && matches!(r.reduce, 1 | 2)) || (r.norm && r.reduce == 3) {
+            return Err(illegal(format!(
+                "a pass may not read the statistic it reduces into (centre reads a, norm reads b; reduce = {}); split it into two passes",
+                r.reduce
+            )));
+        }
         let kpf = self.unit.kpf as usize;
         if r.valid as usize > kpf {
             return Err(illegal(format!(

@@ -85,6 +85,7 @@ pub(super) fn isa_header(c: &Common) -> IsaHeader<'_> {
         ("MATMUL", isa::Opcode::Matmul),
         ("VECTOR", isa::Opcode::Vector),
         ("WINDOW", isa::Opcode::Window),
+        ("ROWS", isa::Opcode::Rows),
     ] {
         for (i, fl) in isa::format(op).fields.iter().skip(3).enumerate() {
             let doc = if i == 0 {

@@ -69,6 +69,7 @@ fn common(design: &Design, leaves: Leaves, float: &FormatView, mx_frac: u32) -> 
         usig_w: float.usig_w,
         uexp_w: UNPACKED_EXP_W,
         window: design.cores().iter().any(|(_, u, _)| u.window.is_some()),
+        rows: design.cores().iter().any(|(_, u, _)| u.rows.is_some()),
         pack_macs: design.pack_macs,
         prefetch_low: PREFETCH_LOW,
     }
@@ -175,6 +176,22 @@ fn leaf_deps<'a>(name: &str, c: &'a Common) -> Vec<&'a str> {
             "hwgen_mx_quantize",
             "hwgen_fp32_to_int",
         ],
+        "hwgen_row_lane" => vec![
+            "hwgen_int_to_fp32",
+            "hwgen_fp32_mul",
+            "hwgen_fp32_add",
+            "hwgen_exp_split",
+            "hwgen_spline_select",
+            "hwgen_ldexp",
+            "hwgen_fp32_quantize",
+        ],
+        "hwgen_row_reduce" => vec!["hwgen_fp32_add", "hwgen_fp32_max"],
+        "hwgen_row_finish" => vec![
+            "hwgen_fp32_mul",
+            "hwgen_fp32_add",
+            "hwgen_fp32_sqrt",
+            "hwgen_fp32_recip",
+        ],
         _ => vec![],
     }
 }
@@ -202,6 +219,18 @@ fn render_leaf(name: &str, c: &Common, fmt: &FormatView) -> String {
         "hwgen_post_float" => render(&PostFloat { c }),
         "hwgen_post_mx" => render(&PostMx { c }),
         "hwgen_post_int_mx" => render(&PostIntMx { c }),
+        "hwgen_row_lane" => render(&RowLane { c }),
+        "hwgen_row_reduce" => render(&RowReduce { c }),
+        "hwgen_row_finish" => render(&RowFinish { c }),
+        "hwgen_fp32_mul" => render(&Fp32Mul { c }),
+        "hwgen_fp32_max" => render(&Fp32Max { c }),
+        "hwgen_fp32_recip" => render(&Fp32Recip { c }),
+        "hwgen_fp32_sqrt" => render(&Fp32Sqrt { c }),
+        "hwgen_fp32_quantize" => render(&Fp32Quantize { c }),
+        "hwgen_int_to_fp32" => render(&IntToFp32 { c }),
+        "hwgen_spline_select" => render(&SplineSelect { c }),
+        "hwgen_exp_split" => render(&ExpSplit { c }),
+        "hwgen_ldexp" => render(&Ldexp { c }),
         other => unreachable!("no leaf module {other}"),
     }
 }
@@ -220,7 +249,26 @@ fn leaf_modules(c: &Common) -> Vec<String> {
     for leaf in [&c.leaves.mac, &c.leaves.acc, &c.leaves.post] {
         visit(leaf, c, &mut order);
     }
+    if c.rows {
+        for leaf in ROW_LEAVES {
+            visit(leaf, c, &mut order);
+        }
+    }
     order
+}
+
+/// The row unit's leaves (`[rows]`).
+const ROW_LEAVES: [&str; 3] = ["hwgen_row_lane", "hwgen_row_reduce", "hwgen_row_finish"];
+
+/// The row unit's exp2 table as a Verilog constant of 31 words, word 0 in the low bits.
+fn exp2_table() -> String {
+    let words = crate::numeric::rows::exp2().words();
+    let hex: Vec<String> = words[..31]
+        .iter()
+        .rev()
+        .map(|w| format!("{w:08x}"))
+        .collect();
+    format!("{}'h{}", 32 * 31, hex.join("_"))
 }
 
 /// The views of a design: the common one and its float format's.
@@ -297,6 +345,9 @@ pub fn emit(design: &Design) -> FileMap {
     if c.window {
         decoders.push(("window", isa::Opcode::Window, "window"));
     }
+    if c.rows {
+        decoders.push(("rows", isa::Opcode::Rows, "rows"));
+    }
     for (module, format, ops) in decoders {
         let name = names::module(&format!("decode_{module}"));
         let view = isa_header::decoder(&c, &name, module, ops, format);
@@ -318,6 +369,13 @@ pub fn emit(design: &Design) -> FileMap {
                 "hwgen_window_unit.v",
                 render(&WindowUnit { c: &c }),
             );
+        }
+        if name == "hwgen_core.v" && c.rows {
+            let unit = RowUnit {
+                c: &c,
+                exp2_table: exp2_table(),
+            };
+            add(&mut files, "hwgen_row_unit.v", render(&unit));
         }
         add(&mut files, name, text);
     }
@@ -369,6 +427,18 @@ pub fn arithmetic_blocks(design: &Design) -> FileMap {
         "hwgen_fp32_to_mini",
         "hwgen_unpack_posit",
         "hwgen_fp32_to_posit",
+        "hwgen_fp32_mul",
+        "hwgen_fp32_max",
+        "hwgen_fp32_recip",
+        "hwgen_fp32_sqrt",
+        "hwgen_fp32_quantize",
+        "hwgen_int_to_fp32",
+        "hwgen_spline_select",
+        "hwgen_exp_split",
+        "hwgen_ldexp",
+        "hwgen_row_lane",
+        "hwgen_row_reduce",
+        "hwgen_row_finish",
     ] {
         files.add(format!("rtl/{name}.v"), render_leaf(name, &c, &fmt));
     }

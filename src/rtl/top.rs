@@ -199,6 +199,9 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
             params.push(("KERNEL", w.kernel.to_string()));
             params.push(("LINE", w.line.to_string()));
         }
+        if let Some(r) = u.rows {
+            params.push(("STATS", r.stats.to_string()));
+        }
         views.push(CoreView {
             index: i as u32,
             name: names::core_instance(&b.name, &u.name, *r),

@@ -25,6 +25,8 @@ pub struct Common {
     pub uexp_w: u32,
     /// The design has a window unit beside every array (`[window]`).
     pub window: bool,
+    /// The design has a row unit on every vector queue (`[rows]`).
+    pub rows: bool,
     /// Pairs of columns share one multiplier (`[array] pack_macs`, `hwgen_mac_int_pair`).
     pub pack_macs: bool,
     /// The default of `hwgen_prefetch`'s LOW (`PREFETCH_LOW`).
@@ -98,6 +100,27 @@ static_module!(Fetch, "rtl/hwgen_fetch.v");
 static_module!(Prefetch, "rtl/hwgen_prefetch.v");
 static_module!(Core, "rtl/hwgen_core.v");
 static_module!(WindowUnit, "rtl/hwgen_window_unit.v");
+static_module!(RowLane, "rtl/hwgen_row_lane.v");
+static_module!(RowReduce, "rtl/hwgen_row_reduce.v");
+static_module!(RowFinish, "rtl/hwgen_row_finish.v");
+static_module!(Fp32Mul, "rtl/hwgen_fp32_mul.v");
+static_module!(Fp32Max, "rtl/hwgen_fp32_max.v");
+static_module!(Fp32Recip, "rtl/hwgen_fp32_recip.v");
+static_module!(Fp32Sqrt, "rtl/hwgen_fp32_sqrt.v");
+static_module!(Fp32Quantize, "rtl/hwgen_fp32_quantize.v");
+static_module!(IntToFp32, "rtl/hwgen_int_to_fp32.v");
+static_module!(SplineSelect, "rtl/hwgen_spline_select.v");
+static_module!(ExpSplit, "rtl/hwgen_exp_split.v");
+static_module!(Ldexp, "rtl/hwgen_ldexp.v");
+
+/// The row unit, with the default of its exp2 table (`numeric::rows::exp2`'s words as a
+/// Verilog constant).
+#[derive(Template)]
+#[template(path = "rtl/hwgen_row_unit.v", escape = "none")]
+pub struct RowUnit<'a> {
+    pub c: &'a Common,
+    pub exp2_table: String,
+}
 // Arithmetic blocks and datapath leaves.
 static_module!(VectorLane, "rtl/hwgen_vector_lane.v");
 static_module!(Fp32Add, "rtl/hwgen_fp32_add.v");

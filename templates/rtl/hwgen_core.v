@@ -43,7 +43,9 @@ module hwgen_core #(
   parameter integer ENABLE_ADD    = 1{% if c.window %},
   // window unit: largest kernel, longest input row in pixels
   parameter integer KERNEL        = 3,
-  parameter integer LINE          = 64{% endif %}
+  parameter integer LINE          = 64{% endif %}{% if c.rows %},
+  // row unit: entries of the statistics register file
+  parameter integer STATS         = 256{% endif %}
 ) (
   input  wire                               clk_i,
   input  wire                               {{ c.rst }},
@@ -688,6 +690,26 @@ module hwgen_core #(
   assign exec_stall[`HWGEN_QUEUE_COMPUTE] = mm_stall || wu_stall;
 {%- endif %}
 
+{%- if c.rows %}
+
+  // ---------------------------------------------------------------------------------------
+  // The row unit shares the vector queue with the vector unit: the queue's head goes to the
+  // executor of its opcode, once the other one is idle (so the two never use a port at
+  // once, and each sees the rows the other wrote).
+  // ---------------------------------------------------------------------------------------
+  wire [INSTR_W-1:0]      vector_head = head_instr[`HWGEN_QUEUE_VECTOR*INSTR_W +: INSTR_W];
+  wire                    is_rows     = (vector_head[`HWGEN_OPCODE] == `HWGEN_OP_ROWS);
+  wire                    vu_busy, vu_stall, vu_pop, ru_busy, ru_stall, ru_pop;
+  wire [NUM_SEM-1:0]      vu_acquire, vu_release, ru_acquire, ru_release;
+  wire                    vu_acc_rd_valid, ru_acc_rd_valid;
+  wire [SPAD_ADDR_W-1:0]  vu_acc_rd_addr, ru_acc_rd_addr;
+  wire                    vu_out_rd_valid, ru_out_rd_valid;
+  wire [SPAD_ADDR_W-1:0]  vu_out_rd_addr, ru_out_rd_addr;
+  wire                    vu_wr_valid, ru_wr_valid, vu_wr_input, ru_wr_input;
+  wire [SPAD_ADDR_W-1:0]  vu_wr_addr, ru_wr_addr;
+  wire [OUTPUT_ROW_W-1:0] vu_wr_data, ru_wr_data;
+{%- endif %}
+
   hwgen_vector_unit #(
     .INSTR_W     (INSTR_W),
     .NUM_SEM     (NUM_SEM),
@@ -707,6 +729,27 @@ module hwgen_core #(
   ) u_vector (
     .clk_i           (clk_i),
     .{{ c.rst }}     ({{ c.rst }}),
+{%- if c.rows %}
+    .head_valid_i    (queue_valid[`HWGEN_QUEUE_VECTOR] && !is_rows && !ru_busy),
+    .head_instr_i    (vector_head),
+    .head_pop_o      (vu_pop),
+    .sem_available_i (sem_available),
+    .sem_acquire_o   (vu_acquire),
+    .sem_release_o   (vu_release),
+    .acc_rd_valid_o  (vu_acc_rd_valid),
+    .acc_rd_addr_o   (vu_acc_rd_addr),
+    .acc_rd_grant_i  (acc_lo_rd_grant),
+    .acc_rd_data_i   (acc_lo_rd_data),
+    .out_rd_valid_o  (vu_out_rd_valid),
+    .out_rd_addr_o   (vu_out_rd_addr),
+    .out_rd_data_i   (out_hi_rd_data),
+    .out_wr_valid_o  (vu_wr_valid),
+    .out_wr_addr_o   (vu_wr_addr),
+    .out_wr_data_o   (vu_wr_data),
+    .out_wr_input_o  (vu_wr_input),
+    .busy_o          (vu_busy),
+    .stall_o         (vu_stall)
+{%- else %}
     .head_valid_i    (queue_valid[`HWGEN_QUEUE_VECTOR]),
     .head_instr_i    (head_instr[`HWGEN_QUEUE_VECTOR*INSTR_W +: INSTR_W]),
     .head_pop_o      (head_pop[`HWGEN_QUEUE_VECTOR]),
@@ -726,7 +769,61 @@ module hwgen_core #(
     .out_wr_input_o  (vec_wr_input),
     .busy_o          (exec_busy[`HWGEN_QUEUE_VECTOR]),
     .stall_o         (exec_stall[`HWGEN_QUEUE_VECTOR])
+{%- endif %}
   );
+
+{%- if c.rows %}
+
+  hwgen_row_unit #(
+    .INSTR_W       (INSTR_W),
+    .NUM_SEM       (NUM_SEM),
+    .CONSUMED      (`HWGEN_SEM_CONSUMED_BY_VECTOR),
+    .PRODUCED      (`HWGEN_SEM_PRODUCED_BY_VECTOR),
+    .KPF           (KPF),
+    .ACC_W         (ACC_W),
+    .OUTPUT_W      (OUTPUT_W),
+    .OUTPUT_SIGNED (OUTPUT_SIGNED),
+    .SCALE_SLOT_W  (SCALE_SLOT_W),
+    .SPAD_ADDR_W   (SPAD_ADDR_W),
+    .STATS         (STATS)
+  ) u_rows (
+    .clk_i           (clk_i),
+    .{{ c.rst }}     ({{ c.rst }}),
+    .head_valid_i    (queue_valid[`HWGEN_QUEUE_VECTOR] && is_rows && !vu_busy),
+    .head_instr_i    (vector_head),
+    .head_pop_o      (ru_pop),
+    .sem_available_i (sem_available),
+    .sem_acquire_o   (ru_acquire),
+    .sem_release_o   (ru_release),
+    .acc_rd_valid_o  (ru_acc_rd_valid),
+    .acc_rd_addr_o   (ru_acc_rd_addr),
+    .acc_rd_grant_i  (acc_lo_rd_grant),
+    .acc_rd_data_i   (acc_lo_rd_data),
+    .out_rd_valid_o  (ru_out_rd_valid),
+    .out_rd_addr_o   (ru_out_rd_addr),
+    .out_rd_data_i   (out_hi_rd_data),
+    .out_wr_valid_o  (ru_wr_valid),
+    .out_wr_addr_o   (ru_wr_addr),
+    .out_wr_data_o   (ru_wr_data),
+    .out_wr_input_o  (ru_wr_input),
+    .busy_o          (ru_busy),
+    .stall_o         (ru_stall)
+  );
+
+  assign head_pop[`HWGEN_QUEUE_VECTOR]   = vu_pop || ru_pop;
+  assign vector_acquire                  = vu_acquire | ru_acquire;
+  assign vector_release                  = vu_release | ru_release;
+  assign acc_lo_rd_valid                 = vu_acc_rd_valid || ru_acc_rd_valid;
+  assign acc_lo_rd_addr                  = ru_acc_rd_valid ? ru_acc_rd_addr : vu_acc_rd_addr;
+  assign out_hi_rd_valid                 = vu_out_rd_valid || ru_out_rd_valid;
+  assign out_hi_rd_addr                  = ru_out_rd_valid ? ru_out_rd_addr : vu_out_rd_addr;
+  assign vec_wr_valid                    = vu_wr_valid || ru_wr_valid;
+  assign vec_wr_addr                     = ru_wr_valid ? ru_wr_addr : vu_wr_addr;
+  assign vec_wr_data                     = ru_wr_valid ? ru_wr_data : vu_wr_data;
+  assign vec_wr_input                    = ru_wr_valid ? ru_wr_input : vu_wr_input;
+  assign exec_busy[`HWGEN_QUEUE_VECTOR]  = vu_busy || ru_busy;
+  assign exec_stall[`HWGEN_QUEUE_VECTOR] = vu_stall || ru_stall;
+{%- endif %}
 
   hwgen_store_unit #(
     .INSTR_W     (INSTR_W),

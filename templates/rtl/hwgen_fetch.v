@@ -82,6 +82,11 @@ module hwgen_fetch #(
             queue_valid_o[`HWGEN_QUEUE_COMPUTE] = 1'b1;
           end
 {%- endif %}
+{%- if c.rows %}
+          `HWGEN_OP_ROWS: begin
+            queue_valid_o[`HWGEN_QUEUE_VECTOR] = 1'b1;
+          end
+{%- endif %}
           default: begin
             phase_d   = PHASE_IDLE;
             illegal_d = 1'b1;

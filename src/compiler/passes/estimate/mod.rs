@@ -71,15 +71,18 @@ pub const WINDOW_PIPE: u64 = 4;
 pub const VECTOR_PIPE: u64 = 7;
 
 /// Cycles from a row-unit instruction's accumulator read of a row to that row's output
-/// written and its statistics updated (`hwgen_row_unit`'s pipeline), and from a finish's
-/// statistics read to its write.
-pub const ROWS_PIPE: u64 = 28;
-pub const ROWS_FINISH: u64 = 60;
+/// written and its statistics combined (`hwgen_row_unit`'s PIPE: the lane's 19 stages, the
+/// reduction tree's log2(kpf) levels, the combine), and a finish's pipeline (FINISH_LAT).
+pub fn rows_pipe(kpf: u32) -> u64 {
+    20 + u64::from(kpf.max(1).ilog2())
+}
+pub const ROWS_FINISH: u64 = 54;
 
-/// Cycles a `rows` instruction keeps the vector queue busy: its constants (and spline table)
-/// read, then every tile's parameter rows and pixel rows one per cycle, a tile whose
-/// pixels are fewer than the pipeline waiting for the previous tile's statistics, and,
-/// with a finish, the pipeline's drain and the finish of every pixel.
+/// Cycles a `rows` instruction keeps the vector queue busy (`hwgen_row_unit`, which
+/// returns to idle only when its last result is written): the issue, the constants (and
+/// spline table) read, every tile's parameter rows and pixel rows one per cycle with a
+/// cycle to turn between them, the pipeline's drain, and with a finish one cycle per pixel
+/// and the finish pipeline's drain.
 pub fn rows_cycles(r: &crate::isa::Rows, kpf: u32) -> u64 {
     let setup = crate::interp::const_rows(kpf as usize)
         + match r.func {
@@ -87,16 +90,12 @@ pub fn rows_cycles(r: &crate::isa::Rows, kpf: u32) -> u64 {
             _ => 0,
         };
     let params = crate::interp::param_rows(r);
-    let wait = match r.reduce {
-        0 => 0,
-        _ => ROWS_PIPE.saturating_sub(r.count0 + params),
-    };
-    let tiles = r.count1.max(1);
+    let tiles = r.count1;
     let finish = match r.finish {
         0 => 0,
-        _ => ROWS_PIPE + r.count0 + ROWS_FINISH,
+        _ => r.count0 + 1 + ROWS_FINISH,
     };
-    setup + tiles * (params + r.count0) + (tiles - 1) * wait + finish
+    1 + setup + 1 + tiles * (params + 1 + r.count0 + 1) + rows_pipe(kpf) + finish
 }
 
 /// Cycles a `per_channel` vector instruction adds before its rows: the scale row's read and
@@ -312,7 +311,7 @@ fn engine<'a>(
             },
             Op::Rows(r) => Cost::Fixed {
                 busy: rows_cycles(r, u.kpf),
-                done: rows_cycles(r, u.kpf) + ROWS_PIPE,
+                done: rows_cycles(r, u.kpf),
                 input_rows: if r.to_input && r.write {
                     r.count0 * r.count1
                 } else {
