@@ -21,6 +21,16 @@ fn compile_err(config: &str, model: &str) -> String {
         .to_string()
 }
 
+/// A row operator on a Design without the row unit names the config key that adds it.
+#[test]
+fn row_operator_without_the_row_unit() {
+    let model = "[input]\nshape = [4, 1, 32]\n[[layer]]\nname = \"sm\"\nop = \"softmax\"\nscales = { input = 0.1, output = 0.004 }\n";
+    insta::assert_snapshot!(
+        "softmax_without_row_unit",
+        compile_err("configs/16x16_int8.toml", model)
+    );
+}
+
 #[test]
 fn mx_and_integer_mismatch() {
     let int_model = "[input]\nshape = [4, 4, 32]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\nkernel = 1\nout_channels = 32\n";

@@ -113,6 +113,13 @@ cases! {
     conv_maxpool_fused: "cases/conv_maxpool_fused.toml" on "configs/16x16_int8.toml" with 15;
     // Integer input and output types that differ (uint8 in, int16 out: output_type).
     uint8_to_int16: "cases/uint8_to_int16.toml" on "rtl-tests/configs/8x8_uint8_int16.toml";
+    // The row unit's operators (softmax, layernorm, rmsnorm, the spline functions) on the
+    // 8x8 design with [rows], under back-pressure; edge rows (all equal, one huge value,
+    // the minimum or maximum everywhere, huge values in the partial last channel tile).
+    rows_softmax: "cases/rows_softmax.toml" on "rtl-tests/configs/8x8_int8_rows.toml" with 20;
+    rows_edges: "cases/rows_edges.toml" on "rtl-tests/configs/8x8_int8_rows.toml" with 10;
+    rows_layernorm: "cases/rows_layernorm.toml" on "rtl-tests/configs/8x8_int8_rows.toml" with 15;
+    rows_nonlinear: "cases/rows_nonlinear.toml" on "rtl-tests/configs/8x8_int8_rows.toml";
     // Elastic multi-engine programs (golden = interpreter = RTL for every frame): the
     // five-engine design with synchronous active-high reset (the trunk's two units of two
     // replicas run the model, the side branch has nothing to run); a two-stage pipeline over

@@ -60,7 +60,7 @@ fn exe() -> Option<PathBuf> {
                 .map(|n| rtl(n))
                 .chain([testbench("tb_row_blocks.v")])
                 .collect(),
-                include_dirs: vec![],
+                include_dirs: vec![blocks().join("rtl")],
                 harness: testbench("sim_main.cpp"),
                 params: vec![],
                 trace: false,
@@ -411,17 +411,19 @@ fn row_unit_reduction_and_finish_match_the_contract() {
 #[test]
 fn row_lane_matches_numeric_rows() {
     let Some(exe) = exe() else { return };
-    let erf_gelu = |x: f64| 0.5 * x * (1.0 + libm_erf(x / 2f64.sqrt()));
+    let erf_gelu = |x: f64| 0.5 * x * (1.0 + hwgen::numeric::spline::erf(x / 2f64.sqrt()));
     let gelu = Spline::fit(&erf_gelu, (-4.0, 4.0), Tail::Constant(0.0), Tail::Identity);
     // (flags, function) as the testbench's flag bits: 0 src_float, 1 bias, 2 scale, 3 opnd,
-    // 4 centre, 5 norm, 6 affine, 7 exp, 8 spline, 9 square.
-    let configs: [(u32, Func); 6] = [
-        (0b00_0000_0110, Func::None),
-        (0b00_0011_1101, Func::None),
-        (0b10_0100_0000, Func::None),
-        (0b00_1001_0100, Func::Exp),
-        (0b01_0000_0110, Func::Spline(gelu)),
-        (0b00_1000_0001, Func::Exp),
+    // 4 centre, 5 norm, 6 affine, 7 exp, 8 spline, 9 square, 10 src_zero, 11 out_b.
+    let configs: [(u32, Func); 8] = [
+        (0b0000_0000_0110, Func::None),
+        (0b0000_0011_1101, Func::None),
+        (0b0010_0100_0000, Func::None),
+        (0b0000_1001_0100, Func::Exp),
+        (0b0001_0000_0110, Func::Spline(gelu)),
+        (0b0000_1000_0001, Func::Exp),
+        (0b0100_0011_1000, Func::None),
+        (0b1000_1001_0100, Func::Exp),
     ];
     let mut rng = Rng::new(5);
     for (k, (flags, func)) in configs.into_iter().enumerate() {
@@ -435,6 +437,8 @@ fn row_lane_matches_numeric_rows() {
             affine: flags & 64 != 0,
             func,
             square: flags & 512 != 0,
+            src_zero: flags & 1024 != 0,
+            out_b: flags & 2048 != 0,
             ..Stages::default()
         };
         let small = |rng: &mut Rng| (rng.range(-2000, 2000) as f32 / 256.0).to_bits();
@@ -483,7 +487,7 @@ fn row_lane_matches_numeric_rows() {
         let tpath = f.dir.path().join("table.hex");
         std::fs::write(
             &tpath,
-            table[..31]
+            table[..hwgen::numeric::spline::USED]
                 .iter()
                 .map(|w| format!("{w:08x}\n"))
                 .collect::<String>(),
@@ -505,43 +509,13 @@ fn row_lane_matches_numeric_rows() {
         for (i, (acc, b, lane, stat)) in vecs.iter().enumerate() {
             let v = rows::element(&st, &c, lane, *acc, *b, *stat);
             let red = if st.square { fp32::mul(v, v) } else { v };
-            let code = rows::quantize(v, c.out_scale, zero, t) as u8;
+            let code = rows::quantize(v, st.out_multiplier(&c, *stat), zero, t) as u8;
             assert_eq!(
                 got[i],
                 format!("{red:08x}{code:02x}"),
                 "config {k} ({flags:b}), vector {i}: acc {acc} operand {b} {lane:?} {stat:08x?}"
             );
         }
-    }
-}
-
-/// erf in double precision (a series below 3, a continued fraction above), for the GELU
-/// spline's fit: the test only needs a table, not its accuracy.
-fn libm_erf(x: f64) -> f64 {
-    let t = x.abs();
-    let r = if t < 3.0 {
-        let (mut sum, mut term, mut n) = (t, t, 0.0);
-        loop {
-            n += 1.0;
-            term *= -t * t / n;
-            let add = term / (2.0 * n + 1.0);
-            sum += add;
-            if add.abs() < 1e-17 {
-                break;
-            }
-        }
-        sum * 2.0 / std::f64::consts::PI.sqrt()
-    } else {
-        let mut f = 0.0;
-        for k in (1..60).rev() {
-            f = (k as f64 / 2.0) / (t + f);
-        }
-        1.0 - (-t * t).exp() / std::f64::consts::PI.sqrt() / (t + f)
-    };
-    if x < 0.0 {
-        -r
-    } else {
-        r
     }
 }
 
@@ -668,6 +642,8 @@ fn random_rows_program(rng: &mut Rng) -> Vec<Instr> {
             stat_addr: rng.range(0, (pixels - count0) as i64) as u64,
             valid: rng.range(0, 8) as u64,
             bias: rng.range(0, 1) == 1,
+            src_zero: rng.range(0, 3) == 0,
+            out_b: rng.range(0, 3) == 0,
             scale: rng.range(0, 2) > 0,
             opnd: rng.range(0, 1) == 1,
             centre: rng.range(0, 1) == 1,
@@ -688,6 +664,7 @@ fn random_rows_program(rng: &mut Rng) -> Vec<Instr> {
         }
         if r.reduce == 3 {
             r.norm = false;
+            r.out_b = false;
         }
         p.push(Instr::new(Op::Rows(r)));
         out += tiles * count0;
@@ -735,7 +712,7 @@ fn rows_memory(rng: &mut Rng) -> Memory {
         mem.write_row(ACC_MEM + 4 * r, 4, &row, i32t);
     }
     let gelu = Spline::fit(
-        &|x: f64| 0.5 * x * (1.0 + libm_erf(x / 2f64.sqrt())),
+        &|x: f64| 0.5 * x * (1.0 + hwgen::numeric::spline::erf(x / 2f64.sqrt())),
         (-4.0, 4.0),
         Tail::Constant(0.0),
         Tail::Identity,

@@ -13,8 +13,11 @@
 //   lane     {acc, operand (8), bias, scale, shift, stat a, stat b, gamma, beta}
 //                                        -> {reduction value, code} (hwgen_row_lane, 17/18)
 // The lane's instruction fields come from +lane_flags=HEX (bit 0 src_float, 1 bias, 2
-// scale, 3 opnd, 4 centre, 5 norm, 6 affine, 7 exp, 8 spline, 9 square), +opnd_scale,
-// +opnd_zero, +out_scale (FP32 hex), +zero_point (16-bit hex) and +table=FILE (31 words).
+// scale, 3 opnd, 4 centre, 5 norm, 6 affine, 7 exp, 8 spline, 9 square, 10 src_zero, 11
+// out_b), +opnd_scale,
+// +opnd_zero, +out_scale (FP32 hex), +zero_point (16-bit hex) and +table=FILE (the words a
+// spline table uses, `HWGEN_SPLINE_USED).
+`include "hwgen_isa.vh"
 module tb #(
   parameter integer MAX_N = 1 << 18
 ) (
@@ -30,7 +33,7 @@ module tb #(
   reg [131:0] finish_v [0:MAX_N-1];
   reg [271:0] reduce_v [0:MAX_N-1];
   reg [295:0] lane_v   [0:MAX_N-1];
-  reg [31:0]  table_v  [0:30];
+  reg [31:0]  table_v  [0:`HWGEN_SPLINE_USED-1];
   integer n_mul, n_int, n_max, n_quant, n_recip, n_sqrt, n_finish, n_reduce, n_lane;
   integer fd_mul, fd_int, fd_max, fd_quant, fd_recip, fd_sqrt, fd_finish, fd_reduce, fd_lane;
   reg [1023:0] file;
@@ -43,7 +46,7 @@ module tb #(
   reg [31:0] opnd_zero;
   reg [31:0] out_scale;
   reg [15:0] zero_point;
-  reg [32*31-1:0] table_bits;
+  reg [32*`HWGEN_SPLINE_USED-1:0] table_bits;
 
   integer k;
   initial begin
@@ -103,8 +106,8 @@ module tb #(
       if (!$value$plusargs("lane_out=%s", file)) $fatal(1, "missing +lane_out");
       fd_lane = $fopen(file, "w");
       if (!$value$plusargs("table=%s", file)) $fatal(1, "missing +table");
-      $readmemh(file, table_v, 0, 30);
-      for (k = 0; k < 31; k = k + 1) begin
+      $readmemh(file, table_v, 0, `HWGEN_SPLINE_USED - 1);
+      for (k = 0; k < `HWGEN_SPLINE_USED; k = k + 1) begin
         table_bits[32*k +: 32] = table_v[k];
       end
       if (!$value$plusargs("lane_flags=%h", lane_flags)) $fatal(1, "missing +lane_flags");
@@ -181,6 +184,7 @@ module tb #(
   wire [295:0] l5 = pick_lane(cycle - 5);
   wire [295:0] l6 = pick_lane(cycle - 6);
   wire [295:0] l7 = pick_lane(cycle - 7);
+  wire [295:0] l16 = pick_lane(cycle - 16);
   wire [31:0] lane_red;
   wire [7:0]  lane_code;
   hwgen_row_lane #(.ACC_W(32), .OUTPUT_W(8), .OUT_SIGNED(1), .ZP_W(16)) u_lane (
@@ -195,6 +199,8 @@ module tb #(
     .exp_i         (lane_flags[7]),
     .spline_i      (lane_flags[8]),
     .square_i      (lane_flags[9]),
+    .src_zero_i    (lane_flags[10]),
+    .out_b_i       (lane_flags[11]),
     .opnd_scale_i  (opnd_scale),
     .opnd_zero_i   (opnd_zero),
     .out_scale_i   (out_scale),
@@ -207,6 +213,7 @@ module tb #(
     .shift_value_i (l2[191:160]),
     .stat_a_i      (l4[159:128]),
     .stat_b_i      (l5[127:96]),
+    .stat_b_out_i  (l16[127:96]),
     .gamma_value_i (l6[95:64]),
     .beta_value_i  (l7[63:32]),
     .red_o         (lane_red),

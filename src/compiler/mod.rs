@@ -8,6 +8,7 @@
 
 pub mod elastic;
 pub mod passes;
+pub mod rowprog;
 
 use crate::design::Design;
 use crate::interp::Memory;

@@ -13,7 +13,7 @@
 mod exec;
 mod rows;
 
-pub use rows::{const_rows, param_rows, table_rows};
+pub use rows::{const_rows, param_rows, param_words, table_rows, with_stages};
 mod memory;
 
 pub use memory::Memory;

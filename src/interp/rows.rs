@@ -14,6 +14,7 @@ pub fn stages(r: &Rows, table: Option<Spline>) -> Stages {
     Stages {
         bias: r.bias,
         src_float: r.src_float,
+        src_zero: r.src_zero,
         scale: r.scale,
         opnd: r.opnd,
         centre: r.centre,
@@ -28,7 +29,63 @@ pub fn stages(r: &Rows, table: Option<Spline>) -> Stages {
         reduce: [Reduce::None, Reduce::MaxA, Reduce::SumA, Reduce::SumB][r.reduce as usize & 3],
         finish: [Finish::None, Finish::RecipB, Finish::MeanA, Finish::RstdB][r.finish as usize & 3],
         write: r.write,
+        out_b: r.out_b,
     }
+}
+
+/// The flags of a `rows` instruction that runs `st` (the inverse of [`stages`]; the
+/// spline's table rides in the rows after the constants).
+pub fn with_stages(r: Rows, st: &Stages) -> Rows {
+    Rows {
+        bias: st.bias,
+        src_float: st.src_float,
+        src_zero: st.src_zero,
+        scale: st.scale,
+        opnd: st.opnd,
+        centre: st.centre,
+        norm: st.norm,
+        affine: st.affine,
+        func: match st.func {
+            Func::None => 0,
+            Func::Exp => 1,
+            Func::Spline(_) => 2,
+        },
+        square: st.square,
+        reduce: match st.reduce {
+            Reduce::None => 0,
+            Reduce::MaxA => 1,
+            Reduce::SumA => 2,
+            Reduce::SumB => 3,
+        },
+        finish: match st.finish {
+            Finish::None => 0,
+            Finish::RecipB => 1,
+            Finish::MeanA => 2,
+            Finish::RstdB => 3,
+        },
+        write: st.write,
+        out_b: st.out_b,
+        ..r
+    }
+}
+
+/// The words of one tile's parameter rows for lanes `lanes` (one per lane: bias, then
+/// scale and shift, then gamma and beta, as the flags ask), in the order the unit reads
+/// them.
+pub fn param_words(r: &Rows, lanes: &[Lane]) -> Vec<Vec<u32>> {
+    let mut out = Vec::new();
+    if r.bias {
+        out.push(lanes.iter().map(|l| l.bias as u32).collect());
+    }
+    if r.scale {
+        out.push(lanes.iter().map(|l| l.scale).collect());
+        out.push(lanes.iter().map(|l| l.shift).collect());
+    }
+    if r.affine {
+        out.push(lanes.iter().map(|l| l.gamma).collect());
+        out.push(lanes.iter().map(|l| l.beta).collect());
+    }
+    out
 }
 
 /// Parameter rows of one tile: bias (bias), scale and shift (scale), gamma and beta
@@ -83,9 +140,9 @@ impl Engine {
         // A pass reads the statistics before the stage that combines into them: centring by
         // a while reducing into a, or normalising by b while reducing into b, would see a
         // partial statistic from the pass's earlier tiles.
-        if (r.centre && matches!(r.reduce, 1 | 2)) || (r.norm && r.reduce == 3) {
+        if (r.centre && matches!(r.reduce, 1 | 2)) || ((r.norm || r.out_b) && r.reduce == 3) {
             return Err(illegal(format!(
-                "a pass may not read the statistic it reduces into (centre reads a, norm reads b; reduce = {}); split it into two passes",
+                "a pass may not read the statistic it reduces into (centre reads a, norm and out_b read b; reduce = {}); split it into two passes",
                 r.reduce
             )));
         }
@@ -153,6 +210,7 @@ impl Engine {
                 let vals: Vec<u32> = (0..kpf)
                     .map(|l| rows::element(&st, &consts, &lanes[l], acc[l], opnd[l], stat))
                     .collect();
+                let mult = st.out_multiplier(&consts, stat);
                 if st.reduce != Reduce::None {
                     let red = rows::reduce_row(st.reduce, st.square, &vals, valid);
                     self.stats[entry] = rows::combine(st.reduce, tile == 0 && r.init, stat, red);
@@ -162,7 +220,7 @@ impl Engine {
                         .iter()
                         .enumerate()
                         .map(|(l, v)| match l < valid {
-                            true => rows::quantize(*v, consts.out_scale, r.zero_point, t),
+                            true => rows::quantize(*v, mult, r.zero_point, t),
                             false => 0,
                         })
                         .collect();

@@ -195,11 +195,12 @@ formats! {
     /// `rows`: accumulator rows through the row unit's FP32 element pipeline (designs with
     /// `[rows] enabled`), tile by tile: for each of count1 channel tiles, count0 pixels' rows.
     /// Each lane's element x goes, in order and as the flags ask, through: + the tile's bias
-    /// (integer elements), to FP32 (`src_float`: x is FP32 already); * scale + shift (the
+    /// (integer elements), to FP32 (`src_float`: x is FP32 already; `src_zero`: +0); * scale + shift (the
     /// tile's rows); + (b - operand zero point) * operand scale (b the operand row's
     /// element); - the pixel's statistic a; * its statistic b; * gamma + beta (the tile's
     /// rows); e^x or the spline; then the lanes (the last tile's first `valid`) are reduced
-    /// into the pixel's statistics, and the row is written (* output scale, rounded). Every
+    /// into the pixel's statistics, and the row is written (* output scale, or with `out_b` *
+    /// the pixel's statistic b, rounded). Every
     /// FP32 operation is rounded once under the FP32 contract (README, "The row unit").
     Rows {
         acc_addr: u64 = SPAD_ADDR_BITS, "accumulator row of tile 0's first pixel";
@@ -215,6 +216,7 @@ formats! {
         valid: u64 = 8, "lanes of the last tile that hold channels (0: all): the others are left out of reductions and written 0";
         bias: bool = 1, "add the tile's bias row to the integer accumulator elements before the conversion to FP32";
         src_float: bool = 1, "the accumulator elements are FP32 (else two's-complement integers, converted rounding to nearest even)";
+        src_zero: bool = 1, "the source value is +0 whatever the accumulator row holds (it is read and ignored): the operand alone, dequantized (an integer tensor read from the output buffer)";
         scale: bool = 1, "multiply by the tile's scale row, then add its shift row";
         opnd: bool = 1, "add (b - operand zero point) * operand scale, b the integer element of the operand row";
         centre: bool = 1, "subtract the pixel's statistic a";
@@ -226,6 +228,7 @@ formats! {
         init: bool = 1, "tile 0's reduction replaces the statistic instead of combining with it";
         finish: u64 = 2, "after the last tile, per pixel: 0 nothing; 1 b = 1 / b; 2 a = a * (1/n); 3 b = 1 / sqrt(b * (1/n) + epsilon)";
         write: bool = 1, "write output rows: the value times the output scale, rounded half to even, plus zero_point, saturated to the output type";
+        out_b: bool = 1, "the written value is multiplied by the pixel's statistic b instead of the output scale (softmax's 1 / sum)";
         zero_point: i64 = 16, "output zero point (two's complement)";
         to_input: bool = 1, "write the rows into the input buffer (from out_addr) instead of the output buffer";
         prec_out: u64 = PREC_BITS, "precision of the output rows (an index into the Design's list)";

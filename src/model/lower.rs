@@ -21,6 +21,18 @@ pub enum Lowered {
     /// The inputs joined along the channels, stored in place as views of one tensor: no
     /// instructions.
     Concat,
+    /// Passes of the row unit over the input's pixels ([`RowWork`]).
+    Rows(RowWork),
+}
+
+/// A row program: the input tensor's integer elements read as the row unit's operand
+/// (dequantized by each pass's constants, the source +0), every pixel through `passes` in
+/// order over the channel tiles (`numeric::rows::run`), the statistics carried from pass
+/// to pass, the last pass writing the output. Each pass's `lanes` hold one entry per
+/// channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowWork {
+    pub passes: Vec<crate::numeric::rows::Pass>,
 }
 
 /// A window over the input: for every output pixel, kernel tap and input-channel tile, one
@@ -142,6 +154,14 @@ pub fn window_macs(out: [usize; 3], kh: usize, kw: usize, cin_g: usize) -> u64 {
 }
 
 impl Lowered {
+    /// The row program, when the work is one.
+    pub fn rows(&self) -> Option<&RowWork> {
+        match self {
+            Lowered::Rows(r) => Some(r),
+            _ => None,
+        }
+    }
+
     /// The window, when the work is one.
     pub fn stencil(&self) -> Option<&Stencil> {
         match self {

@@ -112,6 +112,15 @@ pub(super) struct RawScale {
     pub shift: Option<i64>,
 }
 
+/// The real scales of a row operator's integer input and output: a value q stands for
+/// scale * (q - zero point).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawScales {
+    pub input: Option<f64>,
+    pub output: Option<f64>,
+}
+
 /// The zero points of the quantized `add` and `mul`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -155,6 +164,14 @@ pub(super) struct RawLayer {
     /// add and mul, quantized form.
     pub scale: Option<RawScale>,
     pub zero_points: Option<RawZeroPoints>,
+    /// The row unit's operators: the real scales of the integer input and output.
+    pub scales: Option<RawScales>,
+    /// layernorm and rmsnorm.
+    pub epsilon: Option<f64>,
+    pub gamma: Option<String>,
+    pub beta: Option<String>,
+    /// gelu: "none" (erf) or "tanh".
+    pub approximate: Option<String>,
     #[serde(rename = "type")]
     pub layer_type: Option<String>,
     pub output_exponent: Option<i64>,
@@ -186,6 +203,11 @@ impl RawLayer {
             ("factor", self.factor.is_some()),
             ("scale", self.scale.is_some()),
             ("zero_points", self.zero_points.is_some()),
+            ("scales", self.scales.is_some()),
+            ("epsilon", self.epsilon.is_some()),
+            ("gamma", self.gamma.is_some()),
+            ("beta", self.beta.is_some()),
+            ("approximate", self.approximate.is_some()),
         ]
         .into_iter()
         .filter_map(|(k, present)| present.then_some(k))

@@ -10,8 +10,10 @@ use super::fp32;
 use super::int::IntType;
 use super::spline::{self, Spline};
 
-/// The element function of the pipeline.
+/// The element function of the pipeline. (A pass holds one; the table inline keeps
+/// `Stages` a plain value.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[allow(clippy::large_enum_variant)]
 pub enum Func {
     #[default]
     None,
@@ -54,6 +56,8 @@ pub struct Stages {
     pub bias: bool,
     /// The source elements are FP32 (else integers).
     pub src_float: bool,
+    /// The source value is +0 (the accumulator element is ignored).
+    pub src_zero: bool,
     /// Multiply by the scale row and add the shift row.
     pub scale: bool,
     /// Add (b - operand zero point) * operand scale.
@@ -70,6 +74,19 @@ pub struct Stages {
     pub finish: Finish,
     /// Write the values as output elements.
     pub write: bool,
+    /// The output multiplier is the pixel's statistic b instead of the output scale.
+    pub out_b: bool,
+}
+
+impl Stages {
+    /// What a written value is multiplied by before rounding: the output scale, or with
+    /// `out_b` the pixel's statistic b.
+    pub fn out_multiplier(&self, c: &Consts, stat: Stat) -> u32 {
+        match self.out_b {
+            true => stat.1,
+            false => c.out_scale,
+        }
+    }
 }
 
 /// FP32 words of the constants ([`Consts::words`]).
@@ -160,7 +177,9 @@ pub fn exp2() -> &'static Spline {
 /// (integer, or FP32 bits with `src_float`), `b` the operand's integer element, `stat` the
 /// pixel's statistics. Every FP32 operation is rounded once.
 pub fn element(st: &Stages, c: &Consts, lane: &Lane, x: i64, b: i64, stat: Stat) -> u32 {
-    let mut v = if st.src_float {
+    let mut v = if st.src_zero {
+        0
+    } else if st.src_float {
         fp32::flush(x as u32)
     } else {
         let x = if st.bias { x + lane.bias } else { x };
@@ -244,7 +263,7 @@ pub fn finish(kind: Finish, c: &Consts, (a, b): Stat) -> Stat {
     }
 }
 
-/// An FP32 value as an output integer: `v * out_scale` rounded to the nearest integer
+/// An FP32 value as an output integer: `v * out_scale` (the output multiplier) rounded to the nearest integer
 /// (ties to even), plus `zero`, saturated to `t`; NaN gives the zero point (saturated).
 pub fn quantize(v: u32, out_scale: u32, zero: i64, t: IntType) -> i64 {
     let y = f32::from_bits(fp32::mul(v, out_scale));
@@ -298,14 +317,14 @@ pub fn run(
                         }
                     })
                     .collect();
+                let mult = p.stages.out_multiplier(&p.consts, *stat);
                 if p.stages.reduce != Reduce::None {
                     let r = reduce_row(p.stages.reduce, p.stages.square, &vals, valid);
                     *stat = combine(p.stages.reduce, tile == 0, *stat, r);
                 }
                 if p.stages.write {
                     for (l, v) in vals.iter().enumerate().take(valid) {
-                        out[px * channels + tile * lanes + l] =
-                            quantize(*v, p.consts.out_scale, p.zero, t);
+                        out[px * channels + tile * lanes + l] = quantize(*v, mult, p.zero, t);
                     }
                 }
             }

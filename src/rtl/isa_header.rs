@@ -40,6 +40,21 @@ pub(super) fn isa_header(c: &Common) -> IsaHeader<'_> {
         PERF_COUNTERS.to_string(),
         "performance counters per engine",
     );
+    def(
+        "SPLINE_KNOTS",
+        (crate::numeric::spline::SEGMENTS - 1).to_string(),
+        "knots of a row-unit spline table (numeric::spline)",
+    );
+    def(
+        "SPLINE_USED",
+        crate::numeric::spline::USED.to_string(),
+        "FP32 words a spline table uses: the knots, then (a, b, c) per segment",
+    );
+    def(
+        "SPLINE_WORDS",
+        crate::numeric::spline::WORDS.to_string(),
+        "FP32 words of a spline table in accumulator rows",
+    );
     let op = load.field("opcode");
     def("OPCODE_W", op.width.to_string(), "opcode field");
     def("OPCODE", format!("{}:{}", op.msb(), op.lsb), "");

@@ -260,15 +260,17 @@ fn leaf_modules(c: &Common) -> Vec<String> {
 /// The row unit's leaves (`[rows]`).
 const ROW_LEAVES: [&str; 3] = ["hwgen_row_lane", "hwgen_row_reduce", "hwgen_row_finish"];
 
-/// The row unit's exp2 table as a Verilog constant of 31 words, word 0 in the low bits.
+/// The row unit's exp2 table as a Verilog constant of the words a table uses, word 0 in
+/// the low bits.
 fn exp2_table() -> String {
+    let used = crate::numeric::spline::USED;
     let words = crate::numeric::rows::exp2().words();
-    let hex: Vec<String> = words[..31]
+    let hex: Vec<String> = words[..used]
         .iter()
         .rev()
         .map(|w| format!("{w:08x}"))
         .collect();
-    format!("{}'h{}", 32 * 31, hex.join("_"))
+    format!("{}'h{}", 32 * used, hex.join("_"))
 }
 
 /// The views of a design: the common one and its float format's.
@@ -416,6 +418,10 @@ pub fn arithmetic_blocks(design: &Design) -> FileMap {
     };
     let c = common(design, leaves, &fmt, MXINT8.frac);
     let mut files = FileMap::new();
+    files.add(
+        "rtl/hwgen_isa.vh".to_string(),
+        render(&isa_header::isa_header(&c)),
+    );
     for name in [
         "hwgen_vector_lane",
         "hwgen_fp32_add",

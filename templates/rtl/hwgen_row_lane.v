@@ -2,7 +2,7 @@
 // One lane of the row unit's element pipeline (numeric::rows::element, then the square for
 // a reduction and the rounding to an output element), one element a cycle, a stage a
 // register: the accumulator element arrives with its cycle (stage 0) and
-//   1  + bias (integer elements), to FP32          (or the FP32 element, flushed)
+//   1  + bias (integer elements), to FP32          (or the FP32 element, flushed; or +0)
 //   2  * scale                                      | operand: (b as FP32) - zero point
 //   3  + shift                                      | * operand scale
 //   4  + operand
@@ -19,7 +19,7 @@
 //   15 + c
 //   16 e^x: the spline's 2^(t - n) times 2^n (or infinity, 0, NaN); the spline's value;
 //      or the value
-//   17 the square (a reduction of squares) | * output scale
+//   17 the square (a reduction of squares) | * output scale (or statistic b)
 //   18 rounded to the output element, plus the zero point, saturated
 // A stage whose flag is off passes the value on unchanged. red_o is stage 17's value for
 // the reduction, code_o stage 18's element; every parameter input is the one of the row
@@ -33,6 +33,7 @@ module hwgen_row_lane #(
   input  wire                clk_i,
   // what the instruction says (constant while its rows flow)
   input  wire                src_float_i,
+  input  wire                src_zero_i,
   input  wire                bias_i,
   input  wire                scale_i,
   input  wire                opnd_i,
@@ -42,11 +43,12 @@ module hwgen_row_lane #(
   input  wire                exp_i,
   input  wire                spline_i,
   input  wire                square_i,
+  input  wire                out_b_i,
   input  wire [31:0]         opnd_scale_i,
   input  wire [31:0]         opnd_zero_i,
   input  wire [31:0]         out_scale_i,
   input  wire [ZP_W-1:0]     zero_point_i,
-  input  wire [32*31-1:0]    table_i,
+  input  wire [32*`HWGEN_SPLINE_USED-1:0] table_i,
   // stage 0: the element, its operand, its tile's bias
   input  wire [ACC_W-1:0]    acc_i,
   input  wire [OUTPUT_W-1:0] operand_i,
@@ -56,6 +58,7 @@ module hwgen_row_lane #(
   input  wire [31:0]         shift_value_i,         // stage 2 -> 3
   input  wire [31:0]         stat_a_i,              // stage 4 -> 5
   input  wire [31:0]         stat_b_i,              // stage 5 -> 6
+  input  wire [31:0]         stat_b_out_i,          // stage 16 -> 17 (out_b)
   input  wire [31:0]         gamma_value_i,         // stage 6 -> 7
   input  wire [31:0]         beta_value_i,          // stage 7 -> 8
   output wire [31:0]         red_o,
@@ -79,7 +82,7 @@ module hwgen_row_lane #(
   wire [31:0] opnd_fp;
   hwgen_int_to_fp32 #(.IN_W(OUTPUT_W + 1)) u_opnd_fp (.value_i(opnd_ext), .fp_o(opnd_fp));
   reg [31:0] v1_q, o1_q;
-  wire [31:0] v1_d = src_float_i ? acc_fp : from_int;
+  wire [31:0] v1_d = src_zero_i ? 32'd0 : src_float_i ? acc_fp : from_int;
   wire [31:0] o1_d = opnd_fp;
   always @(posedge clk_i) begin
     v1_q <= v1_d;
@@ -301,7 +304,8 @@ module hwgen_row_lane #(
   // ---- stages 17, 18: the reduction's value; the output element ------------------------
   wire [31:0] sq17_m, o17_m;
   hwgen_fp32_mul u_square (.a_i(f16_q), .b_i(f16_q), .product_o(sq17_m));
-  hwgen_fp32_mul u_out_scale (.a_i(f16_q), .b_i(out_scale_i), .product_o(o17_m));
+  wire [31:0] out_mult = out_b_i ? stat_b_out_i : out_scale_i;
+  hwgen_fp32_mul u_out_scale (.a_i(f16_q), .b_i(out_mult), .product_o(o17_m));
   reg [31:0] r17_q, o17_q;
   wire [31:0] r17_d = square_i ? sq17_m : f16_q;
   wire [31:0] o17_d = o17_m;

@@ -26,8 +26,8 @@ module hwgen_row_unit #(
   parameter integer       SCALE_SLOT_W  = 0,
   parameter integer       SPAD_ADDR_W   = 16,
   parameter integer       STATS         = 256,
-  // 2^f on [0, 1): numeric::spline::exp2_table()'s 31 words, word 0 lowest
-  parameter [32*31-1:0]   EXP2_TABLE    = {{ exp2_table }}
+  // 2^f on [0, 1): numeric::spline::exp2_table()'s words, word 0 lowest
+  parameter [32*`HWGEN_SPLINE_USED-1:0] EXP2_TABLE = {{ exp2_table }}
 ) (
   input  wire                                 clk_i,
   input  wire                                 {{ c.rst }},
@@ -60,7 +60,7 @@ module hwgen_row_unit #(
   // ---- sizes and timing -------------------------------------------------------------------
   localparam integer LEVELS     = $clog2(KPF);
   localparam integer CONST_ROWS = (5 + KPF - 1) / KPF;       // five constant words
-  localparam integer TABLE_ROWS = (32 + KPF - 1) / KPF;      // the spline table's 32 words
+  localparam integer TABLE_ROWS = (`HWGEN_SPLINE_WORDS + KPF - 1) / KPF;  // the spline table
   localparam integer WORD_SLOTS = (CONST_ROWS + TABLE_ROWS) * KPF;
   // Cycles from a row's read grant: its elements written (lane stage 18 + 1), its
   // reduction combined with the statistics (stage 17 + the tree's levels + 1 + 1).
@@ -94,6 +94,7 @@ module hwgen_row_unit #(
   wire [VALID_W-1:0]                   f_valid;
   wire                                 f_bias;
   wire                                 f_src_float;
+  wire                                 f_src_zero;
   wire                                 f_scale;
   wire                                 f_opnd;
   wire                                 f_centre;
@@ -105,6 +106,7 @@ module hwgen_row_unit #(
   wire                                 f_init;
   wire [FIN_W-1:0]                     f_finish;
   wire                                 f_write;
+  wire                                 f_out_b;
   wire [ZP_W-1:0]                      f_zero_point;
   wire                                 f_to_input;
   wire [`HWGEN_ROWS_PREC_OUT_W-1:0]    f_prec_out;
@@ -126,6 +128,7 @@ module hwgen_row_unit #(
     .valid_o      (f_valid),
     .bias_o       (f_bias),
     .src_float_o  (f_src_float),
+    .src_zero_o   (f_src_zero),
     .scale_o      (f_scale),
     .opnd_o       (f_opnd),
     .centre_o     (f_centre),
@@ -137,13 +140,14 @@ module hwgen_row_unit #(
     .init_o       (f_init),
     .finish_o     (f_finish),
     .write_o      (f_write),
+    .out_b_o      (f_out_b),
     .zero_point_o (f_zero_point),
     .to_input_o   (f_to_input),
     .prec_out_o   (f_prec_out)
   );
 
   // ---- the instruction's fields, held while it runs -----------------------------------
-  localparam integer FLAGS_W = 11;                           // see `flags` below
+  localparam integer FLAGS_W = 13;                           // see `flags` below
   reg [FLAGS_W-1:0]      flags_q;
   reg [FUNC_W-1:0]       func_q;
   reg [RED_W-1:0]        reduce_q;
@@ -168,6 +172,8 @@ module hwgen_row_unit #(
   wire                   q_init      = flags_q[8];
   wire                   q_write     = flags_q[9];
   wire                   q_to_input  = flags_q[10];
+  wire                   q_src_zero  = flags_q[11];
+  wire                   q_out_b     = flags_q[12];
   wire [2:0]             params      = {2'b00, q_bias} + {1'b0, q_scale, 1'b0} + {1'b0, q_affine, 1'b0};
 
   // ---- phases -------------------------------------------------------------------------
@@ -337,8 +343,9 @@ module hwgen_row_unit #(
 
   // The instruction's fields, latched at its start (a control register: it decides what
   // the pipeline does, so it is reset).
-  wire [FLAGS_W-1:0] flags_d = {f_to_input, f_write, f_init, f_square, f_affine, f_norm,
-                                f_centre, f_opnd, f_scale, f_src_float, f_bias};
+  wire [FLAGS_W-1:0] flags_d = {f_out_b, f_src_zero, f_to_input, f_write, f_init, f_square,
+                                f_affine, f_norm, f_centre, f_opnd, f_scale, f_src_float,
+                                f_bias};
   wire [FUNC_W-1:0] func_d = f_func;
   wire [RED_W-1:0] reduce_d = f_reduce;
   wire [FIN_W-1:0] finish_d = f_finish;
@@ -426,8 +433,9 @@ module hwgen_row_unit #(
   wire [31:0] inv_n      = words_q[32*2 +: 32];
   wire [31:0] eps        = words_q[32*3 +: 32];
   wire [31:0] out_scale  = words_q[32*4 +: 32];
-  wire [32*31-1:0] loaded_table = words_q[32*CONST_ROWS*KPF +: 32*31];
-  wire [32*31-1:0] table_now    = (func_q == 2'd1) ? EXP2_TABLE : loaded_table;
+  localparam integer TABLE_W = 32 * `HWGEN_SPLINE_USED;
+  wire [TABLE_W-1:0] loaded_table = words_q[32*CONST_ROWS*KPF +: TABLE_W];
+  wire [TABLE_W-1:0] table_now    = (func_q == 2'd1) ? EXP2_TABLE : loaded_table;
 
   // The parameter banks: which parameter the k-th row of a tile is (bias, then scale and
   // shift, then gamma and beta, as the flags ask).
@@ -532,6 +540,7 @@ module hwgen_row_unit #(
   wire         b8 = gen_tok[8].tok_q[T_BANK];
   wire [31:0]  stat_a5 = gen_tok[5].tok_q[63:32];
   wire [31:0]  stat_b6 = gen_tok[6].tok_q[31:0];
+  wire [31:0]  stat_b17 = gen_tok[17].tok_q[31:0];
   wire [32*KPF-1:0] red_values;
   wire [KPF*OUTPUT_W-1:0] codes;
 
@@ -546,6 +555,7 @@ module hwgen_row_unit #(
       ) u_lane (
         .clk_i         (clk_i),
         .src_float_i   (q_src_float),
+        .src_zero_i    (q_src_zero),
         .bias_i        (q_bias),
         .scale_i       (q_scale),
         .opnd_i        (q_opnd),
@@ -555,6 +565,7 @@ module hwgen_row_unit #(
         .exp_i         (func_q == 2'd1),
         .spline_i      (func_q == 2'd2),
         .square_i      (q_square),
+        .out_b_i       (q_out_b),
         .opnd_scale_i  (opnd_scale),
         .opnd_zero_i   (opnd_zero),
         .out_scale_i   (out_scale),
@@ -567,6 +578,7 @@ module hwgen_row_unit #(
         .shift_value_i (bank_q[b3][2][ACC_W*lane +: 32]),
         .stat_a_i      (stat_a5),
         .stat_b_i      (stat_b6),
+        .stat_b_out_i  (stat_b17),
         .gamma_value_i (bank_q[b7][3][ACC_W*lane +: 32]),
         .beta_value_i  (bank_q[b8][4][ACC_W*lane +: 32]),
         .red_o         (red_values[32*lane +: 32]),

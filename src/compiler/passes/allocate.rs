@@ -38,6 +38,8 @@ pub struct Alloc {
     /// node → its untied bias, one row of a channel tile per output pixel, loaded into the
     /// accumulator before the first matmul.
     pub untied: HashMap<usize, UntiedBias>,
+    /// node → first beat of its row program's accumulator rows (`rowprog::image`).
+    pub rows: HashMap<usize, u64>,
     /// Beats per weight row, bias row and activation row.
     pub weight_beats: u64,
     pub acc_beats: u64,
@@ -270,6 +272,7 @@ struct Params {
     window_weights: HashMap<(usize, usize), u64>,
     bias: HashMap<(usize, usize), u64>,
     untied: HashMap<usize, UntiedBias>,
+    rows: HashMap<usize, u64>,
     end: u64,
 }
 
@@ -278,8 +281,15 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
     let mut window_weights = HashMap::new();
     let mut bias = HashMap::new();
     let mut untied = HashMap::new();
+    let mut rows = HashMap::new();
     for (i, n) in g.nodes.iter().enumerate() {
         let u = unit_of(i);
+        if let Some(work) = n.work.rows() {
+            let image = crate::compiler::rowprog::image(work, u.kpf as usize, n.out[2]);
+            rows.insert(i, next);
+            next += image.rows.len() as u64 * u64::from(u.acc_row_bits()) / mem_w;
+            continue;
+        }
         let t = u.cpf as usize;
         let weight_beats = u64::from(u.weight_row_bits()) / mem_w;
         let acc_beats = u64::from(u.acc_row_bits()) / mem_w;
@@ -361,6 +371,7 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
         window_weights,
         bias,
         untied,
+        rows,
         end: next,
     }
 }
@@ -418,6 +429,12 @@ impl Alloc {
                 .collect(),
             untied: self
                 .untied
+                .clone()
+                .into_iter()
+                .filter(|(i, _)| mine(i))
+                .collect(),
+            rows: self
+                .rows
                 .clone()
                 .into_iter()
                 .filter(|(i, _)| mine(i))
@@ -543,14 +560,8 @@ fn place<'u>(
 
     // Weights, the identity tile of every unit size and biases.
     let (identities, identity, ones) = constants(g, &mut next, mem_w, unit_of);
-    let Params {
-        weights,
-        window_weights,
-        bias,
-        untied,
-        end,
-    } = params(g, next, mem_w, unit_of);
-    next = end;
+    let params = params(g, next, mem_w, unit_of);
+    next = params.end;
     // Activations: a tensor whose last reader has run frees its region for a later one.
     let activations = next;
     // Concats in place first, whole, for the life of the program: their operands are views.
@@ -621,13 +632,14 @@ fn place<'u>(
     }
     Alloc {
         tensors,
-        weights,
-        window_weights,
+        weights: params.weights,
+        window_weights: params.window_weights,
         identity,
         identities,
         ones,
-        bias,
-        untied,
+        bias: params.bias,
+        untied: params.untied,
+        rows: params.rows,
         weight_beats,
         weight_tile_rows,
         acc_beats,

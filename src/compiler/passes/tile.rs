@@ -142,6 +142,10 @@ pub fn run_for(
             out.push(upsample_tiling(&bud, n, factor)?);
             continue;
         }
+        if let Some(work) = n.work.rows() {
+            out.push(rows_tiling(&bud, &g.unit, n, work)?);
+            continue;
+        }
         if i > 0 && g.nodes[i - 1].fused_into_next {
             out.push(fused_tiling(design, &bud, g, alloc, i)?);
             continue;
@@ -422,6 +426,44 @@ fn upsample_tiling(bud: &Budget, n: &Node, factor: usize) -> Result<Tiling, Comp
             Some(&n.name),
             format!("an upsampled row of {ow} pixels does not fit the accumulator ({} rows) or its input row the input buffer", rows_cap),
             "upsample a narrower tensor, or raise buffers.accumulator_depth and buffers.output_depth",
+        ));
+    }
+    Ok(Tiling {
+        th: oh.div_ceil(oh.div_ceil(th)),
+        tw: ow,
+        g: 1,
+    })
+}
+
+/// A row program's tiling: whole rows of pixels, as many as the row unit's statistics
+/// hold and as fit half the output buffer with every channel tile of each (the input is
+/// read there and the output written in place), and the program's accumulator rows in one
+/// bank.
+fn rows_tiling(
+    bud: &Budget,
+    u: &crate::design::Unit,
+    n: &Node,
+    work: &crate::model::lower::RowWork,
+) -> Result<Tiling, CompileError> {
+    let [oh, ow, c] = n.out;
+    let kpf = u.kpf as usize;
+    let tiles = c.div_ceil(kpf);
+    let stats = u.rows.map_or(0, |r| r.stats as usize);
+    let half = 2 * bud.out_quarter;
+    let image = crate::compiler::rowprog::image(work, kpf, c).rows.len();
+    if image > bud.acc_bank {
+        return Err(CompileError::new(
+            Some(&n.name),
+            format!("the {} pass(es) read {image} accumulator rows of constants and per-channel parameters ({tiles} channel tiles), more than an accumulator bank's {} rows", work.passes.len(), bud.acc_bank),
+            "raise buffers.accumulator_depth, or use a wider array",
+        ));
+    }
+    let th = (stats / ow).min(half / (tiles * ow)).min(oh);
+    if th == 0 {
+        return Err(CompileError::new(
+            Some(&n.name),
+            format!("a row of {ow} pixels of {c} channels ({tiles} channel tiles each) must fit the row unit's {stats} statistics entries and half the output buffer ({half} rows)"),
+            "raise [rows] stats and buffers.output_depth, or give the tensor fewer pixels per row",
         ));
     }
     Ok(Tiling {

@@ -17,7 +17,11 @@ mod concat;
 mod conv;
 mod eltwise;
 mod geometry;
+mod nonlinear;
+mod norm;
 mod pool;
+mod rowops;
+mod softmax;
 mod upsample;
 
 pub use concat::{concat, Concat};
@@ -25,7 +29,11 @@ pub use conv::{conv_accumulate, input_pixel, Conv};
 #[cfg(test)]
 pub(crate) use conv::{int_conv_accumulate, pass_conv_accumulate};
 pub use eltwise::{Add, Eltwise};
+pub use nonlinear::{Function, Nonlinear};
+pub use norm::Norm;
 pub use pool::{AvgPool, MaxPool};
+pub use rowops::RowQuant;
+pub use softmax::Softmax;
 pub use upsample::Upsample;
 
 /// What every operator supplies.
@@ -132,6 +140,9 @@ operators! {
     Add(Add) => eltwise::FORMS,
     Upsample(Upsample) => upsample::FORMS,
     Concat(Concat) => concat::FORMS,
+    Softmax(Softmax) => softmax::FORMS,
+    Norm(Norm) => norm::FORMS,
+    Nonlinear(Nonlinear) => nonlinear::FORMS,
 }
 
 impl Op {
@@ -354,7 +365,7 @@ fn activation(
         },
         Some(other) => Err(ctx.err(
             &format!("activation = {other}"),
-            "supported activations: none, relu, relu6, leaky_relu (the piecewise-quadratic unit for GeLU, sigmoid and tanh is not implemented yet)",
+            "supported activations: none, relu, relu6, leaky_relu (gelu, silu, sigmoid and tanh are layers of their own on the row unit: op = \"gelu\")",
             "use \"relu\", \"relu6\" or \"leaky_relu\", or remove the key",
         )),
     }

@@ -8,13 +8,15 @@
 //! (`finish.rs`). Groups alternate accumulator banks and tiles alternate output-buffer
 //! halves, so the next group's loads and matmuls overlap this group's vector and store work
 //! once `sync` adds the semaphores. Every instruction lists the buffer rows and memory beats
-//! it reads and writes. Upsampling has its own schedule (`upsample.rs`).
+//! it reads and writes. Upsampling and row programs have their own schedules (`upsample.rs`,
+//! `rows.rs`).
 
 mod finish;
 mod fused;
 mod gap;
 mod hoist;
 mod pass;
+mod rows;
 mod upsample;
 mod window;
 
@@ -331,6 +333,10 @@ pub fn run_rows(
         }
         if let Lowered::Upsample { factor } = n.work {
             s.upsample(ni, factor, tiling[ni], r);
+            continue;
+        }
+        if let Lowered::Rows(_) = n.work {
+            s.rows_node(ni, tiling[ni], r);
             continue;
         }
         let nc = node_ctx(g, alloc, ni, n);

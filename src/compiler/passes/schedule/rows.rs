@@ -1,0 +1,111 @@
+//! A row program (softmax, the norms, the spline functions): for every tile of whole pixel
+//! rows, the program's accumulator rows (`rowprog::image`) are loaded into an accumulator
+//! bank and every channel tile of the tile's pixels into half the output buffer; then each
+//! pass is one `rows` instruction over all the channel tiles, reading them as its operand
+//! (the last pass writes its output over them, each row after its read), and the stores
+//! write them back. Tiles alternate banks and output halves, so a tile's loads overlap the
+//! previous tile's passes.
+
+use super::{pixels, Res, Sched};
+use crate::compiler::passes::tile::Tiling;
+use crate::compiler::rowprog;
+use crate::isa::{Buffer, Op as IsaOp, Rows, Transfer};
+
+impl Sched<'_> {
+    pub(super) fn rows_node(&mut self, ni: usize, tiling: Tiling, rows: std::ops::Range<usize>) {
+        let n = &self.g.nodes[ni];
+        let work = n.work.rows().expect("a row program");
+        let kpf = self.g.unit.kpf as usize;
+        let [_, ow, c] = n.out;
+        let tiles = c.div_ceil(kpf);
+        let image = rowprog::image(work, kpf, c);
+        let (base, acc_beats) = (self.alloc.rows[&ni], self.alloc.acc_beats);
+        let src = &self.alloc.tensors[&n.input];
+        let dst = &self.alloc.tensors[n.tensor()];
+        let (in_prec, out_prec) = (
+            self.g.prec_of(self.g.format_of(&n.input)),
+            self.g.prec_of(n.out_format),
+        );
+        // Lanes of the last channel tile that hold channels (0: all).
+        let valid = match c % kpf {
+            0 => 0,
+            v => v as u64,
+        };
+        let image_rows = image.rows.len() as u64;
+        let mut oy = rows.start;
+        while oy < rows.end {
+            let h = tiling.th.min(rows.end - oy);
+            let p = (h * ow) as u64;
+            let acc0 = (self.group_no % 2) as u64 * self.bud.acc_bank as u64;
+            self.group_no += 1;
+            let out0 = (self.out_no % 2) as u64 * 2 * self.bud.out_quarter as u64;
+            self.out_no += 1;
+            let params = Res::Spad(Buffer::Accumulator, acc0, acc0 + image_rows);
+            let load = Transfer {
+                buffer: Buffer::Accumulator,
+                spad_addr: acc0,
+                ext_addr: base,
+                count0: image_rows,
+                stride0: acc_beats,
+                count1: 1,
+                ..Transfer::default()
+            };
+            let dram = Res::Dram(base, base + image_rows * acc_beats);
+            self.push(ni, IsaOp::Load(load), vec![dram], vec![params]);
+            let data = Res::Spad(Buffer::Output, out0, out0 + tiles as u64 * p);
+            for ct in 0..tiles {
+                let at = out0 + ct as u64 * p;
+                let (t, res) = pixels(
+                    src,
+                    ct,
+                    (src.pad + oy, src.pad),
+                    (h as u64, ow as u64),
+                    Buffer::Output,
+                    at,
+                    in_prec,
+                );
+                let written = Res::Spad(Buffer::Output, at, at + p);
+                self.push(ni, IsaOp::Load(t), vec![res], vec![written]);
+            }
+            for (pass, &(consts, param)) in work.passes.iter().zip(&image.passes) {
+                // The source rows are read and ignored (src_zero): the program's own.
+                let r = Rows {
+                    acc_addr: acc0,
+                    acc_stride: 0,
+                    count0: p,
+                    count1: tiles as u64,
+                    out_addr: out0,
+                    out_stride: p,
+                    opnd_addr: out0,
+                    param_addr: acc0 + param,
+                    const_addr: acc0 + consts,
+                    stat_addr: 0,
+                    valid,
+                    zero_point: pass.zero,
+                    prec_out: out_prec as u64,
+                    ..rowprog::flags(pass)
+                };
+                let writes = match pass.stages.write {
+                    true => vec![data],
+                    false => Vec::new(),
+                };
+                self.push(ni, IsaOp::Rows(r), vec![params, data], writes);
+            }
+            for ct in 0..tiles {
+                let at = out0 + ct as u64 * p;
+                let (t, res) = pixels(
+                    dst,
+                    ct,
+                    (dst.pad + oy, dst.pad),
+                    (h as u64, ow as u64),
+                    Buffer::Output,
+                    at,
+                    out_prec,
+                );
+                let read = Res::Spad(Buffer::Output, at, at + p);
+                self.push(ni, IsaOp::Store(t), vec![read], vec![res]);
+            }
+            oy += h;
+        }
+    }
+}

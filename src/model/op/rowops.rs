@@ -1,0 +1,140 @@
+//! What the row unit's operators (softmax, the norms, the spline functions) share: the
+//! real-valued quantization of their integer input and output, read from the layer's
+//! `scales` and `zero_points`, and their golden model, `numeric::rows::run` over the
+//! array's lanes.
+
+use super::Args;
+use crate::model::data::Ctx;
+use crate::model::{Layer, ModelError, Tensor};
+use crate::numeric::rows::{self, Consts, Pass};
+use crate::numeric::{Format, Precision};
+
+/// The input's real value is `in_scale * (q - in_zero)`; an output y is written as
+/// `round(y * out_scale) + out_zero`, saturated. The scales are FP32 bit patterns:
+/// `in_scale` the given input scale rounded to FP32, `out_scale` the reciprocal of the
+/// given output scale computed in double precision and rounded to FP32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowQuant {
+    pub in_scale: u32,
+    pub in_zero: i64,
+    pub out_scale: u32,
+    pub out_zero: i64,
+    /// The given output scale, in double precision (softmax folds its logarithm in).
+    pub out_scale_real: u64,
+}
+
+impl RowQuant {
+    /// The constants of a pass that reads the input as its operand: its scale and zero
+    /// point, and the output scale (1/n and epsilon as the operator sets them).
+    pub fn consts(&self) -> Consts {
+        Consts {
+            opnd_scale: self.in_scale,
+            opnd_zero: (self.in_zero as f32).to_bits(),
+            out_scale: self.out_scale,
+            ..Consts::default()
+        }
+    }
+
+    pub fn output_scale(&self) -> f64 {
+        f64::from_bits(self.out_scale_real)
+    }
+}
+
+/// `scales = { input, output }` (required; positive, and FP32-representable as normal
+/// numbers with a normal reciprocal) and `zero_points = { input, output }` (default 0; each
+/// within its tensor's integer type).
+pub(super) fn quant(ctx: &Ctx, a: &Args, out: Format) -> Result<RowQuant, ModelError> {
+    let op = &a.rl.op;
+    let Precision::Int(_) = a.prec else {
+        return Err(ctx.err(
+            &format!("op = {op}"),
+            format!("{op} runs on the row unit, which reads and writes integer tensors"),
+            "give the layer an integer type",
+        ));
+    };
+    let Some(s) = &a.rl.scales else {
+        return Err(ctx.err(
+            "scales",
+            format!("{op} needs scales = {{ input = S, output = S }}: the real value of an integer q is S * (q - zero point)"),
+            "add scales = { input = 0.05, output = 0.0039 } with your tensors' scales",
+        ));
+    };
+    let normal = |v: f64| {
+        let f = v as f32;
+        f.is_normal() && f > 0.0 && (1.0 / v as f32).is_normal()
+    };
+    let scale = |k: &str, v: Option<f64>| -> Result<f64, ModelError> {
+        match v {
+            Some(v) if normal(v) => Ok(v),
+            Some(v) => Err(ctx.err(
+                &format!("scales.{k} = {v}"),
+                "a scale is a positive number that FP32 holds as a normal number, and so does its reciprocal (about 1e-38 to 1e38)",
+                "use the tensor's quantization scale",
+            )),
+            None => Err(ctx.err(
+                &format!("scales.{k}"),
+                format!("{op} needs both scales.input and scales.output"),
+                format!("add scales.{k}"),
+            )),
+        }
+    };
+    let (si, so) = (scale("input", s.input)?, scale("output", s.output)?);
+    let z = a.rl.zero_points.as_ref();
+    if let Some(r) = z.and_then(|z| z.residual) {
+        return Err(ctx.err(
+            &format!("zero_points.residual = {r}"),
+            format!("{op} has one input: zero_points are {{ input, output }}"),
+            "remove zero_points.residual",
+        ));
+    }
+    let zero = |k: &str, v: Option<i64>, t: crate::numeric::IntType| match v.unwrap_or(0) {
+        v if t.holds(v) => Ok(v),
+        v => Err(ctx.err(
+            &format!("zero_points.{k} = {v}"),
+            format!("the {k} zero point is a value of {t}"),
+            format!("use a value from {} to {}", t.min(), t.max()),
+        )),
+    };
+    let in_type = a.prec.ops().input().code_type();
+    Ok(RowQuant {
+        in_scale: (si as f32).to_bits(),
+        in_zero: zero("input", z.and_then(|z| z.input), in_type)?,
+        out_scale: ((1.0 / so) as f32).to_bits(),
+        out_zero: zero("output", z.and_then(|z| z.output), out.code_type())?,
+        out_scale_real: so.to_bits(),
+    })
+}
+
+/// A per-channel vector of real parameters (`gamma`, `beta`): `default` for every channel
+/// when the key is absent, else `"random"` (seeded normal values) or a `.npy` of float32
+/// values of shape [channels], each rounded to FP32 and finite.
+pub(super) fn channel_reals(
+    ctx: &mut Ctx,
+    key: &str,
+    spec: Option<&str>,
+    channels: usize,
+    default: f32,
+) -> Result<Vec<u32>, ModelError> {
+    let Some(spec) = spec else {
+        return Ok(vec![default.to_bits(); channels]);
+    };
+    let v = ctx.reals(&format!("{key} = {spec}"), Some(spec), &[channels])?;
+    if let Some(bad) = v.iter().find(|x| !x.is_finite()) {
+        return Err(ctx.err(
+            &format!("{key} = {spec}"),
+            format!("{spec} holds {bad}; the parameters are finite"),
+            "export finite values",
+        ));
+    }
+    Ok(v.iter().map(|x| x.to_bits()).collect())
+}
+
+/// The golden model of a row program over `x` (the operand; the source +0) on `lanes`
+/// lanes: `numeric::rows::run`, into a tensor of the layer's output format.
+pub(super) fn golden(passes: &[Pass], layer: &Layer, x: &Tensor, lanes: usize) -> Tensor {
+    let mut y = Tensor::zeros(x.h, x.w, x.c, layer.out_format);
+    let t = layer.out_format.code_type();
+    let src = vec![0; x.data.len()];
+    y.data = rows::run(passes, &src, &x.data, (x.h * x.w, x.c, lanes.max(1)), t);
+    y
+}
