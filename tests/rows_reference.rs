@@ -186,3 +186,70 @@ fn operators_against_float64() {
         );
     }
 }
+
+/// `matmul` of two run-time tensors per head, both orientations, against numpy's integer
+/// matmul and the README's requantization (floor((x + 2^(s-1)) / 2^s) + zero point,
+/// saturated), on values small enough that nothing wraps.
+#[test]
+fn matmul_against_numpy() {
+    if !have_numpy() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng::new(77);
+    let mut ints = |n: usize| -> Vec<i64> { (0..n).map(|_| rng.range(-9, 9)).collect() };
+    let (s, t, heads, d) = (5usize, 7usize, 3usize, 4usize);
+    let (q, k, v) = (
+        ints(s * heads * d),
+        ints(t * heads * d),
+        ints(t * heads * d),
+    );
+    write_i64(&dir.path().join("q.npy"), &[s, 1, heads * d], &q).unwrap();
+    write_i64(&dir.path().join("k.npy"), &[t, 1, heads * d], &k).unwrap();
+    write_i64(&dir.path().join("v.npy"), &[t, 1, heads * d], &v).unwrap();
+    let model = format!(
+        "name = \"mm\"\noutputs = [\"sc\", \"o\"]\n\
+         [[input]]\nname = \"q\"\nshape = [{s}, 1, {c}]\ndata = \"q.npy\"\n\
+         [[input]]\nname = \"k\"\nshape = [{t}, 1, {c}]\ndata = \"k.npy\"\n\
+         [[input]]\nname = \"v\"\nshape = [{t}, 1, {c}]\ndata = \"v.npy\"\n\
+         [[layer]]\nname = \"sc\"\nop = \"matmul\"\ninput = \"q\"\nb = \"k\"\ntranspose_b = true\n\
+         heads = {heads}\nrequant = {{ multiplier = 3, shift = 2, zero_point = 1 }}\n\
+         [[layer]]\nname = \"o\"\nop = \"matmul\"\nb = \"v\"\nheads = {heads}\n\
+         requant = {{ multiplier = 1, shift = 3, zero_point = -2 }}\n",
+        c = heads * d
+    );
+    let path = dir.path().join("m.toml");
+    std::fs::write(&path, model).unwrap();
+    let m = hwgen::model::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let golden = hwgen::golden::run(&m, 16);
+    let script = format!(
+        "import numpy as np, sys\n\
+         d = sys.argv[1]\n\
+         q, k, v = (np.load(f'{{d}}/{{n}}.npy').astype(np.int64).reshape({{'q': {s}}}.get(n, {t}), {heads}, {d}) for n in 'qkv')\n\
+         def rq(x, m, s, z): return np.clip(np.floor((x * m + (1 << (s - 1))) / (1 << s)).astype(np.int64) + z, -128, 127)\n\
+         sc = rq(np.einsum('shd,thd->sht', q, k), 3, 2, 1)\n\
+         o = rq(np.einsum('sht,thd->shd', sc, v), 1, 3, -2)\n\
+         print(' '.join(map(str, sc.reshape(-1))))\n\
+         print(' '.join(map(str, o.reshape(-1))))\n"
+    );
+    let out = std::process::Command::new(python())
+        .args(["-c", &script, &dir.path().display().to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    for name in ["sc", "o"] {
+        let want: Vec<i64> = lines
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert_eq!(golden[name].data, want, "{name}");
+    }
+}

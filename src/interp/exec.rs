@@ -200,6 +200,25 @@ impl Engine {
             ));
         }
         let buf = t.buffer;
+        if t.transpose {
+            let kpf = self.unit.kpf as usize;
+            if store || buf != Buffer::Weight || t.stream {
+                return Err(illegal(
+                    "transpose is a load from external memory into the weight buffer",
+                ));
+            }
+            if self.unit.rows.is_none() {
+                return Err(illegal(
+                    "transposing loads need a design with [rows] enabled (their transposer)",
+                ));
+            }
+            if !((t.count0 * t.count1) as usize).is_multiple_of(kpf) {
+                return Err(illegal(&format!(
+                    "a transposing load moves whole blocks of kpf = {kpf} rows; it moves {}",
+                    t.count0 * t.count1
+                )));
+            }
+        }
         let (n, elem) = self.row_type(buf);
         // A padding row of the input buffer holds pad_value in every lane; of the others,
         // zeros.
@@ -218,6 +237,8 @@ impl Engine {
         let slot = self.has_slot(buf);
         let scaled = slot && self.precision(pc, t.prec)?.ops().input().block_scaled();
         let depth = self.rows_mut(buf).len();
+        // A transposing load's rows, written block by block at the end.
+        let mut block: Vec<Vec<i64>> = Vec::new();
         for (k, i0, i1) in rows(t.count0, t.count1) {
             let beat = ext(t.ext_addr + i1 * t.stride1 + i0 * t.stride0);
             let row = spad(t.spad_addr + k, depth);
@@ -246,6 +267,20 @@ impl Engine {
                         0
                     });
                 }
+                if t.transpose {
+                    block.push(vals);
+                    continue;
+                }
+                self.record(pc, buf, row, &vals);
+                self.rows_mut(buf)[row] = vals;
+            }
+        }
+        // Each block of n rows (n = kpf, the weight row's elements) is written transposed:
+        // its row r holds element r of each of its rows.
+        for (b, rows_of) in block.chunks(n).enumerate() {
+            for r in 0..n {
+                let vals: Vec<i64> = rows_of.iter().map(|v| v[r]).collect();
+                let row = spad(t.spad_addr + (b * n + r) as u64, depth);
                 self.record(pc, buf, row, &vals);
                 self.rows_mut(buf)[row] = vals;
             }

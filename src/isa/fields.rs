@@ -153,6 +153,7 @@ formats! {
         row_beats: u64 = 8, "load into the accumulator: 0 moves whole rows; n moves the first n beats of each row (its first lanes), fewer than a whole row, and the row's other lanes read zero (an untied bias of few channels)";
         widen: u64 = 2, "load into the accumulator with row_beats: 0 moves accumulator elements; 1 and 2 move 16- and 8-bit integers, each sign-extended into its accumulator lane (an untied bias whose values fit)";
         pad_value: u64 = PAD_VALUE_BITS, "load into the input buffer: the element every lane of a padding row holds, as its bit pattern (the low bits for narrower elements): a convolution's input zero point; the scale slot stays zero";
+        transpose: bool = 1, "load into the weight buffer (designs with [rows]): every block of kpf rows is written transposed, its row k holding element k of each of its rows in order (a run-time tensor as a matmul's stationary operand: keys as the columns of the weight tile)";
     }
     /// `matmul`: stream input rows through the systolic array into accumulator rows.
     Matmul {

@@ -28,11 +28,13 @@ pub enum Lowered {
 /// A row program: the input tensor's integer elements read as the row unit's operand
 /// (dequantized by each pass's constants, the source +0), every pixel through `passes` in
 /// order over the channel tiles (`numeric::rows::run`), the statistics carried from pass
-/// to pass, the last pass writing the output. Each pass's `lanes` hold one entry per
-/// channel.
+/// to pass, the last pass writing the output; each of `groups` equal groups of channels (a
+/// softmax's heads) on its own, one after another. Each pass's `lanes` hold one entry per
+/// channel (of every group).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RowWork {
     pub passes: Vec<crate::numeric::rows::Pass>,
+    pub groups: usize,
 }
 
 /// A window over the input: for every output pixel, kernel tap and input-channel tile, one
@@ -66,6 +68,16 @@ pub enum Taps {
         groups: usize,
         weights: Vec<i64>,
         weight_scales: Vec<u8>,
+    },
+    /// A 1x1 window whose weights are a run-time tensor `tensor` of the model (a matmul of
+    /// two activations): in group g (of `groups`), output channel g * cout_g + o sums, over
+    /// the group's input channels g * cin_g + i, the input times `tensor`'s element at
+    /// pixel i, channel g * cout_g + o (the weight tile is cin_g of its pixel rows), or
+    /// with `transposed` at pixel o, channel g * cin_g + i (its rows transposed: keys).
+    Tensor {
+        groups: usize,
+        tensor: String,
+        transposed: bool,
     },
     /// Every channel sums its own window (the array streams an identity weight tile per
     /// tap; the window unit weighs every tap by one).
@@ -124,7 +136,9 @@ impl Stencil {
     /// identity tiles).
     pub fn macs(&self, out: [usize; 3], cin: usize) -> u64 {
         match &self.taps {
-            Taps::Weighted { groups, .. } => window_macs(out, self.kh, self.kw, cin / groups),
+            Taps::Weighted { groups, .. } | Taps::Tensor { groups, .. } => {
+                window_macs(out, self.kh, self.kw, cin / groups)
+            }
             Taps::Sum | Taps::Max => 0,
         }
     }
@@ -132,8 +146,16 @@ impl Stencil {
     /// The weighted window's groups (1 for the others).
     pub fn groups(&self) -> usize {
         match &self.taps {
-            Taps::Weighted { groups, .. } => *groups,
+            Taps::Weighted { groups, .. } | Taps::Tensor { groups, .. } => *groups,
             Taps::Sum | Taps::Max => 1,
+        }
+    }
+
+    /// The run-time tensor whose elements are the weights (`Taps::Tensor`).
+    pub fn weights_from(&self) -> Option<&str> {
+        match &self.taps {
+            Taps::Tensor { tensor, .. } => Some(tensor),
+            _ => None,
         }
     }
 

@@ -172,6 +172,10 @@ pub(super) struct RawLayer {
     pub beta: Option<String>,
     /// gelu: "none" (erf) or "tanh".
     pub approximate: Option<String>,
+    /// matmul: the second operand, whether it is transposed, and the heads.
+    pub b: Option<String>,
+    pub transpose_b: Option<bool>,
+    pub heads: Option<i64>,
     #[serde(rename = "type")]
     pub layer_type: Option<String>,
     pub output_exponent: Option<i64>,
@@ -208,6 +212,9 @@ impl RawLayer {
             ("gamma", self.gamma.is_some()),
             ("beta", self.beta.is_some()),
             ("approximate", self.approximate.is_some()),
+            ("b", self.b.is_some()),
+            ("transpose_b", self.transpose_b.is_some()),
+            ("heads", self.heads.is_some()),
         ]
         .into_iter()
         .filter_map(|(k, present)| present.then_some(k))

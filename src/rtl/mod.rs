@@ -365,6 +365,13 @@ pub fn emit(design: &Design) -> FileMap {
         ("hwgen_core.v", render(&Core { c: &c })),
     ];
     for (name, text) in units {
+        if name == "hwgen_load_unit.v" && c.rows {
+            add(
+                &mut files,
+                "hwgen_transposer.v",
+                render(&Transposer { c: &c }),
+            );
+        }
         if name == "hwgen_core.v" && c.window {
             add(
                 &mut files,

@@ -101,6 +101,7 @@ static_module!(Prefetch, "rtl/hwgen_prefetch.v");
 static_module!(Core, "rtl/hwgen_core.v");
 static_module!(WindowUnit, "rtl/hwgen_window_unit.v");
 static_module!(RowLane, "rtl/hwgen_row_lane.v");
+static_module!(Transposer, "rtl/hwgen_transposer.v");
 static_module!(RowReduce, "rtl/hwgen_row_reduce.v");
 static_module!(RowFinish, "rtl/hwgen_row_finish.v");
 static_module!(Fp32Mul, "rtl/hwgen_fp32_mul.v");

@@ -483,7 +483,9 @@ module hwgen_core #(
     .BEAT_W       (BEAT_W),
     .ROW_MAX_W    (ROW_MAX_W),
     .RSP_DEPTH    (RSP_DEPTH),
-    .RSP_PTR_W    (RSP_PTR_W)
+    .RSP_PTR_W    (RSP_PTR_W){% if c.rows %},
+    .WT_LANES     (KPF),
+    .WT_W         (WEIGHT_W){% endif %}
   ) u_load (
     .clk_i           (clk_i),
     .{{ c.rst }}     ({{ c.rst }}),

@@ -41,7 +41,10 @@ module hwgen_load_unit #(
   parameter integer       BEAT_W       = 3,
   parameter integer       ROW_MAX_W    = 256,
   parameter integer       RSP_DEPTH    = 32,
-  parameter integer       RSP_PTR_W    = 5
+  parameter integer       RSP_PTR_W    = 5{% if c.rows %},
+  // transposing loads: elements of a weight row and their width
+  parameter integer       WT_LANES     = 8,
+  parameter integer       WT_W         = 8{% endif %}
 ) (
   input  wire                   clk_i,
   input  wire                   {{ c.rst }},
@@ -68,7 +71,7 @@ module hwgen_load_unit #(
   input  wire                   wr_ready_i,
   output wire [`HWGEN_TRANSFER_BUFFER_W-1:0] wr_buffer_o,
   output wire [SPAD_ADDR_W-1:0] wr_addr_o,
-  output reg  [ROW_MAX_W-1:0]   wr_data_o,
+  output wire [ROW_MAX_W-1:0]   wr_data_o,
   // performance
   output wire                   busy_o,
   output wire                   stall_o
@@ -114,6 +117,7 @@ module hwgen_load_unit #(
   wire [`HWGEN_TRANSFER_ROW_BEATS_W-1:0]  f_row_beats;
   wire [`HWGEN_TRANSFER_WIDEN_W-1:0]      f_widen;
   wire [`HWGEN_TRANSFER_PAD_VALUE_W-1:0]  f_pad_value;
+  wire                                    f_transpose;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -134,7 +138,8 @@ module hwgen_load_unit #(
     .pad_right_o  (f_pad_right),
     .row_beats_o  (f_row_beats),
     .widen_o      (f_widen),
-    .pad_value_o  (f_pad_value)
+    .pad_value_o  (f_pad_value),
+    .transpose_o  (f_transpose)
   );
 
   // ---------------------------------------------------------------------------------------
@@ -148,7 +153,7 @@ module hwgen_load_unit #(
   // An instruction's context: the semaphores to release from bit 0, then each field at
   // the first bit after the one before (so a new field cannot shift another's slice
   // unnoticed): rows of the transfer, beats per row, first scratchpad row, target buffer,
-  // stream flag, counts and pads, widen code, pad value.
+  // stream flag, counts and pads, widen code, pad value, transpose flag.
   localparam integer CTX_TOTAL  = NUM_SEM;
   localparam integer CTX_BEATS  = CTX_TOTAL + TOTAL_W;
   localparam integer CTX_SPAD   = CTX_BEATS + BEAT_W;
@@ -157,7 +162,8 @@ module hwgen_load_unit #(
   localparam integer CTX_GEOM   = CTX_STREAM + 1;
   localparam integer CTX_WIDEN  = CTX_GEOM + GEOM_W;
   localparam integer CTX_PADV   = CTX_WIDEN + WIDEN_W;
-  localparam integer CTX_W      = CTX_PADV + PADV_W;
+  localparam integer CTX_TRANS  = CTX_PADV + PADV_W;
+  localparam integer CTX_W      = CTX_TRANS + 1;
 
   // Whether row (i0, i1) of a transfer of geometry g (count0, count1, pads) is padding.
   function automatic is_pad;
@@ -283,7 +289,7 @@ module hwgen_load_unit #(
   // Instruction contexts, oldest first.
   // ---------------------------------------------------------------------------------------
   wire [TOTAL_W-1:0] head_total = f_count0 * f_count1;
-  wire [CTX_W-1:0]   ctx_in     = {f_pad_value, f_widen, head_geom, f_stream, f_buffer,
+  wire [CTX_W-1:0]   ctx_in     = {f_transpose, f_pad_value, f_widen, head_geom, f_stream, f_buffer,
                                    f_spad_addr[SPAD_ADDR_W-1:0], beats_of_head, head_total,
                                    f_signal & PRODUCED};
   wire             ctx_valid;
@@ -317,6 +323,7 @@ module hwgen_load_unit #(
   wire [GEOM_W-1:0]      ctx_geom      = ctx[CTX_GEOM +: GEOM_W];
   wire [WIDEN_W-1:0]     ctx_widen     = ctx[CTX_WIDEN +: WIDEN_W];
   wire [PADV_W-1:0]      ctx_pad_value = ctx[CTX_PADV +: PADV_W];
+  wire                   ctx_transpose = ctx[CTX_TRANS];
   wire                   unused_ctx_stream;
   assign unused_ctx_stream = ctx_stream;
 
@@ -345,7 +352,13 @@ module hwgen_load_unit #(
   wire [MEM_W-1:0] rsp_in_data  = strm_fire ? stream_data_i : mem_rsp_rdata_i;
   wire             rsp_valid;
   wire [MEM_W-1:0] rsp_data;
-  wire             wr_fire      = wr_pending_q && wr_ready_i;
+  // A row is taken by the scratchpad, or (transposing loads) by the transposer; the
+  // transposer's rows go out first.
+  wire             tr_in_ready;
+  wire             tr_out_valid;
+  wire             tr_idle;
+  wire             wr_fire      = wr_pending_q && (ctx_transpose ? tr_in_ready
+                                                                 : (wr_ready_i && !tr_out_valid));
   // Beats past the oldest context's last row belong to the next one: leave them queued.
   wire             rsp_pad   = is_pad(ctx_geom, rsp_i0_q, rsp_i1_q);
   wire             building  = ctx_valid && (built_q != ctx_total) && (!wr_pending_q || wr_fire);
@@ -354,7 +367,7 @@ module hwgen_load_unit #(
   wire             pad_row   = building && rsp_pad;
   wire               row_built = (rsp_pop && (asm_beat_q == ctx_beats - BEAT_ONE)) || pad_row;
   wire [C0_W-1:0]    ctx_count0 = ctx_geom[GEOM_W-1 -: C0_W];
-  wire               done      = ctx_valid && (written_q == ctx_total) && !wr_pending_q;
+  wire               done      = ctx_valid && (written_q == ctx_total) && !wr_pending_q && tr_idle;
   wire               unused_rsp_ready;
   wire [RSP_PTR_W:0] unused_rsp_count;
 
@@ -579,24 +592,62 @@ module hwgen_load_unit #(
   wire ctx_short = (ctx_buffer == BUF_INPUT && ctx_beats != BEATS_INPUT_N) ||
                    (ctx_buffer == BUF_OUTPUT && ctx_beats != BEATS_OUTPUT_N);
 
+  reg [ROW_MAX_W-1:0] row_data;
   always @* begin
     case (ctx_buffer)
-      BUF_INPUT:  wr_data_o = wr_pad_q  ? pad_input_row
-                            : ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_INPUT - SCALE_BEATS) * MEM_W)
-                                        : asm_q >> (ROW_MAX_W - BEATS_INPUT * MEM_W);
-      BUF_WEIGHT: wr_data_o = asm_q >> (ROW_MAX_W - BEATS_WEIGHT * MEM_W);
-      BUF_ACC:    wr_data_o = acc_wr;
-      default:    wr_data_o = ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_OUTPUT - SCALE_BEATS) * MEM_W)
-                                        : asm_q >> (ROW_MAX_W - BEATS_OUTPUT * MEM_W);
+      BUF_INPUT:  row_data = wr_pad_q  ? pad_input_row
+                           : ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_INPUT - SCALE_BEATS) * MEM_W)
+                                       : asm_q >> (ROW_MAX_W - BEATS_INPUT * MEM_W);
+      BUF_WEIGHT: row_data = asm_q >> (ROW_MAX_W - BEATS_WEIGHT * MEM_W);
+      BUF_ACC:    row_data = acc_wr;
+      default:    row_data = ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_OUTPUT - SCALE_BEATS) * MEM_W)
+                                       : asm_q >> (ROW_MAX_W - BEATS_OUTPUT * MEM_W);
     endcase
   end
+  wire [SPAD_ADDR_W-1:0] row_addr = ctx_spad_base + written_q[SPAD_ADDR_W-1:0];
+{%- if c.rows %}
+
+  // Transposing loads (weight rows of WT_LANES elements of WT_W bits): blocks of
+  // WT_LANES rows through the transposer.
+  wire [SPAD_ADDR_W-1:0]        tr_out_addr;
+  wire [WT_LANES*WT_W-1:0]      tr_out_data;
+  hwgen_transposer #(
+    .N      (WT_LANES),
+    .W      (WT_W),
+    .ADDR_W (SPAD_ADDR_W)
+  ) u_transposer (
+    .clk_i       (clk_i),
+    .{{ c.rst }} ({{ c.rst }}),
+    .in_valid_i  (wr_pending_q && ctx_transpose),
+    .in_ready_o  (tr_in_ready),
+    .in_addr_i   (row_addr),
+    .in_data_i   (row_data[WT_LANES*WT_W-1:0]),
+    .out_valid_o (tr_out_valid),
+    .out_ready_i (wr_ready_i),
+    .out_addr_o  (tr_out_addr),
+    .out_data_o  (tr_out_data),
+    .idle_o      (tr_idle)
+  );
+  assign wr_valid_o = tr_out_valid || (wr_pending_q && !ctx_transpose);
+  assign wr_addr_o  = tr_out_valid ? tr_out_addr : row_addr;
+  assign wr_data_o  = tr_out_valid ? { {(ROW_MAX_W-WT_LANES*WT_W){1'b0} }, tr_out_data} : row_data;
+{%- else %}
+
+  // (No transposing loads without [rows]: the interpreter refuses them.)
+  assign tr_in_ready  = 1'b0;
+  assign tr_out_valid = 1'b0;
+  assign tr_idle      = 1'b1;
+  wire unused_transpose;
+  assign unused_transpose = ctx_transpose;
+  assign wr_valid_o = wr_pending_q;
+  assign wr_addr_o  = row_addr;
+  assign wr_data_o  = row_data;
+{%- endif %}
 
   assign mem_req_valid_o = issuing && !req_stream_q;
   assign mem_req_addr_o  = agen_addr + { {(ADDR_W-BEAT_W){1'b0}}, req_beat_q};
   assign stream_ready_o  = issuing && req_stream_q;
-  assign wr_valid_o      = wr_pending_q;
   assign wr_buffer_o     = ctx_buffer;
-  assign wr_addr_o       = ctx_spad_base + written_q[SPAD_ADDR_W-1:0];
   assign sem_release_o   = done ? ctx_release : {NUM_SEM{1'b0}};
   assign busy_o          = req_busy_q || ctx_valid;
 

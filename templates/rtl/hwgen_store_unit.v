@@ -78,6 +78,7 @@ module hwgen_store_unit #(
   wire [`HWGEN_TRANSFER_ROW_BEATS_W-1:0] f_row_beats;
   wire [`HWGEN_TRANSFER_WIDEN_W-1:0]     f_widen;
   wire [`HWGEN_TRANSFER_PAD_VALUE_W-1:0] f_pad_value;
+  wire                                   f_transpose;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -98,13 +99,14 @@ module hwgen_store_unit #(
     .pad_right_o  (f_pads[PAD_W-1:0]),
     .row_beats_o  (f_row_beats),
     .widen_o      (f_widen),
-    .pad_value_o  (f_pad_value)
+    .pad_value_o  (f_pad_value),
+    .transpose_o  (f_transpose)
   );
 
-  // A store always reads the output buffer, whole rows, and takes no padding; the
-  // assembler and the interpreter check these fields.
+  // A store always reads the output buffer, whole rows, and takes no padding and no
+  // transposition; the assembler and the interpreter check these fields.
   wire unused_buffer;
-  assign unused_buffer = ^{f_buffer, f_pads, f_row_beats, f_widen, f_pad_value};
+  assign unused_buffer = ^{f_buffer, f_pads, f_row_beats, f_widen, f_pad_value, f_transpose};
 
   reg                   active_q;
   reg                   active_d;

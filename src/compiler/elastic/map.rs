@@ -143,8 +143,7 @@ fn owners(design: &Design, g: &Graph) -> Result<Vec<usize>, CompileError> {
             for (i, n) in g.nodes.iter().enumerate() {
                 if writes(g, n, &t) {
                     needed[i].insert(b);
-                    stack.push(n.input.clone());
-                    stack.extend(n.residual.clone());
+                    stack.extend(n.reads().map(str::to_string));
                 }
             }
         }
@@ -190,15 +189,12 @@ fn read_by(g: &Graph, owner: &[usize], b: usize, i: usize) -> bool {
     let t = g.nodes[i].tensor();
     g.nodes.iter().enumerate().any(|(j, n)| {
         owner[j] == b
-            && [Some(&n.input), n.residual.as_ref()]
-                .into_iter()
-                .flatten()
-                .any(|r| {
-                    r == t
-                        || g.concats
-                            .iter()
-                            .any(|c| c.name == *r && c.inputs.iter().any(|x| x == t))
-                })
+            && n.reads().any(|r| {
+                r == t
+                    || g.concats
+                        .iter()
+                        .any(|c| c.name == *r && c.inputs.iter().any(|x| x == t))
+            })
     })
 }
 

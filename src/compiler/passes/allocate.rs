@@ -322,6 +322,9 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
                     next += rows;
                 }
                 Taps::Max => {}
+                Taps::Tensor { .. } => {
+                    unreachable!("run-time weights never run in the window unit")
+                }
             }
         }
         let b = &stencil.post.bias;
@@ -344,8 +347,11 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
                         }
                     }
                 }
+                // Run-time weights are a tensor's rows: the taps, no memory of their own.
                 let base = next;
-                next += taps.len() as u64 * tile_rows(u, n) * weight_beats;
+                if stencil.weights_from().is_none() {
+                    next += taps.len() as u64 * tile_rows(u, n) * weight_beats;
+                }
                 weights.insert((i, oct), (base, taps));
             }
             // The biases after the weights, one row per channel tile in order (each followed

@@ -265,6 +265,10 @@ pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
     }
     for (&(ni, oct), (base, taps)) in &alloc.weights {
         let n = &g.nodes[ni];
+        // Run-time weights are loaded from their tensor.
+        if n.weights_from().is_some() {
+            continue;
+        }
         let cin = g.shape_of(&n.input)[2];
         let rows = tile_rows(u, n) as usize;
         let p = u.datatype.get(n.prec);

@@ -17,6 +17,7 @@ mod concat;
 mod conv;
 mod eltwise;
 mod geometry;
+mod matmul;
 mod nonlinear;
 mod norm;
 mod pool;
@@ -29,6 +30,7 @@ pub use conv::{conv_accumulate, input_pixel, Conv};
 #[cfg(test)]
 pub(crate) use conv::{int_conv_accumulate, pass_conv_accumulate};
 pub use eltwise::{Add, Eltwise};
+pub use matmul::Bmm;
 pub use nonlinear::{Function, Nonlinear};
 pub use norm::Norm;
 pub use pool::{AvgPool, MaxPool};
@@ -143,6 +145,7 @@ operators! {
     Softmax(Softmax) => softmax::FORMS,
     Norm(Norm) => norm::FORMS,
     Nonlinear(Nonlinear) => nonlinear::FORMS,
+    Bmm(Bmm) => matmul::FORMS,
 }
 
 impl Op {

@@ -147,12 +147,13 @@ impl Operator for Nonlinear {
     }
 
     fn golden(&self, layer: &Layer, inputs: &[&Tensor], rows: usize) -> Tensor {
-        rowops::golden(&self.passes(layer.out[2]), layer, inputs[0], rows)
+        rowops::golden(&self.passes(layer.out[2]), 1, layer, inputs[0], rows)
     }
 
     fn lower(&self, layer: &Layer) -> Lowered {
         Lowered::Rows(RowWork {
             passes: self.passes(layer.out[2]),
+            groups: 1,
         })
     }
 

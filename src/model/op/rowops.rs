@@ -130,11 +130,35 @@ pub(super) fn channel_reals(
 }
 
 /// The golden model of a row program over `x` (the operand; the source +0) on `lanes`
-/// lanes: `numeric::rows::run`, into a tensor of the layer's output format.
-pub(super) fn golden(passes: &[Pass], layer: &Layer, x: &Tensor, lanes: usize) -> Tensor {
+/// lanes: `numeric::rows::run` on each of `groups` equal groups of channels, into a tensor
+/// of the layer's output format.
+pub(super) fn golden(
+    passes: &[Pass],
+    groups: usize,
+    layer: &Layer,
+    x: &Tensor,
+    lanes: usize,
+) -> Tensor {
     let mut y = Tensor::zeros(x.h, x.w, x.c, layer.out_format);
     let t = layer.out_format.code_type();
-    let src = vec![0; x.data.len()];
-    y.data = rows::run(passes, &src, &x.data, (x.h * x.w, x.c, lanes.max(1)), t);
+    let (pixels, cg) = (x.h * x.w, x.c / groups);
+    for g in 0..groups {
+        let part: Vec<Pass> = passes
+            .iter()
+            .map(|p| Pass {
+                lanes: p.lanes[g * cg..(g + 1) * cg].to_vec(),
+                ..p.clone()
+            })
+            .collect();
+        let operand: Vec<i64> = (0..pixels)
+            .flat_map(|p| x.data[p * x.c + g * cg..p * x.c + (g + 1) * cg].to_vec())
+            .collect();
+        let src = vec![0; operand.len()];
+        let out = rows::run(&part, &src, &operand, (pixels, cg, lanes.max(1)), t);
+        for p in 0..pixels {
+            y.data[p * x.c + g * cg..p * x.c + (g + 1) * cg]
+                .copy_from_slice(&out[p * cg..(p + 1) * cg]);
+        }
+    }
     y
 }

@@ -14,12 +14,14 @@ use crate::numeric::rows::{Finish, Func, Lane, Pass, Reduce, Stages};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Softmax {
     pub quant: RowQuant,
+    /// Equal groups of channels normalized each on its own (attention's heads).
+    pub heads: usize,
 }
 
 pub(super) const FORMS: &[Form] = &[Form {
     name: "softmax",
     parse,
-    keys: &["scales", "zero_points"],
+    keys: &["scales", "zero_points", "heads"],
     shared: &[],
     real: false,
     auto: false,
@@ -92,12 +94,19 @@ impl Operator for Softmax {
     }
 
     fn golden(&self, layer: &Layer, inputs: &[&Tensor], rows: usize) -> Tensor {
-        rowops::golden(&self.passes(layer.out[2]), layer, inputs[0], rows)
+        rowops::golden(
+            &self.passes(layer.out[2]),
+            self.heads,
+            layer,
+            inputs[0],
+            rows,
+        )
     }
 
     fn lower(&self, layer: &Layer) -> Lowered {
         Lowered::Rows(RowWork {
             passes: self.passes(layer.out[2]),
+            groups: self.heads,
         })
     }
 
@@ -108,11 +117,23 @@ impl Operator for Softmax {
     }
 }
 
-/// `softmax`: `scales` and `zero_points` of the input and output.
+/// `softmax`: `scales` and `zero_points` of the input and output, `heads` (default 1:
+/// the channels split into that many equal groups, each normalized on its own).
 fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
     let quant = rowops::quant(ctx, a, a.prec.ops().output())?;
+    let heads = ctx.positive("heads", a.rl.heads, Some(1), 4096)?;
+    if !a.shape[2].is_multiple_of(heads) {
+        return Err(ctx.err(
+            &format!("heads = {heads}"),
+            format!(
+                "the {} channels must split into {heads} heads of equal size",
+                a.shape[2]
+            ),
+            "use a number of heads that divides the channels",
+        ));
+    }
     Ok(Parsed {
-        op: Softmax { quant }.into(),
+        op: Softmax { quant, heads }.into(),
         out: a.shape,
         inputs: vec![a.src.to_string()],
         prec: a.prec,

@@ -119,10 +119,10 @@ pub fn alone(g: &Graph, nodes: &[usize]) -> Graph {
     let made = |t: &str| mine.iter().any(|n| n.tensor() == t);
     let mut inputs = g.inputs.clone();
     for n in &mine {
-        for t in std::iter::once(&n.input).chain(n.residual.iter()) {
+        for t in n.reads() {
             if !made(t) && !inputs.iter().any(|s| s.name == *t) {
                 inputs.push(Source {
-                    name: t.clone(),
+                    name: t.to_string(),
                     shape: g.shape_of(t),
                     format: g.format_of(t),
                     joins: Vec::new(),
@@ -131,10 +131,7 @@ pub fn alone(g: &Graph, nodes: &[usize]) -> Graph {
             }
         }
     }
-    let read = |t: &str| {
-        mine.iter()
-            .any(|n| n.input == t || n.residual.as_deref() == Some(t))
-    };
+    let read = |t: &str| mine.iter().any(|n| n.reads().any(|r| r == t));
     let outputs = mine
         .iter()
         .map(|n| n.tensor().to_string())

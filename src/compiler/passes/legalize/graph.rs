@@ -102,10 +102,22 @@ impl Node {
         matches!(
             self.work,
             Lowered::Stencil(Stencil {
-                taps: Taps::Weighted { .. },
+                taps: Taps::Weighted { .. } | Taps::Tensor { .. },
                 ..
             })
         )
+    }
+
+    /// The run-time tensor whose rows are its weights (a matmul of two activations).
+    pub fn weights_from(&self) -> Option<&str> {
+        self.work.stencil().and_then(|s| s.weights_from())
+    }
+
+    /// The tensors it reads: its input, its residual operand, its run-time weights.
+    pub fn reads(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.input.as_str())
+            .chain(self.residual.as_deref())
+            .chain(self.weights_from())
     }
 
     /// Per-channel requantization: each channel tile's vector instructions read a scale
@@ -288,7 +300,7 @@ impl Graph {
     /// Nodes reading tensor `t` (as matmul input or as residual).
     pub fn consumers(&self, t: &str) -> Vec<usize> {
         (0..self.nodes.len())
-            .filter(|&i| self.nodes[i].input == t || self.nodes[i].residual.as_deref() == Some(t))
+            .filter(|&i| self.nodes[i].reads().any(|r| r == t))
             .collect()
     }
 
@@ -302,15 +314,15 @@ impl Graph {
             producers.entry(n.tensor()).or_default().push(i);
         }
         for (i, n) in self.nodes.iter().enumerate() {
-            for t in std::iter::once(&n.input).chain(n.residual.iter()) {
+            for t in n.reads() {
                 // A concat in place is written by the producers of its operands.
-                let parts: Vec<&str> = match self.concats.iter().find(|c| c.name == *t) {
+                let parts: Vec<&str> = match self.concats.iter().find(|c| c.name == t) {
                     Some(c) => c.inputs.iter().map(String::as_str).collect(),
-                    None => vec![t.as_str()],
+                    None => vec![t],
                 };
                 for part in parts {
                     for &p in producers.get(part).into_iter().flatten() {
-                        dag.add_edge(idx[p], idx[i], t.clone());
+                        dag.add_edge(idx[p], idx[i], t.to_string());
                     }
                 }
             }

@@ -72,8 +72,11 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             continue;
         }
         let prec = precision_index(&unit.datatype, model, l)?;
-        if let Lowered::Rows(_) = &work {
-            row_unit_runs(&unit, model, l)?;
+        if let Lowered::Rows(r) = &work {
+            row_unit_runs(&unit, model, l, r.groups)?;
+        }
+        if let Some(s) = work.stencil().filter(|s| s.weights_from().is_some()) {
+            runtime_weights_fit(design, &unit, model, l, s)?;
         }
         if let Some(pad_value) = work.stencil().map(|s| s.pad_value) {
             let t = unit.datatype.input_type();
@@ -112,6 +115,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             None => (work, cin, None),
         };
         let zero_tiles = zero_tiles(&work, int, cin, unit.cpf as usize);
+        let runtime = work.stencil().and_then(|s| s.weights_from()).is_some();
         let (planes, out_format) = raw_planes(&unit, l, &work, prec)?;
         let node = Node {
             name: l.name.clone(),
@@ -120,12 +124,13 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             macs: macs(l.out, &work, cin, real.as_deref(), zero_tiles.as_ref()),
             work,
             input: l.inputs[0].clone(),
-            residual: l.inputs.get(1).cloned(),
-            broadcast: l
-                .inputs
-                .get(1)
-                .and_then(|r| model.shape_of(r))
-                .is_some_and(|s| s[0] * s[1] == 1 && l.out[0] * l.out[1] > 1),
+            // (A matmul's second input is its run-time weights, not an operand.)
+            residual: l.inputs.get(1).filter(|_| !runtime).cloned(),
+            broadcast: !runtime
+                && l.inputs
+                    .get(1)
+                    .and_then(|r| model.shape_of(r))
+                    .is_some_and(|s| s[0] * s[1] == 1 && l.out[0] * l.out[1] > 1),
             out: l.out,
             pool: None,
             prec,
@@ -170,8 +175,19 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
 
 /// A row program runs on the unit's row unit, which reads the input as output-buffer rows:
 /// the input is stored in the Design's output format.
-fn row_unit_runs(unit: &Unit, model: &Model, l: &Layer) -> Result<(), CompileError> {
+fn row_unit_runs(unit: &Unit, model: &Model, l: &Layer, groups: usize) -> Result<(), CompileError> {
     let op = l.op.name();
+    let (c, t) = (l.out[2], unit.kpf as usize);
+    if groups > 1 && !(c / groups).is_multiple_of(t) {
+        return Err(CompileError::new(
+            Some(&l.name),
+            format!(
+                "with {groups} heads, each head's {} channels must fill whole channel tiles of {t} (the row unit runs one head's tiles at a time)",
+                c / groups
+            ),
+            "use heads whose size is a multiple of the array size, or one softmax per head",
+        ));
+    }
     if unit.rows.is_none() {
         return Err(CompileError::new(
             Some(&l.name),
@@ -191,6 +207,83 @@ fn row_unit_runs(unit: &Unit, model: &Model, l: &Layer) -> Result<(), CompileErr
             ),
             format!("give the layer before {} the output type {out}", l.name),
         ));
+    }
+    Ok(())
+}
+
+/// A matmul of two run-time tensors loads the second one's rows into the weight buffer as
+/// they are stored (transposed for keys): one engine, a square array, one element type for
+/// inputs, weights and outputs, heads that fill whole channel tiles, and for a transposed
+/// operand the transposer of a Design with [rows].
+fn runtime_weights_fit(
+    design: &Design,
+    unit: &Unit,
+    model: &Model,
+    l: &Layer,
+    s: &Stencil,
+) -> Result<(), CompileError> {
+    let err = |rule: String, fix: &str| Err(CompileError::new(Some(&l.name), rule, fix));
+    let Taps::Tensor {
+        groups, transposed, ..
+    } = &s.taps
+    else {
+        return Ok(());
+    };
+    if design.cores().len() > 1 {
+        return err(
+            "a matmul of two run-time tensors runs on a single-engine Design".into(),
+            "compile the model for a config without [[branch]]",
+        );
+    }
+    if unit.cpf != unit.kpf {
+        return err(
+            format!(
+                "a matmul of two run-time tensors loads rows of one as weight rows, which needs a square array; this one is {}x{}",
+                unit.cpf, unit.kpf
+            ),
+            "use a square array",
+        );
+    }
+    let d = &unit.datatype;
+    let (i, w, o) = (d.input_type(), d.weight_type(), d.output_type());
+    if i != w || w != o {
+        return err(
+            format!("a matmul of two run-time tensors reads an activation as weights, which needs one element type for inputs, weights and outputs; the Design has {i}, {w} and {o}"),
+            "use a config whose input, weight and output types are the same (int8)",
+        );
+    }
+    let b = &l.inputs[1];
+    if model.format_of(b) != Some(crate::numeric::Format::Int(w)) {
+        return err(
+            format!("its second operand {b} must be stored as {w}, the weights' type"),
+            "give the layer that writes it the Design's output type",
+        );
+    }
+    if *transposed && unit.rows.is_none() {
+        return err(
+            "transpose_b loads the second operand through the transposer of the row unit's Designs, which this one lacks".into(),
+            "add [rows] enabled = true to the config (configs/16x16_int8_transformer.toml has it)",
+        );
+    }
+    let t = unit.cpf as usize;
+    let cin = model.shape_of(&l.inputs[0]).expect("the input exists")[2];
+    if *groups > 1 && (!(cin / groups).is_multiple_of(t) || !(s.cout / groups).is_multiple_of(t)) {
+        return err(
+            format!(
+                "with {groups} heads, each head's input channels ({}) and output channels ({}) must fill whole channel tiles of {t}",
+                cin / groups,
+                s.cout / groups
+            ),
+            "use heads whose sizes are multiples of the array size, or one matmul per head",
+        );
+    }
+    // (Keys' channels are the weight tile's rows: lanes past the last channel would be
+    // whatever the stored rows hold there.)
+    if *transposed && !cin.is_multiple_of(t) {
+        return err(
+            format!("with transpose_b, the channels multiplied ({cin}) must fill whole channel tiles of {t}"),
+            "use a head size that is a multiple of the array size",
+        );
     }
     Ok(())
 }
@@ -293,6 +386,7 @@ pub fn in_window(unit: &Unit, work: &Lowered, prec: usize, cin: usize, residual:
     // a second input, which the window unit does not read).
     let kind = match &s.taps {
         Taps::Weighted { .. } => s.depthwise(cin),
+        Taps::Tensor { .. } => false,
         Taps::Sum | Taps::Max => !residual,
     };
     kind && fits
@@ -362,7 +456,7 @@ fn vector_ops(
             "use accumulator = \"int32\" in the config and the model",
         ));
     }
-    if l.inputs.len() > 1 {
+    if l.inputs.len() > 1 && s.weights_from().is_none() {
         need(v.add, "add")?;
     }
     if p.relu {

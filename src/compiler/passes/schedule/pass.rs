@@ -8,7 +8,8 @@ use crate::compiler::passes::estimate;
 use crate::isa::{Buffer, Instr, Matmul, Op as IsaOp, Transfer, Vector};
 
 /// One matmul of a group: input-channel tile, output-channel tile (index in the group),
-/// kernel tap, and the external address of its weights.
+/// kernel tap, and the external address of its weights (for run-time weights, the load of
+/// the tensor's rows that make the tile).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Entry {
     pub(super) ict: usize,
@@ -16,6 +17,16 @@ pub(super) struct Entry {
     ky: usize,
     kx: usize,
     waddr: u64,
+    tensor: Option<TensorTile>,
+}
+
+/// The rows of a run-time tensor that make a weight tile: `rows` of its pixel rows from
+/// beat `waddr` (then zero rows up to the tile), transposed or not.
+#[derive(Debug, Clone, Copy)]
+struct TensorTile {
+    stride: u64,
+    rows: u64,
+    transposed: bool,
 }
 
 /// Where an input window lives: its first input-buffer row and its rows.
@@ -33,12 +44,17 @@ impl Sched<'_> {
                         for (k, &(i, ky, kx)) in list.iter().enumerate() {
                             if i == ict {
                                 let waddr = base + (k * nc.nwt) as u64 * self.alloc.weight_beats;
+                                let (waddr, tensor) = match self.tensor_tile(nc, oct, ict) {
+                                    Some((at, tile)) => (at, Some(tile)),
+                                    None => (waddr, None),
+                                };
                                 entries.push(Entry {
                                     ict,
                                     j,
                                     ky,
                                     kx,
                                     waddr,
+                                    tensor,
                                 });
                             }
                         }
@@ -54,6 +70,7 @@ impl Sched<'_> {
                                         ky,
                                         kx,
                                         waddr,
+                                        tensor: None,
                                     });
                                 }
                             }
@@ -63,6 +80,43 @@ impl Sched<'_> {
             }
         }
         entries
+    }
+
+    /// The rows of node `nc`'s run-time weight tensor that make weight tile (oct, ict), and
+    /// their first beat; `None` for weights of its own. Within group g (cin_g input and
+    /// cout_g output channels): untransposed, the tile's row r is the tensor's pixel
+    /// ict * t + r - g * cin_g in channel tile oct; transposed (keys), its column c is
+    /// pixel oct * t + c - g * cout_g in channel tile ict. Rows past the tensor's pixels
+    /// are zero rows (the load's padding).
+    fn tensor_tile(&self, nc: &NodeCtx, oct: usize, ict: usize) -> Option<(u64, TensorTile)> {
+        let s = nc.n.stencil();
+        let crate::model::lower::Taps::Tensor {
+            groups,
+            tensor,
+            transposed,
+        } = &s.taps
+        else {
+            return None;
+        };
+        let b = &self.alloc.tensors[tensor];
+        let t = self.t;
+        let (cin_g, cout_g) = (nc.src.c / groups, s.cout / groups);
+        let g = oct * t / cout_g;
+        let (ct, first) = match transposed {
+            false => (oct, ict * t - g * cin_g),
+            true => (ict, oct * t - g * cout_g),
+        };
+        let pixels = b.h * b.w;
+        let rows = (pixels - first).min(t) as u64;
+        let at = b.addr(ct, first / b.w, first % b.w);
+        Some((
+            at,
+            TensorTile {
+                stride: b.pixel_stride,
+                rows,
+                transposed: *transposed,
+            },
+        ))
     }
 
     /// Weight loads: runs of entries with contiguous weights, at most half the weight
@@ -86,6 +140,8 @@ impl Sched<'_> {
             let mut end = k + 1;
             if nc.identity {
                 end = entries.len();
+            } else if entries[k].tensor.is_some() {
+                // A tile of run-time weights is a load of its own.
             } else {
                 while end < entries.len()
                     && end - k < half_slots
@@ -122,18 +178,37 @@ impl Sched<'_> {
                 continue;
             }
             self.kept.push((nc.ni, src, len, slot0));
-            let t = Transfer {
-                buffer: Buffer::Weight,
-                spad_addr: first,
-                ext_addr: src,
-                count0: nrows,
-                stride0: wb,
-                count1: 1,
-                ..Transfer::default()
+            let (t, read) = match entries[k].tensor {
+                None => (
+                    Transfer {
+                        buffer: Buffer::Weight,
+                        spad_addr: first,
+                        ext_addr: src,
+                        count0: nrows,
+                        stride0: wb,
+                        count1: 1,
+                        ..Transfer::default()
+                    },
+                    Res::Dram(src, src + nrows * wb),
+                ),
+                Some(tile) => (
+                    Transfer {
+                        buffer: Buffer::Weight,
+                        spad_addr: first,
+                        ext_addr: src,
+                        count0: nrows,
+                        stride0: tile.stride,
+                        count1: 1,
+                        pad_right: nrows - tile.rows,
+                        transpose: tile.transposed,
+                        ..Transfer::default()
+                    },
+                    Res::Dram(src, src + (tile.rows - 1) * tile.stride + wb),
+                ),
             };
             loads[k] = Some(Step {
                 instr: Instr::new(IsaOp::Load(t)),
-                reads: vec![Res::Dram(src, src + nrows * wb)],
+                reads: vec![read],
                 writes: vec![Res::Spad(Buffer::Weight, first, first + nrows)],
                 node: nc.ni,
             });

@@ -67,29 +67,35 @@ impl Sched<'_> {
                 let written = Res::Spad(Buffer::Output, at, at + p);
                 self.push(ni, IsaOp::Load(t), vec![res], vec![written]);
             }
-            for (pass, &(consts, param)) in work.passes.iter().zip(&image.passes) {
-                // The source rows are read and ignored (src_zero): the program's own.
-                let r = Rows {
-                    acc_addr: acc0,
-                    acc_stride: 0,
-                    count0: p,
-                    count1: tiles as u64,
-                    out_addr: out0,
-                    out_stride: p,
-                    opnd_addr: out0,
-                    param_addr: acc0 + param,
-                    const_addr: acc0 + consts,
-                    stat_addr: 0,
-                    valid,
-                    zero_point: pass.zero,
-                    prec_out: out_prec as u64,
-                    ..rowprog::flags(pass)
-                };
-                let writes = match pass.stages.write {
-                    true => vec![data],
-                    false => Vec::new(),
-                };
-                self.push(ni, IsaOp::Rows(r), vec![params, data], writes);
+            // Each group (head) of channel tiles on its own: its passes over its tiles.
+            let per = (tiles / work.groups) as u64;
+            for g in 0..work.groups as u64 {
+                let at = out0 + g * per * p;
+                for (pass, &(consts, param)) in work.passes.iter().zip(&image.passes) {
+                    let flags = rowprog::flags(pass);
+                    // The source rows are read and ignored (src_zero): the program's own.
+                    let r = Rows {
+                        acc_addr: acc0,
+                        acc_stride: 0,
+                        count0: p,
+                        count1: per,
+                        out_addr: at,
+                        out_stride: p,
+                        opnd_addr: at,
+                        param_addr: acc0 + param + g * per * crate::interp::param_rows(&flags),
+                        const_addr: acc0 + consts,
+                        stat_addr: 0,
+                        valid,
+                        zero_point: pass.zero,
+                        prec_out: out_prec as u64,
+                        ..flags
+                    };
+                    let writes = match pass.stages.write {
+                        true => vec![data],
+                        false => Vec::new(),
+                    };
+                    self.push(ni, IsaOp::Rows(r), vec![params, data], writes);
+                }
             }
             for ct in 0..tiles {
                 let at = out0 + ct as u64 * p;

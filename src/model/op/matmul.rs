@@ -1,0 +1,176 @@
+//! `matmul`: the product of two run-time tensors (attention's scores and its weighted sum
+//! of values), per head; lowered to a 1x1 window whose weights are the second tensor's
+//! rows (`Taps::Tensor`), loaded as they are or transposed.
+
+use super::{shape_of, Args, Form, Operator, Parsed};
+use crate::model::data::Ctx;
+use crate::model::lower::{window_macs, Lowered, Post, Stencil, Taps};
+use crate::model::{Layer, ModelError, Requant, Tensor};
+use crate::numeric::{PostOps, Precision};
+
+/// A batched matmul (`matmul` in the model format). Per pixel p of the input a (`[h, w, heads * ka]`) and head g, with b of `t` pixels:
+/// `transpose_b`: y[p, g*t + j] = sum_k a[p, g*ka + k] * b[j, g*ka + k] (b's channels
+/// match a's); otherwise (a's channels are heads * t) y[p, g*n + j] = sum_i a[p, g*t + i]
+/// * b[i, g*n + j]. Integer codes, summed modulo 2^acc_bits, then requantized.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bmm {
+    pub b: String,
+    pub transpose_b: bool,
+    pub heads: usize,
+    pub cout: usize,
+    pub requant: Requant,
+}
+
+pub(super) const FORMS: &[Form] = &[Form {
+    name: "matmul",
+    parse,
+    keys: &["b", "transpose_b", "heads", "requant"],
+    shared: &[],
+    real: false,
+    auto: false,
+    leaky: false,
+}];
+
+impl Operator for Bmm {
+    fn name(&self) -> &'static str {
+        "matmul"
+    }
+
+    fn golden(&self, layer: &Layer, inputs: &[&Tensor], _rows: usize) -> Tensor {
+        let (a, b) = (inputs[0], inputs[1]);
+        let acc_type = layer.prec.ops().acc_type();
+        let (cin_g, cout_g) = (a.c / self.heads, self.cout / self.heads);
+        let pixels = a.h * a.w;
+        let mut y = Tensor::zeros(a.h, a.w, self.cout, layer.out_format);
+        y.scales.clear();
+        let ops = PostOps {
+            requant: self.requant,
+            ..PostOps::default()
+        };
+        for p in 0..pixels {
+            let row: Vec<i64> = (0..self.cout)
+                .map(|co| {
+                    let g = co / cout_g;
+                    let j = co % cout_g;
+                    let sum: i128 = (0..cin_g)
+                        .map(|i| {
+                            let x = a.data[p * a.c + g * cin_g + i];
+                            let w = match self.transpose_b {
+                                true => b.data[j * b.c + g * cin_g + i],
+                                false => b.data[i * b.c + co],
+                            };
+                            i128::from(x) * i128::from(w)
+                        })
+                        .sum();
+                    acc_type.wrap(sum)
+                })
+                .collect();
+            let out = layer.prec.ops().post(&row, &ops, layer.out_format);
+            y.data[p * self.cout..(p + 1) * self.cout].copy_from_slice(&out.codes);
+        }
+        y
+    }
+
+    fn lower(&self, _layer: &Layer) -> Lowered {
+        Lowered::Stencil(Stencil {
+            transposed: false,
+            kh: 1,
+            kw: 1,
+            stride: 1,
+            pad: 0,
+            pad_value: 0,
+            cout: self.cout,
+            taps: Taps::Tensor {
+                groups: self.heads,
+                tensor: self.b.clone(),
+                transposed: self.transpose_b,
+            },
+            post: Post::requant(self.requant),
+        })
+    }
+
+    fn macs(&self, layer: &Layer, cin: usize) -> u64 {
+        window_macs(layer.out, 1, 1, cin / self.heads)
+    }
+
+    /// It reads its second input as weights, not as its precision's input rows.
+    fn reads_as_input(&self, k: usize) -> bool {
+        k == 0
+    }
+}
+
+/// `matmul`: `b` (the second tensor), `transpose_b` (default false), `heads` (default 1:
+/// a's and b's channels split into that many equal groups) and `requant`.
+fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
+    let Precision::Int(_) = a.prec else {
+        return Err(ctx.err(
+            "op = matmul",
+            "a matmul of two run-time tensors is an integer layer",
+            "give the layer an integer type",
+        ));
+    };
+    let Some(b) = a.rl.b.clone() else {
+        return Err(ctx.err(
+            "b",
+            "matmul needs b = <tensor>, the second operand (a model input or an earlier layer)",
+            "name the tensor to multiply by",
+        ));
+    };
+    let Some(bs) = shape_of(a.model_inputs, a.layers, &b) else {
+        return Err(ctx.err(
+            &format!("b = {b}"),
+            "b must name the model input or an earlier layer",
+            "use the name of an earlier layer",
+        ));
+    };
+    let transpose_b = a.rl.transpose_b.unwrap_or(false);
+    let heads = ctx.positive("heads", a.rl.heads, Some(1), 4096)?;
+    let [h, w, ca] = a.shape;
+    let t = bs[0] * bs[1];
+    let per = |n: usize, what: &str| -> Result<usize, ModelError> {
+        if n.is_multiple_of(heads) {
+            Ok(n / heads)
+        } else {
+            Err(ctx.err(
+                &format!("heads = {heads}"),
+                format!("{what} ({n}) must split into {heads} heads of equal size"),
+                "use a number of heads that divides the channels",
+            ))
+        }
+    };
+    let cout = if transpose_b {
+        if bs[2] != ca {
+            return Err(ctx.err(
+                &format!("b = {b}"),
+                format!("with transpose_b, b's channels ({}) are the input's ({ca}): y = a b^T over the channels of each head", bs[2]),
+                "give b the input's channel count, or set transpose_b = false",
+            ));
+        }
+        per(ca, "the input's channels")?;
+        heads * t
+    } else {
+        let ka = per(ca, "the input's channels")?;
+        if ka != t {
+            return Err(ctx.err(
+                &format!("b = {b}"),
+                format!("without transpose_b, each head of the input has b's pixel count of channels: {ka} per head, b has {t} pixels ({}x{})", bs[0], bs[1]),
+                "reshape so that a's channels per head equal b's pixels, or set transpose_b = true",
+            ));
+        }
+        per(bs[2], "b's channels")?;
+        bs[2]
+    };
+    let op = Bmm {
+        b: b.clone(),
+        transpose_b,
+        heads,
+        cout,
+        requant: ctx.requant(a.rl.requant.as_ref(), Requant::IDENTITY)?,
+    };
+    Ok(Parsed {
+        op: op.into(),
+        out: [h, w, cout],
+        inputs: vec![a.src.to_string(), b],
+        prec: a.prec,
+    })
+}
