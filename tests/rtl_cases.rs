@@ -123,6 +123,9 @@ cases! {
     // Attention: q k^T per head through the transposing weight loads, softmax per head,
     // p v per head with v's rows as weights.
     attention: "cases/attention.toml" on "rtl-tests/configs/8x8_int8_rows.toml" with 15;
+    // A whole BERT-style encoder layer (projections, attention, residual adds, layernorms,
+    // GELU), int8.
+    encoder_layer: "cases/encoder_layer.toml" on "rtl-tests/configs/8x8_int8_rows.toml" with 15;
     // Elastic multi-engine programs (golden = interpreter = RTL for every frame): the
     // five-engine design with synchronous active-high reset (the trunk's two units of two
     // replicas run the model, the side branch has nothing to run); a two-stage pipeline over

@@ -436,9 +436,9 @@ fn upsample_tiling(bud: &Budget, n: &Node, factor: usize) -> Result<Tiling, Comp
 }
 
 /// A row program's tiling: whole rows of pixels, as many as the row unit's statistics
-/// hold and as fit half the output buffer with every channel tile of each (the input is
-/// read there and the output written in place), and the program's accumulator rows in one
-/// bank.
+/// hold and as fit half the output buffer with every channel tile of one group of each
+/// (the input is read there and the output written in place; groups run one after
+/// another), and the program's accumulator rows in one bank.
 fn rows_tiling(
     bud: &Budget,
     u: &crate::design::Unit,
@@ -447,7 +447,7 @@ fn rows_tiling(
 ) -> Result<Tiling, CompileError> {
     let [oh, ow, c] = n.out;
     let kpf = u.kpf as usize;
-    let tiles = c.div_ceil(kpf);
+    let tiles = c.div_ceil(kpf) / work.groups;
     let stats = u.rows.map_or(0, |r| r.stats as usize);
     let half = 2 * bud.out_quarter;
     let image = crate::compiler::rowprog::image(work, kpf, c).rows.len();

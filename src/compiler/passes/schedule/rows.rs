@@ -1,10 +1,11 @@
 //! A row program (softmax, the norms, the spline functions): for every tile of whole pixel
 //! rows, the program's accumulator rows (`rowprog::image`) are loaded into an accumulator
-//! bank and every channel tile of the tile's pixels into half the output buffer; then each
-//! pass is one `rows` instruction over all the channel tiles, reading them as its operand
-//! (the last pass writes its output over them, each row after its read), and the stores
-//! write them back. Tiles alternate banks and output halves, so a tile's loads overlap the
-//! previous tile's passes.
+//! bank; then for each group of channels (a softmax's head; one group otherwise) every
+//! channel tile of the group's pixels is loaded into half the output buffer, each pass is
+//! one `rows` instruction over the group's channel tiles, reading them as its operand (the
+//! last pass writes its output over them, each row after its read), and the stores write
+//! them back. Tiles alternate banks and groups alternate output halves, so one group's
+//! loads overlap the previous group's passes.
 
 use super::{pixels, Res, Sched};
 use crate::compiler::passes::tile::Tiling;
@@ -38,8 +39,6 @@ impl Sched<'_> {
             let p = (h * ow) as u64;
             let acc0 = (self.group_no % 2) as u64 * self.bud.acc_bank as u64;
             self.group_no += 1;
-            let out0 = (self.out_no % 2) as u64 * 2 * self.bud.out_quarter as u64;
-            self.out_no += 1;
             let params = Res::Spad(Buffer::Accumulator, acc0, acc0 + image_rows);
             let load = Transfer {
                 buffer: Buffer::Accumulator,
@@ -52,37 +51,41 @@ impl Sched<'_> {
             };
             let dram = Res::Dram(base, base + image_rows * acc_beats);
             self.push(ni, IsaOp::Load(load), vec![dram], vec![params]);
-            let data = Res::Spad(Buffer::Output, out0, out0 + tiles as u64 * p);
-            for ct in 0..tiles {
-                let at = out0 + ct as u64 * p;
-                let (t, res) = pixels(
-                    src,
-                    ct,
-                    (src.pad + oy, src.pad),
-                    (h as u64, ow as u64),
-                    Buffer::Output,
-                    at,
-                    in_prec,
-                );
-                let written = Res::Spad(Buffer::Output, at, at + p);
-                self.push(ni, IsaOp::Load(t), vec![res], vec![written]);
-            }
-            // Each group (head) of channel tiles on its own: its passes over its tiles.
-            let per = (tiles / work.groups) as u64;
-            for g in 0..work.groups as u64 {
-                let at = out0 + g * per * p;
+            // Each group (head) of channel tiles on its own, alternating output halves:
+            // its tiles loaded, its passes, its stores.
+            let per = tiles / work.groups;
+            for g in 0..work.groups {
+                let out0 = (self.out_no % 2) as u64 * 2 * self.bud.out_quarter as u64;
+                self.out_no += 1;
+                let data = Res::Spad(Buffer::Output, out0, out0 + per as u64 * p);
+                let cts = g * per..(g + 1) * per;
+                for ct in cts.clone() {
+                    let at = out0 + (ct - g * per) as u64 * p;
+                    let (t, res) = pixels(
+                        src,
+                        ct,
+                        (src.pad + oy, src.pad),
+                        (h as u64, ow as u64),
+                        Buffer::Output,
+                        at,
+                        in_prec,
+                    );
+                    let written = Res::Spad(Buffer::Output, at, at + p);
+                    self.push(ni, IsaOp::Load(t), vec![res], vec![written]);
+                }
                 for (pass, &(consts, param)) in work.passes.iter().zip(&image.passes) {
                     let flags = rowprog::flags(pass);
+                    let first = (g * per) as u64 * crate::interp::param_rows(&flags);
                     // The source rows are read and ignored (src_zero): the program's own.
                     let r = Rows {
                         acc_addr: acc0,
                         acc_stride: 0,
                         count0: p,
-                        count1: per,
-                        out_addr: at,
+                        count1: per as u64,
+                        out_addr: out0,
                         out_stride: p,
-                        opnd_addr: at,
-                        param_addr: acc0 + param + g * per * crate::interp::param_rows(&flags),
+                        opnd_addr: out0,
+                        param_addr: acc0 + param + first,
                         const_addr: acc0 + consts,
                         stat_addr: 0,
                         valid,
@@ -96,20 +99,20 @@ impl Sched<'_> {
                     };
                     self.push(ni, IsaOp::Rows(r), vec![params, data], writes);
                 }
-            }
-            for ct in 0..tiles {
-                let at = out0 + ct as u64 * p;
-                let (t, res) = pixels(
-                    dst,
-                    ct,
-                    (dst.pad + oy, dst.pad),
-                    (h as u64, ow as u64),
-                    Buffer::Output,
-                    at,
-                    out_prec,
-                );
-                let read = Res::Spad(Buffer::Output, at, at + p);
-                self.push(ni, IsaOp::Store(t), vec![read], vec![res]);
+                for ct in cts {
+                    let at = out0 + (ct - g * per) as u64 * p;
+                    let (t, res) = pixels(
+                        dst,
+                        ct,
+                        (dst.pad + oy, dst.pad),
+                        (h as u64, ow as u64),
+                        Buffer::Output,
+                        at,
+                        out_prec,
+                    );
+                    let read = Res::Spad(Buffer::Output, at, at + p);
+                    self.push(ni, IsaOp::Store(t), vec![read], vec![res]);
+                }
             }
             oy += h;
         }
