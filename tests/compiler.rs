@@ -353,6 +353,47 @@ stride = 2
     assert_eq!(g.nodes[0].name, "pool");
 }
 
+/// A 1x1 convolution (an FFN's up projection over 40 tokens) followed by GELU: fused
+/// (conv+rows), the GELU runs on each output tile in the output buffer and the convolution's
+/// output is never stored; the program equals the golden model.
+#[test]
+fn conv_then_gelu_is_fused() {
+    let src = r#"
+seed = 44
+[input]
+shape = [40, 1, 48]
+[[layer]]
+name = "up"
+op = "conv2d"
+kernel = 1
+out_channels = 72
+bias = "random:16"
+requant = { multiplier = 9, shift = 12, zero_point = 0 }
+[[layer]]
+name = "g"
+op = "gelu"
+scales = { input = 0.05, output = 0.03 }
+zero_points = { output = -20 }
+"#;
+    let config = "configs/16x16_int8_transformer.toml";
+    let program = check(config, src);
+    let design = hwgen::config::load(Path::new(config)).unwrap();
+    let model = hwgen::model::parse_str(src, "m.toml", Path::new(".")).unwrap();
+    use hwgen::compiler::passes::*;
+    let g = fuse::run(&design, legalize::run(&design, &model).unwrap(), true);
+    assert_eq!(g.nodes.len(), 1, "conv and gelu should be one node");
+    assert!(g.nodes[0].then.is_some());
+    assert_eq!(g.nodes[0].name, "g");
+    // One spatial tile of 40 pixels: one store per output-channel tile, of g's output
+    // (apart, the convolution's five tiles would be stored and loaded again).
+    let stores = program
+        .instrs
+        .iter()
+        .filter(|i| matches!(i.op, hwgen::isa::Op::Store(_)))
+        .count();
+    assert_eq!(stores, 72usize.div_ceil(16));
+}
+
 /// Two MX convolutions over a 6x7x64 input: 3x3 with padding and ReLU to 96 channels, then
 /// 3x3 with stride 2 to 64.
 fn mx_convs(ty: &str, seed: u64) -> String {

@@ -106,13 +106,14 @@ fn operator_case(op: &str, extra: &str, channels: usize, seed: u64) -> (String, 
     write_f32(&dir.path().join("b.npy"), &[channels], &beta).unwrap();
     let (s_in, z_in, s_out, z_out) = match op {
         "softmax" => (0.08, 3, 1.0 / 256.0, -128),
-        "layernorm" | "rmsnorm" => (0.05, -2, 0.03, 1),
+        "layernorm" | "rmsnorm" | "scale" => (0.05, -2, 0.03, 1),
         "sigmoid" => (0.06, 0, 1.0 / 256.0, -128),
         "tanh" => (0.03, 0, 1.0 / 128.0, 0),
         _ => (0.04, -5, 0.03, -40),
     };
     let affine = match op {
         "layernorm" | "rmsnorm" => "gamma = \"g.npy\"\nbeta = \"b.npy\"\nepsilon = 1e-5\n",
+        "scale" => "gamma = \"g.npy\"\nbeta = \"b.npy\"\n",
         _ => "",
     };
     let src = format!(
@@ -126,7 +127,7 @@ fn operator_case(op: &str, extra: &str, channels: usize, seed: u64) -> (String, 
     let model = hwgen::model::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let y = &hwgen::golden::run(&model, 16)["y"];
     let (g, b) = match op {
-        "layernorm" | "rmsnorm" => (gamma, beta),
+        "layernorm" | "rmsnorm" | "scale" => (gamma, beta),
         _ => (vec![1.0; channels], vec![0.0; channels]),
     };
     let name = match (op, extra.is_empty()) {
@@ -166,6 +167,7 @@ fn operators_against_float64() {
         ("softmax", ""),
         ("layernorm", ""),
         ("rmsnorm", ""),
+        ("scale", ""),
         ("gelu", ""),
         ("gelu", "approximate = \"tanh\"\n"),
         ("silu", ""),

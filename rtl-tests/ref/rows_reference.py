@@ -49,6 +49,8 @@ def operator(op, x, gamma, beta, eps):
         return (x - m) / np.sqrt(v + eps) * gamma + beta
     if op == "rmsnorm":
         return x / np.sqrt((x**2).mean() + eps) * gamma + beta
+    if op == "scale":
+        return x * gamma + beta
     return np.array([FUNCTIONS[op](float(v)) for v in x])
 
 

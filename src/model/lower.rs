@@ -37,6 +37,28 @@ pub struct RowWork {
     pub groups: usize,
 }
 
+impl RowWork {
+    /// Whether every channel is independent of the others (no pass reduces, finishes or
+    /// reads a statistic: an element-wise function).
+    pub fn elementwise(&self) -> bool {
+        use crate::numeric::rows::{Finish, Reduce};
+        self.passes.iter().all(|p| {
+            let s = &p.stages;
+            s.reduce == Reduce::None && s.finish == Finish::None && !(s.centre || s.norm || s.out_b)
+        })
+    }
+
+    /// How many runs of channel tiles, one after another, the hardware may split `tiles`
+    /// channel tiles into: every tile on its own for an element-wise program, else its
+    /// groups (a pixel's statistics span a group's tiles).
+    pub fn runs(&self, tiles: usize) -> usize {
+        match self.elementwise() {
+            true => tiles,
+            false => self.groups,
+        }
+    }
+}
+
 /// A window over the input: for every output pixel, kernel tap and input-channel tile, one
 /// pass of the array (or one window-unit instruction, where the Design's window unit takes
 /// the layer) into the output's accumulator row, then `post`. A transposed window adds

@@ -284,10 +284,12 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
     let mut rows = HashMap::new();
     for (i, n) in g.nodes.iter().enumerate() {
         let u = unit_of(i);
-        if let Some(work) = n.work.rows() {
+        if let Some(work) = n.work.rows().or(n.then.as_ref()) {
             let image = crate::compiler::rowprog::image(work, u.kpf as usize, n.out[2]);
             rows.insert(i, next);
             next += image.rows.len() as u64 * u64::from(u.acc_row_bits()) / mem_w;
+        }
+        if n.work.rows().is_some() {
             continue;
         }
         let t = u.cpf as usize;

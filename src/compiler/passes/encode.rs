@@ -337,7 +337,11 @@ pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
     let acc = u.datatype.acc_type();
     for (&ni, &base) in &alloc.rows {
         let n = &g.nodes[ni];
-        let work = n.work.rows().expect("row images belong to row programs");
+        let work = n
+            .work
+            .rows()
+            .or(n.then.as_ref())
+            .expect("row images belong to row programs");
         let image = crate::compiler::rowprog::image(work, u.kpf as usize, n.out[2]);
         for (k, row) in image.rows.iter().enumerate() {
             let words: Vec<i64> = row.iter().map(|w| i64::from(*w as i32)).collect();

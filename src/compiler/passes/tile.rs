@@ -188,10 +188,10 @@ pub fn run_for(
         // sake of grouping.
         let min_rows = super::estimate::preload_rows(g.unit.cpf) as usize;
         let br = n.bias_rows();
-        let g0 = want.min((bud.acc_bank / (min_rows + br)).max(1));
-        let rows_cap = ((bud.acc_bank - br * g0) / g0)
-            .min(bud.acc_rows)
-            .min(out_rows);
+        // (A fused row program's constants and table take rows of every bank.)
+        let acc_bank = bud.acc_bank - n.then_rows(g.unit.kpf as usize);
+        let g0 = want.min((acc_bank / (min_rows + br)).max(1));
+        let rows_cap = ((acc_bank - br * g0) / g0).min(bud.acc_rows).min(out_rows);
         // The tiles that take the fewest cycles: each tile's matmul as the estimator counts
         // one that preloads the next weights (`estimate::matmul_cycles`), summed over the
         // tiles of the output, the remainder tiles at the right and bottom edges included,
@@ -231,7 +231,7 @@ pub fn run_for(
                 "raise buffers.input_depth",
             )
         })?;
-        let cap = (bud.acc_bank / (t.th * t.tw + br)).max(1);
+        let cap = (acc_bank / (t.th * t.tw + br)).max(1);
         t.g = g0.min(cap);
         if t.th >= oh && t.tw >= ow && want == octs.min(GROUP) && n.pool.is_none() {
             // One spatial tile: every group reloads all input windows, so take the largest
@@ -436,9 +436,10 @@ fn upsample_tiling(bud: &Budget, n: &Node, factor: usize) -> Result<Tiling, Comp
 }
 
 /// A row program's tiling: whole rows of pixels, as many as the row unit's statistics
-/// hold and as fit half the output buffer with every channel tile of one group of each
-/// (the input is read there and the output written in place; groups run one after
-/// another), and the program's accumulator rows in one bank.
+/// hold and as fit half the output buffer with every channel tile of one run of each (a
+/// group, or one tile of an element-wise program: `RowWork::runs`; the input is read there
+/// and the output written in place; runs go one after another), and the program's
+/// accumulator rows in one bank.
 fn rows_tiling(
     bud: &Budget,
     u: &crate::design::Unit,
@@ -447,8 +448,12 @@ fn rows_tiling(
 ) -> Result<Tiling, CompileError> {
     let [oh, ow, c] = n.out;
     let kpf = u.kpf as usize;
-    let tiles = c.div_ceil(kpf) / work.groups;
-    let stats = u.rows.map_or(0, |r| r.stats as usize);
+    let tiles = c.div_ceil(kpf) / work.runs(c.div_ceil(kpf));
+    // An element-wise program keeps no statistics.
+    let stats = match work.elementwise() {
+        true => usize::MAX,
+        false => u.rows.map_or(0, |r| r.stats as usize),
+    };
     let half = 2 * bud.out_quarter;
     let image = crate::compiler::rowprog::image(work, kpf, c).rows.len();
     if image > bud.acc_bank {

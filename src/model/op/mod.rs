@@ -32,7 +32,7 @@ pub(crate) use conv::{int_conv_accumulate, pass_conv_accumulate};
 pub use eltwise::{Add, Eltwise};
 pub use matmul::Bmm;
 pub use nonlinear::{Function, Nonlinear};
-pub use norm::Norm;
+pub use norm::{Norm, NormKind};
 pub use pool::{AvgPool, MaxPool};
 pub use rowops::RowQuant;
 pub use softmax::Softmax;

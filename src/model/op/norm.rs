@@ -1,6 +1,7 @@
 //! `layernorm` and `rmsnorm` over the channels of every pixel, on the row unit: the
 //! statistics in one pass each (the mean, then the variance about it; or the mean square),
-//! then the normalized, scaled and shifted values.
+//! then the normalized, scaled and shifted values; and `scale`, the per-channel scale and
+//! shift alone (MobileBERT's NoNorm), one element-wise pass.
 
 use super::rowops::{self, RowQuant};
 use super::{Args, Form, Operator, Parsed};
@@ -11,15 +12,25 @@ use crate::numeric::rows::{Finish, Lane, Pass, Reduce, Stages};
 
 /// layernorm: y = (x - mean) / sqrt(var + epsilon) * gamma + beta, var the mean of the
 /// squared deviations; rmsnorm: y = x / sqrt(mean(x^2) + epsilon) * gamma (+ beta, 0 by
-/// default). x is the dequantized input; per-channel gamma and beta are FP32.
+/// default); scale: y = x * gamma + beta. x is the dequantized input; per-channel gamma
+/// and beta are FP32.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Norm {
-    pub rms: bool,
+    pub kind: NormKind,
     pub quant: RowQuant,
     /// epsilon as FP32.
     pub epsilon: u32,
     pub gamma: Vec<u32>,
     pub beta: Vec<u32>,
+}
+
+/// Which normalization.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NormKind {
+    Layer,
+    Rms,
+    /// No statistics: the scale and shift alone.
+    Scale,
 }
 
 const KEYS: &[&str] = &["scales", "zero_points", "epsilon", "gamma", "beta"];
@@ -38,6 +49,15 @@ pub(super) const FORMS: &[Form] = &[
         name: "rmsnorm",
         parse,
         keys: KEYS,
+        shared: &[],
+        real: false,
+        auto: false,
+        leaky: false,
+    },
+    Form {
+        name: "scale",
+        parse,
+        keys: &["scales", "zero_points", "gamma", "beta"],
         shared: &[],
         real: false,
         auto: false,
@@ -89,8 +109,17 @@ impl Norm {
             write: true,
             ..read
         };
-        if self.rms {
-            return vec![pass(variance, plain), pass(out, affine)];
+        match self.kind {
+            NormKind::Rms => return vec![pass(variance, plain), pass(out, affine)],
+            NormKind::Scale => {
+                let scale = Stages {
+                    affine: true,
+                    write: true,
+                    ..read
+                };
+                return vec![pass(scale, affine)];
+            }
+            NormKind::Layer => {}
         }
         vec![
             pass(
@@ -121,9 +150,10 @@ impl Norm {
 
 impl Operator for Norm {
     fn name(&self) -> &'static str {
-        match self.rms {
-            true => "rmsnorm",
-            false => "layernorm",
+        match self.kind {
+            NormKind::Layer => "layernorm",
+            NormKind::Rms => "rmsnorm",
+            NormKind::Scale => "scale",
         }
     }
 
@@ -139,9 +169,9 @@ impl Operator for Norm {
     }
 }
 
-/// `layernorm`, `rmsnorm`: `scales`, `zero_points`, `epsilon` (default 1e-5; positive
-/// and finite), `gamma` (default ones) and `beta` (default zeros): `"random"` or a `.npy`
-/// of [channels] float32 values.
+/// `layernorm`, `rmsnorm`, `scale`: `scales`, `zero_points`, `epsilon` (default 1e-5;
+/// positive and finite; not for scale), `gamma` (default ones) and `beta` (default zeros):
+/// `"random"` or a `.npy` of [channels] float32 values.
 fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
     let quant = rowops::quant(ctx, a, a.prec.ops().output())?;
     let eps = a.rl.epsilon.unwrap_or(1e-5);
@@ -156,7 +186,11 @@ fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
     let gamma = rowops::channel_reals(ctx, "gamma", a.rl.gamma.as_deref(), c, 1.0)?;
     let beta = rowops::channel_reals(ctx, "beta", a.rl.beta.as_deref(), c, 0.0)?;
     let op = Norm {
-        rms: a.rl.op == "rmsnorm",
+        kind: match a.rl.op.as_str() {
+            "rmsnorm" => NormKind::Rms,
+            "scale" => NormKind::Scale,
+            _ => NormKind::Layer,
+        },
         quant,
         epsilon: (eps as f32).to_bits(),
         gamma,

@@ -7,6 +7,10 @@
 //!   into its vector instruction; ReLU moves with it;
 //! - conv+maxpool: a convolution whose only consumer is a max-pool runs once per pool tap
 //!   at the pooled positions and the vector unit keeps the running maximum;
+//! - conv+rows: a convolution whose only consumer is an element-wise row program (GELU,
+//!   SiLU, sigmoid, tanh) runs the program on each output tile in the output buffer before
+//!   storing it (the same values; the convolution's own output never crosses the memory
+//!   port);
 //! - expand+depthwise: a 1x1 convolution (a MobileNetV2 expand) whose only consumer is a
 //!   depthwise convolution in the window unit keeps its output on chip: the window node
 //!   schedules both per output tile (`schedule/fused.rs`), so the expanded tensor never

@@ -22,6 +22,9 @@ pub enum Kind {
     Add,
     /// A window of maxima (a max-pool).
     MaxPool,
+    /// An element-wise row program of one pass without per-channel parameters (GELU,
+    /// SiLU, sigmoid, tanh).
+    Elementwise,
 }
 
 impl Kind {
@@ -50,6 +53,12 @@ impl Kind {
                     && matches!(&n.work, Lowered::Stencil(s) if s.taps == Taps::Sum)
             }
             Kind::MaxPool => matches!(&n.work, Lowered::Stencil(s) if s.taps == Taps::Max),
+            Kind::Elementwise => n.work.rows().is_some_and(|w| {
+                w.elementwise()
+                    && w.passes.len() == 1
+                    && crate::interp::param_rows(&crate::compiler::rowprog::flags(&w.passes[0]))
+                        == 0
+            }),
         }
     }
 }
@@ -97,6 +106,14 @@ pub const RULES: &[Rule] = &[
         edges: &[(0, 1, Role::Input)],
         guard: conv_pool,
         apply: fold_pool,
+        on_chip: false,
+    },
+    Rule {
+        name: "conv+rows",
+        kinds: &[Kind::Conv, Kind::Elementwise],
+        edges: &[(0, 1, Role::Input)],
+        guard: conv_rows,
+        apply: fold_rows,
         on_chip: false,
     },
     Rule {
@@ -150,6 +167,7 @@ fn conv_add(g: &Graph, m: &[usize]) -> bool {
         && cp.negative_multiplier.is_none()
         && c.residual.is_none()
         && c.pool.is_none()
+        && c.then.is_none()
         && a.residual.as_deref() != Some(c.name.as_str())
         && match ap.combine {
             None => ap.requant == Requant::IDENTITY,
@@ -210,6 +228,31 @@ fn fold_pool(g: &mut Graph, m: &[usize]) {
     conv.name = pooled.name;
     conv.out_format = pooled.out_format;
     conv.fixed_scale = pooled.fixed_scale;
+}
+
+/// A convolution on the array whose output only an element-wise row program (one pass,
+/// no per-channel parameters) reads: the program runs on each output tile's rows in the
+/// output buffer after the vector unit wrote them, before they are stored, so the
+/// convolution's own output never goes to memory. The same values as apart.
+fn conv_rows(g: &Graph, m: &[usize]) -> bool {
+    let c = &g.nodes[m[0]];
+    m[1] == m[0] + 1
+        && only_next(g, m[0])
+        && !c.window
+        && !c.fused_into_next
+        && c.then.is_none()
+        && c.place.is_none()
+        && c.planes == 1
+        && c.pool.is_none()
+        && g.unit.rows.is_some()
+}
+
+fn fold_rows(g: &mut Graph, m: &[usize]) {
+    let rows = g.nodes.remove(m[1]);
+    let conv = &mut g.nodes[m[0]];
+    conv.then = rows.work.rows().cloned();
+    conv.name = rows.name;
+    conv.out_format = rows.out_format;
 }
 
 /// A 1x1 convolution (no untied bias, residual or pool) whose output only the next node

@@ -56,6 +56,10 @@ pub struct Node {
     /// separately): the tile size and, per pair `oct * icts + ict`, whether it is all
     /// zero. Such tiles are not run (`allocate::tile_present`).
     pub zero_tiles: Option<(usize, Vec<bool>)>,
+    /// An element-wise row program (a GELU) the node's output rows go through in the
+    /// output buffer before they are stored (`fuse`: conv+rows); its output is then the
+    /// program's layer.
+    pub then: Option<crate::model::lower::RowWork>,
     /// A layer that writes its accumulator (`output_type = "accumulator"`): its values are
     /// stored in this many slices of `out_format`'s width (the accumulator's bits over the
     /// output type's), each written by one `raw` vector instruction; 1 for other nodes.
@@ -106,6 +110,16 @@ impl Node {
                 ..
             })
         )
+    }
+
+    /// Accumulator rows of its fused row program's constants and table on `lanes` lanes
+    /// (0 without one), kept in each group's bank below the bias rows.
+    pub fn then_rows(&self, lanes: usize) -> usize {
+        self.then.as_ref().map_or(0, |w| {
+            crate::compiler::rowprog::image(w, lanes, self.out[2])
+                .rows
+                .len()
+        })
     }
 
     /// The run-time tensor whose rows are its weights (a matmul of two activations).

@@ -140,6 +140,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
             place: None,
             window,
             fused_into_next: false,
+            then: None,
             zero_tiles,
             planes,
         };

@@ -2,7 +2,8 @@
 //! post-processing and its store.
 
 use super::{GroupCtx, NodeCtx, Res, Sched};
-use crate::isa::{Buffer, Op as IsaOp, Vector};
+use crate::compiler::rowprog::{self, Image};
+use crate::isa::{Buffer, Op as IsaOp, Rows, Transfer, Vector};
 
 impl Sched<'_> {
     /// The fields every vector instruction of member j shares: the bias and the
@@ -29,6 +30,7 @@ impl Sched<'_> {
     /// slice's channel tile.
     pub(super) fn finish(&mut self, nc: &NodeCtx, gc: &GroupCtx) {
         let (h, w) = (gc.h, gc.w);
+        let then = self.then_image(nc, gc);
         let origin = |t: &crate::compiler::TensorLayout| (t.pad + gc.oy0, t.pad + gc.ox0);
         for (j, &oct) in gc.members.iter().enumerate() {
             if let Some(r) = nc.res {
@@ -70,9 +72,81 @@ impl Sched<'_> {
                     }
                     self.push(nc.ni, IsaOp::Vector(v), reads, vec![gc.out_region(j)]);
                 }
+                if let Some((image, at)) = &then {
+                    self.then_rows(nc, gc, j, oct, (image, *at));
+                }
                 self.store(nc, gc, j, plane * nc.dst.slice_tiles() + oct);
             }
         }
+    }
+
+    /// A fused row program's constants and table (`Node::then`), loaded into the group's
+    /// bank below its bias rows: the image and its first row.
+    fn then_image(&mut self, nc: &NodeCtx, gc: &GroupCtx) -> Option<(Image, u64)> {
+        let work = nc.n.then.as_ref()?;
+        let kpf = self.g.unit.kpf as usize;
+        let image = rowprog::image(work, kpf, nc.n.out[2]);
+        let n = image.rows.len() as u64;
+        let members = gc.members.len() as u64;
+        let at = gc.bank + self.bud.acc_bank as u64 - gc.bias_rows * members - n;
+        let (base, beats) = (self.alloc.rows[&nc.ni], self.alloc.acc_beats);
+        let t = Transfer {
+            buffer: Buffer::Accumulator,
+            spad_addr: at,
+            ext_addr: base,
+            count0: n,
+            stride0: beats,
+            count1: 1,
+            ..Transfer::default()
+        };
+        let region = Res::Spad(Buffer::Accumulator, at, at + n);
+        self.push(
+            nc.ni,
+            IsaOp::Load(t),
+            vec![Res::Dram(base, base + n * beats)],
+            vec![region],
+        );
+        Some((image, at))
+    }
+
+    /// Member j's output rows (channel tile `oct`) through the fused row program, in place.
+    fn then_rows(
+        &mut self,
+        nc: &NodeCtx,
+        gc: &GroupCtx,
+        j: usize,
+        oct: usize,
+        (image, at): (&Image, u64),
+    ) {
+        let work = nc.n.then.as_ref().expect("a fused row program");
+        let (kpf, cout) = (self.g.unit.kpf as usize, nc.n.out[2]);
+        let pass = &work.passes[0];
+        let (consts, params) = image.passes[0];
+        let last = (oct + 1) * kpf >= cout;
+        let r = Rows {
+            acc_addr: at,
+            count0: gc.rows(),
+            count1: 1,
+            out_addr: gc.outs[j].0,
+            opnd_addr: gc.outs[j].0,
+            param_addr: at + params,
+            const_addr: at + consts,
+            valid: if last {
+                (cout - oct * kpf) as u64 % kpf as u64
+            } else {
+                0
+            },
+            zero_point: pass.zero,
+            prec_out: nc.out_prec,
+            ..rowprog::flags(pass)
+        };
+        let n = image.rows.len() as u64;
+        self.push(
+            nc.ni,
+            IsaOp::Rows(r),
+            vec![Res::Spad(Buffer::Accumulator, at, at + n), gc.out_region(j)],
+            vec![gc.out_region(j)],
+        );
     }
 
     /// Store member j's output rows to channel tile `ct` of the node's tensor.

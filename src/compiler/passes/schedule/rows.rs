@@ -12,6 +12,14 @@ use crate::compiler::passes::tile::Tiling;
 use crate::compiler::rowprog;
 use crate::isa::{Buffer, Op as IsaOp, Rows, Transfer};
 
+/// The most channel tiles one `rows` instruction covers (its count1 field's largest value).
+fn max_tiles() -> usize {
+    let width = crate::isa::format(crate::isa::Opcode::Rows)
+        .field("count1")
+        .width;
+    (1usize << width) - 1
+}
+
 impl Sched<'_> {
     pub(super) fn rows_node(&mut self, ni: usize, tiling: Tiling, rows: std::ops::Range<usize>) {
         let n = &self.g.nodes[ni];
@@ -51,10 +59,11 @@ impl Sched<'_> {
             };
             let dram = Res::Dram(base, base + image_rows * acc_beats);
             self.push(ni, IsaOp::Load(load), vec![dram], vec![params]);
-            // Each group (head) of channel tiles on its own, alternating output halves:
-            // its tiles loaded, its passes, its stores.
-            let per = tiles / work.groups;
-            for g in 0..work.groups {
+            // Each run of channel tiles (a head; a tile of an element-wise program) on its
+            // own, alternating output halves: its tiles loaded, its passes, its stores.
+            let runs = work.runs(tiles);
+            let per = tiles / runs;
+            for g in 0..runs {
                 let out0 = (self.out_no % 2) as u64 * 2 * self.bud.out_quarter as u64;
                 self.out_no += 1;
                 let data = Res::Spad(Buffer::Output, out0, out0 + per as u64 * p);
@@ -75,29 +84,41 @@ impl Sched<'_> {
                 }
                 for (pass, &(consts, param)) in work.passes.iter().zip(&image.passes) {
                     let flags = rowprog::flags(pass);
-                    let first = (g * per) as u64 * crate::interp::param_rows(&flags);
-                    // The source rows are read and ignored (src_zero): the program's own.
-                    let r = Rows {
-                        acc_addr: acc0,
-                        acc_stride: 0,
-                        count0: p,
-                        count1: per as u64,
-                        out_addr: out0,
-                        out_stride: p,
-                        opnd_addr: out0,
-                        param_addr: acc0 + param + first,
-                        const_addr: acc0 + consts,
-                        stat_addr: 0,
-                        valid,
-                        zero_point: pass.zero,
-                        prec_out: out_prec as u64,
-                        ..flags
-                    };
+                    let prows = crate::interp::param_rows(&flags);
                     let writes = match pass.stages.write {
                         true => vec![data],
                         false => Vec::new(),
                     };
-                    self.push(ni, IsaOp::Rows(r), vec![params, data], writes);
+                    // At most max_tiles() tiles an instruction (its count1): a longer pass is
+                    // several, the first replacing the statistics, the last finishing them.
+                    let chunks: Vec<usize> = (0..per).step_by(max_tiles()).collect();
+                    for (k, &c0) in chunks.iter().enumerate() {
+                        let n = (per - c0).min(max_tiles());
+                        let last = k + 1 == chunks.len();
+                        let first = (g * per + c0) as u64 * prows;
+                        let at = out0 + c0 as u64 * p;
+                        // The source rows are read and ignored (src_zero): the program's
+                        // own.
+                        let r = Rows {
+                            acc_addr: acc0,
+                            acc_stride: 0,
+                            count0: p,
+                            count1: n as u64,
+                            out_addr: at,
+                            out_stride: p,
+                            opnd_addr: at,
+                            param_addr: acc0 + param + first,
+                            const_addr: acc0 + consts,
+                            stat_addr: 0,
+                            valid: if last && g + 1 == runs { valid } else { 0 },
+                            zero_point: pass.zero,
+                            prec_out: out_prec as u64,
+                            init: flags.init && k == 0,
+                            finish: if last { flags.finish } else { 0 },
+                            ..flags
+                        };
+                        self.push(ni, IsaOp::Rows(r), vec![params, data], writes.clone());
+                    }
                 }
                 for ct in cts {
                     let at = out0 + (ct - g * per) as u64 * p;
