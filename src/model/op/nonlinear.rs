@@ -136,6 +136,16 @@ impl Nonlinear {
     }
 }
 
+impl Nonlinear {
+    /// Its row program.
+    fn work(&self, layer: &Layer) -> RowWork {
+        RowWork {
+            passes: self.passes(layer.out[2]),
+            groups: 1,
+        }
+    }
+}
+
 impl Operator for Nonlinear {
     fn name(&self) -> &'static str {
         match self.function {
@@ -147,14 +157,11 @@ impl Operator for Nonlinear {
     }
 
     fn golden(&self, layer: &Layer, inputs: &[&Tensor], rows: usize) -> Tensor {
-        rowops::golden(&self.passes(layer.out[2]), 1, layer, inputs[0], rows)
+        rowops::golden(&self.work(layer), layer, inputs[0], rows)
     }
 
     fn lower(&self, layer: &Layer) -> Lowered {
-        Lowered::Rows(RowWork {
-            passes: self.passes(layer.out[2]),
-            groups: 1,
-        })
+        Lowered::Rows(self.work(layer))
     }
 
     /// A sigmoid is positive: at an output zero point not negative, so are the codes.

@@ -148,6 +148,16 @@ impl Norm {
     }
 }
 
+impl Norm {
+    /// Its row program.
+    fn work(&self, layer: &Layer) -> RowWork {
+        RowWork {
+            passes: self.passes(layer.out[2]),
+            groups: 1,
+        }
+    }
+}
+
 impl Operator for Norm {
     fn name(&self) -> &'static str {
         match self.kind {
@@ -158,14 +168,11 @@ impl Operator for Norm {
     }
 
     fn golden(&self, layer: &Layer, inputs: &[&Tensor], rows: usize) -> Tensor {
-        rowops::golden(&self.passes(layer.out[2]), 1, layer, inputs[0], rows)
+        rowops::golden(&self.work(layer), layer, inputs[0], rows)
     }
 
     fn lower(&self, layer: &Layer) -> Lowered {
-        Lowered::Rows(RowWork {
-            passes: self.passes(layer.out[2]),
-            groups: 1,
-        })
+        Lowered::Rows(self.work(layer))
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::Args;
 use crate::model::data::Ctx;
+use crate::model::lower::RowWork;
 use crate::model::{Layer, ModelError, Tensor};
 use crate::numeric::rows::{self, Consts, Pass};
 use crate::numeric::{Format, Precision};
@@ -129,16 +130,11 @@ pub(super) fn channel_reals(
     Ok(v.iter().map(|x| x.to_bits()).collect())
 }
 
-/// The golden model of a row program over `x` (the operand; the source +0) on `lanes`
-/// lanes: `numeric::rows::run` on each of `groups` equal groups of channels, into a tensor
-/// of the layer's output format.
-pub(super) fn golden(
-    passes: &[Pass],
-    groups: usize,
-    layer: &Layer,
-    x: &Tensor,
-    lanes: usize,
-) -> Tensor {
+/// The golden model of a row operator: its row program (what it lowers to) over `x` (the
+/// operand; the source +0) on `lanes` lanes, `numeric::rows::run` on each of the program's
+/// equal groups of channels, into a tensor of the layer's output format.
+pub(super) fn golden(work: &RowWork, layer: &Layer, x: &Tensor, lanes: usize) -> Tensor {
+    let (passes, groups) = (&work.passes, work.groups);
     let mut y = Tensor::zeros(x.h, x.w, x.c, layer.out_format);
     let t = layer.out_format.code_type();
     let (pixels, cg) = (x.h * x.w, x.c / groups);

@@ -88,26 +88,27 @@ impl Softmax {
     }
 }
 
+impl Softmax {
+    /// Its row program: the passes per head.
+    fn work(&self, layer: &Layer) -> RowWork {
+        RowWork {
+            passes: self.passes(layer.out[2]),
+            groups: self.heads,
+        }
+    }
+}
+
 impl Operator for Softmax {
     fn name(&self) -> &'static str {
         "softmax"
     }
 
     fn golden(&self, layer: &Layer, inputs: &[&Tensor], rows: usize) -> Tensor {
-        rowops::golden(
-            &self.passes(layer.out[2]),
-            self.heads,
-            layer,
-            inputs[0],
-            rows,
-        )
+        rowops::golden(&self.work(layer), layer, inputs[0], rows)
     }
 
     fn lower(&self, layer: &Layer) -> Lowered {
-        Lowered::Rows(RowWork {
-            passes: self.passes(layer.out[2]),
-            groups: self.heads,
-        })
+        Lowered::Rows(self.work(layer))
     }
 
     /// Probabilities are not negative: at an output zero point not negative, neither are
