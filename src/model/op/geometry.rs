@@ -7,15 +7,19 @@ use crate::model::raw::Kernel;
 use crate::model::ModelError;
 use crate::numeric::Precision;
 
+/// The largest kernel side and stride a convolution or pool takes (ViT's 16x16 patches at
+/// stride 16; larger ones too, up to 32).
+const MAX_KERNEL: i64 = 32;
+
 fn kernel(ctx: &Ctx, k: &Option<Kernel>) -> Result<(usize, usize), ModelError> {
     match k {
         Some(Kernel::Square(k)) => {
-            let k = ctx.positive("kernel", Some(*k), None, 15)?;
+            let k = ctx.positive("kernel", Some(*k), None, MAX_KERNEL)?;
             Ok((k, k))
         }
         Some(Kernel::Rect(v)) if v.len() == 2 => Ok((
-            ctx.positive("kernel", Some(v[0]), None, 15)?,
-            ctx.positive("kernel", Some(v[1]), None, 15)?,
+            ctx.positive("kernel", Some(v[0]), None, MAX_KERNEL)?,
+            ctx.positive("kernel", Some(v[1]), None, MAX_KERNEL)?,
         )),
         _ => Err(ctx.err(
             "kernel",
@@ -46,7 +50,7 @@ pub(super) fn geometry(ctx: &Ctx, a: &Args) -> Result<Geometry, ModelError> {
     let stride = if fc {
         1
     } else {
-        ctx.positive("stride", rl.stride, Some(1), 8)?
+        ctx.positive("stride", rl.stride, Some(1), MAX_KERNEL)?
     };
     if !fc && rl.padding.is_some_and(|p| !(0..=16).contains(&p)) {
         return Err(ctx.err("padding", "padding is 0..=16", "use a padding from 0 to 16"));
