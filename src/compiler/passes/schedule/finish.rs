@@ -80,15 +80,19 @@ impl Sched<'_> {
         }
     }
 
-    /// A fused row program's constants and table (`Node::then`), loaded into the group's
-    /// bank below its bias rows: the image and its first row.
+    /// A fused row program's constants and table (`Node::then`), at the top of the group's
+    /// bank, loaded by the node's first group in each bank (the rows stay reserved for the
+    /// node): the image and its first row.
     fn then_image(&mut self, nc: &NodeCtx, gc: &GroupCtx) -> Option<(Image, u64)> {
         let work = nc.n.then.as_ref()?;
         let kpf = self.g.unit.kpf as usize;
         let image = rowprog::image(work, kpf, nc.n.out[2]);
         let n = image.rows.len() as u64;
-        let members = gc.members.len() as u64;
-        let at = gc.bank + self.bud.acc_bank as u64 - gc.bias_rows * members - n;
+        let at = gc.bank + self.bud.acc_bank as u64 - n;
+        if self.then_loaded.contains(&(nc.ni, gc.bank)) {
+            return Some((image, at));
+        }
+        self.then_loaded.push((nc.ni, gc.bank));
         let (base, beats) = (self.alloc.rows[&nc.ni], self.alloc.acc_beats);
         let t = Transfer {
             buffer: Buffer::Accumulator,

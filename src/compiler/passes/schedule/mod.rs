@@ -263,6 +263,8 @@ struct Sched<'a> {
     /// Weight runs still in the ring, so a later tile that needs the same weights does not
     /// load them again: (node, first external beat, slots, first slot).
     kept: Vec<(usize, u64, usize, usize)>,
+    /// Fused row programs' images already in a bank: (node, bank).
+    then_loaded: Vec<(usize, u64)>,
 }
 
 impl Sched<'_> {
@@ -321,6 +323,7 @@ pub fn run_rows(
         fwd_no: 0,
         w_no: 0,
         kept: Vec::new(),
+        then_loaded: Vec::new(),
     };
     for (ni, n) in g.nodes.iter().enumerate() {
         let r = rows[ni].clone();
@@ -417,6 +420,9 @@ struct GroupCtx {
     /// Accumulator rows per member's bias: 1, or 2 with the scale row of per-channel
     /// requantization (`Node::bias_rows`).
     bias_rows: u64,
+    /// Rows at the top of the bank of a fused row program's constants and table
+    /// (`Node::then_rows`), above the bias rows: the same rows for every group.
+    then_rows: u64,
 }
 
 impl GroupCtx {
@@ -515,6 +521,7 @@ impl Sched<'_> {
             outs,
             has_bias,
             bias_rows: nc.n.bias_rows() as u64,
+            then_rows: nc.n.then_rows(self.g.unit.kpf as usize) as u64,
         }
     }
 
@@ -522,7 +529,8 @@ impl Sched<'_> {
     /// bias followed by its scale row under per-channel requantization).
     fn bias_row(&self, gc: &GroupCtx, j: usize) -> u64 {
         let br = gc.bias_rows;
-        gc.bank + self.bud.acc_bank as u64 - br * gc.members.len() as u64 + br * j as u64
+        gc.bank + self.bud.acc_bank as u64 - gc.then_rows - br * gc.members.len() as u64
+            + br * j as u64
     }
 
     /// Load the untied biases of the group's members into their accumulator rows, where the
