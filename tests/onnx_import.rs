@@ -1235,3 +1235,62 @@ fn reference_cases(script: &str) -> Option<(tempfile::TempDir, String)> {
     let list = run_reference(script, &[&dir.path().to_string_lossy()], "");
     Some((dir, list))
 }
+
+/// The step (scale) of initializer `name` of `dir`'s model.onnx.
+fn initializer_scale(dir: &std::path::Path, name: &str) -> f64 {
+    let bytes = std::fs::read(dir.join("model.onnx")).unwrap();
+    let m = hwgen::onnx::proto::model(&bytes).unwrap();
+    let t = m.graph.initializers.iter().find(|t| t.name == name);
+    t.unwrap_or_else(|| panic!("no initializer {name}")).values[0]
+}
+
+/// A BERT-style encoder layer as quantize_static writes it (QDQ, int8 activations with zero
+/// points, per-channel weights; `rtl-tests/ref/onnx_quantized.py`'s "encoder"): its
+/// tensors are sequences `[1, 16, 32]`, and its linear layers (MatMul with constant weights,
+/// bias Add, residual Add) run on the accelerator as 1x1 convolutions over the tokens,
+/// segment by segment between what the host runs (issue 39). The output keeps its declared
+/// shape and is within one step, plus ONNX Runtime's own spread, of ONNX Runtime's session.
+#[test]
+fn encoder_layers_run_on_the_accelerator() {
+    if !have_onnxruntime() {
+        return;
+    }
+    let dir = make_act("encoder", "qdq", "int8", &["per_channel"]);
+    let out = dir.path().join("y_hwgen.npy");
+    let o = hwgen_run_on("configs/8x8_int8.toml", dir.path(), &["xr.npy"], &out, true);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{stderr}");
+    // q, k and v from the input; then the output projection and residual, the FFN's first
+    // layer, and its second with the residual, each a segment.
+    assert!(
+        stdout.contains("6 accelerator segments"),
+        "{stdout}\n{stderr}"
+    );
+    let got = hwgen::model::npy::read_f32(&out).unwrap();
+    let want = hwgen::model::npy::read_f32(&dir.path().join("yr.npy")).unwrap();
+    assert_eq!(got.shape, vec![1, 16, 32]);
+    assert_eq!(got.shape, want.shape);
+    let step = initializer_scale(dir.path(), "y_scale");
+    within_ort_spread("encoder", dir.path(), &got, step, 1.0);
+}
+
+/// A later accelerator segment that reads the host's `[1, K]` tensor (a Softmax's) and
+/// writes a graph output of `[1, N]` hands it back as `[1, N]`, not `[1, N, 1, 1]`.
+#[test]
+fn later_segments_keep_flat_outputs_flat() {
+    if !have_onnxruntime() {
+        return;
+    }
+    let dir = make_act("fc_softmax_fc", "qdq", "int8", &["per_channel"]);
+    let out = dir.path().join("y_hwgen.npy");
+    let o = hwgen_run_on("configs/8x8_int8.toml", dir.path(), &["xr.npy"], &out, true);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("2 accelerator segments"));
+    let got = hwgen::model::npy::read_f32(&out).unwrap();
+    assert_eq!(got.shape, vec![1, 5]);
+    let step = initializer_scale(dir.path(), "y_scale");
+    within_ort_spread("fc_softmax_fc", dir.path(), &got, step, 1.0);
+}

@@ -218,7 +218,64 @@ def build(graph, rng):
         n1, i1 = conv("c1", "x", 3, 4, 1, 1, 0, rng)
         soft = helper.make_node("Softmax", ["c1"], ["s1"], axis=1)
         return n1 + [soft], i1, [1, 3, 4, 4], "s1"
+    if graph == "encoder":
+        return encoder(rng)
+    if graph == "fc_softmax_fc":
+        # Gemm, Softmax (on the host), Gemm: the second Gemm is a later accelerator segment
+        # reading the host's [1, 12] tensor and writing the graph's [1, 5] output.
+        w1 = numpy_helper.from_array(rng.normal(0, 0.3, (12, 8)).astype(np.float32), "w1")
+        w2 = numpy_helper.from_array(rng.normal(0, 0.3, (5, 12)).astype(np.float32), "w2")
+        b2 = numpy_helper.from_array(rng.normal(0, 0.2, (5,)).astype(np.float32), "b2")
+        g1 = helper.make_node("Gemm", ["x", "w1"], ["h1"], transB=1)
+        soft = helper.make_node("Softmax", ["h1"], ["p1"], axis=-1)
+        g2 = helper.make_node("Gemm", ["p1", "w2", "b2"], ["y"], transB=1)
+        return [g1, soft, g2], [w1, w2, b2], [1, 8], "y"
     raise SystemExit(f"unknown graph {graph}")
+
+
+def encoder(rng, s=16, d=32, heads=2, ff=64):
+    """A BERT-style encoder layer over x [1, s, d] as PyTorch exports it: linear layers as
+    MatMul + Add, heads split by Reshape and Transpose, scores scaled by a Div, Softmax,
+    residual Adds, LayerNormalization, and GELU in its Erf form."""
+    nodes, inits = [], []
+    dh = d // heads
+
+    def const(name, a):
+        inits.append(numpy_helper.from_array(np.asarray(a), name))
+        return name
+
+    def node(op, ins, out, **attrs):
+        nodes.append(helper.make_node(op, ins, [out], **attrs))
+        return out
+
+    def linear(name, x, din, dout):
+        w = const(f"{name}_w", rng.normal(0, 1 / np.sqrt(din), (din, dout)).astype(np.float32))
+        b = const(f"{name}_b", rng.normal(0, 0.1, (dout,)).astype(np.float32))
+        return node("Add", [node("MatMul", [x, w], f"{name}_mm"), b], name)
+
+    def split(name, x, perm):
+        shape = const(f"{name}_shape", np.array([1, s, heads, dh], np.int64))
+        return node("Transpose", [node("Reshape", [x, shape], f"{name}_r")], name, perm=perm)
+
+    def layernorm(name, x):
+        g = const(f"{name}_g", (1 + rng.normal(0, 0.1, d)).astype(np.float32))
+        b = const(f"{name}_b", rng.normal(0, 0.1, d).astype(np.float32))
+        return node("LayerNormalization", [x, g, b], name, axis=-1, epsilon=1e-5)
+
+    def gelu(name, x):
+        e = node("Erf", [node("Div", [x, const(f"{name}_c", np.float32(np.sqrt(2)))], f"{name}_d")], f"{name}_e")
+        m = node("Mul", [x, node("Add", [e, const(f"{name}_one", np.float32(1))], f"{name}_a")], f"{name}_m")
+        return node("Mul", [m, const(f"{name}_half", np.float32(0.5))], name)
+
+    q, k, v = (linear(n, "x", d, d) for n in "qkv")
+    scores = node("MatMul", [split("qh", q, [0, 2, 1, 3]), split("kh", k, [0, 2, 3, 1])], "s")
+    p = node("Softmax", [node("Div", [scores, const("s_scale", np.float32(np.sqrt(dh)))], "sd")], "p", axis=-1)
+    a = node("MatMul", [p, split("vh", v, [0, 2, 1, 3])], "a")
+    merged = node("Reshape", [node("Transpose", [a], "at", perm=[0, 2, 1, 3]), const("a_shape", np.array([1, s, d], np.int64))], "ar")
+    n1 = layernorm("n1", node("Add", [linear("o", merged, d, d), "x"], "r1"))
+    f2 = linear("f2", gelu("g", linear("f1", n1, d, ff)), ff, d)
+    layernorm("y", node("Add", [f2, n1], "r2"))
+    return nodes, inits, [1, s, d], "y"
 
 
 class Reader(CalibrationDataReader):
@@ -288,7 +345,7 @@ def main():
     np.save(f"{d}/yr_ort.npy", session.run(None, {"x": xr})[0])
     # The float model's output for it (a graph the host runs whole).
     np.save(f"{d}/yf.npy", onnx_exact.run(f"{d}/float.onnx", {"x": xr})[0])
-    np.save(f"{d}/x.npy", xq[0].transpose(1, 2, 0).astype(np.int64))
+    np.save(f"{d}/x.npy", (xq[0][:, None, :] if len(shape) == 3 else xq[0].transpose(1, 2, 0) if len(shape) == 4 else xq[0]).astype(np.int64))
     if fout:
         return
     deq = next(n for n in q.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == q.graph.output[0].name)
@@ -296,7 +353,7 @@ def main():
 
     def integers(y):
         yq = np.rint(y.astype(np.float64) / s_out).astype(np.int64) + z_out.astype(np.int64)
-        return (yq[0].transpose(1, 2, 0) if yq.ndim == 4 else yq[0]).astype(np.int64)
+        return (yq[0].transpose(1, 2, 0) if yq.ndim == 4 else yq[0][:, None, :] if yq.ndim == 3 else yq[0]).astype(np.int64)
 
     np.save(f"{d}/y.npy", integers(onnx_exact.run(model, {"x": x})[0]))
     np.save(f"{d}/y_ort.npy", integers(session.run(None, {"x": x})[0]))

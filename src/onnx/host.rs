@@ -7,18 +7,18 @@ use super::proto::dtype;
 use super::{InputQuant, OutputQuant};
 use crate::model::npy;
 
-/// The float input (`[1, C, H, W]` or `[C, H, W]`, or `[1, K]`/`[K]` for a flat input)
-/// quantized in hwgen's layout (H, W, C): `saturate(round_half_even(x / scale) +
+/// The float input (`[1, C, H, W]`, `[1, S, D]` or `[1, K]` as the input's layout says;
+/// dimensions of 1 may be left out) quantized in hwgen's layout (H, W, C): `saturate(round_half_even(x / scale) +
 /// zero_point)`, in float32 as ONNX's QuantizeLinear computes it; an integer input
 /// (`q.integer`) as it is. An error names the problem.
 pub fn quantize_input(q: &InputQuant, shape: &[usize], data: &[f32]) -> Result<Vec<i64>, String> {
     let [h, w, c] = q.shape;
+    let declared = q.layout.onnx_dims(q.shape);
     // Dimensions of 1 do not change the element order: compare the others.
-    let dims: Vec<usize> = shape.iter().copied().filter(|&d| d != 1).collect();
-    let want: Vec<usize> = [c, h, w].into_iter().filter(|&d| d != 1).collect();
-    if dims != want || data.len() != c * h * w {
+    let big = |d: &[usize]| d.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+    if big(shape) != big(&declared) || data.len() != c * h * w {
         return Err(format!(
-            "shape {shape:?} is not the model input's [1, {c}, {h}, {w}] (dimensions of 1 may be left out)"
+            "shape {shape:?} is not the model input's {declared:?} (dimensions of 1 may be left out)"
         ));
     }
     let t = super::layer::act_type(q.signed);
@@ -40,7 +40,7 @@ pub fn quantize_input(q: &InputQuant, shape: &[usize], data: &[f32]) -> Result<V
     for ch in 0..c {
         for y in 0..h {
             for x in 0..w {
-                let v = data[(ch * h + y) * w + x];
+                let v = data[q.layout.onnx_index(q.shape, y, x, ch)];
                 if v.is_nan() {
                     return Err(format!("element ({ch}, {y}, {x}) is NaN"));
                 }
@@ -59,28 +59,28 @@ pub fn quantize_input(q: &InputQuant, shape: &[usize], data: &[f32]) -> Result<V
 
 /// A tensor the accelerator hands over, from its layer's integers (H, W, C), as the graph
 /// holds it: float32 `(q - zero_point) * scale` when dequantized (as DequantizeLinear
-/// computes it), else the integers; shaped `[1, C, H, W]`, or `[1, K]` when flat. A layer
+/// computes it), else the integers; shaped as its layout says. A layer
 /// that wrote its accumulator (`OutputQuant::accumulator`) gives channel c's
 /// `q * scales[c]`, computed in double precision and rounded once to float32.
 pub fn handoff_val(o: &OutputQuant, hwc: &[i64]) -> HostVal {
     let [h, w, c] = o.shape;
-    let chw = |k: usize| {
-        let (ch, y, x) = (k / (h * w), k / w % h, k % w);
-        hwc[(y * w + x) * c + ch]
-    };
-    let dims = if o.flat {
-        vec![1, h * w * c]
-    } else {
-        vec![1, c, h, w]
-    };
+    // ONNX's element k is hwgen's (y, x, ch).
+    let mut at = vec![0; h * w * c];
+    for y in 0..h {
+        for x in 0..w {
+            for ch in 0..c {
+                at[o.layout.onnx_index(o.shape, y, x, ch)] = (y * w + x) * c + ch;
+            }
+        }
+    }
+    let chw = |k: usize| hwc[at[k]];
+    let chan = |k: usize| at[k] % c;
+    let dims = o.layout.onnx_dims(o.shape);
     let n = h * w * c;
     let scale = o.scale as f32;
     if let Some(scales) = &o.accumulator {
         let data = (0..n)
-            .map(|k| {
-                let ch = k / (h * w);
-                f64::from((chw(k) as f64 * scales[ch]) as f32)
-            })
+            .map(|k| f64::from((chw(k) as f64 * scales[chan(k)]) as f32))
             .collect();
         return HostVal {
             dims,
@@ -209,6 +209,7 @@ mod tests {
             zero_point: 1,
             signed: true,
             shape: [1, 2, 2],
+            layout: super::super::Layout::Map,
             integer: false,
         };
         let got = quantize_input(&q, &[1, 2, 1, 2], &[0.5, 0.375, 0.625, -100.0]).unwrap();

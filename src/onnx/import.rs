@@ -10,7 +10,7 @@
 //! in hwgen's terms (`Val`); a float operator between a dequantize and a quantize waits as
 //! `Pending` until the QuantizeLinear names its output scale.
 
-use super::layer::{ConvGeom, Layer, QTensor};
+use super::layer::{ConvGeom, Layer, Layout, QTensor};
 use super::proto::{dtype, AttrValue, Graph, Node, Tensor};
 use super::{ImportError, InputQuant};
 use std::collections::{HashMap, HashSet};
@@ -116,7 +116,7 @@ impl Pending {
 #[derive(Clone)]
 enum Val {
     /// The float graph input, before its QuantizeLinear.
-    Float([usize; 3]),
+    Float([usize; 3], Layout),
     Q(QTensor),
     Dq(QTensor),
     /// A dequantized constant, as its zero point left it (centred where it is used as
@@ -282,16 +282,12 @@ impl<'a> Importer<'a> {
                 _ => None,
             })
             .collect();
-        let shape = match known.as_deref() {
-            Some([1, c, h, w]) => [*h, *w, *c],
-            Some([1, k]) => [1, 1, *k],
-            _ => {
-                return Err(self.err(
-                    "",
-                    format!("graph input '{}' has shape {dims:?}", input.name),
-                    "give a fixed shape [1, C, H, W] (or [1, K]); a symbolic batch dimension is taken as 1",
-                ))
-            }
+        let Some((layout, shape)) = known.as_deref().and_then(Layout::of_dims) else {
+            return Err(self.err(
+                "",
+                format!("graph input '{}' has shape {dims:?}", input.name),
+                "give a fixed shape [1, C, H, W], [1, S, D] (tokens) or [1, K]; a symbolic batch dimension is taken as 1",
+            ));
         };
         if shape.iter().product::<usize>() > 1 << 27 {
             return Err(self.err(
@@ -303,10 +299,10 @@ impl<'a> Importer<'a> {
         let name = input.name.clone();
         match input.elem_type {
             dtype::FLOAT => {
-                self.vals.insert(name, Val::Float(shape));
+                self.vals.insert(name, Val::Float(shape, layout));
                 Ok(())
             }
-            elem => self.integer_input(g, 0, &name, shape, elem == dtype::INT8),
+            elem => self.integer_input(g, 0, &name, (shape, layout), elem == dtype::INT8),
         }
     }
 
@@ -318,7 +314,7 @@ impl<'a> Importer<'a> {
         g: &Graph,
         from: usize,
         name: &str,
-        shape: [usize; 3],
+        (shape, layout): ([usize; 3], Layout),
         signed: bool,
     ) -> Result<(), ImportError> {
         let reader = g
@@ -367,6 +363,7 @@ impl<'a> Importer<'a> {
             zero_point,
             signed,
             shape,
+            layout,
             integer: true,
         });
         let q = QTensor {
@@ -375,7 +372,7 @@ impl<'a> Importer<'a> {
             zero_point,
             signed,
             shape,
-            flat: false,
+            layout,
         };
         self.vals.insert(name.to_string(), Val::Q(q));
         Ok(())
@@ -392,24 +389,21 @@ impl<'a> Importer<'a> {
         name: &str,
         (dims, elem): (&[usize], i32),
     ) -> Result<(), ImportError> {
-        let shape = match dims {
-            [1, c, h, w] => [*h, *w, *c],
-            [1, k] => [1, 1, *k],
-            _ => {
-                return Err(self.err(
-                    "",
-                    format!("the host's tensor '{name}' has shape {dims:?}"),
-                    "an accelerator segment starts from a [1, C, H, W] or [1, K] tensor",
-                ))
-            }
+        let Some((layout, shape)) = Layout::of_dims(dims) else {
+            return Err(self.err(
+                "",
+                format!("the host's tensor '{name}' has shape {dims:?}"),
+                "an accelerator segment starts from a [1, C, H, W], [1, S, D] or [1, K] tensor",
+            ));
         };
         match elem {
             dtype::FLOAT => {
-                self.vals.insert(name.to_string(), Val::Float(shape));
+                self.vals
+                    .insert(name.to_string(), Val::Float(shape, layout));
                 Ok(())
             }
             dtype::INT8 | dtype::UINT8 => {
-                self.integer_input(g, start, name, shape, elem == dtype::INT8)
+                self.integer_input(g, start, name, (shape, layout), elem == dtype::INT8)
             }
             other => Err(self.err(
                 "",
@@ -678,14 +672,14 @@ impl<'a> Importer<'a> {
     fn quantize(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
         let (scale, zp, signed) = self.quant_params(desc, n, 1, 2)?;
         match self.val(desc, &n.inputs[0])? {
-            Val::Float(shape) => {
+            Val::Float(shape, layout) => {
                 if self.inputs.iter().any(|i| i.onnx == n.inputs[0]) {
                     return Err(self.err(desc, format!("graph input '{}' is quantized twice", n.inputs[0]), "quantize each input once"));
                 }
                 let name = self.fresh(&n.inputs[0], "input");
                 self.set_signed(desc, signed)?;
-                self.inputs.push(InputQuant { name: name.clone(), onnx: n.inputs[0].clone(), scale, zero_point: zp, signed, shape, integer: false });
-                Ok(Val::Q(QTensor { name, scale, zero_point: zp, signed, shape, flat: false }))
+                self.inputs.push(InputQuant { name: name.clone(), onnx: n.inputs[0].clone(), scale, zero_point: zp, signed, shape, layout, integer: false });
+                Ok(Val::Q(QTensor { name, scale, zero_point: zp, signed, shape, layout }))
             }
             Val::Pending(p) => Ok(Val::Q(self.finish(&p, (scale, zp, signed))?)),
             Val::Dq(x) if same(x.scale, scale) && x.zero_point == zp && x.signed == signed => Ok(Val::Q(x)),

@@ -14,8 +14,53 @@ pub struct QTensor {
     pub signed: bool,
     /// [h, w, c] of the hwgen tensor.
     pub shape: [usize; 3],
-    /// Flattened (Flatten/Reshape to [1, h*w*c]): ONNX orders its elements c, y, x.
-    pub flat: bool,
+    /// How ONNX holds it.
+    pub layout: Layout,
+}
+
+/// How ONNX holds a tensor that hwgen stores as `[h, w, c]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// A feature map `[1, C, H, W]`.
+    #[default]
+    Map,
+    /// Flattened (Flatten/Reshape to `[1, h*w*c]`, a Gemm's output): ONNX orders its
+    /// elements c, y, x.
+    Flat,
+    /// A sequence `[1, S, D]` of S tokens of D values: hwgen's `[S, 1, D]`, in the same
+    /// element order.
+    Seq,
+}
+
+impl Layout {
+    /// The layout of ONNX dims `dims` (a leading batch of 1) and hwgen's `[h, w, c]` for
+    /// it; None for another rank or batch.
+    pub fn of_dims(dims: &[usize]) -> Option<(Layout, [usize; 3])> {
+        match dims {
+            [1, c, h, w] => Some((Layout::Map, [*h, *w, *c])),
+            [1, s, d] => Some((Layout::Seq, [*s, 1, *d])),
+            [1, k] => Some((Layout::Flat, [1, 1, *k])),
+            _ => None,
+        }
+    }
+
+    /// The ONNX dims of a tensor of hwgen shape `[h, w, c]`.
+    pub fn onnx_dims(self, [h, w, c]: [usize; 3]) -> Vec<usize> {
+        match self {
+            Layout::Map => vec![1, c, h, w],
+            Layout::Flat => vec![1, h * w * c],
+            Layout::Seq => vec![1, h * w, c],
+        }
+    }
+
+    /// Where hwgen's element (y, x, ch) of a tensor of shape `[h, w, c]` sits in ONNX's
+    /// element order.
+    pub fn onnx_index(self, [h, w, c]: [usize; 3], y: usize, x: usize, ch: usize) -> usize {
+        match self {
+            Layout::Map | Layout::Flat => (ch * h + y) * w + x,
+            Layout::Seq => (y * w + x) * c + ch,
+        }
+    }
 }
 
 /// The 8-bit activation type (ONNX's int8 or uint8) an importer's tensor holds.
@@ -136,7 +181,7 @@ pub fn conv_weights(w: &[f64], cout: usize, cin_g: usize, k: usize) -> Vec<i64> 
 
 /// Gemm/MatMul weights as hwgen's fc weights [h*w*c, cout]. `rows` is ONNX's [K, N]
 /// (or [N, K] when `trans`); a flattened map's K runs c, y, x in ONNX and y, x, c in hwgen.
-pub fn fc_weights(b: &[f64], trans: bool, input: [usize; 3], flat: bool, n: usize) -> Vec<i64> {
+pub fn fc_weights(b: &[f64], trans: bool, input: [usize; 3], layout: Layout, n: usize) -> Vec<i64> {
     let [h, w, c] = input;
     let k = h * w * c;
     let mut out = vec![0; k * n];
@@ -144,7 +189,11 @@ pub fn fc_weights(b: &[f64], trans: bool, input: [usize; 3], flat: bool, n: usiz
         for x in 0..w {
             for ch in 0..c {
                 let hw_row = (y * w + x) * c + ch;
-                let onnx_row = if flat { (ch * h + y) * w + x } else { hw_row };
+                let onnx_row = if layout == Layout::Flat {
+                    layout.onnx_index(input, y, x, ch)
+                } else {
+                    hw_row
+                };
                 for o in 0..n {
                     let v = if trans {
                         b[o * k + onnx_row]
@@ -223,11 +272,11 @@ mod tests {
         // 2:(1,0) 3:(1,1); hwgen rows (x, c): 0:(0,0) 1:(0,1)->ONNX 2, 2:(1,0)->ONNX 1.
         let b = [10.0, 11.0, 12.0, 13.0];
         assert_eq!(
-            fc_weights(&b, false, [1, 2, 2], true, 1),
+            fc_weights(&b, false, [1, 2, 2], Layout::Flat, 1),
             vec![10, 12, 11, 13]
         );
         assert_eq!(
-            fc_weights(&b, true, [1, 2, 2], false, 1),
+            fc_weights(&b, true, [1, 2, 2], Layout::Map, 1),
             vec![10, 11, 12, 13]
         );
     }

@@ -11,7 +11,7 @@ mod layer;
 pub mod proto;
 mod wire;
 
-pub use layer::Requant;
+pub use layer::{Layout, Requant};
 
 use crate::filemap::FileMap;
 use std::fmt;
@@ -30,6 +30,8 @@ pub struct InputQuant {
     pub signed: bool,
     /// [h, w, c]
     pub shape: [usize; 3],
+    /// How ONNX holds it.
+    pub layout: Layout,
     /// The graph input (or the host's tensor a segment starts from) is already these
     /// integers (int8 or uint8), quantized with `scale` and `zero_point` as its first
     /// quantized reader declares: the host passes it on unchanged.
@@ -51,8 +53,8 @@ pub struct OutputQuant {
     pub float: bool,
     /// [h, w, c] of the layer's tensor.
     pub shape: [usize; 3],
-    /// The ONNX output is 2-D ([1, K], after a Flatten or a Gemm), not [1, C, H, W].
-    pub flat: bool,
+    /// How ONNX holds it (`[1, C, H, W]`, `[1, K]` or `[1, S, D]`).
+    pub layout: Layout,
     /// The layer writes its int32 accumulator (the float output of an operator the graph
     /// leaves unquantized): channel c's float value is `acc * scales[c]` (the input scale
     /// times the weight scale); `scale` and `zero_point` are then unused.
@@ -317,7 +319,7 @@ pub fn partition_at(
         .enumerate()
         .flat_map(|(i, n)| n.outputs.iter().map(move |o| (o.as_str(), i)))
         .collect();
-    let mut handoff: Vec<(String, bool)> = vec![];
+    let mut handoff: Vec<(String, Option<usize>)> = vec![];
     let mut seen = std::collections::HashSet::new();
     let mut stack: Vec<&str> = g.outputs.iter().map(|o| o.name.as_str()).collect();
     while let Some(t) = stack.pop() {
@@ -326,7 +328,7 @@ pub fn partition_at(
         }
         match producer.get(t) {
             None => {}
-            Some(&i) if i < cut && im.is_layer_value(t) => handoff.push((t.to_string(), false)),
+            Some(&i) if i < cut && im.is_layer_value(t) => handoff.push((t.to_string(), None)),
             Some(&i) => stack.extend(
                 g.nodes[i]
                     .inputs

@@ -5,7 +5,7 @@
 //! carries the constant term and whose requantization rounds once.
 
 use super::{Importer, Pending, PendingOp, Val};
-use crate::onnx::layer::{Layer, QTensor};
+use crate::onnx::layer::{Layer, Layout, QTensor};
 use crate::onnx::proto::{dtype, Node};
 use crate::onnx::ImportError;
 
@@ -85,14 +85,14 @@ impl Importer<'_> {
         x: &QTensor,
     ) -> Result<Vec<f64>, ImportError> {
         let [h, w, c] = x.shape;
-        if x.flat && h * w != 1 {
+        if x.layout == Layout::Flat && h * w != 1 {
             return Err(self.err(
                 desc,
                 "a constant operand of a flattened feature map",
                 "apply the operator before the Flatten",
             ));
         }
-        let target: Vec<usize> = if x.flat { vec![1, c] } else { vec![1, c, h, w] };
+        let target = x.layout.onnx_dims(x.shape);
         let fits =
             dims.len() <= target.len() || dims[..dims.len() - target.len()].iter().all(|&d| d == 1);
         let aligned: Vec<usize> = (0..target.len())
@@ -128,10 +128,10 @@ impl Importer<'_> {
         for y in 0..h {
             for xx in 0..w {
                 for ch in 0..c {
-                    out.push(if x.flat {
-                        at(&[0, ch])
-                    } else {
-                        at(&[0, ch, y, xx])
+                    out.push(match x.layout {
+                        Layout::Flat => at(&[0, ch]),
+                        Layout::Seq => at(&[0, y * w + xx, ch]),
+                        Layout::Map => at(&[0, ch, y, xx]),
                     });
                 }
             }
@@ -339,7 +339,10 @@ impl Importer<'_> {
             note,
         };
         let q = self.push(l, y, x.shape);
-        Ok(QTensor { flat: x.flat, ..q })
+        Ok(QTensor {
+            layout: x.layout,
+            ..q
+        })
     }
 }
 

@@ -2,7 +2,7 @@
 //! the model's layers, with the error bound the README states.
 
 use super::{same, Importer, Pending, PendingOp, Val};
-use crate::onnx::layer::{ConvGeom, Layer, QTensor};
+use crate::onnx::layer::{ConvGeom, Layer, Layout, QTensor};
 use crate::onnx::proto::Node;
 use crate::onnx::ImportError;
 
@@ -39,8 +39,10 @@ impl Importer<'_> {
         };
         let (ai, bi) = if qop { (0, 3) } else { (0, 1) };
         let (a, b) = (operand(self, ai)?, operand(self, bi)?);
-        let one_pixel = |t: &QTensor, of: &QTensor| t.shape == [1, 1, of.shape[2]] && !t.flat;
-        let same_shape = a.shape == b.shape && a.flat == b.flat;
+        let one_pixel = |t: &QTensor, of: &QTensor| {
+            t.shape == [1, 1, of.shape[2]] && t.layout == of.layout && t.layout != Layout::Flat
+        };
+        let same_shape = a.shape == b.shape && a.layout == b.layout;
         if !(same_shape || one_pixel(&a, &b) || one_pixel(&b, &a)) {
             return Err(self.err(
                 desc,
@@ -237,7 +239,10 @@ impl Importer<'_> {
             note,
         };
         let q = self.push(l, y, x.shape);
-        Ok(QTensor { flat: x.flat, ..q })
+        Ok(QTensor {
+            layout: x.layout,
+            ..q
+        })
     }
 
     /// The mean of each channel over the map, exactly as ONNX rounds it once: a depthwise
@@ -250,7 +255,7 @@ impl Importer<'_> {
         y: (f64, i64, bool),
     ) -> Result<QTensor, ImportError> {
         let [h, w, c] = x.shape;
-        if h != w || x.flat {
+        if h != w || x.layout != Layout::Map {
             return Err(self.err(
                 desc,
                 format!("a global average pool over a {h}x{w} map"),
@@ -281,7 +286,7 @@ impl Importer<'_> {
     ) -> Result<QTensor, ImportError> {
         let [h, w, c] = x.shape;
         let k = geom.k;
-        if x.flat || h + 2 * geom.pad < k || w + 2 * geom.pad < k {
+        if x.layout != Layout::Map || h + 2 * geom.pad < k || w + 2 * geom.pad < k {
             return Err(self.err(
                 desc,
                 format!(

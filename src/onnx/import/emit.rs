@@ -2,7 +2,7 @@
 //! in, requantization, and the model file at the end.
 
 use super::{same, ConstQ, Importer, Val};
-use crate::onnx::layer::{self, ConvGeom, Layer, QTensor, Requant};
+use crate::onnx::layer::{self, ConvGeom, Layer, Layout, QTensor, Requant};
 use crate::onnx::proto::{dtype, Graph};
 use crate::onnx::{ImportError, Imported, OutputQuant};
 
@@ -197,7 +197,7 @@ impl Importer<'_> {
             zero_point: y.1,
             signed: y.2,
             shape,
-            flat: false,
+            layout: Layout::Map,
         }
     }
 
@@ -241,10 +241,10 @@ impl Importer<'_> {
         geom: ConvGeom,
         out: Out,
     ) -> Result<QTensor, ImportError> {
-        if x.flat {
+        if x.layout != Layout::Map {
             return Err(self.err(
                 desc,
-                "a convolution of a flattened tensor",
+                "a convolution of a tensor that is not a feature map [1, C, H, W]",
                 "convolve the feature map before flattening it",
             ));
         }
@@ -317,15 +317,22 @@ impl Importer<'_> {
                 ))
             }
         };
-        if k != k_in || (!x.flat && x.shape[0] * x.shape[1] > 1) {
+        if x.layout == Layout::Seq && k == x.shape[2] {
+            return self.emit_token_linear(desc, x, w, b, (k, n, trans), out);
+        }
+        if k != k_in || (x.layout != Layout::Flat && x.shape[0] * x.shape[1] > 1) {
             return Err(self.err(
                 desc,
                 format!(
                     "a {k}x{n} weight matrix over an input of shape {:?} ({k_in} values{})",
-                    x.shape,
-                    if x.flat { "" } else { ", not flattened" }
+                    x.layout.onnx_dims(x.shape),
+                    if x.layout == Layout::Flat {
+                        ""
+                    } else {
+                        ", not flattened"
+                    }
                 ),
-                "flatten the input to [1, K] first",
+                "flatten the input to [1, K] first, or give a sequence [1, S, K]",
             ));
         }
         let acc: Vec<f64> = self
@@ -334,7 +341,7 @@ impl Importer<'_> {
             .map(|s| x.scale * s)
             .collect();
         let bias = self.bias_of(desc, b, &acc)?;
-        let wh = layer::fc_weights(&w.q.values, trans, x.shape, x.flat, n);
+        let wh = layer::fc_weights(&w.q.values, trans, x.shape, x.layout, n);
         let bias = layer::fold_zero_point(&bias, &wh, n, x.zero_point);
         self.check_acc(desc, &bias)?;
         let name = self.fresh(&desc_name(desc), "fc");
@@ -352,7 +359,48 @@ impl Importer<'_> {
             keys,
             note,
         };
-        Ok(self.push_out(l, out, [1, 1, n], &acc))
+        let q = self.push_out(l, out, [1, 1, n], &acc);
+        Ok(QTensor {
+            layout: Layout::Flat,
+            ..q
+        })
+    }
+
+    /// A MatMul (or Gemm) of a sequence `[1, S, K]` with constant `[K, N]` weights (`[N, K]`
+    /// when `trans`): the same linear map of every token, a 1x1 convolution over hwgen's
+    /// `[S, 1, K]`, writing the sequence `[1, S, N]`.
+    fn emit_token_linear(
+        &mut self,
+        desc: &str,
+        x: &QTensor,
+        w: &ConstQ,
+        b: Option<&ConstQ>,
+        (k, n, trans): (usize, usize, bool),
+        out: Out,
+    ) -> Result<QTensor, ImportError> {
+        // As ONNX Conv weights [N, K, 1, 1].
+        let mut conv = w.clone();
+        conv.q.dims = vec![n as i64, k as i64, 1, 1];
+        if !trans {
+            conv.q.values = (0..n * k)
+                .map(|i| w.q.values[(i % k) * n + i / k])
+                .collect();
+        }
+        let geom = ConvGeom {
+            k: 1,
+            stride: 1,
+            pad: 0,
+            groups: 1,
+        };
+        let map = QTensor {
+            layout: Layout::Map,
+            ..x.clone()
+        };
+        let q = self.emit_conv(desc, &map, &conv, b, geom, out)?;
+        Ok(QTensor {
+            layout: Layout::Seq,
+            ..q
+        })
     }
 
     pub(super) fn emit_maxpool(&mut self, desc: &str, x: &QTensor, geom: ConvGeom) -> QTensor {
@@ -374,7 +422,7 @@ impl Importer<'_> {
         QTensor {
             name,
             shape: [geom.out(h), geom.out(w), c],
-            flat: false,
+            layout: Layout::Map,
             ..x.clone()
         }
     }
@@ -387,24 +435,19 @@ impl Importer<'_> {
         model_name: &str,
         input_data: Option<&str>,
     ) -> Result<Imported, ImportError> {
-        let outs: Vec<(String, bool)> = g
+        let outs: Vec<(String, Option<usize>)> = g
             .outputs
             .iter()
-            .map(|o| {
-                (
-                    o.name.clone(),
-                    o.shape.as_ref().is_some_and(|d| d.len() == 2),
-                )
-            })
+            .map(|o| (o.name.clone(), o.shape.as_ref().map(Vec::len)))
             .collect();
         self.finish_with(&outs, model_name, input_data)
     }
 
-    /// The model file whose outputs are the ONNX tensors `outs` (name, and whether ONNX
-    /// holds it flat), each a layer's output.
+    /// The model file whose outputs are the ONNX tensors `outs` (name, and the rank the
+    /// graph declares for it, if it does), each a layer's output.
     pub(in crate::onnx) fn finish_with(
         mut self,
-        outs: &[(String, bool)],
+        outs: &[(String, Option<usize>)],
         model_name: &str,
         input_data: Option<&str>,
     ) -> Result<Imported, ImportError> {
@@ -421,7 +464,7 @@ impl Importer<'_> {
         inputs.sort_by_key(order);
         let mut outputs = vec![];
         let mut quant = vec![];
-        for (name, flat) in outs {
+        for (name, rank) in outs {
             if let Some(Val::Pending(p)) = self.vals.get(name) {
                 let p = (**p).clone();
                 let x = self.finish_accumulator(&p)?;
@@ -437,7 +480,7 @@ impl Importer<'_> {
                     signed: true,
                     float: true,
                     shape: x.shape,
-                    flat: x.flat || *flat,
+                    layout: declared(&x, *rank),
                     accumulator: self.accumulators.get(&x.name).cloned(),
                 });
                 continue;
@@ -455,7 +498,7 @@ impl Importer<'_> {
                         signed: x.signed,
                         float: matches!(v, Val::Dq(_)),
                         shape: x.shape,
-                        flat: x.flat || *flat,
+                        layout: declared(x, *rank),
                         accumulator: self.accumulators.get(&x.name).cloned(),
                     });
                 }
@@ -575,4 +618,15 @@ pub(super) fn requant_text(r: Requant, zero_point: i64) -> String {
         "{{ multiplier = {}, shift = {}, zero_point = {zero_point} }}",
         r.multiplier, r.shift
     )
+}
+
+/// The layout a graph output of ONNX rank `rank` (when the graph declares it) holds tensor
+/// `x` in: a one-pixel tensor is `[1, C]` or `[1, C, 1, 1]` as declared (the same element
+/// order); otherwise the tensor's own.
+fn declared(x: &QTensor, rank: Option<usize>) -> Layout {
+    match (rank, x.layout) {
+        (Some(2), Layout::Map) if x.shape[..2] == [1, 1] => Layout::Flat,
+        (Some(4), Layout::Flat) if x.shape[..2] == [1, 1] => Layout::Map,
+        (_, l) => l,
+    }
 }

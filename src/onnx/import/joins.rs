@@ -3,7 +3,7 @@
 //! folded into an untied bias.
 
 use super::{same, ConstQ, Importer, Pending, PendingOp, Val};
-use crate::onnx::layer::{Layer, QTensor};
+use crate::onnx::layer::{Layer, Layout, QTensor};
 use crate::onnx::proto::{AttrValue, Node};
 use crate::onnx::ImportError;
 
@@ -27,8 +27,8 @@ impl Importer<'_> {
         let mut parts = vec![];
         for i in (first..n.inputs.len()).step_by(step) {
             match (self.val(desc, &n.inputs[i])?, n.op_type.as_str()) {
-                (Val::Dq(x), "Concat") if !x.flat => parts.push(x),
-                (Val::Q(x), "QLinearConcat") if !x.flat => {
+                (Val::Dq(x), "Concat") if channels_last(&x) => parts.push(x),
+                (Val::Q(x), "QLinearConcat") if channels_last(&x) => {
                     self.q_input(desc, n, i)?;
                     parts.push(x)
                 }
@@ -166,7 +166,7 @@ impl Importer<'_> {
             && kh >= s[0]
             && (0..kh).contains(&p[0])
             && cin as usize == x.shape[2]
-            && !x.flat;
+            && x.layout == Layout::Map;
         if !ok {
             return Err(self.err(desc, format!("kernel {kh}x{kw}, strides {s:?}, pads {p:?}, output_padding {out_pad:?}"), "hwgen's transposed convolution has groups 1, a square kernel of at least the stride, one stride, one padding below the kernel, and no output padding or dilation"));
         }
@@ -260,4 +260,10 @@ impl Importer<'_> {
         };
         Ok(self.push_out(l, out, [oh, ow, cout], &acc))
     }
+}
+
+/// Whether a concat along axis 1 of `x` is a concat of hwgen's channels: a feature map, or
+/// a flat tensor of one pixel.
+fn channels_last(x: &QTensor) -> bool {
+    x.layout == Layout::Map || (x.layout == Layout::Flat && x.shape[..2] == [1, 1])
 }

@@ -5,7 +5,7 @@
 use super::eltwise::clip_code;
 use super::emit::Out;
 use super::{same, ConstQ, Importer, Pending, PendingOp, Val};
-use crate::onnx::layer::{ConvGeom, QTensor};
+use crate::onnx::layer::{ConvGeom, Layout, QTensor};
 use crate::onnx::proto::{AttrValue, Node};
 use crate::onnx::ImportError;
 
@@ -338,9 +338,18 @@ impl Importer<'_> {
     }
 
     pub(super) fn flatten(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
-        let flat = |x: QTensor| QTensor {
-            flat: x.shape[0] * x.shape[1] > 1 || x.flat,
-            ..x
+        let flat = |s: &Self, x: QTensor| {
+            if x.layout == Layout::Seq && x.shape[0] > 1 {
+                return Err(s.err(
+                    desc,
+                    format!("a flatten of a sequence of {} tokens", x.shape[0]),
+                    "apply the linear layer to each token ([1, S, D] MatMul) instead of flattening",
+                ));
+            }
+            Ok(QTensor {
+                layout: Layout::Flat,
+                ..x
+            })
         };
         if n.op_type == "Flatten" && n.attr_int("axis", 1) != 1 {
             return Err(self.err(
@@ -358,8 +367,8 @@ impl Importer<'_> {
             }
         }
         match self.val(desc, &n.inputs[0])? {
-            Val::Q(x) => Ok(Val::Q(flat(x))),
-            Val::Dq(x) => Ok(Val::Dq(flat(x))),
+            Val::Q(x) => Ok(Val::Q(flat(self, x)?)),
+            Val::Dq(x) => Ok(Val::Dq(flat(self, x)?)),
             _ => Err(self.err(
                 desc,
                 "its input is not quantized",
@@ -390,8 +399,7 @@ impl Importer<'_> {
                 self.emit_conv_transpose(desc, x, w, b.as_ref(), *geom, Out::Acc)
             }
             PendingOp::Fc { x, w, b, trans } => {
-                let q = self.emit_fc(desc, x, w, b.as_ref(), *trans, Out::Acc)?;
-                Ok(QTensor { flat: true, ..q })
+                self.emit_fc(desc, x, w, b.as_ref(), *trans, Out::Acc)
             }
             _ => unreachable!("writes_accumulator accepts these operators only"),
         }

@@ -5,7 +5,7 @@
 
 use super::{Importer, PendingOp, Val};
 use crate::onnx::hostops::resize::{nearest_modes, nearest_source};
-use crate::onnx::layer::{Layer, QTensor};
+use crate::onnx::layer::{Layer, Layout, QTensor};
 use crate::onnx::proto::Node;
 use crate::onnx::ImportError;
 
@@ -40,8 +40,8 @@ impl Importer<'_> {
         let bad = |what: String| {
             self.err(desc, what, "the accelerator repeats pixels by a whole factor (Resize mode nearest, scales [1, 1, f, f])")
         };
-        if x.flat {
-            return Err(bad("a flattened tensor".into()));
+        if x.layout != Layout::Map {
+            return Err(bad("a tensor that is not a feature map [1, C, H, W]".into()));
         }
         let [h, w, c] = x.shape;
         // Scales (Resize input 2, Upsample input 1) or sizes (Resize input 3).
