@@ -1257,18 +1257,43 @@ fn encoder_layers_run_on_the_accelerator() {
     }
     let dir = make_act("encoder", "qdq", "int8", &["per_channel"]);
     let out = dir.path().join("y_hwgen.npy");
-    let o = hwgen_run_on("configs/8x8_int8.toml", dir.path(), &["xr.npy"], &out, true);
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr),
-    );
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"))
+        .args([
+            "run",
+            "-c",
+            "configs/8x8_int8.toml",
+            "--interp",
+            "--json",
+            "-m",
+        ])
+        .arg(dir.path().join("model.onnx"))
+        .arg("-i")
+        .arg(dir.path().join("xr.npy"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     // q, k and v from the input; then the output projection and residual, the FFN's first
     // layer, and its second with the residual, each a segment.
-    assert!(
-        stdout.contains("6 accelerator segments"),
-        "{stdout}\n{stderr}"
-    );
+    assert_eq!(report["segments"].as_array().unwrap().len(), 6, "{stderr}");
+    // Hand-derived MACs (16 tokens, hidden 32, 2 heads of 16, FFN 64): the six linear
+    // layers 4 x 16 x 32 x 32 + 2 x 16 x 32 x 64 on the accelerator; the two attention
+    // products, 2 x (2 x 16 x 16 x 16), on the host (for now).
+    assert_eq!(report["accelerator"]["macs"], 131072);
+    assert_eq!(report["host"]["macs"], 16384);
+    for n in report["nodes"].as_array().unwrap() {
+        if n["op_type"] == "MatMul" {
+            let on = if ["s", "a"].contains(&n["output"].as_str().unwrap()) {
+                "host"
+            } else {
+                "accelerator"
+            };
+            assert_eq!(n["ran_on"], on, "{n}");
+        }
+    }
     let got = hwgen::model::npy::read_f32(&out).unwrap();
     let want = hwgen::model::npy::read_f32(&dir.path().join("yr.npy")).unwrap();
     assert_eq!(got.shape, vec![1, 16, 32]);

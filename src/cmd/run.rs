@@ -27,6 +27,11 @@ pub struct Args {
     /// Where verilated models are cached (default: $HWGEN_CACHE or ~/.cache/hwgen).
     #[arg(long)]
     pub cache: Option<PathBuf>,
+    /// Print, instead of the summary line, one JSON object: per node its name, op type,
+    /// where it ran and its MACs; the totals on the accelerator and on the host; the
+    /// accelerator's segments.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Split the graph between the accelerator and the host, run the accelerator's part on the
@@ -82,9 +87,12 @@ pub fn run(args: Args) -> Result<()> {
     // The first segment from the graph input; then, where the host has computed a float
     // tensor that a QuantizeLinear quantizes, the next segment from there.
     let mut runs: Vec<(usize, String)> = Vec::new();
+    // (first node, cut, the ONNX dims it knows) of each accelerator segment.
+    let mut spans = Vec::new();
     if let Some(accel) = &part.accel {
         let how = accelerate(&args, &design, (accel, None), dir.path(), &mut host)?;
         runs.push((accel.notes.len(), how));
+        spans.push((0, part.cut, part.dims.clone()));
     }
     let mut pos = part.cut;
     while let Some(start) = next_segment(g, pos, &mut host) {
@@ -109,6 +117,7 @@ pub fn run(args: Args) -> Result<()> {
         );
         let how = accelerate(&args, &design, (accel, Some(&start)), dir.path(), &mut host)?;
         runs.push((accel.notes.len(), how));
+        spans.push((start.node, seg.cut, seg.dims.clone()));
     }
     let how = match runs.as_slice() {
         [] => {
@@ -136,12 +145,94 @@ pub fn run(args: Args) -> Result<()> {
         false => "wrote nothing".to_string(),
     };
     let host_nodes = host.ran.len();
+    if args.json {
+        let report = report(&args, &design.name, g, &host, (&spans, &runs), &wrote);
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
     println!(
         "{} on {}: {how}; {host_nodes} nodes on the host; {wrote}",
         args.model.display(),
         design.name,
     );
     Ok(())
+}
+
+/// Where a node ran, for the report.
+fn placement(i: usize, host: &Host, spans: &[Span]) -> &'static str {
+    if host.ran.contains(&i) {
+        "host"
+    } else if spans.iter().any(|(from, to, _)| (*from..*to).contains(&i)) {
+        "accelerator"
+    } else {
+        "not run"
+    }
+}
+
+/// An accelerator segment: its first node, the node where the host takes over, and the
+/// ONNX dims of the tensors it reads and writes.
+type Span = (usize, usize, std::collections::HashMap<String, Vec<usize>>);
+
+/// `hwgen run --json`: per node (in the graph's order) its name, op type, where it ran
+/// ("accelerator": mapped into a segment's layers, weights and quantization folded in;
+/// "host"; "not run": nothing needed it) and its MACs (null when an operand's dims are not
+/// known); the totals; the segments.
+fn report(
+    args: &Args,
+    design: &str,
+    g: &hwgen::onnx::proto::Graph,
+    host: &Host,
+    (spans, runs): (&[Span], &[(usize, String)]),
+    wrote: &str,
+) -> serde_json::Value {
+    use serde_json::json;
+    let mut totals = std::collections::BTreeMap::<&str, (u64, u64)>::new();
+    let nodes: Vec<_> = g
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let at = placement(i, host, spans);
+            let dims = |t: &str| {
+                host.known
+                    .get(t)
+                    .map(|v| v.dims.clone())
+                    .or_else(|| spans.iter().find_map(|(_, _, d)| d.get(t).cloned()))
+            };
+            let macs = hwgen::onnx::macs::node_macs(n, dims);
+            let e = totals.entry(at).or_default();
+            e.0 += 1;
+            e.1 += macs.unwrap_or(0);
+            json!({
+                "name": n.name,
+                "op_type": n.op_type,
+                "output": n.outputs.first(),
+                "ran_on": at,
+                "macs": macs,
+            })
+        })
+        .collect();
+    let total = |k: &str| {
+        let (n, m) = totals.get(k).copied().unwrap_or_default();
+        json!({ "nodes": n, "macs": m })
+    };
+    let segments: Vec<_> = spans
+        .iter()
+        .zip(runs)
+        .map(|((from, to, _), (layers, how))| {
+            json!({ "from_node": from, "to_node": to, "layers": layers, "ran": how })
+        })
+        .collect();
+    json!({
+        "model": args.model.display().to_string(),
+        "design": design,
+        "nodes": nodes,
+        "accelerator": total("accelerator"),
+        "host": total("host"),
+        "not_run": total("not run"),
+        "segments": segments,
+        "output": wrote,
+    })
 }
 
 /// The next place from node `pos` on where an accelerator segment can start: a

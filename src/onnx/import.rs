@@ -379,7 +379,7 @@ impl<'a> Importer<'a> {
     }
 
     /// A segment's input (after the host's part of the graph): the tensor `name` the host
-    /// computed, of ONNX dims `dims` ([1, C, H, W] or [1, K]): a float one, which a
+    /// computed, of ONNX dims `dims` ([1, C, H, W], [1, S, D] or [1, K]): a float one, which a
     /// QuantizeLinear of the segment quantizes as it would the graph input, or an int8/uint8
     /// one, which the segment's first quantized operator reads (`integer_input`).
     pub fn segment_input(
@@ -439,6 +439,25 @@ impl<'a> Importer<'a> {
             Some(Val::Pending(p)) => ops::writes_accumulator(p),
             _ => false,
         }
+    }
+
+    /// The ONNX dims of every tensor and constant read so far (for the MACs of the report).
+    pub fn onnx_dims(&self) -> HashMap<String, Vec<usize>> {
+        let mut dims: HashMap<String, Vec<usize>> = self
+            .consts
+            .iter()
+            .map(|(k, t)| (k.clone(), t.dims.iter().map(|&d| d as usize).collect()))
+            .collect();
+        for (k, v) in &self.vals {
+            let d = match v {
+                Val::Float(shape, layout) => layout.onnx_dims(*shape),
+                Val::Q(x) | Val::Dq(x) => x.layout.onnx_dims(x.shape),
+                Val::DqConst(c, _) => c.q.dims.iter().map(|&d| d as usize).collect(),
+                Val::Pending(_) => continue,
+            };
+            dims.insert(k.clone(), d);
+        }
+        dims
     }
 
     fn val(&self, node: &str, name: &str) -> Result<Val, ImportError> {

@@ -8,6 +8,7 @@ pub mod host;
 pub mod hostops;
 mod import;
 mod layer;
+pub mod macs;
 pub mod proto;
 mod wire;
 
@@ -247,6 +248,8 @@ pub struct Partition {
     pub accel: Option<Imported>,
     pub cut: usize,
     pub reason: Option<ImportError>,
+    /// The ONNX dims of the tensors the segment reads and writes (for the report's MACs).
+    pub dims: std::collections::HashMap<String, Vec<usize>>,
 }
 
 /// Where a later accelerator segment starts: node `node`, which reads the tensor `input`
@@ -301,6 +304,7 @@ pub fn partition_at(
             }
         }
     }
+    let dims = im.onnx_dims();
     if reason.is_none() && start.is_none() {
         let accel = Some(im.finish_graph(g, &stem(path), input_data)?);
         return Ok(Partition {
@@ -308,6 +312,7 @@ pub fn partition_at(
             accel,
             cut,
             reason,
+            dims,
         });
     }
     // The accelerator's values the host needs: from the graph outputs back through the
@@ -348,6 +353,7 @@ pub fn partition_at(
         accel,
         cut,
         reason,
+        dims,
     })
 }
 

@@ -74,12 +74,12 @@ impl HostVal {
 /// Evaluates graph values on demand; `known` holds what is given (handed over, inputs).
 pub struct Host<'g> {
     graph: &'g Graph,
-    producer: HashMap<&'g str, &'g Node>,
+    producer: HashMap<&'g str, usize>,
     pub known: HashMap<String, HostVal>,
     /// The sequences and optionals given or computed.
     pub others: HashMap<String, Value>,
-    /// The nodes evaluated, in order (for the report).
-    pub ran: Vec<String>,
+    /// The nodes evaluated (their indices in the graph), in order (for the report).
+    pub ran: Vec<usize>,
     /// Tensors being evaluated (a cycle is an error, not an endless recursion).
     busy: std::collections::HashSet<String>,
 }
@@ -134,9 +134,9 @@ fn source(idx: usize, out: &[usize], shape: &[usize]) -> usize {
 impl<'g> Host<'g> {
     pub fn new(graph: &'g Graph) -> Self {
         let mut producer = HashMap::new();
-        for n in &graph.nodes {
+        for (i, n) in graph.nodes.iter().enumerate() {
             for o in &n.outputs {
-                producer.insert(o.as_str(), n);
+                producer.insert(o.as_str(), i);
             }
         }
         let known = graph
@@ -180,10 +180,11 @@ impl<'g> Host<'g> {
             if self.known.contains_key(&t) || self.others.contains_key(&t) {
                 continue;
             }
-            let node = *self
+            let index = *self
                 .producer
                 .get(t.as_str())
                 .ok_or_else(|| format!("tensor '{t}' has no value (an input without data?)"))?;
+            let node = &self.graph.nodes[index];
             if !expanded {
                 if !self.busy.insert(t.clone()) {
                     return Err(format!(
@@ -220,8 +221,7 @@ impl<'g> Host<'g> {
                     .map(|v| v.into_iter().map(Value::Tensor).collect())
             }
             .map_err(|e| format!("node '{}' ({}): {e}", node.name, node.op_type))?;
-            self.ran
-                .push(format!("{} ({})", node.outputs[0], node.op_type));
+            self.ran.push(index);
             for (o, v) in node.outputs.iter().zip(outs) {
                 match v {
                     Value::Tensor(t) => {
