@@ -55,6 +55,7 @@ fn functions_against_float64() {
         ("silu", Function::Silu),
         ("sigmoid", Function::Sigmoid),
         ("tanh", Function::Tanh),
+        ("erf", Function::Erf),
     ];
     for (name, f) in functions {
         let table = f.table();
@@ -71,6 +72,7 @@ fn functions_against_float64() {
         ("silu", 5e-4, f64::INFINITY),
         ("sigmoid", 2e-4, f64::INFINITY),
         ("tanh", 4e-4, f64::INFINITY),
+        ("erf", 2.5e-4, f64::INFINITY),
     ];
     for (name, abs, rel) in bounds {
         let [max_abs, _, max_rel] = got[name];
@@ -108,7 +110,7 @@ fn operator_case(op: &str, extra: &str, channels: usize, seed: u64) -> (String, 
         "softmax" => (0.08, 3, 1.0 / 256.0, -128),
         "layernorm" | "rmsnorm" | "scale" => (0.05, -2, 0.03, 1),
         "sigmoid" => (0.06, 0, 1.0 / 256.0, -128),
-        "tanh" => (0.03, 0, 1.0 / 128.0, 0),
+        "tanh" | "erf" => (0.03, 0, 1.0 / 128.0, 0),
         _ => (0.04, -5, 0.03, -40),
     };
     let affine = match op {
@@ -173,6 +175,7 @@ fn operators_against_float64() {
         ("silu", ""),
         ("sigmoid", ""),
         ("tanh", ""),
+        ("erf", ""),
     ];
     let mut input = String::new();
     for (k, (op, extra)) in cases.iter().enumerate() {

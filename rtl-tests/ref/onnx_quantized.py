@@ -1,10 +1,10 @@
 """Quantized ONNX models made by ONNX Runtime's quantizer (test-only reference for `hwgen import`).
 
-Usage: onnx_quantized.py DIR GRAPH FORMAT ACT SEED [per_channel|per_tensor][_u8w]
+Usage: onnx_quantized.py DIR GRAPH FORMAT ACT SEED [per_channel|per_tensor][_sym][_u8w]
 Builds the float graph GRAPH (below) with random weights, quantizes it with ONNX Runtime's
 quantize_static (FORMAT "qdq" or "qop", activations ACT "int8" or "uint8", symmetric int8
 weights, or with "_u8w" uint8 weights with zero point 128, per tensor, or per channel with
-"per_channel", calibrated on random inputs), and writes DIR/model.onnx. Then picks a random
+"per_channel"; with "_sym" activations symmetric too, calibrated on random inputs), and writes DIR/model.onnx. Then picks a random
 quantized input q and writes DIR/x.npy (q, HWC, int64) and DIR/y.npy: the graph's output
 for the float input (q - zero_point) * scale (which QuantizeLinear maps back to q exactly),
 the final DequantizeLinear's float output mapped back to its integers (HWC or flat,
@@ -325,7 +325,9 @@ def main():
         # common weight encoding.
         weight_type=QuantType.QUInt8 if u8w else QuantType.QInt8,
         extra_options={"WeightSymmetric": True}
-        | ({"OpTypesToExcludeOutputQuantization": [nodes[-1].op_type]} if fout else {}),
+        | ({"OpTypesToExcludeOutputQuantization": [nodes[-1].op_type]} if fout else {})
+        # "_sym": activations quantized symmetrically too (zero point 0).
+        | ({"ActivationSymmetric": True} if len(sys.argv) > 6 and "_sym" in sys.argv[6] else {}),
     )
     if graph == "two_inputs":
         return two_inputs(d, shapes, rng)

@@ -35,6 +35,7 @@ FUNCTIONS = {
     "silu": lambda x: x / (1.0 + math.exp(-x)) if x > -700 else 0.0,
     "sigmoid": lambda x: 1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0,
     "tanh": math.tanh,
+    "erf": math.erf,
 }
 
 

@@ -51,7 +51,8 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let dir = tempfile::tempdir()?;
-    let part = hwgen::onnx::partition(&args.model, "data", Some("input.npy"))?;
+    let target = hwgen::onnx::Target::of(&design);
+    let part = hwgen::onnx::partition_at(&args.model, None, target, "data", Some("input.npy"))?;
     let g = &part.model.graph;
     let mut host = Host::new(g);
     let inputs: Vec<_> = g
@@ -98,7 +99,7 @@ pub fn run(args: Args) -> Result<()> {
     while let Some(start) = next_segment(g, pos, &mut host) {
         // (No segment from here: the host goes on.)
         let Ok(seg) =
-            hwgen::onnx::partition_at(&args.model, Some(&start), "data", Some("input.npy"))
+            hwgen::onnx::partition_at(&args.model, Some(&start), target, "data", Some("input.npy"))
         else {
             pos = start.node + 1;
             continue;
@@ -323,7 +324,9 @@ fn accelerate(
         hwgen::model::npy::write_i64(&dir.join(file), &[h, w, c], &v)?;
     }
     let toml = dir.join("model.toml");
-    let imported = hwgen::onnx::write_segment(&args.model, &toml, start, Some("input.npy"))?;
+    let target = hwgen::onnx::Target::of(design);
+    let imported =
+        hwgen::onnx::write_segment(&args.model, &toml, start, target, Some("input.npy"))?;
     let model = hwgen::model::load(&toml)?;
     let program = super::compile(design, &model, &args.model, &args.config)?;
     let expected = hwgen::verify::expected(design, &model, &program);

@@ -30,6 +30,15 @@ pub enum Layout {
     /// A sequence `[1, S, D]` of S tokens of D values: hwgen's `[S, 1, D]`, in the same
     /// element order.
     Seq,
+    /// A sequence split into heads, `[1, S, H, D/H]` (a Reshape of `Seq`): the same
+    /// storage and element order.
+    Split(usize),
+    /// Heads first, `[1, H, S, D/H]` (attention's queries, values, scores and
+    /// probabilities): hwgen keeps `[S, 1, D]`, the heads side by side in the channels.
+    Heads(usize),
+    /// Heads first and transposed, `[1, H, D/H, S]` (attention's keys as the scores'
+    /// second operand), the same storage.
+    HeadsT(usize),
 }
 
 impl Layout {
@@ -46,20 +55,39 @@ impl Layout {
 
     /// The ONNX dims of a tensor of hwgen shape `[h, w, c]`.
     pub fn onnx_dims(self, [h, w, c]: [usize; 3]) -> Vec<usize> {
+        let s = h * w;
         match self {
             Layout::Map => vec![1, c, h, w],
             Layout::Flat => vec![1, h * w * c],
-            Layout::Seq => vec![1, h * w, c],
+            Layout::Seq => vec![1, s, c],
+            Layout::Split(n) => vec![1, s, n, c / n],
+            Layout::Heads(n) => vec![1, n, s, c / n],
+            Layout::HeadsT(n) => vec![1, n, c / n, s],
+        }
+    }
+
+    /// The ONNX coordinates (in `onnx_dims`) of hwgen's element (y, x, ch) of a tensor of
+    /// shape `[h, w, c]`.
+    pub fn onnx_coords(self, [h, w, c]: [usize; 3], y: usize, x: usize, ch: usize) -> Vec<usize> {
+        let t = y * w + x;
+        match self {
+            Layout::Map => vec![0, ch, y, x],
+            Layout::Flat => vec![0, (ch * h + y) * w + x],
+            Layout::Seq => vec![0, t, ch],
+            Layout::Split(n) => vec![0, t, ch / (c / n), ch % (c / n)],
+            Layout::Heads(n) => vec![0, ch / (c / n), t, ch % (c / n)],
+            Layout::HeadsT(n) => vec![0, ch / (c / n), ch % (c / n), t],
         }
     }
 
     /// Where hwgen's element (y, x, ch) of a tensor of shape `[h, w, c]` sits in ONNX's
     /// element order.
-    pub fn onnx_index(self, [h, w, c]: [usize; 3], y: usize, x: usize, ch: usize) -> usize {
-        match self {
-            Layout::Map | Layout::Flat => (ch * h + y) * w + x,
-            Layout::Seq => (y * w + x) * c + ch,
-        }
+    pub fn onnx_index(self, shape: [usize; 3], y: usize, x: usize, ch: usize) -> usize {
+        let dims = self.onnx_dims(shape);
+        self.onnx_coords(shape, y, x, ch)
+            .iter()
+            .zip(&dims)
+            .fold(0, |at, (&i, &d)| at * d + i)
     }
 }
 

@@ -100,6 +100,53 @@ impl fmt::Display for ImportError {
 
 impl std::error::Error for ImportError {}
 
+/// What the design a graph is mapped to runs besides convolutions, products, pooling and
+/// element-wise layers, which every design runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    /// The row unit (`[rows]`: softmax, the norms, the nonlinearities) and the transposer
+    /// (a matmul of two run-time tensors).
+    pub rows: bool,
+    /// The channel tile that each head of a per-head row program or product must fill
+    /// (the array's size).
+    pub tile: usize,
+}
+
+impl Target {
+    /// Any design (`hwgen import`, which knows none): every operator the importer maps.
+    pub const ANY: Target = Target {
+        rows: true,
+        tile: 1,
+    };
+
+    pub fn of(design: &crate::design::Design) -> Target {
+        let cores = design.cores();
+        let unit = cores.iter().map(|c| c.1).find(|u| u.rows.is_some());
+        match unit {
+            Some(u) => {
+                let (a, b) = (u.cpf as usize, u.kpf as usize);
+                Target {
+                    rows: true,
+                    tile: a.max(b),
+                }
+            }
+            None => Target {
+                rows: false,
+                tile: 1,
+            },
+        }
+    }
+}
+
+/// The default-domain opset of a model (0 when it names none).
+fn opset(model: &proto::Model) -> i64 {
+    model
+        .opsets
+        .iter()
+        .find(|(d, _)| d.is_empty() || d == "ai.onnx")
+        .map_or(0, |o| o.1)
+}
+
 /// Read and map an ONNX file; the model file refers to its tensors as `data_dir/<file>`.
 pub fn import(path: &Path, data_dir: &str) -> Result<Imported, ImportError> {
     import_with(path, data_dir, None)
@@ -114,7 +161,7 @@ pub fn import_with(
 ) -> Result<Imported, ImportError> {
     let (file, model) = read(path)?;
     let g = &model.graph;
-    let mut im = import::Importer::new(&file, g, data_dir);
+    let mut im = import::Importer::new(&file, g, data_dir).with(Target::ANY, opset(&model));
     im.graph_input(g)?;
     for (i, n) in g.nodes.iter().enumerate() {
         im.node(n, i)?;
@@ -151,11 +198,7 @@ fn read(path: &Path) -> Result<(String, proto::Model), ImportError> {
         };
         fail(format!("not a readable ONNX model: {}: {}", e.path, e.what), fix)
     })?;
-    let opset = model
-        .opsets
-        .iter()
-        .find(|(d, _)| d.is_empty() || d == "ai.onnx")
-        .map_or(0, |o| o.1);
+    let opset = opset(&model);
     // Below opset 10 a model is read when every operator means there what it means in the
     // opsets hwgen implements (a float graph the host runs); anything else needs opset 10.
     if let Some(n) = (opset < 10)
@@ -269,21 +312,23 @@ pub fn partition(
     data_dir: &str,
     input_data: Option<&str>,
 ) -> Result<Partition, ImportError> {
-    partition_at(path, None, data_dir, input_data)
+    partition_at(path, None, Target::ANY, data_dir, input_data)
 }
 
-/// As [`partition`], for the segment that starts at `start` (None: the graph's start): the
-/// longest run of nodes from there that the accelerator runs, reading the host's tensor
-/// `start.input` as its input; `cut` is where the host takes over again.
+/// As [`partition`], for the segment that starts at `start` (None: the graph's start) on a
+/// design that runs `target`: the longest run of nodes from there that the accelerator
+/// runs, reading the host's tensor `start.input` as its input; `cut` is where the host
+/// takes over again.
 pub fn partition_at(
     path: &Path,
     start: Option<&SegmentStart>,
+    target: Target,
     data_dir: &str,
     input_data: Option<&str>,
 ) -> Result<Partition, ImportError> {
     let (file, model) = read(path)?;
     let g = &model.graph;
-    let mut im = import::Importer::new(&file, g, data_dir);
+    let mut im = import::Importer::new(&file, g, data_dir).with(target, opset(&model));
     let (mut cut, mut reason) = (g.nodes.len(), None);
     let first = start.map_or(0, |s| s.node);
     let ready = match start {
@@ -403,18 +448,20 @@ pub fn write_with_partition(
     toml_path: &Path,
     input_data: Option<&str>,
 ) -> anyhow::Result<Imported> {
-    write_segment(src, toml_path, None, input_data)
+    write_segment(src, toml_path, None, Target::ANY, input_data)
 }
 
-/// As [`write_with_partition`], for the segment that starts at `start` ([`partition_at`]).
+/// As [`write_with_partition`], for the segment that starts at `start` on a design that
+/// runs `target` ([`partition_at`]).
 pub fn write_segment(
     src: &Path,
     toml_path: &Path,
     start: Option<&SegmentStart>,
+    target: Target,
     input_data: Option<&str>,
 ) -> anyhow::Result<Imported> {
     write_using(toml_path, |d| {
-        let p = partition_at(src, start, d, input_data)?;
+        let p = partition_at(src, start, target, d, input_data)?;
         p.accel.ok_or_else(|| {
             let why = p.reason.map_or(String::new(), |e| e.rule);
             ImportError {

@@ -1,5 +1,5 @@
 //! The element-wise nonlinearities of the row unit's spline stage: `gelu` (erf or tanh
-//! form), `silu`, `sigmoid` and `tanh`, each a piecewise quadratic fitted once in Rust
+//! form), `silu`, `sigmoid`, `tanh` and `erf`, each a piecewise quadratic fitted once in Rust
 //! (`numeric::spline::Spline::fit`) whose table rides in accumulator rows.
 
 use super::rowops::{self, RowQuant};
@@ -22,6 +22,9 @@ pub enum Function {
     Silu,
     Sigmoid,
     Tanh,
+    /// The error function (ONNX's Erf: GELU as PyTorch exports it, x / 2 (1 + erf(x /
+    /// sqrt 2)), node by node).
+    Erf,
 }
 
 impl Function {
@@ -36,6 +39,7 @@ impl Function {
             Function::Silu => x / (1.0 + (-x).exp()),
             Function::Sigmoid => 1.0 / (1.0 + (-x).exp()),
             Function::Tanh => x.tanh(),
+            Function::Erf => erf(x),
         }
     }
 
@@ -49,18 +53,20 @@ impl Function {
             Function::Silu => ((-12.0, 12.0), Tail::Constant(0.0), Tail::Identity),
             Function::Sigmoid => ((-10.0, 10.0), Tail::Constant(0.0), Tail::Constant(1.0)),
             Function::Tanh => ((-5.0, 5.0), Tail::Constant(-1.0), Tail::Constant(1.0)),
+            Function::Erf => ((-3.0, 3.0), Tail::Constant(-1.0), Tail::Constant(1.0)),
         }
     }
 
     /// Its spline table, fitted once per process.
     pub fn table(self) -> Spline {
-        static TABLES: [OnceLock<Spline>; 5] = [const { OnceLock::new() }; 5];
+        static TABLES: [OnceLock<Spline>; 6] = [const { OnceLock::new() }; 6];
         let slot = match self {
             Function::GeluErf => 0,
             Function::GeluTanh => 1,
             Function::Silu => 2,
             Function::Sigmoid => 3,
             Function::Tanh => 4,
+            Function::Erf => 5,
         };
         *TABLES[slot].get_or_init(|| {
             let (domain, left, right) = self.fit_domain();
@@ -115,6 +121,15 @@ pub(super) const FORMS: &[Form] = &[
         auto: false,
         leaky: false,
     },
+    Form {
+        name: "erf",
+        parse,
+        keys: KEYS,
+        shared: &[],
+        real: false,
+        auto: false,
+        leaky: false,
+    },
 ];
 
 impl Nonlinear {
@@ -153,6 +168,7 @@ impl Operator for Nonlinear {
             Function::Silu => "silu",
             Function::Sigmoid => "sigmoid",
             Function::Tanh => "tanh",
+            Function::Erf => "erf",
         }
     }
 
@@ -170,8 +186,8 @@ impl Operator for Nonlinear {
     }
 }
 
-/// `gelu` (`approximate = "none"`, the default, or `"tanh"`), `silu`, `sigmoid`, `tanh`:
-/// `scales` and `zero_points`.
+/// `gelu` (`approximate = "none"`, the default, or `"tanh"`), `silu`, `sigmoid`, `tanh`,
+/// `erf`: `scales` and `zero_points`.
 fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
     let quant = rowops::quant(ctx, a, a.prec.ops().output())?;
     let function = match (a.rl.op.as_str(), a.rl.approximate.as_deref()) {
@@ -186,6 +202,7 @@ fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         }
         ("silu", _) => Function::Silu,
         ("sigmoid", _) => Function::Sigmoid,
+        ("erf", _) => Function::Erf,
         _ => Function::Tanh,
     };
     Ok(Parsed {

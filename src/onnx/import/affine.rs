@@ -128,11 +128,7 @@ impl Importer<'_> {
         for y in 0..h {
             for xx in 0..w {
                 for ch in 0..c {
-                    out.push(match x.layout {
-                        Layout::Flat => at(&[0, ch]),
-                        Layout::Seq => at(&[0, y * w + xx, ch]),
-                        Layout::Map => at(&[0, ch, y, xx]),
-                    });
+                    out.push(at(&x.layout.onnx_coords(x.shape, y, xx, ch)));
                 }
             }
         }

@@ -12,6 +12,11 @@ use crate::onnx::ImportError;
 impl Importer<'_> {
     /// QDQ: Conv, Gemm or MatMul on dequantized inputs; waits for its QuantizeLinear.
     pub(super) fn float_op(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
+        if n.op_type == "MatMul" {
+            if let Some(v) = self.product(desc, n)? {
+                return Ok(v);
+            }
+        }
         let x = match self.val(desc, &n.inputs[0])? {
             Val::Dq(x) => x,
             _ => {
@@ -359,6 +364,9 @@ impl Importer<'_> {
             ));
         }
         if n.op_type == "Reshape" {
+            if let Some(v) = self.reshape_heads(desc, n)? {
+                return Ok(v);
+            }
             let shape = &self
                 .constant(desc, n.inputs.get(1).map_or("", String::as_str))?
                 .values;
@@ -462,6 +470,7 @@ impl Importer<'_> {
             PendingOp::Fc { x, w, b, trans } => {
                 self.emit_fc(desc, x, w, b.as_ref(), *trans, Out::Q(y))?
             }
+            PendingOp::Rows(op) => self.emit_rows(desc, op, y)?,
         };
         if let Some(hi) = p.clip_hi {
             self.add_activation(desc, &out.name, Some(clip_code(hi, y)))?;
