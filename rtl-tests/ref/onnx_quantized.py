@@ -219,7 +219,10 @@ def build(graph, rng):
         soft = helper.make_node("Softmax", ["c1"], ["s1"], axis=1)
         return n1 + [soft], i1, [1, 3, 4, 4], "s1"
     if graph == "encoder":
-        return encoder(rng)
+        nodes, inits = encoder(rng)
+        return nodes, inits, [1, 16, 32], "y"
+    if graph == "vit":
+        return vit(rng)
     if graph == "fc_softmax_fc":
         # Gemm, Softmax (on the host), Gemm: the second Gemm is a later accelerator segment
         # reading the host's [1, 12] tensor and writing the graph's [1, 5] output.
@@ -233,10 +236,43 @@ def build(graph, rng):
     raise SystemExit(f"unknown graph {graph}")
 
 
-def encoder(rng, s=16, d=32, heads=2, ff=64):
+def vit(rng, d=32, patch=8, classes=10):
+    """A ViT over a [1, 3, 32, 32] image as PyTorch exports it: the patch embedding (a
+    convolution of kernel and stride 8), its 16 pixels made tokens (Reshape to [1, d, 16],
+    Transpose), the class token concatenated in front and the position embedding added,
+    one encoder layer over the 17 tokens, the class token taken (Gather), a
+    LayerNormalization and the classifier (Gemm)."""
+    nodes, inits = conv("patch", "x", 3, d, patch, patch, 0, rng)
+    tokens = 32 // patch * (32 // patch)
+
+    def const(name, a):
+        inits.append(numpy_helper.from_array(np.asarray(a), name))
+        return name
+
+    nodes += [
+        helper.make_node("Reshape", ["patch", const("p_shape", np.array([1, d, tokens], np.int64))], ["p_r"]),
+        helper.make_node("Transpose", ["p_r"], ["p_t"], perm=[0, 2, 1]),
+        helper.make_node("Concat", [const("cls", rng.normal(0, 0.5, (1, 1, d)).astype(np.float32)), "p_t"], ["p_c"], axis=1),
+        helper.make_node("Add", ["p_c", const("pos", rng.normal(0, 0.5, (1, tokens + 1, d)).astype(np.float32))], ["t0"]),
+    ]
+    enc, enc_inits = encoder(rng, s=tokens + 1, d=d, x="t0", out="t1")
+    nodes += enc
+    inits += enc_inits
+    g = const("head_g", (1 + rng.normal(0, 0.1, d)).astype(np.float32))
+    b = const("head_b", rng.normal(0, 0.1, d).astype(np.float32))
+    w = const("head_w", rng.normal(0, 1 / np.sqrt(d), (classes, d)).astype(np.float32))
+    nodes += [
+        helper.make_node("Gather", ["t1", const("cls_index", np.array(0, np.int64))], ["c0"], axis=1),
+        helper.make_node("LayerNormalization", ["c0", g, b], ["c1"], axis=-1, epsilon=1e-6),
+        helper.make_node("Gemm", ["c1", w], ["y"], transB=1),
+    ]
+    return nodes, inits, [1, 3, 32, 32], "y"
+
+
+def encoder(rng, s=16, d=32, heads=2, ff=64, x="x", out="y"):
     """A BERT-style encoder layer over x [1, s, d] as PyTorch exports it: linear layers as
     MatMul + Add, heads split by Reshape and Transpose, scores scaled by a Div, Softmax,
-    residual Adds, LayerNormalization, and GELU in its Erf form."""
+    residual Adds, LayerNormalization, and GELU in its Erf form: (nodes, initializers)."""
     nodes, inits = [], []
     dh = d // heads
 
@@ -258,8 +294,8 @@ def encoder(rng, s=16, d=32, heads=2, ff=64):
         return node("Transpose", [node("Reshape", [x, shape], f"{name}_r")], name, perm=perm)
 
     def layernorm(name, x):
-        g = const(f"{name}_g", (1 + rng.normal(0, 0.1, d)).astype(np.float32))
-        b = const(f"{name}_b", rng.normal(0, 0.1, d).astype(np.float32))
+        g = const(f"{name}_gamma", (1 + rng.normal(0, 0.1, d)).astype(np.float32))
+        b = const(f"{name}_beta", rng.normal(0, 0.1, d).astype(np.float32))
         return node("LayerNormalization", [x, g, b], name, axis=-1, epsilon=1e-5)
 
     def gelu(name, x):
@@ -267,15 +303,19 @@ def encoder(rng, s=16, d=32, heads=2, ff=64):
         m = node("Mul", [x, node("Add", [e, const(f"{name}_one", np.float32(1))], f"{name}_a")], f"{name}_m")
         return node("Mul", [m, const(f"{name}_half", np.float32(0.5))], name)
 
-    q, k, v = (linear(n, "x", d, d) for n in "qkv")
-    scores = node("MatMul", [split("qh", q, [0, 2, 1, 3]), split("kh", k, [0, 2, 3, 1])], "s")
-    p = node("Softmax", [node("Div", [scores, const("s_scale", np.float32(np.sqrt(dh)))], "sd")], "p", axis=-1)
-    a = node("MatMul", [p, split("vh", v, [0, 2, 1, 3])], "a")
-    merged = node("Reshape", [node("Transpose", [a], "at", perm=[0, 2, 1, 3]), const("a_shape", np.array([1, s, d], np.int64))], "ar")
-    n1 = layernorm("n1", node("Add", [linear("o", merged, d, d), "x"], "r1"))
-    f2 = linear("f2", gelu("g", linear("f1", n1, d, ff)), ff, d)
-    layernorm("y", node("Add", [f2, n1], "r2"))
-    return nodes, inits, [1, s, d], "y"
+    # (The layer's names: as below for the graph "encoder", prefixed in a larger graph.)
+    n_ = "" if out == "y" else f"{out}_"
+    q, k, v = (linear(f"{n_}{n}", x, d, d) for n in "qkv")
+    scores = node("MatMul", [split(f"{n_}qh", q, [0, 2, 1, 3]), split(f"{n_}kh", k, [0, 2, 3, 1])], f"{n_}s")
+    scaled = node("Div", [scores, const(f"{n_}s_scale", np.float32(np.sqrt(dh)))], f"{n_}sd")
+    p = node("Softmax", [scaled], f"{n_}p", axis=-1)
+    a = node("MatMul", [p, split(f"{n_}vh", v, [0, 2, 1, 3])], f"{n_}a")
+    at = node("Transpose", [a], f"{n_}at", perm=[0, 2, 1, 3])
+    merged = node("Reshape", [at, const(f"{n_}a_shape", np.array([1, s, d], np.int64))], f"{n_}ar")
+    n1 = layernorm(f"{n_}n1", node("Add", [linear(f"{n_}o", merged, d, d), x], f"{n_}r1"))
+    f2 = linear(f"{n_}f2", gelu(f"{n_}g", linear(f"{n_}f1", n1, d, ff)), ff, d)
+    layernorm(out, node("Add", [f2, n1], f"{n_}r2"))
+    return nodes, inits
 
 
 class Reader(CalibrationDataReader):

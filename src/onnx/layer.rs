@@ -28,8 +28,11 @@ pub enum Layout {
     /// elements c, y, x.
     Flat,
     /// A sequence `[1, S, D]` of S tokens of D values: hwgen's `[S, 1, D]`, in the same
-    /// element order.
+    /// element order (or a map's `[h, w, D]`, its h*w pixels the tokens: ViT's patches).
     Seq,
+    /// Channels first, `[1, D, S]`: a map's pixels as tokens (a Reshape of `[1, C, H, W]`
+    /// to `[1, C, H*W]`, which a Transpose makes a `Seq`), the same storage.
+    SeqT,
     /// A sequence split into heads, `[1, S, H, D/H]` (a Reshape of `Seq`): the same
     /// storage and element order.
     Split(usize),
@@ -60,6 +63,7 @@ impl Layout {
             Layout::Map => vec![1, c, h, w],
             Layout::Flat => vec![1, h * w * c],
             Layout::Seq => vec![1, s, c],
+            Layout::SeqT => vec![1, c, s],
             Layout::Split(n) => vec![1, s, n, c / n],
             Layout::Heads(n) => vec![1, n, s, c / n],
             Layout::HeadsT(n) => vec![1, n, c / n, s],
@@ -74,6 +78,7 @@ impl Layout {
             Layout::Map => vec![0, ch, y, x],
             Layout::Flat => vec![0, (ch * h + y) * w + x],
             Layout::Seq => vec![0, t, ch],
+            Layout::SeqT => vec![0, ch, t],
             Layout::Split(n) => vec![0, t, ch / (c / n), ch % (c / n)],
             Layout::Heads(n) => vec![0, ch / (c / n), t, ch % (c / n)],
             Layout::HeadsT(n) => vec![0, ch / (c / n), ch % (c / n), t],

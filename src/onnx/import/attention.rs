@@ -54,6 +54,8 @@ fn transposed(from: Layout, perm: &[i64]) -> Option<Layout> {
         (Layout::Heads(h), [0, 1, 3, 2]) => Layout::HeadsT(h),
         (Layout::HeadsT(h), [0, 1, 3, 2]) => Layout::Heads(h),
         (Layout::HeadsT(h), [0, 3, 1, 2]) => Layout::Split(h),
+        (Layout::SeqT, [0, 2, 1]) => Layout::Seq,
+        (Layout::Seq, [0, 2, 1]) => Layout::SeqT,
         (l, p) if p.iter().enumerate().all(|(i, &v)| v == i as i64) => l,
         _ => return None,
     })
@@ -74,7 +76,8 @@ impl Importer<'_> {
     }
 
     /// Transpose: attention's head split (`[1, S, H, D/H]` to `[1, H, S, D/H]`, or to
-    /// `[1, H, D/H, S]` for the keys) and merge, which the loads and stores address.
+    /// `[1, H, D/H, S]` for the keys) and merge, and a map's pixels made tokens (`[1, C, S]`
+    /// to `[1, S, C]`), which the loads and stores address.
     pub(super) fn transpose(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
         let (x, kind) = self.view_input(desc, n)?;
         let rank = x.layout.onnx_dims(x.shape).len();
@@ -92,8 +95,9 @@ impl Importer<'_> {
         }
     }
 
-    /// A Reshape of a sequence into heads (`[1, S, D]` to `[1, S, H, D/H]`) or back, or to
-    /// the shape it has; None when the target is 2-D (a flatten, `flatten`).
+    /// A Reshape of a sequence into heads (`[1, S, D]` to `[1, S, H, D/H]`) or back, of a
+    /// map into its pixels (`[1, C, H, W]` to `[1, C, H*W]`), or to the shape it has; None
+    /// when the target is 2-D (a flatten, `flatten`).
     pub(super) fn reshape_heads(
         &mut self,
         desc: &str,
@@ -124,21 +128,20 @@ impl Importer<'_> {
             *slot = (known > 0).then(|| total / known);
         }
         let out: Vec<usize> = out.into_iter().map(|d| d.unwrap_or(0)).collect();
-        let [s, _, d] = x.shape;
+        let (s, d) = (x.shape[0] * x.shape[1], x.shape[2]);
         let layout = match (x.layout, out.as_slice()) {
             (l, o) if o == dims.as_slice() => Some(l),
+            (Layout::Map, [1, c, s2]) if *c == d && *s2 == s => Some(Layout::SeqT),
             (Layout::Seq, [1, s2, h, dh]) if *s2 == s && h * dh == d => Some(Layout::Split(*h)),
             (Layout::Split(_), [1, s2, d2]) if *s2 == s && *d2 == d => Some(Layout::Seq),
             _ => None,
         };
         match layout {
-            Some(layout) if x.shape[1] == 1 || layout == x.layout => {
-                Ok(Some(kind(QTensor { layout, ..x })))
-            }
+            Some(layout) => Ok(Some(kind(QTensor { layout, ..x }))),
             _ => Err(self.err(
                 desc,
                 format!("Reshape of a tensor {dims:?} to {out:?}"),
-                "the accelerator folds attention's head split and merge ([1, S, D] to [1, S, H, D/H] and back), and a flatten to [1, K]",
+                "the accelerator folds attention's head split and merge ([1, S, D] to [1, S, H, D/H] and back), a map's pixels as tokens ([1, C, H, W] to [1, C, H*W]) and a flatten to [1, K]",
             )),
         }
     }

@@ -343,19 +343,30 @@ impl Importer<'_> {
     }
 
     pub(super) fn flatten(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
-        let flat = |s: &Self, x: QTensor| {
-            if x.layout == Layout::Seq && x.shape[0] > 1 {
-                return Err(s.err(
+        let flat =
+            |s: &Self, x: QTensor| {
+                if x.layout == Layout::Seq && x.shape[0] * x.shape[1] > 1 {
+                    return Err(s.err(
                     desc,
-                    format!("a flatten of a sequence of {} tokens", x.shape[0]),
+                    format!("a flatten of a sequence of {} tokens", x.shape[0] * x.shape[1]),
                     "apply the linear layer to each token ([1, S, D] MatMul) instead of flattening",
                 ));
-            }
-            Ok(QTensor {
-                layout: Layout::Flat,
-                ..x
-            })
-        };
+                }
+                if matches!(
+                    x.layout,
+                    Layout::Split(_) | Layout::Heads(_) | Layout::HeadsT(_)
+                ) {
+                    return Err(s.err(
+                        desc,
+                        "a flatten of attention's heads",
+                        "merge the heads into [1, S, D] first",
+                    ));
+                }
+                Ok(QTensor {
+                    layout: Layout::Flat,
+                    ..x
+                })
+            };
         if n.op_type == "Flatten" && n.attr_int("axis", 1) != 1 {
             return Err(self.err(
                 desc,
