@@ -1422,3 +1422,25 @@ fn vit_patches_become_tokens_on_the_accelerator() {
     let step = initializer_scale(dir.path(), "y_scale");
     within_ort_spread("vit", dir.path(), &got, step, 1.0);
 }
+
+/// A graph quantized to uint8 activations on a design that computes with int8 ones: the
+/// importer refuses it at its first quantization with the reason, and the host runs the
+/// whole graph (the run does not fail).
+#[test]
+fn a_design_of_another_type_leaves_the_graph_to_the_host() {
+    if !have_onnxruntime() {
+        return;
+    }
+    let dir = make_act("fc_softmax_fc", "qdq", "uint8", &["per_channel"]);
+    let out = dir.path().join("y_hwgen.npy");
+    let (report, stderr) = run_json(dir.path(), "configs/8x8_int8.toml", &out, true);
+    assert!(
+        stderr.contains("activations are uint8, and the design computes with int8 activations"),
+        "{stderr}"
+    );
+    assert_eq!(report["accelerator"]["nodes"], 0);
+    let got = hwgen::model::npy::read_f32(&out).unwrap();
+    assert_eq!(got.shape, vec![1, 5]);
+    let step = initializer_scale(dir.path(), "y_scale");
+    within_ort_spread("fc_softmax_fc uint8 on int8", dir.path(), &got, step, 1.0);
+}

@@ -543,6 +543,9 @@ impl<'a> Importer<'a> {
     }
 
     fn set_signed(&mut self, desc: &str, signed: bool) -> Result<(), ImportError> {
+        self.target.takes("activations", signed).map_err(|rule| {
+            self.err(desc, rule, "run on a design of the model's types (configs/16x16_uint8.toml takes uint8 activations), or quantize to the design's (quantize_static's activation_type); otherwise the host runs the graph")
+        })?;
         match self.act_signed {
             Some(s) if s != signed => Err(self.err(
                 desc,

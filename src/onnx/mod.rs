@@ -110,6 +110,9 @@ pub struct Target {
     /// The channel tile that each head of a per-head row program or product must fill
     /// (the array's size).
     pub tile: usize,
+    /// The 8-bit integer datapath: (activations signed, weights signed); None when the
+    /// design has none (an MX or floating-point design).
+    pub int8: Option<(Option<bool>, Option<bool>)>,
 }
 
 impl Target {
@@ -117,23 +120,52 @@ impl Target {
     pub const ANY: Target = Target {
         rows: true,
         tile: 1,
+        int8: Some((None, None)),
     };
 
     pub fn of(design: &crate::design::Design) -> Target {
         let cores = design.cores();
-        let unit = cores.iter().map(|c| c.1).find(|u| u.rows.is_some());
-        match unit {
-            Some(u) => {
-                let (a, b) = (u.cpf as usize, u.kpf as usize);
-                Target {
-                    rows: true,
-                    tile: a.max(b),
+        let unit = cores[0].1;
+        let int8 = unit.datatype.precisions.iter().find_map(|p| match p {
+            crate::numeric::Precision::Int(i) if i.input.bits == 8 && i.weight.bits == 8 => {
+                Some((Some(i.input.signed), Some(i.weight.signed)))
+            }
+            _ => None,
+        });
+        let rows = cores.iter().map(|c| c.1).find(|u| u.rows.is_some());
+        Target {
+            rows: rows.is_some(),
+            tile: rows.map_or(1, |u| (u.cpf as usize).max(u.kpf as usize)),
+            int8,
+        }
+    }
+
+    /// Whether the design computes with 8-bit activations and weights of these signs;
+    /// else the rule it breaks.
+    pub fn takes(&self, what: &str, signed: bool) -> Result<(), String> {
+        let ty = |s: bool| if s { "int8" } else { "uint8" };
+        let want = match self.int8 {
+            None => {
+                return Err(format!(
+                    "{what} are {}, and the design has no 8-bit integer datapath",
+                    ty(signed)
+                ))
+            }
+            Some((act, w)) => {
+                if what == "weights" {
+                    w
+                } else {
+                    act
                 }
             }
-            None => Target {
-                rows: false,
-                tile: 1,
-            },
+        };
+        match want {
+            Some(s) if s != signed => Err(format!(
+                "{what} are {}, and the design computes with {} {what}",
+                ty(signed),
+                ty(s)
+            )),
+            _ => Ok(()),
         }
     }
 }

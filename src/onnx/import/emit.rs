@@ -36,6 +36,9 @@ impl Importer<'_> {
                 ))
             }
         };
+        self.target.takes("weights", signed).map_err(|rule| {
+            self.err(desc, rule, "run on a design of the model's types, or quantize the weights to the design's (quantize_static's weight_type); otherwise the host runs the graph")
+        })?;
         match self.weight_signed {
             Some(s) if s != signed => {
                 return Err(self.err(
