@@ -23,6 +23,7 @@ mod inputs;
 mod joins;
 mod norm;
 mod ops;
+mod patterns;
 mod resize;
 
 /// A quantized constant (weights or bias) with its per-tensor or per-axis quantization.
@@ -157,6 +158,11 @@ pub(super) struct Importer<'a> {
     target: super::Target,
     /// The model's default-domain opset.
     opset: i64,
+    /// Decomposed layer norms, by the node that stands for each, and the nodes they absorb.
+    norms: HashMap<usize, patterns::Decomposed>,
+    absorbed: HashSet<usize>,
+    /// The graph's nodes (for the patterns' nodes).
+    graph_nodes: Vec<Node>,
 }
 
 /// "node 'name' (OpType)", how errors and notes name a node.
@@ -177,6 +183,7 @@ fn same(a: f64, b: f64) -> bool {
 
 impl<'a> Importer<'a> {
     pub fn new(file: &'a str, g: &Graph, data_dir: &str) -> Self {
+        let (norms, absorbed) = patterns::layer_norms(g);
         let mut readers: HashMap<String, Vec<(String, String)>> = HashMap::new();
         for n in &g.nodes {
             for i in n.inputs.iter().filter(|i| !i.is_empty()) {
@@ -209,6 +216,9 @@ impl<'a> Importer<'a> {
             accumulators: HashMap::new(),
             target: super::Target::ANY,
             opset: 0,
+            norms,
+            absorbed,
+            graph_nodes: g.nodes.clone(),
         }
     }
 
@@ -451,6 +461,15 @@ impl<'a> Importer<'a> {
 
     pub fn node(&mut self, n: &Node, index: usize) -> Result<(), ImportError> {
         let desc = describe(n, index);
+        // A decomposed layer norm runs as one: its last node stands for it.
+        if self.absorbed.contains(&index) {
+            return Ok(());
+        }
+        if let Some(m) = self.norms.get(&index).cloned() {
+            let v = self.decomposed_norm(&desc, &m)?;
+            self.vals.insert(n.outputs[0].clone(), v);
+            return Ok(());
+        }
         // onnxruntime's contrib operators that quantize_static writes in QOperator form.
         let contrib = n.domain == "com.microsoft"
             && matches!(

@@ -5,6 +5,7 @@
 //! Softmax and LayerNormalization on the row unit.
 
 use super::emit::{desc_name, requant_text};
+use super::patterns::Decomposed;
 use super::{Importer, PendingOp, Val};
 use crate::onnx::layer::{Layer, Layout, QTensor, Requant};
 use crate::onnx::proto::{AttrValue, Node};
@@ -249,36 +250,9 @@ impl Importer<'_> {
         let rank = x.layout.onnx_dims(x.shape).len();
         self.last_axis(desc, n.attr_int("axis", -1), rank)?;
         let c = x.shape[2];
-        let param = |s: &Self, i: usize, default: f32| -> Result<Vec<f32>, ImportError> {
-            let Some(name) = n.inputs.get(i).filter(|v| !v.is_empty()) else {
-                return Ok(vec![default; c]);
-            };
-            match s.float_constant(name) {
-                Some((v, _)) if v.len() == c => Ok(v.iter().map(|&f| f as f32).collect()),
-                Some((v, _)) if v.len() == 1 => Ok(vec![v[0] as f32; c]),
-                Some((v, dims)) => Err(s.err(
-                    desc,
-                    format!(
-                        "input '{name}' has shape {dims:?} ({} values) for {c} channels",
-                        v.len()
-                    ),
-                    "give the scale and bias one value per channel",
-                )),
-                None => Err(s.err(
-                    desc,
-                    format!("input '{name}' is not a constant"),
-                    "give the scale and bias as initializers (quantized or float)",
-                )),
-            }
-        };
-        let (gamma, beta) = (param(self, 1, 1.0)?, param(self, 2, 0.0)?);
-        if let Some(bad) = gamma.iter().chain(&beta).find(|v| !v.is_finite()) {
-            return Err(self.err(
-                desc,
-                format!("a scale or bias value {bad}"),
-                "export finite values",
-            ));
-        }
+        let name = |i: usize| n.inputs.get(i).filter(|v| !v.is_empty()).cloned();
+        let gamma = self.channel_param(desc, name(1).as_deref(), c, 1.0)?;
+        let beta = self.channel_param(desc, name(2).as_deref(), c, 0.0)?;
         let epsilon = match n.attr("epsilon") {
             Some(AttrValue::Float(e)) => *e,
             _ => 1e-5,
@@ -347,6 +321,135 @@ impl Importer<'_> {
                 op,
                 approximate,
                 scale,
+            }),
+        ))
+    }
+
+    /// A per-channel parameter of a normalization (`name`, a constant of `c` values or one),
+    /// rounded to float32; `default` for each channel when there is none.
+    fn channel_param(
+        &self,
+        desc: &str,
+        name: Option<&str>,
+        c: usize,
+        default: f32,
+    ) -> Result<Vec<f32>, ImportError> {
+        let Some(name) = name else {
+            return Ok(vec![default; c]);
+        };
+        let v = match self.float_constant(name) {
+            Some((v, _)) if v.len() == c => v.iter().map(|&f| f as f32).collect(),
+            Some((v, _)) if v.len() == 1 => vec![v[0] as f32; c],
+            Some((v, dims)) => {
+                return Err(self.err(
+                    desc,
+                    format!(
+                        "input '{name}' has shape {dims:?} ({} values) for {c} channels",
+                        v.len()
+                    ),
+                    "give the scale and bias one value per channel",
+                ))
+            }
+            None => {
+                return Err(self.err(
+                    desc,
+                    format!("input '{name}' is not a constant"),
+                    "give the scale and bias as initializers (quantized or float)",
+                ))
+            }
+        };
+        match v.iter().find(|x: &&f32| !x.is_finite()) {
+            Some(bad) => Err(self.err(
+                desc,
+                format!("'{name}' holds {bad}"),
+                "export finite values",
+            )),
+            None => Ok(v),
+        }
+    }
+
+    /// A LayerNormalization spelt out (`patterns::Decomposed`): the same row operator, its
+    /// intermediate quantizations (of the variance, the normalized values) skipped.
+    pub(super) fn decomposed_norm(
+        &mut self,
+        desc: &str,
+        m: &Decomposed,
+    ) -> Result<Val, ImportError> {
+        let desc = format!(
+            "{desc}, the last node of a LayerNormalization spelt out from '{}'",
+            m.x
+        );
+        let desc = desc.as_str();
+        self.needs_rows(desc, "LayerNormalization")?;
+        let x = match self.val(desc, &m.x)? {
+            Val::Dq(x) => x,
+            _ => {
+                return Err(self.err(
+                    desc,
+                    "its input is not dequantized from a quantized tensor",
+                    "quantize the model in QDQ form (quantize_static, quant_format=QDQ)",
+                ))
+            }
+        };
+        if self.row_heads(desc, &x)? != 1 {
+            return Err(self.err(
+                desc,
+                "a LayerNormalization of attention's heads",
+                "normalize the merged sequence [1, S, D]",
+            ));
+        }
+        let rank = x.layout.onnx_dims(x.shape).len();
+        for &i in &m.means {
+            let n = &self.graph_nodes[i];
+            let axes = match n.inputs.get(1).filter(|a| !a.is_empty()) {
+                Some(a) => self
+                    .constant(desc, a)?
+                    .values
+                    .iter()
+                    .map(|&v| v as i64)
+                    .collect(),
+                None => n.attr_ints_or("axes", &[]),
+            };
+            if n.attr_int("keepdims", 1) != 1 || axes.len() != 1 {
+                return Err(self.err(
+                    desc,
+                    format!(
+                        "a ReduceMean over axes {axes:?} (keepdims {})",
+                        n.attr_int("keepdims", 1)
+                    ),
+                    "the row unit normalizes over the last axis, keeping it",
+                ));
+            }
+            self.last_axis(desc, axes[0], rank)?;
+        }
+        let scalar = |s: &Self, t: &str, what: &str| match s.float_constant(t) {
+            Some((v, _)) if v.len() == 1 && v[0].is_finite() => Ok(v[0]),
+            _ => Err(s.err(
+                desc,
+                format!("the {what} '{t}' is not one finite constant"),
+                "export the normalization with constant epsilon and exponent 2",
+            )),
+        };
+        if let Some(e) = &m.exponent {
+            if scalar(self, e, "exponent")? != 2.0 {
+                return Err(self.err(
+                    desc,
+                    format!("Pow by '{e}', not 2"),
+                    "square the deviation (Pow 2)",
+                ));
+            }
+        }
+        let epsilon = scalar(self, &m.epsilon, "epsilon")? as f32;
+        let c = x.shape[2];
+        let gamma = self.channel_param(desc, m.gamma.as_deref(), c, 1.0)?;
+        let beta = self.channel_param(desc, m.beta.as_deref(), c, 0.0)?;
+        Ok(self.pending(
+            desc,
+            PendingOp::Rows(RowLayer::LayerNorm {
+                x,
+                gamma,
+                beta,
+                epsilon,
             }),
         ))
     }
