@@ -1392,6 +1392,11 @@ fn quantized_encoder_runs_whole_on_the_row_unit() {
     let (report, stderr) = run_json(asym.path(), rows, &asym.path().join("y.npy"), true);
     assert!(stderr.contains("zero points"), "{stderr}");
     assert_eq!(report["host"]["macs"], 16384, "{stderr}");
+    // The host's scores come back as a segment's input read as heads ([1, H, S, T]), so
+    // the Softmax after them runs on the accelerator.
+    let nodes = report["nodes"].as_array().unwrap();
+    let softmax = nodes.iter().find(|n| n["op_type"] == "Softmax").unwrap();
+    assert_eq!(softmax["ran_on"], "accelerator", "{stderr}");
 }
 
 /// A ViT (`onnx_quantized.py`'s "vit": a 32x32 image, 8x8 patches, the class token, one

@@ -301,6 +301,24 @@ impl<'a> Importer<'a> {
         dims
     }
 
+    /// The error for input `i` of node `n`: not a quantized activation of this segment
+    /// (nor a constant); when the graph computes it, the host or an earlier segment does.
+    fn outside(&self, desc: &str, n: &Node, i: usize) -> ImportError {
+        let name = n.inputs.get(i).map_or("", String::as_str);
+        if self.vals.contains_key(name) || self.consts.contains_key(name) {
+            return self.err(
+                desc,
+                format!("input {i} ('{name}') is neither a quantized activation nor a constant"),
+                "quantize the model with quantize_static",
+            );
+        }
+        self.err(
+            desc,
+            format!("input {i} ('{name}') is computed outside this accelerator segment (by the host, or by an earlier segment), which reads one tensor the host hands over"),
+            "none needed: the host runs this node",
+        )
+    }
+
     fn val(&self, node: &str, name: &str) -> Result<Val, ImportError> {
         if let Some(v) = self.vals.get(name) {
             return Ok(v.clone());

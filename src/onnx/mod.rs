@@ -360,27 +360,21 @@ pub fn partition_at(
 ) -> Result<Partition, ImportError> {
     let (file, model) = read(path)?;
     let g = &model.graph;
-    let mut im = import::Importer::new(&file, g, data_dir).with(target, opset(&model));
-    let (mut cut, mut reason) = (g.nodes.len(), None);
-    let first = start.map_or(0, |s| s.node);
-    let ready = match start {
-        None => im.graph_input(g),
-        Some(s) => {
-            im.constants_before(g, s.node);
-            im.segment_input(g, s.node, &s.input, (&s.dims, s.elem))
-        }
+    // A segment from a 4-D host tensor reads it as a feature map, or as attention's heads
+    // ([1, H, S, T]: its scores or probabilities); the reading that runs further is taken.
+    let readings: &[Option<Layout>] = match start.map(|s| s.dims.as_slice()) {
+        Some([1, h, _, _]) => &[None, Some(Layout::Heads(*h))],
+        _ => &[None],
     };
-    match ready {
-        Err(e) => (cut, reason) = (first, Some(e)),
-        Ok(()) => {
-            for (i, n) in g.nodes.iter().enumerate().skip(first) {
-                if let Err(e) = im.node(n, i) {
-                    (cut, reason) = (i, Some(e));
-                    break;
-                }
-            }
-        }
-    }
+    let (im, cut, reason) = readings
+        .iter()
+        .map(|&reading| {
+            let mut im = import::Importer::new(&file, g, data_dir).with(target, opset(&model));
+            let (cut, reason) = segment(&mut im, g, start, reading);
+            (im, cut, reason)
+        })
+        .reduce(|best, next| if next.1 > best.1 { next } else { best })
+        .expect("one reading at least");
     let dims = im.onnx_dims();
     if reason.is_none() && start.is_none() {
         let accel = Some(im.finish_graph(g, &stem(path), input_data)?);
@@ -432,6 +426,34 @@ pub fn partition_at(
         reason,
         dims,
     })
+}
+
+/// Import the nodes of the segment from `start` (None: the graph's start; `reading`: the
+/// layout its 4-D input is read in, a feature map by default) until the first the
+/// accelerator cannot run: where that is (the end of the graph when none) and why.
+fn segment(
+    im: &mut import::Importer,
+    g: &proto::Graph,
+    start: Option<&SegmentStart>,
+    reading: Option<Layout>,
+) -> (usize, Option<ImportError>) {
+    let first = start.map_or(0, |s| s.node);
+    let ready = match start {
+        None => im.graph_input(g),
+        Some(s) => {
+            im.constants_before(g, s.node);
+            im.segment_input(g, s.node, &s.input, (&s.dims, s.elem), reading)
+        }
+    };
+    if let Err(e) = ready {
+        return (first, Some(e));
+    }
+    for (i, n) in g.nodes.iter().enumerate().skip(first) {
+        if let Err(e) = im.node(n, i) {
+            return (i, Some(e));
+        }
+    }
+    (g.nodes.len(), None)
 }
 
 /// The data file of model input `k` when the first one's is `first` (`input.npy`,

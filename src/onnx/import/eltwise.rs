@@ -31,11 +31,7 @@ impl Importer<'_> {
         let operand = |s: &Self, i: usize| match n.inputs.get(i).map(|v| s.val(desc, v)) {
             Some(Ok(Val::Dq(x))) if !qop => Ok(x),
             Some(Ok(Val::Q(_))) if qop => s.q_input(desc, n, i),
-            _ => Err(s.err(
-                desc,
-                format!("input {i} is neither a quantized activation nor a constant"),
-                "quantize the model with quantize_static",
-            )),
+            _ => Err(s.outside(desc, n, i)),
         };
         let (ai, bi) = if qop { (0, 3) } else { (0, 1) };
         let (a, b) = (operand(self, ai)?, operand(self, bi)?);

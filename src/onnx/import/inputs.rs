@@ -147,7 +147,8 @@ impl Importer<'_> {
         Ok(())
     }
 
-    /// A segment's input (after the host's part of the graph): the tensor `name` the host
+    /// A segment's input (after the host's part of the graph; a 4-D one read as `reading`
+    /// when that is attention's heads): the tensor `name` the host
     /// computed, of ONNX dims `dims` ([1, C, H, W], [1, S, D] or [1, K]): a float one, which a
     /// QuantizeLinear of the segment quantizes as it would the graph input, or an int8/uint8
     /// one, which the segment's first quantized operator reads (`integer_input`).
@@ -157,8 +158,13 @@ impl Importer<'_> {
         start: usize,
         name: &str,
         (dims, elem): (&[usize], i32),
+        reading: Option<Layout>,
     ) -> Result<(), ImportError> {
-        let Some((layout, shape)) = Layout::of_dims(dims) else {
+        let read = match (reading, dims) {
+            (Some(Layout::Heads(h)), [1, _, s, t]) => Some((Layout::Heads(h), [*s, 1, h * t])),
+            _ => Layout::of_dims(dims),
+        };
+        let Some((layout, shape)) = read else {
             return Err(self.err(
                 "",
                 format!("the host's tensor '{name}' has shape {dims:?}"),

@@ -31,6 +31,7 @@ impl Importer<'_> {
             None => Ok(None),
             Some(name) => match s.val(desc, name) {
                 Ok(Val::DqConst(c, axis)) => Ok(Some(s.centred(desc, c, axis)?)),
+                Err(_) => Err(s.outside(desc, n, i)),
                 _ => Err(s.err(
                     desc,
                     format!(
