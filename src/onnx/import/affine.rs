@@ -296,17 +296,20 @@ impl Importer<'_> {
         // The constant in accumulator units, rounded; and the largest rounding, in output
         // steps.
         let mut off = 0f64;
-        let bias: Vec<i64> = f
-            .offset
-            .iter()
-            .enumerate()
-            .map(|(k, b)| {
-                let unit = requants[k % c].value();
-                let exact = b / (y.0 * unit);
-                off = off.max((exact.round_ties_even() - exact).abs() * unit);
-                exact.round_ties_even() as i64 - weights[k % c] * x.zero_point
-            })
-            .collect();
+        let mut bias = Vec::with_capacity(f.offset.len());
+        for (k, b) in f.offset.iter().enumerate() {
+            let unit = requants[k % c].value();
+            let exact = b / (y.0 * unit);
+            if !exact.is_finite() || exact.abs() > 2f64.powi(40) {
+                return Err(self.err(
+                    desc,
+                    format!("the constant term {b} is {exact:e} accumulator units, which the int32 accumulator does not hold"),
+                    "check the model's constants and scales",
+                ));
+            }
+            off = off.max((exact.round_ties_even() - exact).abs() * unit);
+            bias.push(exact.round_ties_even() as i64 - weights[k % c] * x.zero_point);
+        }
         self.check_acc(desc, &bias)?;
         let name = self.fresh(&super::emit::desc_name(desc), "affine");
         let mut keys = vec![

@@ -312,3 +312,21 @@ fn resizes_that_are_not_a_repeat_are_refused() {
     let dq = node("DequantizeLinear", &["xq", "s", "z"], "xd");
     verdict_of(vec![dq, resize(vec![], "two")], scales).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// A constant term far beyond the accumulator (an infinite or huge constant, as a corrupt
+/// scale makes it) is refused when the layer is made, never an overflow.
+#[test]
+fn constant_terms_beyond_the_accumulator_are_refused() {
+    for k in [1e30, f64::INFINITY, f64::NEG_INFINITY] {
+        let nodes = vec![
+            node("DequantizeLinear", &["xq", "s", "z"], "xd"),
+            node("Add", &["xd", "k"], "m"),
+            node("QuantizeLinear", &["m", "other", "z"], "mq"),
+        ];
+        let e = verdict_of(nodes, vec![constant("k", &[1], &[k])]).expect_err("a huge constant");
+        assert!(
+            e.rule.contains("which the int32 accumulator does not hold"),
+            "{k}: {e}"
+        );
+    }
+}
