@@ -96,11 +96,9 @@ pub fn run(args: Args) -> Result<()> {
         spans.push((0, part.cut, part.dims.clone()));
     }
     let mut pos = part.cut;
-    while let Some(start) = next_segment(g, pos, &mut host) {
+    while let Some(mut start) = next_segment(g, pos, &mut host) {
         // (No segment from here: the host goes on.)
-        let Ok(seg) =
-            hwgen::onnx::partition_at(&args.model, Some(&start), target, "data", Some("input.npy"))
-        else {
+        let Some(seg) = segment_from(&args.model, &mut start, target, &mut host) else {
             pos = start.node + 1;
             continue;
         };
@@ -236,6 +234,54 @@ fn report(
     })
 }
 
+/// The segment from `start`: as long as it ends at a node reading a tensor from before it
+/// that the host holds or computes from what it holds through a DequantizeLinear (and a
+/// QuantizeLinear) — a residual from before the host's part — that tensor becomes one of
+/// its inputs too (`start.extra`), and the segment runs further. None when no segment
+/// starts there.
+fn segment_from(
+    model: &std::path::Path,
+    start: &mut hwgen::onnx::SegmentStart,
+    target: hwgen::onnx::Target,
+    host: &mut Host,
+) -> Option<hwgen::onnx::Partition> {
+    loop {
+        let seg = hwgen::onnx::partition_at(model, Some(start), target, "data", Some("input.npy"))
+            .ok()?;
+        let more = seg
+            .missing
+            .as_deref()
+            .filter(|t| *t != start.input && !start.extra.iter().any(|e| e.0 == *t))
+            .filter(|t| cheap(&seg.model.graph, host, t, start.node))
+            .and_then(|t| host.value(t).ok().map(|v| (t.to_string(), v.dims, v.elem)));
+        match more {
+            Some(extra) if start.extra.len() < 16 => start.extra.push(extra),
+            _ => return Some(seg),
+        }
+    }
+}
+
+/// Whether the host holds tensor `t`, written before node `before`, or computes it from
+/// what it holds with at most a DequantizeLinear after a QuantizeLinear.
+fn cheap(g: &hwgen::onnx::proto::Graph, host: &Host, t: &str, before: usize) -> bool {
+    if host.known.contains_key(t) {
+        return true;
+    }
+    let producer = |t: &str| {
+        g.nodes
+            .iter()
+            .take(before)
+            .find(|n| n.outputs.iter().any(|o| o == t))
+    };
+    let Some(dq) = producer(t).filter(|n| n.op_type == "DequantizeLinear") else {
+        return false;
+    };
+    let q = &dq.inputs[0];
+    host.known.contains_key(q)
+        || producer(q)
+            .is_some_and(|n| n.op_type == "QuantizeLinear" && host.known.contains_key(&n.inputs[0]))
+}
+
 /// The next place from node `pos` on where an accelerator segment can start: a
 /// QuantizeLinear of a float tensor the host computes (it does so now), or a quantized
 /// operator (or a DequantizeLinear) reading an int8/uint8 tensor the host computes.
@@ -274,6 +320,7 @@ fn next_segment(
                     input: t.clone(),
                     dims: v.dims,
                     elem: v.elem,
+                    extra: vec![],
                 })
             }
             // (What the host cannot compute is reported where an output needs it.)
@@ -295,11 +342,7 @@ fn accelerate(
     // Each model input quantized on the host (a segment's: the host's tensor it starts
     // from) and written where the model file says.
     for (k, q) in accel.inputs.iter().enumerate() {
-        let x = match start {
-            Some(s) => host.known.get(&s.input),
-            None => host.known.get(&q.onnx),
-        }
-        .ok_or_else(|| {
+        let x = host.known.get(&q.onnx).ok_or_else(|| {
             anyhow::anyhow!(
                 "error: {}: no value for the accelerator's input '{}'",
                 args.model.display(),

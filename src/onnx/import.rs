@@ -163,6 +163,8 @@ pub(super) struct Importer<'a> {
     absorbed: HashSet<usize>,
     /// The graph's nodes (for the patterns' nodes).
     graph_nodes: Vec<Node>,
+    /// The tensor computed outside the segment that a node needed (`outside`).
+    missing: std::cell::RefCell<Option<String>>,
 }
 
 /// "node 'name' (OpType)", how errors and notes name a node.
@@ -219,6 +221,7 @@ impl<'a> Importer<'a> {
             norms,
             absorbed,
             graph_nodes: g.nodes.clone(),
+            missing: Default::default(),
         }
     }
 
@@ -282,6 +285,12 @@ impl<'a> Importer<'a> {
         }
     }
 
+    /// The tensor computed outside the segment that the last refused node needed, if that
+    /// is why it was refused.
+    pub fn missing(&self) -> Option<String> {
+        self.missing.borrow().clone()
+    }
+
     /// The ONNX dims of every tensor and constant read so far (for the MACs of the report).
     pub fn onnx_dims(&self) -> HashMap<String, Vec<usize>> {
         let mut dims: HashMap<String, Vec<usize>> = self
@@ -312,6 +321,7 @@ impl<'a> Importer<'a> {
                 "quantize the model with quantize_static",
             );
         }
+        self.missing.replace(Some(name.to_string()));
         self.err(
             desc,
             format!("input {i} ('{name}') is computed outside this accelerator segment (by the host, or by an earlier segment), which reads one tensor the host hands over"),

@@ -325,6 +325,10 @@ pub struct Partition {
     pub reason: Option<ImportError>,
     /// The ONNX dims of the tensors the segment reads and writes (for the report's MACs).
     pub dims: std::collections::HashMap<String, Vec<usize>>,
+    /// The tensor computed outside the segment (by the host or an earlier segment) that
+    /// the node at `cut` reads, if that is why the segment ends there: given as one of
+    /// the segment's `extra` inputs, it may run further.
+    pub missing: Option<String>,
 }
 
 /// Where a later accelerator segment starts: node `node`, which reads the tensor `input`
@@ -336,6 +340,9 @@ pub struct SegmentStart {
     pub input: String,
     pub dims: Vec<usize>,
     pub elem: i32,
+    /// Other tensors the host holds that the segment reads (name, ONNX dims, element type):
+    /// a residual from before the host's part, say ([`Partition::missing`]).
+    pub extra: Vec<(String, Vec<usize>, i32)>,
 }
 
 /// Split the graph: the longest prefix of nodes the accelerator runs, then the host.
@@ -376,6 +383,7 @@ pub fn partition_at(
         .reduce(|best, next| if next.1 > best.1 { next } else { best })
         .expect("one reading at least");
     let dims = im.onnx_dims();
+    let missing = im.missing();
     if reason.is_none() && start.is_none() {
         let accel = Some(im.finish_graph(g, &stem(path), input_data)?);
         return Ok(Partition {
@@ -384,6 +392,7 @@ pub fn partition_at(
             cut,
             reason,
             dims,
+            missing,
         });
     }
     // The accelerator's values the host needs: from the graph outputs back through the
@@ -425,6 +434,7 @@ pub fn partition_at(
         cut,
         reason,
         dims,
+        missing,
     })
 }
 
@@ -443,6 +453,11 @@ fn segment(
         Some(s) => {
             im.constants_before(g, s.node);
             im.segment_input(g, s.node, &s.input, (&s.dims, s.elem), reading)
+                .and_then(|()| {
+                    s.extra
+                        .iter()
+                        .try_for_each(|(t, dims, elem)| im.extra_input(g, s.node, t, (dims, *elem)))
+                })
         }
     };
     if let Err(e) = ready {

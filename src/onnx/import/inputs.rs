@@ -204,4 +204,59 @@ impl Importer<'_> {
             }
         }
     }
+
+    /// Another tensor `name` the host holds that a segment from node `start` reads, of ONNX
+    /// dims `dims`: a float one that a DequantizeLinear (of one scale and zero point) wrote
+    /// is that dequantized tensor, quantized again on the host with its parameters (which
+    /// gives its integers back exactly); another float one waits for its QuantizeLinear,
+    /// an int8/uint8 one is read by its first quantized reader (`segment_input`).
+    pub fn extra_input(
+        &mut self,
+        g: &Graph,
+        start: usize,
+        name: &str,
+        (dims, elem): (&[usize], i32),
+    ) -> Result<(), ImportError> {
+        let producer = g
+            .nodes
+            .iter()
+            .take(start)
+            .enumerate()
+            .rev()
+            .find(|(_, n)| n.outputs.iter().any(|o| o == name));
+        let dq = producer.filter(|(_, n)| n.op_type == "DequantizeLinear");
+        let (Some((i, n)), dtype::FLOAT) = (dq, elem) else {
+            return self.segment_input(g, start, name, (dims, elem), None);
+        };
+        let Some((layout, shape)) = Layout::of_dims(dims) else {
+            return Err(self.err(
+                "",
+                format!("the host's tensor '{name}' has shape {dims:?}"),
+                "an accelerator segment reads [1, C, H, W], [1, S, D] or [1, K] tensors",
+            ));
+        };
+        let (scale, zero_point, signed) = self.quant_params(&describe(n, i), n, 1, 2)?;
+        self.set_signed("", signed)?;
+        let hw = self.fresh(name, "input");
+        self.inputs.push(InputQuant {
+            name: hw.clone(),
+            onnx: name.to_string(),
+            scale,
+            zero_point,
+            signed,
+            shape,
+            layout,
+            integer: false,
+        });
+        let q = QTensor {
+            name: hw,
+            scale,
+            zero_point,
+            signed,
+            shape,
+            layout,
+        };
+        self.vals.insert(name.to_string(), Val::Dq(q));
+        Ok(())
+    }
 }
