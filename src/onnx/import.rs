@@ -577,10 +577,9 @@ impl<'a> Importer<'a> {
                 if self.inputs.iter().any(|i| i.onnx == n.inputs[0]) {
                     return Err(self.err(desc, format!("graph input '{}' is quantized twice", n.inputs[0]), "quantize each input once"));
                 }
-                let name = self.fresh(&n.inputs[0], "input");
                 self.set_signed(desc, signed)?;
-                self.inputs.push(InputQuant { name: name.clone(), onnx: n.inputs[0].clone(), scale, zero_point: zp, signed, shape, layout, integer: false });
-                Ok(Val::Q(QTensor { name, scale, zero_point: zp, signed, shape, layout }))
+                let q = self.model_input(&n.inputs[0], (scale, zp, signed), (shape, layout), false);
+                Ok(Val::Q(q))
             }
             Val::Pending(p) => Ok(Val::Q(self.finish(&p, (scale, zp, signed))?)),
             Val::Dq(x) if same(x.scale, scale) && x.zero_point == zp && x.signed == signed => Ok(Val::Q(x)),

@@ -542,11 +542,13 @@ impl Importer<'_> {
         y: (f64, i64, bool),
     ) -> Result<QTensor, ImportError> {
         let name = self.fresh(&desc_name(desc), "rows");
-        let quant = |x: &QTensor| {
+        // The input's scale (`in_scale`: times a factor folded in) and zero point, and the
+        // output's.
+        let quant = |x: &QTensor, in_scale: f64| {
             vec![
                 (
                     "scales",
-                    format!("{{ input = {:?}, output = {:?} }}", x.scale, y.0),
+                    format!("{{ input = {in_scale:?}, output = {:?} }}", y.0),
                 ),
                 (
                     "zero_points",
@@ -557,7 +559,7 @@ impl Importer<'_> {
         let (x, op_name, keys, note, shape, layout) = match op {
             RowLayer::Softmax { x, heads } => {
                 let mut k = vec![("heads", heads.to_string())];
-                k.extend(quant(x));
+                k.extend(quant(x, x.scale));
                 let note = format!("{desc} -> '{name}': softmax over {heads} head(s) on the row unit, scales {:e} -> {:e}", x.scale, y.0);
                 (x, "softmax", k, note, x.shape, x.layout)
             }
@@ -571,7 +573,7 @@ impl Importer<'_> {
                 let mut k = vec![("epsilon", format!("{:?}", f64::from(*epsilon)))];
                 k.push(("gamma", self.npy_f32(&name, "gamma", &[c], gamma)));
                 k.push(("beta", self.npy_f32(&name, "beta", &[c], beta)));
-                k.extend(quant(x));
+                k.extend(quant(x, x.scale));
                 let note = format!("{desc} -> '{name}': layernorm on the row unit (epsilon {epsilon:e}), scales {:e} -> {:e}", x.scale, y.0);
                 (x, "layernorm", k, note, x.shape, x.layout)
             }
@@ -585,14 +587,7 @@ impl Importer<'_> {
                 if *approximate {
                     k.push(("approximate", "\"tanh\"".to_string()));
                 }
-                k.push((
-                    "scales",
-                    format!("{{ input = {scale:?}, output = {:?} }}", y.0),
-                ));
-                k.push((
-                    "zero_points",
-                    format!("{{ input = {}, output = {} }}", x.zero_point, y.1),
-                ));
+                k.extend(quant(x, *scale));
                 let note = format!("{desc} -> '{name}': {op} on the row unit's spline stage, scales {scale:e} -> {:e}", y.0);
                 (x, *op, k, note, x.shape, x.layout)
             }

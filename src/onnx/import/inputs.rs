@@ -124,25 +124,7 @@ impl Importer<'_> {
             ));
         }
         self.set_signed("", signed)?;
-        let hw = self.fresh(name, "input");
-        self.inputs.push(InputQuant {
-            name: hw.clone(),
-            onnx: name.to_string(),
-            scale,
-            zero_point,
-            signed,
-            shape,
-            layout,
-            integer: true,
-        });
-        let q = QTensor {
-            name: hw,
-            scale,
-            zero_point,
-            signed,
-            shape,
-            layout,
-        };
+        let q = self.model_input(name, (scale, zero_point, signed), (shape, layout), true);
         self.vals.insert(name.to_string(), Val::Q(q));
         Ok(())
     }
@@ -237,26 +219,39 @@ impl Importer<'_> {
         };
         let (scale, zero_point, signed) = self.quant_params(&describe(n, i), n, 1, 2)?;
         self.set_signed("", signed)?;
-        let hw = self.fresh(name, "input");
-        self.inputs.push(InputQuant {
-            name: hw.clone(),
-            onnx: name.to_string(),
-            scale,
-            zero_point,
-            signed,
-            shape,
-            layout,
-            integer: false,
-        });
-        let q = QTensor {
-            name: hw,
-            scale,
-            zero_point,
-            signed,
-            shape,
-            layout,
-        };
+        let q = self.model_input(name, (scale, zero_point, signed), (shape, layout), false);
         self.vals.insert(name.to_string(), Val::Dq(q));
         Ok(())
+    }
+
+    /// A model input for ONNX tensor `onnx`, quantized as `(scale, zero point, signed)`
+    /// (`integer`: the host hands over its integers as they are): registered, and the
+    /// quantized tensor it is.
+    pub(super) fn model_input(
+        &mut self,
+        onnx: &str,
+        (scale, zero_point, signed): (f64, i64, bool),
+        (shape, layout): ([usize; 3], Layout),
+        integer: bool,
+    ) -> QTensor {
+        let name = self.fresh(onnx, "input");
+        self.inputs.push(InputQuant {
+            name: name.clone(),
+            onnx: onnx.to_string(),
+            scale,
+            zero_point,
+            signed,
+            shape,
+            layout,
+            integer,
+        });
+        QTensor {
+            name,
+            scale,
+            zero_point,
+            signed,
+            shape,
+            layout,
+        }
     }
 }
