@@ -118,3 +118,14 @@ fn shipped_models_load() {
     }
     assert!(n > 40, "only {n} models found");
 }
+
+/// A BF16 add runs only fused into the convolution before it; where that convolution's
+/// output is read twice, the compiler names the add and the rule.
+#[test]
+fn float_add_that_cannot_fuse() {
+    let model = "type = \"bf16\"\n[input]\nname = \"x\"\nshape = [4, 1, 16]\n[[layer]]\nname = \"o\"\nop = \"conv2d\"\nkernel = 1\nout_channels = 16\n[[layer]]\nname = \"r\"\nop = \"add\"\nresidual = \"x\"\n[[layer]]\nname = \"z\"\nop = \"conv2d\"\ninput = \"o\"\nkernel = 1\nout_channels = 16\n";
+    insta::assert_snapshot!(
+        "float_add_unfused",
+        compile_err("configs/16x16_bf16.toml", model)
+    );
+}

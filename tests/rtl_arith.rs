@@ -274,6 +274,9 @@ fn arithmetic_blocks_lint_clean() {
         ("hwgen_fp32_to_mini", mini(4, 3, 7, 0)),
         ("hwgen_fp32_to_mini", mini(5, 2, 15, 1)),
         ("hwgen_fp32_to_mini", mini(8, 7, 127, 1)),
+        ("hwgen_mini_to_fp32", mini(4, 3, 7, 0)),
+        ("hwgen_mini_to_fp32", mini(5, 2, 15, 1)),
+        ("hwgen_mini_to_fp32", mini(8, 7, 127, 1)),
         ("hwgen_unpack_posit", strs(&["-GN=8", "-GES=0"])),
         ("hwgen_unpack_posit", strs(&["-GN=8", "-GES=2"])),
         ("hwgen_fp32_to_posit", strs(&["-GN=8", "-GES=0"])),
@@ -312,6 +315,7 @@ fn arithmetic_blocks_lint_clean() {
         .arg(block("hwgen_fp_mul.v"))
         .arg(block("hwgen_unpack_mini.v"))
         .arg(block("hwgen_fp32_to_mini.v"))
+        .arg(block("hwgen_mini_to_fp32.v"))
         .arg(block("hwgen_unpack_posit.v"))
         .arg(block("hwgen_fp32_to_posit.v"))
         .arg(block("hwgen_fp32_to_int.v"))
@@ -409,14 +413,14 @@ impl Under {
             Under::Mini(_) => ("hwgen_unpack_mini.v", "hwgen_fp32_to_mini.v"),
             Under::Posit(_) => ("hwgen_unpack_posit.v", "hwgen_fp32_to_posit.v"),
         };
+        let mut sources = vec![block(decode), block("hwgen_fp_mul.v"), block(encode)];
+        if let Under::Mini(_) = self {
+            sources.push(block("hwgen_mini_to_fp32.v"));
+        }
+        sources.push(testbench("tb_float_formats.v"));
         Model {
             top: "tb".into(),
-            sources: vec![
-                block(decode),
-                block("hwgen_fp_mul.v"),
-                block(encode),
-                testbench("tb_float_formats.v"),
-            ],
+            sources,
             include_dirs: vec![],
             harness: testbench("sim_main.cpp"),
             params,
@@ -516,8 +520,33 @@ fn check_format(name: &str, f: Under, seed: u64) {
             .map(|l| u32::from_str_radix(l, 16).unwrap())
             .collect()
     };
-    let products = read("mul_out.hex");
+    // Minifloats: each product line ends with a as FP32 (hwgen_mini_to_fp32), which the
+    // row unit and the vector unit's add read (`FloatElement::value_fp32`).
+    let lines: Vec<String> = std::fs::read_to_string(path("mul_out.hex"))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let hex = |s: &str| u32::from_str_radix(s, 16).unwrap();
+    let products: Vec<u32> = lines.iter().map(|l| hex(&l[..8])).collect();
     assert_eq!(products.len(), muls.len());
+    if let Under::Mini(m) = f {
+        use hwgen::numeric::FloatElement;
+        let wrong: Vec<String> = muls
+            .iter()
+            .zip(&lines)
+            .filter(|((a, _), l)| hex(&l[8..]) != m.value_fp32(*a))
+            .map(|((a, _), l)| {
+                format!("{a:#x}: rtl {}, contract {:08x}", &l[8..], m.value_fp32(*a))
+            })
+            .collect();
+        assert!(
+            wrong.is_empty(),
+            "{name}: {} codes as FP32 differ: {:?}",
+            wrong.len(),
+            &wrong[..wrong.len().min(8)]
+        );
+    }
     let wrong: Vec<String> = muls
         .iter()
         .zip(&products)

@@ -128,6 +128,9 @@ cases! {
     // A whole BERT-style encoder layer (projections, attention, residual adds, layernorms,
     // GELU), int8.
     encoder_layer: "cases/encoder_layer.toml" on "rtl-tests/configs/8x8_int8_rows.toml" with 15;
+    // The same layer in BF16: FP32 biases and residual adds in the vector unit, the row
+    // unit reading and writing BF16 elements.
+    bf16_encoder_layer: "cases/bf16_encoder_layer.toml" on "rtl-tests/configs/8x8_bf16_rows.toml" with 15;
     // Elastic multi-engine programs (golden = interpreter = RTL for every frame): the
     // five-engine design with synchronous active-high reset (the trunk's two units of two
     // replicas run the model, the side branch has nothing to run); a two-stage pipeline over

@@ -507,7 +507,7 @@ fn row_lane_matches_numeric_rows() {
         assert_eq!(got.len(), vecs.len(), "config {k}");
         let t = IntType::new(true, 8);
         for (i, (acc, b, lane, stat)) in vecs.iter().enumerate() {
-            let v = rows::element(&st, &c, lane, *acc, *b, *stat);
+            let v = rows::element(&st, &c, lane, *acc, fp32::from_int(*b), *stat);
             let red = if st.square { fp32::mul(v, v) } else { v };
             let code = rows::quantize(v, st.out_multiplier(&c, *stat), zero, t) as u8;
             assert_eq!(

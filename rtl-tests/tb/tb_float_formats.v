@@ -2,6 +2,7 @@
 // (the exact product of two codes as FP32) and the encoder of FP32 values. One vector per
 // clock cycle from $readmemh files; each result is written as a hex line.
 //   +mul=FILE      lines {a[15:0], b[15:0]} (codes, zero-extended)  -> +mul_out lines product
+//                  (minifloats: product, then a as FP32 by hwgen_mini_to_fp32)
 //   +conv=FILE     lines value[31:0]                                -> +conv_out lines code
 //   +n_mul=N +n_conv=M  number of vectors in each file.
 // Built with +define+HWGEN_POSIT for posits (N, ES), else for minifloats (EXP_W, MAN_W,
@@ -58,6 +59,9 @@ module tb #(
     u_decode_b (.code_i(b), .value_o(b_u));
   hwgen_fp32_to_mini #(.EXP_W(EXP_W), .MAN_W(MAN_W), .BIAS(BIAS), .IEEE(IEEE))
     u_conv (.value_i(value), .code_o(code));
+  wire [31:0] a_fp;
+  hwgen_mini_to_fp32 #(.EXP_W(EXP_W), .MAN_W(MAN_W), .BIAS(BIAS), .IEEE(IEEE))
+    u_to_fp32 (.code_i(a), .fp_o(a_fp));
 `endif
 
   hwgen_fp_mul #(
@@ -107,7 +111,11 @@ module tb #(
   endtask
 
   always @(posedge clk_i) begin
+`ifdef HWGEN_POSIT
     if (index < n_mul) $fwrite(mul_fd, "%h\n", product);
+`else
+    if (index < n_mul) $fwrite(mul_fd, "%h%h\n", product, a_fp);
+`endif
     if (index < n_conv) $fwrite(conv_fd, "%h\n", code);
     index = index + 1;
     if (index >= n_mul && index >= n_conv) begin

@@ -72,7 +72,8 @@ fn window_fits_the_unit(ctx: &mut Ctx, unit: &Unit, spots: &Spots) {
 }
 
 /// The row unit reads accumulator words as int32 or FP32 (its parameters, constants and
-/// tables are FP32 words in accumulator rows) and rounds its results to integers.
+/// tables are FP32 words in accumulator rows) and reads and writes integer or small-float
+/// elements (`numeric::rows::Elem`).
 fn rows_fit_the_unit(ctx: &mut Ctx, unit: &Unit, spots: &Spots) {
     if unit.rows.is_none() {
         return;
@@ -90,17 +91,17 @@ fn rows_fit_the_unit(ctx: &mut Ctx, unit: &Unit, spots: &Spots) {
             ),
             "use accumulator = \"int32\" (or a float datatype, which accumulates in FP32), or remove [rows]",
         );
-    } else if !matches!(d.primary().output(), crate::numeric::Format::Int(_)) {
+    } else if crate::numeric::rows::Elem::of(d.primary().output()).is_none() {
         ctx.problem(
             "rows.enabled",
             spots.rows.clone(),
             Some("true".to_string()),
             format!(
-                "the row unit rounds its results to integers; unit \"{}\" writes {}",
+                "the row unit reads and writes integer, FP8 or BF16 elements; unit \"{}\" writes {}",
                 unit.name,
                 d.primary().output().name()
             ),
-            "use an integer output datatype (int8 or int16), or remove [rows]",
+            "use an integer output datatype (int8 or int16), fp8_e4m3, fp8_e5m2 or bf16, or remove [rows]",
         );
     }
 }

@@ -5,9 +5,8 @@
 use super::exec::spad;
 use super::{Engine, InterpError};
 use crate::isa::{Buffer, Rows};
-use crate::numeric::rows::{self, Consts, Finish, Func, Lane, Reduce, Stages};
+use crate::numeric::rows::{self, Consts, Elem, Finish, Func, Lane, Reduce, Stages};
 use crate::numeric::spline::{self, Spline};
-use crate::numeric::Format;
 
 /// The stages an instruction's flags select (the spline's table read separately).
 pub fn stages(r: &Rows, table: Option<Spline>) -> Stages {
@@ -122,9 +121,9 @@ impl Engine {
             ));
         };
         let out = self.precision(pc, r.prec_out)?.ops().output();
-        let Format::Int(t) = out else {
+        let Some(e) = Elem::of(out) else {
             return Err(illegal(format!(
-                "rows writes integer elements; precision {} writes {}",
+                "rows reads and writes integer, FP8 or BF16 elements; precision {} writes {}",
                 r.prec_out,
                 out.name()
             )));
@@ -208,7 +207,10 @@ impl Engine {
                 let entry = (r.stat_addr + i) as usize;
                 let stat = self.stats[entry];
                 let vals: Vec<u32> = (0..kpf)
-                    .map(|l| rows::element(&st, &consts, &lanes[l], acc[l], opnd[l], stat))
+                    .map(|l| {
+                        let b = e.value(opnd[l]);
+                        rows::element(&st, &consts, &lanes[l], acc[l], b, stat)
+                    })
                     .collect();
                 let mult = st.out_multiplier(&consts, stat);
                 if st.reduce != Reduce::None {
@@ -220,7 +222,7 @@ impl Engine {
                         .iter()
                         .enumerate()
                         .map(|(l, v)| match l < valid {
-                            true => rows::quantize(*v, mult, r.zero_point, t),
+                            true => e.write(*v, mult, r.zero_point),
                             false => 0,
                         })
                         .collect();

@@ -334,6 +334,9 @@ impl FloatElement for MiniFloat {
     fn encode_fp32(self, bits: u32) -> u32 {
         to_code(bits, self)
     }
+    fn value_fp32(self, code: u32) -> u32 {
+        fp32::flush((self.decode(code) as f32).to_bits())
+    }
     fn decoder(self) -> &'static str {
         "hwgen_unpack_mini"
     }

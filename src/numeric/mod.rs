@@ -247,6 +247,9 @@ pub trait FloatElement: Copy {
     fn product(self, a: u32, b: u32) -> u32;
     /// An FP32 value (bits) to a code, after the contract's flush.
     fn encode_fp32(self, bits: u32) -> u32;
+    /// A code's value as FP32 under the contract (the vector unit's operand; the row
+    /// unit's for the minifloats, `rows::Elem::value`).
+    fn value_fp32(self, code: u32) -> u32;
     /// The RTL decoder of a code (the multiply-add's input) and encoder (the row
     /// post-processor's output).
     fn decoder(self) -> &'static str;
@@ -278,13 +281,25 @@ impl<T: FloatElement> Datapath for T {
     fn accumulate(&self, acc: i64, v: i64) -> i64 {
         fp32::accumulate(acc, v)
     }
+    /// Lane i: the accumulator value plus the bias row's FP32 word (`bias`); with `add`,
+    /// that rounded to the format (as the convolution apart writes it) plus the operand's
+    /// value (the add's weights and zero points are the integer form's and do not apply);
+    /// each sum rounded once under the FP32 contract; ReLU; the encoder.
     fn post(&self, acc: &[i64], ops: &PostOps, _out: Format) -> Row {
         let relu = |v: u32| if ops.relu { fp32::relu(v) } else { v };
+        let lane = |i: usize, v: i64| {
+            let mut v = v as u32;
+            if let Some(b) = ops.bias {
+                v = fp32::add(v, b[i] as u32);
+            }
+            if let (Some(_), Some(o)) = (ops.add, ops.operand) {
+                let own = self.value_fp32(self.encode_fp32(v));
+                v = fp32::add(own, self.value_fp32(o[i] as u32));
+            }
+            i64::from(self.encode_fp32(relu(v)))
+        };
         Row {
-            codes: acc
-                .iter()
-                .map(|v| i64::from(self.encode_fp32(relu(*v as u32))))
-                .collect(),
+            codes: acc.iter().enumerate().map(|(i, v)| lane(i, *v)).collect(),
             scales: Vec::new(),
         }
     }

@@ -8,7 +8,51 @@
 
 use super::fp32;
 use super::int::IntType;
+use super::minifloat::{self, MiniFloat};
 use super::spline::{self, Spline};
+use super::Format;
+
+/// The elements the row unit reads as its operand and writes: integers (with a zero point)
+/// or the codes of a small floating-point format (FP8, BF16).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elem {
+    Int(IntType),
+    Float(MiniFloat),
+}
+
+impl Elem {
+    /// The row unit's elements in a design whose output format is `f`, if it has them
+    /// (posits and MX blocks it does not read or write).
+    pub fn of(f: Format) -> Option<Elem> {
+        match f {
+            Format::Int(t) => Some(Elem::Int(t)),
+            Format::Float(m) if m.ieee_specials() || m.specials == minifloat::Specials::Fn => {
+                Some(Elem::Float(m))
+            }
+            _ => None,
+        }
+    }
+
+    /// An element as FP32: an integer converted exactly (to the nearest FP32 beyond 2^24),
+    /// a float code's value under the FP32 contract (a value below FP32's normal range, a
+    /// BF16 subnormal, is a zero of its sign; a NaN the canonical NaN).
+    pub fn value(self, code: i64) -> u32 {
+        match self {
+            Elem::Int(_) => fp32::from_int(code),
+            Elem::Float(m) => super::FloatElement::value_fp32(m, code as u32),
+        }
+    }
+
+    /// An FP32 value `v` written as an element: `v * mult` (the output multiplier)
+    /// rounded to an integer plus `zero` ([`quantize`]), or to the float format
+    /// (`minifloat::to_code`: nearest, ties to even, saturating; `zero` is 0).
+    pub fn write(self, v: u32, mult: u32, zero: i64) -> i64 {
+        match self {
+            Elem::Int(t) => quantize(v, mult, zero, t),
+            Elem::Float(m) => i64::from(minifloat::to_code(fp32::mul(v, mult), m)),
+        }
+    }
+}
 
 /// The element function of the pipeline. (A pass holds one; the table inline keeps
 /// `Stages` a plain value.)
@@ -174,9 +218,9 @@ pub fn exp2() -> &'static Spline {
 }
 
 /// One element through the stages before the reduction: `x` the accumulator element
-/// (integer, or FP32 bits with `src_float`), `b` the operand's integer element, `stat` the
-/// pixel's statistics. Every FP32 operation is rounded once.
-pub fn element(st: &Stages, c: &Consts, lane: &Lane, x: i64, b: i64, stat: Stat) -> u32 {
+/// (integer, or FP32 bits with `src_float`), `b` the operand element as FP32
+/// ([`Elem::value`]), `stat` the pixel's statistics. Every FP32 operation is rounded once.
+pub fn element(st: &Stages, c: &Consts, lane: &Lane, x: i64, b: u32, stat: Stat) -> u32 {
     let mut v = if st.src_zero {
         0
     } else if st.src_float {
@@ -189,7 +233,7 @@ pub fn element(st: &Stages, c: &Consts, lane: &Lane, x: i64, b: i64, stat: Stat)
         v = fp32::add(fp32::mul(v, lane.scale), lane.shift);
     }
     if st.opnd {
-        let d = fp32::sub(fp32::from_int(b), c.opnd_zero);
+        let d = fp32::sub(b, c.opnd_zero);
         v = fp32::add(v, fp32::mul(d, c.opnd_scale));
     }
     if st.centre {
@@ -288,14 +332,15 @@ pub struct Pass {
 /// A tensor of `pixels` rows of `channels` source elements (integers, or FP32 bits), run
 /// through `passes` in order on tiles of `lanes` channels as the hardware runs them: each
 /// pass over every tile and pixel, the statistics carried from pass to pass (starting at
-/// (+0, +0)), `operand` the operand's integer elements (same shape; with `opnd`). Returns
-/// the output elements of the writing passes (`t` the output type), the last one's last.
+/// (+0, +0)), `operand` the operand's elements (same shape; with `opnd`). Returns the
+/// output elements of the writing passes (`e` the operand's and the output's elements),
+/// the last one's last.
 pub fn run(
     passes: &[Pass],
     src: &[i64],
     operand: &[i64],
     (pixels, channels, lanes): (usize, usize, usize),
-    t: IntType,
+    e: Elem,
 ) -> Vec<i64> {
     let mut stats = vec![(0u32, 0u32); pixels];
     let mut out = vec![0i64; pixels * channels];
@@ -310,7 +355,7 @@ pub fn run(
                         match ch < channels {
                             true => {
                                 let at = px * channels + ch;
-                                let b = operand.get(at).copied().unwrap_or(0);
+                                let b = e.value(operand.get(at).copied().unwrap_or(0));
                                 element(&p.stages, &p.consts, &p.lanes[ch], src[at], b, *stat)
                             }
                             false => 0,
@@ -324,7 +369,7 @@ pub fn run(
                 }
                 if p.stages.write {
                     for (l, v) in vals.iter().enumerate().take(valid) {
-                        out[px * channels + tile * lanes + l] = quantize(*v, mult, p.zero, t);
+                        out[px * channels + tile * lanes + l] = e.write(*v, mult, p.zero);
                     }
                 }
             }
@@ -405,7 +450,7 @@ mod tests {
                 ..Stages::default()
             }),
         ];
-        let t = IntType::new(true, 8);
+        let t = Elem::Int(IntType::new(true, 8));
         let y = run(&passes, &[1, 2, 3, 4], &[], (1, 4, 2), t);
         assert_eq!(y, vec![-13, -4, 4, 13]);
     }

@@ -70,6 +70,11 @@ fn common(design: &Design, leaves: Leaves, float: &FormatView, mx_frac: u32) -> 
         uexp_w: UNPACKED_EXP_W,
         window: design.cores().iter().any(|(_, u, _)| u.window.is_some()),
         rows: design.cores().iter().any(|(_, u, _)| u.rows.is_some()),
+        mini: design
+            .datatypes()
+            .precisions
+            .iter()
+            .any(|p| matches!(p, crate::numeric::Precision::Float(_))),
         pack_macs: design.pack_macs,
         prefetch_low: PREFETCH_LOW,
     }
@@ -170,11 +175,26 @@ fn leaf_deps<'a>(name: &str, c: &'a Common) -> Vec<&'a str> {
         "hwgen_acc_float" => vec!["hwgen_fp32_add"],
         "hwgen_post_int" => vec!["hwgen_vector_lane"],
         "hwgen_post_mx" => vec!["hwgen_mx_quantize"],
+        "hwgen_post_float" if c.mini => vec![
+            "hwgen_fp32_add",
+            "hwgen_mini_to_fp32",
+            c.leaves.encode.as_str(),
+        ],
         "hwgen_post_float" => vec![c.leaves.encode.as_str()],
         "hwgen_post_int_mx" => vec![
             "hwgen_vector_lane",
             "hwgen_mx_quantize",
             "hwgen_fp32_to_int",
+        ],
+        "hwgen_row_lane" if c.mini => vec![
+            "hwgen_int_to_fp32",
+            "hwgen_mini_to_fp32",
+            "hwgen_fp32_mul",
+            "hwgen_fp32_add",
+            "hwgen_exp_split",
+            "hwgen_spline_select",
+            "hwgen_ldexp",
+            c.leaves.encode.as_str(),
         ],
         "hwgen_row_lane" => vec![
             "hwgen_int_to_fp32",
@@ -207,6 +227,7 @@ fn render_leaf(name: &str, c: &Common, fmt: &FormatView) -> String {
         "hwgen_fp32_to_int" => render(&Fp32ToInt { c }),
         "hwgen_unpack_mini" => render(&UnpackMini { c, fmt }),
         "hwgen_fp32_to_mini" => render(&Fp32ToMini { c, fmt }),
+        "hwgen_mini_to_fp32" => render(&MiniToFp32 { c, fmt }),
         "hwgen_unpack_posit" => render(&UnpackPosit { c, fmt }),
         "hwgen_fp32_to_posit" => render(&Fp32ToPosit { c, fmt }),
         crate::numeric::MAC_INT => render(&MacInt { c }),
@@ -438,6 +459,7 @@ pub fn arithmetic_blocks(design: &Design) -> FileMap {
         "hwgen_fp32_to_int",
         "hwgen_unpack_mini",
         "hwgen_fp32_to_mini",
+        "hwgen_mini_to_fp32",
         "hwgen_unpack_posit",
         "hwgen_fp32_to_posit",
         "hwgen_fp32_mul",

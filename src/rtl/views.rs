@@ -27,6 +27,9 @@ pub struct Common {
     pub window: bool,
     /// The design has a row unit on every vector queue (`[rows]`).
     pub rows: bool,
+    /// The design's elements are a small float format (FP8, BF16): the row unit and the
+    /// vector unit's bias and add read its codes as FP32 (`hwgen_mini_to_fp32`).
+    pub mini: bool,
     /// Pairs of columns share one multiplier (`[array] pack_macs`, `hwgen_mac_int_pair`).
     pub pack_macs: bool,
     /// The default of `hwgen_prefetch`'s LOW (`PREFETCH_LOW`).
@@ -141,6 +144,7 @@ static_module!(PostMx, "rtl/hwgen_post_mx.v");
 static_module!(PostIntMx, "rtl/hwgen_post_int_mx.v");
 format_module!(UnpackMini, "rtl/hwgen_unpack_mini.v");
 format_module!(Fp32ToMini, "rtl/hwgen_fp32_to_mini.v");
+format_module!(MiniToFp32, "rtl/hwgen_mini_to_fp32.v");
 format_module!(UnpackPosit, "rtl/hwgen_unpack_posit.v");
 format_module!(Fp32ToPosit, "rtl/hwgen_fp32_to_posit.v");
 

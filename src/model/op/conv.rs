@@ -237,9 +237,10 @@ fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         }
     };
     let acc = prec.ops().acc_type();
-    let tied = match a.rl.bias.as_deref() {
-        None => vec![0; g.cout],
-        Some(spec) => bias(ctx, "bias", spec, &[g.cout], acc)?,
+    let tied = match (a.rl.bias.as_deref(), prec) {
+        (None, _) => vec![0; g.cout],
+        (Some(spec), Precision::Float(_)) => float_bias(ctx, spec, g.cout)?,
+        (Some(spec), _) => bias(ctx, "bias", spec, &[g.cout], acc)?,
     };
     let untied_bias = match a.rl.untied_bias.as_deref() {
         None => Vec::new(),
@@ -387,8 +388,10 @@ fn check_real_layer(
             ));
         }
     }
+    // A small float layer's vector unit adds an FP32 bias (`float_bias`).
+    let float_bias = matches!(format, Format::Float(_));
     for (key, present) in [
-        ("bias", a.rl.bias.is_some()),
+        ("bias", a.rl.bias.is_some() && !float_bias),
         ("untied_bias", a.rl.untied_bias.is_some()),
         ("requant", a.rl.requant.is_some()),
         ("relu6_max", a.rl.relu6_max.is_some()),
@@ -396,7 +399,12 @@ fn check_real_layer(
         if present {
             return Err(ctx.err(
                 key,
-                format!("{what}: bias, requantization and ReLU6 are integer-path operations"),
+                match float_bias {
+                    true => format!("{what}: requantization and ReLU6 are integer-path operations"),
+                    false => format!(
+                        "{what}: bias, requantization and ReLU6 are integer-path operations"
+                    ),
+                },
                 format!("remove {key}"),
             ));
         }
@@ -409,6 +417,23 @@ fn check_real_layer(
         ));
     }
     Ok(())
+}
+
+/// The bias of a small float layer (FP8, BF16): `"random"` (seeded normal values) or a
+/// `.npy` of float32 values of shape [cout], each finite; the vector unit adds it to the
+/// FP32 accumulator value, so it is held as FP32 bits (a subnormal flushed to zero).
+fn float_bias(ctx: &mut Ctx, spec: &str, cout: usize) -> Result<Vec<i64>, ModelError> {
+    let v = ctx.reals("bias", Some(spec), &[cout])?;
+    if let Some(bad) = v.iter().find(|x| !x.is_finite()) {
+        return Err(ctx.err(
+            &format!("bias = {spec}"),
+            format!("{spec} holds {bad}; a bias is finite"),
+            "export finite values",
+        ));
+    }
+    Ok(v.iter()
+        .map(|x| i64::from(crate::numeric::fp32::flush(x.to_bits())))
+        .collect())
 }
 
 /// The input pixel kernel tap `tap` of output pixel `out` reads, or `None` in the zero
@@ -448,7 +473,9 @@ fn golden_conv(x: &Tensor, layer: &Layer, rows: usize) -> Tensor {
         *a = acc_type.wrap(i128::from(*a) + i128::from(*b));
     }
     let ops = PostOps {
-        bias: untied_bias.is_empty().then_some(bias.as_slice()),
+        // (A bias of zeros is not added: the vector unit adds none, and in FP32 adding +0
+        // would turn a -0 into +0.)
+        bias: (untied_bias.is_empty() && bias.iter().any(|b| *b != 0)).then_some(bias.as_slice()),
         requant: *requant,
         per_lane: (!channel_requant.is_empty()).then_some(channel_requant.as_slice()),
         negative_multiplier: *negative_multiplier,

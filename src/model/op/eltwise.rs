@@ -44,7 +44,7 @@ pub(super) const FORMS: &[Form] = &[
         parse,
         keys: KEYS,
         shared: &[],
-        real: false,
+        real: true,
         auto: false,
         leaky: false,
     },
@@ -158,6 +158,21 @@ fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
             ),
         ));
     }
+    match a.prec {
+        Precision::Int(_) => {}
+        Precision::Float(_) => float_add(ctx, a)?,
+        _ => {
+            return Err(ctx.err(
+                &format!("op = {}", a.rl.op),
+                format!(
+                    "{} is an integer, FP8 or BF16 layer, not {}",
+                    a.rl.op,
+                    a.prec.name()
+                ),
+                "give the layer an integer, fp8 or bf16 type",
+            ))
+        }
+    }
     let quantized = a.rl.op == "mul" || a.rl.scale.is_some() || a.rl.zero_points.is_some();
     let eltwise = if quantized {
         if a.rl.requant.is_some() {
@@ -183,6 +198,40 @@ fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         inputs: vec![a.src.to_string(), other],
         prec: a.prec,
     })
+}
+
+/// The rules of a small float layer's `add` (FP8, BF16): y = x + residual in FP32, rounded
+/// once to the format, ReLU after; no requantization, scales, zero points or ReLU6 (`mul`
+/// is an integer form). It runs in the vector unit of the convolution that computes x
+/// (the compiler fuses them, `fuse::rules`).
+fn float_add(ctx: &Ctx, a: &Args) -> Result<(), ModelError> {
+    if crate::numeric::rows::Elem::of(a.prec.ops().output()).is_none() {
+        return Err(ctx.err(
+            "op = add",
+            format!(
+                "a float add reads FP8 or BF16 elements, not {}",
+                a.prec.name()
+            ),
+            "give the layer an integer, fp8 or bf16 type",
+        ));
+    }
+    let given = [
+        ("requant", a.rl.requant.is_some()),
+        ("scale", a.rl.scale.is_some()),
+        ("zero_points", a.rl.zero_points.is_some()),
+        ("relu6_max", a.clamp.is_some()),
+    ];
+    if let Some((k, _)) = given.iter().find(|(_, g)| *g) {
+        return Err(ctx.err(
+            k,
+            format!(
+                "a {} add sums the values themselves (x + residual in FP32, rounded once): it has no {k}",
+                a.prec.name()
+            ),
+            format!("remove {k}"),
+        ));
+    }
+    Ok(())
 }
 
 /// The quantized form of `add` and `mul`: `scale = { input, residual, shift }` (add; default
@@ -293,6 +342,9 @@ impl Add {
             clamp,
             eltwise,
         } = self;
+        if let Precision::Float(f) = layer.prec {
+            return float_sum(a, b, *relu, f);
+        }
         let t = layer.out_format.code_type();
         let mut y = Tensor::zeros(a.h, a.w, a.c, layer.out_format);
         let zero = eltwise.map_or(requant.zero_point, |e| e.combine.output_zero);
@@ -315,4 +367,18 @@ impl Add {
         }
         y
     }
+}
+
+/// A float add: each element's value plus the residual's (`b` of one pixel read at every
+/// pixel) in FP32, ReLU, rounded to the format.
+fn float_sum(a: &Tensor, b: &Tensor, relu: bool, f: crate::numeric::MiniFloat) -> Tensor {
+    use crate::numeric::{fp32, FloatElement};
+    let mut y = a.clone();
+    for (i, v) in y.data.iter_mut().enumerate() {
+        let bv = b.data[if b.h * b.w == 1 { i % a.c } else { i }];
+        let s = fp32::add(f.value_fp32(*v as u32), f.value_fp32(bv as u32));
+        let s = if relu { fp32::relu(s) } else { s };
+        *v = i64::from(f.encode_fp32(s));
+    }
+    y
 }

@@ -26,7 +26,7 @@ pub(super) const FORMS: &[Form] = &[Form {
     parse,
     keys: &["b", "transpose_b", "heads", "requant"],
     shared: &[],
-    real: false,
+    real: true,
     auto: false,
     leaky: false,
 }];
@@ -36,9 +36,14 @@ impl Operator for Bmm {
         "matmul"
     }
 
-    fn golden(&self, layer: &Layer, inputs: &[&Tensor], _rows: usize) -> Tensor {
+    /// Integer sums by the definition (exact modulo 2^acc_bits); float ones in the
+    /// array's order, as a grouped convolution's (`conv::pass_conv_accumulate`): input
+    /// channel tiles of `rows` channels, each a column pass (`Datapath::column`, the other
+    /// heads' channels zero codes), accumulated.
+    fn golden(&self, layer: &Layer, inputs: &[&Tensor], rows: usize) -> Tensor {
         let (a, b) = (inputs[0], inputs[1]);
-        let acc_type = layer.prec.ops().acc_type();
+        let dp = layer.prec.ops();
+        let acc_type = dp.acc_type();
         let (cin_g, cout_g) = (a.c / self.heads, self.cout / self.heads);
         let pixels = a.h * a.w;
         let mut y = Tensor::zeros(a.h, a.w, self.cout, layer.out_format);
@@ -47,22 +52,46 @@ impl Operator for Bmm {
             requant: self.requant,
             ..PostOps::default()
         };
+        let weight = |co: usize, i: usize| {
+            let j = co % cout_g;
+            let g = co / cout_g;
+            match self.transpose_b {
+                true => b.data[j * b.c + g * cin_g + i],
+                false => b.data[i * b.c + co],
+            }
+        };
+        let int = matches!(layer.prec, Precision::Int(_));
+        let rows = rows.max(1);
         for p in 0..pixels {
+            let x = &a.data[p * a.c..(p + 1) * a.c];
             let row: Vec<i64> = (0..self.cout)
                 .map(|co| {
-                    let g = co / cout_g;
-                    let j = co % cout_g;
-                    let sum: i128 = (0..cin_g)
-                        .map(|i| {
-                            let x = a.data[p * a.c + g * cin_g + i];
-                            let w = match self.transpose_b {
-                                true => b.data[j * b.c + g * cin_g + i],
-                                false => b.data[i * b.c + co],
-                            };
-                            i128::from(x) * i128::from(w)
-                        })
-                        .sum();
-                    acc_type.wrap(sum)
+                    let group = (co / cout_g) * cin_g..(co / cout_g + 1) * cin_g;
+                    if int {
+                        let sum: i128 = group
+                            .clone()
+                            .map(|ci| i128::from(x[ci]) * i128::from(weight(co, ci - group.start)))
+                            .sum();
+                        return acc_type.wrap(sum);
+                    }
+                    let mut acc: Option<i64> = None;
+                    for ict in 0..a.c.div_ceil(rows) {
+                        let tile = ict * rows..((ict + 1) * rows).min(a.c);
+                        if tile.end <= group.start || group.end <= tile.start {
+                            continue;
+                        }
+                        let live = |ci: usize| tile.contains(&ci) && group.contains(&ci);
+                        let col: Vec<(i64, i64)> = (ict * rows..(ict + 1) * rows)
+                            .map(|ci| match live(ci) {
+                                true => (x[ci], weight(co, ci - group.start)),
+                                false => (0, 0),
+                            })
+                            .collect();
+                        let (xs, ws): (Vec<i64>, Vec<i64>) = col.into_iter().unzip();
+                        let v = dp.column(&xs, &ws, (0, 0));
+                        acc = Some(acc.map_or(v, |s| dp.accumulate(s, v)));
+                    }
+                    acc.expect("a head has at least one channel")
                 })
                 .collect();
             let out = layer.prec.ops().post(&row, &ops, layer.out_format);
@@ -102,13 +131,32 @@ impl Operator for Bmm {
 /// `matmul`: `b` (the second tensor), `transpose_b` (default false), `heads` (default 1:
 /// a's and b's channels split into that many equal groups) and `requant`.
 fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
-    let Precision::Int(_) = a.prec else {
-        return Err(ctx.err(
-            "op = matmul",
-            "a matmul of two run-time tensors is an integer layer",
-            "give the layer an integer type",
-        ));
+    let float = match a.prec {
+        Precision::Int(_) => false,
+        Precision::Float(_) if crate::numeric::rows::Elem::of(a.prec.ops().output()).is_some() => {
+            true
+        }
+        _ => {
+            return Err(ctx.err(
+                "op = matmul",
+                format!(
+                    "a matmul of two run-time tensors is an integer, FP8 or BF16 layer, not {}",
+                    a.prec.name()
+                ),
+                "give the layer an integer, fp8 or bf16 type",
+            ))
+        }
     };
+    if float && a.rl.requant.is_some() {
+        return Err(ctx.err(
+            "requant",
+            format!(
+                "a {} matmul accumulates in FP32 and rounds to the format: it has no requant",
+                a.prec.name()
+            ),
+            "remove requant",
+        ));
+    }
     let Some(b) = a.rl.b.clone() else {
         return Err(ctx.err(
             "b",

@@ -251,13 +251,20 @@ pub(super) fn layer(
         }
     };
     if !form.real && !matches!(prec, Precision::Int(_)) {
+        // FP8 and BF16 layers run every real-valued form; MX and posit ones convolutions.
+        let real: Vec<&str> = match prec {
+            Precision::Float(_) => forms().filter(|f| f.real).map(|f| f.name).collect(),
+            _ => conv::FORMS.iter().map(|f| f.name).collect(),
+        };
         return Err(ctx.err(
             &format!("op = {}", rl.op),
             format!(
-                "{} models support conv2d and fc layers (with activation none or relu) so far",
-                prec.family()
+                "{} layers are {}; {} is an integer layer",
+                prec.name(),
+                real.join(", "),
+                rl.op
             ),
-            "use type = \"int8\" for networks with pooling, add or upsample layers",
+            "give the layer (or the model) an integer type, type = \"int8\"",
         ));
     }
     let args = Args {

@@ -44,15 +44,24 @@ impl RowQuant {
 /// `scales = { input, output }` (required; positive, and FP32-representable as normal
 /// numbers with a normal reciprocal) and `zero_points = { input, output }` (default 0; each
 /// within its tensor's integer type).
+///
+/// A float layer (FP8, BF16) has no scales or zero points: its elements are the values.
 pub(super) fn quant(ctx: &Ctx, a: &Args, out: Format) -> Result<RowQuant, ModelError> {
     let op = &a.rl.op;
-    let Precision::Int(_) = a.prec else {
-        return Err(ctx.err(
-            &format!("op = {op}"),
-            format!("{op} runs on the row unit, which reads and writes integer tensors"),
-            "give the layer an integer type",
-        ));
-    };
+    match a.prec {
+        Precision::Int(_) => {}
+        Precision::Float(_) if rows::Elem::of(out).is_some() => return float_quant(ctx, a),
+        _ => {
+            return Err(ctx.err(
+                &format!("op = {op}"),
+                format!(
+                    "{op} runs on the row unit, which reads and writes integer, FP8 and BF16 tensors, not {}",
+                    a.prec.name()
+                ),
+                "give the layer an integer, fp8 or bf16 type",
+            ))
+        }
+    }
     let Some(s) = &a.rl.scales else {
         return Err(ctx.err(
             "scales",
@@ -106,6 +115,34 @@ pub(super) fn quant(ctx: &Ctx, a: &Args, out: Format) -> Result<RowQuant, ModelE
     })
 }
 
+/// The quantization of a float layer: none (scales 1, zero points 0); `scales` and
+/// `zero_points` are refused.
+fn float_quant(ctx: &Ctx, a: &Args) -> Result<RowQuant, ModelError> {
+    let op = &a.rl.op;
+    let given = [
+        ("scales", a.rl.scales.is_some()),
+        ("zero_points", a.rl.zero_points.is_some()),
+    ];
+    if let Some((k, _)) = given.iter().find(|(_, g)| *g) {
+        return Err(ctx.err(
+            k,
+            format!(
+                "a {} {op} reads and writes the values themselves: it has no {k}",
+                a.prec.name()
+            ),
+            format!("remove {k}"),
+        ));
+    }
+    let one = 1f32.to_bits();
+    Ok(RowQuant {
+        in_scale: one,
+        in_zero: 0,
+        out_scale: one,
+        out_zero: 0,
+        out_scale_real: 1f64.to_bits(),
+    })
+}
+
 /// A per-channel vector of real parameters (`gamma`, `beta`): `default` for every channel
 /// when the key is absent, else `"random"` (seeded normal values) or a `.npy` of float32
 /// values of shape [channels], each rounded to FP32 and finite.
@@ -136,7 +173,7 @@ pub(super) fn channel_reals(
 pub(super) fn golden(work: &RowWork, layer: &Layer, x: &Tensor, lanes: usize) -> Tensor {
     let (passes, groups) = (&work.passes, work.groups);
     let mut y = Tensor::zeros(x.h, x.w, x.c, layer.out_format);
-    let t = layer.out_format.code_type();
+    let e = rows::Elem::of(layer.out_format).expect("a row layer's format is checked at parse");
     let (pixels, cg) = (x.h * x.w, x.c / groups);
     for g in 0..groups {
         let part: Vec<Pass> = passes
@@ -150,7 +187,7 @@ pub(super) fn golden(work: &RowWork, layer: &Layer, x: &Tensor, lanes: usize) ->
             .flat_map(|p| x.data[p * x.c + g * cg..p * x.c + (g + 1) * cg].to_vec())
             .collect();
         let src = vec![0; operand.len()];
-        let out = rows::run(&part, &src, &operand, (pixels, cg, lanes.max(1)), t);
+        let out = rows::run(&part, &src, &operand, (pixels, cg, lanes.max(1)), e);
         for p in 0..pixels {
             y.data[p * x.c + g * cg..p * x.c + (g + 1) * cg]
                 .copy_from_slice(&out[p * cg..(p + 1) * cg]);

@@ -23,7 +23,7 @@ pub(super) const FORMS: &[Form] = &[Form {
     parse,
     keys: &["scales", "zero_points", "heads"],
     shared: &[],
-    real: false,
+    real: true,
     auto: false,
     leaky: false,
 }];

@@ -21,8 +21,10 @@
 //! `strategy` matches the patterns (VF2) and picks, where matches overlap and where a
 //! fusion might not pay, the cover of the layer sequence with the fewest estimated cycles
 //! (a shortest path). Activations were fused by the model format (and by the ONNX
-//! importer, with the quantize/dequantize pairs around each operator); only integer
-//! layers are fused (the other datapaths' vector path has no add or pool).
+//! importer, with the quantize/dequantize pairs around each operator); integer layers are
+//! fused, and a small float (FP8, BF16) convolution takes its add (conv+add, which a float
+//! add needs: `float_adds_fused`) or a row program (conv+rows); the other datapaths'
+//! vector path has no add or pool.
 
 mod rules;
 mod strategy;
@@ -36,10 +38,32 @@ pub use strategy::{alone, candidates, choose, cycles, Candidate, Fused};
 pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
     let g = c.graph.take().expect("pass order: legalize must run first");
     let mut g = run(c.design, g, true);
+    float_adds_fused(&g)?;
     shortcuts_late(&mut g);
     g.rebuild_dag();
     c.graph = Some(g);
     Ok(())
+}
+
+/// A small float add (FP8, BF16) runs only in the vector unit of the convolution that
+/// computes its input (conv+add): the array's one-tap window of sums multiplies integer
+/// identity codes.
+fn float_adds_fused(g: &Graph) -> Result<(), CompileError> {
+    use crate::model::lower::{Lowered, Taps};
+    let unfused = g.nodes.iter().find(|n| {
+        rules::mini(g, n) && matches!(&n.work, Lowered::Stencil(s) if s.taps == Taps::Sum)
+    });
+    match unfused {
+        None => Ok(()),
+        Some(n) => Err(CompileError::new(
+            Some(&n.name),
+            format!(
+                "a float add runs in the vector unit of the convolution that computes its input, and the convolution before \"{}\" cannot take it (its input must be the output of the layer just before it, a convolution or matmul without ReLU that no other layer reads)",
+                n.name
+            ),
+            "compute the add's input with the convolution just before it, or use an integer type",
+        )),
+    }
 }
 
 /// Fuse what the strategy chooses (`on_chip`: the rules that keep a tensor on chip too),

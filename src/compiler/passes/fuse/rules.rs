@@ -12,7 +12,8 @@ use crate::numeric::Precision;
 /// What a pattern node matches, by the work it lowers to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// An integer weighted window (a convolution) on the array or in the window unit.
+    /// An integer weighted window (a convolution) on the array or in the window unit, or
+    /// a small float one (FP8, BF16) on the array (whose vector unit adds a residual).
     Conv,
     /// An integer 1x1 weighted window (stride 1, no padding, one group) on the array.
     Expand,
@@ -31,7 +32,7 @@ impl Kind {
     pub fn matches(self, g: &Graph, n: &Node) -> bool {
         let conv = n.weighted() && integer(g, n) && n.place.is_none();
         match self {
-            Kind::Conv => conv,
+            Kind::Conv => conv || (n.weighted() && mini(g, n) && !n.window && n.place.is_none()),
             Kind::Expand => {
                 conv && !n.window
                     && matches!(
@@ -140,6 +141,12 @@ pub fn integer(g: &Graph, n: &Node) -> bool {
     matches!(g.unit.datatype.precisions[n.prec], Precision::Int(_))
 }
 
+/// Node `n` runs in a small float format (FP8, BF16), whose vector unit adds a bias and a
+/// residual but does not pool.
+pub fn mini(g: &Graph, n: &Node) -> bool {
+    matches!(g.unit.datatype.precisions[n.prec], Precision::Float(_))
+}
+
 /// Node `a`'s output is read by node `a + 1` only, as its streamed input, and is not a
 /// model output.
 fn only_next(g: &Graph, a: usize) -> bool {
@@ -196,7 +203,7 @@ fn fold_add(g: &mut Graph, m: &[usize]) {
 fn conv_pool(g: &Graph, m: &[usize]) -> bool {
     let (c, p) = (&g.nodes[m[0]], &g.nodes[m[1]]);
     let (k, stride, pad) = (p.stencil().kh, p.stencil().stride, p.stencil().pad);
-    if pad != 0 {
+    if pad != 0 || !integer(g, c) {
         return false;
     }
     let (kh, kw, _, _) = window(c);

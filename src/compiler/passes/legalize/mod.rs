@@ -196,9 +196,9 @@ fn row_unit_runs(unit: &Unit, model: &Model, l: &Layer, groups: usize) -> Result
             "add [rows] enabled = true to the config (configs/16x16_int8_transformer.toml has it)",
         ));
     }
-    let out = unit.datatype.output_type();
+    let out = unit.datatype.primary().output().name();
     let format = model.format_of(&l.inputs[0]).expect("the input exists");
-    if format != Format::Int(out) {
+    if format != unit.datatype.primary().output() {
         return Err(CompileError::new(
             Some(&l.name),
             format!(
@@ -254,9 +254,13 @@ fn runtime_weights_fit(
         );
     }
     let b = &l.inputs[1];
-    if model.format_of(b) != Some(crate::numeric::Format::Int(w)) {
+    let wf = d.primary().weight();
+    if model.format_of(b) != Some(wf) {
         return err(
-            format!("its second operand {b} must be stored as {w}, the weights' type"),
+            format!(
+                "its second operand {b} must be stored as {}, the weights' type",
+                wf.name()
+            ),
             "give the layer that writes it the Design's output type",
         );
     }
