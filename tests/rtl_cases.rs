@@ -131,6 +131,9 @@ cases! {
     // The same layer in BF16: FP32 biases and residual adds in the vector unit, the row
     // unit reading and writing BF16 elements.
     bf16_encoder_layer: "cases/bf16_encoder_layer.toml" on "rtl-tests/configs/8x8_bf16_rows.toml" with 15;
+    // The row operators on FP8 E4M3 elements (SiLU fused into a projection, layer norm,
+    // a fused residual add, GELU, RMSNorm, scores and a per-head softmax).
+    fp8_rows: "cases/fp8_rows.toml" on "rtl-tests/configs/8x8_fp8_rows.toml" with 10;
     // Elastic multi-engine programs (golden = interpreter = RTL for every frame): the
     // five-engine design with synchronous active-high reset (the trunk's two units of two
     // replicas run the model, the side branch has nothing to run); a two-stage pipeline over
