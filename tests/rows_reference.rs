@@ -106,6 +106,15 @@ fn operator_case(op: &str, extra: &str, channels: usize, seed: u64) -> (String, 
         .collect();
     write_f32(&dir.path().join("g.npy"), &[channels], &gamma).unwrap();
     write_f32(&dir.path().join("b.npy"), &[channels], &beta).unwrap();
+    // A masked softmax's mask: a quarter of the channels -10000 (padding), the others
+    // from -2 to 0.
+    let mask: Vec<f32> = (0..channels)
+        .map(|_| match rng.range(0, 3) {
+            0 => -10000.0,
+            _ => rng.range(-2000, 0) as f32 / 1000.0,
+        })
+        .collect();
+    write_f32(&dir.path().join("m.npy"), &[channels], &mask).unwrap();
     let (s_in, z_in, s_out, z_out) = match op {
         "softmax" => (0.08, 3, 1.0 / 256.0, -128),
         "layernorm" | "rmsnorm" | "scale" => (0.05, -2, 0.03, 1),
@@ -128,14 +137,20 @@ fn operator_case(op: &str, extra: &str, channels: usize, seed: u64) -> (String, 
     std::fs::write(&path, src).unwrap();
     let model = hwgen::model::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let y = &hwgen::golden::run(&model, 16)["y"];
+    let masked = op == "softmax" && !extra.is_empty();
     let (g, b) = match op {
         "layernorm" | "rmsnorm" | "scale" => (gamma, beta),
+        // The reference adds beta to the scaled input: the mask.
+        _ if masked => (vec![1.0; channels], mask),
         _ => (vec![1.0; channels], vec![0.0; channels]),
     };
     let name = match (op, extra.is_empty()) {
         ("gelu", false) => "gelu_tanh",
+        ("softmax", false) => "softmax_masked",
         _ => op,
     };
+    // A masked softmax's input scale times its logit_scale (0.5).
+    let s_in = if masked { s_in * 0.5 } else { s_in };
     let mut s = format!("operator {name} {channels} {s_in} {z_in} {s_out} {z_out} -128 127 1e-5\n");
     let join = |v: &[f32]| {
         v.iter()
@@ -167,6 +182,7 @@ fn operators_against_float64() {
     }
     let cases = [
         ("softmax", ""),
+        ("softmax", "logit_scale = 0.5\nmask = \"m.npy\"\n"),
         ("layernorm", ""),
         ("rmsnorm", ""),
         ("scale", ""),

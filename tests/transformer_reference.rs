@@ -61,7 +61,7 @@ fn bf16_encoder_layer_against_float64() {
     model += &linear("k", "x", d, "wk", "bk");
     model += &linear("v", "x", d, "wv", "bv");
     model += "[[layer]]\nname = \"s\"\nop = \"matmul\"\ninput = \"q\"\nb = \"k\"\ntranspose_b = true\nheads = 2\n";
-    model += "[[layer]]\nname = \"p\"\nop = \"softmax\"\nheads = 2\n";
+    model += "[[layer]]\nname = \"p\"\nop = \"softmax\"\nheads = 2\nlogit_scale = 0.25\n";
     model += "[[layer]]\nname = \"a\"\nop = \"matmul\"\nb = \"v\"\nheads = 2\n";
     model += &linear("o", "a", d, "wo", "bo");
     model += "[[layer]]\nname = \"r1\"\nop = \"add\"\nresidual = \"x\"\n";
@@ -98,7 +98,7 @@ fn bf16_encoder_layer_against_float64() {
         "bf16 encoder layer against float64: identical {}, max {} ulp, max abs {}",
         v[0], v[1], v[2]
     );
-    // Measured over seeds 39 to 42: 76% to 85% identical, at most 3 last places (a
+    // Measured over seeds 39 to 42: 77% to 88% identical, at most 3 last places (a
     // one-place difference in a layer's rounding propagates through the attention and is
     // amplified by the layer norms).
     assert!(

@@ -19,6 +19,7 @@ import ml_dtypes
 import numpy as np
 
 HEADS = 2
+LOGIT_SCALE = 0.25
 EPS = 1e-5
 
 
@@ -56,7 +57,7 @@ def main():
     for h in range(HEADS):
         cols = slice(h * dh, (h + 1) * dh)
         s = bf16(q[:, cols] @ k[:, cols].T)
-        pr = bf16(softmax(s))
+        pr = bf16(softmax(s * LOGIT_SCALE))
         heads.append(bf16(pr @ v[:, cols]))
     a = np.concatenate(heads, axis=1)
     r1 = bf16(linear(a, p["wo"], p["bo"]) + x)

@@ -13,6 +13,8 @@ Reads from stdin blocks written by tests/rows_reference.rs and prints one line p
                            unrounded code y / S_OUT + Z_OUT (clamped to LO..HI) of the
                            float64 operator on the dequantized input, its mean, and the
                            fraction of codes equal to the ideal code rounded.
+                           (softmax_masked: the beta line is the additive mask, and
+                           S_IN includes the logit scale.)
   end
 """
 import math
@@ -43,6 +45,11 @@ def operator(op, x, gamma, beta, eps):
     """The float64 operator on one pixel's dequantized channels."""
     if op == "softmax":
         e = np.exp(x - x.max())
+        return e / e.sum()
+    if op == "softmax_masked":
+        # beta is the additive mask (and the input's scale includes the logit scale).
+        m = x + beta
+        e = np.exp(m - m.max())
         return e / e.sum()
     if op == "layernorm":
         m = x.mean()

@@ -176,6 +176,10 @@ pub(super) struct RawLayer {
     pub b: Option<String>,
     pub transpose_b: Option<bool>,
     pub heads: Option<i64>,
+    /// softmax: the factor its input is multiplied by (attention's 1/sqrt(head size)) and
+    /// the additive mask over each head's channels.
+    pub logit_scale: Option<f64>,
+    pub mask: Option<String>,
     #[serde(rename = "type")]
     pub layer_type: Option<String>,
     pub output_exponent: Option<i64>,
@@ -215,6 +219,8 @@ impl RawLayer {
             ("b", self.b.is_some()),
             ("transpose_b", self.transpose_b.is_some()),
             ("heads", self.heads.is_some()),
+            ("logit_scale", self.logit_scale.is_some()),
+            ("mask", self.mask.is_some()),
         ]
         .into_iter()
         .filter_map(|(k, present)| present.then_some(k))
