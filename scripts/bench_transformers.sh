@@ -8,7 +8,9 @@
 # Appendix A); then layer 0's layers, estimated, beside Voyager's rows for the same work.
 # With --rtl it also runs layer 0 of each model on the generated RTL in Verilator
 # (bit-exact against the golden model; a few minutes each) and prints its measured
-# cycles per layer and the cycle model's error against them.
+# cycles per layer and the cycle model's error against them. Also BERT-Base in BF16 on
+# configs/16x16_bf16_transformer.toml (Voyager publishes no BF16 cycles: its int8 total
+# beside it).
 # Usage: scripts/bench_transformers.sh [--rtl]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +30,17 @@ for m in "${models[@]}"; do
       --estimate --json > "$out/$m.$c.json"
   done
 done
+# BERT-Base in BF16 (no quantization: FP32 biases, residual adds and row operators) on the
+# BF16 transformer design.
+python3 - models/bert_base.toml "$out/bert_base_bf16.toml" <<'PY'
+import re, sys
+s = open(sys.argv[1]).read().replace("\n[input]", '\ntype = "bf16"\n[input]', 1)
+s = re.sub(r'bias = "random:\d+"', 'bias = "random"', s)
+s = re.sub(r'\n(requant|scales|zero_points|scale) = \{[^}]*\}', '', s)
+open(sys.argv[2], "w").write(s)
+PY
+./target/release/hwgen compile --config configs/16x16_bf16_transformer.toml \
+  --model "$out/bert_base_bf16.toml" --estimate --json > "$out/bert_base_bf16.json"
 if [ $rtl -eq 1 ]; then
   for m in bert_base mobilebert_tiny vit_base; do
     # Layer 0 alone (ViT: with its patch embedding), its last layer the output.
@@ -92,6 +105,11 @@ for m in ["bert_base", "mobilebert_tiny", "vit_base"]:
         print(f"{m:<17} {c:<23} {r['estimated_cycles']:>11} {ideal:>11.0f} "
               f"{100 * ideal / r['estimated_cycles']:>5.1f}% {v:>11} "
               f"{100 * (r['estimated_cycles'] / v - 1):>+9.1f}%")
+r = load("bert_base_bf16.json")
+ideal = r["macs"] / 256
+print(f"{'bert_base (bf16)':<17} {'16x16_bf16_transformer':<23} {r['estimated_cycles']:>11} "
+      f"{ideal:>11.0f} {100 * ideal / r['estimated_cycles']:>5.1f}% {voyager['bert_base'][0]:>11} "
+      f"{100 * (r['estimated_cycles'] / voyager['bert_base'][0] - 1):>+9.1f}%  (Voyager's int8 total)")
 # LLaMA: 16 decoder layers; Voyager's 688.0M on 32x32 includes its lm_head row
 # (8,127,936 cycles) and its MLP rows hold more MACs per layer than LLaMA's three
 # projections (its gate row is twice the up row).
