@@ -59,6 +59,7 @@ impl FileMap {
     pub fn write_atomic(&self, dir: &Path) -> Result<(), OutputError> {
         let err = |rule: String, fix: &str| OutputError {
             path: dir.to_path_buf(),
+            what: "output directory",
             rule,
             fix: fix.to_string(),
         };
@@ -84,11 +85,14 @@ impl FileMap {
         };
         fs::create_dir_all(&parent).map_err(|e| io("create the parent directory", e))?;
         remove_leftovers(&parent, &name);
-        if dir.exists() {
-            if !dir.is_dir() {
+        if let Ok(m) = fs::symlink_metadata(dir) {
+            if !m.is_dir() {
                 return Err(err(
-                    "the output path exists and is not a directory".into(),
-                    "give another --out, or remove the file",
+                    format!(
+                        "the output path exists and is {}, not a directory this command writes",
+                        kind_of(&m)
+                    ),
+                    "give another --out, or remove it",
                 ));
             }
             let tops: Vec<&str> = self
@@ -197,17 +201,20 @@ fn exchange(a: &Path, b: &Path) -> io::Result<()> {
     fs::rename(&old, a)
 }
 
-/// An output directory that cannot be written: the path, the rule and the fix.
+/// An output (directory or file) that cannot be written: the path as given, the rule and
+/// the fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputError {
     pub path: PathBuf,
+    /// "output directory" or "output file".
+    pub what: &'static str,
     pub rule: String,
     pub fix: String,
 }
 
 impl std::fmt::Display for OutputError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "error: output directory {}", self.path.display())?;
+        writeln!(f, "error: {} {}", self.what, self.path.display())?;
         writeln!(f, "  rule: {}", self.rule)?;
         write!(f, "  fix:  {}", self.fix)
     }
@@ -215,19 +222,80 @@ impl std::fmt::Display for OutputError {
 
 impl std::error::Error for OutputError {}
 
+/// What a file system entry is, for messages.
+fn kind_of(m: &fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if m.file_type().is_symlink() {
+        "a symbolic link"
+    } else if m.is_dir() {
+        "a directory"
+    } else {
+        "a regular file"
+    }
+}
+
 /// Write one file so that `path` holds either its old contents or all of `contents`, even
 /// if the process is killed: a temporary file beside it (removed on failure), then a rename.
-pub fn write_file_atomic(path: &Path, contents: &str) -> std::io::Result<()> {
+/// A `path` that exists and is not a regular file (a directory, a device such as
+/// /dev/null, a FIFO, a symbolic link) is refused before anything is written, as is a
+/// missing parent directory (named as given).
+pub fn write_file_atomic(path: &Path, contents: &str) -> Result<(), OutputError> {
     write_bytes_atomic(path, contents.as_bytes())
 }
 
 /// As [`write_file_atomic`], for bytes.
-pub fn write_bytes_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
+pub fn write_bytes_atomic(path: &Path, contents: &[u8]) -> Result<(), OutputError> {
+    let err = |rule: String, fix: &str| OutputError {
+        path: path.to_path_buf(),
+        what: "output file",
+        rule,
+        fix: fix.to_string(),
+    };
+    if let Ok(m) = fs::symlink_metadata(path) {
+        if !m.is_file() {
+            return Err(err(
+                format!(
+                    "the output exists and is {}: hwgen replaces only regular files",
+                    kind_of(&m)
+                ),
+                "name a new file or an existing regular file",
+            ));
+        }
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    if !dir.is_dir() {
+        return Err(err(
+            format!("its folder {} does not exist", dir.display()),
+            "create the folder first, or name a file in an existing one",
+        ));
+    }
+    write_staged(path, dir, contents).map_err(|e| {
+        err(
+            format!("cannot write it: {e}"),
+            "check that its folder is writable and has free space",
+        )
+    })
+}
+
+/// The temporary file beside `path` in `dir`, then the rename.
+fn write_staged(path: &Path, dir: &Path, contents: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
     let mut tmp = tempfile::Builder::new()
         .prefix(".hwgen-write-")
         .tempfile_in(dir)?;
@@ -301,5 +369,50 @@ mod tests {
         let mut a = FileMap::new();
         a.add("x", "1");
         a.add("x", "2");
+    }
+
+    /// An output that exists and is not a regular file (a FIFO, a directory; a device such
+    /// as /dev/null likewise) is refused before anything is written and left as it was; a
+    /// missing folder is named as given.
+    #[cfg(unix)]
+    #[test]
+    fn refuses_to_replace_what_is_not_a_regular_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("pipe");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        let e = write_bytes_atomic(&fifo, b"x").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("is a FIFO: hwgen replaces only regular files"),
+            "{e}"
+        );
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        let e = write_file_atomic(tmp.path(), "x").unwrap_err();
+        assert!(e.to_string().contains("is a directory"), "{e}");
+        let mut m = FileMap::new();
+        m.add("a", "1");
+        let e = m.write_atomic(&fifo).unwrap_err();
+        assert!(e.to_string().contains("is a FIFO, not a directory"), "{e}");
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        let missing = tmp.path().join("no/such/out.npy");
+        let e = write_file_atomic(&missing, "x").unwrap_err();
+        let folder = tmp.path().join("no/such");
+        assert!(
+            e.to_string()
+                .contains(&format!("its folder {} does not exist", folder.display())),
+            "{e}"
+        );
+        // Nothing but the FIFO is left in the folder.
+        let names: Vec<String> = fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["pipe".to_string()]);
     }
 }

@@ -165,8 +165,7 @@ pub fn run(args: Args) -> Result<()> {
     if back != chosen {
         bail!("internal error: the design written reads back as another design");
     }
-    hwgen::filemap::write_file_atomic(&args.out, &text)
-        .with_context(|| format!("writing {}", args.out.display()))?;
+    hwgen::filemap::write_file_atomic(&args.out, &text)?;
     // The search ranks by the bound; the design chosen also gets the round of a timeline
     // of every engine's program (`compile --estimate`'s), when its programs can be built.
     if tty {

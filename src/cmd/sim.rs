@@ -429,12 +429,7 @@ fn write_timeline(
     let text = std::fs::read_to_string(log)?;
     let slices = hwgen::sim::timeline::slices(program, &text);
     let trace = hwgen::sim::timeline::chrome_trace(design, program, &slices);
-    hwgen::filemap::write_file_atomic(out, &trace).map_err(|e| {
-        anyhow::anyhow!(
-            "error: cannot write the timeline {}: {e}\n  fix:  name a file in a directory you can write",
-            out.display()
-        )
-    })?;
+    hwgen::filemap::write_file_atomic(out, &trace)?;
     if !json {
         eprintln!(
             "hwgen sim: timeline of {} instructions written to {} (open it in ui.perfetto.dev)",

@@ -113,6 +113,7 @@ pub(super) fn csr_view<'a>(c: &'a Common, design: &Design) -> CsrView<'a> {
         perf_base: CSR_PERF_BASE,
         perf_stride: CSR_PERF_STRIDE,
         prog_base_slot: CSR_PROG_BASE_SLOT,
+        design_id: format!("{:016x}", design.hash()),
         regs: regs
             .iter()
             .take(7)
@@ -243,7 +244,6 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
     TopView {
         c,
         design_name: design.name.clone(),
-        design_id: format!("{:016x}", design.hash()),
         branch_count: design.branches.len(),
         mem_w: design.memory.data_width_bits,
         port_w,

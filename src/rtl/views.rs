@@ -203,6 +203,9 @@ pub struct CsrView<'a> {
     pub perf_base: u32,
     pub perf_stride: u32,
     pub prog_base_slot: u32,
+    /// The design hash, 16 hex digits: a localparam of the CSR block, which no
+    /// instantiation can override.
+    pub design_id: String,
 }
 
 pub struct ParamView {
@@ -241,7 +244,6 @@ pub struct LinkView {
 pub struct TopView<'a> {
     pub c: &'a Common,
     pub design_name: String,
-    pub design_id: String,
     pub branch_count: usize,
     pub mem_w: u32,
     pub port_w: u32,

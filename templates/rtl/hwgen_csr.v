@@ -6,8 +6,7 @@
 module hwgen_csr #(
   parameter integer CSR_ADDR_W    = 12,
   parameter integer NUM_CORES     = 1,
-  parameter integer PERF_COUNTERS = 9,
-  parameter [63:0]  DESIGN_ID     = 64'd0
+  parameter integer PERF_COUNTERS = 9
 ) (
   input  wire                                  clk_i,
   input  wire                                  {{ c.rst }},
@@ -22,6 +21,10 @@ module hwgen_csr #(
   input  wire [NUM_CORES-1:0]                  core_error_i,
   input  wire [NUM_CORES*PERF_COUNTERS*32-1:0] perf_i
 );
+
+  // The design hash (the manifest's): fixed, so that no instantiation can change what the
+  // driver and the testbenches check.
+  localparam [63:0] DESIGN_ID = 64'h{{ design_id }};
 
   localparam [CSR_ADDR_W-1:0] ADDR_ID_LO     = {{ addr_id_lo }};
   localparam [CSR_ADDR_W-1:0] ADDR_ID_HI     = {{ addr_id_hi }};

@@ -19,7 +19,6 @@
 {%- endfor %}
 `include "hwgen_isa.vh"
 module hwgen_top #(
-  parameter [63:0]  DESIGN_ID   = 64'h{{ design_id }},
   parameter integer MEM_W       = {{ mem_w }},
   parameter integer MEM_ADDR_W  = 32,
 {%- if !mem_ports.is_empty() %}
@@ -260,8 +259,7 @@ module hwgen_top #(
   hwgen_csr #(
     .CSR_ADDR_W    (CSR_ADDR_W),
     .NUM_CORES     (NUM_CORES),
-    .PERF_COUNTERS (`HWGEN_PERF_COUNTERS),
-    .DESIGN_ID     (DESIGN_ID)
+    .PERF_COUNTERS (`HWGEN_PERF_COUNTERS)
   ) u_csr (
     .clk_i        (clk_i),
     .{{ c.rst }}  ({{ c.rst }}),
