@@ -247,6 +247,28 @@ fn kind_of(m: &fs::Metadata) -> &'static str {
     }
 }
 
+/// Read an input file whole, refusing first (by its metadata, before reading) what is not
+/// a regular file (a device such as /dev/zero, a FIFO, a directory) and a file of more
+/// than `max` bytes: the rule, naming the file as given.
+pub fn read_input(path: &Path, max: u64) -> Result<Vec<u8>, String> {
+    let m = fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if !m.is_file() {
+        return Err(format!(
+            "{} is {}: an input is a regular file",
+            path.display(),
+            kind_of(&m)
+        ));
+    }
+    if m.len() > max {
+        return Err(format!(
+            "{} holds {} bytes, more than the {max} such an input may hold",
+            path.display(),
+            m.len()
+        ));
+    }
+    fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
 /// Write one file so that `path` holds either its old contents or all of `contents`, even
 /// if the process is killed: a temporary file beside it (removed on failure), then a rename.
 /// A `path` that exists and is not a regular file (a directory, a device such as

@@ -164,12 +164,9 @@ pub fn read_text(
     kind: &str,
     samples: &str,
 ) -> Result<String, (String, String)> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        (
-            format!("cannot read the {kind}: {e}"),
-            format!("check the path; {samples}"),
-        )
-    })?;
+    // A parameter file or model is text of a few kilobytes; 64 MiB is far beyond any.
+    let bytes = crate::filemap::read_input(path, 64 << 20)
+        .map_err(|rule| (rule, format!("check the path; {samples}")))?;
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let valid = std::str::from_utf8(&e.as_bytes()[..at]).unwrap_or_default();

@@ -88,6 +88,12 @@ pub fn run(args: Args) -> Result<()> {
             args.max_h
         );
     }
+    if args.max_units == 0 {
+        bail!("--max-units 0: a branch has at least one unit; give --max-units 1 or more");
+    }
+    if args.threads == Some(0) {
+        bail!("--threads 0: the search needs at least one thread; give --threads 1 or more, or leave it out for one per core");
+    }
     if !(1..=1000).contains(&args.clock_mhz) {
         bail!(
             "--clock-mhz {}: give a clock of 1..=1000 MHz",
@@ -100,15 +106,14 @@ pub fn run(args: Args) -> Result<()> {
         space: Space {
             sizes,
             max_h: args.max_h,
-            max_units: args.max_units.max(1),
+            max_units: args.max_units,
         },
         seed: args.seed,
         iterations: args.iterations,
         runner_ups: args.runner_ups,
         threads: args
             .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-            .max(1),
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
     };
     let file = args.config.display().to_string();
     if let Some(w) = args

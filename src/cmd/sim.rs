@@ -12,8 +12,9 @@ pub struct Args {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Percentage of cycles in which the memory model refuses a request.
-    #[arg(long, default_value_t = 0)]
+    /// Percentage of cycles in which the memory model refuses a request (0 to 99: at 100 it
+    /// would accept none).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..100))]
     pub stall_pct: u32,
     /// Seed of the memory model's stalls.
     #[arg(long, default_value_t = 1)]

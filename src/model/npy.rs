@@ -185,8 +185,10 @@ fn data<'a>(
 /// allocated for the data.
 fn parse(path: &Path) -> Result<(String, Vec<usize>, Vec<u8>), NpyError> {
     let name = path.display();
-    let bytes = std::fs::read(path).map_err(|e| NpyError {
-        rule: format!("cannot read {name}: {e}"),
+    // The largest array (MAX_ELEMENTS of 8 bytes) and a header.
+    let max = (super::MAX_ELEMENTS as u64) * 8 + (1 << 20);
+    let bytes = crate::filemap::read_input(path, max).map_err(|rule| NpyError {
+        rule,
         fix: "give the path of a .npy file relative to the model file, or \"random\"",
     })?;
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {

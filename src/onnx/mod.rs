@@ -216,12 +216,9 @@ fn read(path: &Path) -> Result<(String, proto::Model), ImportError> {
         rule,
         fix: fix.to_string(),
     };
-    let bytes = std::fs::read(path).map_err(|e| {
-        fail(
-            format!("cannot read the file: {e}"),
-            "give the path of an .onnx file",
-        )
-    })?;
+    // Protocol buffers hold at most 2 GiB.
+    let bytes = crate::filemap::read_input(path, 1 << 31)
+        .map_err(|rule| fail(rule, "give the path of an .onnx file"))?;
     let model = proto::model(&bytes).map_err(|e| {
         let fix = if e.what.starts_with(proto::UNSUPPORTED_TYPE) {
             "store that tensor as float32, float16, bfloat16, float64, a float8 type, float4e2m1, bool or a 2-, 4-, 8-, 16-, 32- or 64-bit integer (strings and complex numbers are not read)"

@@ -193,6 +193,12 @@ pub enum SynthError {
         top: String,
         modules: Vec<String>,
     },
+    /// A `--param` the module does not have, or a size of 0 or less.
+    Param {
+        given: String,
+        rule: String,
+        fix: String,
+    },
 }
 
 impl std::fmt::Display for SynthError {
@@ -205,6 +211,11 @@ impl std::fmt::Display for SynthError {
             SynthError::Failed { log } => write!(f, "yosys failed:\n{log}"),
             SynthError::Io(e) => write!(f, "{e}"),
             SynthError::Parse(e) => write!(f, "cannot read yosys' statistics: {e}"),
+            SynthError::Param { given, rule, fix } => {
+                writeln!(f, "error: --param {given}")?;
+                writeln!(f, "  rule: {rule}")?;
+                write!(f, "  fix:  {fix}")
+            }
             SynthError::NoModule { top, modules } => {
                 writeln!(f, "error: --top {top}")?;
                 writeln!(f, "  rule: the module synthesized must be one of the design's: {}", modules.join(", "))?;
@@ -242,6 +253,45 @@ impl Options {
     }
 }
 
+/// The parameters a module's header declares (`parameter [type] NAME = ...`), in order.
+pub fn module_params(text: &str) -> Vec<String> {
+    let header = text.split(") (").next().unwrap_or("");
+    header
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("parameter "))
+        .filter_map(|rest| {
+            let lhs = rest.split('=').next()?;
+            lhs.split_whitespace().last().map(str::to_string)
+        })
+        .collect()
+}
+
+/// Every `--param` names a parameter of `top`, and a size (a name ending in `PF`, such as
+/// CPF and KPF, or in `_DEPTH`, or starting with `NUM_`) is at least 1.
+fn check_params(top: &str, known: &[String], params: &[(String, i64)]) -> Result<(), SynthError> {
+    for (k, v) in params {
+        if !known.iter().any(|n| n == k) {
+            return Err(SynthError::Param {
+                given: format!("{k}={v}"),
+                rule: format!(
+                    "{top} has no parameter {k}; its parameters are {}",
+                    known.join(", ")
+                ),
+                fix: format!("set one of {top}'s parameters, or choose the module with --top"),
+            });
+        }
+        let size = k.ends_with("PF") || k.ends_with("_DEPTH") || k.starts_with("NUM_");
+        if size && *v < 1 {
+            return Err(SynthError::Param {
+                given: format!("{k}={v}"),
+                rule: format!("{k} is a size: at least 1"),
+                fix: format!("use {k}=8, for example"),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Synthesize `design` as `opts` says, in a temporary directory. `progress` receives each
 /// pass Yosys starts (its top two levels of steps) with the seconds since the start.
 pub fn run(
@@ -273,6 +323,8 @@ pub fn run(
             modules,
         });
     }
+    let text = files.get(&format!("rtl/{top}.v")).unwrap_or_default();
+    check_params(top, &module_params(text), &opts.params)?;
     let chparam = match opts.params.is_empty() {
         true => String::new(),
         false => format!(
