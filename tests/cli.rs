@@ -38,7 +38,10 @@ fn emit_writes_rtl_filelist_and_manifest() {
     assert_eq!(manifest["isa"]["instruction_bits"], 256);
     // The hash is also the CSR block's ID, a localparam: no parameter of the top sets it.
     let csr = std::fs::read_to_string(dir.path().join("rtl/hwgen_csr.v")).unwrap();
-    assert!(csr.contains(&format!("localparam [63:0] DESIGN_ID = 64'h{:016x};", design.hash())));
+    assert!(csr.contains(&format!(
+        "localparam [63:0] DESIGN_ID = 64'h{:016x};",
+        design.hash()
+    )));
     let top = std::fs::read_to_string(dir.path().join("rtl/hwgen_top.v")).unwrap();
     assert!(!top.contains("DESIGN_ID"));
 }

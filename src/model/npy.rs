@@ -221,44 +221,156 @@ fn parse(path: &Path) -> Result<(String, Vec<usize>, Vec<u8>), NpyError> {
         rule: format!("{name}: malformed header ({what}): {}", header.trim()),
         fix: REWRITE,
     };
-    let field = |key: &str| -> Option<&str> {
-        let i = header.find(&format!("'{key}'"))?;
-        let rest = header[i + key.len() + 2..].trim_start();
-        Some(rest.strip_prefix(':')?.trim_start())
-    };
-    let descr = field("descr").ok_or_else(|| bad("no 'descr'"))?;
-    let descr = descr
-        .strip_prefix('\'')
-        .and_then(|d| d.find('\'').map(|i| &d[..i]))
-        .ok_or_else(|| bad("'descr' is not a string"))?;
-    match field("fortran_order") {
-        Some(f) if f.starts_with("False") => {}
-        Some(f) if f.starts_with("True") => {
-            return fail(
-                format!("{name}: Fortran order is not supported"),
-                "save the array in C order (np.save(path, np.ascontiguousarray(x)))",
-            )
-        }
-        _ => return Err(bad("'fortran_order' is not True or False")),
+    let h = Header::parse(header).map_err(|what| bad(&what))?;
+    let descr = h.descr;
+    if h.fortran_order {
+        return fail(
+            format!("{name}: Fortran order is not supported"),
+            "save the array in C order (np.save(path, np.ascontiguousarray(x)))",
+        );
     }
-    let shape_text = field("shape").ok_or_else(|| bad("no 'shape'"))?;
-    let inner = shape_text
-        .strip_prefix('(')
-        .and_then(|t| t.find(')').map(|i| &t[..i]))
-        .ok_or_else(|| bad("'shape' is not a tuple"))?;
-    let shape: Vec<usize> = inner
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().map_err(|_| bad(&format!("shape entry {s:?}"))))
-        .collect::<Result<_, _>>()?;
+    let shape = h.shape;
     if super::element_count(&shape).is_none() {
         return fail(
             format!("{name}: shape {shape:?} holds more than {MAX_ELEMENTS} elements, the most a model tensor may have"),
             SMALLER,
         );
     }
-    Ok((descr.to_string(), shape, bytes[start + hlen..].to_vec()))
+    Ok((descr, shape, bytes[start + hlen..].to_vec()))
+}
+
+/// A .npy header: the Python dict literal `{'descr': '<f4', 'fortran_order': False,
+/// 'shape': (2, 3), }` (then spaces and a newline), read by its grammar: each of the three
+/// keys exactly once and no other, a string, a boolean and a tuple of non-negative
+/// integers (one element with its trailing comma, `(5,)`; `()` for a scalar), items
+/// separated by single commas.
+#[derive(Debug)]
+struct Header {
+    descr: String,
+    fortran_order: bool,
+    shape: Vec<usize>,
+}
+
+impl Header {
+    fn parse(text: &str) -> Result<Header, String> {
+        let mut p = Cursor {
+            s: text.as_bytes(),
+            i: 0,
+        };
+        p.expect(b'{')?;
+        let (mut descr, mut fortran, mut shape) = (None, None, None);
+        loop {
+            p.ws();
+            if p.eat(b'}') {
+                break;
+            }
+            let key = p.string()?;
+            p.ws();
+            p.expect(b':')?;
+            p.ws();
+            let seen = match key.as_str() {
+                "descr" => descr.replace(p.string()?).is_some(),
+                "fortran_order" => fortran.replace(p.boolean()?).is_some(),
+                "shape" => shape.replace(p.tuple()?).is_some(),
+                other => return Err(format!("unknown key '{other}'")),
+            };
+            if seen {
+                return Err(format!("the key '{key}' given twice"));
+            }
+            p.ws();
+            if p.eat(b'}') {
+                break;
+            }
+            p.expect(b',')?;
+        }
+        if !p.s[p.i..].iter().all(|b| b.is_ascii_whitespace()) {
+            return Err("text after the dict".into());
+        }
+        Ok(Header {
+            descr: descr.ok_or("no 'descr'")?,
+            fortran_order: fortran.ok_or("no 'fortran_order'")?,
+            shape: shape.ok_or("no 'shape'")?,
+        })
+    }
+}
+
+/// A position in a header's text.
+struct Cursor<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Cursor<'_> {
+    fn ws(&mut self) {
+        while self.s.get(self.i).is_some_and(|b| *b == b' ') {
+            self.i += 1;
+        }
+    }
+    fn eat(&mut self, b: u8) -> bool {
+        let hit = self.s.get(self.i) == Some(&b);
+        self.i += usize::from(hit);
+        hit
+    }
+    fn expect(&mut self, b: u8) -> Result<(), String> {
+        match self.eat(b) {
+            true => Ok(()),
+            false => Err(format!("'{}' expected at byte {}", b as char, self.i)),
+        }
+    }
+    /// A string in single or double quotes (no escapes: numpy writes none).
+    fn string(&mut self) -> Result<String, String> {
+        let q = match self.s.get(self.i) {
+            Some(b'\'') => b'\'',
+            Some(b'"') => b'"',
+            _ => return Err(format!("a string expected at byte {}", self.i)),
+        };
+        self.i += 1;
+        let from = self.i;
+        while self.s.get(self.i).is_some_and(|b| *b != q && *b != b'\\') {
+            self.i += 1;
+        }
+        let text = String::from_utf8_lossy(&self.s[from..self.i]).into_owned();
+        self.expect(q)?;
+        Ok(text)
+    }
+    fn boolean(&mut self) -> Result<bool, String> {
+        for (word, v) in [(&b"True"[..], true), (&b"False"[..], false)] {
+            if self.s[self.i..].starts_with(word) {
+                self.i += word.len();
+                return Ok(v);
+            }
+        }
+        Err(format!("True or False expected at byte {}", self.i))
+    }
+    /// `(` integers separated by commas, a trailing comma allowed (required after one) `)`.
+    fn tuple(&mut self) -> Result<Vec<usize>, String> {
+        self.expect(b'(')?;
+        let mut v = Vec::new();
+        loop {
+            self.ws();
+            if self.eat(b')') {
+                break;
+            }
+            let from = self.i;
+            while self.s.get(self.i).is_some_and(u8::is_ascii_digit) {
+                self.i += 1;
+            }
+            let digits = std::str::from_utf8(&self.s[from..self.i]).unwrap_or("");
+            let n: usize = digits
+                .parse()
+                .map_err(|_| format!("a shape entry expected at byte {from}"))?;
+            v.push(n);
+            self.ws();
+            if self.eat(b')') {
+                if v.len() == 1 {
+                    return Err("a one-element shape is written (n,)".into());
+                }
+                break;
+            }
+            self.expect(b',')?;
+        }
+        Ok(v)
+    }
 }
 
 /// Write an int64 `.npy` (used by tests and by `hwgen compile` to export tensors).
@@ -307,6 +419,50 @@ pub fn encode(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    /// The header grammar: numpy's own headers read; an unknown key, a key given twice, a
+    /// malformed shape and trailing text are refused, each named.
+    #[test]
+    fn header_grammar() {
+        let ok = |h: &str| super::Header::parse(h).map(|h| (h.descr, h.fortran_order, h.shape));
+        assert_eq!(
+            ok("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }    \n"),
+            Ok(("<f4".into(), false, vec![2, 3]))
+        );
+        assert_eq!(
+            ok("{'shape': (5,), 'fortran_order': True, 'descr': '|i1'}"),
+            Ok(("|i1".into(), true, vec![5]))
+        );
+        assert_eq!(
+            ok("{'descr': '<i8', 'fortran_order': False, 'shape': ()}")
+                .unwrap()
+                .2,
+            Vec::<usize>::new()
+        );
+        let err = |h: &str| super::Header::parse(h).unwrap_err();
+        assert!(
+            err("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}")
+                .contains("unknown key 'x'")
+        );
+        assert!(
+            err("{'descr': '<f4', 'descr': '|i1', 'fortran_order': False, 'shape': (2,)}")
+                .contains("'descr' given twice")
+        );
+        assert!(
+            err("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 8, 16, 16,,)}")
+                .contains("shape entry")
+        );
+        assert!(err("{'descr': '<f4', 'fortran_order': False, 'shape': (5)}").contains("(n,)"));
+        assert!(
+            err("{'descr': '<f4', 'fortran_order': False, 'shape': (5,)} x")
+                .contains("after the dict")
+        );
+        assert!(err("{'descr': '<f4', 'shape': (5,)}").contains("no 'fortran_order'"));
+        assert!(
+            err("{'descr': '<f4',, 'fortran_order': False, 'shape': (5,)}")
+                .contains("string expected")
+        );
+    }
+
     #[test]
     fn round_trip() {
         let dir = tempfile::tempdir().unwrap();
