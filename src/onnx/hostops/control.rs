@@ -247,6 +247,12 @@ fn run_loop(n: &Node, ins: &[Option<Value>], outer: &Outer) -> Result<Vec<Value>
         .cloned()
         .flatten()
         .and_then(|m| m.data.first().copied());
+    // A trip count beyond the limit is refused before the first iteration runs.
+    if let Some(m) = trips.filter(|m| *m > MAX_ITERATIONS as f64) {
+        return Err(format!(
+            "a trip count of {m}: the host runs a Loop for at most {MAX_ITERATIONS} iterations"
+        ));
+    }
     let mut cond = control
         .get(1)
         .cloned()
@@ -265,6 +271,7 @@ fn run_loop(n: &Node, ins: &[Option<Value>], outer: &Outer) -> Result<Vec<Value>
         .checked_sub(1 + n_carried)
         .ok_or("a body with fewer outputs than carried values")?;
     let mut scans: Vec<Vec<HostVal>> = vec![vec![]; n_scans];
+    let mut scanned = 0usize;
     let mut i = 0usize;
     while cond && trips.is_none_or(|m| (i as f64) < m) {
         if i >= MAX_ITERATIONS {
@@ -285,7 +292,24 @@ fn run_loop(n: &Node, ins: &[Option<Value>], outer: &Outer) -> Result<Vec<Value>
             != 0.0;
         carried = outs.by_ref().take(n_carried).collect();
         for (s, v) in scans.iter_mut().zip(outs) {
-            s.push(v.tensor().map_err(|e| format!("a scan output is {e}"))?);
+            let t = v.tensor().map_err(|e| format!("a scan output is {e}"))?;
+            // The scan outputs stacked so far, bounded as any tensor the host makes,
+            // before they grow further.
+            scanned = scanned.saturating_add(t.data.len());
+            if scanned > super::MAX_ELEMENTS {
+                return Err(format!(
+                    "the scan outputs of {} iterations hold more than 2^27 elements, the most the host's tensors may",
+                    i + 1
+                ));
+            }
+            s.push(t);
+        }
+        let held: usize = carried.iter().map(Value::elements).sum();
+        if held > super::MAX_ELEMENTS {
+            return Err(format!(
+                "the carried values of {} iterations hold more than 2^27 elements, the most the host's tensors may",
+                i + 1
+            ));
         }
         i += 1;
     }
@@ -509,6 +533,32 @@ mod tests {
             let r = eval(&node, &[t(s0), t(f(&[1.0, 2.0, 3.0]))], &HashMap::new()).unwrap();
             assert_eq!((tensor(&r[0]).data, tensor(&r[1]).data), (vec![6.0], want));
         }
+    }
+
+    /// A Loop's bounds: a trip count past 2^20 is refused before the body runs (this body
+    /// would fail at once: it has no outputs), and scan outputs that grow past 2^27
+    /// elements are refused when they do (2^20 elements a trip, 128 trips: at the 129th).
+    #[test]
+    fn loop_bounds() {
+        let empty = graph(&["i", "cond"], vec![], &[]);
+        let node = op("Loop", &["m", ""], &[], vec![("body", empty)]);
+        let ins = [t(scalar(2f64.powi(31), dtype::INT64)), None];
+        let e = eval(&node, &ins, &HashMap::new()).unwrap_err();
+        assert!(e.contains("a trip count of 2147483648"), "{e}");
+        let big = HostVal::float(vec![1 << 20], vec![0.0; 1 << 20]);
+        let body = graph(
+            &["i", "cond"],
+            vec![
+                op("Identity", &["cond"], &["c2"], vec![]),
+                op("Identity", &["big"], &["s"], vec![]),
+            ],
+            &["c2", "s"],
+        );
+        let node = op("Loop", &["m", ""], &["ss"], vec![("body", body)]);
+        let outer = HashMap::from([("big".to_string(), Value::Tensor(big))]);
+        let ins = [t(scalar(1000.0, dtype::INT64)), None];
+        let e = eval(&node, &ins, &outer).unwrap_err();
+        assert!(e.contains("scan outputs of 129 iterations"), "{e}");
     }
 
     /// By hand: a Loop of 2 trips carrying a sequence, each trip inserting `a` at its back,

@@ -18,6 +18,15 @@ pub enum Value {
 }
 
 impl Value {
+    /// The elements it holds (a sequence's, all of them).
+    pub fn elements(&self) -> usize {
+        match self {
+            Value::Tensor(t) => t.data.len(),
+            Value::Seq(v) => v.iter().map(|t| t.data.len()).sum(),
+            Value::Opt(v) => v.as_deref().map_or(0, Value::elements),
+        }
+    }
+
     /// The tensor this value is, or an error naming what it is.
     pub fn tensor(self) -> Result<HostVal, String> {
         match self {
