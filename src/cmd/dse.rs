@@ -79,8 +79,11 @@ pub fn run(args: Args) -> Result<()> {
     let mut sizes = args.sizes.clone();
     sizes.sort_unstable();
     sizes.dedup();
-    if let Some(s) = sizes.iter().find(|&&s| !(1..=64).contains(&s)) {
-        bail!("--sizes: {s} is not an array size of 1..=64; write e.g. --sizes 8,16,32");
+    if let Some(s) = sizes
+        .iter()
+        .find(|&&s| !s.is_power_of_two() || !(2..=64).contains(&s))
+    {
+        bail!("--sizes {}: {s} is not an array size the search takes (a power of two from 2 to 64, as a unit's cpf and kpf are); write e.g. --sizes 8,16,32", args.sizes.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
     }
     if !(1..=16).contains(&args.max_h) {
         bail!(

@@ -227,6 +227,9 @@ fn read(path: &Path) -> Result<(String, proto::Model), ImportError> {
         };
         fail(format!("not a readable ONNX model: {}: {}", e.path, e.what), fix)
     })?;
+    if let Err((rule, fix)) = well_formed(&model) {
+        return Err(fail(rule, fix));
+    }
     let opset = opset(&model);
     // Below opset 10 a model is read when every operator means there what it means in the
     // opsets hwgen implements (a float graph the host runs); anything else needs opset 10.
@@ -249,6 +252,71 @@ fn read(path: &Path) -> Result<(String, proto::Model), ImportError> {
         ));
     }
     Ok((file, model))
+}
+
+/// The IR versions ONNX defines (1 to onnx 1.23's 14) and the default domain's opsets
+/// (to 28), which ONNX Runtime reads.
+const MAX_IR_VERSION: i64 = 14;
+const MAX_OPSET: i64 = 28;
+
+/// What ONNX Runtime refuses before running anything: an IR version or default-domain
+/// opset ONNX does not define, and a name defined twice (two initializers, or a node output
+/// that is also an initializer, a graph input or another node's output), in the graph or
+/// any subgraph.
+fn well_formed(model: &proto::Model) -> Result<(), (String, &'static str)> {
+    let ir = model.ir_version;
+    if !(1..=MAX_IR_VERSION).contains(&ir) {
+        return Err((
+            format!("IR version {ir}: ONNX defines IR versions 1 to {MAX_IR_VERSION}"),
+            "save the model with the onnx package (onnx.save_model sets the IR version)",
+        ));
+    }
+    let op = opset(model);
+    if op > MAX_OPSET {
+        return Err((
+            format!("default-domain opset {op}: ONNX defines opsets up to {MAX_OPSET}"),
+            "export with opset 13 to 28",
+        ));
+    }
+    fn defined_once(g: &proto::Graph, outer: &[&str]) -> Result<(), String> {
+        let mut seen: std::collections::HashSet<&str> = outer.iter().copied().collect();
+        let inits = g.initializers.iter().map(|t| t.name.as_str());
+        let ins = g.inputs.iter().map(|v| v.name.as_str());
+        // A graph input may share its name with an initializer (the initializer is its
+        // default); two initializers may not, nor may a node output repeat any name.
+        let mut init_names = std::collections::HashSet::new();
+        for n in inits {
+            if !init_names.insert(n) {
+                return Err(format!("two initializers are named '{n}'"));
+            }
+        }
+        seen.extend(init_names.iter().copied());
+        seen.extend(ins);
+        for node in &g.nodes {
+            for o in node.outputs.iter().filter(|o| !o.is_empty()) {
+                if !seen.insert(o.as_str()) {
+                    return Err(format!(
+                        "node '{}' ({}) defines '{o}', which is already defined",
+                        node.name, node.op_type
+                    ));
+                }
+            }
+        }
+        for node in &g.nodes {
+            for a in &node.attributes {
+                if let proto::AttrValue::Graph(sub) = &a.value {
+                    defined_once(sub, &[])?;
+                }
+            }
+        }
+        Ok(())
+    }
+    defined_once(&model.graph, &[]).map_err(|rule| {
+        (
+            rule,
+            "give every tensor one definition (onnx.checker.check_model finds them)",
+        )
+    })
 }
 
 /// The first node (its subgraphs' included) of a model of default-domain opset `opset`
@@ -595,6 +663,52 @@ mod opset_tests {
     /// Below opset 10: Not at opset 1, And at 7 and Shrink at 9 are read; Add at opset 6
     /// (its broadcast-attribute era), Softmax (whose axis rule changed at 13), a
     /// QuantizeLinear and an operator of another domain are not.
+    /// IR versions and opsets ONNX does not define, and names defined twice, are refused;
+    /// a graph input named like its initializer (the initializer its default) is not.
+    #[test]
+    fn malformed_models_are_refused() {
+        let tensor = |n: &str| proto::Tensor {
+            name: n.into(),
+            ..proto::Tensor::default()
+        };
+        let node = |o: &str| proto::Node {
+            name: "n".into(),
+            op_type: "Relu".into(),
+            inputs: vec!["x".into()],
+            outputs: vec![o.into()],
+            ..proto::Node::default()
+        };
+        let model = |ir: i64, opset: i64, g: proto::Graph| proto::Model {
+            ir_version: ir,
+            opsets: vec![(String::new(), opset)],
+            graph: g,
+        };
+        let good = proto::Graph {
+            nodes: vec![node("y")],
+            initializers: vec![tensor("w")],
+            inputs: vec![proto::ValueInfo {
+                name: "w".into(),
+                ..proto::ValueInfo::default()
+            }],
+            ..proto::Graph::default()
+        };
+        assert!(well_formed(&model(8, 13, good.clone())).is_ok());
+        for ir in [0, 99, 1 << 62] {
+            let e = well_formed(&model(ir, 13, good.clone())).unwrap_err().0;
+            assert!(e.starts_with(&format!("IR version {ir}:")), "{e}");
+        }
+        let e = well_formed(&model(8, 99, good.clone())).unwrap_err().0;
+        assert!(e.contains("opset 99"), "{e}");
+        let mut twice = good.clone();
+        twice.initializers.push(tensor("w"));
+        let e = well_formed(&model(8, 13, twice)).unwrap_err().0;
+        assert!(e.contains("two initializers are named 'w'"), "{e}");
+        let mut clash = good;
+        clash.nodes.push(node("y"));
+        let e = well_formed(&model(8, 13, clash)).unwrap_err().0;
+        assert!(e.contains("defines 'y', which is already defined"), "{e}");
+    }
+
     #[test]
     fn old_opsets_read_only_unchanged_operators() {
         assert!(unchanged_since(1, &nodes(&["Not", "Identity"])));
