@@ -136,9 +136,7 @@ pub fn run(args: Args) -> Result<()> {
                 .join("; ")
         ),
     };
-    let outs = host
-        .outputs()
-        .map_err(|e| anyhow::anyhow!("error: {}: {e}", args.model.display()))?;
+    let outs = host.outputs().map_err(|e| host_error(&args.model, &e))?;
     let wrote = match write_outputs(&args.model, &args.output, &outs)? {
         true => format!("wrote {}", args.output.display()),
         false => "wrote nothing".to_string(),
@@ -360,7 +358,7 @@ fn accelerate(
             } else {
                 "give the input's float32 tensor in the declared shape"
             };
-            anyhow::anyhow!("error: {what}: {e}\n  fix:  {fix}")
+            anyhow::anyhow!("error: {what}\n  rule: {e}\n  fix:  {fix}")
         })?;
         let [h, w, c] = q.shape;
         let file = hwgen::onnx::input_data_file("input.npy", k);
@@ -453,9 +451,13 @@ fn input_val(
     let mut dims = shape.clone();
     if !declared.is_empty() {
         let big = |d: &[usize]| d.iter().copied().filter(|&v| v != 1).collect::<Vec<_>>();
-        let fixed: Option<Vec<usize>> = declared.iter().map(|d| d.map(|v| v as usize)).collect();
+        let fixed: Option<Vec<usize>> = declared
+            .iter()
+            .map(|d| d.and_then(|v| usize::try_from(v).ok()))
+            .collect();
+        let count = |f: &[usize]| f.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
         let fits = match &fixed {
-            Some(f) => big(f) == big(&shape) && f.iter().product::<usize>() == data.len(),
+            Some(f) => big(f) == big(&shape) && count(f) == Some(data.len()),
             None => {
                 declared.len() == shape.len()
                     && declared
@@ -465,10 +467,15 @@ fn input_val(
             }
         };
         if !fits {
+            let shown: Vec<String> = declared
+                .iter()
+                .map(|d| d.map_or("?".to_string(), |v| v.to_string()))
+                .collect();
             bail!(
-                "error: {}: shape {shape:?} is not graph input '{}''s {declared:?}\n  fix:  give an array of the declared shape (dimensions of 1 may be left out)",
+                "error: {}\n  rule: its shape {shape:?} is not graph input '{}''s [{}] (? a symbolic dimension)\n  fix:  give an array of the declared shape (dimensions of 1 may be left out)",
                 path.display(),
-                i.name
+                i.name,
+                shown.join(", ")
             );
         }
         if let Some(f) = fixed {
@@ -502,7 +509,12 @@ fn write_outputs(
 ) -> Result<bool> {
     use hwgen::onnx::host::{npy_of, output_file_name};
     let npy = |name: &str, v: &HostVal| {
-        npy_of(v).map_err(|e| anyhow::anyhow!("error: {}: output '{name}': {e}", model.display()))
+        npy_of(v).map_err(|e| {
+            anyhow::anyhow!(
+                "error: {}: output '{name}'\n  rule: {e}\n  fix:  declare the output as a tensor type .npy holds",
+                model.display()
+            )
+        })
     };
     let unwrap = |v: &Value| -> Option<Value> {
         match v {
@@ -583,4 +595,14 @@ fn input_value(
             i.name
         ),
     }
+}
+
+/// The host's refusal of the graph (a node whose inputs or attributes break its operator's
+/// definition, a tensor nothing defines, a cycle): the model, the rule (naming the node or
+/// tensor) and the fix.
+fn host_error(model: &std::path::Path, e: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "error: {}\n  rule: {e}\n  fix:  correct the graph there: each node's inputs and attributes as its operator's definition requires, each tensor defined once (onnx.checker.check_model with full_check names such problems)",
+        model.display()
+    )
 }

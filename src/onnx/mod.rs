@@ -278,6 +278,17 @@ fn well_formed(model: &proto::Model) -> Result<(), (String, &'static str)> {
             "export with opset 13 to 28",
         ));
     }
+    for i in &model.graph.inputs {
+        if let Some(d) = i.shape.iter().flatten().flatten().find(|d| **d < 0) {
+            return Err((
+                format!(
+                    "graph input '{}' declares a dimension of {d}: a dimension is 0 or more, or symbolic",
+                    i.name
+                ),
+                "declare the input's shape as exported (a symbolic name for a free dimension)",
+            ));
+        }
+    }
     fn defined_once(g: &proto::Graph, outer: &[&str]) -> Result<(), String> {
         let mut seen: std::collections::HashSet<&str> = outer.iter().copied().collect();
         let inits = g.initializers.iter().map(|t| t.name.as_str());

@@ -193,7 +193,22 @@ impl Importer<'_> {
 
     pub(super) fn maxpool(&mut self, desc: &str, n: &Node) -> Result<Val, ImportError> {
         let geom = self.pool_geom(desc, n)?;
-        match self.val(desc, &n.inputs[0])? {
+        let x = self.val(desc, &n.inputs[0])?;
+        if let Val::Q(t) | Val::Dq(t) = &x {
+            let [h, w, _] = t.shape;
+            if t.layout != Layout::Map || h + 2 * geom.pad < geom.k || w + 2 * geom.pad < geom.k {
+                return Err(self.err(
+                    desc,
+                    format!(
+                        "a {k}x{k} max-pool over a {h}x{w} map with padding {}: the window does not fit",
+                        geom.pad,
+                        k = geom.k
+                    ),
+                    "give the pooling a kernel no larger than its input plus padding",
+                ));
+            }
+        }
+        match x {
             Val::Q(x) => Ok(Val::Q(self.emit_maxpool(desc, &x, geom))),
             Val::Dq(x) => Ok(self.pending(desc, PendingOp::MaxPool { x, geom })),
             _ => Err(self.err(
