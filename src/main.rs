@@ -41,7 +41,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
     let result = match cli.command {
         Command::Emit(a) => cmd::emit::run(a),
         Command::Check(a) => cmd::check::run(a),
@@ -60,4 +63,57 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A command line clap refuses, in the shape of every refusal (what, rule, fix; exit 2, as
+/// usage errors are); help and version print as clap prints them.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return match e.kind() {
+            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => ExitCode::from(2),
+            _ => ExitCode::SUCCESS,
+        };
+    }
+    let text = e.render().to_string();
+    let mut parts = text.split("\n\n");
+    let rule = parts
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("error: ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let usage = parts
+        .find(|p| p.trim_start().starts_with("Usage:"))
+        .map(|u| u.split_whitespace().collect::<Vec<_>>().join(" "));
+    let tip = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("tip: "))
+        .map(str::to_string);
+    let arg = match e.get(clap::error::ContextKind::InvalidArg) {
+        Some(clap::error::ContextValue::String(a)) => Some(a.clone()),
+        _ => None,
+    };
+    let fix = match (tip, arg, usage) {
+        (Some(t), _, _) => t,
+        (None, Some(a), _)
+            if e.kind() == ErrorKind::InvalidValue || e.kind() == ErrorKind::ValueValidation =>
+        {
+            format!("give {a} a value the rule allows (--help describes each argument)")
+        }
+        (None, _, Some(u)) => format!(
+            "write the command as {} (--help describes each argument)",
+            u.trim_start_matches("Usage: ")
+        ),
+        _ => "see hwgen --help for the commands and their arguments".to_string(),
+    };
+    eprintln!("error: command line\n  rule: {rule}\n  fix:  {fix}");
+    ExitCode::from(2)
 }

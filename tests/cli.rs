@@ -336,3 +336,53 @@ fn sim_reports_rounds_on_an_elastic_design() {
     let fps = b["frames_per_second"].as_f64().unwrap();
     assert!((fps - 2.0 * clock / round).abs() < 1e-6 * fps, "{fps}");
 }
+
+/// A command line clap refuses has the shape of every refusal (what, rule, fix) and exits
+/// 2; arguments checked after parsing (dse's --max-units, synth's --param) are refusals too.
+#[test]
+fn bad_command_lines_name_the_rule_and_the_fix() {
+    let cases: [(&[&str], i32, &str); 5] = [
+        (
+            &["sim", "-c", "x.toml", "-m", "y.toml", "--stall-pct", "100"],
+            2,
+            "100 is not in 0..100",
+        ),
+        (&["sim", "-c", "x.toml"], 2, "--model <MODEL>"),
+        (&["emitt"], 2, "unrecognized subcommand 'emitt'"),
+        (
+            &[
+                "synth",
+                "-c",
+                "configs/8x8_int8.toml",
+                "--top",
+                "hwgen_systolic_array",
+                "--param",
+                "NOPE=4",
+            ],
+            1,
+            "has no parameter NOPE; its parameters are CPF, KPF",
+        ),
+        (
+            &[
+                "synth",
+                "-c",
+                "configs/8x8_int8.toml",
+                "--top",
+                "hwgen_systolic_array",
+                "--param",
+                "CPF=0",
+            ],
+            1,
+            "CPF is a size: at least 1",
+        ),
+    ];
+    for (args, code, says) in cases {
+        let o = hwgen().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+        assert!(
+            err.contains(says) && err.contains("  rule: ") && err.contains("  fix:  "),
+            "{args:?}: {err}"
+        );
+    }
+}
