@@ -249,8 +249,14 @@ pub fn fc_weights(b: &[f64], trans: bool, input: [usize; 3], layout: Layout, n: 
 pub fn fold_zero_point(bias: &[i64], w_hwc: &[i64], cout: usize, zx: i64) -> Vec<i64> {
     (0..cout)
         .map(|o| {
-            let s: i64 = w_hwc.iter().skip(o).step_by(cout).sum();
-            bias[o] - zx * s
+            // Saturating: a weight or bias out of its type's range (a malformed model) gives
+            // a value the accumulator check then refuses, not an overflow.
+            let s = w_hwc
+                .iter()
+                .skip(o)
+                .step_by(cout)
+                .fold(0i64, |a, w| a.saturating_add(*w));
+            bias[o].saturating_sub(zx.saturating_mul(s))
         })
         .collect()
 }
