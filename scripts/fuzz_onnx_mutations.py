@@ -29,35 +29,31 @@ import onnx
 from onnx import TensorProto, helper
 
 
+def read_varint(data, i):
+    """The varint at `i` and the offset after it."""
+    v, shift = 0, 0
+    while i < len(data):
+        b = data[i]
+        v |= (b & 0x7F) << shift
+        i += 1
+        shift += 7
+        if b < 0x80:
+            break
+    return v, i
+
+
 def varint_positions(data):
     """Offsets of length-delimited fields' length varints at the top level of `data`."""
     out, i = [], 0
     while i < len(data):
-        key, j = 0, i
-        shift = 0
-        while j < len(data):
-            b = data[j]
-            key |= (b & 0x7F) << shift
-            j += 1
-            shift += 7
-            if b < 0x80:
-                break
+        key, j = read_varint(data, i)
         wire = key & 7
         if wire == 2:
             out.append(j)
-            n, shift = 0, 0
-            while j < len(data):
-                b = data[j]
-                n |= (b & 0x7F) << shift
-                j += 1
-                shift += 7
-                if b < 0x80:
-                    break
+            n, j = read_varint(data, j)
             i = j + n
         elif wire == 0:
-            while j < len(data) and data[j] >= 0x80:
-                j += 1
-            i = j + 1
+            i = read_varint(data, j)[1]
         elif wire == 1:
             i = j + 8
         elif wire == 5:
@@ -200,15 +196,8 @@ def mutate_structure(m, rng, folder):
 
 def onnx_first_node(graph_bytes):
     """The payload of the first field (field 1, a node) of GraphProto bytes."""
-    i, v, shift = 1, 0, 0
-    while True:
-        b = graph_bytes[i]
-        v |= (b & 0x7F) << shift
-        i += 1
-        shift += 7
-        if b < 0x80:
-            break
-    return graph_bytes[i : i + v]
+    n, i = read_varint(graph_bytes, 1)
+    return graph_bytes[i : i + n]
 
 
 def run(cmd, cwd):

@@ -341,11 +341,11 @@ fn refuses_bad_requests() {
         o,
     ];
     let cases: [(&[&str], &str); 5] = [
-        (&["--budget", "dsp=700,bram=600,bw=6.4", "--batch", "1,2"], "--batch: 2 values for 3 branches (geometry, texture, warp)"),
+        (&["--budget", "dsp=700,bram=600,bw=6.4", "--batch", "1,2"], "error: --batch\n  rule: 2 values for 3 branches (geometry, texture, warp)"),
         (&["--budget", "dsp=100,bram=600,bw=6.4"], "the smallest design (geometry [8x8 h1], texture [8x8 h1], warp [8x8 h1]) is over the budget (243 DSPs > 100)"),
         (&["--budget", "dsp=700,bram=600"], "bw= is missing"),
         (&["--budget", "dsp=700,bram=600,bw=0.0001"], "bytes per cycle at 200 MHz; the memory needs at least 1"),
-        (&["--budget", "dsp=700,bram=600,bw=6.4", "--sizes", "0,8"], "--sizes: 0 is not an array size"),
+        (&["--budget", "dsp=700,bram=600,bw=6.4", "--sizes", "0,8"], "error: --sizes 0,8\n  rule: 0 is not an array size"),
     ];
     for (extra, says) in cases {
         let mut args = base.to_vec();

@@ -83,25 +83,40 @@ pub fn run(args: Args) -> Result<()> {
         .iter()
         .find(|&&s| !s.is_power_of_two() || !(2..=64).contains(&s))
     {
-        bail!("--sizes {}: {s} is not an array size the search takes (a power of two from 2 to 64, as a unit's cpf and kpf are); write e.g. --sizes 8,16,32", args.sizes.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
+        let given: Vec<String> = args.sizes.iter().map(u32::to_string).collect();
+        return Err(super::refuse(
+            format!("--sizes {}", given.join(",")),
+            format!("{s} is not an array size the search takes (a power of two from 2 to 64, as a unit's cpf and kpf are)"),
+            "write e.g. --sizes 8,16,32",
+        ));
     }
     if !(1..=16).contains(&args.max_h) {
-        bail!(
-            "--max-h {}: a unit has 1..=16 replicas (the config's limit)",
-            args.max_h
-        );
+        return Err(super::refuse(
+            format!("--max-h {}", args.max_h),
+            "a unit has 1 to 16 replicas (the config's limit)",
+            "give --max-h from 1 to 16",
+        ));
     }
     if args.max_units == 0 {
-        bail!("--max-units 0: a branch has at least one unit; give --max-units 1 or more");
+        return Err(super::refuse(
+            "--max-units 0",
+            "a branch has at least one unit",
+            "give --max-units 1 or more",
+        ));
     }
     if args.threads == Some(0) {
-        bail!("--threads 0: the search needs at least one thread; give --threads 1 or more, or leave it out for one per core");
+        return Err(super::refuse(
+            "--threads 0",
+            "the search needs at least one thread",
+            "give --threads 1 or more, or leave it out for one per core",
+        ));
     }
     if !(1..=1000).contains(&args.clock_mhz) {
-        bail!(
-            "--clock-mhz {}: give a clock of 1..=1000 MHz",
-            args.clock_mhz
-        );
+        return Err(super::refuse(
+            format!("--clock-mhz {}", args.clock_mhz),
+            "the clock is 1 to 1000 MHz",
+            "give --clock-mhz from 1 to 1000",
+        ));
     }
     let options = Options {
         budget: args.budget,
@@ -124,7 +139,11 @@ pub fn run(args: Args) -> Result<()> {
         .iter()
         .find(|&&w| !(8..=2048).contains(&w) || w % 8 != 0)
     {
-        bail!("--widths: {w} is not a memory width (a multiple of 8 from 8 to 2048 bits)");
+        return Err(super::refuse(
+            format!("--widths {w}"),
+            "a memory width is a multiple of 8 from 8 to 2048 bits",
+            "write e.g. --widths 64,128",
+        ));
     }
     let tty = std::io::stderr().is_terminal();
     let mut progress = |f: f64, what: &str| {
@@ -237,16 +256,24 @@ fn per_branch(
     }
     if values.len() != d.branches.len() {
         let names: Vec<&str> = d.branches.iter().map(|b| b.name.as_str()).collect();
-        bail!(
-            "{flag}: {} values for {} branches ({}); give one per branch, in that order",
-            values.len(),
-            names.len(),
-            names.join(", ")
-        );
+        return Err(super::refuse(
+            flag,
+            format!(
+                "{} values for {} branches ({})",
+                values.len(),
+                names.len(),
+                names.join(", ")
+            ),
+            "give one per branch, in that order",
+        ));
     }
     for (b, &v) in d.branches.iter_mut().zip(values) {
         if !(lo..=hi).contains(&v) {
-            bail!("{flag}: {v} for branch {} is outside {lo}..={hi}", b.name);
+            return Err(super::refuse(
+                format!("{flag} {v}"),
+                format!("the value for branch {} is outside {lo}..={hi}", b.name),
+                format!("give a value from {lo} to {hi}"),
+            ));
         }
         set(b, v);
     }

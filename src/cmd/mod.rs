@@ -12,6 +12,15 @@ pub mod synth;
 
 use std::path::Path;
 
+/// A refused argument: what (the argument as given), the rule and the fix.
+pub fn refuse(
+    what: impl std::fmt::Display,
+    rule: impl std::fmt::Display,
+    fix: impl std::fmt::Display,
+) -> anyhow::Error {
+    anyhow::anyhow!("error: {what}\n  rule: {rule}\n  fix:  {fix}")
+}
+
 /// Compile `model` for `design`; an error names the model and config files.
 pub fn compile(
     design: &hwgen::design::Design,

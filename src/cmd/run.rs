@@ -46,7 +46,7 @@ pub fn run(args: Args) -> Result<()> {
         .is_some_and(|e| e.eq_ignore_ascii_case("onnx"))
     {
         bail!(
-            "error: {}: hwgen run takes a quantized ONNX model\n  fix:  use hwgen sim for a model file",
+            "error: {}\n  rule: hwgen run takes a quantized ONNX model\n  fix:  use hwgen sim for a model file",
             args.model.display()
         );
     }
@@ -62,7 +62,7 @@ pub fn run(args: Args) -> Result<()> {
         .collect();
     if inputs.len() != args.input.len() {
         bail!(
-            "error: {}: the graph has {} inputs ({}) and {} were given\n  fix:  give one --input per graph input, in the graph's order",
+            "error: {}\n  rule: the graph has {} inputs ({}) and {} were given\n  fix:  give one --input per graph input, in the graph's order",
             args.model.display(),
             inputs.len(),
             inputs.iter().map(|i| format!("'{}'", i.name)).collect::<Vec<_>>().join(", "),
@@ -342,7 +342,7 @@ fn accelerate(
     for (k, q) in accel.inputs.iter().enumerate() {
         let x = host.known.get(&q.onnx).ok_or_else(|| {
             anyhow::anyhow!(
-                "error: {}: no value for the accelerator's input '{}'",
+                "error: {}\n  rule: no value for the accelerator's input '{}'\n  fix:  give every graph input with --input, in the graph's order",
                 args.model.display(),
                 q.onnx
             )
@@ -430,17 +430,17 @@ fn input_val(
     use hwgen::onnx::proto::dtype;
     let want = hwgen::onnx::host::npy_descr(i.elem_type).ok_or_else(|| {
         anyhow::anyhow!(
-            "error: {}: graph input '{}' is {}; hwgen run takes float32, float64, float16, bfloat16, float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e8m0), float4e2m1, bool and integer (2-, 4-, 8-, 16-, 32-, 64-bit) inputs\n  fix:  export the model with one of those input types",
+            "error: {}\n  rule: graph input '{}' is {}; hwgen run takes float32, float64, float16, bfloat16, float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e8m0), float4e2m1, bool and integer (2-, 4-, 8-, 16-, 32-, 64-bit) inputs\n  fix:  export the model with one of those input types",
             model.display(),
             i.name,
             dtype::name(i.elem_type)
         )
     })?;
     let (descr, shape, data) = hwgen::model::npy::read_values(path)
-        .map_err(|e| anyhow::anyhow!("error: {}\n  fix:  {}", e.rule, e.fix))?;
+        .map_err(|e| super::refuse(path.display(), e.rule, e.fix))?;
     if descr != want {
         bail!(
-            "error: {}: the array is {descr}, and graph input '{}' is {} ({want})\n  fix:  save it as {}",
+            "error: {}\n  rule: the array is {descr}, and graph input '{}' is {} ({want})\n  fix:  save it as {}",
             path.display(),
             i.name,
             dtype::name(i.elem_type),
@@ -574,7 +574,7 @@ fn input_value(
         ValueKind::Sequence => {
             let fail = |rule: &str| {
                 anyhow::anyhow!(
-                    "error: {}: graph input '{}' is a sequence: {rule}\n  fix:  give a directory holding 0.npy, 1.npy, ... (one tensor each, in order; empty for an empty sequence)",
+                    "error: {}\n  rule: graph input '{}' is a sequence: {rule}\n  fix:  give a directory holding 0.npy, 1.npy, ... (one tensor each, in order; empty for an empty sequence)",
                     path.display(),
                     i.name
                 )
@@ -590,7 +590,7 @@ fn input_value(
             Ok(Value::Seq(items))
         }
         ValueKind::Other => bail!(
-            "error: {}: graph input '{}' is a map or a sparse tensor, which hwgen run does not hold\n  fix:  export the model with tensor, sequence or optional inputs",
+            "error: {}\n  rule: graph input '{}' is a map or a sparse tensor, which hwgen run does not hold\n  fix:  export the model with tensor, sequence or optional inputs",
             model.display(),
             i.name
         ),

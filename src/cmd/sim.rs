@@ -80,7 +80,11 @@ fn simulate(args: Args) -> Result<()> {
         .count()
         > 1
     {
-        bail!("use --lockstep, --trace and --timeline or --layers in separate runs (each needs its own verilated model)");
+        return Err(super::refuse(
+            "--lockstep, --trace, --timeline, --layers",
+            "at most one of them in a run: each needs its own verilated model",
+            "use them in separate runs",
+        ));
     }
     if args.layers && program.elastic.is_some() {
         bail!(
