@@ -88,8 +88,14 @@ pub(super) fn tile(x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal, Stri
         .dims
         .iter()
         .zip(reps)
-        .map(|(&d, &r)| d * r as usize)
-        .collect();
+        .map(|(&d, &r)| d.checked_mul(r as usize))
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            format!(
+                "repeats {reps:?} of shape {:?}: more than 2^27 elements",
+                x.dims
+            )
+        })?;
     gather_by(x, dims, |a, k| Some(k % x.dims[a]), 0.0)
 }
 
