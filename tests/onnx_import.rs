@@ -1488,3 +1488,57 @@ fn spelt_out_layer_norms_run_as_one() {
     assert!(worst <= 2.001, "{worst} steps");
     within_ort_spread("layernorm_spelt", dir.path(), &got, step, 2.0);
 }
+
+/// Quantization parameters ONNX's operator definitions forbid are refused, named: a zero
+/// point of another type than its tensor (int16 for int8 weights), an empty zero point, and
+/// two zero points for one scale.
+#[test]
+fn zero_points_are_checked_against_the_definition() {
+    if !have_onnxruntime() {
+        return;
+    }
+    let dir = make("conv", "qdq", &["per_tensor"]);
+    let script = r#"
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+d, case = sys.argv[1], sys.argv[2]
+m = onnx.load(f"{d}/model.onnx")
+zps = [t for t in m.graph.initializer if t.name.endswith("zero_point")]
+w = next(t for t in zps if t.name.startswith("c1_w"))
+x = next(t for t in zps if t.name.startswith("x_"))
+if case == "int16":
+    w.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(w).astype(np.int16), w.name))
+elif case == "empty":
+    x.CopyFrom(numpy_helper.from_array(np.zeros([0], np.int8), x.name))
+else:
+    x.CopyFrom(numpy_helper.from_array(np.array([0, 1], np.int8), x.name))
+onnx.save(m, f"{d}/{case}.onnx")
+"#;
+    for (case, says) in [
+        (
+            "int16",
+            "is int16, and 'c1_w_quantized' is int8; a zero point has its tensor's type",
+        ),
+        ("empty", "has 0 values; a per-tensor zero point has one"),
+        ("two", "has 2 values; a per-tensor zero point has one"),
+    ] {
+        let o = std::process::Command::new(python())
+            .args(["-c", script])
+            .arg(dir.path())
+            .arg(case)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r = std::process::Command::new(env!("CARGO_BIN_EXE_hwgen"))
+            .args(["import", "-o"])
+            .arg(dir.path().join(format!("{case}.toml")))
+            .arg(dir.path().join(format!("{case}.onnx")))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(
+            r.status.code() == Some(1) && err.contains(says) && err.contains("  fix:  "),
+            "{case}: {err}"
+        );
+    }
+}

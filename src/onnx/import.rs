@@ -380,7 +380,17 @@ impl<'a> Importer<'a> {
                         return Err(self.err(desc, format!("zero point '{zn}' is {}; the accelerator takes int8 and uint8 activations", dtype::name(other)), "quantize to int8 or uint8"))
                     }
                 };
-                (t.values.first().copied().unwrap_or(0.0) as i64, signed)
+                let [v] = t.values[..] else {
+                    return Err(self.err(
+                        desc,
+                        format!(
+                            "zero point '{zn}' has {} values; a per-tensor zero point has one, as its scale",
+                            t.values.len()
+                        ),
+                        "give one zero point (a scalar) per tensor",
+                    ));
+                };
+                (v as i64, signed)
             }
             None => (0, false),
         };
@@ -471,20 +481,60 @@ impl<'a> Importer<'a> {
             .constant(desc, n.inputs.get(1).map_or("", String::as_str))?
             .values
             .clone();
-        let zero_point = match n.inputs.get(2).filter(|z| !z.is_empty()) {
-            Some(z) => self
-                .constant(desc, z)?
-                .values
-                .iter()
-                .map(|&v| v as i64)
-                .collect(),
-            None => vec![0],
-        };
+        let z = n.inputs.get(2).map(String::as_str);
+        let zero_point = self.zero_points(desc, &q, &scale, z)?;
         Ok(ConstQ {
             q,
             scale,
             zero_point,
         })
+    }
+
+    /// The zero points of quantized constant `q` with `scale` (input `z`, absent or empty:
+    /// 0), as ONNX defines them: of `q`'s type, and as many as the scales (one per tensor,
+    /// or one per element along the axis), at least one.
+    fn zero_points(
+        &self,
+        desc: &str,
+        q: &Tensor,
+        scale: &[f64],
+        z: Option<&str>,
+    ) -> Result<Vec<i64>, ImportError> {
+        if scale.is_empty() {
+            return Err(self.err(
+                desc,
+                format!("the scale of '{}' is empty", q.name),
+                "give one scale per tensor, or one per element along the quantization axis",
+            ));
+        }
+        let Some(zn) = z.filter(|z| !z.is_empty()) else {
+            return Ok(vec![0; scale.len()]);
+        };
+        let t = self.constant(desc, zn)?;
+        if t.data_type != q.data_type {
+            return Err(self.err(
+                desc,
+                format!(
+                    "zero point '{zn}' is {}, and '{}' is {}; a zero point has its tensor's type",
+                    dtype::name(t.data_type),
+                    q.name,
+                    dtype::name(q.data_type)
+                ),
+                "store the zero point in the quantized tensor's type",
+            ));
+        }
+        if t.values.len() != scale.len() {
+            return Err(self.err(
+                desc,
+                format!(
+                    "zero point '{zn}' has {} values and the scale {}; they are given in pairs",
+                    t.values.len(),
+                    scale.len()
+                ),
+                "give one zero point per scale",
+            ));
+        }
+        Ok(t.values.iter().map(|&v| v as i64).collect())
     }
 
     pub fn node(&mut self, n: &Node, index: usize) -> Result<(), ImportError> {

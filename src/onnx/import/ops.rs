@@ -85,15 +85,13 @@ impl Importer<'_> {
         let x = self.q_input(desc, n, 0)?;
         let xs = x.scale;
         let name = |i: usize| n.inputs.get(i).cloned().unwrap_or_default();
+        let q = self.constant(desc, &name(3))?.clone();
+        let scale = self.constant(desc, &name(4))?.values.clone();
+        let zero_point = self.zero_points(desc, &q, &scale, Some(&name(5)))?;
         let w = ConstQ {
-            q: self.constant(desc, &name(3))?.clone(),
-            scale: self.constant(desc, &name(4))?.values.clone(),
-            zero_point: self
-                .constant(desc, &name(5))?
-                .values
-                .iter()
-                .map(|&v| v as i64)
-                .collect(),
+            q,
+            scale,
+            zero_point,
         };
         let gemm = n.op_type == "QGemm";
         // The weights' zero points run along the output channels: a convolution's first
