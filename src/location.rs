@@ -164,9 +164,20 @@ pub fn read_text(
     kind: &str,
     samples: &str,
 ) -> Result<String, (String, String)> {
-    // A parameter file or model is text of a few kilobytes; 64 MiB is far beyond any.
-    let bytes = crate::filemap::read_input(path, 64 << 20)
-        .map_err(|rule| (rule, format!("check the path; {samples}")))?;
+    // A parameter file or model is text of a few kilobytes; 64 MiB is far beyond any. What
+    // is not a regular file (a device such as /dev/zero, a FIFO) is refused unread.
+    let fix = || format!("check the path; {samples}");
+    let m = std::fs::metadata(path).map_err(|e| (format!("cannot read the {kind}: {e}"), fix()))?;
+    if !m.is_file() || m.len() > 64 << 20 {
+        return Err((
+            format!(
+                "the {kind} {} is not a regular file of at most 64 MiB",
+                path.display()
+            ),
+            fix(),
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| (format!("cannot read the {kind}: {e}"), fix()))?;
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let valid = std::str::from_utf8(&e.as_bytes()[..at]).unwrap_or_default();

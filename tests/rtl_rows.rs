@@ -46,6 +46,7 @@ fn exe() -> Option<PathBuf> {
                     "hwgen_fp32_mul",
                     "hwgen_fp32_max",
                     "hwgen_int_to_fp32",
+                    "hwgen_row_int_in",
                     "hwgen_fp32_quantize",
                     "hwgen_fp32_recip",
                     "hwgen_fp32_sqrt",

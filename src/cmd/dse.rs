@@ -60,22 +60,8 @@ pub struct Args {
     pub out: PathBuf,
 }
 
-pub fn run(args: Args) -> Result<()> {
-    let src = std::fs::read_to_string(&args.config)
-        .with_context(|| format!("reading {}", args.config.display()))?;
-    let mut template = hwgen::config::load(&args.config)?;
-    let model = super::load_model(&args.model)?;
-    per_branch(&mut template, &args.batch, "--batch", 1, 1024, |b, v| {
-        b.batch = v
-    })?;
-    per_branch(
-        &mut template,
-        &args.priority,
-        "--priority",
-        0,
-        15,
-        |b, v| b.priority = v,
-    )?;
+/// The arguments `run` checks before searching; the array sizes, sorted and deduplicated.
+fn checked_args(args: &Args) -> Result<Vec<u32>> {
     let mut sizes = args.sizes.clone();
     sizes.sort_unstable();
     sizes.dedup();
@@ -118,6 +104,26 @@ pub fn run(args: Args) -> Result<()> {
             "give --clock-mhz from 1 to 1000",
         ));
     }
+    Ok(sizes)
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let src = std::fs::read_to_string(&args.config)
+        .with_context(|| format!("reading {}", args.config.display()))?;
+    let mut template = hwgen::config::load(&args.config)?;
+    let model = super::load_model(&args.model)?;
+    per_branch(&mut template, &args.batch, "--batch", 1, 1024, |b, v| {
+        b.batch = v
+    })?;
+    per_branch(
+        &mut template,
+        &args.priority,
+        "--priority",
+        0,
+        15,
+        |b, v| b.priority = v,
+    )?;
+    let sizes = checked_args(&args)?;
     let options = Options {
         budget: args.budget,
         clock_mhz: args.clock_mhz,

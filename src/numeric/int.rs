@@ -335,6 +335,8 @@ impl Datapath for IntPrecision {
             post: "hwgen_post_int",
             decode: None,
             encode: None,
+            row_in: super::ROW_INT.0,
+            row_out: super::ROW_INT.1,
         }
     }
 }

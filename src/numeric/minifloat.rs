@@ -343,6 +343,14 @@ impl FloatElement for MiniFloat {
     fn encoder(self) -> &'static str {
         "hwgen_fp32_to_mini"
     }
+    /// Bias and residual add in FP32 before the encoder (`hwgen_post_mini`); the row unit
+    /// reads and writes these codes.
+    fn post_leaf(self) -> &'static str {
+        "hwgen_post_mini"
+    }
+    fn row_leaves(self) -> (&'static str, &'static str) {
+        ("hwgen_row_mini_in", "hwgen_row_mini_out")
+    }
 }
 
 #[cfg(test)]

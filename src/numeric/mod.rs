@@ -233,7 +233,15 @@ pub struct Leaves {
     pub post: &'static str,
     pub decode: Option<&'static str>,
     pub encode: Option<&'static str>,
+    /// The row unit's reading of an operand element as FP32 and its writing of an output
+    /// element (fixed ports: `code_i`/`fp_o`, and `value_i`/`zero_point_i`/`code_o`).
+    pub row_in: &'static str,
+    pub row_out: &'static str,
 }
+
+/// The row unit's element leaves of integer elements (and of the datapaths whose elements
+/// it does not read, where a design with `[rows]` is refused).
+pub const ROW_INT: (&str, &str) = ("hwgen_row_int_in", "hwgen_fp32_quantize");
 
 /// What a float-like element format (FP8, BF16, posits) supplies; the rest of its datapath
 /// is shared (the impl of [`Datapath`] below): each processing element forms the exact
@@ -254,6 +262,14 @@ pub trait FloatElement: Copy {
     /// post-processor's output).
     fn decoder(self) -> &'static str;
     fn encoder(self) -> &'static str;
+    /// The row post-processor (`hwgen_post_float`: ReLU and the encoder) and the row
+    /// unit's element leaves (`ROW_INT` where the row unit does not read the format).
+    fn post_leaf(self) -> &'static str {
+        "hwgen_post_float"
+    }
+    fn row_leaves(self) -> (&'static str, &'static str) {
+        ROW_INT
+    }
 }
 
 impl<T: FloatElement> Datapath for T {
@@ -307,9 +323,11 @@ impl<T: FloatElement> Datapath for T {
         Leaves {
             mac: "hwgen_mac_float",
             acc: "hwgen_acc_float",
-            post: "hwgen_post_float",
+            post: self.post_leaf(),
             decode: Some(self.decoder()),
             encode: Some(self.encoder()),
+            row_in: self.row_leaves().0,
+            row_out: self.row_leaves().1,
         }
     }
 }
@@ -383,6 +401,8 @@ pub fn leaves_of(precisions: &[Precision]) -> Result<Leaves, String> {
                 post: "hwgen_post_int_mx",
                 decode: None,
                 encode: None,
+                row_in: ROW_INT.0,
+                row_out: ROW_INT.1,
             })
         }
         _ => Err(format!(

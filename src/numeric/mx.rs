@@ -187,6 +187,8 @@ impl Datapath for MxFormat {
             post: "hwgen_post_mx",
             decode: None,
             encode: None,
+            row_in: super::ROW_INT.0,
+            row_out: super::ROW_INT.1,
         }
     }
 }

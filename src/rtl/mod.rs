@@ -64,17 +64,14 @@ fn common(design: &Design, leaves: Leaves, float: &FormatView, mx_frac: u32) -> 
             post: leaves.post.to_string(),
             decode: leaves.decode.unwrap_or_default().to_string(),
             encode: leaves.encode.unwrap_or_default().to_string(),
+            row_in: leaves.row_in.to_string(),
+            row_out: leaves.row_out.to_string(),
         },
         mx_frac,
         usig_w: float.usig_w,
         uexp_w: UNPACKED_EXP_W,
         window: design.cores().iter().any(|(_, u, _)| u.window.is_some()),
         rows: design.cores().iter().any(|(_, u, _)| u.rows.is_some()),
-        mini: design
-            .datatypes()
-            .precisions
-            .iter()
-            .any(|p| matches!(p, crate::numeric::Precision::Float(_))),
         pack_macs: design.pack_macs,
         prefetch_low: PREFETCH_LOW,
     }
@@ -175,35 +172,29 @@ fn leaf_deps<'a>(name: &str, c: &'a Common) -> Vec<&'a str> {
         "hwgen_acc_float" => vec!["hwgen_fp32_add"],
         "hwgen_post_int" => vec!["hwgen_vector_lane"],
         "hwgen_post_mx" => vec!["hwgen_mx_quantize"],
-        "hwgen_post_float" if c.mini => vec![
+        "hwgen_post_float" => vec![c.leaves.encode.as_str()],
+        "hwgen_post_mini" => vec![
             "hwgen_fp32_add",
             "hwgen_mini_to_fp32",
             c.leaves.encode.as_str(),
         ],
-        "hwgen_post_float" => vec![c.leaves.encode.as_str()],
+        "hwgen_row_int_in" => vec!["hwgen_int_to_fp32"],
+        "hwgen_row_mini_in" => vec!["hwgen_mini_to_fp32"],
+        "hwgen_row_mini_out" => vec![c.leaves.encode.as_str()],
         "hwgen_post_int_mx" => vec![
             "hwgen_vector_lane",
             "hwgen_mx_quantize",
             "hwgen_fp32_to_int",
         ],
-        "hwgen_row_lane" if c.mini => vec![
-            "hwgen_int_to_fp32",
-            "hwgen_mini_to_fp32",
-            "hwgen_fp32_mul",
-            "hwgen_fp32_add",
-            "hwgen_exp_split",
-            "hwgen_spline_select",
-            "hwgen_ldexp",
-            c.leaves.encode.as_str(),
-        ],
         "hwgen_row_lane" => vec![
             "hwgen_int_to_fp32",
+            c.leaves.row_in.as_str(),
             "hwgen_fp32_mul",
             "hwgen_fp32_add",
             "hwgen_exp_split",
             "hwgen_spline_select",
             "hwgen_ldexp",
-            "hwgen_fp32_quantize",
+            c.leaves.row_out.as_str(),
         ],
         "hwgen_row_reduce" => vec!["hwgen_fp32_add", "hwgen_fp32_max"],
         "hwgen_row_finish" => vec![
@@ -238,6 +229,10 @@ fn render_leaf(name: &str, c: &Common, fmt: &FormatView) -> String {
         "hwgen_acc_int_mx" => render(&AccIntMx { c }),
         "hwgen_post_int" => render(&PostInt { c }),
         "hwgen_post_float" => render(&PostFloat { c }),
+        "hwgen_post_mini" => render(&PostMini { c }),
+        "hwgen_row_int_in" => render(&RowIntIn { c }),
+        "hwgen_row_mini_in" => render(&RowMiniIn { c }),
+        "hwgen_row_mini_out" => render(&RowMiniOut { c }),
         "hwgen_post_mx" => render(&PostMx { c }),
         "hwgen_post_int_mx" => render(&PostIntMx { c }),
         "hwgen_row_lane" => render(&RowLane { c }),
@@ -443,6 +438,8 @@ pub fn arithmetic_blocks(design: &Design) -> FileMap {
         post: "hwgen_post_float",
         decode: Some("hwgen_unpack_mini"),
         encode: Some("hwgen_fp32_to_mini"),
+        row_in: crate::numeric::ROW_INT.0,
+        row_out: crate::numeric::ROW_INT.1,
     };
     let c = common(design, leaves, &fmt, MXINT8.frac);
     let mut files = FileMap::new();
@@ -460,6 +457,9 @@ pub fn arithmetic_blocks(design: &Design) -> FileMap {
         "hwgen_unpack_mini",
         "hwgen_fp32_to_mini",
         "hwgen_mini_to_fp32",
+        "hwgen_row_int_in",
+        "hwgen_row_mini_in",
+        "hwgen_row_mini_out",
         "hwgen_unpack_posit",
         "hwgen_fp32_to_posit",
         "hwgen_fp32_mul",

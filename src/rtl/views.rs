@@ -27,9 +27,6 @@ pub struct Common {
     pub window: bool,
     /// The design has a row unit on every vector queue (`[rows]`).
     pub rows: bool,
-    /// The design's elements are a small float format (FP8, BF16): the row unit and the
-    /// vector unit's bias and add read its codes as FP32 (`hwgen_mini_to_fp32`).
-    pub mini: bool,
     /// Pairs of columns share one multiplier (`[array] pack_macs`, `hwgen_mac_int_pair`).
     pub pack_macs: bool,
     /// The default of `hwgen_prefetch`'s LOW (`PREFETCH_LOW`).
@@ -44,6 +41,8 @@ pub struct LeafNames {
     pub post: String,
     pub decode: String,
     pub encode: String,
+    pub row_in: String,
+    pub row_out: String,
 }
 
 /// The parameter defaults of a float-like format's decoder and encoder.
@@ -145,6 +144,10 @@ static_module!(PostIntMx, "rtl/hwgen_post_int_mx.v");
 format_module!(UnpackMini, "rtl/hwgen_unpack_mini.v");
 format_module!(Fp32ToMini, "rtl/hwgen_fp32_to_mini.v");
 format_module!(MiniToFp32, "rtl/hwgen_mini_to_fp32.v");
+static_module!(PostMini, "rtl/hwgen_post_mini.v");
+static_module!(RowIntIn, "rtl/hwgen_row_int_in.v");
+static_module!(RowMiniIn, "rtl/hwgen_row_mini_in.v");
+static_module!(RowMiniOut, "rtl/hwgen_row_mini_out.v");
 format_module!(UnpackPosit, "rtl/hwgen_unpack_posit.v");
 format_module!(Fp32ToPosit, "rtl/hwgen_fp32_to_posit.v");
 

@@ -20,8 +20,8 @@
 //   16 e^x: the spline's 2^(t - n) times 2^n (or infinity, 0, NaN); the spline's value;
 //      or the value
 //   17 the square (a reduction of squares) | * output scale (or statistic b)
-//   18 rounded to the output element, plus the zero point, saturated (a float element:
-//      rounded to the format, hwgen_fp32_to_mini; the operand read by hwgen_mini_to_fp32)
+//   18 rounded to the output element, plus the zero point, saturated (the datatype's
+//      leaves read the operand and write the element: integers, or FP8/BF16 codes)
 // A stage whose flag is off passes the value on unchanged. red_o is stage 17's value for
 // the reduction, code_o stage 18's element; every parameter input is the one of the row
 // in the stage that uses it (the unit aligns them).
@@ -78,17 +78,9 @@ module hwgen_row_lane #(
   wire [31:0] acc_fp = (acc_i[30:23] == 8'd0) ? {acc_i[31], 31'd0}
                      : ((acc_i[30:23] == 8'hff) && (acc_i[22:0] != 23'd0)) ? QNAN
                      : acc_i[31:0];
+  // The operand's element as FP32 (the datatype's leaf).
   wire [31:0] opnd_fp;
-{%- if c.mini %}
-  // The operand's code as FP32.
-  hwgen_mini_to_fp32 u_opnd_fp (.code_i(operand_i), .fp_o(opnd_fp));
-  wire unused_signed;
-  assign unused_signed = OUT_SIGNED[0];
-{%- else %}
-  // The operand's integer, extended by its signedness.
-  wire [OUTPUT_W:0] opnd_ext = {(OUT_SIGNED != 0) && operand_i[OUTPUT_W-1], operand_i};
-  hwgen_int_to_fp32 #(.IN_W(OUTPUT_W + 1)) u_opnd_fp (.value_i(opnd_ext), .fp_o(opnd_fp));
-{%- endif %}
+  {{ c.leaves.row_in }} #(.CODE_W(OUTPUT_W), .SIGNED(OUT_SIGNED)) u_opnd_fp (.code_i(operand_i), .fp_o(opnd_fp));
   reg [31:0] v1_q, o1_q;
   wire [31:0] v1_d = src_zero_i ? 32'd0 : src_float_i ? acc_fp : from_int;
   wire [31:0] o1_d = opnd_fp;
@@ -323,13 +315,7 @@ module hwgen_row_lane #(
   end
   assign red_o = r17_q;
   wire [OUTPUT_W-1:0] code18;
-{%- if c.mini %}
-  // Rounded to the float format (a float layer has no zero point).
-  hwgen_fp32_to_mini u_quantize (.value_i(o17_q), .code_o(code18));
-  wire unused_zero_point;
-  assign unused_zero_point = ^zero_point_i;
-{%- else %}
-  hwgen_fp32_quantize #(
+  {{ c.leaves.row_out }} #(
     .OUT_W      (OUTPUT_W),
     .OUT_SIGNED (OUT_SIGNED),
     .ZP_W       (ZP_W)
@@ -338,7 +324,6 @@ module hwgen_row_lane #(
     .zero_point_i (zero_point_i),
     .code_o       (code18)
   );
-{%- endif %}
   reg [OUTPUT_W-1:0] code18_q;
   wire [OUTPUT_W-1:0] code18_d = code18;
   always @(posedge clk_i) begin
