@@ -17,13 +17,18 @@ module hwgen_mini_to_fp32 #(
 
   localparam [EXP_W-1:0] EXP_ONES = {EXP_W{1'b1}};
   localparam [MAN_W-1:0] MAN_ONES = {MAN_W{1'b1}};
+  // FP32: 8 exponent bits, 23 fraction bits; the contract's canonical NaN.
+  localparam integer     FP32_MAN_W    = 23;
+  localparam [7:0]       FP32_EXP_ONES = 8'hff;
+  localparam [31:0]      FP32_QNAN     = 32'h7fc0_0000;
+  localparam integer     FP32_BIAS     = 127;
   localparam integer     E_W      = 10;                    // FP32 exponent, two's complement
   localparam integer     POS_W    = 5;                     // a bit position of the mantissa
   // The FP32 exponent field of a normal code is field + REBIAS; of a subnormal one, whose
   // leading one is mantissa bit p, p + 1 - MAN_W + REBIAS.
-  localparam integer     REBIAS_INT = 127 - BIAS;
+  localparam integer     REBIAS_INT = FP32_BIAS - BIAS;
   localparam [E_W-1:0]   REBIAS     = REBIAS_INT[E_W-1:0];
-  localparam [E_W-1:0]   SUB_BASE   = REBIAS + 10'd1 - MAN_W[E_W-1:0];
+  localparam [E_W-1:0]   SUB_BASE   = REBIAS + { {(E_W-1){1'b0}}, 1'b1} - MAN_W[E_W-1:0];
 
   wire             sign  = code_i[EXP_W+MAN_W];
   wire [EXP_W-1:0] field = code_i[MAN_W +: EXP_W];
@@ -61,13 +66,13 @@ module hwgen_mini_to_fp32 #(
 
   always @* begin
     if (nan) begin
-      fp_o = 32'h7fc0_0000;
+      fp_o = FP32_QNAN;
     end else if (inf) begin
-      fp_o = {sign, 8'hff, 23'd0};
+      fp_o = {sign, FP32_EXP_ONES, {FP32_MAN_W{1'b0}}};
     end else if (tiny) begin
-      fp_o = {sign, 31'd0};
+      fp_o = {sign, {(31){1'b0}}};
     end else begin
-      fp_o = {sign, exp32[7:0], frac, {(23-MAN_W){1'b0}}};
+      fp_o = {sign, exp32[7:0], frac, {(FP32_MAN_W-MAN_W){1'b0}}};
     end
   end
 
