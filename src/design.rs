@@ -170,6 +170,20 @@ pub struct Unit {
     pub rows: Option<RowUnit>,
 }
 
+impl Unit {
+    /// The array takes a matmul's operand zero points out of its column sums (an integer
+    /// datatype on a Design with [rows], which runs the matmuls of two run-time tensors
+    /// whose operands have them): the compute unit's zero-point correction.
+    pub fn zero_points(&self) -> bool {
+        self.rows.is_some()
+            && self
+                .datatype
+                .precisions
+                .iter()
+                .all(|p| p.ops().zero_points())
+    }
+}
+
 /// The row unit (`[rows]`): an FP32 element pipeline over accumulator rows on the vector
 /// queue, one row per cycle (scale, operand, statistics, affine, e^x and a programmable
 /// piecewise quadratic, the rounding to an output element), with reductions of a row's

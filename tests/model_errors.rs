@@ -129,3 +129,22 @@ fn float_add_that_cannot_fuse() {
         compile_err("configs/16x16_bf16.toml", model)
     );
 }
+
+/// Zero points of a matmul of two run-time tensors: on a Design without the array's
+/// correction (an integer Design with [rows]), and with a head whose channels do not fill
+/// the array's rows (the correction spans them all), the compiler names the rule (a zero
+/// point outside its operand's type is a model error: `bad_models/`).
+#[test]
+fn matmul_zero_points_the_design_cannot_take() {
+    let model = |c: usize, transpose: bool| {
+        format!("[input]\nname = \"x\"\nshape = [16, 1, {c}]\n[[layer]]\nname = \"s\"\nop = \"matmul\"\nb = \"x\"\ntranspose_b = {transpose}\nzero_points = {{ input = -3, b = 5 }}\nrequant = {{ multiplier = 1, shift = 8 }}\n")
+    };
+    insta::assert_snapshot!(
+        "matmul_zero_points_without_rows",
+        compile_err("configs/16x16_int8.toml", &model(16, false))
+    );
+    insta::assert_snapshot!(
+        "matmul_zero_points_partial_tile",
+        compile_err("rtl-tests/configs/8x8_int8_rows.toml", &model(12, true))
+    );
+}

@@ -123,6 +123,8 @@ cases! {
     // Attention: q k^T per head through the transposing weight loads, softmax per head,
     // p v per head with v's rows as weights.
     attention: "cases/attention.toml" on "rtl-tests/configs/8x8_int8_rows.toml" with 15;
+    // The same with asymmetric operands: the array's zero-point correction.
+    attention_zero_points: "cases/attention_zero_points.toml" on "rtl-tests/configs/8x8_int8_rows.toml" with 15;
     // A ViT patch embedding: kernel 16 at stride 16.
     patch_embed: "cases/patch_embed.toml" on "configs/16x16_int8.toml" with 10;
     // A whole BERT-style encoder layer (projections, attention, residual adds, layernorms,

@@ -319,6 +319,7 @@ impl Engine {
             self.preload(p, m.weight_addr);
         }
         let cpf = self.unit.cpf as usize;
+        let (za, zw) = self.zero_points(pc, m)?;
         let (in_depth, acc_depth) = (self.input.len(), self.acc.len());
         for (k, i0, i1) in rows(m.count0, m.count1) {
             let in_row = spad(m.input_addr + i1 * m.stride1 + i0 * m.stride0, in_depth);
@@ -326,13 +327,11 @@ impl Engine {
             let a = &self.input[in_row];
             // A row without a scale slot, or an integer row in one, reads scale 0.
             let sa = a.get(cpf).map_or(0, |s| *s as u8);
+            let a: Vec<i64> = a[..cpf].iter().map(|x| x - za).collect();
             let bank = self.cur_bank;
             for c in 0..self.unit.kpf as usize {
-                let v = p.column(
-                    &a[..cpf],
-                    &self.banks[bank][c],
-                    (sa, self.bank_scales[bank][c]),
-                );
+                let w: Vec<i64> = self.banks[bank][c].iter().map(|x| x - zw).collect();
+                let v = p.column(&a, &w, (sa, self.bank_scales[bank][c]));
                 let old = self.acc[acc_row][c];
                 self.acc[acc_row][c] = if m.accumulate {
                     p.accumulate(old, v)
@@ -344,6 +343,24 @@ impl Engine {
             self.record(pc, Buffer::Accumulator, acc_row, &row);
         }
         Ok(())
+    }
+
+    /// A matmul's operand zero points (za, zw), as its rows' elements read them; non-zero
+    /// ones need the Design's zero-point correction.
+    fn zero_points(&self, pc: usize, m: &Matmul) -> Result<(i64, i64), InterpError> {
+        let (_, it) = self.row_type(Buffer::Input);
+        let (_, wt) = self.row_type(Buffer::Weight);
+        let za = isa::pad_element(m.zero_input, it.bits, it.signed);
+        let zw = isa::pad_element(m.zero_weight, wt.bits, wt.signed);
+        if (za, zw) != (0, 0) && !self.unit.zero_points() {
+            return Err(InterpError::Illegal {
+                pc,
+                reason: format!(
+                    "matmul with zero points {za} and {zw}: the array subtracts zero points on integer Designs with [rows] only"
+                ),
+            });
+        }
+        Ok((za, zw))
     }
 
     /// A window over input rows in the window unit: for every output position (oy, ox) and

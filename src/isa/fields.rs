@@ -168,6 +168,8 @@ formats! {
         count1: u64 = 12, "iterations of the outer loop";
         stride1: u64 = 16, "input-buffer rows between outer iterations";
         prec: u64 = PREC_BITS, "precision of the layer (an index into the Design's list): the weight tile's scale rows, the column arithmetic and the accumulation";
+        zero_input: u64 = PAD_VALUE_BITS, "integer precisions on Designs with the zero-point correction (an integer datatype with [rows]): the input rows' zero point za, as its bit pattern (see pad_value); every column sums (a - za) * (w - zero_weight) over all the array's rows";
+        zero_weight: u64 = PAD_VALUE_BITS, "likewise the weight tile's zero point zw (a matmul of two run-time tensors whose second operand has one)";
     }
     /// `window`: a window (stencil) over input rows, one output row per window position,
     /// in the window unit beside the array (designs with `[window] enabled`): every lane

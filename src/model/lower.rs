@@ -96,10 +96,14 @@ pub enum Taps {
     /// the group's input channels g * cin_g + i, the input times `tensor`'s element at
     /// pixel i, channel g * cout_g + o (the weight tile is cin_g of its pixel rows), or
     /// with `transposed` at pixel o, channel g * cin_g + i (its rows transposed: keys).
+    /// `zero_points`: the input's and the tensor's (za, zb); every product is
+    /// (input - za) * (element - zb), which needs each group's input channels to fill
+    /// whole channel tiles when either is not 0 (the array's correction spans its rows).
     Tensor {
         groups: usize,
         tensor: String,
         transposed: bool,
+        zero_points: (i64, i64),
     },
     /// Every channel sums its own window (the array streams an identity weight tile per
     /// tap; the window unit weighs every tap by one).
@@ -170,6 +174,15 @@ impl Stencil {
         match &self.taps {
             Taps::Weighted { groups, .. } | Taps::Tensor { groups, .. } => *groups,
             Taps::Sum | Taps::Max => 1,
+        }
+    }
+
+    /// The operands' zero points (za, zb) the array takes out of its sums ((0, 0) but
+    /// for `Taps::Tensor`).
+    pub fn zero_points(&self) -> (i64, i64) {
+        match &self.taps {
+            Taps::Tensor { zero_points, .. } => *zero_points,
+            _ => (0, 0),
         }
     }
 

@@ -126,6 +126,8 @@ pub(super) struct RawScales {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawZeroPoints {
     pub input: Option<i64>,
+    /// matmul's second operand's.
+    pub b: Option<i64>,
     pub residual: Option<i64>,
     pub output: Option<i64>,
 }

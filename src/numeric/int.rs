@@ -328,6 +328,9 @@ impl Datapath for IntPrecision {
         };
         Row { codes, scales }
     }
+    fn zero_points(&self) -> bool {
+        true
+    }
     fn leaves(&self) -> Leaves {
         Leaves {
             mac: super::MAC_INT,

@@ -367,6 +367,11 @@ pub trait Datapath {
         vec![0; columns]
     }
     fn leaves(&self) -> Leaves;
+    /// The array can take operand zero points out of its column sums (`matmul`'s
+    /// `zero_input`/`zero_weight`): exact integer sums only.
+    fn zero_points(&self) -> bool {
+        false
+    }
 }
 
 /// Width of the array's column results for a datapath that runs `precisions`: a single

@@ -340,7 +340,7 @@ pub fn emit(design: &Design) -> FileMap {
             render(&MacIntPair { c: &c }),
         );
     }
-    let structural: [(&str, String); 10] = [
+    let structural: [(&str, String); 11] = [
         ("hwgen_pe_row.v", render(&PeRow { c: &c })),
         ("hwgen_systolic_array.v", render(&SystolicArray { c: &c })),
         ("hwgen_sram.v", render(&Sram { c: &c })),
@@ -348,6 +348,7 @@ pub fn emit(design: &Design) -> FileMap {
         ("hwgen_semaphore.v", render(&Semaphore { c: &c })),
         ("hwgen_addr_gen.v", render(&AddrGen { c: &c })),
         ("hwgen_pad_element.v", render(&PadElement { c: &c })),
+        ("hwgen_signed_mul.v", render(&SignedMul { c: &c })),
         ("hwgen_issue.v", render(&Issue { c: &c })),
         ("hwgen_mem_arbiter.v", render(&MemArbiter { c: &c })),
         ("hwgen_shared_buffer.v", render(&SharedBuffer { c: &c })),

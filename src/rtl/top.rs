@@ -202,6 +202,7 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
         }
         if let Some(r) = u.rows {
             params.push(("STATS", r.stats.to_string()));
+            params.push(("ZERO_POINTS", bool_param(u.zero_points())));
         }
         views.push(CoreView {
             index: i as u32,

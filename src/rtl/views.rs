@@ -91,6 +91,7 @@ static_module!(Fifo, "rtl/hwgen_fifo.v");
 static_module!(Semaphore, "rtl/hwgen_semaphore.v");
 static_module!(AddrGen, "rtl/hwgen_addr_gen.v");
 static_module!(PadElement, "rtl/hwgen_pad_element.v");
+static_module!(SignedMul, "rtl/hwgen_signed_mul.v");
 static_module!(Issue, "rtl/hwgen_issue.v");
 static_module!(MemArbiter, "rtl/hwgen_mem_arbiter.v");
 static_module!(SharedBuffer, "rtl/hwgen_shared_buffer.v");

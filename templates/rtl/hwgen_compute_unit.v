@@ -21,6 +21,12 @@
 // array and before the first vector of its next tile does. A preload with scale rows waits
 // while a commit for its bank is pending: on the square arrays that block scales need, only
 // two preloads into one bank with no swap between them can come that close.
+//
+// With ZERO_POINTS (integer Designs with a row unit), every column sums (a - za) * (w - zw)
+// over the array's CPF rows, za and zw the matmul's zero_input and zero_weight: the array's
+// sum of a * w less zw * (sum of the input row - CPF * za), computed as the row enters and
+// carried in the tag, less za * (the column's sum of weights), which a preload adds up as
+// its rows arrive and commits like the column scales (a preload waits likewise).
 `include "hwgen_isa.vh"
 module hwgen_compute_unit #(
   parameter integer       INSTR_W       = `HWGEN_INSTR_W,
@@ -38,6 +44,7 @@ module hwgen_compute_unit #(
   parameter integer       SCALE_SLOT_W  = 0,
   parameter integer       W_SCALE_ROWS  = 0,
   parameter [1:0]         PREC_SCALED   = 2'b00,
+  parameter integer       ZERO_POINTS   = 0,
   parameter integer       SPAD_ADDR_W   = 16
 ) (
   input  wire                                clk_i,
@@ -83,12 +90,19 @@ module hwgen_compute_unit #(
   localparam integer           WROW_W    = KPF * WEIGHT_W;
   localparam integer           PL_W      = $clog2(CPF + W_SCALE_ROWS + 1);
   localparam integer           INDEX_W   = `HWGEN_MATMUL_COUNT0_W + `HWGEN_MATMUL_COUNT1_W;
+  // Zero points: their instruction fields, and the widths of a row's and a column's sums.
+  localparam integer           ZERO_W    = `HWGEN_MATMUL_ZERO_INPUT_W;
+  localparam integer           ASUM_W    = INPUT_W + $clog2(CPF) + 1;
+  localparam integer           WSUM_W    = WEIGHT_W + $clog2(CPF) + 1;
   // Tag fields, from bit 0: accumulator row, input scale, weight bank, accumulate,
-  // precision, semaphores to release.
+  // precision, semaphores to release, and with ZERO_POINTS the row's correction and za.
   localparam integer           TAG_BANK  = SPAD_ADDR_W + SCALE_W;
   localparam integer           TAG_ACC   = TAG_BANK + 1;
   localparam integer           TAG_PREC  = TAG_ACC + 1;
-  localparam integer           TAG_W     = TAG_PREC + PREC_W + NUM_SEM;
+  localparam integer           TAG_SEM   = TAG_PREC + PREC_W;
+  localparam integer           TAG_ZP    = TAG_SEM + NUM_SEM;
+  localparam integer           ZP_TAG_W  = (ZERO_POINTS != 0) ? PSUM_W + INPUT_W : 1;
+  localparam integer           TAG_W     = TAG_ZP + ZP_TAG_W;
   localparam [COMMIT_W-1:0]    COMMIT_N  = COMMIT[COMMIT_W-1:0];
   localparam [COMMIT_W-1:0]    COMMIT_1  = 1;
   localparam [PL_W-1:0]        PL_ONE    = 1;
@@ -109,6 +123,8 @@ module hwgen_compute_unit #(
   wire [`HWGEN_MATMUL_COUNT1_W-1:0]      f_count1;
   wire [`HWGEN_MATMUL_STRIDE1_W-1:0]     f_stride1;
   wire [PREC_W-1:0]                      f_prec;
+  wire [ZERO_W-1:0]                      f_zero_input;
+  wire [ZERO_W-1:0]                      f_zero_weight;
 
   hwgen_decode_matmul u_decode (
     .instr_i       (head_instr_i),
@@ -124,7 +140,9 @@ module hwgen_compute_unit #(
     .stride0_o     (f_stride0),
     .count1_o      (f_count1),
     .stride1_o     (f_stride1),
-    .prec_o        (f_prec)
+    .prec_o        (f_prec),
+    .zero_input_o  (f_zero_input),
+    .zero_weight_o (f_zero_weight)
   );
 
   reg                   busy_q;
@@ -230,7 +248,10 @@ module hwgen_compute_unit #(
   wire                   pl_pending = pl_bank ? (commit1_q != {COMMIT_W{1'b0}})
                                               : (commit0_q != {COMMIT_W{1'b0}});
   // Once it has started, a preload reads a row every cycle until it is done.
-  wire pl_read     = pl_active_q && !(pl_scaled_q && pl_pending) && (pl_issued_q != pl_rows);
+  // A preload whose bank has values to commit (scales, or ZERO_POINTS' column sums) waits
+  // while that bank's last commit is pending.
+  wire pl_commits  = pl_scaled_q || (ZERO_POINTS != 0);
+  wire pl_read     = pl_active_q && !(pl_commits && pl_pending) && (pl_issued_q != pl_rows);
   wire pl_last_read = pl_read && (pl_issued_q == pl_rows - PL_ONE);
   wire stream_read = busy_q && agen_valid;
   // Done once the preload has shifted in and the last input row is read in this cycle
@@ -307,7 +328,7 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
     end
     if (pl_last_read) begin
       pl_active_d = 1'b0;
-      if (pl_scaled_q) begin
+      if (pl_commits) begin
         if (pl_bank) begin
           commit1_d = COMMIT_N;
         end else begin
@@ -401,8 +422,9 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
   // bubble, when it finishes with no row entering), the semaphores to release.
   wire [NUM_SEM-1:0]      idle_release = finish_idle ? release_q : {NUM_SEM{1'b0}};
   wire [NUM_SEM-1:0]      in_release   = tail_release_q | idle_release;
-  wire [TAG_W-1:0]        in_tag       = {in_release, tok_prec_q, tok_acc_q, tok_bank_q, in_scale,
-                                          tok_addr_q};
+  wire [ZP_TAG_W-1:0]     in_zp;
+  wire [TAG_W-1:0]        in_tag       = {in_zp, in_release, tok_prec_q, tok_acc_q, tok_bank_q,
+                                          in_scale, tok_addr_q};
   wire                  out_valid;
   wire [TAG_W-1:0]      out_tag;
   wire [KPF*PSUM_W-1:0] out_psum;
@@ -431,13 +453,150 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
     .out_psum_o    (out_psum)
   );
 
-  wire [NUM_SEM-1:0]     out_release    = out_tag[TAG_W-1 -: NUM_SEM];
+  wire [NUM_SEM-1:0]     out_release    = out_tag[TAG_SEM +: NUM_SEM];
   wire [PREC_W-1:0]      out_prec       = out_tag[TAG_PREC +: PREC_W];
   wire                   out_accumulate = out_tag[TAG_ACC];
   wire                   out_bank       = out_tag[TAG_BANK];
   wire [SCALE_W-1:0]     out_scale      = out_tag[SPAD_ADDR_W +: SCALE_W];
   wire [SPAD_ADDR_W-1:0] out_addr       = out_tag[SPAD_ADDR_W-1:0];
   wire [KPF*SCALE_W-1:0] out_wscale     = out_bank ? wscale1_q : wscale0_q;
+  wire [ZP_TAG_W-1:0]    out_zp         = out_tag[TAG_ZP +: ZP_TAG_W];
+  // The column sums the accumulation takes: the array's, or with ZERO_POINTS corrected.
+  wire [KPF*PSUM_W-1:0]  col_psum;
+
+  generate
+    if (ZERO_POINTS != 0) begin : gen_zero_points
+      // The zero points of the instruction running, of the row entering the array, and
+      // as elements.
+      reg  [ZERO_W-1:0]     zin_q;
+      reg  [ZERO_W-1:0]     zwt_q;
+      reg  [ZERO_W-1:0]     tok_zin_q;
+      reg  [ZERO_W-1:0]     tok_zwt_q;
+      // The preload's row arriving is its first; per bank, the column sums preloaded
+      // (staged) and those of the tile in the bank (committed with the scales' timing).
+      reg                   pl_first_q;
+      reg  [KPF*WSUM_W-1:0] cstage0_q;
+      reg  [KPF*WSUM_W-1:0] cstage1_q;
+      reg  [KPF*WSUM_W-1:0] csum0_q;
+      reg  [KPF*WSUM_W-1:0] csum1_q;
+      wire [ZERO_W-1:0]     zin_d      = start ? f_zero_input : zin_q;
+      wire [ZERO_W-1:0]     zwt_d      = start ? f_zero_weight : zwt_q;
+      wire [ZERO_W-1:0]     tok_zin_d  = zin_q;
+      wire [ZERO_W-1:0]     tok_zwt_d  = zwt_q;
+      wire                  pl_first_d = pl_read && (pl_issued_q == {PL_W{1'b0}});
+      wire [KPF*WSUM_W-1:0] cstage0_d;
+      wire [KPF*WSUM_W-1:0] cstage1_d;
+      wire [KPF*WSUM_W-1:0] csum0_d    = (commit0_q == COMMIT_1) ? cstage0_q : csum0_q;
+      wire [KPF*WSUM_W-1:0] csum1_d    = (commit1_q == COMMIT_1) ? cstage1_q : csum1_q;
+
+      wire [INPUT_W-1:0]  za;
+      wire [WEIGHT_W-1:0] zw;
+      wire [INPUT_W-1:0]  out_za = out_zp[PSUM_W +: INPUT_W];
+      hwgen_pad_element #(
+        .PADV_W       (ZERO_W),
+        .INPUT_W      (INPUT_W),
+        .INPUT_SIGNED (INPUT_SIGNED)
+      ) u_za (
+        .pattern_i (tok_zin_q),
+        .element_o (za)
+      );
+      hwgen_pad_element #(
+        .PADV_W       (ZERO_W),
+        .INPUT_W      (WEIGHT_W),
+        .INPUT_SIGNED (WEIGHT_SIGNED)
+      ) u_zw (
+        .pattern_i (tok_zwt_q),
+        .element_o (zw)
+      );
+
+      // The entering row's correction: zw * (the sum of its elements - CPF * za).
+      localparam integer DIFF_W = ASUM_W + 1;
+      localparam [DIFF_W-1:0] CPF_D = CPF[DIFF_W-1:0];
+      wire       za_msb = (INPUT_SIGNED != 0) && za[INPUT_W-1];
+      wire       zw_msb = (WEIGHT_SIGNED != 0) && zw[WEIGHT_W-1];
+      wire [DIFF_W-1:0] za_ext = { {(DIFF_W-INPUT_W){za_msb} }, za};
+      reg  [DIFF_W-1:0] row_diff;
+      integer r;
+      always @* begin
+        row_diff = {DIFF_W{1'b0}} - za_ext * CPF_D;
+        for (r = 0; r < CPF; r = r + 1) begin
+          row_diff = row_diff + { {(DIFF_W-INPUT_W){(INPUT_SIGNED != 0) && in_data_i[r*INPUT_W+INPUT_W-1]} },
+                                  in_data_i[r*INPUT_W +: INPUT_W]};
+        end
+      end
+      wire [PSUM_W-1:0] row_term;
+      hwgen_signed_mul #(
+        .A_W   (WEIGHT_W + 1),
+        .B_W   (DIFF_W),
+        .OUT_W (PSUM_W)
+      ) u_row_term (
+        .a_i ({zw_msb, zw}),
+        .b_i (row_diff),
+        .p_o (row_term)
+      );
+      assign in_zp = {za, row_term};
+
+      // The arriving weight row added to the preload's column sums (restarted by its
+      // first row).
+      genvar c;
+      for (c = 0; c < KPF; c = c + 1) begin : gen_col_sum
+        wire [WEIGHT_W-1:0] w_elem = w_data_i[c*WEIGHT_W +: WEIGHT_W];
+        wire [WSUM_W-1:0]   w_ext  = { {(WSUM_W-WEIGHT_W){(WEIGHT_SIGNED != 0) && w_elem[WEIGHT_W-1]} },
+                                       w_elem};
+        wire [WSUM_W-1:0]   base0  = pl_first_q ? {WSUM_W{1'b0}} : cstage0_q[c*WSUM_W +: WSUM_W];
+        wire [WSUM_W-1:0]   base1  = pl_first_q ? {WSUM_W{1'b0}} : cstage1_q[c*WSUM_W +: WSUM_W];
+        wire                take0  = pl_data_q && !pl_bank;
+        wire                take1  = pl_data_q && pl_bank;
+        assign cstage0_d[c*WSUM_W +: WSUM_W] = take0 ? base0 + w_ext : cstage0_q[c*WSUM_W +: WSUM_W];
+        assign cstage1_d[c*WSUM_W +: WSUM_W] = take1 ? base1 + w_ext : cstage1_q[c*WSUM_W +: WSUM_W];
+
+        // Leaving the array: the column's sum less the row's correction and za times the
+        // bank's column sum.
+        wire [PSUM_W-1:0] col_term;
+        wire              out_za_msb = (INPUT_SIGNED != 0) && out_za[INPUT_W-1];
+        hwgen_signed_mul #(
+          .A_W   (INPUT_W + 1),
+          .B_W   (WSUM_W),
+          .OUT_W (PSUM_W)
+        ) u_col_term (
+          .a_i ({out_za_msb, out_za}),
+          .b_i (out_bank ? csum1_q[c*WSUM_W +: WSUM_W] : csum0_q[c*WSUM_W +: WSUM_W]),
+          .p_o (col_term)
+        );
+        assign col_psum[c*PSUM_W +: PSUM_W] = out_psum[c*PSUM_W +: PSUM_W]
+                                              - out_zp[PSUM_W-1:0] - col_term;
+      end
+
+      always @(posedge clk_i{{ c.rst_edge }}) begin
+        if ({{ c.rst_on }}) begin
+          zin_q      <= {ZERO_W{1'b0}};
+          zwt_q      <= {ZERO_W{1'b0}};
+          tok_zin_q  <= {ZERO_W{1'b0}};
+          tok_zwt_q  <= {ZERO_W{1'b0}};
+          pl_first_q <= 1'b0;
+          cstage0_q  <= {(KPF*WSUM_W){1'b0}};
+          cstage1_q  <= {(KPF*WSUM_W){1'b0}};
+          csum0_q    <= {(KPF*WSUM_W){1'b0}};
+          csum1_q    <= {(KPF*WSUM_W){1'b0}};
+        end else begin
+          zin_q      <= zin_d;
+          zwt_q      <= zwt_d;
+          tok_zin_q  <= tok_zin_d;
+          tok_zwt_q  <= tok_zwt_d;
+          pl_first_q <= pl_first_d;
+          cstage0_q  <= cstage0_d;
+          cstage1_q  <= cstage1_d;
+          csum0_q    <= csum0_d;
+          csum1_q    <= csum1_d;
+        end
+      end
+    end else begin : gen_no_zero_points
+      assign in_zp    = 1'b0;
+      assign col_psum = out_psum;
+      wire unused_zero_points;
+      assign unused_zero_points = ^{f_zero_input, f_zero_weight, out_zp};
+    end
+  endgenerate
 
   // Write-back: read the old row (accumulate) as the result leaves the array, add and write
   // one cycle later. A row written in the previous cycle is forwarded.
@@ -469,7 +628,7 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
       ) u_acc (
         .clk_i        (clk_i),
         .{{ c.rst }}  ({{ c.rst }}),
-        .psum_i       (out_psum[col*PSUM_W +: PSUM_W]),
+        .psum_i       (col_psum[col*PSUM_W +: PSUM_W]),
         .scale_a_i    (out_scale),
         .scale_b_i    (out_wscale[col*SCALE_W +: SCALE_W]),
         .prec_i       (out_prec),

@@ -44,8 +44,9 @@ module hwgen_core #(
   // window unit: largest kernel, longest input row in pixels
   parameter integer KERNEL        = 3,
   parameter integer LINE          = 64{% endif %}{% if c.rows %},
-  // row unit: entries of the statistics register file
-  parameter integer STATS         = 256{% endif %}
+  // row unit: entries of the statistics register file; the array's zero-point correction
+  parameter integer STATS         = 256,
+  parameter integer ZERO_POINTS   = 0{% endif %}
 ) (
   input  wire                               clk_i,
   input  wire                               {{ c.rst }},
@@ -561,7 +562,8 @@ module hwgen_core #(
     .WEIGHT_SIGNED (WEIGHT_SIGNED),
     .SCALE_SLOT_W  (SCALE_SLOT_W),
     .W_SCALE_ROWS  (W_SCALE_ROWS),
-    .PREC_SCALED   (PREC_SCALED),
+    .PREC_SCALED   (PREC_SCALED),{% if c.rows %}
+    .ZERO_POINTS   (ZERO_POINTS),{% endif %}
     .SPAD_ADDR_W   (SPAD_ADDR_W)
   ) u_compute (
     .clk_i           (clk_i),

@@ -246,6 +246,7 @@ fn eltwise(ctx: &Ctx, a: &Args) -> Result<Eltwise, ModelError> {
             "give the layer an integer type",
         ));
     };
+    super::zero_point_keys(ctx, a.rl, &a.rl.op, &["input", "residual", "output"])?;
     let s = a.rl.scale.as_ref();
     let z = a.rl.zero_points.as_ref();
     let (own, other) = if product {

@@ -11,20 +11,23 @@ use crate::numeric::{PostOps, Precision};
 /// A batched matmul (`matmul` in the model format). Per pixel p of the input a (`[h, w, heads * ka]`) and head g, with b of `t` pixels:
 /// `transpose_b`: y[p, g*t + j] = sum_k a[p, g*ka + k] * b[j, g*ka + k] (b's channels
 /// match a's); otherwise (a's channels are heads * t) y[p, g*n + j] = sum_i a[p, g*t + i]
-/// * b[i, g*n + j]. Integer codes, summed modulo 2^acc_bits, then requantized.
+/// times b[i, g*n + j]. Integer codes less their zero points (za for a, zb for b), summed
+/// modulo 2^acc_bits, then requantized.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bmm {
     pub b: String,
     pub transpose_b: bool,
     pub heads: usize,
     pub cout: usize,
+    /// (za, zb): a's and b's zero points (integer layers).
+    pub zero_points: (i64, i64),
     pub requant: Requant,
 }
 
 pub(super) const FORMS: &[Form] = &[Form {
     name: "matmul",
     parse,
-    keys: &["b", "transpose_b", "heads", "requant"],
+    keys: &["b", "transpose_b", "heads", "requant", "zero_points"],
     shared: &[],
     real: true,
     auto: false,
@@ -52,12 +55,13 @@ impl Operator for Bmm {
             requant: self.requant,
             ..PostOps::default()
         };
+        let (za, zb) = self.zero_points;
         let weight = |co: usize, i: usize| {
             let j = co % cout_g;
             let g = co / cout_g;
             match self.transpose_b {
-                true => b.data[j * b.c + g * cin_g + i],
-                false => b.data[i * b.c + co],
+                true => b.data[j * b.c + g * cin_g + i] - zb,
+                false => b.data[i * b.c + co] - zb,
             }
         };
         let int = matches!(layer.prec, Precision::Int(_));
@@ -70,7 +74,9 @@ impl Operator for Bmm {
                     if int {
                         let sum: i128 = group
                             .clone()
-                            .map(|ci| i128::from(x[ci]) * i128::from(weight(co, ci - group.start)))
+                            .map(|ci| {
+                                i128::from(x[ci] - za) * i128::from(weight(co, ci - group.start))
+                            })
                             .sum();
                         return acc_type.wrap(sum);
                     }
@@ -113,6 +119,7 @@ impl Operator for Bmm {
                 groups: self.heads,
                 tensor: self.b.clone(),
                 transposed: self.transpose_b,
+                zero_points: self.zero_points,
             },
             post: Post::requant(self.requant),
         })
@@ -213,6 +220,7 @@ fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         transpose_b,
         heads,
         cout,
+        zero_points: zero_points(ctx, a)?,
         requant: ctx.requant(a.rl.requant.as_ref(), Requant::IDENTITY)?,
     };
     Ok(Parsed {
@@ -221,4 +229,29 @@ fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         inputs: vec![a.src.to_string(), b],
         prec: a.prec,
     })
+}
+
+/// `zero_points = { input = za, b = zb }` (default 0): the operands' zero points, each a
+/// value of its tensor's element type (integer layers; the output's is requant's).
+fn zero_points(ctx: &Ctx, a: &Args) -> Result<(i64, i64), ModelError> {
+    super::zero_point_keys(ctx, a.rl, "matmul", &["input", "b"])?;
+    let Some(z) = a.rl.zero_points.as_ref() else {
+        return Ok((0, 0));
+    };
+    let Precision::Int(p) = a.prec else {
+        return Err(ctx.err(
+            "zero_points",
+            format!("a {} matmul has no zero points", a.prec.name()),
+            "remove zero_points",
+        ));
+    };
+    let zero = |k: &str, v: Option<i64>, t: crate::numeric::IntType| match v.unwrap_or(0) {
+        v if t.holds(v) => Ok(v),
+        v => Err(ctx.err(
+            &format!("zero_points.{k} = {v}"),
+            format!("the {k} zero point is a value of {t}, the operand's type"),
+            format!("use a value from {} to {}", t.min(), t.max()),
+        )),
+    };
+    Ok((zero("input", z.input, p.input)?, zero("b", z.b, p.weight)?))
 }

@@ -340,6 +340,37 @@ pub(super) fn check_keys(ctx: &Ctx, rl: &RawLayer) -> Result<(), ModelError> {
 }
 
 /// The shape of the model input or of an earlier layer's output.
+/// Refuses the `zero_points` keys operator `op` does not take (`takes`, in the order its
+/// documentation lists them).
+fn zero_point_keys(ctx: &Ctx, rl: &RawLayer, op: &str, takes: &[&str]) -> Result<(), ModelError> {
+    let Some(z) = rl.zero_points.as_ref() else {
+        return Ok(());
+    };
+    let given = [
+        ("input", z.input),
+        ("b", z.b),
+        ("residual", z.residual),
+        ("output", z.output),
+    ];
+    match given
+        .into_iter()
+        .find(|(k, v)| v.is_some() && !takes.contains(k))
+    {
+        Some((k, v)) => Err(ctx.err(
+            &format!("zero_points.{k} = {}", v.unwrap_or(0)),
+            format!("{op}'s zero_points are {{ {} }}", takes.join(", ")),
+            match k {
+                "output" => {
+                    "remove zero_points.output: the output's zero point is requant.zero_point"
+                        .to_string()
+                }
+                _ => format!("remove zero_points.{k}"),
+            },
+        )),
+        None => Ok(()),
+    }
+}
+
 fn shape_of(inputs: &[(String, Tensor)], layers: &[Layer], name: &str) -> Option<[usize; 3]> {
     if let Some((_, t)) = inputs.iter().find(|(n, _)| n == name) {
         return Some(t.shape());

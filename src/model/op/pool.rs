@@ -207,16 +207,7 @@ fn avgpool_zero(ctx: &Ctx, a: &Args) -> Result<i64, ModelError> {
     let Some(z) = a.rl.zero_points.as_ref() else {
         return Ok(0);
     };
-    if let Some((k, _)) = [("residual", z.residual), ("output", z.output)]
-        .into_iter()
-        .find(|(_, v)| v.is_some())
-    {
-        return Err(ctx.err(
-            &format!("zero_points.{k}"),
-            "an average pool's zero_points has only input (the output's is requant.zero_point)",
-            format!("remove zero_points.{k}"),
-        ));
-    }
+    super::zero_point_keys(ctx, a.rl, "avgpool", &["input"])?;
     let Precision::Int(p) = a.prec else {
         return Err(ctx.err(
             "zero_points",

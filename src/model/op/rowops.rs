@@ -89,14 +89,8 @@ pub(super) fn quant(ctx: &Ctx, a: &Args, out: Format) -> Result<RowQuant, ModelE
         }
     };
     let (si, so) = (scale("input", s.input)?, scale("output", s.output)?);
+    super::zero_point_keys(ctx, a.rl, op, &["input", "output"])?;
     let z = a.rl.zero_points.as_ref();
-    if let Some(r) = z.and_then(|z| z.residual) {
-        return Err(ctx.err(
-            &format!("zero_points.residual = {r}"),
-            format!("{op} has one input: zero_points are {{ input, output }}"),
-            "remove zero_points.residual",
-        ));
-    }
     let zero = |k: &str, v: Option<i64>, t: crate::numeric::IntType| match v.unwrap_or(0) {
         v if t.holds(v) => Ok(v),
         v => Err(ctx.err(

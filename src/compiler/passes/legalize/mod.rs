@@ -282,6 +282,38 @@ fn runtime_weights_fit(
             "use heads whose sizes are multiples of the array size, or one matmul per head",
         );
     }
+    if s.zero_points() != (0, 0) {
+        let (za, zb) = s.zero_points();
+        if !unit.zero_points() {
+            return err(
+                format!("zero points ({za} for the input, {zb} for b) are taken out of the column sums by the array of integer Designs with [rows], which this one is not"),
+                "use an integer config with [rows] enabled = true (configs/16x16_int8_transformer.toml), or operands with zero point 0",
+            );
+        }
+        let fits = |v: i64, t: crate::numeric::IntType| {
+            crate::isa::pad_pattern(v, t.bits, t.signed).is_some()
+        };
+        if !fits(za, d.input_type()) || !fits(zb, d.weight_type()) {
+            return err(
+                format!(
+                    "the matmul instruction holds zero points in {} bits; these are {za} and {zb}",
+                    crate::isa::PAD_VALUE_BITS
+                ),
+                "requantize the operands to 8-bit zero points",
+            );
+        }
+        // The correction spans all the array's rows: a row past the head's channels would
+        // add (a - za) * (0 - zb).
+        if !(cin / groups).is_multiple_of(t) {
+            return err(
+                format!(
+                    "with zero points, each head's channels multiplied ({}) must fill whole channel tiles of {t}",
+                    cin / groups
+                ),
+                "use a head size (or, without transpose_b, a number of keys) that is a multiple of the array size",
+            );
+        }
+    }
     // (Keys' channels are the weight tile's rows: lanes past the last channel would be
     // whatever the stored rows hold there.)
     if *transposed && !cin.is_multiple_of(t) {

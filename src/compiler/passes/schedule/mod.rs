@@ -215,6 +215,9 @@ struct NodeCtx<'a> {
     pad: usize,
     /// The `pad_value` bit pattern of the layer's padding (0: zeros).
     pad_value: u64,
+    /// The matmul's operand zero points as the instruction holds them (zero_input,
+    /// zero_weight).
+    zero_points: (u64, u64),
     fused_k: usize,
     kh_e: usize,
     kw_e: usize,
@@ -380,6 +383,15 @@ fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeC
             let t = g.unit.datatype.input_type();
             crate::isa::pad_pattern(stencil.pad_value, t.bits, t.signed)
                 .expect("legalize checks that the pad value fits")
+        },
+        zero_points: {
+            let (za, zb) = stencil.zero_points();
+            let (i, w) = (g.unit.datatype.input_type(), g.unit.datatype.weight_type());
+            let pattern = |v: i64, t: crate::numeric::IntType| {
+                crate::isa::pad_pattern(v, t.bits, t.signed)
+                    .expect("legalize checks that the zero points fit")
+            };
+            (pattern(za, i), pattern(zb, w))
         },
         fused_k,
         kh_e: kh + (fused_k - 1) * s,

@@ -94,6 +94,7 @@ impl Sched<'_> {
             groups,
             tensor,
             transposed,
+            ..
         } = &s.taps
         else {
             return None;
@@ -374,6 +375,8 @@ impl Sched<'_> {
                 stride1: ms * win.1,
                 acc_addr: gc.acc_of(j),
                 prec: nc.prec,
+                zero_input: nc.zero_points.0,
+                zero_weight: nc.zero_points.1,
             };
             self.push(nc.ni, IsaOp::Matmul(m), reads, vec![gc.acc_region(j)]);
             first_of[j] = false;
