@@ -1355,8 +1355,8 @@ fn run_json(
 /// merge folded into the addressing, Q K^T and P V as `matmul` per head, Softmax,
 /// LayerNormalization and the Erf of GELU on the row unit), bit-exact against the golden
 /// model (hwgen run checks it), and within one step (plus ONNX Runtime's own spread) of
-/// ONNX Runtime's session. With ONNX Runtime's default asymmetric activations the two
-/// attention products go to the host, which says why (their zero points).
+/// ONNX Runtime's session; likewise with ONNX Runtime's default asymmetric activations,
+/// whose zero points the array takes out of the attention products' sums.
 #[test]
 fn quantized_encoder_runs_whole_on_the_row_unit() {
     if !have_onnxruntime()
@@ -1390,20 +1390,26 @@ fn quantized_encoder_runs_whole_on_the_row_unit() {
     assert!(worst <= 2.001, "{worst} steps from the exact reference");
     within_ort_spread("encoder (symmetric)", dir.path(), &got, step, 2.0);
 
+    // quantize_static's default asymmetric activations: the array takes the operands' zero
+    // points out of the attention products' sums, so the layer still runs whole.
     let asym = make_act("encoder", "qdq", "int8", &["per_channel"]);
-    let (report, stderr) = run_json(asym.path(), rows, &asym.path().join("y.npy"), true);
-    assert!(stderr.contains("zero points"), "{stderr}");
-    assert_eq!(report["host"]["macs"], 16384, "{stderr}");
-    // The host's scores come back as a segment's input read as heads ([1, H, S, T]), so
-    // the Softmax after them runs on the accelerator.
-    let nodes = report["nodes"].as_array().unwrap();
-    let softmax = nodes.iter().find(|n| n["op_type"] == "Softmax").unwrap();
-    assert_eq!(softmax["ran_on"], "accelerator", "{stderr}");
-    // The segment after the host's P V also reads the layer's input (the residual) from
-    // the host, so the rest of the layer is one segment: three in all.
-    let residual = nodes.iter().find(|n| n["output"] == "r1").unwrap();
-    assert_eq!(residual["ran_on"], "accelerator", "{stderr}");
-    assert_eq!(report["segments"].as_array().unwrap().len(), 3, "{stderr}");
+    let out = asym.path().join("y_hwgen.npy");
+    let (report, stderr) = run_json(asym.path(), rows, &out, false);
+    assert_eq!(report["host"]["nodes"], 0, "{stderr}");
+    assert_eq!(report["segments"].as_array().unwrap().len(), 1);
+    assert_eq!(report["accelerator"]["macs"], 147456);
+    let got = hwgen::model::npy::read_f32(&out).unwrap();
+    let want = hwgen::model::npy::read_f32(&asym.path().join("yr.npy")).unwrap();
+    let step = initializer_scale(asym.path(), "y_scale");
+    let (same, worst) = agreement(&got, &want, step);
+    // Measured on this seed: 509 of 512 identical, 3 one step apart.
+    assert!(
+        same * 100 >= want.data.len() * 95,
+        "{same} of {} identical",
+        want.data.len()
+    );
+    assert!(worst <= 2.001, "{worst} steps from the exact reference");
+    within_ort_spread("encoder (asymmetric)", asym.path(), &got, step, 2.0);
 }
 
 /// A ViT (`onnx_quantized.py`'s "vit": a 32x32 image, 8x8 patches, the class token, one

@@ -221,6 +221,12 @@ def build(graph, rng):
     if graph == "encoder":
         nodes, inits = encoder(rng)
         return nodes, inits, [1, 16, 32], "y"
+    if graph == "bert_tiny":
+        # The BERT-tiny-style encoder: sequence 128, hidden 128, 2 heads, FFN 512,
+        # two layers (scripts/onnx_bert_tiny.sh).
+        n1, i1 = encoder(rng, s=128, d=128, heads=2, ff=512, x="x", out="l1")
+        n2, i2 = encoder(rng, s=128, d=128, heads=2, ff=512, x="l1", out="y")
+        return n1 + n2, i1 + i2, [1, 128, 128], "y"
     if graph == "vit":
         return vit(rng)
     if graph == "layernorm_spelt":

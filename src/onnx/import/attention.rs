@@ -497,14 +497,18 @@ impl Importer<'_> {
                 "check the model",
             ));
         }
-        if a.zero_point != 0 || b.zero_point != 0 {
+        // The array's zero-point correction spans all its rows: a head's channels must fill
+        // them.
+        if (a.zero_point != 0 || b.zero_point != 0)
+            && !(ca / heads).is_multiple_of(self.target.tile)
+        {
             return Err(self.err(
                 desc,
                 format!(
-                    "operands with zero points {} and {}: the accelerator's product of two run-time tensors takes symmetric operands (zero point 0), as its correction terms would need the operands' sums",
-                    a.zero_point, b.zero_point
+                    "operands with zero points {} and {} over heads of {} channels: the array takes zero points out of sums over whole channel tiles of {}",
+                    a.zero_point, b.zero_point, ca / heads, self.target.tile
                 ),
-                "quantize activations symmetrically (quantize_static's extra_options ActivationSymmetric=True); otherwise the host runs it",
+                "use heads (or, for the weighted values, a number of tokens) that are a multiple of the array size, or quantize activations symmetrically (quantize_static's extra_options ActivationSymmetric=True); otherwise the host runs it",
             ));
         }
         let cout = if transpose_b { heads * t } else { b.shape[2] };
@@ -610,6 +614,10 @@ impl Importer<'_> {
                     ("transpose_b", transpose_b.to_string()),
                     ("heads", heads.to_string()),
                     ("requant", requant_text(r, y.1)),
+                    (
+                        "zero_points",
+                        format!("{{ input = {}, b = {} }}", a.zero_point, b.zero_point),
+                    ),
                 ];
                 let note = format!(
                     "{desc} -> '{name}': {heads} head(s) of a run-time product{}, scale {scale:.6e} = {} / 2^{} (relative error {:.1e})",
