@@ -10,39 +10,9 @@
 
 mod common;
 
+use common::fuzz::{cases, run, Counts, Rng};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// The longest a single case may run before it counts as a hang.
-const LIMIT: Duration = Duration::from_secs(60);
-
-fn cases() -> u64 {
-    std::env::var("HWGEN_FUZZ_N")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(120)
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len())]
-    }
-}
+use std::process::Command;
 
 /// Values that sit on the edges of the rules.
 const VALUES: &[&str] = &[
@@ -276,114 +246,6 @@ fn mutate_toml(src: &str, rng: &mut Rng) -> Vec<u8> {
         _ => {}
     }
     out
-}
-
-/// How one run ended.
-#[derive(Debug, PartialEq, Eq)]
-enum Outcome {
-    Accepted,
-    Refused,
-    /// A refusal without a rule and a fix.
-    Unexplained(String),
-    Panic(String),
-    Signal(String),
-    Hang,
-}
-
-/// Run `hwgen args`, killing it after [`LIMIT`].
-fn run(args: &[&std::ffi::OsStr]) -> Outcome {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hwgen"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if t0.elapsed() > LIMIT {
-            let _ = child.kill();
-            child.wait().unwrap();
-            return Outcome::Hang;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
-    let mut err = String::new();
-    use std::io::Read;
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    match status.code() {
-        Some(0) => Outcome::Accepted,
-        Some(1) if err.contains("\n  rule: ") && err.contains("\n  fix:  ") => Outcome::Refused,
-        Some(1) => Outcome::Unexplained(err),
-        Some(101) => Outcome::Panic(err),
-        _ => Outcome::Signal(format!("{status}: {err}")),
-    }
-}
-
-#[derive(Default, Debug)]
-struct Counts {
-    accepted: u64,
-    refused: u64,
-    checked: u64,
-    failures: Vec<String>,
-}
-
-impl Counts {
-    fn add(&mut self, what: &str, input: &Path, o: Outcome) -> bool {
-        match o {
-            Outcome::Accepted => {
-                self.accepted += 1;
-                return true;
-            }
-            Outcome::Refused => self.refused += 1,
-            other => {
-                let keep = std::env::temp_dir().join(format!(
-                    "hwgen-fuzz-failure-{}-{}",
-                    std::process::id(),
-                    self.failures.len()
-                ));
-                let _ = std::fs::copy(input, &keep);
-                self.failures.push(format!(
-                    "{what}: {other:?} (input kept as {})",
-                    keep.display()
-                ))
-            }
-        }
-        false
-    }
-    /// A failure found after the input was accepted, with the input kept for replay.
-    fn fail(&mut self, input: &Path, what: String) {
-        let keep = std::env::temp_dir().join(format!(
-            "hwgen-fuzz-failure-{}-{}.toml",
-            std::process::id(),
-            self.failures.len()
-        ));
-        let _ = std::fs::copy(input, &keep);
-        self.failures
-            .push(format!("{what} (input kept as {})", keep.display()));
-    }
-    fn report(&self, kind: &str, n: u64) {
-        eprintln!(
-            "fuzz {kind}: {n} cases, {} accepted ({} checked further), {} refused with rule and fix, {} failures",
-            self.accepted,
-            self.checked,
-            self.refused,
-            self.failures.len()
-        );
-        assert!(
-            self.failures.is_empty(),
-            "{} {kind} failures:\n{}",
-            self.failures.len(),
-            self.failures.join("\n")
-        );
-    }
 }
 
 fn seeds(dirs: &[&str]) -> Vec<(PathBuf, String)> {
