@@ -214,9 +214,12 @@ pub struct OutputError {
 
 impl std::fmt::Display for OutputError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "error: {} {}", self.what, self.path.display())?;
-        writeln!(f, "  rule: {}", self.rule)?;
-        write!(f, "  fix:  {}", self.fix)
+        let what = format!("{} {}", self.what, self.path.display());
+        write!(
+            f,
+            "{}",
+            crate::refusal::Refusal::new(what, &self.rule, &self.fix)
+        )
     }
 }
 

@@ -9,13 +9,14 @@
 //!
 //! | tier | modules | what |
 //! |---|---|---|
-//! | 0 | `numeric`, `isa`, `names`, `filemap`, `location` | number formats and datapaths; the one ISA definition; Verilog names; atomic output; line and column of errors |
-//! | 1 | `design` | the resolved, validated Design |
-//! | 2 | `config`, `model`, `rtl`, `interp` | parameter file -> Design; model file -> layers, and each operator once (`model::op`: parsing, golden semantics, lowering); Design -> Verilog; the ISA-level machine |
-//! | 3 | `golden`, `onnx`, `synth` | the operators' golden semantics run over a model; quantized ONNX graphs -> model files; emitted RTL -> Yosys' resources |
-//! | 4 | `compiler` | model -> program for a Design |
-//! | 5 | `verify`, `dse` | expected results (golden model) and the bit-exact comparison; the design-space search |
-//! | 6 | `sim` | Verilator runs of emitted RTL against the expected results |
+//! | 0 | `refusal` | the one shape of every refusal (what and where, rule, fix) |
+//! | 1 | `numeric`, `isa`, `names`, `filemap`, `location` | number formats and datapaths; the one ISA definition; Verilog names; atomic output; line and column of errors |
+//! | 2 | `design` | the resolved, validated Design |
+//! | 3 | `config`, `model`, `rtl`, `interp` | parameter file -> Design; model file -> layers, and each operator once (`model::op`: parsing, golden semantics, lowering); Design -> Verilog; the ISA-level machine |
+//! | 4 | `golden`, `onnx`, `synth` | the operators' golden semantics run over a model; quantized ONNX graphs -> model files; emitted RTL -> Yosys' resources |
+//! | 5 | `compiler` | model -> program for a Design |
+//! | 6 | `verify`, `dse` | expected results (golden model) and the bit-exact comparison; the design-space search |
+//! | 7 | `sim` | Verilator runs of emitted RTL against the expected results |
 //!
 //! The `hwgen` binary (`src/main.rs`, one file per subcommand under `src/cmd/`) sits above
 //! all of them.
@@ -33,6 +34,7 @@ pub mod model;
 pub mod names;
 pub mod numeric;
 pub mod onnx;
+pub mod refusal;
 pub mod rtl;
 pub mod sim;
 pub mod synth;

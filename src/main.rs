@@ -3,6 +3,7 @@
 mod cmd;
 
 use clap::{Parser, Subcommand};
+use hwgen::refusal::Refusal;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -40,11 +41,29 @@ enum Command {
     Dse(cmd::dse::Args),
 }
 
+impl Command {
+    /// The subcommand as typed.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Emit(_) => "emit",
+            Command::Check(_) => "check",
+            Command::Isa(_) => "isa",
+            Command::Import(_) => "import",
+            Command::Compile(_) => "compile",
+            Command::Run(_) => "run",
+            Command::Sim(_) => "sim",
+            Command::Synth(_) => "synth",
+            Command::Dse(_) => "dse",
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(&e),
     };
+    let name = cli.command.name();
     let result = match cli.command {
         Command::Emit(a) => cmd::emit::run(a),
         Command::Check(a) => cmd::check::run(a),
@@ -59,10 +78,25 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{e:#}");
+            eprintln!("{}", shaped(name, &format!("{e:#}")));
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error as every refusal prints: as it is when it has the shape; otherwise (an error
+/// no module put in words: a bug to report, but never a bare message) named after the
+/// command.
+fn shaped(command: &str, text: &str) -> String {
+    if Refusal::is_shaped(text) {
+        return text.to_string();
+    }
+    Refusal::new(
+        format!("hwgen {command}"),
+        text.split_whitespace().collect::<Vec<_>>().join(" "),
+        format!("check the files and arguments given (`hwgen {command} --help` describes them); if they are right, report this message with them"),
+    )
+    .to_string()
 }
 
 /// A command line clap refuses, in the shape of every refusal (what, rule, fix; exit 2, as
@@ -114,6 +148,6 @@ fn usage_error(e: &clap::Error) -> ExitCode {
         ),
         _ => "see hwgen --help for the commands and their arguments".to_string(),
     };
-    eprintln!("error: command line\n  rule: {rule}\n  fix:  {fix}");
+    eprintln!("{}", Refusal::new("command line", rule, fix));
     ExitCode::from(2)
 }

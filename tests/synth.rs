@@ -141,7 +141,9 @@ fn missing_yosys_is_named() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("yosys was not found on PATH") && err.contains("scripts/setup.sh"),
+        err.starts_with("error: yosys\n")
+            && err.contains("not on PATH")
+            && err.contains("scripts/setup.sh"),
         "{err}"
     );
 }

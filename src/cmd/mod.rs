@@ -18,7 +18,7 @@ pub fn refuse(
     rule: impl std::fmt::Display,
     fix: impl std::fmt::Display,
 ) -> anyhow::Error {
-    anyhow::anyhow!("error: {what}\n  rule: {rule}\n  fix:  {fix}")
+    hwgen::refusal::Refusal::new(what, rule, fix).into()
 }
 
 /// Compile `model` for `design`; an error names the model and config files.

@@ -46,10 +46,7 @@ impl CompileError {
             Some(l) => format!("cannot compile layer {l}"),
             None => "cannot compile the model".to_string(),
         };
-        format!(
-            "error: {files}{what}\n  rule: {}\n  fix:  {}",
-            self.rule, self.fix
-        )
+        crate::refusal::Refusal::new(format!("{files}{what}"), &self.rule, &self.fix).to_string()
     }
 }
 

@@ -24,31 +24,26 @@ impl std::error::Error for ConfigError {}
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::refusal::{write_all, Refusal};
         match self {
             ConfigError::Unreadable { file, rule, fix } => {
-                writeln!(f, "error: {file}")?;
-                writeln!(f, "  rule: {rule}")?;
-                write!(f, "  fix:  {fix}")
+                write!(f, "{}", Refusal::new(file, rule, fix))
             }
-            ConfigError::Invalid { file, problems } => {
-                for (i, p) in problems.iter().enumerate() {
-                    if i > 0 {
-                        writeln!(f)?;
-                    }
+            ConfigError::Invalid { file, problems } => write_all(
+                f,
+                problems.iter().map(|p| {
                     let loc = p
                         .location
                         .as_ref()
                         .map(|l| format!(":{}:{}", l.line, l.col))
                         .unwrap_or_default();
-                    match &p.value {
-                        Some(v) => writeln!(f, "error: {file}{loc}: {} = {v}", p.key)?,
-                        None => writeln!(f, "error: {file}{loc}: {}", p.key)?,
-                    }
-                    writeln!(f, "  rule: {}", p.rule)?;
-                    write!(f, "  fix:  {}", p.fix)?;
-                }
-                Ok(())
-            }
+                    let what = match &p.value {
+                        Some(v) => format!("{file}{loc}: {} = {v}", p.key),
+                        None => format!("{file}{loc}: {}", p.key),
+                    };
+                    Refusal::new(what, &p.rule, &p.fix)
+                }),
+            ),
         }
     }
 }

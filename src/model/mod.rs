@@ -233,12 +233,15 @@ impl fmt::Display for ModelProblem {
             .as_ref()
             .map(|l| format!(":{}:{}", l.line, l.col))
             .unwrap_or_default();
-        match &self.layer {
-            Some(l) => writeln!(f, "error: {}{loc}: layer {l}: {}", self.file, self.field)?,
-            None => writeln!(f, "error: {}{loc}: {}", self.file, self.field)?,
-        }
-        writeln!(f, "  rule: {}", self.rule)?;
-        write!(f, "  fix:  {}", self.fix)
+        let what = match &self.layer {
+            Some(l) => format!("{}{loc}: layer {l}: {}", self.file, self.field),
+            None => format!("{}{loc}: {}", self.file, self.field),
+        };
+        write!(
+            f,
+            "{}",
+            crate::refusal::Refusal::new(what, &self.rule, &self.fix)
+        )
     }
 }
 

@@ -89,12 +89,15 @@ pub struct ImportError {
 
 impl fmt::Display for ImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.node {
-            Some(n) => writeln!(f, "error: {}: {n}", self.file)?,
-            None => writeln!(f, "error: {}", self.file)?,
-        }
-        writeln!(f, "  rule: {}", self.rule)?;
-        write!(f, "  fix:  {}", self.fix)
+        let what = match &self.node {
+            Some(n) => format!("{}: {n}", self.file),
+            None => self.file.clone(),
+        };
+        write!(
+            f,
+            "{}",
+            crate::refusal::Refusal::new(what, &self.rule, &self.fix)
+        )
     }
 }
 

@@ -50,25 +50,36 @@ impl From<crate::filemap::OutputError> for SimError {
 
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SimError::Missing => write!(
-                f,
-                "verilator was not found on PATH; install it with scripts/setup.sh (apt-get install verilator)"
+        use crate::refusal::{indented, Refusal};
+        let r = match self {
+            SimError::Missing => Refusal::new(
+                "verilator",
+                "the RTL is simulated in Verilator, which is not on PATH",
+                "install it with scripts/setup.sh (apt-get install verilator), or run `hwgen run --interp` on the ISA interpreter",
             ),
-            SimError::Failed { what, log } => write!(f, "{what} failed:\n{log}"),
-            SimError::Io(e) => write!(f, "{e}"),
-            SimError::Cache { path, rule } => {
-                writeln!(f, "error: simulation cache {}", path.display())?;
-                writeln!(f, "  rule: {rule}")?;
-                write!(f, "  fix:  give a writable directory with --cache or $HWGEN_CACHE (the cache may be deleted at any time)")
-            }
-            SimError::Output(e) => write!(f, "{e}"),
-            SimError::Stalled(report) => {
-                writeln!(f, "error: the accelerator hangs: {report}")?;
-                writeln!(f, "  rule: `hwgen compile` ran this program to its end on the ISA interpreter, so every semaphore it waits on is released in the ISA's semantics; a hang in the RTL is a hardware bug (or a program changed after compiling)")?;
-                write!(f, "  fix:  run `hwgen sim --lockstep` to find the first instruction whose writes differ, or `--trace FILE` for a waveform, and report it with the model and config")
-            }
-        }
+            SimError::Failed { what, log } => Refusal::new(
+                what,
+                format!("it failed; its log:{}", indented(log)),
+                "the log names the file and the line: a generated file that does not build is a bug in hwgen; report it with the config",
+            ),
+            SimError::Io(e) => Refusal::new(
+                "the simulation",
+                format!("a file of the run could not be read or written: {e}"),
+                "check that the cache directory and the temporary directory are writable and not full",
+            ),
+            SimError::Cache { path, rule } => Refusal::new(
+                format!("simulation cache {}", path.display()),
+                rule,
+                "give a writable directory with --cache or $HWGEN_CACHE (the cache may be deleted at any time)",
+            ),
+            SimError::Output(e) => return write!(f, "{e}"),
+            SimError::Stalled(report) => Refusal::new(
+                format!("the accelerator hangs: {report}"),
+                "`hwgen compile` ran this program to its end on the ISA interpreter, so every semaphore it waits on is released in the ISA's semantics; a hang in the RTL is a hardware bug (or a program changed after compiling)",
+                "run `hwgen sim --lockstep` to find the first instruction whose writes differ, or `--trace FILE` for a waveform, and report it with the model and config",
+            ),
+        };
+        write!(f, "{r}")
     }
 }
 

@@ -182,7 +182,8 @@ pub struct Report {
 
 #[derive(Debug)]
 pub enum SynthError {
-    Missing,
+    /// The tool (yosys, nextpnr-ice40) is not installed.
+    Missing(&'static str),
     Failed {
         log: String,
     },
@@ -203,25 +204,36 @@ pub enum SynthError {
 
 impl std::fmt::Display for SynthError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SynthError::Missing => write!(
-                f,
-                "yosys was not found on PATH; install it with scripts/setup.sh (apt-get install yosys)"
+        use crate::refusal::{indented, Refusal};
+        let r = match self {
+            SynthError::Missing(tool) => Refusal::new(
+                tool,
+                format!("hwgen synth runs {tool}, which is not on PATH"),
+                format!("install it with scripts/setup.sh (apt-get install {tool})"),
             ),
-            SynthError::Failed { log } => write!(f, "yosys failed:\n{log}"),
-            SynthError::Io(e) => write!(f, "{e}"),
-            SynthError::Parse(e) => write!(f, "cannot read yosys' statistics: {e}"),
-            SynthError::Param { given, rule, fix } => {
-                writeln!(f, "error: --param {given}")?;
-                writeln!(f, "  rule: {rule}")?;
-                write!(f, "  fix:  {fix}")
-            }
-            SynthError::NoModule { top, modules } => {
-                writeln!(f, "error: --top {top}")?;
-                writeln!(f, "  rule: the module synthesized must be one of the design's: {}", modules.join(", "))?;
-                write!(f, "  fix:  give --top one of them (hwgen_top, the default, is the whole design)")
-            }
-        }
+            SynthError::Failed { log } => Refusal::new(
+                "yosys",
+                format!("it failed; the end of its log:{}", indented(log)),
+                "the log names the module and the line: emitted RTL that does not synthesize is a bug in hwgen; report it with the config",
+            ),
+            SynthError::Io(e) => Refusal::new(
+                "the synthesis",
+                format!("a file of the run could not be read or written: {e}"),
+                "check that the temporary directory is writable and not full",
+            ),
+            SynthError::Parse(e) => Refusal::new(
+                "yosys' statistics",
+                format!("they cannot be read: {e}"),
+                "check that the yosys on PATH is the one scripts/setup.sh installs (Debian's)",
+            ),
+            SynthError::Param { given, rule, fix } => Refusal::new(format!("--param {given}"), rule, fix),
+            SynthError::NoModule { top, modules } => Refusal::new(
+                format!("--top {top}"),
+                format!("the module synthesized must be one of the design's: {}", modules.join(", ")),
+                "give --top one of them (hwgen_top, the default, is the whole design)",
+            ),
+        };
+        write!(f, "{r}")
     }
 }
 
@@ -395,7 +407,7 @@ fn yosys(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => SynthError::Missing,
+            std::io::ErrorKind::NotFound => SynthError::Missing("yosys"),
             _ => SynthError::Io(format!("yosys: {e}")),
         })?;
     let stdout = child.stdout.take().expect("piped");

@@ -223,9 +223,7 @@ pub fn run(
         .current_dir(dir)
         .output()
         .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => SynthError::Io(
-                "nextpnr-ice40 was not found on PATH; install it with scripts/setup.sh (apt-get install nextpnr-ice40)".to_string(),
-            ),
+            std::io::ErrorKind::NotFound => SynthError::Missing("nextpnr-ice40"),
             _ => io("nextpnr-ice40", e),
         })?;
     let log = std::fs::read_to_string(dir.join("pnr.log")).unwrap_or_default();
