@@ -258,9 +258,7 @@ pub(super) fn gather_nd(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Resul
     let tuples = idx.data.len() / k.max(1);
     let per_batch = tuples / idx.dims[..b].iter().product::<usize>().max(1);
     let xs = strides(&x.dims);
-    if tuples.checked_mul(slice).is_none_or(|e| e > 1 << 27) {
-        return Err("an output of more than 2^27 elements".into());
-    }
+    super::elements(&[tuples, slice])?;
     let mut data = Vec::with_capacity(tuples * slice);
     for t in 0..tuples {
         let mut at = (t / per_batch.max(1)) * batch_size;

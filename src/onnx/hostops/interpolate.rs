@@ -253,10 +253,10 @@ pub fn resize(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal,
     {
         return Err(format!("scales {scales:?}"));
     }
-    let size = out.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
-    if out.contains(&0) || size.is_none_or(|t| t > 1 << 27) {
+    if out.contains(&0) {
         return Err(format!("an output of shape {out:?}"));
     }
+    let size = super::elements(&out)?;
     // The region of interest, [starts, ends] over the axes (tf_crop_and_resize only).
     let mut roi = vec![(0.0, 1.0); rank];
     if m.transform == "tf_crop_and_resize" {
@@ -272,7 +272,7 @@ pub fn resize(n: &Node, x: &HostVal, ins: &[Option<HostVal>]) -> Result<HostVal,
         .map(|a| axis_taps(&m, (x.dims[a], out[a], scales[a]), roi[a]))
         .collect::<Result<_, _>>()?;
     // Every output reads the product of its axes' taps.
-    let reads = taps.iter().try_fold(size.unwrap_or(0), |w, t| {
+    let reads = taps.iter().try_fold(size, |w, t| {
         let most = t.iter().flatten().map(Vec::len).max().unwrap_or(1);
         w.checked_mul(most)
     });

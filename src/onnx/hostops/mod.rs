@@ -87,8 +87,9 @@ pub struct Host<'g> {
 /// The most elements a tensor the host makes may have (as a model tensor).
 const MAX_ELEMENTS: usize = 1 << 27;
 
-/// The element count of `dims`, or an error when it exceeds `MAX_ELEMENTS`.
-fn elements(dims: &[usize]) -> Result<usize, String> {
+/// The element count of `dims`, or an error when it exceeds `MAX_ELEMENTS`: the one bound
+/// of every tensor the host makes and of the graph's inputs.
+pub(crate) fn elements(dims: &[usize]) -> Result<usize, String> {
     dims.iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d))
         .filter(|&n| n <= MAX_ELEMENTS)

@@ -58,11 +58,7 @@ impl Importer<'_> {
                 "give a fixed shape [1, C, H, W], [1, S, D] (tokens) or [1, K]; a symbolic batch dimension is taken as 1",
             ));
         };
-        if shape
-            .iter()
-            .try_fold(1usize, |a, &d| a.checked_mul(d))
-            .is_none_or(|n| n > 1 << 27)
-        {
+        if crate::onnx::hostops::elements(&shape).is_err() {
             return Err(self.err(
                 "",
                 format!("graph input '{}' holds more than 2^27 elements", input.name),
