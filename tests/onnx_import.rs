@@ -1497,7 +1497,8 @@ fn spelt_out_layer_norms_run_as_one() {
 
 /// Quantization parameters ONNX's operator definitions forbid are refused, named: a zero
 /// point of another type than its tensor (int16 for int8 weights), an empty zero point, and
-/// two zero points for one scale.
+/// two zero points for one scale; a scale of 0 or NaN, of an integer type, or of two
+/// dimensions (blocked quantization).
 #[test]
 fn zero_points_are_checked_against_the_definition() {
     if !have_onnxruntime() {
@@ -1512,12 +1513,23 @@ m = onnx.load(f"{d}/model.onnx")
 zps = [t for t in m.graph.initializer if t.name.endswith("zero_point")]
 w = next(t for t in zps if t.name.startswith("c1_w"))
 x = next(t for t in zps if t.name.startswith("x_"))
+scales = [t for t in m.graph.initializer if t.name.endswith("scale")]
+ws = next(t for t in scales if t.name.startswith("c1_w"))
+xs = next(t for t in scales if t.name.startswith("x_"))
 if case == "int16":
     w.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(w).astype(np.int16), w.name))
 elif case == "empty":
     x.CopyFrom(numpy_helper.from_array(np.zeros([0], np.int8), x.name))
-else:
+elif case == "two":
     x.CopyFrom(numpy_helper.from_array(np.array([0, 1], np.int8), x.name))
+elif case == "scale0":
+    xs.CopyFrom(numpy_helper.from_array(np.float32(0), xs.name))
+elif case == "nan":
+    ws.CopyFrom(numpy_helper.from_array(np.float32(np.nan), ws.name))
+elif case == "int_scale":
+    xs.CopyFrom(numpy_helper.from_array(np.int32(1), xs.name))
+else:
+    ws.CopyFrom(numpy_helper.from_array(np.ones([2, 2], np.float32), ws.name))
 onnx.save(m, f"{d}/{case}.onnx")
 "#;
     for (case, says) in [
@@ -1527,6 +1539,22 @@ onnx.save(m, f"{d}/{case}.onnx")
         ),
         ("empty", "has 0 values; a per-tensor zero point has one"),
         ("two", "has 2 values; a per-tensor zero point has one"),
+        (
+            "scale0",
+            "holds 0; a quantization step is finite and positive",
+        ),
+        (
+            "nan",
+            "holds NaN; a quantization step is finite and positive",
+        ),
+        (
+            "int_scale",
+            "is int32; a scale is float, float16 or bfloat16",
+        ),
+        (
+            "blocked",
+            "has shape [2, 2]; a scale is a scalar (per tensor) or 1-D",
+        ),
     ] {
         let o = std::process::Command::new(python())
             .args(["-c", script])

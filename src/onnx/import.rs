@@ -358,14 +358,14 @@ impl<'a> Importer<'a> {
         s: usize,
         z: usize,
     ) -> Result<(f64, i64, bool), ImportError> {
-        let scale = self.constant(desc, n.inputs.get(s).map_or("", String::as_str))?;
-        let [sv] = scale.values[..] else {
+        let sn = n.inputs.get(s).map_or("", String::as_str);
+        let scale = self.scales(desc, sn)?;
+        let [sv] = scale[..] else {
             return Err(self.err(
                 desc,
                 format!(
-                    "scale '{}' has {} values; activations are quantized per tensor",
-                    scale.name,
-                    scale.values.len()
+                    "scale '{sn}' has {} values; activations are quantized per tensor",
+                    scale.len()
                 ),
                 "quantize activations per tensor",
             ));
@@ -477,10 +477,7 @@ impl<'a> Importer<'a> {
     /// The constant a DequantizeLinear node dequantizes, with its scale and zero point.
     fn const_q(&self, desc: &str, n: &Node) -> Result<ConstQ, ImportError> {
         let q = self.constant(desc, &n.inputs[0])?.clone();
-        let scale = self
-            .constant(desc, n.inputs.get(1).map_or("", String::as_str))?
-            .values
-            .clone();
+        let scale = self.scales(desc, n.inputs.get(1).map_or("", String::as_str))?;
         let z = n.inputs.get(2).map(String::as_str);
         let zero_point = self.zero_points(desc, &q, &scale, z)?;
         Ok(ConstQ {
@@ -488,6 +485,46 @@ impl<'a> Importer<'a> {
             scale,
             zero_point,
         })
+    }
+
+    /// The values of scale `name` as ONNX's QuantizeLinear and DequantizeLinear define
+    /// them: a constant of a floating-point type (float, float16, bfloat16), a scalar (per
+    /// tensor) or a 1-D tensor (per axis), and (hwgen's own rule, as a quantization step)
+    /// every value finite and positive.
+    fn scales(&self, desc: &str, name: &str) -> Result<Vec<f64>, ImportError> {
+        let t = self.constant(desc, name)?;
+        if !matches!(t.data_type, dtype::FLOAT | dtype::FLOAT16 | dtype::BFLOAT16) {
+            return Err(self.err(
+                desc,
+                format!(
+                    "scale '{name}' is {}; a scale is float, float16 or bfloat16",
+                    dtype::name(t.data_type)
+                ),
+                "store the scale as float32",
+            ));
+        }
+        if t.dims.len() > 1 {
+            return Err(self.err(
+                desc,
+                format!("scale '{name}' has shape {:?}; a scale is a scalar (per tensor) or 1-D (per axis), and blocked quantization is not supported", t.dims),
+                "quantize per tensor or per channel",
+            ));
+        }
+        if t.values.is_empty() {
+            return Err(self.err(
+                desc,
+                format!("scale '{name}' is empty"),
+                "give one scale per tensor, or one per element along the quantization axis",
+            ));
+        }
+        if let Some(v) = t.values.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
+            return Err(self.err(
+                desc,
+                format!("scale '{name}' holds {v}; a quantization step is finite and positive"),
+                "quantize again (a scale of 0 comes from a tensor that was constant during calibration)",
+            ));
+        }
+        Ok(t.values.clone())
     }
 
     /// The zero points of quantized constant `q` with `scale` (input `z`, absent or empty:

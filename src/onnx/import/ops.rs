@@ -86,7 +86,7 @@ impl Importer<'_> {
         let xs = x.scale;
         let name = |i: usize| n.inputs.get(i).cloned().unwrap_or_default();
         let q = self.constant(desc, &name(3))?.clone();
-        let scale = self.constant(desc, &name(4))?.values.clone();
+        let scale = self.scales(desc, &name(4))?;
         let zero_point = self.zero_points(desc, &q, &scale, Some(&name(5)))?;
         let w = ConstQ {
             q,
