@@ -21,6 +21,7 @@ the model kept in WORK/failures/. Prints the counts; exits 1 on any failure.
 
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -209,7 +210,9 @@ def run(cmd, cwd):
     if r.returncode == 0:
         return "accepted", err
     if r.returncode == 1 and "panicked" not in err:
-        if "rule:" in err and "fix:" in err:
+        # The shape every refusal has (hwgen::refusal::Refusal), without Rust debug text.
+        shaped = err.startswith("error: ") and "\n  rule: " in err and "\n  fix:  " in err
+        if shaped and "Some(" not in err and not re.search(r"\b[A-Z]\w* \{ [a-z_]+: ", err):
             return "refused", err
         return "terse", err
     return f"crash (exit {r.returncode})", err
