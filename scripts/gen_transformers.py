@@ -20,10 +20,15 @@ What differs from the reference networks (and so from Voyager's layer lists):
   projection, scores, softmax and weighted values, and the heads are joined by a concat
   (in place) before the output projection.
 - LLaMA: one decoder layer at prefill length 512 (RMSNorm, grouped-query attention with 32
-  query heads and 8 key/value heads of 64, SwiGLU); rotary embedding is left out (an
-  element-wise rotation of q and k: 0.01% of the layer's work). The whole model is 16
-  such layers and the lm_head (2048 x 128256), which the bench script adds from this
-  layer's estimate and the lm_head's MACs.
+  query heads and 8 key/value heads of 64, rotary embedding, SwiGLU). The rotary
+  embedding of each q and k head is made of layers the accelerator has (as
+  rtl-tests/cases/rope.toml, which the RTL runs bit-exactly): rotate_half as a 1x1
+  convolution whose weights are the signed permutation (models/llama32_1b_rope_rotate.npy),
+  then q cos + rotate_half(q) sin as two quantized muls by the position tables
+  (models/llama32_1b_rope_{cos,sin}.npy: cos and sin of pos * 500000^(-2i/64), LLaMA 3's
+  base, times 127) and a quantized add. The whole model is 16 such layers and the lm_head
+  (2048 x 128256), which the bench script adds from this layer's estimate and the
+  lm_head's MACs.
 Usage: scripts/gen_transformers.py (rerun to regenerate; the files are checked in)."""
 import math
 import os
@@ -172,6 +177,46 @@ def vit_base():
     return "\n".join(out)
 
 
+def npy_int8(path, shape, values):
+    """An int8 .npy file (the format's version 1.0 header) of `values` in C order."""
+    header = f"{{'descr': '|i1', 'fortran_order': False, 'shape': {tuple(shape)}, }}"
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+        f.write(bytes(v & 0xFF for v in values))
+
+
+def rope_files(root, positions, dh, base):
+    """The rotary tables ([positions, 1, dh], cos and sin of pos * base^(-2i/dh) over both
+    halves, times 127, rounded) and rotate_half's weights ([1, 1, dh, dh]: output i < dh/2
+    takes -x[i + dh/2], output i >= dh/2 takes x[i - dh/2])."""
+    half = dh // 2
+    theta = [base ** (-2.0 * i / dh) for i in range(half)]
+    for name, fn in [("cos", math.cos), ("sin", math.sin)]:
+        v = [round(127 * fn(p * theta[i % half])) for p in range(positions) for i in range(dh)]
+        npy_int8(os.path.join(root, f"llama32_1b_rope_{name}.npy"), [positions, 1, dh], v)
+    w = [0] * (dh * dh)
+    for o in range(half):
+        w[(o + half) * dh + o] = -1
+        w[o * dh + o + half] = 1
+    npy_int8(os.path.join(root, "llama32_1b_rope_rotate.npy"), [1, 1, dh, dh], w)
+
+
+def rope(name, x):
+    """q cos + rotate_half(q) sin of head `x` (64 channels), from existing layers."""
+    tables = 'scale = { multiplier = 258, shift = 15 }\n'
+    return [
+        f'[[layer]]\nname = "{name}_rot"\nop = "conv2d"\ninput = "{x}"\nkernel = 1\n'
+        f'out_channels = 64\nweights = "llama32_1b_rope_rotate.npy"\n'
+        'requant = { multiplier = 1, shift = 0 }\n',
+        f'[[layer]]\nname = "{name}_cos"\nop = "mul"\ninput = "{x}"\nresidual = "cos"\n{tables}',
+        f'[[layer]]\nname = "{name}_sin"\nop = "mul"\ninput = "{name}_rot"\nresidual = "sin"\n'
+        f'{tables}',
+        f'[[layer]]\nname = "{name}"\nop = "add"\ninput = "{name}_cos"\nresidual = "{name}_sin"\n'
+        'scale = { input = 1, residual = 1, shift = 0 }\n',
+    ]
+
+
 def llama_layer():
     """One LLaMA-3.2-1B decoder layer at prefill 512: pre-norm RMSNorm; per key/value head
     (8 of 64) its k and v, and its 4 query heads each with its q, scores against the
@@ -179,15 +224,23 @@ def llama_layer():
     projection and residual; RMSNorm, SwiGLU (gate and up 8192, silu(gate) * up, down) and
     residual."""
     out = header("LLaMA-3.2-1B decoder layer (prefill 512, hidden 2048, 32 query and 8 "
-                 "key/value heads of 64, SwiGLU 8192)", "llama32_1b_layer", 1, "[512, 1, 2048]")
+                 "key/value heads of 64, rotary embedding, SwiGLU 8192)", "llama32_1b_layer", 1,
+                 "[512, 1, 2048]")
+    # The rotary tables are inputs of their own, read from their files.
+    out[out.index("[input]")] = "[[input]]"
+    for t in ["cos", "sin"]:
+        out += ["[[input]]", f'name = "{t}"', "shape = [512, 1, 64]",
+                f'data = "llama32_1b_rope_{t}.npy"', ""]
     out.append(row_op("n1", "rmsnorm", "x"))
     heads = []
     for g in range(8):
-        out.append(lin(f"g{g}_k", "n1", 64, 2048))
+        out.append(lin(f"g{g}_kp", "n1", 64, 2048))
+        out += rope(f"g{g}_k", f"g{g}_kp")
         out.append(lin(f"g{g}_v", "n1", 64, 2048))
         for h in range(4):
             q = f"g{g}h{h}"
-            out.append(lin(f"{q}_q", "n1", 64, 2048))
+            out.append(lin(f"{q}_qp", "n1", 64, 2048))
+            out += rope(f"{q}_q", f"{q}_qp")
             out.append(matmul(f"{q}_s", f"{q}_q", f"g{g}_k", 1, True, 64))
             out.append(softmax(f"{q}_p", f"{q}_s", 1))
             out.append(matmul(f"{q}_a", f"{q}_p", f"g{g}_v", 1, False, 512, scale=2000))
@@ -206,6 +259,7 @@ def llama_layer():
 
 
 root = os.path.join(os.path.dirname(__file__), "..", "models")
+rope_files(root, 512, 64, 500000.0)
 for name, text in [("bert_base", bert_base()), ("mobilebert_tiny", mobilebert_tiny()),
                    ("vit_base", vit_base()), ("llama32_1b_layer", llama_layer())]:
     with open(os.path.join(root, name + ".toml"), "w") as f:

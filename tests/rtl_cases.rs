@@ -125,6 +125,9 @@ cases! {
     attention: "cases/attention.toml" on "rtl-tests/configs/8x8_int8_rows.toml" with 15;
     // The same with asymmetric operands: the array's zero-point correction.
     attention_zero_points: "cases/attention_zero_points.toml" on "rtl-tests/configs/8x8_int8_rows.toml" with 15;
+    // Rotary position embedding from existing layers (a grouped permutation convolution,
+    // two muls by the position tables and an add), then the scores.
+    rope: "cases/rope.toml" on "rtl-tests/configs/8x8_int8_rows.toml" with 10;
     // A ViT patch embedding: kernel 16 at stride 16.
     patch_embed: "cases/patch_embed.toml" on "configs/16x16_int8.toml" with 10;
     // A whole BERT-style encoder layer (projections, attention, residual adds, layernorms,

@@ -112,3 +112,40 @@ fn bf16_encoder_layer_against_float64() {
         v[1]
     );
 }
+
+/// Rotary position embedding composed of existing layers (`rtl-tests/cases/rope.toml`,
+/// which the RTL runs bit-exactly in `rtl_cases`) against RoPE in float64 on the same int8
+/// q: each of the two products is off by at most half a step for the table's rounding
+/// (|q| 128 x 0.5 / 127), 0.008 for the 258 / 2^15 scale and half a step for its own
+/// rounding, so the rotated value is within 2.03 steps of the exact one (saturated to
+/// int8).
+#[test]
+fn rope_from_existing_layers_against_float64() {
+    let m = hwgen::model::load(&repo().join("rtl-tests/cases/rope.toml")).unwrap();
+    let t = hwgen::golden::run(&m, 8);
+    let (q, y) = (&t["q"], &t["q_rope"]);
+    let (dh, half) = (16usize, 8usize);
+    let (mut worst, mut sum, mut n) = (0f64, 0f64, 0usize);
+    for pos in 0..q.h * q.w {
+        for c in 0..q.c {
+            let (i, base) = (c % dh, c - c % dh);
+            let theta = 10000f64.powf(-2.0 * (i % half) as f64 / dh as f64);
+            let (cos, sin) = ((pos as f64 * theta).cos(), (pos as f64 * theta).sin());
+            let x = |k: usize| q.data[pos * q.c + base + k] as f64;
+            let rotated = match i < half {
+                true => -x(i + half),
+                false => x(i - half),
+            };
+            let want = (x(i) * cos + rotated * sin).clamp(-128.0, 127.0);
+            let d = (y.data[pos * q.c + c] as f64 - want).abs();
+            worst = worst.max(d);
+            sum += d;
+            n += 1;
+        }
+    }
+    eprintln!(
+        "rope: largest error {worst:.3} steps, mean {:.3}",
+        sum / n as f64
+    );
+    assert!(worst <= 2.03, "{worst} steps from float RoPE");
+}
