@@ -128,6 +128,8 @@ cases! {
     // Rotary position embedding from existing layers (a grouped permutation convolution,
     // two muls by the position tables and an add), then the scores.
     rope: "cases/rope.toml" on "rtl-tests/configs/8x8_int8_rows.toml" with 10;
+    // Heads that do not fill channel tiles (17 tokens): keys padded to the tile, masked.
+    attention_padded_keys: "cases/attention_padded_keys.toml" on "rtl-tests/configs/8x8_int8_rows.toml" with 15;
     // A ViT patch embedding: kernel 16 at stride 16.
     patch_embed: "cases/patch_embed.toml" on "configs/16x16_int8.toml" with 10;
     // A whole BERT-style encoder layer (projections, attention, residual adds, layernorms,

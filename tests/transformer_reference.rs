@@ -149,3 +149,24 @@ fn rope_from_existing_layers_against_float64() {
     );
     assert!(worst <= 2.03, "{worst} steps from float RoPE");
 }
+
+/// Keys padded to whole channel tiles (`rtl-tests/cases/attention_padded_keys.toml`: 17
+/// keys padded to 24 per head, which the RTL runs bit-exactly) add nothing: the softmax's
+/// mask makes every padded key's probability the output zero point (-128, the weighted
+/// values' input zero point), so each padded term (p - za)(0 - zb) is 0; and each head's
+/// 17 real probabilities still sum to 1 within their rounding (17 half steps of 1/256).
+#[test]
+fn padded_keys_get_probability_zero() {
+    let m = hwgen::model::load(&repo().join("rtl-tests/cases/attention_padded_keys.toml")).unwrap();
+    let t = hwgen::golden::run(&m, 8);
+    let p = &t["p"];
+    assert_eq!(p.c, 48);
+    for pos in 0..p.h * p.w {
+        for head in 0..2 {
+            let row = &p.data[pos * 48 + head * 24..pos * 48 + head * 24 + 24];
+            assert!(row[17..].iter().all(|&c| c == -128), "{row:?}");
+            let sum: f64 = row[..17].iter().map(|&c| (c + 128) as f64 / 256.0).sum();
+            assert!((sum - 1.0).abs() <= 17.0 * 0.5 / 256.0, "{sum}");
+        }
+    }
+}

@@ -178,6 +178,8 @@ pub(super) struct RawLayer {
     pub b: Option<String>,
     pub transpose_b: Option<bool>,
     pub heads: Option<i64>,
+    /// matmul: the keys per head, b's pixels padded with zero codes to that many.
+    pub keys: Option<i64>,
     /// softmax: the factor its input is multiplied by (attention's 1/sqrt(head size)) and
     /// the additive mask over each head's channels.
     pub logit_scale: Option<f64>,
@@ -221,6 +223,7 @@ impl RawLayer {
             ("b", self.b.is_some()),
             ("transpose_b", self.transpose_b.is_some()),
             ("heads", self.heads.is_some()),
+            ("keys", self.keys.is_some()),
             ("logit_scale", self.logit_scale.is_some()),
             ("mask", self.mask.is_some()),
         ]

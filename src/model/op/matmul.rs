@@ -11,13 +11,17 @@ use crate::numeric::{PostOps, Precision};
 /// A batched matmul (`matmul` in the model format). Per pixel p of the input a (`[h, w, heads * ka]`) and head g, with b of `t` pixels:
 /// `transpose_b`: y[p, g*t + j] = sum_k a[p, g*ka + k] * b[j, g*ka + k] (b's channels
 /// match a's); otherwise (a's channels are heads * t) y[p, g*n + j] = sum_i a[p, g*t + i]
-/// times b[i, g*n + j]. Integer codes less their zero points (za for a, zb for b), summed
-/// modulo 2^acc_bits, then requantized.
+/// times b[i, g*n + j]. With `keys` = T' (at least b's t pixels), b counts T' pixels per
+/// head, those past its own zero codes: transposed, y has heads * T' channels; otherwise
+/// a's channels per head are T'. Integer codes less their zero points (za for a, zb for
+/// b), summed modulo 2^acc_bits, then requantized.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bmm {
     pub b: String,
     pub transpose_b: bool,
     pub heads: usize,
+    /// Keys per head, b's pixels padded with zero codes (b's pixel count without padding).
+    pub keys: usize,
     pub cout: usize,
     /// (za, zb): a's and b's zero points (integer layers).
     pub zero_points: (i64, i64),
@@ -27,7 +31,14 @@ pub struct Bmm {
 pub(super) const FORMS: &[Form] = &[Form {
     name: "matmul",
     parse,
-    keys: &["b", "transpose_b", "heads", "requant", "zero_points"],
+    keys: &[
+        "b",
+        "transpose_b",
+        "heads",
+        "keys",
+        "requant",
+        "zero_points",
+    ],
     shared: &[],
     real: true,
     auto: false,
@@ -48,7 +59,6 @@ impl Operator for Bmm {
         let dp = layer.prec.ops();
         let acc_type = dp.acc_type();
         let (cin_g, cout_g) = (a.c / self.heads, self.cout / self.heads);
-        let pixels = a.h * a.w;
         let mut y = Tensor::zeros(a.h, a.w, self.cout, layer.out_format);
         y.scales.clear();
         let ops = PostOps {
@@ -56,17 +66,21 @@ impl Operator for Bmm {
             ..PostOps::default()
         };
         let (za, zb) = self.zero_points;
+        let pixels = b.h * b.w;
+        // A key past b's pixels is a zero code.
         let weight = |co: usize, i: usize| {
             let j = co % cout_g;
             let g = co / cout_g;
-            match self.transpose_b {
-                true => b.data[j * b.c + g * cin_g + i] - zb,
-                false => b.data[i * b.c + co] - zb,
-            }
+            let code = match self.transpose_b {
+                true if j < pixels => b.data[j * b.c + g * cin_g + i],
+                false if i < pixels => b.data[i * b.c + co],
+                _ => 0,
+            };
+            code - zb
         };
         let int = matches!(layer.prec, Precision::Int(_));
         let rows = rows.max(1);
-        for p in 0..pixels {
+        for p in 0..a.h * a.w {
             let x = &a.data[p * a.c..(p + 1) * a.c];
             let row: Vec<i64> = (0..self.cout)
                 .map(|co| {
@@ -181,7 +195,23 @@ fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
     let transpose_b = a.rl.transpose_b.unwrap_or(false);
     let heads = ctx.positive("heads", a.rl.heads, Some(1), 4096)?;
     let [h, w, ca] = a.shape;
-    let t = bs[0] * bs[1];
+    let pixels = bs[0] * bs[1];
+    let t = match a.rl.keys {
+        None => pixels,
+        Some(k) => {
+            let k = ctx.positive("keys", Some(k), None, 1 << 20)?;
+            if k < pixels {
+                return Err(ctx.err(
+                    &format!("keys = {k}"),
+                    format!(
+                        "keys pads b's {pixels} pixels with zero codes: it is at least {pixels}"
+                    ),
+                    format!("give keys = {pixels} or more, or leave it out"),
+                ));
+            }
+            k
+        }
+    };
     let per = |n: usize, what: &str| -> Result<usize, ModelError> {
         if n.is_multiple_of(heads) {
             Ok(n / heads)
@@ -208,7 +238,7 @@ fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         if ka != t {
             return Err(ctx.err(
                 &format!("b = {b}"),
-                format!("without transpose_b, each head of the input has b's pixel count of channels: {ka} per head, b has {t} pixels ({}x{})", bs[0], bs[1]),
+                format!("without transpose_b, each head of the input has b's pixel count (or keys) of channels: {ka} per head, b has {t} ({}x{} pixels)", bs[0], bs[1]),
                 "reshape so that a's channels per head equal b's pixels, or set transpose_b = true",
             ));
         }
@@ -219,6 +249,7 @@ fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         b: b.clone(),
         transpose_b,
         heads,
+        keys: t,
         cout,
         zero_points: zero_points(ctx, a)?,
         requant: ctx.requant(a.rl.requant.as_ref(), Requant::IDENTITY)?,

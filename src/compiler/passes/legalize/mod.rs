@@ -282,6 +282,21 @@ fn runtime_weights_fit(
             "use heads whose sizes are multiples of the array size, or one matmul per head",
         );
     }
+    // Keys padded past b's pixels (`keys`) load as zero rows, within the last tile.
+    let bs = model.shape_of(b).expect("b exists");
+    let per_head = match transposed {
+        true => s.cout / groups,
+        false => cin / groups,
+    };
+    if per_head >= bs[0] * bs[1] + t {
+        return err(
+            format!(
+                "{per_head} keys per head pad b's {} pixels by a whole channel tile of {t} or more",
+                bs[0] * bs[1]
+            ),
+            "pad the keys to the next multiple of the array size at most",
+        );
+    }
     if s.zero_points() != (0, 0) {
         let (za, zb) = s.zero_points();
         if !unit.zero_points() {
