@@ -211,7 +211,11 @@ def run(cmd, cwd):
         return "accepted", err
     if r.returncode == 1 and "panicked" not in err:
         # The shape every refusal has (hwgen::refusal::Refusal), without Rust debug text.
-        shaped = err.startswith("error: ") and "\n  rule: " in err and "\n  fix:  " in err
+        # Notes and warnings may come first; from the first `error:` line on, every block
+        # is an error with its rule and fix.
+        at = err.find("error: ")
+        blocks = re.split(r"(?m)^(?=error: )", err[at:]) if at >= 0 and (at == 0 or err[at - 1] == "\n") else []
+        shaped = bool(blocks) and all("\n  rule: " in b and "\n  fix:  " in b for b in blocks if b)
         if shaped and "Some(" not in err and not re.search(r"\b[A-Z]\w* \{ [a-z_]+: ", err):
             return "refused", err
         return "terse", err

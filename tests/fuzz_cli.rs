@@ -7,13 +7,18 @@
 //! signal or a hang fails. A refusal writes no output, and a FIFO given as an output stays
 //! a FIFO.
 //!
+//! Every command runs in a temporary directory, with the repository's configs and models
+//! named by absolute paths, so that nothing it writes (a default output directory, an
+//! output under a relative path) lands in the repository.
+//!
 //! Commands that would verilate, synthesize or search (`sim`, `synth`, `dse`, `run` without
 //! `--interp`) always carry a value refused before that work starts, so the suite's cases
 //! stay cheap. `HWGEN_FUZZ_N` sets the cases (default 120); `scripts/fuzz.sh N` runs N.
 
 mod common;
 
-use common::fuzz::{cases, run, Counts, Rng};
+use common::fuzz::{cases, run_in, Counts, Rng};
+use common::repo;
 use std::ffi::OsString;
 use std::path::Path;
 
@@ -139,6 +144,8 @@ struct Files {
     fifo: OsString,
     text: OsString,
     dir: OsString,
+    /// The repository's root, which the good paths are under.
+    repo: std::path::PathBuf,
 }
 
 impl Files {
@@ -150,6 +157,7 @@ impl Files {
             .collect();
         std::fs::write(dir.join("binary.bin"), bytes).unwrap();
         std::fs::write(dir.join("text.txt"), "not a model\n").unwrap();
+        std::fs::write(dir.join("readme.md"), "# Not TOML\n\nSome *text*.\n").unwrap();
         std::fs::create_dir(dir.join("sub")).unwrap();
         let fifo = dir.join("fifo");
         let made = std::process::Command::new("mkfifo")
@@ -163,6 +171,7 @@ impl Files {
             fifo: fifo.into_os_string(),
             text: p("text.txt"),
             dir: p("sub"),
+            repo: repo(),
         }
     }
 
@@ -176,7 +185,7 @@ impl Files {
             self.text.clone(),
             self.dir.clone(),
             self.fifo.clone(),
-            "README.md".into(),
+            "readme.md".into(),
             "".into(),
         ];
         rng.pick(&v).clone()
@@ -205,10 +214,19 @@ const EARLY_NUMS: &[&str] = &["-1", "abc", "", "NaN", "18446744073709551616", "1
 
 fn value(pool: Pool, files: &Files, out: &Path, rng: &mut Rng, good: bool) -> Option<OsString> {
     let pick = |rng: &mut Rng, v: &[&str]| -> OsString { (*rng.pick(v)).into() };
+    let in_repo =
+        |rng: &mut Rng, v: &[&str]| -> OsString { files.repo.join(rng.pick(v)).into_os_string() };
     Some(match pool {
         Pool::Flag => return None,
+        // (An output never gets one of the files above: it could be written.)
+        Pool::Out => match rng.below(4) {
+            0 => files.fifo.clone(),
+            1 => files.dir.clone(),
+            2 => "/proc/hwgen-no-such-folder/out".into(),
+            _ => out.as_os_str().to_owned(),
+        },
         _ if !good && rng.below(2) == 0 => files.bad(rng),
-        Pool::Config => pick(
+        Pool::Config => in_repo(
             rng,
             &[
                 "configs/8x8_int8.toml",
@@ -217,7 +235,7 @@ fn value(pool: Pool, files: &Files, out: &Path, rng: &mut Rng, good: bool) -> Op
                 "configs/16x16_bf16.toml",
             ],
         ),
-        Pool::Model => pick(
+        Pool::Model => in_repo(
             rng,
             &[
                 "models/sample_cnn.toml",
@@ -228,16 +246,10 @@ fn value(pool: Pool, files: &Files, out: &Path, rng: &mut Rng, good: bool) -> Op
         // No ONNX file ships in the repository: every one given is one of the bad kinds,
         // or a model file of the wrong format.
         Pool::Onnx => match rng.below(2) {
-            0 => "models/sample_cnn.toml".into(),
+            0 => in_repo(rng, &["models/sample_cnn.toml"]),
             _ => files.bad(rng),
         },
         Pool::Npy => files.bad(rng),
-        Pool::Out => match rng.below(4) {
-            0 => files.fifo.clone(),
-            1 => files.dir.clone(),
-            2 => "/proc/hwgen-no-such-folder/out".into(),
-            _ => out.as_os_str().to_owned(),
-        },
         Pool::Num if good => pick(rng, &["1", "10", "200"]),
         Pool::Num => pick(rng, NUMS),
         Pool::Budget => pick(
@@ -338,7 +350,11 @@ fn fuzz_command_lines() {
             .collect();
         std::fs::write(&log, shown.join(" ")).unwrap();
         let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
-        let accepted = counts.add(&format!("hwgen {}", shown.join(" ")), &log, run(&refs));
+        let accepted = counts.add(
+            &format!("hwgen {}", shown.join(" ")),
+            &log,
+            run_in(&refs, Some(tmp.path())),
+        );
         if !accepted && out.exists() {
             counts.fail(&log, format!("case {i}: a refusal left {}", out.display()));
         }

@@ -49,7 +49,16 @@ pub enum Outcome {
 
 /// Run `hwgen args`, killing it after [`LIMIT`].
 pub fn run(args: &[&std::ffi::OsStr]) -> Outcome {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hwgen"))
+    run_in(args, None)
+}
+
+/// [`run`] in directory `cwd` (the test's own when None).
+pub fn run_in(args: &[&std::ffi::OsStr], cwd: Option<&Path>) -> Outcome {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hwgen"));
+    if let Some(d) = cwd {
+        cmd.current_dir(d);
+    }
+    let mut child = cmd
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -144,14 +153,19 @@ impl Counts {
     }
 }
 
-/// A refusal in the promised shape: an `error:` line, then a `rule:` and a `fix:` line,
-/// and no Rust debug formatting (`Some(..)`, a struct's `Name { field: .. }`).
+/// A refusal in the promised shape (after any notes and warnings): `error:` lines, each
+/// followed by its `rule:` and `fix:` line, and no Rust debug formatting (`Some(..)`, a struct's `Name { field: .. }`).
 pub fn explained(err: &str) -> bool {
-    err.starts_with("error: ")
-        && err.contains("\n  rule: ")
-        && err.contains("\n  fix:  ")
-        && !err.contains("Some(")
-        && !struct_dump(err)
+    // Notes and warnings may come first.
+    let from = match err.find("error: ") {
+        Some(0) => 0,
+        Some(_) => match err.find("\nerror: ") {
+            Some(i) => i + 1,
+            None => return false,
+        },
+        None => return false,
+    };
+    hwgen::refusal::Refusal::is_shaped(&err[from..]) && !err.contains("Some(") && !struct_dump(err)
 }
 
 /// `Name { field: ` somewhere in `text` (how `{:?}` prints a struct).

@@ -54,7 +54,14 @@ impl Importer<'_> {
         let Some((layout, shape)) = known.as_deref().and_then(Layout::of_dims) else {
             return Err(self.err(
                 "",
-                format!("graph input '{}' has shape {dims:?}", input.name),
+                format!(
+                    "graph input '{}' has shape [{}] (? a symbolic or unknown dimension)",
+                    input.name,
+                    dims.iter()
+                        .map(|d| d.map_or("?".to_string(), |v| v.to_string()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
                 "give a fixed shape [1, C, H, W], [1, S, D] (tokens) or [1, K]; a symbolic batch dimension is taken as 1",
             ));
         };
