@@ -148,3 +148,14 @@ fn matmul_zero_points_the_design_cannot_take() {
         compile_err("rtl-tests/configs/8x8_int8_rows.toml", &model(12, true))
     );
 }
+
+/// Keys padded by a whole channel tile or more would load a weight tile of no key at all;
+/// the compiler names the rule.
+#[test]
+fn matmul_keys_past_the_next_tile() {
+    let model = "[input]\nname = \"x\"\nshape = [16, 1, 16]\n[[layer]]\nname = \"s\"\nop = \"matmul\"\nb = \"x\"\ntranspose_b = true\nkeys = 24\nrequant = { multiplier = 1, shift = 8 }\n";
+    insta::assert_snapshot!(
+        "matmul_keys_past_the_next_tile",
+        compile_err("rtl-tests/configs/8x8_int8_rows.toml", model)
+    );
+}

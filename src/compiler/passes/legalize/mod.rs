@@ -288,7 +288,7 @@ fn runtime_weights_fit(
         true => s.cout / groups,
         false => cin / groups,
     };
-    if per_head >= bs[0] * bs[1] + t {
+    if per_head.div_ceil(t) > (bs[0] * bs[1]).div_ceil(t) {
         return err(
             format!(
                 "{per_head} keys per head pad b's {} pixels by a whole channel tile of {t} or more",
