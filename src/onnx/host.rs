@@ -64,19 +64,19 @@ pub fn quantize_input(q: &InputQuant, shape: &[usize], data: &[f32]) -> Result<V
 /// `q * scales[c]`, computed in double precision and rounded once to float32.
 pub fn handoff_val(o: &OutputQuant, hwc: &[i64]) -> HostVal {
     let [h, w, c] = o.shape;
-    // ONNX's element k is hwgen's (y, x, ch).
-    let mut at = vec![0; h * w * c];
+    let dims = o.layout.onnx_dims(o.shape);
+    let n: usize = dims.iter().product();
+    // ONNX's element k is hwgen's (y, x, ch) (padding is none).
+    let mut at = vec![0; n];
     for y in 0..h {
         for x in 0..w {
-            for ch in 0..c {
+            for ch in (0..c).filter(|&ch| !o.layout.is_padding(o.shape, ch)) {
                 at[o.layout.onnx_index(o.shape, y, x, ch)] = (y * w + x) * c + ch;
             }
         }
     }
     let chw = |k: usize| hwc[at[k]];
     let chan = |k: usize| at[k] % c;
-    let dims = o.layout.onnx_dims(o.shape);
-    let n = h * w * c;
     let scale = o.scale as f32;
     if let Some(scales) = &o.accumulator {
         let data = (0..n)

@@ -42,6 +42,10 @@ pub enum Layout {
     /// Heads first and transposed, `[1, H, D/H, S]` (attention's keys as the scores'
     /// second operand), the same storage.
     HeadsT(usize),
+    /// Attention's scores or probabilities `[1, H, S, T]` whose T keys per head do not
+    /// fill the design's channel tiles: hwgen keeps `[S, 1, H * T']`, each head's keys
+    /// padded to T' (a whole number of tiles); the padding is no ONNX element.
+    Keys { heads: usize, keys: usize },
 }
 
 impl Layout {
@@ -67,6 +71,15 @@ impl Layout {
             Layout::Split(n) => vec![1, s, n, c / n],
             Layout::Heads(n) => vec![1, n, s, c / n],
             Layout::HeadsT(n) => vec![1, n, c / n, s],
+            Layout::Keys { heads, keys } => vec![1, heads, s, keys],
+        }
+    }
+
+    /// Channel `ch` of a tensor of shape `[h, w, c]` is padding, no ONNX element.
+    pub fn is_padding(self, [_, _, c]: [usize; 3], ch: usize) -> bool {
+        match self {
+            Layout::Keys { heads, keys } => ch % (c / heads) >= keys,
+            _ => false,
         }
     }
 
@@ -82,6 +95,8 @@ impl Layout {
             Layout::Split(n) => vec![0, t, ch / (c / n), ch % (c / n)],
             Layout::Heads(n) => vec![0, ch / (c / n), t, ch % (c / n)],
             Layout::HeadsT(n) => vec![0, ch / (c / n), ch % (c / n), t],
+            // (Padding's key index is past the keys: callers skip it, `is_padding`.)
+            Layout::Keys { heads, .. } => vec![0, ch / (c / heads), t, ch % (c / heads)],
         }
     }
 

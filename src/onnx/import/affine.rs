@@ -128,7 +128,11 @@ impl Importer<'_> {
         for y in 0..h {
             for xx in 0..w {
                 for ch in 0..c {
-                    out.push(at(&x.layout.onnx_coords(x.shape, y, xx, ch)));
+                    // (A padded key's value is never read: any will do, 1 divides.)
+                    out.push(match x.layout.is_padding(x.shape, ch) {
+                        true => 1.0,
+                        false => at(&x.layout.onnx_coords(x.shape, y, xx, ch)),
+                    });
                 }
             }
         }

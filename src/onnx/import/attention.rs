@@ -33,12 +33,14 @@ pub(super) enum RowLayer {
         approximate: bool,
         scale: f64,
     },
-    /// `a b` (or `a b^T` when `b` is transposed), per head.
+    /// `a b` (or `a b^T` when `b` is transposed), per head, over `keys` keys per head (b's
+    /// pixels, or padded to whole channel tiles: `matmul`'s `keys`).
     Product {
         a: QTensor,
         b: QTensor,
         transpose_b: bool,
         heads: usize,
+        keys: usize,
     },
 }
 
@@ -209,7 +211,7 @@ impl Importer<'_> {
     fn row_heads(&self, desc: &str, x: &QTensor) -> Result<usize, ImportError> {
         match x.layout {
             Layout::Seq => Ok(1),
-            Layout::Heads(h) => Ok(h),
+            Layout::Heads(h) | Layout::Keys { heads: h, .. } => Ok(h),
             Layout::Flat if x.shape[..2] == [1, 1] => Ok(1),
             _ => Err(self.err(
                 desc,
@@ -465,7 +467,9 @@ impl Importer<'_> {
         self.needs_rows(desc, "a MatMul of two activations")?;
         let (heads, transpose_b) = match (a.layout, b.layout) {
             (Layout::Heads(h), Layout::HeadsT(g)) if h == g => (h, true),
-            (Layout::Heads(h), Layout::Heads(g)) if h == g => (h, false),
+            (Layout::Heads(h) | Layout::Keys { heads: h, .. }, Layout::Heads(g)) if h == g => {
+                (h, false)
+            }
             (Layout::Seq, Layout::Seq) => (1, false),
             _ => {
                 return Err(self.err(
@@ -481,10 +485,20 @@ impl Importer<'_> {
         };
         let [ta, _, ca] = a.shape;
         let t = b.shape[0] * b.shape[1];
+        // Keys that do not fill the channel tiles per head are padded to whole tiles (the
+        // softmax masks the padding out); the probabilities come padded.
+        let tile = self.target.tile;
+        let keys = match (transpose_b, a.layout) {
+            (true, _) if heads > 1 || a.zero_point != 0 || b.zero_point != 0 => {
+                t.next_multiple_of(tile)
+            }
+            (false, Layout::Keys { keys, .. }) if keys == t => ca / heads,
+            _ => t,
+        };
         let fits = if transpose_b {
             b.shape[2] == ca
         } else {
-            ca == heads * t
+            ca == heads * keys
         };
         if !fits || ta == 0 {
             return Err(self.err(
@@ -511,7 +525,11 @@ impl Importer<'_> {
                 "use heads (or, for the weighted values, a number of tokens) that are a multiple of the array size, or quantize activations symmetrically (quantize_static's extra_options ActivationSymmetric=True); otherwise the host runs it",
             ));
         }
-        let cout = if transpose_b { heads * t } else { b.shape[2] };
+        let cout = if transpose_b {
+            heads * keys
+        } else {
+            b.shape[2]
+        };
         self.fills_tiles(desc, heads, &[ca, cout])?;
         if transpose_b && !ca.is_multiple_of(self.target.tile) {
             return Err(self.err(
@@ -534,6 +552,7 @@ impl Importer<'_> {
                 b,
                 transpose_b,
                 heads,
+                keys,
             }),
         )))
     }
@@ -564,6 +583,14 @@ impl Importer<'_> {
             RowLayer::Softmax { x, heads } => {
                 let mut k = vec![("heads", heads.to_string())];
                 k.extend(quant(x, x.scale));
+                // Padded keys are masked out: their probabilities are 0.
+                if let Layout::Keys { heads, keys } = x.layout {
+                    let per_head = x.shape[2] / heads;
+                    let mask: Vec<f32> = (0..per_head)
+                        .map(|j| if j < keys { 0.0 } else { -10000.0 })
+                        .collect();
+                    k.push(("mask", self.npy_f32(&name, "mask", &[per_head], &mask)));
+                }
                 let note = format!("{desc} -> '{name}': softmax over {heads} head(s) on the row unit, scales {:e} -> {:e}", x.scale, y.0);
                 (x, "softmax", k, note, x.shape, x.layout)
             }
@@ -600,16 +627,18 @@ impl Importer<'_> {
                 b,
                 transpose_b,
                 heads,
+                keys: per_head,
             } => {
                 let scale = a.scale * b.scale / y.0;
                 let r = Requant::checked(scale, "input scale x input scale / output scale")
                     .map_err(|rule| self.err(desc, rule, "check the model's scales"))?;
+                let t = b.shape[0] * b.shape[1];
                 let cout = if *transpose_b {
-                    heads * b.shape[0] * b.shape[1]
+                    heads * per_head
                 } else {
                     b.shape[2]
                 };
-                let k = vec![
+                let mut k = vec![
                     ("b", format!("\"{}\"", b.name)),
                     ("transpose_b", transpose_b.to_string()),
                     ("heads", heads.to_string()),
@@ -619,6 +648,9 @@ impl Importer<'_> {
                         format!("{{ input = {}, b = {} }}", a.zero_point, b.zero_point),
                     ),
                 ];
+                if *per_head != t {
+                    k.push(("keys", per_head.to_string()));
+                }
                 let note = format!(
                     "{desc} -> '{name}': {heads} head(s) of a run-time product{}, scale {scale:.6e} = {} / 2^{} (relative error {:.1e})",
                     if *transpose_b { " by a transposed tensor" } else { "" },
@@ -626,10 +658,10 @@ impl Importer<'_> {
                     r.shift,
                     (r.value() / scale - 1.0).abs()
                 );
-                let layout = if *heads == 1 && !transpose_b {
-                    a.layout
-                } else {
-                    Layout::Heads(*heads)
+                let layout = match (*transpose_b, *heads) {
+                    (true, h) if *per_head != t => Layout::Keys { heads: h, keys: t },
+                    (false, 1) if !matches!(a.layout, Layout::Keys { .. }) => a.layout,
+                    (_, h) => Layout::Heads(h),
                 };
                 (a, "matmul", k, note, [a.shape[0], a.shape[1], cout], layout)
             }
