@@ -68,6 +68,12 @@ impl Importer<'_> {
     /// The quantized or dequantized tensor a view reads, and a constructor of the same kind.
     fn view_input(&self, desc: &str, n: &Node) -> Result<View, ImportError> {
         match self.val(desc, &n.inputs[0])? {
+            // (A view of padded keys would read the padding as elements.)
+            Val::Q(x) | Val::Dq(x) if matches!(x.layout, Layout::Keys { .. }) => Err(self.err(
+                desc,
+                "a view of attention's scores whose keys are padded to whole channel tiles",
+                "the accelerator takes the scores to a Softmax and the weighted values; otherwise the host runs it",
+            )),
             Val::Q(x) => Ok((x, Val::Q)),
             Val::Dq(x) => Ok((x, Val::Dq)),
             _ => Err(self.err(

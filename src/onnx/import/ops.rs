@@ -368,7 +368,7 @@ impl Importer<'_> {
                 }
                 if matches!(
                     x.layout,
-                    Layout::Split(_) | Layout::Heads(_) | Layout::HeadsT(_)
+                    Layout::Split(_) | Layout::Heads(_) | Layout::HeadsT(_) | Layout::Keys { .. }
                 ) {
                     return Err(s.err(
                         desc,
