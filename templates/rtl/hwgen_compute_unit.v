@@ -24,9 +24,11 @@
 //
 // With ZERO_POINTS (integer Designs with a row unit), every column sums (a - za) * (w - zw)
 // over the array's CPF rows, za and zw the matmul's zero_input and zero_weight: the array's
-// sum of a * w less zw * (sum of the input row - CPF * za), computed as the row enters and
-// carried in the tag, less za * (the column's sum of weights), which a preload adds up as
-// its rows arrive and commits like the column scales (a preload waits likewise).
+// sum of a * w less zw * (sum of the input row - CPF * za) less za * (the column's sum of
+// weights). A preload adds up its columns' sums as its rows arrive and commits them like
+// the column scales (and waits likewise); the row's sum is taken as it enters the array
+// and travels in the tag with the zero points; both products are formed, in parallel, as
+// the column results leave the array (only adders on the input buffer's read path).
 `include "hwgen_isa.vh"
 module hwgen_compute_unit #(
   parameter integer       INSTR_W       = `HWGEN_INSTR_W,
@@ -92,16 +94,19 @@ module hwgen_compute_unit #(
   localparam integer           INDEX_W   = `HWGEN_MATMUL_COUNT0_W + `HWGEN_MATMUL_COUNT1_W;
   // Zero points: their instruction fields, and the widths of a row's and a column's sums.
   localparam integer           ZERO_W    = `HWGEN_MATMUL_ZERO_INPUT_W;
-  localparam integer           ASUM_W    = INPUT_W + $clog2(CPF) + 1;
+  // An input row's sum less CPF * za (the difference of two sums of CPF elements, signed)
+  // and a weight column's sum (signed).
+  localparam integer           ROW_W     = INPUT_W + $clog2(CPF) + 2;
   localparam integer           WSUM_W    = WEIGHT_W + $clog2(CPF) + 1;
   // Tag fields, from bit 0: accumulator row, input scale, weight bank, accumulate,
-  // precision, semaphores to release, and with ZERO_POINTS the row's correction and za.
+  // precision, semaphores to release, and with ZERO_POINTS the row's sum less CPF * za,
+  // za and zw.
   localparam integer           TAG_BANK  = SPAD_ADDR_W + SCALE_W;
   localparam integer           TAG_ACC   = TAG_BANK + 1;
   localparam integer           TAG_PREC  = TAG_ACC + 1;
   localparam integer           TAG_SEM   = TAG_PREC + PREC_W;
   localparam integer           TAG_ZP    = TAG_SEM + NUM_SEM;
-  localparam integer           ZP_TAG_W  = (ZERO_POINTS != 0) ? PSUM_W + INPUT_W : 1;
+  localparam integer           ZP_TAG_W  = (ZERO_POINTS != 0) ? ROW_W + INPUT_W + WEIGHT_W : 1;
   localparam integer           TAG_W     = TAG_ZP + ZP_TAG_W;
   localparam [COMMIT_W-1:0]    COMMIT_N  = COMMIT[COMMIT_W-1:0];
   localparam [COMMIT_W-1:0]    COMMIT_1  = 1;
@@ -491,7 +496,9 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
 
       wire [INPUT_W-1:0]  za;
       wire [WEIGHT_W-1:0] zw;
-      wire [INPUT_W-1:0]  out_za = out_zp[PSUM_W +: INPUT_W];
+      wire [ROW_W-1:0]    out_diff = out_zp[0 +: ROW_W];
+      wire [INPUT_W-1:0]  out_za   = out_zp[ROW_W +: INPUT_W];
+      wire [WEIGHT_W-1:0] out_zw   = out_zp[ROW_W+INPUT_W +: WEIGHT_W];
       hwgen_pad_element #(
         .PADV_W       (ZERO_W),
         .INPUT_W      (INPUT_W),
@@ -509,32 +516,34 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
         .element_o (zw)
       );
 
-      // The entering row's correction: zw * (the sum of its elements - CPF * za).
-      localparam integer DIFF_W = ASUM_W + 1;
-      localparam [DIFF_W-1:0] CPF_D = CPF[DIFF_W-1:0];
-      wire       za_msb = (INPUT_SIGNED != 0) && za[INPUT_W-1];
-      wire       zw_msb = (WEIGHT_SIGNED != 0) && zw[WEIGHT_W-1];
-      wire [DIFF_W-1:0] za_ext = { {(DIFF_W-INPUT_W){za_msb} }, za};
-      reg  [DIFF_W-1:0] row_diff;
+      // The entering row's sum less CPF * za, with the zero points, into the tag.
+      localparam [ROW_W-1:0] CPF_R = CPF[ROW_W-1:0];
+      wire             za_msb = (INPUT_SIGNED != 0) && za[INPUT_W-1];
+      wire [ROW_W-1:0] za_ext = { {(ROW_W-INPUT_W){za_msb} }, za};
+      reg  [ROW_W-1:0] row_diff;
       integer r;
       always @* begin
-        row_diff = {DIFF_W{1'b0}} - za_ext * CPF_D;
+        row_diff = {ROW_W{1'b0}} - za_ext * CPF_R;
         for (r = 0; r < CPF; r = r + 1) begin
-          row_diff = row_diff + { {(DIFF_W-INPUT_W){(INPUT_SIGNED != 0) && in_data_i[r*INPUT_W+INPUT_W-1]} },
+          row_diff = row_diff + { {(ROW_W-INPUT_W){(INPUT_SIGNED != 0) && in_data_i[r*INPUT_W+INPUT_W-1]} },
                                   in_data_i[r*INPUT_W +: INPUT_W]};
         end
       end
+      assign in_zp = {zw, za, row_diff};
+
+      // Leaving the array: the row's correction zw * (its sum - CPF * za), one for every
+      // column.
+      wire              out_zw_msb = (WEIGHT_SIGNED != 0) && out_zw[WEIGHT_W-1];
       wire [PSUM_W-1:0] row_term;
       hwgen_signed_mul #(
         .A_W   (WEIGHT_W + 1),
-        .B_W   (DIFF_W),
+        .B_W   (ROW_W),
         .OUT_W (PSUM_W)
       ) u_row_term (
-        .a_i ({zw_msb, zw}),
-        .b_i (row_diff),
+        .a_i ({out_zw_msb, out_zw}),
+        .b_i (out_diff),
         .p_o (row_term)
       );
-      assign in_zp = {za, row_term};
 
       // The arriving weight row added to the preload's column sums (restarted by its
       // first row).
@@ -563,8 +572,7 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
           .b_i (out_bank ? csum1_q[c*WSUM_W +: WSUM_W] : csum0_q[c*WSUM_W +: WSUM_W]),
           .p_o (col_term)
         );
-        assign col_psum[c*PSUM_W +: PSUM_W] = out_psum[c*PSUM_W +: PSUM_W]
-                                              - out_zp[PSUM_W-1:0] - col_term;
+        assign col_psum[c*PSUM_W +: PSUM_W] = out_psum[c*PSUM_W +: PSUM_W] - row_term - col_term;
       end
 
       always @(posedge clk_i{{ c.rst_edge }}) begin
