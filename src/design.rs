@@ -182,6 +182,16 @@ impl Unit {
                 .iter()
                 .all(|p| p.ops().zero_points())
     }
+
+    /// The row unit writes each row of lanes as one MX block and reads each operand row
+    /// with its block scale (an MX output datatype): the fraction bits of the block's
+    /// elements.
+    pub fn row_block_frac(&self) -> Option<u32> {
+        match crate::numeric::rows::Elem::of(self.datatype.primary().output()) {
+            Some(crate::numeric::rows::Elem::Mx(t)) if self.rows.is_some() => Some(t.frac),
+            _ => None,
+        }
+    }
 }
 
 /// The row unit (`[rows]`): an FP32 element pipeline over accumulator rows on the vector

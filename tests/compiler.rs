@@ -894,3 +894,12 @@ fn expand_stays_on_chip(case: &str) {
     );
     assert!(dw <= 3 * 440 + 200, "{case}: depthwise moves {dw} beats");
 }
+
+/// The row operators on MXINT8 blocks (rtl-tests/cases/mx_rows.toml): the interpreter's
+/// `rows` reads each operand row with its block scale and quantizes each written row as one
+/// block, as the golden model's row programs do.
+#[test]
+fn mx_row_operators() {
+    let model = std::fs::read_to_string("rtl-tests/cases/mx_rows.toml").expect("the case");
+    check("rtl-tests/configs/16x16_mxint8_rows.toml", &model);
+}

@@ -72,8 +72,8 @@ fn window_fits_the_unit(ctx: &mut Ctx, unit: &Unit, spots: &Spots) {
 }
 
 /// The row unit reads accumulator words as int32 or FP32 (its parameters, constants and
-/// tables are FP32 words in accumulator rows) and reads and writes integer or small-float
-/// elements (`numeric::rows::Elem`).
+/// tables are FP32 words in accumulator rows) and reads and writes integer, small-float or
+/// MX integer elements (`numeric::rows::Elem`; an MX row is one block, the array's width).
 fn rows_fit_the_unit(ctx: &mut Ctx, unit: &Unit, spots: &Spots) {
     if unit.rows.is_none() {
         return;
@@ -97,11 +97,11 @@ fn rows_fit_the_unit(ctx: &mut Ctx, unit: &Unit, spots: &Spots) {
             spots.rows.clone(),
             Some("true".to_string()),
             format!(
-                "the row unit reads and writes integer, FP8 or BF16 elements; unit \"{}\" writes {}",
+                "the row unit reads and writes integer, FP8, BF16 or MX integer elements; unit \"{}\" writes {}",
                 unit.name,
                 d.primary().output().name()
             ),
-            "use an integer output datatype (int8 or int16), fp8_e4m3, fp8_e5m2 or bf16, or remove [rows]",
+            "use an integer output datatype (int8 or int16), fp8_e4m3, fp8_e5m2, bf16, mxint8 or mxint4, or remove [rows]",
         );
     }
 }

@@ -123,7 +123,7 @@ impl Engine {
         let out = self.precision(pc, r.prec_out)?.ops().output();
         let Some(e) = Elem::of(out) else {
             return Err(illegal(format!(
-                "rows reads and writes integer, FP8 or BF16 elements; precision {} writes {}",
+                "rows reads and writes integer, FP8, BF16 or MX integer elements; precision {} writes {}",
                 r.prec_out,
                 out.name()
             )));
@@ -206,10 +206,13 @@ impl Engine {
                 let opnd = self.output[opnd_row].clone();
                 let entry = (r.stat_addr + i) as usize;
                 let stat = self.stats[entry];
+                // An MX operand row's block scale rides in its slot.
+                let scale = opnd.get(kpf).map_or(0, |&s| s as u8);
+                let row_consts = e.row_consts(&consts, scale);
                 let vals: Vec<u32> = (0..kpf)
                     .map(|l| {
                         let b = e.value(opnd[l]);
-                        rows::element(&st, &consts, &lanes[l], acc[l], b, stat)
+                        rows::element(&st, &row_consts, &lanes[l], acc[l], b, stat)
                     })
                     .collect();
                 let mult = st.out_multiplier(&consts, stat);
@@ -218,15 +221,8 @@ impl Engine {
                     self.stats[entry] = rows::combine(st.reduce, tile == 0 && r.init, stat, red);
                 }
                 if r.write {
-                    let mut codes: Vec<i64> = vals
-                        .iter()
-                        .enumerate()
-                        .map(|(l, v)| match l < valid {
-                            true => e.write(*v, mult, r.zero_point),
-                            false => 0,
-                        })
-                        .collect();
-                    codes.extend(std::iter::repeat_n(0, slot));
+                    let (mut codes, block) = e.write_row(&vals, valid, mult, r.zero_point);
+                    codes.extend(std::iter::repeat_n(block.map_or(0, i64::from), slot));
                     let at = r.out_addr + tile * r.out_stride + i;
                     let buffer = if r.to_input {
                         Buffer::Input

@@ -9,47 +9,94 @@
 use super::fp32;
 use super::int::IntType;
 use super::minifloat::{self, MiniFloat};
+use super::mx::{self, MxInt};
 use super::spline::{self, Spline};
 use super::Format;
 
-/// The elements the row unit reads as its operand and writes: integers (with a zero point)
-/// or the codes of a small floating-point format (FP8, BF16).
+/// The elements the row unit reads as its operand and writes: integers (with a zero point),
+/// the codes of a small floating-point format (FP8, BF16), or MX integer blocks of one row
+/// of lanes (the Design's block is its array's width) with the row's E8M0 scale.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Elem {
     Int(IntType),
     Float(MiniFloat),
+    Mx(MxInt),
 }
 
 impl Elem {
     /// The row unit's elements in a design whose output format is `f`, if it has them
-    /// (posits and MX blocks it does not read or write).
+    /// (posits it does not read or write).
     pub fn of(f: Format) -> Option<Elem> {
         match f {
             Format::Int(t) => Some(Elem::Int(t)),
             Format::Float(m) if m.ieee_specials() || m.specials == minifloat::Specials::Fn => {
                 Some(Elem::Float(m))
             }
+            Format::Mx(m) => Some(Elem::Mx(m.elem)),
             _ => None,
         }
     }
 
-    /// An element as FP32: an integer converted exactly (to the nearest FP32 beyond 2^24),
-    /// a float code's value under the FP32 contract (a value below FP32's normal range, a
-    /// BF16 subnormal, is a zero of its sign; a NaN the canonical NaN).
+    /// An element as FP32: an integer (an MX element's code too) converted exactly (to the
+    /// nearest FP32 beyond 2^24), a float code's value under the FP32 contract (a value
+    /// below FP32's normal range, a BF16 subnormal, is a zero of its sign; a NaN the
+    /// canonical NaN).
     pub fn value(self, code: i64) -> u32 {
         match self {
-            Elem::Int(_) => fp32::from_int(code),
+            Elem::Int(_) | Elem::Mx(_) => fp32::from_int(code),
             Elem::Float(m) => super::FloatElement::value_fp32(m, code as u32),
         }
     }
 
-    /// An FP32 value `v` written as an element: `v * mult` (the output multiplier)
-    /// rounded to an integer plus `zero` ([`quantize`]), or to the float format
-    /// (`minifloat::to_code`: nearest, ties to even, saturating; `zero` is 0).
-    pub fn write(self, v: u32, mult: u32, zero: i64) -> i64 {
+    /// The constants of a pass for an operand row whose block scale is `scale`: an MX
+    /// row's operand scale is `opnd_scale * 2^(scale - 127 - frac)` (`spline::ldexp`: exact,
+    /// a zero of its sign below FP32's normal range, infinity above; the NaN scale gives
+    /// NaN), so that (code - 0) * it is the element's value times `opnd_scale`; the other
+    /// elements have no scale.
+    pub fn row_consts(self, c: &Consts, scale: u8) -> Consts {
         match self {
-            Elem::Int(t) => quantize(v, mult, zero, t),
-            Elem::Float(m) => i64::from(minifloat::to_code(fp32::mul(v, mult), m)),
+            Elem::Mx(t) => Consts {
+                opnd_scale: match scale {
+                    mx::E8M0_NAN => fp32::CANONICAL_NAN,
+                    s => spline::ldexp(c.opnd_scale, i32::from(s) - 127 - t.frac as i32),
+                },
+                ..*c
+            },
+            _ => *c,
+        }
+    }
+
+    /// A row's values `vals` (one per lane, the first `valid` holding channels) written as
+    /// elements, each `v * mult` (the output multiplier):
+    /// * integers: rounded plus `zero` ([`quantize`]);
+    /// * float formats: `minifloat::to_code` (nearest, ties to even, saturating);
+    /// * MX: the products (the lanes past `valid` +0) quantized as one block
+    ///   (`mx::quantize_fp32_row`), with the block's scale.
+    ///
+    /// Lanes past `valid` are 0; the scale is `None` for the formats without one.
+    pub fn write_row(
+        self,
+        vals: &[u32],
+        valid: usize,
+        mult: u32,
+        zero: i64,
+    ) -> (Vec<i64>, Option<u8>) {
+        let per_lane = |f: &dyn Fn(u32) -> i64| -> Vec<i64> {
+            let live = vals.iter().take(valid).map(|&v| f(v));
+            live.chain(std::iter::repeat(0)).take(vals.len()).collect()
+        };
+        match self {
+            Elem::Int(t) => (per_lane(&|v| quantize(v, mult, zero, t)), None),
+            Elem::Float(m) => (
+                per_lane(&|v| i64::from(minifloat::to_code(fp32::mul(v, mult), m))),
+                None,
+            ),
+            Elem::Mx(t) => {
+                let products = per_lane(&|v| i64::from(fp32::mul(v, mult)));
+                let bits: Vec<u32> = products.iter().map(|&p| p as u32).collect();
+                let (scale, codes) = mx::quantize_fp32_row(&bits, false, t);
+                (codes.into_iter().map(i64::from).collect(), Some(scale))
+            }
         }
     }
 }
@@ -332,23 +379,30 @@ pub struct Pass {
 /// A tensor of `pixels` rows of `channels` source elements (integers, or FP32 bits), run
 /// through `passes` in order on tiles of `lanes` channels as the hardware runs them: each
 /// pass over every tile and pixel, the statistics carried from pass to pass (starting at
-/// (+0, +0)), `operand` the operand's elements (same shape; with `opnd`). Returns the
-/// output elements of the writing passes (`e` the operand's and the output's elements),
-/// the last one's last.
+/// (+0, +0)), `operand` the operand's elements (same shape; with `opnd`) and, for MX
+/// elements, its block scales (one per pixel and tile, `[pixel * tiles + tile]`). Returns
+/// the output elements of the writing passes (`e` the operand's and the output's elements),
+/// the last one's last, and for MX their block scales.
 pub fn run(
     passes: &[Pass],
     src: &[i64],
-    operand: &[i64],
+    (operand, operand_scales): (&[i64], &[u8]),
     (pixels, channels, lanes): (usize, usize, usize),
     e: Elem,
-) -> Vec<i64> {
+) -> (Vec<i64>, Vec<u8>) {
     let mut stats = vec![(0u32, 0u32); pixels];
     let mut out = vec![0i64; pixels * channels];
     let tiles = channels.div_ceil(lanes);
+    let mut scales = match e {
+        Elem::Mx(_) => vec![0u8; pixels * tiles],
+        _ => Vec::new(),
+    };
     for p in passes {
         for tile in 0..tiles {
             let valid = (channels - tile * lanes).min(lanes);
             for (px, stat) in stats.iter_mut().enumerate() {
+                let scale = operand_scales.get(px * tiles + tile).copied().unwrap_or(0);
+                let consts = e.row_consts(&p.consts, scale);
                 let vals: Vec<u32> = (0..lanes)
                     .map(|l| {
                         let ch = tile * lanes + l;
@@ -356,7 +410,7 @@ pub fn run(
                             true => {
                                 let at = px * channels + ch;
                                 let b = e.value(operand.get(at).copied().unwrap_or(0));
-                                element(&p.stages, &p.consts, &p.lanes[ch], src[at], b, *stat)
+                                element(&p.stages, &consts, &p.lanes[ch], src[at], b, *stat)
                             }
                             false => 0,
                         }
@@ -368,8 +422,11 @@ pub fn run(
                     *stat = combine(p.stages.reduce, tile == 0, *stat, r);
                 }
                 if p.stages.write {
-                    for (l, v) in vals.iter().enumerate().take(valid) {
-                        out[px * channels + tile * lanes + l] = e.write(*v, mult, p.zero);
+                    let (codes, scale) = e.write_row(&vals, valid, mult, p.zero);
+                    let at = px * channels + tile * lanes;
+                    out[at..at + valid].copy_from_slice(&codes[..valid]);
+                    if let Some(s) = scale {
+                        scales[px * tiles + tile] = s;
                     }
                 }
             }
@@ -378,7 +435,7 @@ pub fn run(
             *stat = finish(p.stages.finish, &p.consts, *stat);
         }
     }
-    out
+    (out, scales)
 }
 
 #[cfg(test)]
@@ -451,8 +508,28 @@ mod tests {
             }),
         ];
         let t = Elem::Int(IntType::new(true, 8));
-        let y = run(&passes, &[1, 2, 3, 4], &[], (1, 4, 2), t);
+        let (y, _) = run(&passes, &[1, 2, 3, 4], (&[], &[]), (1, 4, 2), t);
         assert_eq!(y, vec![-13, -4, 4, 13]);
+    }
+
+    /// MX rows by hand: the operand scale of a row with block scale 130 is 2^(130 - 127 - 6)
+    /// = 1/8 (MXINT8's six fraction bits); 0xFF is NaN; scale 0 is 2^-133, below FP32's
+    /// normal range: +0. A row [1.5, -0.25] on four lanes (two valid, the third's value
+    /// ignored) is one block: amax 1.5, shared exponent 0 (code 127), elements 1.5 * 64 =
+    /// 96 and -0.25 * 64 = -16, the rest 0.
+    #[test]
+    fn mx_rows_by_hand() {
+        let e = Elem::Mx(super::mx::MXINT8);
+        let c = Consts::default();
+        assert_eq!(e.row_consts(&c, 130).opnd_scale, f(0.125));
+        assert_eq!(e.row_consts(&c, 0xff).opnd_scale, fp32::CANONICAL_NAN);
+        assert_eq!(e.row_consts(&c, 0).opnd_scale, 0);
+        assert_eq!(e.value(-100), f(-100.0));
+        let vals = [f(1.5), f(-0.25), f(3.0), 0];
+        assert_eq!(
+            e.write_row(&vals, 2, f(1.0), 0),
+            (vec![96, -16, 0, 0], Some(127))
+        );
     }
 
     /// Quantization: ties to even, the zero point after rounding, saturation, NaN.

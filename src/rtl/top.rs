@@ -203,6 +203,8 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
         if let Some(r) = u.rows {
             params.push(("STATS", r.stats.to_string()));
             params.push(("ZERO_POINTS", bool_param(u.zero_points())));
+            params.push(("ROW_BLOCKS", bool_param(u.row_block_frac().is_some())));
+            params.push(("ROW_FRAC", u.row_block_frac().unwrap_or(0).to_string()));
         }
         views.push(CoreView {
             index: i as u32,

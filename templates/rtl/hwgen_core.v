@@ -44,9 +44,12 @@ module hwgen_core #(
   // window unit: largest kernel, longest input row in pixels
   parameter integer KERNEL        = 3,
   parameter integer LINE          = 64{% endif %}{% if c.rows %},
-  // row unit: entries of the statistics register file; the array's zero-point correction
+  // row unit: entries of the statistics register file; the array's zero-point correction;
+  // rows written as MX blocks, and their elements' fraction bits
   parameter integer STATS         = 256,
-  parameter integer ZERO_POINTS   = 0{% endif %}
+  parameter integer ZERO_POINTS   = 0,
+  parameter integer ROW_BLOCKS    = 0,
+  parameter integer ROW_FRAC      = 0{% endif %}
 ) (
   input  wire                               clk_i,
   input  wire                               {{ c.rst }},
@@ -789,7 +792,9 @@ module hwgen_core #(
     .OUTPUT_SIGNED (OUTPUT_SIGNED),
     .SCALE_SLOT_W  (SCALE_SLOT_W),
     .SPAD_ADDR_W   (SPAD_ADDR_W),
-    .STATS         (STATS)
+    .STATS         (STATS),
+    .BLOCKS        (ROW_BLOCKS),
+    .FRAC          (ROW_FRAC)
   ) u_rows (
     .clk_i           (clk_i),
     .{{ c.rst }}     ({{ c.rst }}),

@@ -23,8 +23,9 @@
 //   18 rounded to the output element, plus the zero point, saturated (the datatype's
 //      leaves read the operand and write the element: integers, or FP8/BF16 codes)
 // A stage whose flag is off passes the value on unchanged. red_o is stage 17's value for
-// the reduction, code_o stage 18's element; every parameter input is the one of the row
-// in the stage that uses it (the unit aligns them).
+// the reduction, value_o stage 17's value times the output multiplier (a unit writing MX
+// blocks quantizes the row's values together), code_o stage 18's element; every parameter
+// input is the one of the row in the stage that uses it (the unit aligns them).
 module hwgen_row_lane #(
   parameter integer ACC_W      = 32,
   parameter integer OUTPUT_W   = 8,
@@ -63,6 +64,7 @@ module hwgen_row_lane #(
   input  wire [31:0]         gamma_value_i,         // stage 6 -> 7
   input  wire [31:0]         beta_value_i,          // stage 7 -> 8
   output wire [31:0]         red_o,
+  output wire [31:0]         value_o,
   output wire [OUTPUT_W-1:0] code_o
 );
 
@@ -313,7 +315,8 @@ module hwgen_row_lane #(
     r17_q <= r17_d;
     o17_q <= o17_d;
   end
-  assign red_o = r17_q;
+  assign red_o   = r17_q;
+  assign value_o = o17_q;
   wire [OUTPUT_W-1:0] code18;
   {{ c.leaves.row_out }} #(
     .OUT_W      (OUTPUT_W),

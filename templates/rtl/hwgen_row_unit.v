@@ -6,6 +6,10 @@
 // operand row (output buffer) and its pixel's statistics; the rows go through KPF lanes
 // (hwgen_row_lane, 18 stages), their values are reduced across the lanes (hwgen_row_reduce)
 // into the pixels' statistics, and their elements written to the output (or input) buffer.
+// With BLOCKS (an MX output datatype, one block a row of lanes) each operand row is read
+// with its block scale (the row's operand scale is the constant's times 2^(scale - 127 -
+// FRAC), hwgen_ldexp) and each written row is quantized as one block (hwgen_mx_quantize, 3
+// more stages) with its scale in the row's slot.
 // After the last row has left the pipeline, each pixel's statistics are finished
 // (hwgen_row_finish, 54 stages). The instruction ends, releasing its semaphores, when all
 // of that is done; the next one starts on an empty pipeline.
@@ -26,6 +30,8 @@ module hwgen_row_unit #(
   parameter integer       SCALE_SLOT_W  = 0,
   parameter integer       SPAD_ADDR_W   = 16,
   parameter integer       STATS         = 256,
+  parameter integer       BLOCKS        = 0,
+  parameter integer       FRAC          = 6,
   // 2^f on [0, 1): numeric::spline::exp2_table()'s words, word 0 lowest
   parameter [32*`HWGEN_SPLINE_USED-1:0] EXP2_TABLE = {{ exp2_table }}
 ) (
@@ -62,11 +68,12 @@ module hwgen_row_unit #(
   localparam integer CONST_ROWS = (5 + KPF - 1) / KPF;       // five constant words
   localparam integer TABLE_ROWS = (`HWGEN_SPLINE_WORDS + KPF - 1) / KPF;  // the spline table
   localparam integer WORD_SLOTS = (CONST_ROWS + TABLE_ROWS) * KPF;
-  // Cycles from a row's read grant: its elements written (lane stage 18 + 1), its
-  // reduction combined with the statistics (stage 17 + the tree's levels + 1 + 1).
-  localparam integer WRITE_AT   = 19;
+  // Cycles from a row's read grant: its elements written (lane stage 18 + 1, or with
+  // BLOCKS the block quantizer's four stages after lane stage 17), its reduction combined
+  // with the statistics (stage 17 + the tree's levels + 1 + 1).
+  localparam integer WRITE_AT   = (BLOCKS != 0) ? 22 : 19;
   localparam integer COMBINE_AT = 19 + LEVELS;
-  localparam integer PIPE       = COMBINE_AT + 1;
+  localparam integer PIPE       = ((COMBINE_AT > WRITE_AT) ? COMBINE_AT : WRITE_AT) + 1;
   localparam integer FINISH_LAT = 54;
   localparam integer STAT_W     = $clog2(STATS);
   localparam integer COUNT0_W   = `HWGEN_ROWS_COUNT0_W;
@@ -428,7 +435,7 @@ module hwgen_row_unit #(
       end
     end
   end
-  wire [31:0] opnd_scale = words_q[32*0 +: 32];
+  wire [31:0] opnd_scale_word = words_q[32*0 +: 32];
   wire [31:0] opnd_zero  = words_q[32*1 +: 32];
   wire [31:0] inv_n      = words_q[32*2 +: 32];
   wire [31:0] eps        = words_q[32*3 +: 32];
@@ -542,7 +549,31 @@ module hwgen_row_unit #(
   wire [31:0]  stat_b6 = gen_tok[6].tok_q[31:0];
   wire [31:0]  stat_b17 = gen_tok[17].tok_q[31:0];
   wire [32*KPF-1:0] red_values;
+  wire [32*KPF-1:0] out_values;
   wire [KPF*OUTPUT_W-1:0] codes;
+
+  // The operand scale of the row in lane stage 2 (token 3), which multiplies by it: the
+  // constant, or with BLOCKS the constant times the row's block scale (read from the slot
+  // with the operand, two stages before).
+  wire [31:0] opnd_scale;
+  localparam [31:0] SCALE_NAN = 32'h7fc0_0000;
+  generate
+    if (BLOCKS != 0) begin : gen_opnd_block
+      localparam [8:0] BIAS = 9'd127 + FRAC[8:0];
+      reg  [7:0]  slot1_q, slot2_q;
+      wire [7:0]  slot1_d = out_rd_data_i[KPF*OUTPUT_W +: 8];
+      wire [7:0]  slot2_d = slot1_q;
+      always @(posedge clk_i) begin
+        slot1_q <= slot1_d;
+        slot2_q <= slot2_d;
+      end
+      wire [31:0] scaled;
+      hwgen_ldexp u_block_scale (.p_i(opnd_scale_word), .n_i({1'b0, slot2_q} - BIAS), .y_o(scaled));
+      assign opnd_scale = (slot2_q == 8'hff) ? SCALE_NAN : scaled;
+    end else begin : gen_opnd_plain
+      assign opnd_scale = opnd_scale_word;
+    end
+  endgenerate
 
   genvar lane;
   generate
@@ -582,6 +613,7 @@ module hwgen_row_unit #(
         .gamma_value_i (bank_q[b7][3][ACC_W*lane +: 32]),
         .beta_value_i  (bank_q[b8][4][ACC_W*lane +: 32]),
         .red_o         (red_values[32*lane +: 32]),
+        .value_o       (out_values[32*lane +: 32]),
         .code_o        (codes[OUTPUT_W*lane +: OUTPUT_W])
       );
     end
@@ -699,20 +731,45 @@ module hwgen_row_unit #(
 
   wire [TOK_W-1:0] tw = gen_tok[WRITE_AT].tok_q;
   wire [KPF-1:0]   wmask = lane_mask(tw[T_LAST], valid_q);
-  reg  [KPF*OUTPUT_W-1:0] masked;
-  integer m;
-  always @* begin
-    for (m = 0; m < KPF; m = m + 1) begin
-      masked[OUTPUT_W*m +: OUTPUT_W] = wmask[m] ? codes[OUTPUT_W*m +: OUTPUT_W] : {OUTPUT_W{1'b0} };
-    end
-  end
   assign out_wr_valid_o = tw[T_VALID] && q_write;
   assign out_wr_addr_o  = tw[T_DEST +: SPAD_ADDR_W];
+  integer m;
   generate
-    if (SCALE_SLOT_W > 0) begin : gen_slot
-      assign out_wr_data_o = { {SCALE_SLOT_W{1'b0} }, masked};
-    end else begin : gen_no_slot
-      assign out_wr_data_o = masked;
+    if (BLOCKS != 0) begin : gen_blocks
+      // The row's values (lane stage 17, token 18) with the lanes past the channels +0,
+      // quantized as one block: {scale, elements} at token 22.
+      wire [KPF-1:0]   vmask = lane_mask(gen_tok[18].tok_q[T_LAST], valid_q);
+      reg  [32*KPF-1:0] live;
+      always @* begin
+        for (m = 0; m < KPF; m = m + 1) begin
+          live[32*m +: 32] = vmask[m] ? out_values[32*m +: 32] : 32'd0;
+        end
+      end
+      wire [KPF*OUTPUT_W+7:0] block;
+      hwgen_mx_quantize #(.KPF(KPF), .OUTPUT_W(OUTPUT_W), .FRAC(FRAC)) u_block (
+        .clk_i    (clk_i),
+        .{{ c.rst }} ({{ c.rst }}),
+        .relu_i   (1'b0),
+        .acc_i    (live),
+        .result_o (block)
+      );
+      assign out_wr_data_o = block;  // SCALE_SLOT_W is the E8M0 scale's 8 bits
+      wire unused_block;
+      assign unused_block = ^{codes, wmask};
+    end else begin : gen_elements
+      reg [KPF*OUTPUT_W-1:0] masked;
+      always @* begin
+        for (m = 0; m < KPF; m = m + 1) begin
+          masked[OUTPUT_W*m +: OUTPUT_W] = wmask[m] ? codes[OUTPUT_W*m +: OUTPUT_W] : {OUTPUT_W{1'b0} };
+        end
+      end
+      if (SCALE_SLOT_W > 0) begin : gen_slot
+        assign out_wr_data_o = { {SCALE_SLOT_W{1'b0} }, masked};
+      end else begin : gen_no_slot
+        assign out_wr_data_o = masked;
+      end
+      wire unused_values;
+      assign unused_values = ^out_values;
     end
   endgenerate
   assign out_wr_input_o = q_to_input;

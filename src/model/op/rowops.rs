@@ -45,20 +45,23 @@ impl RowQuant {
 /// numbers with a normal reciprocal) and `zero_points = { input, output }` (default 0; each
 /// within its tensor's integer type).
 ///
-/// A float layer (FP8, BF16) has no scales or zero points: its elements are the values.
+/// A float layer (FP8, BF16) or an MX layer has no scales or zero points: its elements (an
+/// MX block's with its scale) are the values.
 pub(super) fn quant(ctx: &Ctx, a: &Args, out: Format) -> Result<RowQuant, ModelError> {
     let op = &a.rl.op;
     match a.prec {
         Precision::Int(_) => {}
-        Precision::Float(_) if rows::Elem::of(out).is_some() => return float_quant(ctx, a),
+        Precision::Float(_) | Precision::Mx(_) if rows::Elem::of(out).is_some() => {
+            return float_quant(ctx, a)
+        }
         _ => {
             return Err(ctx.err(
                 &format!("op = {op}"),
                 format!(
-                    "{op} runs on the row unit, which reads and writes integer, FP8 and BF16 tensors, not {}",
+                    "{op} runs on the row unit, which reads and writes integer, FP8, BF16 and MX integer tensors, not {}",
                     a.prec.name()
                 ),
-                "give the layer an integer, fp8 or bf16 type",
+                "give the layer an integer, fp8, bf16 or mxint8 type",
             ))
         }
     }
@@ -109,7 +112,7 @@ pub(super) fn quant(ctx: &Ctx, a: &Args, out: Format) -> Result<RowQuant, ModelE
     })
 }
 
-/// The quantization of a float layer: none (scales 1, zero points 0); `scales` and
+/// The quantization of a float or MX layer: none (scales 1, zero points 0); `scales` and
 /// `zero_points` are refused.
 fn float_quant(ctx: &Ctx, a: &Args) -> Result<RowQuant, ModelError> {
     let op = &a.rl.op;
@@ -162,13 +165,21 @@ pub(super) fn channel_reals(
 }
 
 /// The golden model of a row operator: its row program (what it lowers to) over `x` (the
-/// operand; the source +0) on `lanes` lanes, `numeric::rows::run` on each of the program's
-/// equal groups of channels, into a tensor of the layer's output format.
+/// operand; the source +0) on `lanes` lanes (an MX tensor's block: the Design's array
+/// width), `numeric::rows::run` on each of the program's equal groups of channels, into a
+/// tensor of the layer's output format.
 pub(super) fn golden(work: &RowWork, layer: &Layer, x: &Tensor, lanes: usize) -> Tensor {
     let (passes, groups) = (&work.passes, work.groups);
     let mut y = Tensor::zeros(x.h, x.w, x.c, layer.out_format);
     let e = rows::Elem::of(layer.out_format).expect("a row layer's format is checked at parse");
+    let lanes = layer
+        .out_format
+        .block_size()
+        .map_or(lanes, |b| b as usize)
+        .max(1);
     let (pixels, cg) = (x.h * x.w, x.c / groups);
+    // Blocks (channel tiles) of the whole tensor and of a group.
+    let (blocks, tg) = (x.c.div_ceil(lanes), cg.div_ceil(lanes));
     for g in 0..groups {
         let part: Vec<Pass> = passes
             .iter()
@@ -180,11 +191,21 @@ pub(super) fn golden(work: &RowWork, layer: &Layer, x: &Tensor, lanes: usize) ->
         let operand: Vec<i64> = (0..pixels)
             .flat_map(|p| x.data[p * x.c + g * cg..p * x.c + (g + 1) * cg].to_vec())
             .collect();
+        let scales: Vec<u8> = match x.scales.is_empty() {
+            true => Vec::new(),
+            false => (0..pixels)
+                .flat_map(|p| x.scales[p * blocks + g * tg..p * blocks + (g + 1) * tg].to_vec())
+                .collect(),
+        };
         let src = vec![0; operand.len()];
-        let out = rows::run(&part, &src, &operand, (pixels, cg, lanes.max(1)), e);
+        let (out, out_scales) = rows::run(&part, &src, (&operand, &scales), (pixels, cg, lanes), e);
         for p in 0..pixels {
             y.data[p * x.c + g * cg..p * x.c + (g + 1) * cg]
                 .copy_from_slice(&out[p * cg..(p + 1) * cg]);
+            if !out_scales.is_empty() {
+                y.scales[p * blocks + g * tg..p * blocks + (g + 1) * tg]
+                    .copy_from_slice(&out_scales[p * tg..(p + 1) * tg]);
+            }
         }
     }
     y
