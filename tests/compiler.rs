@@ -895,9 +895,10 @@ fn expand_stays_on_chip(case: &str) {
     assert!(dw <= 3 * 440 + 200, "{case}: depthwise moves {dw} beats");
 }
 
-/// The row operators on MXINT8 blocks (rtl-tests/cases/mx_rows.toml): the interpreter's
-/// `rows` reads each operand row with its block scale and quantizes each written row as one
-/// block, as the golden model's row programs do.
+/// The row operators, FP32 biases and a residual add on MXINT8 blocks
+/// (rtl-tests/cases/mx_rows.toml): the interpreter's `rows` reads each operand row with its
+/// block scale and quantizes each written row as one block, and its vector unit adds the
+/// bias and the residual's values before quantizing, as the golden model does.
 #[test]
 fn mx_row_operators() {
     let model = std::fs::read_to_string("rtl-tests/cases/mx_rows.toml").expect("the case");

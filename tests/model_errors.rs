@@ -53,6 +53,13 @@ fn mx_and_integer_mismatch() {
         "mixed_model_on_mx_design",
         compile_err("configs/32x32_mxint8.toml", &mixed)
     );
+    // An MX residual add on a Design mixing integer and MX layers, whose vector unit has
+    // no FP32 add for MX rows.
+    let add = "type = \"mxint8\"\nblock_size = 16\n[input]\nname = \"x\"\nshape = [4, 4, 32]\n[[layer]]\nname = \"c\"\nop = \"conv2d\"\nkernel = 1\nout_channels = 32\n[[layer]]\nname = \"r\"\nop = \"add\"\nresidual = \"x\"\n";
+    insta::assert_snapshot!(
+        "mx_add_on_mixed_design",
+        compile_err("configs/16x16_int8_mxint8.toml", add)
+    );
 }
 
 #[test]

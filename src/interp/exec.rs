@@ -479,7 +479,6 @@ impl Engine {
                 "to_input writes output rows into the input buffer, which needs rows of one width (cpf = kpf and one element type)",
             ));
         }
-        let kpf = self.unit.kpf as usize;
         // The RTL takes each lane's multiplier and shift from the low bits of its element:
         // an accumulator narrower than both holds none (the compiler refuses such layers).
         let wide =
@@ -517,7 +516,7 @@ impl Engine {
                 clamp: v.clamp.then_some(v.clamp_max),
                 add: v.add.then(|| combine_of(v, out)),
                 pool: v.pool,
-                operand: Some(&opnd[..kpf]),
+                operand: Some(&opnd),
                 fixed_scale: v.fixed_scale as u8,
                 raw: v.raw.then(|| p_in.ops().acc_type()),
             };

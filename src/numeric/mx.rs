@@ -119,6 +119,39 @@ impl MxFormat {
     }
 }
 
+impl MxFormat {
+    /// An MX output row's FP32 values before the quantization: each lane's sum plus the
+    /// bias (an FP32 word; one rounding), then with `add` plus the operand element's value
+    /// (`element_fp32`, the operand row's block scale in its slot after the elements; one
+    /// rounding).
+    fn bias_and_add(&self, bits: &[u32], ops: &PostOps) -> Vec<u32> {
+        let opnd_scale = ops
+            .operand
+            .and_then(|o| o.get(bits.len()))
+            .map_or(0, |s| *s as u8);
+        bits.iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let v = ops.bias.map_or(v, |b| fp32::add(v, b[i] as u32));
+                match (ops.add, ops.operand) {
+                    (Some(_), Some(o)) => fp32::add(v, element_fp32(o[i], opnd_scale, self.elem)),
+                    _ => v,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The value of an MX element `code` in a block of scale `scale` as FP32: the code times
+/// 2^(scale - 127 - frac), exactly (`spline::ldexp` of the code as FP32: below FP32's
+/// normal range a zero of its sign, above it infinity); the NaN scale gives NaN.
+pub fn element_fp32(code: i64, scale: u8, t: MxInt) -> u32 {
+    match scale {
+        E8M0_NAN => fp32::CANONICAL_NAN,
+        s => super::spline::ldexp(fp32::from_int(code), i32::from(s) - 127 - t.frac as i32),
+    }
+}
+
 impl Datapath for MxFormat {
     fn name(&self) -> String {
         self.elem.name.to_string()
@@ -153,6 +186,7 @@ impl Datapath for MxFormat {
         let bits: Vec<u32> = acc.iter().map(|v| *v as u32).collect();
         match out {
             Format::Mx(f) => {
+                let bits = self.bias_and_add(&bits, ops);
                 let mut row = Row::default();
                 for block in bits.chunks(f.block_size as usize) {
                     let (scale, q) = quantize_fp32_row(block, ops.relu, f.elem);

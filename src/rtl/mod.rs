@@ -171,7 +171,12 @@ fn leaf_deps<'a>(name: &str, c: &'a Common) -> Vec<&'a str> {
         "hwgen_acc_mx" | "hwgen_acc_int_mx" => vec!["hwgen_mx_dequant", "hwgen_fp32_add"],
         "hwgen_acc_float" => vec!["hwgen_fp32_add"],
         "hwgen_post_int" => vec!["hwgen_vector_lane"],
-        "hwgen_post_mx" => vec!["hwgen_mx_quantize"],
+        "hwgen_post_mx" => vec![
+            "hwgen_fp32_add",
+            "hwgen_int_to_fp32",
+            "hwgen_ldexp",
+            "hwgen_mx_quantize",
+        ],
         "hwgen_post_float" => vec![c.leaves.encode.as_str()],
         "hwgen_post_mini" => vec![
             "hwgen_fp32_add",

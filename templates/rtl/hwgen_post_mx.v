@@ -1,6 +1,11 @@
 {{ c.banner }}
-// Row post-processing, MX family: ReLU and the quantization of the FP32 row to one MX block
-// (hwgen_mx_quantize), written as {scale, elements}.
+// Row post-processing, MX family: each lane's FP32 sum plus the bias (bias_i: the bias
+// row's FP32 word), then with add_i plus the operand element's value (its code times
+// 2^(scale - 127 - MX_FRAC), the operand row's block scale in its slot: hwgen_ldexp of the
+// code as FP32; the NaN scale gives NaN), each sum rounded once (hwgen_fp32_add); then ReLU
+// and the quantization of the row to one MX block (hwgen_mx_quantize), written as {scale,
+// elements}. The additions sit before the quantizer's first register (none without
+// ENABLE_BIAS, ENABLE_ADD).
 {% include "rtl/include/post_doc.v" %}
 module hwgen_post_mx #(
   parameter integer KPF           = 8,
@@ -23,6 +28,41 @@ module hwgen_post_mx #(
 ) (
 {% include "rtl/include/post_ports.v" %}
 
+  localparam [8:0]  BIAS = 9'd127 + MX_FRAC[8:0];
+  localparam [31:0] QNAN = 32'h7fc0_0000;
+  wire [SCALE_W-1:0] opnd_scale = operand_row_i[KPF*OUTPUT_W +: SCALE_W];
+  wire [8:0]         opnd_exp   = {1'b0, opnd_scale[7:0]} - BIAS;
+  wire [KPF*32-1:0]  summed;
+
+  genvar col;
+  generate
+    for (col = 0; col < KPF; col = col + 1) begin : gen_col
+      wire [31:0] acc = acc_row_i[col*ACC_W +: 32];
+      wire [31:0] biased, code_fp, opnd, plus_opnd;
+      hwgen_fp32_add u_bias (
+        .a_i   (acc),
+        .b_i   (bias_row_i[col*ACC_W +: 32]),
+        .sum_o (biased)
+      );
+      wire [31:0] own = ((ENABLE_BIAS != 0) && bias_i) ? biased : acc;
+      hwgen_int_to_fp32 #(.IN_W(OUTPUT_W)) u_code (
+        .value_i (operand_row_i[col*OUTPUT_W +: OUTPUT_W]),
+        .fp_o    (code_fp)
+      );
+      hwgen_ldexp u_value (
+        .p_i (code_fp),
+        .n_i (opnd_exp),
+        .y_o (opnd)
+      );
+      hwgen_fp32_add u_add (
+        .a_i   (own),
+        .b_i   ((opnd_scale[7:0] == 8'hff) ? QNAN : opnd),
+        .sum_o (plus_opnd)
+      );
+      assign summed[col*32 +: 32] = ((ENABLE_ADD != 0) && add_i) ? plus_opnd : own;
+    end
+  endgenerate
+
   hwgen_mx_quantize #(
     .KPF      (KPF),
     .OUTPUT_W (OUTPUT_W),
@@ -31,18 +71,18 @@ module hwgen_post_mx #(
     .clk_i       (clk_i),
     .{{ c.rst }} ({{ c.rst }}),
     .relu_i      (relu_i),
-    .acc_i       (acc_row_i),
+    .acc_i       (summed),
     .result_o    (row_o)
   );
 
-  // Bias, requantization, add and pool are integer operations; there is one precision.
+  // Requantization and pool are integer operations; there is one precision.
   wire unused_controls;
-  assign unused_controls = ^{bias_i, add_i, pool_i, mul_i, leaky_i, raw_i, half_even_i,
+  assign unused_controls = ^{pool_i, mul_i, leaky_i, raw_i, half_even_i,
                              add_weight_i, opnd_weight_i, add_shift_i, opnd_zero_i,
                              add_zero_i, multiplier_i, shift_i, neg_multiplier_i,
-                             zero_point_i, clamp_i, clamp_max_i, bias_row_i, operand_row_i,
+                             zero_point_i, clamp_i, clamp_max_i,
                              prec_in_i, prec_out_i, fixed_scale_i,
-                             OUTPUT_SIGNED[0], ENABLE_BIAS[0], ENABLE_RELU[0],
-                             ENABLE_LEAKY[0], ENABLE_POOL[0], ENABLE_ADD[0]};
+                             OUTPUT_SIGNED[0], ENABLE_RELU[0], ENABLE_LEAKY[0],
+                             ENABLE_POOL[0]};
 
 endmodule

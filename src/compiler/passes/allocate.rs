@@ -460,6 +460,12 @@ impl Alloc {
     }
 }
 
+/// Rows of a unit's identity tile: its cpf element rows and, on a Design with MX
+/// weights, the rows of the column scales that make each one 1.0 (`encode::write_params`).
+pub fn identity_rows(u: &Unit) -> u32 {
+    u.cpf + u.datatype.weight_scale_rows()
+}
+
 /// The identity tile of every unit size (and its beat for the graph's unit), and the table
 /// of ones a global average pool sums with, placed from beat `*next`.
 #[allow(clippy::type_complexity)]
@@ -481,12 +487,12 @@ fn constants<'u>(
         let v = unit_of(i);
         if let std::collections::btree_map::Entry::Vacant(e) = identities.entry(v.cpf as usize) {
             e.insert(*next);
-            *next += u64::from(v.cpf * v.weight_row_bits()) / mem_w;
+            *next += u64::from(identity_rows(v) * v.weight_row_bits()) / mem_w;
         }
     }
     let identity = *identities.entry(t).or_insert(*next);
     if identity == *next {
-        *next += t as u64 * weight_beats;
+        *next += u64::from(identity_rows(u)) * weight_beats;
     }
     let in_format = u.datatype.primary().input();
     let gap = g.nodes.iter().any(|n| {

@@ -236,15 +236,27 @@ pub fn memory_image(design: &Design, model: &Model, g: &Graph, alloc: &Alloc) ->
     dmem
 }
 
-/// The identity tile, the table of ones, weight tiles and biases of `alloc` in the layout
-/// of `g.unit`.
-pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
-    let u = &g.unit;
+/// The identity tile of `u`: element codes of 1 on the diagonal and, on a Design with MX
+/// weights, column scales that make each 1.0 (2^(scale - 127 - frac) = 1), so that an
+/// identity pass reads an MX block's values exactly.
+fn write_identity(dmem: &mut Memory, u: &crate::design::Unit, alloc: &Alloc) {
     let t = u.cpf as usize;
-    let mem_w = u64::from(dmem.beat_bits);
     let wt = u.datatype.weight_type();
-    for r in 0..t {
-        let row: Vec<i64> = (0..t).map(|c| i64::from(r == c)).collect();
+    let ones = (0..t).map(|r| (0..t).map(|c| i64::from(r == c)).collect::<Vec<i64>>());
+    let unit_scales = u
+        .datatype
+        .precisions
+        .iter()
+        .find_map(|p| match p.ops().weight() {
+            crate::numeric::Format::Mx(m) => {
+                Some(
+                    p.ops()
+                        .pack_weight_scales(&vec![(127 + m.elem.frac) as u8; t]),
+                )
+            }
+            _ => None,
+        });
+    for (r, row) in ones.chain(unit_scales.into_iter().flatten()).enumerate() {
         dmem.write_row(
             alloc.identity + r as u64 * alloc.weight_beats,
             alloc.weight_beats,
@@ -252,6 +264,16 @@ pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
             wt,
         );
     }
+}
+
+/// The identity tile, the table of ones, weight tiles and biases of `alloc` in the layout
+/// of `g.unit`.
+pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
+    let u = &g.unit;
+    let t = u.cpf as usize;
+    let mem_w = u64::from(dmem.beat_bits);
+    let wt = u.datatype.weight_type();
+    write_identity(dmem, u, alloc);
     if let Some((ones, beats)) = alloc.ones {
         for m in 1..=t {
             let row: Vec<i64> = (0..t).map(|c| i64::from(c < m)).collect();

@@ -239,7 +239,7 @@ fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
     let acc = prec.ops().acc_type();
     let tied = match (a.rl.bias.as_deref(), prec) {
         (None, _) => vec![0; g.cout],
-        (Some(spec), Precision::Float(_)) => float_bias(ctx, spec, g.cout)?,
+        (Some(spec), Precision::Float(_) | Precision::Mx(_)) => float_bias(ctx, spec, g.cout)?,
         (Some(spec), _) => bias(ctx, "bias", spec, &[g.cout], acc)?,
     };
     let untied_bias = match a.rl.untied_bias.as_deref() {
@@ -388,8 +388,16 @@ fn check_real_layer(
             ));
         }
     }
-    // A small float layer's vector unit adds an FP32 bias (`float_bias`).
-    let float_bias = matches!(format, Format::Float(_));
+    // A small float or MX layer's vector unit adds an FP32 bias (`float_bias`), except at
+    // an MX layer's boundary to an integer layer (its integer output path has no FP32 add).
+    if let (Format::Mx(_), Some(_), Some(e)) = (format, &a.rl.bias, a.exponent) {
+        return Err(ctx.err(
+            "bias",
+            format!("an MX layer with output_exponent = {e} writes integers at a fixed scale for the integer layer after it, a path with no FP32 bias"),
+            "remove bias (or output_exponent, and give the next layer an MX type)",
+        ));
+    }
+    let float_bias = matches!(format, Format::Float(_) | Format::Mx(_));
     for (key, present) in [
         ("bias", a.rl.bias.is_some() && !float_bias),
         ("untied_bias", a.rl.untied_bias.is_some()),
@@ -419,7 +427,7 @@ fn check_real_layer(
     Ok(())
 }
 
-/// The bias of a small float layer (FP8, BF16): `"random"` (seeded normal values) or a
+/// The bias of a small float or MX layer (FP8, BF16, MXINT8, MXINT4): `"random"` (seeded normal values) or a
 /// `.npy` of float32 values of shape [cout], each finite; the vector unit adds it to the
 /// FP32 accumulator value, so it is held as FP32 bits (a subnormal flushed to zero).
 fn float_bias(ctx: &mut Ctx, spec: &str, cout: usize) -> Result<Vec<i64>, ModelError> {

@@ -161,12 +161,14 @@ fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
     match a.prec {
         Precision::Int(_) => {}
         Precision::Float(_) => float_add(ctx, a)?,
+        Precision::Mx(_) if a.rl.op == "add" => float_add(ctx, a)?,
         _ => {
             return Err(ctx.err(
                 &format!("op = {}", a.rl.op),
                 format!(
-                    "{} is an integer, FP8 or BF16 layer, not {}",
+                    "{} is an integer, FP8 or BF16 layer{}, not {}",
                     a.rl.op,
+                    if a.rl.op == "add" { " (or MX)" } else { "" },
                     a.prec.name()
                 ),
                 "give the layer an integer, fp8 or bf16 type",
@@ -200,10 +202,12 @@ fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
     })
 }
 
-/// The rules of a small float layer's `add` (FP8, BF16): y = x + residual in FP32, rounded
-/// once to the format, ReLU after; no requantization, scales, zero points or ReLU6 (`mul`
-/// is an integer form). It runs in the vector unit of the convolution that computes x
-/// (the compiler fuses them, `fuse::rules`).
+/// The rules of a small float layer's `add` (FP8, BF16) and an MX layer's: y = x +
+/// residual in FP32, ReLU after, rounded once to the format (an MX row quantized as a
+/// block); no requantization, scales, zero points or ReLU6 (`mul` is an integer form). A
+/// float add runs in the vector unit of the convolution that computes x (the compiler fuses
+/// them, `fuse::rules`); an MX add runs on its own (x through the array's identity pass is
+/// its value in FP32, to which the vector unit adds the residual's).
 fn float_add(ctx: &Ctx, a: &Args) -> Result<(), ModelError> {
     if crate::numeric::rows::Elem::of(a.prec.ops().output()).is_none() {
         return Err(ctx.err(
@@ -343,8 +347,10 @@ impl Add {
             clamp,
             eltwise,
         } = self;
-        if let Precision::Float(f) = layer.prec {
-            return float_sum(a, b, *relu, f);
+        match layer.prec {
+            Precision::Float(f) => return float_sum(a, b, *relu, f),
+            Precision::Mx(f) => return mx_sum(a, b, *relu, f),
+            _ => {}
         }
         let t = layer.out_format.code_type();
         let mut y = Tensor::zeros(a.h, a.w, a.c, layer.out_format);
@@ -368,6 +374,37 @@ impl Add {
         }
         y
     }
+}
+
+/// An MX add: each element's value plus the residual's (`b` of one pixel read at every
+/// pixel), both `mx::element_fp32`, in FP32 (one rounding), ReLU, each block of the row
+/// quantized (`mx::quantize_fp32_row`).
+fn mx_sum(a: &Tensor, b: &Tensor, relu: bool, f: crate::numeric::MxFormat) -> Tensor {
+    use crate::numeric::{fp32, mx};
+    let mut y = a.clone();
+    let bs = f.block_size as usize;
+    let blocks = a.c / bs;
+    for p in 0..a.h * a.w {
+        let bp = if b.h * b.w == 1 { 0 } else { p };
+        for k in 0..blocks {
+            let vals: Vec<u32> = (0..bs)
+                .map(|l| {
+                    let ch = k * bs + l;
+                    let x =
+                        mx::element_fp32(a.data[p * a.c + ch], a.scales[p * blocks + k], f.elem);
+                    let r =
+                        mx::element_fp32(b.data[bp * b.c + ch], b.scales[bp * blocks + k], f.elem);
+                    fp32::add(x, r)
+                })
+                .collect();
+            let (scale, codes) = mx::quantize_fp32_row(&vals, relu, f.elem);
+            y.scales[p * blocks + k] = scale;
+            for (l, q) in codes.into_iter().enumerate() {
+                y.data[p * a.c + k * bs + l] = i64::from(q);
+            }
+        }
+    }
+    y
 }
 
 /// A float add: each element's value plus the residual's (`b` of one pixel read at every

@@ -497,6 +497,29 @@ fn vector_ops(
     if p.bias.iter().any(|b| *b != 0) {
         need(v.bias, "bias")?;
     }
+    // An MX layer's FP32 bias and residual add are in the vector unit of an all-MX
+    // Design; a Design mixing integer and MX layers rounds MX sums only.
+    let mx = matches!(l.prec, crate::numeric::Precision::Mx(_));
+    let biased = p.bias.iter().any(|b| *b != 0);
+    let adds = l.inputs.len() > 1 && s.weights_from().is_none();
+    let all_mx = design
+        .datatypes()
+        .precisions
+        .iter()
+        .all(|q| matches!(q, crate::numeric::Precision::Mx(_)));
+    if mx && (biased || adds) && !all_mx {
+        return Err(CompileError::new(
+            Some(&l.name),
+            format!(
+                "an MX layer's FP32 {} runs in the vector unit of a Design whose layers are all MX; this Design mixes integer and MX layers, and its vector unit only rounds MX sums",
+                if adds { "residual add" } else { "bias" }
+            ),
+            match adds {
+                true => "compile for an all-MX Design (configs/32x32_mxint8.toml), or give the add an integer type",
+                false => "compile for an all-MX Design (configs/32x32_mxint8.toml), or remove the bias",
+            },
+        ));
+    }
     let acc = l.prec.ops().acc_type().bits;
     if !p.channel_requant.is_empty() && acc < crate::isa::scale_word_bits() {
         return Err(CompileError::new(

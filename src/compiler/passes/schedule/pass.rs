@@ -170,7 +170,9 @@ impl Sched<'_> {
                 };
             }
             let nrows = if nc.identity {
-                self.t as u64
+                u64::from(crate::compiler::passes::allocate::identity_rows(
+                    &self.g.unit,
+                ))
             } else {
                 ((end - k) * nc.nwt) as u64
             };
