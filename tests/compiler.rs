@@ -904,3 +904,12 @@ fn mx_row_operators() {
     let model = std::fs::read_to_string("rtl-tests/cases/mx_rows.toml").expect("the case");
     check("rtl-tests/configs/16x16_mxint8_rows.toml", &model);
 }
+
+/// The row operators on posit8 elements (rtl-tests/cases/posit_rows.toml): the
+/// interpreter's `rows` reads each posit as its FP32 value and converts its outputs as the
+/// golden model's row programs do.
+#[test]
+fn posit_row_operators() {
+    let model = std::fs::read_to_string("rtl-tests/cases/posit_rows.toml").expect("the case");
+    check("rtl-tests/configs/8x8_posit8_rows.toml", &model);
+}

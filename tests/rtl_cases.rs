@@ -141,10 +141,12 @@ cases! {
     // The row operators on FP8 E4M3 elements (SiLU fused into a projection, layer norm,
     // a fused residual add, GELU, RMSNorm, scores and a per-head softmax).
     fp8_rows: "cases/fp8_rows.toml" on "rtl-tests/configs/8x8_fp8_rows.toml" with 10;
-    // The row operators on MXINT8 blocks: each operand row read with its block scale, each
-    // written row quantized as one block (SiLU fused into a projection, layer norm, GELU,
-    // RMSNorm, a per-head softmax).
+    // The row operators, FP32 biases and a residual add on MXINT8 blocks: each operand row
+    // read with its block scale, each written row quantized as one block.
     mx_rows: "cases/mx_rows.toml" on "rtl-tests/configs/16x16_mxint8_rows.toml" with 10;
+    // The row operators on posit8 elements (es = 2): each posit read as its FP32 value,
+    // each output converted as the vector unit converts.
+    posit_rows: "cases/posit_rows.toml" on "rtl-tests/configs/8x8_posit8_rows.toml" with 10;
     // Elastic multi-engine programs (golden = interpreter = RTL for every frame): the
     // five-engine design with synchronous active-high reset (the trunk's two units of two
     // replicas run the model, the side branch has nothing to run); a two-stage pipeline over

@@ -72,8 +72,9 @@ fn window_fits_the_unit(ctx: &mut Ctx, unit: &Unit, spots: &Spots) {
 }
 
 /// The row unit reads accumulator words as int32 or FP32 (its parameters, constants and
-/// tables are FP32 words in accumulator rows) and reads and writes integer, small-float or
-/// MX integer elements (`numeric::rows::Elem`; an MX row is one block, the array's width).
+/// tables are FP32 words in accumulator rows) and reads and writes integer, small-float,
+/// posit or MX integer elements (`numeric::rows::Elem`; an MX row is one block, the
+/// array's width).
 fn rows_fit_the_unit(ctx: &mut Ctx, unit: &Unit, spots: &Spots) {
     if unit.rows.is_none() {
         return;
@@ -92,16 +93,18 @@ fn rows_fit_the_unit(ctx: &mut Ctx, unit: &Unit, spots: &Spots) {
             "use accumulator = \"int32\" (or a float datatype, which accumulates in FP32), or remove [rows]",
         );
     } else if crate::numeric::rows::Elem::of(d.primary().output()).is_none() {
+        // (Every output format a config can name has row elements today; a new one the
+        // row unit cannot read is refused here.)
         ctx.problem(
             "rows.enabled",
             spots.rows.clone(),
             Some("true".to_string()),
             format!(
-                "the row unit reads and writes integer, FP8, BF16 or MX integer elements; unit \"{}\" writes {}",
+                "the row unit reads and writes integer, FP8 (E4M3, E5M2), BF16, posit or MX integer elements; unit \"{}\" writes {}",
                 unit.name,
                 d.primary().output().name()
             ),
-            "use an integer output datatype (int8 or int16), fp8_e4m3, fp8_e5m2, bf16, mxint8 or mxint4, or remove [rows]",
+            "use an integer output datatype (int8 or int16), fp8_e4m3, fp8_e5m2, bf16, posit8, mxint8 or mxint4, or remove [rows]",
         );
     }
 }

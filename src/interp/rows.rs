@@ -123,7 +123,7 @@ impl Engine {
         let out = self.precision(pc, r.prec_out)?.ops().output();
         let Some(e) = Elem::of(out) else {
             return Err(illegal(format!(
-                "rows reads and writes integer, FP8, BF16 or MX integer elements; precision {} writes {}",
+                "rows reads and writes integer, FP8, BF16, posit or MX integer elements; precision {} writes {}",
                 r.prec_out,
                 out.name()
             )));

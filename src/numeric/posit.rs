@@ -222,6 +222,9 @@ impl FloatElement for Posit {
     fn encoder(self) -> &'static str {
         "hwgen_fp32_to_posit"
     }
+    fn row_leaves(self) -> (&'static str, &'static str) {
+        ("hwgen_row_posit_in", "hwgen_row_posit_out")
+    }
 }
 
 #[cfg(test)]

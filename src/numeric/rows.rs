@@ -10,28 +10,31 @@ use super::fp32;
 use super::int::IntType;
 use super::minifloat::{self, MiniFloat};
 use super::mx::{self, MxInt};
+use super::posit::Posit;
 use super::spline::{self, Spline};
-use super::Format;
+use super::{FloatElement, Format};
 
 /// The elements the row unit reads as its operand and writes: integers (with a zero point),
-/// the codes of a small floating-point format (FP8, BF16), or MX integer blocks of one row
-/// of lanes (the Design's block is its array's width) with the row's E8M0 scale.
+/// the codes of a small floating-point format (FP8, BF16) or of a posit, or MX integer
+/// blocks of one row of lanes (the Design's block is its array's width) with the row's
+/// E8M0 scale.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Elem {
     Int(IntType),
     Float(MiniFloat),
+    Posit(Posit),
     Mx(MxInt),
 }
 
 impl Elem {
-    /// The row unit's elements in a design whose output format is `f`, if it has them
-    /// (posits it does not read or write).
+    /// The row unit's elements in a design whose output format is `f`, if it has them.
     pub fn of(f: Format) -> Option<Elem> {
         match f {
             Format::Int(t) => Some(Elem::Int(t)),
             Format::Float(m) if m.ieee_specials() || m.specials == minifloat::Specials::Fn => {
                 Some(Elem::Float(m))
             }
+            Format::Posit(p) => Some(Elem::Posit(p)),
             Format::Mx(m) => Some(Elem::Mx(m.elem)),
             _ => None,
         }
@@ -40,11 +43,13 @@ impl Elem {
     /// An element as FP32: an integer (an MX element's code too) converted exactly (to the
     /// nearest FP32 beyond 2^24), a float code's value under the FP32 contract (a value
     /// below FP32's normal range, a BF16 subnormal, is a zero of its sign; a NaN the
-    /// canonical NaN).
+    /// canonical NaN), a posit's value (exact: every posit8 value is a normal FP32; NaR
+    /// the canonical NaN).
     pub fn value(self, code: i64) -> u32 {
         match self {
             Elem::Int(_) | Elem::Mx(_) => fp32::from_int(code),
-            Elem::Float(m) => super::FloatElement::value_fp32(m, code as u32),
+            Elem::Float(m) => m.value_fp32(code as u32),
+            Elem::Posit(p) => p.value_fp32(code as u32),
         }
     }
 
@@ -70,6 +75,8 @@ impl Elem {
     /// elements, each `v * mult` (the output multiplier):
     /// * integers: rounded plus `zero` ([`quantize`]);
     /// * float formats: `minifloat::to_code` (nearest, ties to even, saturating);
+    /// * posits: `posit::to_code` (the vector unit's conversion: nearest on the bit string,
+    ///   saturating to maxpos and minpos, NaN and infinities to NaR);
     /// * MX: the products (the lanes past `valid` +0) quantized as one block
     ///   (`mx::quantize_fp32_row`), with the block's scale.
     ///
@@ -89,6 +96,10 @@ impl Elem {
             Elem::Int(t) => (per_lane(&|v| quantize(v, mult, zero, t)), None),
             Elem::Float(m) => (
                 per_lane(&|v| i64::from(minifloat::to_code(fp32::mul(v, mult), m))),
+                None,
+            ),
+            Elem::Posit(p) => (
+                per_lane(&|v| i64::from(p.encode_fp32(fp32::mul(v, mult)))),
                 None,
             ),
             Elem::Mx(t) => {

@@ -151,6 +151,8 @@ static_module!(RowMiniIn, "rtl/hwgen_row_mini_in.v");
 static_module!(RowMiniOut, "rtl/hwgen_row_mini_out.v");
 format_module!(UnpackPosit, "rtl/hwgen_unpack_posit.v");
 format_module!(Fp32ToPosit, "rtl/hwgen_fp32_to_posit.v");
+format_module!(RowPositIn, "rtl/hwgen_row_posit_in.v");
+static_module!(RowPositOut, "rtl/hwgen_row_posit_out.v");
 
 pub struct Define {
     pub name: String,

@@ -252,15 +252,17 @@ pub(super) fn layer(
     };
     if !form.real && !matches!(prec, Precision::Int(_)) {
         // FP8 and BF16 layers run every real-valued form, MX ones every one but the matmul
-        // of two run-time tensors (its own rule says why); posit ones convolutions.
-        let real: Vec<&str> = match prec {
-            Precision::Float(_) => forms().filter(|f| f.real).map(|f| f.name).collect(),
-            Precision::Mx(_) => forms()
-                .filter(|f| f.real && f.name != "matmul")
-                .map(|f| f.name)
-                .collect(),
-            _ => conv::FORMS.iter().map(|f| f.name).collect(),
+        // of two run-time tensors, posit ones neither that nor add (their own rules say
+        // why).
+        let but: &[&str] = match prec {
+            Precision::Float(_) => &[],
+            Precision::Mx(_) => &["matmul"],
+            _ => &["matmul", "add"],
         };
+        let real: Vec<&str> = forms()
+            .filter(|f| f.real && !but.contains(&f.name))
+            .map(|f| f.name)
+            .collect();
         return Err(ctx.err(
             &format!("op = {}", rl.op),
             format!(

@@ -45,23 +45,25 @@ impl RowQuant {
 /// numbers with a normal reciprocal) and `zero_points = { input, output }` (default 0; each
 /// within its tensor's integer type).
 ///
-/// A float layer (FP8, BF16) or an MX layer has no scales or zero points: its elements (an
-/// MX block's with its scale) are the values.
+/// A float layer (FP8, BF16), a posit layer or an MX layer has no scales or zero points: its
+/// elements (an MX block's with its scale) are the values.
 pub(super) fn quant(ctx: &Ctx, a: &Args, out: Format) -> Result<RowQuant, ModelError> {
     let op = &a.rl.op;
     match a.prec {
         Precision::Int(_) => {}
-        Precision::Float(_) | Precision::Mx(_) if rows::Elem::of(out).is_some() => {
+        Precision::Float(_) | Precision::Mx(_) | Precision::Posit(_)
+            if rows::Elem::of(out).is_some() =>
+        {
             return float_quant(ctx, a)
         }
         _ => {
             return Err(ctx.err(
                 &format!("op = {op}"),
                 format!(
-                    "{op} runs on the row unit, which reads and writes integer, FP8, BF16 and MX integer tensors, not {}",
+                    "{op} runs on the row unit, which reads and writes integer, FP8 (E4M3, E5M2), BF16, posit and MX integer tensors, not {}",
                     a.prec.name()
                 ),
-                "give the layer an integer, fp8, bf16 or mxint8 type",
+                "give the layer an integer, fp8, bf16, posit8 or mxint8 type",
             ))
         }
     }
@@ -112,7 +114,7 @@ pub(super) fn quant(ctx: &Ctx, a: &Args, out: Format) -> Result<RowQuant, ModelE
     })
 }
 
-/// The quantization of a float or MX layer: none (scales 1, zero points 0); `scales` and
+/// The quantization of a float, posit or MX layer: none (scales 1, zero points 0); `scales` and
 /// `zero_points` are refused.
 fn float_quant(ctx: &Ctx, a: &Args) -> Result<RowQuant, ModelError> {
     let op = &a.rl.op;
