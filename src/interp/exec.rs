@@ -473,6 +473,11 @@ impl Engine {
         }
         let p_in = self.precision(pc, v.prec_in)?;
         let out = self.precision(pc, v.prec_out)?.ops().output();
+        if matches!(p_in, Precision::Mx(_)) && v.bias && v.add {
+            return Err(illegal(
+                "an MX row takes a bias or an operand, not both (the vector unit has one FP32 adder a lane)",
+            ));
+        }
         let u = &self.unit;
         if v.to_input && (u.cpf != u.kpf || u.datatype.input_type() != u.datatype.output_type()) {
             return Err(illegal(

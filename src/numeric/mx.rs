@@ -120,10 +120,11 @@ impl MxFormat {
 }
 
 impl MxFormat {
-    /// An MX output row's FP32 values before the quantization: each lane's sum plus the
-    /// bias (an FP32 word; one rounding), then with `add` plus the operand element's value
-    /// (`element_fp32`, the operand row's block scale in its slot after the elements; one
-    /// rounding).
+    /// An MX output row's FP32 values before the quantization: each lane's sum plus one
+    /// addend (one rounding): with `add` the operand element's value (`element_fp32`, the
+    /// operand row's block scale in its slot after the elements), else the bias (an FP32
+    /// word). The vector unit has one adder a lane: an instruction takes a bias or an
+    /// operand, not both (the interpreter refuses both).
     fn bias_and_add(&self, bits: &[u32], ops: &PostOps) -> Vec<u32> {
         let opnd_scale = ops
             .operand
@@ -131,12 +132,10 @@ impl MxFormat {
             .map_or(0, |s| *s as u8);
         bits.iter()
             .enumerate()
-            .map(|(i, &v)| {
-                let v = ops.bias.map_or(v, |b| fp32::add(v, b[i] as u32));
-                match (ops.add, ops.operand) {
-                    (Some(_), Some(o)) => fp32::add(v, element_fp32(o[i], opnd_scale, self.elem)),
-                    _ => v,
-                }
+            .map(|(i, &v)| match (ops.add, ops.operand, ops.bias) {
+                (Some(_), Some(o), _) => fp32::add(v, element_fp32(o[i], opnd_scale, self.elem)),
+                (_, _, Some(b)) => fp32::add(v, b[i] as u32),
+                _ => v,
             })
             .collect()
     }

@@ -1,11 +1,12 @@
 {{ c.banner }}
-// Row post-processing, MX family: each lane's FP32 sum plus the bias (bias_i: the bias
-// row's FP32 word), then with add_i plus the operand element's value (its code times
-// 2^(scale - 127 - MX_FRAC), the operand row's block scale in its slot: hwgen_ldexp of the
-// code as FP32; the NaN scale gives NaN), each sum rounded once (hwgen_fp32_add); then ReLU
-// and the quantization of the row to one MX block (hwgen_mx_quantize), written as {scale,
-// elements}. The additions sit before the quantizer's first register (none without
-// ENABLE_BIAS, ENABLE_ADD).
+// Row post-processing, MX family: each lane's FP32 sum plus one addend (one rounding,
+// hwgen_fp32_add, one adder a lane): with add_i the operand element's value (its code
+// times 2^(scale - 127 - MX_FRAC), the operand row's block scale in its slot: hwgen_ldexp
+// of the code as FP32; the NaN scale gives NaN), else with bias_i the bias row's FP32
+// word; then ReLU and the quantization of the row to one MX block (hwgen_mx_quantize),
+// written as {scale, elements}. (An instruction takes a bias or an operand, not both: the
+// interpreter refuses both.) The addition sits before the quantizer's first register
+// (none without ENABLE_BIAS and ENABLE_ADD).
 {% include "rtl/include/post_doc.v" %}
 module hwgen_post_mx #(
   parameter integer KPF           = 8,
@@ -33,18 +34,14 @@ module hwgen_post_mx #(
   wire [SCALE_W-1:0] opnd_scale = operand_row_i[KPF*OUTPUT_W +: SCALE_W];
   wire [8:0]         opnd_exp   = {1'b0, opnd_scale[7:0]} - BIAS;
   wire [KPF*32-1:0]  summed;
+  wire               adds   = (ENABLE_ADD != 0) && add_i;
+  wire               biased = (ENABLE_BIAS != 0) && bias_i;
 
   genvar col;
   generate
     for (col = 0; col < KPF; col = col + 1) begin : gen_col
       wire [31:0] acc = acc_row_i[col*ACC_W +: 32];
-      wire [31:0] biased, code_fp, opnd, plus_opnd;
-      hwgen_fp32_add u_bias (
-        .a_i   (acc),
-        .b_i   (bias_row_i[col*ACC_W +: 32]),
-        .sum_o (biased)
-      );
-      wire [31:0] own = ((ENABLE_BIAS != 0) && bias_i) ? biased : acc;
+      wire [31:0] code_fp, opnd, sum;
       hwgen_int_to_fp32 #(.IN_W(OUTPUT_W)) u_code (
         .value_i (operand_row_i[col*OUTPUT_W +: OUTPUT_W]),
         .fp_o    (code_fp)
@@ -54,12 +51,14 @@ module hwgen_post_mx #(
         .n_i (opnd_exp),
         .y_o (opnd)
       );
+      wire [31:0] addend = adds ? ((opnd_scale[7:0] == 8'hff) ? QNAN : opnd)
+                                : bias_row_i[col*ACC_W +: 32];
       hwgen_fp32_add u_add (
-        .a_i   (own),
-        .b_i   ((opnd_scale[7:0] == 8'hff) ? QNAN : opnd),
-        .sum_o (plus_opnd)
+        .a_i   (acc),
+        .b_i   (addend),
+        .sum_o (sum)
       );
-      assign summed[col*32 +: 32] = ((ENABLE_ADD != 0) && add_i) ? plus_opnd : own;
+      assign summed[col*32 +: 32] = (adds || biased) ? sum : acc;
     end
   endgenerate
 
