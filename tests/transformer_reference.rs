@@ -262,35 +262,14 @@ fn mx_layers_seed(seed: u64) {
     assert_eq!(decode(x), want_x, "the input is read as its MXINT8 values");
     write_f32(&path("n"), &[s, 1, d], &decode(&t["n"])).unwrap();
     write_f32(&path("p"), &[s, 1, d], &decode(&t["p"])).unwrap();
-    let script = repo().join("rtl-tests/ref/mx_layers_reference.py");
-    let r = std::process::Command::new(python())
-        .arg(&script)
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let text = String::from_utf8(r.stdout).unwrap();
-    let v: Vec<f64> = text
-        .split_whitespace()
-        .map(|x| x.parse().unwrap())
-        .collect();
-    eprintln!(
-        "mx layers against float64, seed {seed}: rmsnorm identical {}, max {} steps, max abs {}; softmax identical {}, max {} steps, max abs {}",
-        v[0], v[1], v[2], v[3], v[4], v[5]
-    );
     // Measured over seeds 45 to 48: the RMS norm's outputs 93% to 98% identical, the
     // softmax's 97% to 99%, each at most 3 steps from the reference (a one-step difference
     // inside the layers carried through the norms).
-    for (what, identical, steps) in [("rmsnorm", v[0], v[1]), ("softmax", v[3], v[4])] {
-        assert!(
-            identical >= 0.9,
-            "seed {seed}: only {identical} of the {what} outputs equal the reference"
-        );
-        assert!(
-            steps <= 4.0,
-            "seed {seed}: a {what} output is {steps} steps from the reference"
-        );
-    }
+    norm_and_softmax_against(
+        "mx_layers_reference.py",
+        dir.path(),
+        &format!("mxint8, seed {seed}"),
+    );
 }
 
 /// posit8 (es = 0, SoftPosit's posit8_t) row operators after a projection (SiLU, layer
@@ -360,10 +339,22 @@ fn posit_layers_seed(seed: u64) {
     );
     write_f32(&path("n"), &[s, 1, d], &decode(&t["n"])).unwrap();
     write_f32(&path("p"), &[s, 1, d], &decode(&t["p"])).unwrap();
-    let script = repo().join("rtl-tests/ref/posit_layers_reference.py");
+    // Measured over seeds 53 to 56: the RMS norm's outputs 95% to 98% identical, at most 3
+    // codes from the reference; the softmax's 99.7% to 100%, at most 1.
+    norm_and_softmax_against(
+        "posit_layers_reference.py",
+        dir.path(),
+        &format!("posit8, seed {seed}"),
+    );
+}
+
+/// Run the reference `script` (in rtl-tests/ref) on `dir` and check its two lines of
+/// "identical max_steps max_abs", the RMS norm's and the softmax's: at least 90% of the
+/// outputs identical and none more than 4 steps (MX block steps, or posit codes) away.
+fn norm_and_softmax_against(script: &str, dir: &std::path::Path, label: &str) {
     let r = std::process::Command::new(python())
-        .arg(&script)
-        .arg(dir.path())
+        .arg(repo().join("rtl-tests/ref").join(script))
+        .arg(dir)
         .output()
         .unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
@@ -373,19 +364,17 @@ fn posit_layers_seed(seed: u64) {
         .map(|x| x.parse().unwrap())
         .collect();
     eprintln!(
-        "posit8 layers against float64, seed {seed}: rmsnorm identical {}, max {} steps, max abs {}; softmax identical {}, max {} steps, max abs {}",
+        "{label} against float64: rmsnorm identical {}, max {} steps, max abs {}; softmax identical {}, max {} steps, max abs {}",
         v[0], v[1], v[2], v[3], v[4], v[5]
     );
-    // Measured over seeds 53 to 56: the RMS norm's outputs 95% to 98% identical, at most 3
-    // codes from the reference; the softmax's 99.7% to 100%, at most 1.
     for (what, identical, steps) in [("rmsnorm", v[0], v[1]), ("softmax", v[3], v[4])] {
         assert!(
             identical >= 0.9,
-            "seed {seed}: only {identical} of the {what} outputs equal the reference"
+            "{label}: only {identical} of the {what} outputs equal the reference"
         );
         assert!(
             steps <= 4.0,
-            "seed {seed}: a {what} output is {steps} codes from the reference"
+            "{label}: a {what} output is {steps} steps from the reference"
         );
     }
 }
