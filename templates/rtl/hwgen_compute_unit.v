@@ -516,19 +516,32 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
         .element_o (zw)
       );
 
-      // The entering row's sum less CPF * za, with the zero points, into the tag.
-      localparam [ROW_W-1:0] CPF_R = CPF[ROW_W-1:0];
+      // The entering row's sum less CPF * za, with the zero points, into the tag. The row's
+      // elements are summed in a pairwise tree (at each level, value j is the sum of values
+      // 2j and 2j + 1 of the level before; the SPAN leaves are the elements, then zeros),
+      // log2(CPF) adders deep.
+      localparam [ROW_W-1:0] CPF_R  = CPF[ROW_W-1:0];
+      localparam integer     LEVELS = $clog2(CPF);
+      localparam integer     SPAN   = 1 << LEVELS;
       wire             za_msb = (INPUT_SIGNED != 0) && za[INPUT_W-1];
       wire [ROW_W-1:0] za_ext = { {(ROW_W-INPUT_W){za_msb} }, za};
-      reg  [ROW_W-1:0] row_diff;
-      integer r;
-      always @* begin
-        row_diff = {ROW_W{1'b0}} - za_ext * CPF_R;
-        for (r = 0; r < CPF; r = r + 1) begin
-          row_diff = row_diff + { {(ROW_W-INPUT_W){(INPUT_SIGNED != 0) && in_data_i[r*INPUT_W+INPUT_W-1]} },
-                                  in_data_i[r*INPUT_W +: INPUT_W]};
+      genvar level, r;
+      for (level = 0; level <= LEVELS; level = level + 1) begin : gen_row_level
+        localparam integer N = SPAN >> level;
+        wire [N*ROW_W-1:0] sums;
+        for (r = 0; r < N; r = r + 1) begin : gen_sum
+          if (level == 0 && r < CPF) begin : gen_elem
+            wire [INPUT_W-1:0] e = in_data_i[r*INPUT_W +: INPUT_W];
+            assign sums[r*ROW_W +: ROW_W] = { {(ROW_W-INPUT_W){(INPUT_SIGNED != 0) && e[INPUT_W-1]} }, e};
+          end else if (level == 0) begin : gen_zero
+            assign sums[r*ROW_W +: ROW_W] = {ROW_W{1'b0}};
+          end else begin : gen_pair
+            assign sums[r*ROW_W +: ROW_W] = gen_row_level[level-1].sums[(2*r)*ROW_W +: ROW_W]
+                                          + gen_row_level[level-1].sums[(2*r+1)*ROW_W +: ROW_W];
+          end
         end
       end
+      wire [ROW_W-1:0] row_diff = gen_row_level[LEVELS].sums[0 +: ROW_W] - za_ext * CPF_R;
       assign in_zp = {zw, za, row_diff};
 
       // Leaving the array: the row's correction zw * (its sum - CPF * za), one for every
