@@ -9,7 +9,8 @@
 //! instruction queue at the default `imem_depth`), and the pairs of MACs that share one
 //! multiplier (cpf x kpf / 2 under `[array] pack_macs`, else 0). It covers the units F-CAD's
 //! decoder needs (integer datatypes, the vector unit's requantization, bias and
-//! activations); a window unit (depthwise convolution and pooling) is not in it.
+//! activations); a window unit (depthwise convolution and pooling) and a row unit
+//! (transformers) are not in it, and `engine` refuses units with one.
 //!
 //! Synthesis maps one 8-bit MAC to one DSP48E2 (DSPS: one per MAC, two per output lane for
 //! the requantization multiply, one in the load unit); with `pack_macs` two MACs share
@@ -83,6 +84,9 @@ pub fn engine(ops: &VectorOps, packed: bool, u: &Unit) -> Result<Predicted, Stri
     if u.window.is_some() {
         return Err("the model is fitted on units without a window unit".to_string());
     }
+    if u.rows.is_some() {
+        return Err("the model is fitted on units without a row unit (its FP32 lanes, statistics and transposer, and the array's zero-point correction, are not in it)".to_string());
+    }
     if !u
         .datatype
         .precisions
@@ -152,5 +156,13 @@ mod tests {
             ..fitted
         };
         assert_eq!(design(&packed).unwrap().dsps.round(), 49.0);
+        // A row unit (and the zero-point correction that comes with it) is outside the fit.
+        let rows =
+            crate::config::parse_str(&format!("{src}\n[rows]\nenabled = true\n"), "m.toml", "m")
+                .unwrap();
+        let with_rows = &rows.branches[0].units[0];
+        assert!(engine(&FITTED_VECTOR, false, with_rows)
+            .unwrap_err()
+            .contains("row unit"));
     }
 }
