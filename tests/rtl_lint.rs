@@ -1,6 +1,7 @@
 //! Every shipped config emits RTL that is lint-clean under `verilator --lint-only -Wall`,
 //! compiles with Icarus in Verilog-2005 mode, and (8x8) synthesises with Yosys without
-//! inferring a latch.
+//! inferring a latch. The RTL tests' row-unit configs (rtl-tests/configs/*rows*.toml: the
+//! only Designs whose row unit writes MX blocks or posits) are linted too.
 
 mod common;
 
@@ -16,6 +17,27 @@ fn configs() -> Vec<PathBuf> {
         .collect();
     v.sort();
     assert!(v.len() >= 5, "expected the shipped configs in configs/");
+    v
+}
+
+/// The shipped configs and the RTL tests' row-unit configs.
+fn lint_configs() -> Vec<PathBuf> {
+    let mut v = configs();
+    let mut rows: Vec<PathBuf> = std::fs::read_dir(repo().join("rtl-tests/configs"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "toml")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().contains("rows"))
+        })
+        .collect();
+    rows.sort();
+    assert!(
+        rows.len() >= 4,
+        "expected the row-unit configs in rtl-tests/configs/"
+    );
+    v.extend(rows);
     v
 }
 
@@ -38,7 +60,7 @@ fn verilator_lint_all_configs() {
     if !have_tool("verilator", "verilator_lint_all_configs") {
         return;
     }
-    for config in configs() {
+    for config in lint_configs() {
         let dir = tempfile::tempdir().unwrap();
         emit_to(&config, dir.path());
         let out = Command::new("verilator")
