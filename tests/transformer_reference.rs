@@ -224,10 +224,7 @@ fn mx_layers_seed(seed: u64) {
     weights("w1", d, f);
     weights("w2", f, d);
     let mut reals = |name: &str, n: usize, mean: f64, spread: f64| {
-        let v: Vec<f32> = (0..n)
-            .map(|_| (mean + spread * (rng.range(-1000, 1000) as f64 / 1000.0)) as f32)
-            .collect();
-        write_f32(&path(name), &[n], &v).unwrap();
+        write_reals(&mut rng, &path(name), n, (mean, spread));
     };
     reals("b1", f, 0.0, 0.2);
     reals("b2", d, 0.0, 0.2);
@@ -302,10 +299,7 @@ fn posit_layers_seed(seed: u64) {
     exact("x", &[s, 1, d], 1.0 / 16.0);
     exact("w", &[1, 1, d, d], 1.0 / 64.0);
     let mut reals = |name: &str, mean: f64, spread: f64| {
-        let v: Vec<f32> = (0..d)
-            .map(|_| (mean + spread * (rng.range(-1000, 1000) as f64 / 1000.0)) as f32)
-            .collect();
-        write_f32(&path(name), &[d], &v).unwrap();
+        write_reals(&mut rng, &path(name), d, (mean, spread));
     };
     reals("g1", 1.0, 0.3);
     reals("be1", 0.0, 0.2);
@@ -346,6 +340,15 @@ fn posit_layers_seed(seed: u64) {
         dir.path(),
         &format!("posit8, seed {seed}"),
     );
+}
+
+/// `n` per-channel parameters (a bias, gamma or beta) uniform in mean ± spread, in steps of
+/// spread / 1000, written as a float32 .npy of shape [n].
+fn write_reals(rng: &mut Rng, path: &std::path::Path, n: usize, (mean, spread): (f64, f64)) {
+    let v: Vec<f32> = (0..n)
+        .map(|_| (mean + spread * (rng.range(-1000, 1000) as f64 / 1000.0)) as f32)
+        .collect();
+    write_f32(path, &[n], &v).unwrap();
 }
 
 /// Run the reference `script` (in rtl-tests/ref) on `dir` and check its two lines of

@@ -349,7 +349,7 @@ impl FloatElement for MiniFloat {
         "hwgen_post_mini"
     }
     fn row_leaves(self) -> (&'static str, &'static str) {
-        ("hwgen_row_mini_in", "hwgen_row_mini_out")
+        ("hwgen_row_mini_in", "hwgen_row_float_out")
     }
 }
 

@@ -141,14 +141,20 @@ impl MxFormat {
     }
 }
 
-/// The value of an MX element `code` in a block of scale `scale` as FP32: the code times
-/// 2^(scale - 127 - frac), exactly (`spline::ldexp` of the code as FP32: below FP32's
-/// normal range a zero of its sign, above it infinity); the NaN scale gives NaN.
-pub fn element_fp32(code: i64, scale: u8, t: MxInt) -> u32 {
+/// FP32 `p` times an MX block's scale `scale` for elements of `t`: p * 2^(scale - 127 -
+/// frac), exactly (`spline::ldexp`: below FP32's normal range a zero of p's sign, above it
+/// infinity); the NaN scale gives NaN. (`hwgen_mx_scale`.)
+pub fn scale_fp32(p: u32, scale: u8, t: MxInt) -> u32 {
     match scale {
         E8M0_NAN => fp32::CANONICAL_NAN,
-        s => super::spline::ldexp(fp32::from_int(code), i32::from(s) - 127 - t.frac as i32),
+        s => super::spline::ldexp(p, i32::from(s) - 127 - t.frac as i32),
     }
+}
+
+/// The value of an MX element `code` in a block of scale `scale` as FP32: the code (exact
+/// in FP32) times the block's scale (`scale_fp32`).
+pub fn element_fp32(code: i64, scale: u8, t: MxInt) -> u32 {
+    scale_fp32(fp32::from_int(code), scale, t)
 }
 
 impl Datapath for MxFormat {

@@ -223,7 +223,7 @@ impl FloatElement for Posit {
         "hwgen_fp32_to_posit"
     }
     fn row_leaves(self) -> (&'static str, &'static str) {
-        ("hwgen_row_posit_in", "hwgen_row_posit_out")
+        ("hwgen_row_posit_in", "hwgen_row_float_out")
     }
 }
 

@@ -54,17 +54,13 @@ impl Elem {
     }
 
     /// The constants of a pass for an operand row whose block scale is `scale`: an MX
-    /// row's operand scale is `opnd_scale * 2^(scale - 127 - frac)` (`spline::ldexp`: exact,
-    /// a zero of its sign below FP32's normal range, infinity above; the NaN scale gives
-    /// NaN), so that (code - 0) * it is the element's value times `opnd_scale`; the other
-    /// elements have no scale.
+    /// row's operand scale is `opnd_scale` times the block's scale (`mx::scale_fp32`), so
+    /// that (code - 0) * it is the element's value times `opnd_scale`; the other elements
+    /// have no scale.
     pub fn row_consts(self, c: &Consts, scale: u8) -> Consts {
         match self {
             Elem::Mx(t) => Consts {
-                opnd_scale: match scale {
-                    mx::E8M0_NAN => fp32::CANONICAL_NAN,
-                    s => spline::ldexp(c.opnd_scale, i32::from(s) - 127 - t.frac as i32),
-                },
+                opnd_scale: mx::scale_fp32(c.opnd_scale, scale, t),
                 ..*c
             },
             _ => *c,

@@ -72,6 +72,10 @@ fn common(design: &Design, leaves: Leaves, float: &FormatView, mx_frac: u32) -> 
         uexp_w: UNPACKED_EXP_W,
         window: design.cores().iter().any(|(_, u, _)| u.window.is_some()),
         rows: design.cores().iter().any(|(_, u, _)| u.rows.is_some()),
+        row_blocks: design
+            .cores()
+            .iter()
+            .any(|(_, u, _)| u.row_block_frac().is_some()),
         pack_macs: design.pack_macs,
         prefetch_low: PREFETCH_LOW,
     }
@@ -174,9 +178,10 @@ fn leaf_deps<'a>(name: &str, c: &'a Common) -> Vec<&'a str> {
         "hwgen_post_mx" => vec![
             "hwgen_fp32_add",
             "hwgen_int_to_fp32",
-            "hwgen_ldexp",
+            "hwgen_mx_scale",
             "hwgen_mx_quantize",
         ],
+        "hwgen_mx_scale" => vec!["hwgen_ldexp"],
         "hwgen_post_float" => vec![c.leaves.encode.as_str()],
         "hwgen_post_mini" => vec![
             "hwgen_fp32_add",
@@ -185,9 +190,8 @@ fn leaf_deps<'a>(name: &str, c: &'a Common) -> Vec<&'a str> {
         ],
         "hwgen_row_int_in" => vec!["hwgen_int_to_fp32"],
         "hwgen_row_mini_in" => vec!["hwgen_mini_to_fp32"],
-        "hwgen_row_mini_out" => vec![c.leaves.encode.as_str()],
+        "hwgen_row_float_out" => vec![c.leaves.encode.as_str()],
         "hwgen_row_posit_in" => vec!["hwgen_unpack_posit"],
-        "hwgen_row_posit_out" => vec!["hwgen_fp32_to_posit"],
         "hwgen_post_int_mx" => vec![
             "hwgen_vector_lane",
             "hwgen_mx_quantize",
@@ -222,6 +226,7 @@ fn render_leaf(name: &str, c: &Common, fmt: &FormatView) -> String {
         "hwgen_fp_mul" => render(&FpMul { c }),
         "hwgen_mx_dequant" => render(&MxDequant { c }),
         "hwgen_mx_quantize" => render(&MxQuantize { c }),
+        "hwgen_mx_scale" => render(&MxScale { c }),
         "hwgen_fp32_to_int" => render(&Fp32ToInt { c }),
         "hwgen_unpack_mini" => render(&UnpackMini { c, fmt }),
         "hwgen_fp32_to_mini" => render(&Fp32ToMini { c, fmt }),
@@ -239,9 +244,8 @@ fn render_leaf(name: &str, c: &Common, fmt: &FormatView) -> String {
         "hwgen_post_mini" => render(&PostMini { c }),
         "hwgen_row_int_in" => render(&RowIntIn { c }),
         "hwgen_row_mini_in" => render(&RowMiniIn { c }),
-        "hwgen_row_mini_out" => render(&RowMiniOut { c }),
+        "hwgen_row_float_out" => render(&RowFloatOut { c }),
         "hwgen_row_posit_in" => render(&RowPositIn { c, fmt }),
-        "hwgen_row_posit_out" => render(&RowPositOut { c }),
         "hwgen_post_mx" => render(&PostMx { c }),
         "hwgen_post_int_mx" => render(&PostIntMx { c }),
         "hwgen_row_lane" => render(&RowLane { c }),
@@ -276,6 +280,11 @@ fn leaf_modules(c: &Common) -> Vec<String> {
     }
     if c.rows {
         for leaf in ROW_LEAVES {
+            visit(leaf, c, &mut order);
+        }
+    }
+    if c.row_blocks {
+        for leaf in ["hwgen_mx_scale", "hwgen_mx_quantize"] {
             visit(leaf, c, &mut order);
         }
     }
@@ -463,15 +472,15 @@ pub fn arithmetic_blocks(design: &Design) -> FileMap {
         "hwgen_fp_mul",
         "hwgen_mx_dequant",
         "hwgen_mx_quantize",
+        "hwgen_mx_scale",
         "hwgen_fp32_to_int",
         "hwgen_unpack_mini",
         "hwgen_fp32_to_mini",
         "hwgen_mini_to_fp32",
         "hwgen_row_int_in",
         "hwgen_row_mini_in",
-        "hwgen_row_mini_out",
+        "hwgen_row_float_out",
         "hwgen_row_posit_in",
-        "hwgen_row_posit_out",
         "hwgen_unpack_posit",
         "hwgen_fp32_to_posit",
         "hwgen_fp32_mul",

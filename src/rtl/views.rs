@@ -27,6 +27,8 @@ pub struct Common {
     pub window: bool,
     /// The design has a row unit on every vector queue (`[rows]`).
     pub rows: bool,
+    /// Its row unit reads and writes MX blocks (`Unit::row_block_frac`).
+    pub row_blocks: bool,
     /// Pairs of columns share one multiplier (`[array] pack_macs`, `hwgen_mac_int_pair`).
     pub pack_macs: bool,
     /// The default of `hwgen_prefetch`'s LOW (`PREFETCH_LOW`).
@@ -130,6 +132,7 @@ static_module!(VectorLane, "rtl/hwgen_vector_lane.v");
 static_module!(Fp32Add, "rtl/hwgen_fp32_add.v");
 static_module!(FpMul, "rtl/hwgen_fp_mul.v");
 static_module!(MxDequant, "rtl/hwgen_mx_dequant.v");
+static_module!(MxScale, "rtl/hwgen_mx_scale.v");
 static_module!(MxQuantize, "rtl/hwgen_mx_quantize.v");
 static_module!(Fp32ToInt, "rtl/hwgen_fp32_to_int.v");
 static_module!(MacInt, "rtl/hwgen_mac_int.v");
@@ -148,11 +151,10 @@ format_module!(MiniToFp32, "rtl/hwgen_mini_to_fp32.v");
 static_module!(PostMini, "rtl/hwgen_post_mini.v");
 static_module!(RowIntIn, "rtl/hwgen_row_int_in.v");
 static_module!(RowMiniIn, "rtl/hwgen_row_mini_in.v");
-static_module!(RowMiniOut, "rtl/hwgen_row_mini_out.v");
+static_module!(RowFloatOut, "rtl/hwgen_row_float_out.v");
 format_module!(UnpackPosit, "rtl/hwgen_unpack_posit.v");
 format_module!(Fp32ToPosit, "rtl/hwgen_fp32_to_posit.v");
 format_module!(RowPositIn, "rtl/hwgen_row_posit_in.v");
-static_module!(RowPositOut, "rtl/hwgen_row_posit_out.v");
 
 pub struct Define {
     pub name: String,

@@ -1,12 +1,11 @@
 {{ c.banner }}
 // Row post-processing, MX family: each lane's FP32 sum plus one addend (one rounding,
-// hwgen_fp32_add, one adder a lane): with add_i the operand element's value (its code
-// times 2^(scale - 127 - MX_FRAC), the operand row's block scale in its slot: hwgen_ldexp
-// of the code as FP32; the NaN scale gives NaN), else with bias_i the bias row's FP32
-// word; then ReLU and the quantization of the row to one MX block (hwgen_mx_quantize),
-// written as {scale, elements}. (An instruction takes a bias or an operand, not both: the
-// interpreter refuses both.) The addition sits before the quantizer's first register
-// (none without ENABLE_BIAS and ENABLE_ADD).
+// hwgen_fp32_add, one adder a lane): with add_i the operand element's value (its code as
+// FP32 times the operand row's block scale, read from its slot: hwgen_mx_scale), else with
+// bias_i the bias row's FP32 word; then ReLU and the quantization of the row to one MX
+// block (hwgen_mx_quantize), written as {scale, elements}. (An instruction takes a bias or
+// an operand, not both: the interpreter refuses both.) The addition sits before the
+// quantizer's first register (none without ENABLE_BIAS and ENABLE_ADD).
 {% include "rtl/include/post_doc.v" %}
 module hwgen_post_mx #(
   parameter integer KPF           = 8,
@@ -29,10 +28,7 @@ module hwgen_post_mx #(
 ) (
 {% include "rtl/include/post_ports.v" %}
 
-  localparam [8:0]  BIAS = 9'd127 + MX_FRAC[8:0];
-  localparam [31:0] QNAN = 32'h7fc0_0000;
   wire [SCALE_W-1:0] opnd_scale = operand_row_i[KPF*OUTPUT_W +: SCALE_W];
-  wire [8:0]         opnd_exp   = {1'b0, opnd_scale[7:0]} - BIAS;
   wire [KPF*32-1:0]  summed;
   wire               adds   = (ENABLE_ADD != 0) && add_i;
   wire               biased = (ENABLE_BIAS != 0) && bias_i;
@@ -46,13 +42,12 @@ module hwgen_post_mx #(
         .value_i (operand_row_i[col*OUTPUT_W +: OUTPUT_W]),
         .fp_o    (code_fp)
       );
-      hwgen_ldexp u_value (
-        .p_i (code_fp),
-        .n_i (opnd_exp),
-        .y_o (opnd)
+      hwgen_mx_scale #(.FRAC(MX_FRAC), .SCALE_W(SCALE_W)) u_value (
+        .p_i     (code_fp),
+        .scale_i (opnd_scale),
+        .y_o     (opnd)
       );
-      wire [31:0] addend = adds ? ((opnd_scale[7:0] == 8'hff) ? QNAN : opnd)
-                                : bias_row_i[col*ACC_W +: 32];
+      wire [31:0] addend = adds ? opnd : bias_row_i[col*ACC_W +: 32];
       hwgen_fp32_add u_add (
         .a_i   (acc),
         .b_i   (addend),

@@ -7,9 +7,9 @@
 // (hwgen_row_lane, 18 stages), their values are reduced across the lanes (hwgen_row_reduce)
 // into the pixels' statistics, and their elements written to the output (or input) buffer.
 // With BLOCKS (an MX output datatype, one block a row of lanes) each operand row is read
-// with its block scale (the row's operand scale is the constant's times 2^(scale - 127 -
-// FRAC), hwgen_ldexp) and each written row is quantized as one block (hwgen_mx_quantize, 3
-// more stages) with its scale in the row's slot.
+// with its block scale (the row's operand scale is the constant times the scale,
+// hwgen_mx_scale) and each written row is quantized as one block (hwgen_mx_quantize,
+// BLOCK_EXTRA more stages) with its scale in the row's slot.
 // After the last row has left the pipeline, each pixel's statistics are finished
 // (hwgen_row_finish, 54 stages). The instruction ends, releasing its semaphores, when all
 // of that is done; the next one starts on an empty pipeline.
@@ -69,9 +69,10 @@ module hwgen_row_unit #(
   localparam integer TABLE_ROWS = (`HWGEN_SPLINE_WORDS + KPF - 1) / KPF;  // the spline table
   localparam integer WORD_SLOTS = (CONST_ROWS + TABLE_ROWS) * KPF;
   // Cycles from a row's read grant: its elements written (lane stage 18 + 1, or with
-  // BLOCKS the block quantizer's four stages after lane stage 17), its reduction combined
-  // with the statistics (stage 17 + the tree's levels + 1 + 1).
-  localparam integer WRITE_AT   = (BLOCKS != 0) ? 22 : 19;
+  // BLOCKS the block quantizer's four stages after lane stage 17, BLOCK_EXTRA more), its
+  // reduction combined with the statistics (stage 17 + the tree's levels + 1 + 1).
+  localparam integer BLOCK_EXTRA = 3;
+  localparam integer WRITE_AT   = 19 + ((BLOCKS != 0) ? BLOCK_EXTRA : 0);
   localparam integer COMBINE_AT = 19 + LEVELS;
   localparam integer PIPE       = ((COMBINE_AT > WRITE_AT) ? COMBINE_AT : WRITE_AT) + 1;
   localparam integer FINISH_LAT = 54;
@@ -556,22 +557,24 @@ module hwgen_row_unit #(
   // constant, or with BLOCKS the constant times the row's block scale (read from the slot
   // with the operand, two stages before).
   wire [31:0] opnd_scale;
-  localparam [31:0] SCALE_NAN = 32'h7fc0_0000;
   generate
     if (BLOCKS != 0) begin : gen_opnd_block
-      localparam [8:0] BIAS = 9'd127 + FRAC[8:0];
-      reg  [7:0]  slot1_q, slot2_q;
-      wire [7:0]  slot1_d = out_rd_data_i[KPF*OUTPUT_W +: 8];
-      wire [7:0]  slot2_d = slot1_q;
+      reg  [SCALE_SLOT_W-1:0] slot1_q, slot2_q;
+      wire [SCALE_SLOT_W-1:0] slot1_d = out_rd_data_i[KPF*OUTPUT_W +: SCALE_SLOT_W];
+      wire [SCALE_SLOT_W-1:0] slot2_d = slot1_q;
       always @(posedge clk_i) begin
         slot1_q <= slot1_d;
         slot2_q <= slot2_d;
       end
-      wire [31:0] scaled;
-      hwgen_ldexp u_block_scale (.p_i(opnd_scale_word), .n_i({1'b0, slot2_q} - BIAS), .y_o(scaled));
-      assign opnd_scale = (slot2_q == 8'hff) ? SCALE_NAN : scaled;
+      hwgen_mx_scale #(.FRAC(FRAC), .SCALE_W(SCALE_SLOT_W)) u_block_scale (
+        .p_i     (opnd_scale_word),
+        .scale_i (slot2_q),
+        .y_o     (opnd_scale)
+      );
     end else begin : gen_opnd_plain
       assign opnd_scale = opnd_scale_word;
+      wire unused_frac;
+      assign unused_frac = FRAC[0];  // the block elements' fraction bits (BLOCKS only)
     end
   endgenerate
 
@@ -737,7 +740,7 @@ module hwgen_row_unit #(
   generate
     if (BLOCKS != 0) begin : gen_blocks
       // The row's values (lane stage 17, token 18) with the lanes past the channels +0,
-      // quantized as one block: {scale, elements} at token 22.
+      // quantized as one block: {scale, elements} at token WRITE_AT.
       wire [KPF-1:0]   vmask = lane_mask(gen_tok[18].tok_q[T_LAST], valid_q);
       reg  [32*KPF-1:0] live;
       always @* begin
@@ -745,7 +748,7 @@ module hwgen_row_unit #(
           live[32*m +: 32] = vmask[m] ? out_values[32*m +: 32] : 32'd0;
         end
       end
-      wire [KPF*OUTPUT_W+7:0] block;
+      wire [KPF*OUTPUT_W+SCALE_SLOT_W-1:0] block;
       hwgen_mx_quantize #(.KPF(KPF), .OUTPUT_W(OUTPUT_W), .FRAC(FRAC)) u_block (
         .clk_i    (clk_i),
         .{{ c.rst }} ({{ c.rst }}),
@@ -753,7 +756,7 @@ module hwgen_row_unit #(
         .acc_i    (live),
         .result_o (block)
       );
-      assign out_wr_data_o = block;  // SCALE_SLOT_W is the E8M0 scale's 8 bits
+      assign out_wr_data_o = block;
       wire unused_block;
       assign unused_block = ^{codes, wmask};
     end else begin : gen_elements
