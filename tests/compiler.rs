@@ -905,6 +905,34 @@ fn mx_row_operators() {
     check("rtl-tests/configs/16x16_mxint8_rows.toml", &model);
 }
 
+/// Attention on MXINT8 blocks (rtl-tests/cases/mx_attention.toml): the interpreter's
+/// transposing load gives each key's column its block scale, and its re-blocking load
+/// shifts the values' rows to the largest scale of each tile, as the golden model's
+/// matmul does.
+#[test]
+fn mx_attention() {
+    let model = std::fs::read_to_string("rtl-tests/cases/mx_attention.toml").expect("the case");
+    check("rtl-tests/configs/16x16_mxint8_rows.toml", &model);
+    // Keys padded to the tile, values whose token scales differ by up to 10.
+    let design = hwgen::config::load(std::path::Path::new(
+        "rtl-tests/configs/16x16_mxint8_rows.toml",
+    ))
+    .unwrap();
+    let model =
+        std::fs::read_to_string("rtl-tests/cases/mx_attention_padded_keys.toml").expect("the case");
+    let dir = std::path::Path::new("rtl-tests/cases");
+    let (_, _, c) = common::interpreted_in(&design, &model, dir);
+    assert!(c.matched(), "{} {} differ", c.differing, c.unit);
+}
+
+/// A whole BERT-style encoder layer in MXINT8 (rtl-tests/cases/mx_encoder_layer.toml):
+/// projections with FP32 biases, MX attention, residual adds, layer norms and GELU.
+#[test]
+fn mx_encoder_layer() {
+    let model = std::fs::read_to_string("rtl-tests/cases/mx_encoder_layer.toml").expect("the case");
+    check("rtl-tests/configs/16x16_mxint8_rows.toml", &model);
+}
+
 /// The row operators on posit8 elements (rtl-tests/cases/posit_rows.toml): the
 /// interpreter's `rows` reads each posit as its FP32 value and converts its outputs as the
 /// golden model's row programs do.

@@ -731,6 +731,74 @@ fn fp32_to_int8_and_int4_at_fixed_scales() {
     check_fixed("fp32_to_int4_at_fixed_scales", 4, 2, 22);
 }
 
+/// `hwgen_rne_shift` (the transposer's re-blocking lanes) against `mx::shift_rne` on every
+/// code of MXINT8 and MXINT4 and every shift from 0 to 255.
+fn check_rne_shift(t: MxInt) {
+    let name = format!("rne_shift_{}", t.name);
+    if !have_tool("verilator", &name) {
+        return;
+    }
+    let model = Model {
+        top: "tb".into(),
+        sources: vec![block("hwgen_rne_shift.v"), testbench("tb_rne_shift.v")],
+        include_dirs: vec![],
+        harness: testbench("sim_main.cpp"),
+        params: vec![("W".into(), t.bits.to_string())],
+        trace: false,
+        defines: vec![],
+    };
+    let exe = model
+        .build(&sim_cache())
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let vecs: Vec<(i64, u32)> = (i64::from(t.min())..=i64::from(t.max()))
+        .flat_map(|q| (0..256u32).map(move |k| (q, k)))
+        .collect();
+    let mask = (1i64 << t.bits) - 1;
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = vecs
+        .iter()
+        .map(|(q, k)| format!("{k:02x}{:02x}\n", q & mask))
+        .collect();
+    std::fs::write(dir.path().join("vec.hex"), text).unwrap();
+    run(
+        &exe,
+        &[
+            format!("+vec={}", dir.path().join("vec.hex").display()),
+            format!("+out={}", dir.path().join("out.hex").display()),
+            format!("+n={}", vecs.len()),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let got: Vec<i64> = std::fs::read_to_string(dir.path().join("out.hex"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            t.code_type()
+                .wrap(i128::from(i64::from_str_radix(l, 16).unwrap()))
+        })
+        .collect();
+    assert_eq!(got.len(), vecs.len());
+    let wrong: Vec<String> = vecs
+        .iter()
+        .zip(&got)
+        .filter(|((q, k), g)| **g != mx::shift_rne(*q, *k, t))
+        .map(|((q, k), g)| format!("{q} >> {k}: rtl {g}, contract {}", mx::shift_rne(*q, *k, t)))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{name}: {} of {} shifts differ: {:?}",
+        wrong.len(),
+        vecs.len(),
+        &wrong[..wrong.len().min(8)]
+    );
+}
+
+#[test]
+fn rne_shift_every_code_and_shift() {
+    check_rne_shift(MXINT8);
+    check_rne_shift(MXINT4);
+}
+
 /// `hwgen_vector_lane` against the integer lane of the README (`numeric::int::lane`) on
 /// random accumulator values, biases, multipliers, every shift from 0 to 63 (shifts past
 /// the product's width must round to 0: the rounding constant once overflowed for shifts

@@ -144,6 +144,14 @@ cases! {
     // The row operators, FP32 biases and a residual add on MXINT8 blocks: each operand row
     // read with its block scale, each written row quantized as one block.
     mx_rows: "cases/mx_rows.toml" on "rtl-tests/configs/16x16_mxint8_rows.toml" with 10;
+    // Attention on MXINT8 blocks: keys transposed with their scales as the columns', values
+    // re-blocked down the keys as they load; then with keys padded to the tile and values
+    // whose token scales differ by up to 10 (codes shifted to zero, ties to even).
+    mx_attention: "cases/mx_attention.toml" on "rtl-tests/configs/16x16_mxint8_rows.toml" with 10;
+    mx_attention_padded_keys: "cases/mx_attention_padded_keys.toml" on "rtl-tests/configs/16x16_mxint8_rows.toml" with 15;
+    // The encoder layer of encoder_layer.toml in MXINT8: projections with FP32 biases,
+    // MX attention, residual adds, layernorms and GELU on MX blocks.
+    mx_encoder_layer: "cases/mx_encoder_layer.toml" on "rtl-tests/configs/16x16_mxint8_rows.toml" with 10;
     // The row operators on posit8 elements (es = 2): each posit read as its FP32 value,
     // each output converted as the vector unit converts.
     posit_rows: "cases/posit_rows.toml" on "rtl-tests/configs/8x8_posit8_rows.toml" with 10;

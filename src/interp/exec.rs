@@ -71,6 +71,46 @@ fn row_beats(
 }
 
 /// The precision an instruction names, or why it cannot run.
+/// The weight-buffer rows a block load writes for one block of n rows (n = kpf, the
+/// weight row's elements): transposed, row r holds element r of each of its rows; else
+/// (re-blocked) the rows as they are. Rows of a block-scaled precision end with their
+/// scale: transposed, column k's scale is row k's; re-blocked, `mx::reblock` gives the
+/// codes and the one scale of every column; the scale rows follow the element rows.
+fn block_tile(
+    rows_of: &[Vec<i64>],
+    n: usize,
+    transpose: bool,
+    scaled: Option<crate::numeric::MxInt>,
+) -> Vec<Vec<i64>> {
+    let Some(elem) = scaled else {
+        return (0..n)
+            .map(|r| rows_of.iter().map(|v| v[r]).collect())
+            .collect();
+    };
+    let with_scales: Vec<(u8, Vec<i64>)> = rows_of
+        .iter()
+        .map(|v| (v[n] as u8, v[..n].to_vec()))
+        .collect();
+    let (mut tile, scales) = match transpose {
+        true => (
+            (0..n)
+                .map(|r| with_scales.iter().map(|(_, q)| q[r]).collect())
+                .collect::<Vec<Vec<i64>>>(),
+            with_scales.iter().map(|(s, _)| *s).collect::<Vec<u8>>(),
+        ),
+        false => {
+            let (s, codes) = crate::numeric::mx::reblock(&with_scales, elem);
+            (codes, vec![s; n])
+        }
+    };
+    let f = crate::numeric::MxFormat {
+        elem,
+        block_size: n as u32,
+    };
+    tile.extend(f.pack_scale_rows(&scales));
+    tile
+}
+
 fn precision(u: &Unit, pc: usize, index: u64) -> Result<Precision, InterpError> {
     let d = &u.datatype;
     if index as usize >= d.precisions.len() {
@@ -200,24 +240,43 @@ impl Engine {
             ));
         }
         let buf = t.buffer;
-        if t.transpose {
+        // A block load (transposed or re-blocked) goes through the transposer; its rows
+        // bring their block scales when its precision has them.
+        let block_scaled = match self.precision(pc, t.prec)? {
+            crate::numeric::Precision::Mx(f) => Some(f.elem),
+            _ => None,
+        };
+        if t.transpose || t.reblock {
             let kpf = self.unit.kpf as usize;
             if store || buf != Buffer::Weight || t.stream {
                 return Err(illegal(
-                    "transpose is a load from external memory into the weight buffer",
+                    "transpose and reblock are loads from external memory into the weight buffer",
                 ));
             }
             if self.unit.rows.is_none() {
                 return Err(illegal(
-                    "transposing loads need a design with [rows] enabled (their transposer)",
+                    "transposing and re-blocking loads need a design with [rows] enabled (their transposer)",
+                ));
+            }
+            if t.reblock && (t.transpose || block_scaled.is_none()) {
+                return Err(illegal(
+                    "reblock is a load of rows of a block-scaled precision, not transposed",
                 ));
             }
             if !((t.count0 * t.count1) as usize).is_multiple_of(kpf) {
                 return Err(illegal(&format!(
-                    "a transposing load moves whole blocks of kpf = {kpf} rows; it moves {}",
+                    "a transposing or re-blocking load moves whole blocks of kpf = {kpf} rows; it moves {}",
                     t.count0 * t.count1
                 )));
             }
+        }
+        let block_scaled = block_scaled.filter(|_| t.transpose || t.reblock);
+        if block_scaled.is_some() && t.count0 * t.count1 != u64::from(self.unit.kpf) {
+            return Err(illegal(&format!(
+                "a block load of rows with block scales moves one block of kpf = {} rows; it moves {}",
+                self.unit.kpf,
+                t.count0 * t.count1
+            )));
         }
         let (n, elem) = self.row_type(buf);
         // A padding row of the input buffer holds pad_value in every lane; of the others,
@@ -260,14 +319,14 @@ impl Engine {
                     mem.read_row(beat, elem_beats, moved.min(n), elem)
                 };
                 vals.resize(n, 0);
-                if slot {
-                    vals.push(if scaled && !pad {
+                if slot || block_scaled.is_some() {
+                    vals.push(if (scaled || block_scaled.is_some()) && !pad {
                         i64::from(mem.read_scale(beat + elem_beats))
                     } else {
                         0
                     });
                 }
-                if t.transpose {
+                if t.transpose || t.reblock {
                     block.push(vals);
                     continue;
                 }
@@ -275,12 +334,11 @@ impl Engine {
                 self.rows_mut(buf)[row] = vals;
             }
         }
-        // Each block of n rows (n = kpf, the weight row's elements) is written transposed:
-        // its row r holds element r of each of its rows.
         for (b, rows_of) in block.chunks(n).enumerate() {
-            for r in 0..n {
-                let vals: Vec<i64> = rows_of.iter().map(|v| v[r]).collect();
-                let row = spad(t.spad_addr + (b * n + r) as u64, depth);
+            let tile = block_tile(rows_of, n, t.transpose, block_scaled);
+            let first = (b * tile.len()) as u64;
+            for (r, vals) in tile.into_iter().enumerate() {
+                let row = spad(t.spad_addr + first + r as u64, depth);
                 self.record(pc, buf, row, &vals);
                 self.rows_mut(buf)[row] = vals;
             }

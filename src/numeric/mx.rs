@@ -391,6 +391,44 @@ pub fn dot(a: &[(u8, Vec<i32>)], b: &[(u8, Vec<i32>)], t: MxInt) -> u32 {
     acc.expect("at least one block")
 }
 
+/// A code shifted right by `k` bits, rounded to nearest with ties to even: q / 2^k as
+/// an integer. From `k` = bits on the result is 0 (|q| <= 2^(bits-1), so |q / 2^k| <=
+/// 1/2, and the tie goes to 0). (`hwgen_transposer`'s re-blocking lanes.)
+pub fn shift_rne(q: i64, k: u32, t: MxInt) -> i64 {
+    if k == 0 {
+        return q;
+    }
+    if k >= t.bits {
+        return 0;
+    }
+    let floor = q >> k;
+    let rem = q - (floor << k);
+    let half = 1i64 << (k - 1);
+    match rem.cmp(&half) {
+        std::cmp::Ordering::Greater => floor + 1,
+        std::cmp::Ordering::Equal => floor + (floor & 1),
+        std::cmp::Ordering::Less => floor,
+    }
+}
+
+/// Re-block rows of MX codes, each with its own scale (activation rows, blocked along
+/// their elements), into one block per column along the rows (a matmul's stationary
+/// operand whose reduction runs over those rows): the tile's scale S is the largest row
+/// scale (the NaN scale wins), and row j's codes are shifted right by S - s_j
+/// (`shift_rne`), so that each code keeps its value to within half its new step. Every
+/// column gets S. Returns (S, the rows).
+pub fn reblock(rows: &[(u8, Vec<i64>)], t: MxInt) -> (u8, Vec<Vec<i64>>) {
+    let s = rows.iter().map(|(s, _)| *s).max().unwrap_or(0);
+    let codes = rows
+        .iter()
+        .map(|(sj, q)| {
+            let k = u32::from(s - sj);
+            q.iter().map(|&v| shift_rne(v, k, t)).collect()
+        })
+        .collect();
+    (s, codes)
+}
+
 /// Values of a block.
 pub fn dequantize_block(scale_code: u8, q: &[i32], t: MxInt) -> Vec<f64> {
     let s = e8m0_value(scale_code);
@@ -489,6 +527,49 @@ mod tests {
             (mx4.scale_rows(), mx8.scale_rows(), mx8.psum_bits()),
             (2, 1, 21)
         );
+    }
+
+    #[test]
+    fn shift_rne_by_hand() {
+        // q / 2^k rounded to nearest, ties to even.
+        let cases = [
+            (5, 1, 2),      // 2.5 -> 2
+            (7, 1, 4),      // 3.5 -> 4
+            (-5, 1, -2),    // -2.5 -> -2
+            (-7, 1, -4),    // -3.5 -> -4
+            (6, 2, 2),      // 1.5 -> 2
+            (-6, 2, -2),    // -1.5 -> -2
+            (127, 1, 64),   // 63.5 -> 64
+            (-128, 1, -64), // exact
+            (127, 7, 1),    // 0.992 -> 1
+            (-128, 7, -1),  // exact
+            (64, 7, 0),     // 0.5 -> 0
+            (-64, 7, 0),    // -0.5 -> 0
+            (96, 7, 1),     // 0.75 -> 1
+            (-128, 8, 0),   // -0.5 -> 0
+            (127, 8, 0),    // 0.496 -> 0
+            (-128, 200, 0),
+            (-3, 0, -3),
+        ];
+        for (q, k, want) in cases {
+            assert_eq!(shift_rne(q, k, MXINT8), want, "{q} >> {k}");
+        }
+    }
+
+    #[test]
+    fn reblock_by_hand() {
+        // Rows of scales 130, 128 and 131: S = 131; shifts 1, 3 and 0.
+        let rows = vec![
+            (130, vec![10, -3]),
+            (128, vec![12, 20]),
+            (131, vec![-128, 127]),
+        ];
+        let (s, codes) = reblock(&rows, MXINT8);
+        assert_eq!(s, 131);
+        assert_eq!(codes, vec![vec![5, -2], vec![2, 2], vec![-128, 127]]);
+        // The NaN scale wins.
+        let (s, _) = reblock(&[(E8M0_NAN, vec![0]), (3, vec![1])], MXINT8);
+        assert_eq!(s, E8M0_NAN);
     }
 
     #[test]

@@ -260,6 +260,7 @@ fn render_leaf(name: &str, c: &Common, fmt: &FormatView) -> String {
         "hwgen_spline_select" => render(&SplineSelect { c }),
         "hwgen_exp_split" => render(&ExpSplit { c }),
         "hwgen_ldexp" => render(&Ldexp { c }),
+        "hwgen_rne_shift" => render(&RneShift { c }),
         other => unreachable!("no leaf module {other}"),
     }
 }
@@ -283,8 +284,9 @@ fn leaf_modules(c: &Common) -> Vec<String> {
             visit(leaf, c, &mut order);
         }
     }
+    // (hwgen_rne_shift: the transposer's re-blocking lanes.)
     if c.row_blocks {
-        for leaf in ["hwgen_mx_scale", "hwgen_mx_quantize"] {
+        for leaf in ["hwgen_mx_scale", "hwgen_mx_quantize", "hwgen_rne_shift"] {
             visit(leaf, c, &mut order);
         }
     }
@@ -492,6 +494,7 @@ pub fn arithmetic_blocks(design: &Design) -> FileMap {
         "hwgen_spline_select",
         "hwgen_exp_split",
         "hwgen_ldexp",
+        "hwgen_rne_shift",
         "hwgen_row_lane",
         "hwgen_row_reduce",
         "hwgen_row_finish",

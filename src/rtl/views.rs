@@ -118,6 +118,7 @@ static_module!(IntToFp32, "rtl/hwgen_int_to_fp32.v");
 static_module!(SplineSelect, "rtl/hwgen_spline_select.v");
 static_module!(ExpSplit, "rtl/hwgen_exp_split.v");
 static_module!(Ldexp, "rtl/hwgen_ldexp.v");
+static_module!(RneShift, "rtl/hwgen_rne_shift.v");
 
 /// The row unit, with the default of its exp2 table (`numeric::rows::exp2`'s words as a
 /// Verilog constant).

@@ -489,7 +489,8 @@ module hwgen_core #(
     .RSP_DEPTH    (RSP_DEPTH),
     .RSP_PTR_W    (RSP_PTR_W){% if c.rows %},
     .WT_LANES     (KPF),
-    .WT_W         (WEIGHT_W){% endif %}
+    .WT_W         (WEIGHT_W),
+    .WT_SCALE_ROWS (ROW_BLOCKS > 0 ? W_SCALE_ROWS : 0){% endif %}
   ) u_load (
     .clk_i           (clk_i),
     .{{ c.rst }}     ({{ c.rst }}),

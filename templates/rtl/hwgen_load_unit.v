@@ -42,9 +42,11 @@ module hwgen_load_unit #(
   parameter integer       ROW_MAX_W    = 256,
   parameter integer       RSP_DEPTH    = 32,
   parameter integer       RSP_PTR_W    = 5{% if c.rows %},
-  // transposing loads: elements of a weight row and their width
+  // transposing and re-blocking loads: elements of a weight row, their width, and the
+  // rows of a weight tile's column scales (0: no block scales)
   parameter integer       WT_LANES     = 8,
-  parameter integer       WT_W         = 8{% endif %}
+  parameter integer       WT_W         = 8,
+  parameter integer       WT_SCALE_ROWS = 0{% endif %}
 ) (
   input  wire                   clk_i,
   input  wire                   {{ c.rst }},
@@ -118,6 +120,7 @@ module hwgen_load_unit #(
   wire [`HWGEN_TRANSFER_WIDEN_W-1:0]      f_widen;
   wire [`HWGEN_TRANSFER_PAD_VALUE_W-1:0]  f_pad_value;
   wire                                    f_transpose;
+  wire                                    f_reblock;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -139,7 +142,8 @@ module hwgen_load_unit #(
     .row_beats_o  (f_row_beats),
     .widen_o      (f_widen),
     .pad_value_o  (f_pad_value),
-    .transpose_o  (f_transpose)
+    .transpose_o  (f_transpose),
+    .reblock_o    (f_reblock)
   );
 
   // ---------------------------------------------------------------------------------------
@@ -153,7 +157,8 @@ module hwgen_load_unit #(
   // An instruction's context: the semaphores to release from bit 0, then each field at
   // the first bit after the one before (so a new field cannot shift another's slice
   // unnoticed): rows of the transfer, beats per row, first scratchpad row, target buffer,
-  // stream flag, counts and pads, widen code, pad value, transpose flag.
+  // stream flag, counts and pads, widen code, pad value, transpose and reblock flags, and
+  // whether a block load's rows bring their scales.
   localparam integer CTX_TOTAL  = NUM_SEM;
   localparam integer CTX_BEATS  = CTX_TOTAL + TOTAL_W;
   localparam integer CTX_SPAD   = CTX_BEATS + BEAT_W;
@@ -163,7 +168,9 @@ module hwgen_load_unit #(
   localparam integer CTX_WIDEN  = CTX_GEOM + GEOM_W;
   localparam integer CTX_PADV   = CTX_WIDEN + WIDEN_W;
   localparam integer CTX_TRANS  = CTX_PADV + PADV_W;
-  localparam integer CTX_W      = CTX_TRANS + 1;
+  localparam integer CTX_REBLK  = CTX_TRANS + 1;
+  localparam integer CTX_SCALED = CTX_REBLK + 1;
+  localparam integer CTX_W      = CTX_SCALED + 1;
 
   // Whether row (i0, i1) of a transfer of geometry g (count0, count1, pads) is padding.
   function automatic is_pad;
@@ -276,10 +283,15 @@ module hwgen_load_unit #(
   wire [BEAT_W-1:0] acc_beats = (f_row_beats == {`HWGEN_TRANSFER_ROW_BEATS_W{1'b0}})
                                 ? BEATS_ACC_N : f_row_beats[BEAT_W-1:0];
 
+  // A block load (transposed or re-blocked) of rows of a block-scaled precision reads
+  // input rows: the elements, then the scale beat.
+  wire head_block  = f_transpose || f_reblock;
+  wire head_scaled = head_block && PREC_SCALED[f_prec];
+
   always @* begin
     case (f_buffer)
       BUF_INPUT:  beats_of_head = BEATS_INPUT_N - scale_beats;
-      BUF_WEIGHT: beats_of_head = BEATS_WEIGHT_N;
+      BUF_WEIGHT: beats_of_head = head_scaled ? BEATS_INPUT_N : BEATS_WEIGHT_N;
       BUF_ACC:    beats_of_head = acc_beats;
       default:    beats_of_head = BEATS_OUTPUT_N - scale_beats;
     endcase
@@ -289,7 +301,8 @@ module hwgen_load_unit #(
   // Instruction contexts, oldest first.
   // ---------------------------------------------------------------------------------------
   wire [TOTAL_W-1:0] head_total = f_count0 * f_count1;
-  wire [CTX_W-1:0]   ctx_in     = {f_transpose, f_pad_value, f_widen, head_geom, f_stream, f_buffer,
+  wire [CTX_W-1:0]   ctx_in     = {head_scaled, f_reblock, f_transpose, f_pad_value, f_widen,
+                                   head_geom, f_stream, f_buffer,
                                    f_spad_addr[SPAD_ADDR_W-1:0], beats_of_head, head_total,
                                    f_signal & PRODUCED};
   wire             ctx_valid;
@@ -324,6 +337,10 @@ module hwgen_load_unit #(
   wire [WIDEN_W-1:0]     ctx_widen     = ctx[CTX_WIDEN +: WIDEN_W];
   wire [PADV_W-1:0]      ctx_pad_value = ctx[CTX_PADV +: PADV_W];
   wire                   ctx_transpose = ctx[CTX_TRANS];
+  wire                   ctx_reblock   = ctx[CTX_REBLK];
+  wire                   ctx_scaled    = ctx[CTX_SCALED];
+  // Rows of a block load go to the transposer.
+  wire                   ctx_block     = ctx_transpose || ctx_reblock;
   wire                   unused_ctx_stream;
   assign unused_ctx_stream = ctx_stream;
 
@@ -357,7 +374,7 @@ module hwgen_load_unit #(
   wire             tr_in_ready;
   wire             tr_out_valid;
   wire             tr_idle;
-  wire             wr_fire      = wr_pending_q && (ctx_transpose ? tr_in_ready
+  wire             wr_fire      = wr_pending_q && (ctx_block ? tr_in_ready
                                                                  : (wr_ready_i && !tr_out_valid));
   // Beats past the oldest context's last row belong to the next one: leave them queued.
   wire             rsp_pad   = is_pad(ctx_geom, rsp_i0_q, rsp_i1_q);
@@ -598,7 +615,8 @@ module hwgen_load_unit #(
       BUF_INPUT:  row_data = wr_pad_q  ? pad_input_row
                            : ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_INPUT - SCALE_BEATS) * MEM_W)
                                        : asm_q >> (ROW_MAX_W - BEATS_INPUT * MEM_W);
-      BUF_WEIGHT: row_data = asm_q >> (ROW_MAX_W - BEATS_WEIGHT * MEM_W);
+      BUF_WEIGHT: row_data = ctx_scaled ? asm_q >> (ROW_MAX_W - BEATS_INPUT * MEM_W)
+                                        : asm_q >> (ROW_MAX_W - BEATS_WEIGHT * MEM_W);
       BUF_ACC:    row_data = acc_wr;
       default:    row_data = ctx_short ? asm_q >> (ROW_MAX_W - (BEATS_OUTPUT - SCALE_BEATS) * MEM_W)
                                        : asm_q >> (ROW_MAX_W - BEATS_OUTPUT * MEM_W);
@@ -607,30 +625,46 @@ module hwgen_load_unit #(
   wire [SPAD_ADDR_W-1:0] row_addr = ctx_spad_base + written_q[SPAD_ADDR_W-1:0];
 {%- if c.rows %}
 
-  // Transposing loads (weight rows of WT_LANES elements of WT_W bits): blocks of
-  // WT_LANES rows through the transposer.
-  wire [SPAD_ADDR_W-1:0]        tr_out_addr;
-  wire [WT_LANES*WT_W-1:0]      tr_out_data;
+  // Transposing and re-blocking loads (weight rows of WT_LANES elements of WT_W bits):
+  // blocks of WT_LANES rows through the transposer; a row of a block-scaled precision is
+  // an input row, its scale in the slot after its elements.
+  localparam integer       WT_ROW_W = WT_LANES * WT_W;
+  localparam integer       SCALE_W  = 8;
+  wire [SPAD_ADDR_W-1:0]   tr_out_addr;
+  wire [WT_ROW_W-1:0]      tr_out_data;
+  wire [SCALE_W-1:0]       tr_in_scale;
+  generate
+    if (WT_SCALE_ROWS > 0) begin : gen_tr_scale
+      assign tr_in_scale = row_data[(BEATS_INPUT - SCALE_BEATS) * MEM_W +: SCALE_W];
+    end else begin : gen_tr_no_scale
+      assign tr_in_scale = {SCALE_W{1'b0}};
+    end
+  endgenerate
   hwgen_transposer #(
-    .N      (WT_LANES),
-    .W      (WT_W),
-    .ADDR_W (SPAD_ADDR_W)
+    .N          (WT_LANES),
+    .W          (WT_W),
+    .ADDR_W     (SPAD_ADDR_W),
+    .SCALE_ROWS (WT_SCALE_ROWS),
+    .SCALE_W    (SCALE_W)
   ) u_transposer (
     .clk_i       (clk_i),
     .{{ c.rst }} ({{ c.rst }}),
-    .in_valid_i  (wr_pending_q && ctx_transpose),
+    .reblock_i   (ctx_reblock),
+    .scaled_i    (ctx_scaled),
+    .in_valid_i  (wr_pending_q && ctx_block),
     .in_ready_o  (tr_in_ready),
     .in_addr_i   (row_addr),
-    .in_data_i   (row_data[WT_LANES*WT_W-1:0]),
+    .in_data_i   (row_data[WT_ROW_W-1:0]),
+    .in_scale_i  (tr_in_scale),
     .out_valid_o (tr_out_valid),
     .out_ready_i (wr_ready_i),
     .out_addr_o  (tr_out_addr),
     .out_data_o  (tr_out_data),
     .idle_o      (tr_idle)
   );
-  assign wr_valid_o = tr_out_valid || (wr_pending_q && !ctx_transpose);
+  assign wr_valid_o = tr_out_valid || (wr_pending_q && !ctx_block);
   assign wr_addr_o  = tr_out_valid ? tr_out_addr : row_addr;
-  assign wr_data_o  = tr_out_valid ? { {(ROW_MAX_W-WT_LANES*WT_W){1'b0} }, tr_out_data} : row_data;
+  assign wr_data_o  = tr_out_valid ? { {(ROW_MAX_W-WT_ROW_W){1'b0} }, tr_out_data} : row_data;
 {%- else %}
 
   // (No transposing loads without [rows]: the interpreter refuses them.)
@@ -638,7 +672,7 @@ module hwgen_load_unit #(
   assign tr_out_valid = 1'b0;
   assign tr_idle      = 1'b1;
   wire unused_transpose;
-  assign unused_transpose = ctx_transpose;
+  assign unused_transpose = ^{ctx_block, ctx_scaled};
   assign wr_valid_o = wr_pending_q;
   assign wr_addr_o  = row_addr;
   assign wr_data_o  = row_data;

@@ -79,6 +79,7 @@ module hwgen_store_unit #(
   wire [`HWGEN_TRANSFER_WIDEN_W-1:0]     f_widen;
   wire [`HWGEN_TRANSFER_PAD_VALUE_W-1:0] f_pad_value;
   wire                                   f_transpose;
+  wire                                   f_reblock;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -100,13 +101,15 @@ module hwgen_store_unit #(
     .row_beats_o  (f_row_beats),
     .widen_o      (f_widen),
     .pad_value_o  (f_pad_value),
-    .transpose_o  (f_transpose)
+    .transpose_o  (f_transpose),
+    .reblock_o    (f_reblock)
   );
 
   // A store always reads the output buffer, whole rows, and takes no padding and no
-  // transposition; the assembler and the interpreter check these fields.
+  // transposition or re-blocking; the assembler and the interpreter check these fields.
   wire unused_buffer;
-  assign unused_buffer = ^{f_buffer, f_pads, f_row_beats, f_widen, f_pad_value, f_transpose};
+  assign unused_buffer = ^{f_buffer, f_pads, f_row_beats, f_widen, f_pad_value, f_transpose,
+                           f_reblock};
 
   reg                   active_q;
   reg                   active_d;

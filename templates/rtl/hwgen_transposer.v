@@ -1,22 +1,36 @@
 {{ c.banner }}
-// Transposes blocks of N rows of N elements on their way into a scratchpad: it takes rows
-// j = 0..N-1 of a block (row j's element k into register row k, column j), then writes
-// register rows k = 0..N-1 to the block's first address + k, taking no rows meanwhile. A
-// load of a run-time tensor (keys) as a matmul's weight tile (`transpose` loads, designs
-// with [rows]). idle_o: no block is held.
+// Turns blocks of N rows of N elements into weight tiles on their way into the weight
+// buffer (`transpose` and `reblock` loads, designs with [rows]). It takes rows j = 0..N-1 of
+// a block, then writes the tile's rows to the block's first address + k, taking no rows
+// meanwhile:
+// - transposed (reblock_i low): row k holds element k of every row taken, row j's in
+//   column j (a run-time tensor such as keys as the columns of a matmul's weight tile);
+// - re-blocked (reblock_i high): row j as taken, each element shifted right by S - s_j
+//   (hwgen_rne_shift), S being the largest scale of the block (values as a matmul's weight
+//   tile, blocked down its rows).
+// With scaled_i (rows of a block-scaled precision, each with its scale in_scale_i), the
+// tile's N rows are followed by SCALE_ROWS rows holding one SCALE_W-bit scale per column,
+// column c's in bits c*SCALE_W of their concatenation (row 0 lowest): row c's own scale
+// when transposed, S when re-blocked. A block load moves one block. idle_o: no block held.
 module hwgen_transposer #(
-  parameter integer N      = 8,
-  parameter integer W      = 8,
-  parameter integer ADDR_W = 16
+  parameter integer N          = 8,
+  parameter integer W          = 8,
+  parameter integer ADDR_W     = 16,
+  parameter integer SCALE_ROWS = 0,
+  parameter integer SCALE_W    = 8
 ) (
   input  wire              clk_i,
   input  wire              {{ c.rst }},
+  // how the block is written (held for the whole load)
+  input  wire              reblock_i,
+  input  wire              scaled_i,
   // rows of a block, in order
   input  wire              in_valid_i,
   output wire              in_ready_o,
   input  wire [ADDR_W-1:0] in_addr_i,
   input  wire [N*W-1:0]    in_data_i,
-  // the transposed rows
+  input  wire [SCALE_W-1:0] in_scale_i,
+  // the tile's rows
   output wire              out_valid_o,
   input  wire              out_ready_i,
   output wire [ADDR_W-1:0] out_addr_o,
@@ -24,8 +38,12 @@ module hwgen_transposer #(
   output wire              idle_o
 );
 
-  localparam integer CNT_W = $clog2(N + 1);
-  localparam integer IDX_W = $clog2(N);
+  localparam integer TILE_ROWS = N + SCALE_ROWS;
+  localparam integer CNT_W     = $clog2(TILE_ROWS + 1);
+  localparam integer IDX_W     = $clog2(N);
+
+  // Rows of this block's tile: N, and the scale rows of a scaled block.
+  wire [CNT_W-1:0] tile_rows = scaled_i ? TILE_ROWS[CNT_W-1:0] : N[CNT_W-1:0];
 
   // Rows taken, rows written, the block's first address; emitting once all N are in.
   reg [CNT_W-1:0]  taken_q, taken_d;
@@ -53,7 +71,7 @@ module hwgen_transposer #(
     end
     if (out_fire) begin
       sent_d = sent_q + 1'b1;
-      if (sent_q == N[CNT_W-1:0] - 1'b1) begin
+      if (sent_q == tile_rows - 1'b1) begin
         emit_d  = 1'b0;
         taken_d = {CNT_W{1'b0} };
         sent_d  = {CNT_W{1'b0} };
@@ -75,21 +93,72 @@ module hwgen_transposer #(
     end
   end
 
-  // The block: register row k holds element k of every row taken (row j in column j).
+  // The block: transposed, register row k holds element k of every row taken (row j in
+  // column j); re-blocked, register row j is row j.
+  wire [IDX_W-1:0] at = taken_q[IDX_W-1:0];
   reg [N*W-1:0] blk [0:N-1];
   integer k;
   always @(posedge clk_i) begin
     if (in_fire) begin
-      for (k = 0; k < N; k = k + 1) begin
-        blk[k][W*taken_q[IDX_W-1:0] +: W] <= in_data_i[W*k +: W];
+      if (reblock_i) begin
+        blk[at] <= in_data_i;
+      end else begin
+        for (k = 0; k < N; k = k + 1) begin
+          blk[k][W*at +: W] <= in_data_i[W*k +: W];
+        end
       end
     end
   end
 
+  wire [IDX_W-1:0] row_at   = sent_q[IDX_W-1:0];
+  wire             in_tile  = (sent_q < N[CNT_W-1:0]);
+  wire [N*W-1:0]   tile_row;
+
+  generate
+    if (SCALE_ROWS > 0) begin : gen_scaled
+      // Each row's scale, and the block's largest (the NaN code, all ones, wins).
+      reg [SCALE_W-1:0] sc [0:N-1];
+      reg [SCALE_W-1:0] smax_q;
+      always @(posedge clk_i) begin
+        if (in_fire) begin
+          sc[at]  <= in_scale_i;
+          smax_q  <= (taken_q == {CNT_W{1'b0} } || in_scale_i > smax_q) ? in_scale_i : smax_q;
+        end
+      end
+      // Re-blocked rows: each element shifted right by S - s_j.
+      wire [SCALE_W-1:0] shift = smax_q - sc[row_at];
+      wire [N*W-1:0]     shifted;
+      genvar e;
+      for (e = 0; e < N; e = e + 1) begin : gen_lane
+        hwgen_rne_shift #(
+          .W   (W),
+          .K_W (SCALE_W)
+        ) u_shift (
+          .q_i (blk[row_at][W*e +: W]),
+          .k_i (shift),
+          .q_o (shifted[W*e +: W])
+        );
+      end
+      // The scale rows: column c's scale in bits c*SCALE_W of their concatenation.
+      wire [N*SCALE_W-1:0] scales;
+      for (e = 0; e < N; e = e + 1) begin : gen_scale
+        assign scales[SCALE_W*e +: SCALE_W] = reblock_i ? smax_q : sc[e];
+      end
+      wire [CNT_W-1:0] srow = sent_q - N[CNT_W-1:0];
+      wire [N*W-1:0]   scale_row = scales[N*W*srow +: N*W];
+      wire             use_shift = reblock_i && scaled_i;
+      assign tile_row = !in_tile ? scale_row : use_shift ? shifted : blk[row_at];
+    end else begin : gen_plain
+      wire unused_scale;
+      assign unused_scale = ^{in_scale_i, in_tile};
+      assign tile_row = blk[row_at];
+    end
+  endgenerate
+
   assign in_ready_o  = !emit_q;
   assign out_valid_o = emit_q;
   assign out_addr_o  = base_q + { {(ADDR_W-CNT_W){1'b0} }, sent_q};
-  assign out_data_o  = blk[sent_q[IDX_W-1:0]];
+  assign out_data_o  = tile_row;
   assign idle_o      = (taken_q == {CNT_W{1'b0} }) && !emit_q;
 
 endmodule

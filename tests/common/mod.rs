@@ -318,9 +318,23 @@ pub fn interpreted_on(
     hwgen::interp::Memory,
     hwgen::verify::Comparison,
 ) {
+    interpreted_in(design, model_src, std::path::Path::new("."))
+}
+
+/// As [`interpreted_on`], with the model's files (`.npy`) relative to `dir`.
+#[allow(dead_code)]
+pub fn interpreted_in(
+    design: &hwgen::design::Design,
+    model_src: &str,
+    dir: &std::path::Path,
+) -> (
+    hwgen::compiler::Program,
+    hwgen::interp::Memory,
+    hwgen::verify::Comparison,
+) {
     let design = design.clone();
-    let model = hwgen::model::parse_str(model_src, "test.toml", std::path::Path::new("."))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let model =
+        hwgen::model::parse_str(model_src, "test.toml", dir).unwrap_or_else(|e| panic!("{e}"));
     let program = hwgen::compiler::compile(&design, &model).unwrap_or_else(|e| panic!("{e}"));
     let expected = hwgen::verify::expected(&design, &model, &program);
     let mem = hwgen::verify::interpret(&design, &program).unwrap_or_else(|e| panic!("{e}"));

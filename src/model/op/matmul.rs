@@ -14,7 +14,9 @@ use crate::numeric::{PostOps, Precision};
 /// times b[i, g*n + j]. With `keys` = T' (at least b's t pixels), b counts T' pixels per
 /// head, those past its own zero codes: transposed, y has heads * T' channels; otherwise
 /// a's channels per head are T'. Integer codes less their zero points (za for a, zb for
-/// b), summed modulo 2^acc_bits, then requantized.
+/// b), summed modulo 2^acc_bits, then requantized. MX layers: b's rows become the weight
+/// tile with a block scale per column: transposed, each key's own block; otherwise the
+/// tile's keys re-blocked to the largest of their scales (`mx::reblock`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bmm {
     pub b: String,
@@ -67,7 +69,7 @@ impl Operator for Bmm {
         };
         let (za, zb) = self.zero_points;
         let pixels = b.h * b.w;
-        // A key past b's pixels is a zero code.
+        // A key past b's pixels is a zero code (of scale 0).
         let weight = |co: usize, i: usize| {
             let j = co % cout_g;
             let g = co / cout_g;
@@ -80,6 +82,32 @@ impl Operator for Bmm {
         };
         let int = matches!(layer.prec, Precision::Int(_));
         let rows = rows.max(1);
+        // MX: the weight tile of output channel co and b's rows (keys) i0..i0 + rows of
+        // its head, with the column's scale: transposed, key j's own block of channels
+        // (the tile's, i0 / rows); else the keys' blocks re-blocked down the tile
+        // (`mx::reblock`).
+        let mx_column = |co: usize, i0: usize| -> Option<(u8, Vec<i64>)> {
+            let Precision::Mx(f) = layer.prec else {
+                return None;
+            };
+            let j = co % cout_g;
+            let g = co / cout_g;
+            if self.transpose_b {
+                let s = match j < pixels {
+                    true => b.scale(j / b.w, j % b.w, (g * cin_g + i0) / rows),
+                    false => 0,
+                };
+                return Some((s, (i0..i0 + rows).map(|i| weight(co, i)).collect()));
+            }
+            let tile: Vec<(u8, Vec<i64>)> = (i0..i0 + rows)
+                .map(|i| match i < pixels {
+                    true => (b.scale(i / b.w, i % b.w, co / rows), vec![weight(co, i)]),
+                    false => (0, vec![0]),
+                })
+                .collect();
+            let (s, codes) = crate::numeric::mx::reblock(&tile, f.elem);
+            Some((s, codes.into_iter().map(|c| c[0]).collect()))
+        };
         for p in 0..a.h * a.w {
             let x = &a.data[p * a.c..(p + 1) * a.c];
             let row: Vec<i64> = (0..self.cout)
@@ -101,14 +129,21 @@ impl Operator for Bmm {
                             continue;
                         }
                         let live = |ci: usize| tile.contains(&ci) && group.contains(&ci);
+                        // (MX heads fill whole tiles: the tile's keys from ict * rows
+                        // less the head's first channel.)
+                        let mx = mx_column(co, (ict * rows).saturating_sub(group.start));
+                        let sb = mx.as_ref().map_or(0, |(s, _)| *s);
                         let col: Vec<(i64, i64)> = (ict * rows..(ict + 1) * rows)
-                            .map(|ci| match live(ci) {
-                                true => (x[ci], weight(co, ci - group.start)),
-                                false => (0, 0),
+                            .enumerate()
+                            .map(|(r, ci)| match (live(ci), &mx) {
+                                (true, Some((_, w))) => (x[ci], w[r]),
+                                (true, None) => (x[ci], weight(co, ci - group.start)),
+                                (false, _) => (0, 0),
                             })
                             .collect();
                         let (xs, ws): (Vec<i64>, Vec<i64>) = col.into_iter().unzip();
-                        let v = dp.column(&xs, &ws, (0, 0));
+                        let sa = a.scale(p / a.w, p % a.w, ict);
+                        let v = dp.column(&xs, &ws, (sa, sb));
                         acc = Some(acc.map_or(v, |s| dp.accumulate(s, v)));
                     }
                     acc.expect("a head has at least one channel")
@@ -116,6 +151,7 @@ impl Operator for Bmm {
                 .collect();
             let out = layer.prec.ops().post(&row, &ops, layer.out_format);
             y.data[p * self.cout..(p + 1) * self.cout].copy_from_slice(&out.codes);
+            y.scales.extend(out.scales);
         }
         y
     }
@@ -157,14 +193,15 @@ fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         Precision::Float(_) if crate::numeric::rows::Elem::of(a.prec.ops().output()).is_some() => {
             true
         }
+        Precision::Mx(_) => true,
         _ => {
             return Err(ctx.err(
                 "op = matmul",
                 format!(
-                    "a matmul of two run-time tensors is an integer, FP8 or BF16 layer, not {}",
+                    "a matmul of two run-time tensors is an integer, FP8, BF16 or MX layer, not {}",
                     a.prec.name()
                 ),
-                "give the layer an integer, fp8 or bf16 type",
+                "give the layer an integer, fp8, bf16 or mxint8 type",
             ))
         }
     };
@@ -172,8 +209,12 @@ fn parse(ctx: &mut Ctx, a: &Args) -> Result<Parsed, ModelError> {
         return Err(ctx.err(
             "requant",
             format!(
-                "a {} matmul accumulates in FP32 and rounds to the format: it has no requant",
-                a.prec.name()
+                "a {} matmul accumulates in FP32 and {}: it has no requant",
+                a.prec.name(),
+                match a.prec {
+                    Precision::Mx(_) => "quantizes each output row to blocks",
+                    _ => "rounds to the format",
+                }
             ),
             "remove requant",
         ));

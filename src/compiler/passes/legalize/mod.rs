@@ -270,6 +270,20 @@ fn runtime_weights_fit(
             "add [rows] enabled = true to the config (configs/16x16_int8_transformer.toml has it)",
         );
     }
+    if let crate::numeric::Precision::Mx(_) = l.prec {
+        if unit.rows.is_none() {
+            return err(
+                "an MX matmul of two run-time tensors loads the second operand's rows with their block scales through the transposer of the row unit's Designs, which this one lacks".into(),
+                "add [rows] enabled = true to the config (configs/32x32_mxint8_transformer.toml has it)",
+            );
+        }
+        if d.precisions.len() > 1 {
+            return err(
+                "an MX matmul of two run-time tensors runs on an all-MX Design (the transposer writes block scales for one precision)".into(),
+                "compile for an all-MX Design with [rows] (configs/32x32_mxint8_transformer.toml)",
+            );
+        }
+    }
     let t = unit.cpf as usize;
     let cin = model.shape_of(&l.inputs[0]).expect("the input exists")[2];
     if *groups > 1 && (!(cin / groups).is_multiple_of(t) || !(s.cout / groups).is_multiple_of(t)) {

@@ -27,6 +27,11 @@ struct TensorTile {
     stride: u64,
     rows: u64,
     transposed: bool,
+    /// Beats of one of its rows (with the scale beat of a block-scaled format), and
+    /// whether it is block-scaled: a block of t rows then makes the tile's element rows
+    /// and its scale rows (`reblock`, or transposed).
+    beats: u64,
+    scaled: bool,
 }
 
 /// Where an input window lives: its first input-buffer row and its rows.
@@ -116,6 +121,8 @@ impl Sched<'_> {
                 stride: b.pixel_stride,
                 rows,
                 transposed: *transposed,
+                beats: b.beats,
+                scaled: b.format.block_scaled(),
             },
         ))
     }
@@ -194,20 +201,30 @@ impl Sched<'_> {
                     },
                     Res::Dram(src, src + nrows * wb),
                 ),
-                Some(tile) => (
-                    Transfer {
-                        buffer: Buffer::Weight,
-                        spad_addr: first,
-                        ext_addr: src,
-                        count0: nrows,
-                        stride0: tile.stride,
-                        count1: 1,
-                        pad_right: nrows - tile.rows,
-                        transpose: tile.transposed,
-                        ..Transfer::default()
-                    },
-                    Res::Dram(src, src + (tile.rows - 1) * tile.stride + wb),
-                ),
+                Some(tile) => {
+                    // A block-scaled tile is t rows read with their scales; the transposer
+                    // writes them and the scale rows.
+                    let moved = match tile.scaled {
+                        true => self.t as u64,
+                        false => nrows,
+                    };
+                    (
+                        Transfer {
+                            buffer: Buffer::Weight,
+                            spad_addr: first,
+                            ext_addr: src,
+                            count0: moved,
+                            stride0: tile.stride,
+                            count1: 1,
+                            pad_right: moved - tile.rows,
+                            transpose: tile.transposed,
+                            reblock: tile.scaled && !tile.transposed,
+                            prec: nc.prec,
+                            ..Transfer::default()
+                        },
+                        Res::Dram(src, src + (tile.rows - 1) * tile.stride + tile.beats),
+                    )
+                }
             };
             loads[k] = Some(Step {
                 instr: Instr::new(IsaOp::Load(t)),
