@@ -10,7 +10,7 @@
 # (bit-exact against the golden model; a few minutes each) and prints its measured
 # cycles per layer and the cycle model's error against them. Also BERT-Base in BF16 on
 # configs/16x16_bf16_transformer.toml (Voyager publishes no BF16 cycles: its int8 total
-# beside it).
+# beside it), and BERT-Base in MXINT8 on configs/32x32_mxint8_transformer.toml.
 # Usage: scripts/bench_transformers.sh [--rtl]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +41,17 @@ open(sys.argv[2], "w").write(s)
 PY
 ./target/release/hwgen compile --config configs/16x16_bf16_transformer.toml \
   --model "$out/bert_base_bf16.toml" --estimate --json > "$out/bert_base_bf16.json"
+# BERT-Base in MXINT8 (blocks of 32: FP32 biases, MX residual adds, row operators and
+# attention on MX blocks) on the 32x32 MXINT8 transformer design.
+python3 - models/bert_base.toml "$out/bert_base_mx.toml" <<'PY'
+import re, sys
+s = open(sys.argv[1]).read().replace("\n[input]", '\ntype = "mxint8"\nblock_size = 32\n[input]', 1)
+s = re.sub(r'bias = "random:\d+"', 'bias = "random"', s)
+s = re.sub(r'\n(requant|scales|zero_points|scale) = \{[^}]*\}', '', s)
+open(sys.argv[2], "w").write(s)
+PY
+./target/release/hwgen compile --config configs/32x32_mxint8_transformer.toml \
+  --model "$out/bert_base_mx.toml" --estimate --json > "$out/bert_base_mx.json"
 if [ $rtl -eq 1 ]; then
   for m in bert_base mobilebert_tiny vit_base; do
     # Layer 0 alone (ViT: with its patch embedding), its last layer the output.
@@ -110,6 +121,11 @@ ideal = r["macs"] / 256
 print(f"{'bert_base (bf16)':<17} {'16x16_bf16_transformer':<23} {r['estimated_cycles']:>11} "
       f"{ideal:>11.0f} {100 * ideal / r['estimated_cycles']:>5.1f}% {voyager['bert_base'][0]:>11} "
       f"{100 * (r['estimated_cycles'] / voyager['bert_base'][0] - 1):>+9.1f}%  (Voyager's int8 total)")
+r = load("bert_base_mx.json")
+ideal = r["macs"] / 1024
+print(f"{'bert_base (mxint8)':<17} {'32x32_mxint8_transformer':<23} {r['estimated_cycles']:>11} "
+      f"{ideal:>11.0f} {100 * ideal / r['estimated_cycles']:>5.1f}% {voyager['bert_base'][1]:>11} "
+      f"{100 * (r['estimated_cycles'] / voyager['bert_base'][1] - 1):>+9.1f}%  (Voyager's int8 total)")
 # LLaMA: 16 decoder layers; Voyager's 688.0M on 32x32 includes its lm_head row
 # (8,127,936 cycles) and its MLP rows hold more MACs per layer than LLaMA's three
 # projections (its gate row is twice the up row).
