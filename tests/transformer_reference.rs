@@ -1,7 +1,7 @@
-//! The BF16 encoder layer, MXINT8 layers without attention and posit8 row operators against
+//! The BF16 encoder layer, MXINT8 layers, MXINT8 attention and posit8 row operators against
 //! float64 references (rtl-tests/ref/bf16_encoder_reference.py with numpy and ml_dtypes,
-//! mx_layers_reference.py with numpy and gfloat, posit_layers_reference.py with numpy and
-//! SoftPosit; test-only), which round each layer's
+//! mx_layers_reference.py and mx_attention_reference.py with numpy and gfloat,
+//! posit_layers_reference.py with numpy and SoftPosit; test-only), which round each layer's
 //! output to the format as the README's contract does and compute exactly inside a layer.
 //! hwgen's output is the golden model's, which the interpreter and the RTL equal bit for
 //! bit (rtl_cases: bf16_encoder_layer, mx_rows, posit_rows); the difference measures the FP32
@@ -245,16 +245,7 @@ fn mx_layers_seed(seed: u64) {
     let t = hwgen::golden::run(&m, 16);
     // The input is read exactly: every value is an MXINT8 value of its block.
     let x = &t["x"];
-    let decode = |y: &hwgen::model::Tensor| -> Vec<f32> {
-        let blocks = y.c / 16;
-        (0..y.data.len())
-            .map(|i| {
-                let (px, ch) = (i / y.c, i % y.c);
-                let s = y.scales[px * blocks + ch / 16];
-                (y.data[i] as f64 * 2f64.powi(i32::from(s) - 133)) as f32
-            })
-            .collect()
-    };
+    let decode = mx_decode;
     let want_x = hwgen::model::npy::read_f32(&path("x")).unwrap().data;
     assert_eq!(decode(x), want_x, "the input is read as its MXINT8 values");
     write_f32(&path("n"), &[s, 1, d], &decode(&t["n"])).unwrap();
@@ -267,6 +258,121 @@ fn mx_layers_seed(seed: u64) {
         dir.path(),
         &format!("mxint8, seed {seed}"),
     );
+}
+
+/// The values of an MXINT8 tensor in blocks of 16 (code * 2^(scale - 127 - 6)).
+fn mx_decode(y: &hwgen::model::Tensor) -> Vec<f32> {
+    let blocks = y.c / 16;
+    (0..y.data.len())
+        .map(|i| {
+            let (px, ch) = (i / y.c, i % y.c);
+            let s = y.scales[px * blocks + ch / 16];
+            (y.data[i] as f64 * 2f64.powi(i32::from(s) - 133)) as f32
+        })
+        .collect()
+}
+
+/// MXINT8 attention (q k^T per head, the per-head softmax, p v per head; 32 tokens, two
+/// heads of 16, blocks of 16) against float64 layers each quantized to MXINT8 by gfloat
+/// (rtl-tests/ref/mx_attention_reference.py), each computed from the golden model's own
+/// input to it. The golden model equals the interpreter and the RTL bit for bit
+/// (rtl_cases: mx_attention, mx_encoder_layer). The values' token rows span 2^-6 to 2^4,
+/// so p v's re-blocking of v down the keys (README, "MXINT8 attention") shifts codes by
+/// up to 10 bits: the o line measures that rounding.
+#[test]
+fn mx_attention_against_float64() {
+    if !have_python_modules(&["numpy", "gfloat"]) {
+        return;
+    }
+    // Values whose token rows span 2^-6 to 2^4 (wide), or within a factor of 2 (narrow,
+    // as a projection's outputs after a layer norm).
+    for seed in 61..=64 {
+        mx_attention_seed(seed, 11);
+        mx_attention_seed(seed, 2);
+    }
+}
+
+fn mx_attention_seed(seed: u64, spread: usize) {
+    let (t, c, heads) = (32usize, 32usize, 2usize);
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng::new(seed);
+    let path = |n: &str| dir.path().join(format!("{n}.npy"));
+    write_f32(&path("q"), &[t, 1, c], &mx_values(&mut rng, (t, c), 0)).unwrap();
+    write_f32(&path("k"), &[t, 1, c], &mx_values(&mut rng, (t, c), 0)).unwrap();
+    let v: Vec<f32> = (0..t)
+        .flat_map(|j| {
+            mx_values(
+                &mut rng,
+                (1, c),
+                (j * 7 % spread) as i32 - 6 * (spread / 11) as i32,
+            )
+        })
+        .collect();
+    write_f32(&path("v"), &[t, 1, c], &v).unwrap();
+    let model = format!(
+        "name = \"mx_attention_reference\"\ntype = \"mxint8\"\nblock_size = 16\noutputs = [\"o\"]\n\
+[[input]]\nname = \"q\"\nshape = [{t}, 1, {c}]\ndata = \"q.npy\"\n\
+[[input]]\nname = \"k\"\nshape = [{t}, 1, {c}]\ndata = \"k.npy\"\n\
+[[input]]\nname = \"v\"\nshape = [{t}, 1, {c}]\ndata = \"v.npy\"\n\
+[[layer]]\nname = \"s\"\nop = \"matmul\"\ninput = \"q\"\nb = \"k\"\ntranspose_b = true\nheads = {heads}\n\
+[[layer]]\nname = \"p\"\nop = \"softmax\"\nheads = {heads}\nlogit_scale = 0.25\n\
+[[layer]]\nname = \"o\"\nop = \"matmul\"\nb = \"v\"\nheads = {heads}\n"
+    );
+    let m = hwgen::model::parse_str(&model, "m.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let g = hwgen::golden::run(&m, 16);
+    let want_v = hwgen::model::npy::read_f32(&path("v")).unwrap().data;
+    assert_eq!(mx_decode(&g["v"]), want_v, "v is read as its MXINT8 values");
+    for (n, ch) in [("s", heads * t), ("p", heads * t), ("o", c)] {
+        write_f32(&path(n), &[t, 1, ch], &mx_decode(&g[n])).unwrap();
+    }
+    let r = std::process::Command::new(python())
+        .arg(repo().join("rtl-tests/ref/mx_attention_reference.py"))
+        .arg(dir.path())
+        .arg(heads.to_string())
+        .arg("0.25")
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let text = String::from_utf8(r.stdout).unwrap();
+    let v: Vec<f64> = text
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    eprintln!(
+        "mx attention, seed {seed}, value exponents over {spread}: scores identical {}, max {} steps; softmax identical {}, max {} steps; p v identical {}, max {} steps (against v blocked along the keys by gfloat: {}, {})",
+        v[0], v[1], v[3], v[4], v[6], v[7], v[9], v[10]
+    );
+    let label = format!("mx attention, seed {seed}, spread {spread}");
+    // Measured over seeds 61 to 64: scores and softmax 100% identical. p v, values within
+    // a factor of 2: 79% to 84% identical to the exact products, at most 2 steps, and
+    // 99.9% to 100% to v blocked along the keys by gfloat; values over 2^10: 50% to 56%
+    // and 79% to 81%, at most 8 steps (a key 2^k below its tile's largest keeps 8 - k
+    // bits; past 8, none).
+    let bounds: [(&str, f64, f64, f64); 4] = match spread {
+        2 => [
+            ("scores", v[0], 0.99, 1.0),
+            ("softmax", v[3], 0.99, 1.0),
+            ("p v", v[6], 0.7, 3.0),
+            ("p v against keys' blocks", v[9], 0.99, 1.0),
+        ],
+        _ => [
+            ("scores", v[0], 0.99, 1.0),
+            ("softmax", v[3], 0.99, 1.0),
+            ("p v", v[6], 0.4, 10.0),
+            ("p v against keys' blocks", v[9], 0.7, 10.0),
+        ],
+    };
+    let steps = [v[1], v[4], v[7], v[10]];
+    for ((what, identical, least, most), steps) in bounds.into_iter().zip(steps) {
+        assert!(
+            identical >= least,
+            "{label}: only {identical} of the {what} outputs equal the reference"
+        );
+        assert!(
+            steps <= most,
+            "{label}: a {what} output is {steps} steps from the reference"
+        );
+    }
 }
 
 /// posit8 (es = 0, SoftPosit's posit8_t) row operators after a projection (SiLU, layer
