@@ -276,9 +276,9 @@ fn mx_decode(y: &hwgen::model::Tensor) -> Vec<f32> {
 /// heads of 16, blocks of 16) against float64 layers each quantized to MXINT8 by gfloat
 /// (rtl-tests/ref/mx_attention_reference.py), each computed from the golden model's own
 /// input to it. The golden model equals the interpreter and the RTL bit for bit
-/// (rtl_cases: mx_attention, mx_encoder_layer). The values' token rows span 2^-6 to 2^4,
-/// so p v's re-blocking of v down the keys (README, "MXINT8 attention") shifts codes by
-/// up to 10 bits: the o line measures that rounding.
+/// (rtl_cases: mx_attention, mx_encoder_layer). p v is also compared with p times v
+/// quantized along the keys by gfloat, which the load's re-blocking of v (README, "MXINT8
+/// attention") must equal.
 #[test]
 fn mx_attention_against_float64() {
     if !have_python_modules(&["numpy", "gfloat"]) {
@@ -343,25 +343,21 @@ fn mx_attention_seed(seed: u64, spread: usize) {
         v[0], v[1], v[3], v[4], v[6], v[7], v[9], v[10]
     );
     let label = format!("mx attention, seed {seed}, spread {spread}");
-    // Measured over seeds 61 to 64: scores and softmax 100% identical. p v, values within
-    // a factor of 2: 79% to 84% identical to the exact products, at most 2 steps, and
-    // 99.9% to 100% to v blocked along the keys by gfloat; values over 2^10: 50% to 56%
-    // and 79% to 81%, at most 8 steps (a key 2^k below its tile's largest keeps 8 - k
-    // bits; past 8, none).
-    let bounds: [(&str, f64, f64, f64); 4] = match spread {
-        2 => [
-            ("scores", v[0], 0.99, 1.0),
-            ("softmax", v[3], 0.99, 1.0),
-            ("p v", v[6], 0.7, 3.0),
-            ("p v against keys' blocks", v[9], 0.99, 1.0),
-        ],
-        _ => [
-            ("scores", v[0], 0.99, 1.0),
-            ("softmax", v[3], 0.99, 1.0),
-            ("p v", v[6], 0.4, 10.0),
-            ("p v against keys' blocks", v[9], 0.7, 10.0),
-        ],
+    // Measured over seeds 61 to 64: scores and softmax 100% identical; p v 100% identical
+    // to p times v blocked along the keys by gfloat (the re-blocking is OCP MX's blocking
+    // of that reduction), and against the exact products, values within a factor of 2:
+    // 79% to 84% identical, at most 2 steps; values over 2^10: 56% to 64%, at most 8
+    // steps (MX along the keys: a key 2^k below its column's largest keeps 8 - k bits).
+    let (least, most) = match spread {
+        2 => (0.7, 3.0),
+        _ => (0.45, 10.0),
     };
+    let bounds: [(&str, f64, f64, f64); 4] = [
+        ("scores", v[0], 0.99, 1.0),
+        ("softmax", v[3], 0.99, 1.0),
+        ("p v", v[6], least, most),
+        ("p v against keys' blocks", v[9], 0.99, 1.0),
+    ];
     let steps = [v[1], v[4], v[7], v[10]];
     for ((what, identical, least, most), steps) in bounds.into_iter().zip(steps) {
         assert!(

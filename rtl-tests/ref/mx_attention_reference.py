@@ -11,9 +11,9 @@ measures one layer: for s, p and o, "identical max_steps max_abs": the share of 
 outputs equal to the reference's, the largest difference in steps of the reference
 block's last place (2^(scale - 127 - 6)), and the largest absolute difference. For o,
 hwgen re-blocks v down the keys as it loads it (README, "MXINT8 attention"): the third
-line (against exact products) measures that rounding, and a fourth line compares o with p
-times v quantized to MXINT8 along the keys by gfloat (blocks of 16 keys per channel, the
-OCP MX blocking of p v's reduction), the standard the re-blocking approximates.
+line (against exact products) measures MX blocking along the keys, and a fourth line
+compares o with p times v quantized to MXINT8 along the keys by gfloat (blocks of 16 keys
+per channel, the OCP MX blocking of p v's reduction), which the re-blocking must equal.
 """
 import sys
 

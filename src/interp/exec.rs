@@ -75,7 +75,7 @@ fn row_beats(
 /// weight row's elements): transposed, row r holds element r of each of its rows; else
 /// (re-blocked) the rows as they are. Rows of a block-scaled precision end with their
 /// scale: transposed, column k's scale is row k's; re-blocked, `mx::reblock` gives the
-/// codes and the one scale of every column; the scale rows follow the element rows.
+/// codes and each column's scale; the scale rows follow the element rows.
 fn block_tile(
     rows_of: &[Vec<i64>],
     n: usize,
@@ -99,8 +99,8 @@ fn block_tile(
             with_scales.iter().map(|(s, _)| *s).collect::<Vec<u8>>(),
         ),
         false => {
-            let (s, codes) = crate::numeric::mx::reblock(&with_scales, elem);
-            (codes, vec![s; n])
+            let (scales, codes) = crate::numeric::mx::reblock(&with_scales, elem);
+            (codes, scales)
         }
     };
     let f = crate::numeric::MxFormat {

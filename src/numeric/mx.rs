@@ -411,22 +411,52 @@ pub fn shift_rne(q: i64, k: u32, t: MxInt) -> i64 {
     }
 }
 
+/// floor(log2 |q|) of a non-zero code.
+fn msb(q: i64) -> i32 {
+    63 - q.unsigned_abs().leading_zeros() as i32
+}
+
 /// Re-block rows of MX codes, each with its own scale (activation rows, blocked along
 /// their elements), into one block per column along the rows (a matmul's stationary
-/// operand whose reduction runs over those rows): the tile's scale S is the largest row
-/// scale (the NaN scale wins), and row j's codes are shifted right by S - s_j
-/// (`shift_rne`), so that each code keeps its value to within half its new step. Every
-/// column gets S. Returns (S, the rows).
-pub fn reblock(rows: &[(u8, Vec<i64>)], t: MxInt) -> (u8, Vec<Vec<i64>>) {
-    let s = rows.iter().map(|(s, _)| *s).max().unwrap_or(0);
+/// operand whose reduction runs over those rows), exactly as `quantize_block` quantizes
+/// each column's values v_jd = q_jd * 2^(s_j - 127 - frac), computed on the codes: column
+/// d's shared exponent is the largest floor(log2 |v_jd|) = s_j + floor(log2 |q_jd|) - 127 -
+/// frac over its non-zero codes, so its scale code S_d = max (s_j + floor(log2 |q_jd|)) -
+/// frac, clamped to 0..=254 (0 for a column of zeros); each code becomes q_jd * 2^(s_j -
+/// S_d): shifted right by S_d - s_j (`shift_rne`), or left by s_j - S_d, which is exact and
+/// stays in range. A NaN row scale makes every column NaN with zero codes. Returns (the
+/// column scales, the rows).
+pub fn reblock(rows: &[(u8, Vec<i64>)], t: MxInt) -> (Vec<u8>, Vec<Vec<i64>>) {
+    let cols = rows.first().map_or(0, |r| r.1.len());
+    let nan = rows.iter().any(|(s, _)| *s == E8M0_NAN);
+    let scales: Vec<u8> = (0..cols)
+        .map(|d| match nan {
+            true => E8M0_NAN,
+            false => rows
+                .iter()
+                .filter(|(_, q)| q[d] != 0)
+                .map(|(s, q)| i32::from(*s) + msb(q[d]))
+                .max()
+                .map_or(0, |e| (e - t.frac as i32).clamp(0, 254) as u8),
+        })
+        .collect();
     let codes = rows
         .iter()
         .map(|(sj, q)| {
-            let k = u32::from(s - sj);
-            q.iter().map(|&v| shift_rne(v, k, t)).collect()
+            q.iter()
+                .zip(&scales)
+                .map(|(&v, &sd)| {
+                    let k = i32::from(sd) - i32::from(*sj);
+                    match (nan, k >= 0) {
+                        (true, _) => 0,
+                        (false, true) => shift_rne(v, k as u32, t),
+                        (false, false) => v << -k,
+                    }
+                })
+                .collect()
         })
         .collect();
-    (s, codes)
+    (scales, codes)
 }
 
 /// Values of a block.
@@ -558,18 +588,65 @@ mod tests {
 
     #[test]
     fn reblock_by_hand() {
-        // Rows of scales 130, 128 and 131: S = 131; shifts 1, 3 and 0.
-        let rows = vec![
-            (130, vec![10, -3]),
-            (128, vec![12, 20]),
-            (131, vec![-128, 127]),
-        ];
+        // Column 0: s + floor(log2 |q|) = 130 + 3, 128 + 3, 131 + 3: S = 134 - 6 = 128;
+        // codes 10 << 2, 12 << 0, 8 << 3. Column 1: 130 + 1, 128 + 4, 131 + 0: S = 132 -
+        // 6 = 126; codes -3 << 4 = -48, 20 << 2 = 80, 1 << 5 = 32.
+        let rows = vec![(130, vec![10, -3]), (128, vec![12, 20]), (131, vec![8, 1])];
         let (s, codes) = reblock(&rows, MXINT8);
-        assert_eq!(s, 131);
-        assert_eq!(codes, vec![vec![5, -2], vec![2, 2], vec![-128, 127]]);
-        // The NaN scale wins.
-        let (s, _) = reblock(&[(E8M0_NAN, vec![0]), (3, vec![1])], MXINT8);
-        assert_eq!(s, E8M0_NAN);
+        assert_eq!(s, vec![128, 126]);
+        assert_eq!(codes, vec![vec![40, -48], vec![12, 80], vec![64, 32]]);
+        // Ties to even on the right shifts: -128 at 131 and 3 at 127 in one column: S =
+        // 131 + 7 - 6 = 132; -128 >> 1 = -64, 3 >> 5 = 0 (3/32).
+        let (s, codes) = reblock(&[(131, vec![-128]), (127, vec![3])], MXINT8);
+        assert_eq!((s, codes), (vec![132], vec![vec![-64], vec![0]]));
+        // A column of zeros gets scale 0; a NaN scale makes every column NaN.
+        let (s, _) = reblock(&[(140, vec![0]), (3, vec![0])], MXINT8);
+        assert_eq!(s, vec![0]);
+        let (s, codes) = reblock(&[(E8M0_NAN, vec![5]), (3, vec![1])], MXINT8);
+        assert_eq!((s, codes), (vec![E8M0_NAN], vec![vec![0], vec![0]]));
+    }
+
+    /// `reblock` is `quantize_block` of each column's values (scales in FP32's normal
+    /// range, so the values are exact f32).
+    #[test]
+    fn reblock_is_quantize_block_of_the_columns() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for t in [MXINT8, MXINT4] {
+            for _ in 0..2000 {
+                let rows: Vec<(u8, Vec<i64>)> = (0..16)
+                    .map(|_| {
+                        let s = 100 + (next() % 50) as u8;
+                        let span = 1u64 << t.bits;
+                        let q = (0..4)
+                            .map(|_| match next() % 5 {
+                                0 => 0,
+                                _ => (next() % span) as i64 + i64::from(t.min()),
+                            })
+                            .collect();
+                        (s, q)
+                    })
+                    .collect();
+                let (scales, codes) = reblock(&rows, t);
+                for d in 0..4 {
+                    let col: Vec<f32> = rows
+                        .iter()
+                        .map(|(s, q)| {
+                            (q[d] as f64 * 2f64.powi(i32::from(*s) - 127 - t.frac as i32)) as f32
+                        })
+                        .collect();
+                    let (sd, qd) = quantize_block(&col, t);
+                    assert_eq!(scales[d], sd, "{rows:?} column {d}");
+                    let got: Vec<i32> = codes.iter().map(|r| r[d] as i32).collect();
+                    assert_eq!(got, qd, "{rows:?} column {d}");
+                }
+            }
+        }
     }
 
     #[test]

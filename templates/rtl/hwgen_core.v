@@ -490,7 +490,8 @@ module hwgen_core #(
     .RSP_PTR_W    (RSP_PTR_W){% if c.rows %},
     .WT_LANES     (KPF),
     .WT_W         (WEIGHT_W),
-    .WT_SCALE_ROWS (ROW_BLOCKS > 0 ? W_SCALE_ROWS : 0){% endif %}
+    .WT_SCALE_ROWS (ROW_BLOCKS > 0 ? W_SCALE_ROWS : 0),
+    .WT_FRAC       (ROW_FRAC){% endif %}
   ) u_load (
     .clk_i           (clk_i),
     .{{ c.rst }}     ({{ c.rst }}),

@@ -42,11 +42,12 @@ module hwgen_load_unit #(
   parameter integer       ROW_MAX_W    = 256,
   parameter integer       RSP_DEPTH    = 32,
   parameter integer       RSP_PTR_W    = 5{% if c.rows %},
-  // transposing and re-blocking loads: elements of a weight row, their width, and the
-  // rows of a weight tile's column scales (0: no block scales)
+  // transposing and re-blocking loads: elements of a weight row, their width, the rows
+  // of a weight tile's column scales (0: no block scales) and the elements' fraction bits
   parameter integer       WT_LANES     = 8,
   parameter integer       WT_W         = 8,
-  parameter integer       WT_SCALE_ROWS = 0{% endif %}
+  parameter integer       WT_SCALE_ROWS = 0,
+  parameter integer       WT_FRAC      = 6{% endif %}
 ) (
   input  wire                   clk_i,
   input  wire                   {{ c.rst }},
@@ -645,7 +646,8 @@ module hwgen_load_unit #(
     .W          (WT_W),
     .ADDR_W     (SPAD_ADDR_W),
     .SCALE_ROWS (WT_SCALE_ROWS),
-    .SCALE_W    (SCALE_W)
+    .SCALE_W    (SCALE_W),
+    .FRAC       (WT_FRAC)
   ) u_transposer (
     .clk_i       (clk_i),
     .{{ c.rst }} ({{ c.rst }}),

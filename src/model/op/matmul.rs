@@ -15,8 +15,8 @@ use crate::numeric::{PostOps, Precision};
 /// head, those past its own zero codes: transposed, y has heads * T' channels; otherwise
 /// a's channels per head are T'. Integer codes less their zero points (za for a, zb for
 /// b), summed modulo 2^acc_bits, then requantized. MX layers: b's rows become the weight
-/// tile with a block scale per column: transposed, each key's own block; otherwise the
-/// tile's keys re-blocked to the largest of their scales (`mx::reblock`).
+/// tile with a block scale per column: transposed, each key's own block; otherwise each
+/// column of the tile's keys quantized as one MX block (`mx::reblock`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bmm {
     pub b: String,
@@ -84,8 +84,8 @@ impl Operator for Bmm {
         let rows = rows.max(1);
         // MX: the weight tile of output channel co and b's rows (keys) i0..i0 + rows of
         // its head, with the column's scale: transposed, key j's own block of channels
-        // (the tile's, i0 / rows); else the keys' blocks re-blocked down the tile
-        // (`mx::reblock`).
+        // (the tile's, i0 / rows); else the column's values re-blocked down the tile's
+        // keys (`mx::reblock`).
         let mx_column = |co: usize, i0: usize| -> Option<(u8, Vec<i64>)> {
             let Precision::Mx(f) = layer.prec else {
                 return None;
@@ -106,7 +106,7 @@ impl Operator for Bmm {
                 })
                 .collect();
             let (s, codes) = crate::numeric::mx::reblock(&tile, f.elem);
-            Some((s, codes.into_iter().map(|c| c[0]).collect()))
+            Some((s[0], codes.into_iter().map(|c| c[0]).collect()))
         };
         for p in 0..a.h * a.w {
             let x = &a.data[p * a.c..(p + 1) * a.c];
