@@ -447,7 +447,9 @@ pub fn reblock(rows: &[(u8, Vec<i64>)], t: MxInt) -> (Vec<u8>, Vec<Vec<i64>>) {
                 .zip(&scales)
                 .map(|(&v, &sd)| {
                     let k = i32::from(sd) - i32::from(*sj);
-                    match (nan, k >= 0) {
+                    // (A zero code in a column of zeros, of scale 0, would shift left by
+                    // its row's scale: it stays 0.)
+                    match (nan || v == 0, k >= 0) {
                         (true, _) => 0,
                         (false, true) => shift_rne(v, k as u32, t),
                         (false, false) => v << -k,
