@@ -135,6 +135,7 @@ fn finds_the_brute_force_optimum_on_small_spaces() {
             bram18: u64::MAX,
             bandwidth_gbs: 6.4,
             luts: None,
+            ffs: None,
         };
         let mut ex =
             Explorer::new(&t.0, &t.1, "t.toml", &t.2, options(all, space.clone(), 1)).unwrap();
@@ -155,6 +156,7 @@ fn finds_the_brute_force_optimum_on_small_spaces() {
                     bram18: 10_000,
                     bandwidth_gbs: 6.4,
                     luts: None,
+                    ffs: None,
                 };
                 let (out, _) = search(t, options(budget, space.clone(), seed));
                 assert_eq!(
@@ -192,6 +194,7 @@ fn never_over_a_budget() {
             bram18: bram,
             bandwidth_gbs: bw,
             luts,
+            ffs: None,
         };
         let (out, ex) = search(&t, options(budget, space.clone(), 3));
         for s in std::iter::once(&out.best).chain(&out.runner_ups) {
@@ -230,6 +233,7 @@ fn deterministic_for_a_seed() {
         bram18: 1000,
         bandwidth_gbs: 6.4,
         luts: None,
+        ffs: None,
     };
     let run = |seed, threads| {
         let o = Options {
@@ -340,7 +344,13 @@ fn refuses_bad_requests() {
         "-o",
         o,
     ];
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 9] = [
+        (&["--device", "XC7VX690T", "--budget", "bw=6.4"], "error: --device XC7VX690T\n  rule: hwgen does not know this part; it knows Z7045 (XC7Z045), ZU17EG (XCZU17EG), ZU9CG (XCZU9CG)"),
+        (&["--device", "z7045", "--budget", "dsp=1000,bw=6.4"], "dsp=1000: the Z7045 has 900; a budget for it can only narrow that"),
+        (&["--device", "ZU9CG", "--budget", "dsp=700"], "bw= is missing; give bw=GB/s, the board's external memory"),
+        // The part's LUTs are in force: a ZU9CG narrowed to 20,000 LUTs cannot hold the
+        // smallest design, and the refusal says which resource ran out.
+        (&["--device", "XCZU9CG", "--budget", "lut=20000,bw=6.4"], "is over the budget ("),
         (&["--budget", "dsp=700,bram=600,bw=6.4", "--batch", "1,2"], "error: --batch\n  rule: 2 values for 3 branches (geometry, texture, warp)"),
         (&["--budget", "dsp=100,bram=600,bw=6.4"], "the smallest design (geometry [8x8 h1], texture [8x8 h1], warp [8x8 h1]) is over the budget (243 DSPs > 100)"),
         (&["--budget", "dsp=700,bram=600"], "bw= is missing"),
@@ -390,6 +400,7 @@ fn the_memo_gives_the_fresh_estimate() {
         bram18: u64::MAX,
         bandwidth_gbs: 6.4,
         luts: None,
+        ffs: None,
     };
     let mut ex = Explorer::new(&t.0, &t.1, "t.toml", &t.2, options(all, space.clone(), 1)).unwrap();
     let mut checked = 0;

@@ -13,10 +13,16 @@ pub struct Args {
     /// buffers, memory width and vector unit are kept; its units are what is searched.
     #[arg(long, short)]
     pub config: PathBuf,
-    /// Budgets: dsp=N (DSP48E2), bram=N (18-Kbit block RAMs), bw=GB/s (external memory),
-    /// optionally lut=N (LUTs), as the resource model (src/synth/model.rs) counts them.
-    #[arg(long, value_parser = Budget::parse)]
-    pub budget: Budget,
+    /// Budgets: dsp=N (DSP slices), bram=N (18-Kbit block RAMs), bw=GB/s (external memory),
+    /// optionally lut=N (LUTs) and ff=N (flip-flops), as the resource model
+    /// (src/synth/model.rs) counts them. With --device, bw= alone (the part gives the rest;
+    /// a key given narrows it).
+    #[arg(long)]
+    pub budget: String,
+    /// The FPGA part to fit (Z7045, ZU17EG or ZU9CG: F-CAD's Table IV): its DSPs, block
+    /// RAMs, LUTs and flip-flops are the budget unless --budget narrows them.
+    #[arg(long)]
+    pub device: Option<String>,
     /// Clock of the design, MHz (sets the memory ports the bandwidth pays for).
     #[arg(long)]
     pub clock_mhz: u32,
@@ -124,8 +130,22 @@ pub fn run(args: Args) -> Result<()> {
         |b, v| b.priority = v,
     )?;
     let sizes = checked_args(&args)?;
+    let device = match args.device.as_deref() {
+        Some(name) => Some(dse::device::device(name).ok_or_else(|| {
+            super::refuse(
+                format!("--device {name}"),
+                format!(
+                    "hwgen does not know this part; it knows {}, the parts of F-CAD's Table IV",
+                    dse::device::known()
+                ),
+                "give one of them, or budget another part by hand with --budget dsp=N,bram=N,lut=N,ff=N,bw=GB/s",
+            )
+        })?),
+        None => None,
+    };
+    let budget = Budget::parse_for(&args.budget, device).map_err(anyhow::Error::msg)?;
     let options = Options {
-        budget: args.budget,
+        budget,
         clock_mhz: args.clock_mhz,
         space: Space {
             sizes,
@@ -183,7 +203,11 @@ pub fn run(args: Args) -> Result<()> {
     let stem = args.out.file_stem().unwrap_or_default().to_string_lossy();
     let name = hwgen::names::sanitize(&stem);
     let text = ex
-        .config_toml(&outcome.best.point, &header(&args, &outcome), Some(&name))
+        .config_toml(
+            &outcome.best.point,
+            &header(&ex.options.budget, &outcome),
+            Some(&name),
+        )
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.config.display()))?;
     // What is written must be the design chosen: read back as `hwgen emit` would.
     let back =
@@ -220,7 +244,8 @@ pub fn run(args: Args) -> Result<()> {
         let v = serde_json::json!({
             "model": model.name,
             "template": args.config.display().to_string(),
-            "budget": args.budget,
+            "budget": ex.options.budget,
+            "device": device,
             "clock_mhz": args.clock_mhz,
             "memory_ports": ex.template().memory.ports,
             "space": ex.options.space,
@@ -286,7 +311,7 @@ fn per_branch(
     Ok(())
 }
 
-fn header(args: &Args, o: &Outcome) -> String {
+fn header(budget: &Budget, o: &Outcome) -> String {
     let cmd: Vec<String> = std::iter::once("hwgen".to_string())
         .chain(std::env::args().skip(1))
         .collect();
@@ -297,8 +322,8 @@ fn header(args: &Args, o: &Outcome) -> String {
         o.best.efficiency * 100.0,
         o.best.dsps,
         o.best.bram18,
-        args.budget.dsps,
-        args.budget.bram18,
+        budget.dsps,
+        budget.bram18,
         o.best.label
     )
 }
@@ -316,12 +341,14 @@ fn fps_list(names: &[String], fps: &[f64]) -> String {
 
 fn line(s: &Scored, names: &[String]) -> String {
     format!(
-        "{:.1} frames/s (per branch: {}), efficiency {:.1}%, {} DSP48E2, {} BRAM18, {} engines, {}-bit memory",
+        "{:.1} frames/s (per branch: {}), efficiency {:.1}%, {} DSP48E2, {} BRAM18, {} LUTs, {} flip-flops, {} engines, {}-bit memory",
         s.frames_per_second,
         fps_list(names, &s.branch_fps),
         s.efficiency * 100.0,
         s.dsps,
         s.bram18,
+        s.luts,
+        s.ffs,
         s.engines,
         s.memory_width_bits
     )
@@ -329,6 +356,7 @@ fn line(s: &Scored, names: &[String]) -> String {
 
 fn report(args: &Args, ex: &Explorer, o: &Outcome, timeline: Option<&Timeline>) -> String {
     let t = ex.template();
+    let budget = &ex.options.budget;
     let names: Vec<String> = t.branches.iter().map(|b| b.name.clone()).collect();
     let sp = &ex.options.space;
     let b = &o.best;
@@ -342,10 +370,12 @@ fn report(args: &Args, ex: &Explorer, o: &Outcome, timeline: Option<&Timeline>) 
     );
     let _ = writeln!(
         r,
-        "  budget: {} DSP48E2, {} BRAM18, {}{} GB/s ({} memory port(s) of {} bytes per cycle at {} MHz)",
-        args.budget.dsps, args.budget.bram18,
-        args.budget.luts.map_or(String::new(), |l| format!("{l} LUTs, ")),
-        args.budget.bandwidth_gbs, t.memory.ports, t.memory.bytes_per_cycle, args.clock_mhz
+        "  budget{}: {} DSP, {} BRAM18, {}{}{} GB/s ({} memory port(s) of {} bytes per cycle at {} MHz)",
+        args.device.as_deref().map_or(String::new(), |d| format!(" ({d})")),
+        budget.dsps, budget.bram18,
+        budget.luts.map_or(String::new(), |l| format!("{l} LUTs, ")),
+        budget.ffs.map_or(String::new(), |f| format!("{f} flip-flops, ")),
+        budget.bandwidth_gbs, t.memory.ports, t.memory.bytes_per_cycle, args.clock_mhz
     );
     let _ = writeln!(
         r,

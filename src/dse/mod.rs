@@ -36,6 +36,7 @@ use crate::model::Model;
 use crate::numeric::Precision;
 use std::collections::HashMap;
 
+pub mod device;
 pub mod space;
 
 pub use space::{Budget, Point, Space};

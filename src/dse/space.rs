@@ -5,35 +5,45 @@
 use crate::design::{Design, Unit};
 use crate::synth::model::{self, Predicted};
 
-/// Resource and bandwidth budgets (F-CAD's: DSPs, 18-Kbit block RAMs, external memory).
+/// Resource and bandwidth budgets (F-CAD's: DSPs, 18-Kbit block RAMs, external memory;
+/// and a part's LUTs and flip-flops).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Budget {
     pub dsps: u64,
     pub bram18: u64,
     /// Gigabytes per second of external memory.
     pub bandwidth_gbs: f64,
-    /// Logic LUTs (LUT RAM included), when given: F-CAD budgets DSPs and block RAM only,
-    /// but a design must also fit the device's LUTs.
+    /// Logic LUTs (LUT RAM included) and flip-flops, when given (`--device` gives the
+    /// part's): F-CAD budgets DSPs and block RAM only, but a design must also fit the
+    /// device's logic.
     pub luts: Option<u64>,
+    pub ffs: Option<u64>,
 }
 
 impl Budget {
-    /// `dsp=N,bram=N,bw=GB/s[,lut=N]` (every key once, in any order).
+    /// `dsp=N,bram=N,bw=GB/s[,lut=N][,ff=N]` (every key once, in any order).
     pub fn parse(s: &str) -> Result<Budget, String> {
-        let (mut dsps, mut bram, mut bw, mut lut) = (None, None, None, None);
-        for part in s.split(',').map(str::trim) {
+        Budget::parse_for(s, None)
+    }
+
+    /// As `parse`, for a part (`--device`): dsp, bram, lut and ff default to the part's
+    /// capacity and may only narrow it; bw (the board's memory) is always given.
+    pub fn parse_for(s: &str, device: Option<&super::device::Device>) -> Result<Budget, String> {
+        let (mut dsps, mut bram, mut bw, mut lut, mut ff) = (None, None, None, None, None);
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part.split_once('=').ok_or_else(|| {
                 format!("--budget {s}: {part:?} is not KEY=VALUE; write dsp=2520,bram=1824,bw=19.2")
             })?;
             let bad = |rule: &str| format!("--budget {s}: {k}={v}: {rule}");
-            let slot = match k {
-                "dsp" => &mut dsps,
-                "bram" => &mut bram,
-                "bw" => &mut bw,
-                "lut" => &mut lut,
+            let (slot, cap) = match k {
+                "dsp" => (&mut dsps, device.map(|d| d.dsps)),
+                "bram" => (&mut bram, device.map(|d| d.bram18)),
+                "bw" => (&mut bw, None),
+                "lut" => (&mut lut, device.map(|d| d.luts)),
+                "ff" => (&mut ff, device.map(|d| d.ffs)),
                 _ => {
                     return Err(format!(
-                        "--budget {s}: unknown key {k:?}; the keys are dsp (DSP48E2 slices), bram (18-Kbit block RAMs), bw (GB/s of external memory) and, optionally, lut (LUTs)"
+                        "--budget {s}: unknown key {k:?}; the keys are dsp (DSP slices), bram (18-Kbit block RAMs), bw (GB/s of external memory) and, optionally, lut (LUTs) and ff (flip-flops)"
                     ))
                 }
             };
@@ -49,16 +59,29 @@ impl Budget {
             if k != "bw" && x.fract() != 0.0 {
                 return Err(bad("must be a whole number of blocks"));
             }
+            if let (Some(cap), Some(d)) = (cap, device) {
+                if x > cap as f64 {
+                    return Err(bad(&format!(
+                        "the {} has {cap}; a budget for it can only narrow that (leave the key out for all of it)",
+                        d.name
+                    )));
+                }
+            }
             *slot = Some(x);
         }
-        let need = |x: Option<f64>, k: &str| {
-            x.ok_or_else(|| format!("--budget {s}: {k}= is missing; give dsp=, bram= and bw="))
+        let whole = |x: Option<f64>, cap: Option<u64>| x.map(|x| x as u64).or(cap);
+        let missing = |k: &str| {
+            match device {
+            None => format!("--budget {s}: {k}= is missing; give dsp=, bram= and bw= (or --device NAME for a part's dsp, bram, lut and ff)"),
+            Some(_) => format!("--budget {s}: {k}= is missing; give bw=GB/s, the board's external memory"),
+        }
         };
         Ok(Budget {
-            dsps: need(dsps, "dsp")? as u64,
-            bram18: need(bram, "bram")? as u64,
-            bandwidth_gbs: need(bw, "bw")?,
-            luts: lut.map(|x| x as u64),
+            dsps: whole(dsps, device.map(|d| d.dsps)).ok_or_else(|| missing("dsp"))?,
+            bram18: whole(bram, device.map(|d| d.bram18)).ok_or_else(|| missing("bram"))?,
+            bandwidth_gbs: bw.ok_or_else(|| missing("bw"))?,
+            luts: whole(lut, device.map(|d| d.luts)),
+            ffs: whole(ff, device.map(|d| d.ffs)),
         })
     }
 }
@@ -81,6 +104,10 @@ impl Budget {
         }
         if let Some(l) = self.luts.filter(|&l| luts > l) {
             over.push(format!("{luts} LUTs > {l}"));
+        }
+        let ffs = r.ffs.ceil() as u64;
+        if let Some(f) = self.ffs.filter(|&f| ffs > f) {
+            over.push(format!("{ffs} flip-flops > {f}"));
         }
         (!over.is_empty()).then(|| over.join(", "))
     }
