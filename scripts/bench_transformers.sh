@@ -30,26 +30,24 @@ for m in "${models[@]}"; do
       --estimate --json > "$out/$m.$c.json"
   done
 done
-# BERT-Base in BF16 (no quantization: FP32 biases, residual adds and row operators) on the
-# BF16 transformer design.
-python3 - models/bert_base.toml "$out/bert_base_bf16.toml" <<'PY'
+# BERT-Base without integer quantization (FP32 biases, residual adds and row operators):
+# `retype MODEL OUT HEADER` gives the model the type lines HEADER and drops its integer
+# parameters.
+retype() {
+  python3 - "$1" "$2" "$3" <<'PY'
 import re, sys
-s = open(sys.argv[1]).read().replace("\n[input]", '\ntype = "bf16"\n[input]', 1)
+s = open(sys.argv[1]).read().replace("\n[input]", "\n" + sys.argv[3] + "\n[input]", 1)
 s = re.sub(r'bias = "random:\d+"', 'bias = "random"', s)
 s = re.sub(r'\n(requant|scales|zero_points|scale) = \{[^}]*\}', '', s)
 open(sys.argv[2], "w").write(s)
 PY
+}
+# In BF16 on the BF16 transformer design, and in MXINT8 (blocks of 32: row operators and
+# attention on MX blocks) on the 32x32 MXINT8 transformer design.
+retype models/bert_base.toml "$out/bert_base_bf16.toml" 'type = "bf16"'
 ./target/release/hwgen compile --config configs/16x16_bf16_transformer.toml \
   --model "$out/bert_base_bf16.toml" --estimate --json > "$out/bert_base_bf16.json"
-# BERT-Base in MXINT8 (blocks of 32: FP32 biases, MX residual adds, row operators and
-# attention on MX blocks) on the 32x32 MXINT8 transformer design.
-python3 - models/bert_base.toml "$out/bert_base_mx.toml" <<'PY'
-import re, sys
-s = open(sys.argv[1]).read().replace("\n[input]", '\ntype = "mxint8"\nblock_size = 32\n[input]', 1)
-s = re.sub(r'bias = "random:\d+"', 'bias = "random"', s)
-s = re.sub(r'\n(requant|scales|zero_points|scale) = \{[^}]*\}', '', s)
-open(sys.argv[2], "w").write(s)
-PY
+retype models/bert_base.toml "$out/bert_base_mx.toml" $'type = "mxint8"\nblock_size = 32'
 ./target/release/hwgen compile --config configs/32x32_mxint8_transformer.toml \
   --model "$out/bert_base_mx.toml" --estimate --json > "$out/bert_base_mx.json"
 if [ $rtl -eq 1 ]; then

@@ -677,24 +677,12 @@ fn check_fixed(name: &str, out_w: u32, frac: u32, seed: u64) {
         let r = rng.next();
         vecs.push((r as u32, (r >> 32) as u8, (r >> 40) & 1 == 1));
     }
-    let dir = tempfile::tempdir().unwrap();
     let text: String = vecs
         .iter()
         .map(|(v, s, r)| format!("{:x}{s:02x}{v:08x}\n", u8::from(*r)))
         .collect();
-    std::fs::write(dir.path().join("vec.hex"), text).unwrap();
-    run(
-        &exe,
-        &[
-            format!("+vec={}", dir.path().join("vec.hex").display()),
-            format!("+out={}", dir.path().join("out.hex").display()),
-            format!("+n={}", vecs.len()),
-        ],
-    )
-    .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let got: Vec<i64> = std::fs::read_to_string(dir.path().join("out.hex"))
-        .unwrap()
-        .lines()
+    let got: Vec<i64> = run_vectors(&exe, name, &text, vecs.len())
+        .iter()
         .map(|l| {
             let u = i64::from_str_radix(l, 16).unwrap();
             if u > hi {
@@ -754,24 +742,12 @@ fn check_rne_shift(t: MxInt) {
         .flat_map(|q| (0..256u32).map(move |k| (q, k)))
         .collect();
     let mask = (1i64 << t.bits) - 1;
-    let dir = tempfile::tempdir().unwrap();
     let text: String = vecs
         .iter()
         .map(|(q, k)| format!("{k:02x}{:02x}\n", q & mask))
         .collect();
-    std::fs::write(dir.path().join("vec.hex"), text).unwrap();
-    run(
-        &exe,
-        &[
-            format!("+vec={}", dir.path().join("vec.hex").display()),
-            format!("+out={}", dir.path().join("out.hex").display()),
-            format!("+n={}", vecs.len()),
-        ],
-    )
-    .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let got: Vec<i64> = std::fs::read_to_string(dir.path().join("out.hex"))
-        .unwrap()
-        .lines()
+    let got: Vec<i64> = run_vectors(&exe, &name, &text, vecs.len())
+        .iter()
         .map(|l| {
             t.code_type()
                 .wrap(i128::from(i64::from_str_radix(l, 16).unwrap()))
@@ -938,20 +914,8 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
                 + "\n"
         })
         .collect();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("vec.hex"), hex).unwrap();
-    run(
-        &exe,
-        &[
-            format!("+vec={}", dir.path().join("vec.hex").display()),
-            format!("+out={}", dir.path().join("out.hex").display()),
-            format!("+n={}", vecs.len()),
-        ],
-    )
-    .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let got: Vec<i64> = std::fs::read_to_string(dir.path().join("out.hex"))
-        .unwrap()
-        .lines()
+    let got: Vec<i64> = run_vectors(&exe, name, &hex, vecs.len())
+        .iter()
         .map(|l| out.wrap(i128::from(i64::from_str_radix(l, 16).unwrap())))
         .collect();
     assert_eq!(got.len(), vecs.len());
@@ -1000,4 +964,25 @@ fn check_lane(name: &str, out: IntType, seed: u64) {
 fn vector_lane_requantizes_every_shift() {
     check_lane("vector_lane_int8", IntType::new(true, 8), 31);
     check_lane("vector_lane_uint8", IntType::new(false, 8), 32);
+}
+
+/// Run a one-file vector testbench (`+vec`, `+out`, `+n`: tb_fp32_to_int.v and its
+/// kind) on `text`, `n` vectors; the lines it wrote.
+fn run_vectors(exe: &Path, name: &str, text: &str, n: usize) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("vec.hex"), text).unwrap();
+    run(
+        exe,
+        &[
+            format!("+vec={}", dir.path().join("vec.hex").display()),
+            format!("+out={}", dir.path().join("out.hex").display()),
+            format!("+n={n}"),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    std::fs::read_to_string(dir.path().join("out.hex"))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
 }

@@ -85,18 +85,7 @@ fn bf16_encoder_layer_against_float64() {
         .map(|c| BF16.decode(*c as u32) as f32)
         .collect();
     write_f32(&dir.path().join("out.npy"), &[s, 1, d], &out).unwrap();
-    let script = repo().join("rtl-tests/ref/bf16_encoder_reference.py");
-    let r = std::process::Command::new(python())
-        .arg(&script)
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let text = String::from_utf8(r.stdout).unwrap();
-    let v: Vec<f64> = text
-        .split_whitespace()
-        .map(|x| x.parse().unwrap())
-        .collect();
+    let v = reference("bf16_encoder_reference.py", &[dir.path().to_str().unwrap()]);
     eprintln!(
         "bf16 encoder layer against float64: identical {}, max {} ulp, max abs {}",
         v[0], v[1], v[2]
@@ -325,19 +314,10 @@ fn mx_attention_seed(seed: u64, spread: usize) {
     for (n, ch) in [("s", heads * t), ("p", heads * t), ("o", c)] {
         write_f32(&path(n), &[t, 1, ch], &mx_decode(&g[n])).unwrap();
     }
-    let r = std::process::Command::new(python())
-        .arg(repo().join("rtl-tests/ref/mx_attention_reference.py"))
-        .arg(dir.path())
-        .arg(heads.to_string())
-        .arg("0.25")
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let text = String::from_utf8(r.stdout).unwrap();
-    let v: Vec<f64> = text
-        .split_whitespace()
-        .map(|x| x.parse().unwrap())
-        .collect();
+    let v = reference(
+        "mx_attention_reference.py",
+        &[dir.path().to_str().unwrap(), &heads.to_string(), "0.25"],
+    );
     eprintln!(
         "mx attention, seed {seed}, value exponents over {spread}: scores identical {}, max {} steps; softmax identical {}, max {} steps; p v identical {}, max {} steps (against v blocked along the keys by gfloat: {}, {})",
         v[0], v[1], v[3], v[4], v[6], v[7], v[9], v[10]
@@ -457,17 +437,7 @@ fn write_reals(rng: &mut Rng, path: &std::path::Path, n: usize, (mean, spread): 
 /// "identical max_steps max_abs", the RMS norm's and the softmax's: at least 90% of the
 /// outputs identical and none more than 4 steps (MX block steps, or posit codes) away.
 fn norm_and_softmax_against(script: &str, dir: &std::path::Path, label: &str) {
-    let r = std::process::Command::new(python())
-        .arg(repo().join("rtl-tests/ref").join(script))
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let text = String::from_utf8(r.stdout).unwrap();
-    let v: Vec<f64> = text
-        .split_whitespace()
-        .map(|x| x.parse().unwrap())
-        .collect();
+    let v = reference(script, &[dir.to_str().unwrap()]);
     eprintln!(
         "{label} against float64: rmsnorm identical {}, max {} steps, max abs {}; softmax identical {}, max {} steps, max abs {}",
         v[0], v[1], v[2], v[3], v[4], v[5]
@@ -482,4 +452,19 @@ fn norm_and_softmax_against(script: &str, dir: &std::path::Path, label: &str) {
             "{label}: a {what} output is {steps} steps from the reference"
         );
     }
+}
+
+/// The numbers a reference script (rtl-tests/ref/SCRIPT) prints, run with `args`.
+fn reference(script: &str, args: &[&str]) -> Vec<f64> {
+    let r = std::process::Command::new(python())
+        .arg(repo().join("rtl-tests/ref").join(script))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    String::from_utf8(r.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect()
 }

@@ -91,6 +91,9 @@ mod tests {
         let b = Budget::parse("dsp=900,bram=1090,bw=12.8,ff=1000").unwrap();
         assert_eq!((b.luts, b.ffs), (None, Some(1000)));
         assert!(device("XC7VX690T").is_none());
-        assert_eq!(known(), "Z7045 (XC7Z045), ZU17EG (XCZU17EG), ZU9CG (XCZU9CG)");
+        assert_eq!(
+            known(),
+            "Z7045 (XC7Z045), ZU17EG (XCZU17EG), ZU9CG (XCZU9CG)"
+        );
     }
 }
