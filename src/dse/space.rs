@@ -420,7 +420,7 @@ mod tests {
             ("dsp=10,bram=5,bw=1,dsp=3", "given twice"),
             ("dsp=1.5,bram=5,bw=1", "whole number"),
             ("dsp=10,bram=-5,bw=1", "positive"),
-            ("dsp=10,ff=5,bw=1", "unknown key \"ff\""),
+            ("dsp=10,uram=5,bw=1", "unknown key \"uram\""),
             ("dsp10", "KEY=VALUE"),
         ] {
             let e = Budget::parse(s).unwrap_err();
