@@ -491,6 +491,7 @@ module hwgen_core #(
     .WT_LANES     (KPF),
     .WT_W         (WEIGHT_W),
     .WT_SCALE_ROWS (ROW_BLOCKS > 0 ? W_SCALE_ROWS : 0),
+    .WT_SCALE_W    (SCALE_SLOT_W > 0 ? SCALE_SLOT_W : 1),  // (1: no scales, an unused port)
     .WT_FRAC       (ROW_FRAC){% endif %}
   ) u_load (
     .clk_i           (clk_i),

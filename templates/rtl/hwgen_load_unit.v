@@ -43,10 +43,12 @@ module hwgen_load_unit #(
   parameter integer       RSP_DEPTH    = 32,
   parameter integer       RSP_PTR_W    = 5{% if c.rows %},
   // transposing and re-blocking loads: elements of a weight row, their width, the rows
-  // of a weight tile's column scales (0: no block scales) and the elements' fraction bits
+  // of a weight tile's column scales (0: no block scales), a scale's width and the
+  // elements' fraction bits
   parameter integer       WT_LANES     = 8,
   parameter integer       WT_W         = 8,
   parameter integer       WT_SCALE_ROWS = 0,
+  parameter integer       WT_SCALE_W   = 8,
   parameter integer       WT_FRAC      = 6{% endif %}
 ) (
   input  wire                   clk_i,
@@ -630,7 +632,7 @@ module hwgen_load_unit #(
   // blocks of WT_LANES rows through the transposer; a row of a block-scaled precision is
   // an input row, its scale in the slot after its elements.
   localparam integer       WT_ROW_W = WT_LANES * WT_W;
-  localparam integer       SCALE_W  = 8;
+  localparam integer       SCALE_W  = WT_SCALE_W;
   wire [SPAD_ADDR_W-1:0]   tr_out_addr;
   wire [WT_ROW_W-1:0]      tr_out_data;
   wire [SCALE_W-1:0]       tr_in_scale;

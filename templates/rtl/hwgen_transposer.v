@@ -178,7 +178,7 @@ module hwgen_transposer #(
           any_q  <= any_d;
         end
         wire signed [K_W-1:0] ex = $signed({1'b0, emax_q}) - $signed(FRAC_K);
-        wire                  top = (ex > $signed({2'b00, SCALE_TOP}));
+        wire                  top = (ex > $signed({ {(K_W-SCALE_W){1'b0} }, SCALE_TOP}));
         wire [SCALE_W-1:0]    s_c = nan_q      ? SCALE_NAN
                                   : !any_q     ? {SCALE_W{1'b0} }
                                   : ex[K_W-1]  ? {SCALE_W{1'b0} }
@@ -187,7 +187,8 @@ module hwgen_transposer #(
         assign col_scale[SCALE_W*e +: SCALE_W] = s_c;
         // Element (row_at, e) of the tile.
         wire [W-1:0]          q_out = blk[row_at][W*e +: W];
-        wire signed [K_W-1:0] shift = $signed({2'b00, s_c}) - $signed({2'b00, sc[row_at]});
+        wire signed [K_W-1:0] shift = $signed({ {(K_W-SCALE_W){1'b0} }, s_c})
+                                    - $signed({ {(K_W-SCALE_W){1'b0} }, sc[row_at]});
         wire [K_W-1:0]        left  = -shift;
         wire [W-1:0]          right;
         hwgen_rne_shift #(

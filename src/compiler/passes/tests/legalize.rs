@@ -242,3 +242,17 @@ inputs = ["a", "b"]
         "{e}"
     );
 }
+
+/// An MX matmul of two run-time tensors loads its second operand with block scales through
+/// the transposer: a Design without [rows] is refused, naming the layer and the fix.
+#[test]
+fn refuses_an_mx_runtime_matmul_without_the_transposer() {
+    let config = std::fs::read_to_string("rtl-tests/configs/16x16_mxint8_rows.toml").unwrap();
+    let no_rows = &config[..config.find("[rows]").unwrap()];
+    let d = crate::config::parse_str(no_rows, "mx.toml", "mx").unwrap();
+    let attention = std::fs::read_to_string("rtl-tests/cases/mx_attention.toml").unwrap();
+    let e = legalize::run(&d, &model(&attention)).unwrap_err();
+    assert_eq!(e.layer.as_deref(), Some("s"));
+    assert!(e.rule.contains("through the transposer"), "{e}");
+    assert!(e.fix.contains("[rows] enabled = true"), "{e}");
+}
