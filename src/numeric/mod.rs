@@ -388,6 +388,14 @@ pub fn psum_bits(precisions: &[Precision], rows: u32) -> u32 {
 /// can share a multiplier in pairs (`[array] pack_macs`).
 pub const MAC_INT: &str = "hwgen_mac_int";
 
+/// Whether the multiply-add leaf `mac` leaves a partial sum unchanged when the activation
+/// code is zero, whatever the weight: true of the integer leaf (its product is exactly zero
+/// and sums wrap modulo 2^PSUM_W), not of the float one (-0 + +0 is +0; 0 x inf is NaN).
+/// The array then zeroes invalid activations rather than multiplexing each partial sum.
+pub fn zero_act_adds_nothing(mac: &str) -> bool {
+    mac == MAC_INT
+}
+
 /// The leaves of a datapath that runs `precisions` (one, or a multi-precision pair that
 /// shares the array's multipliers), or why there are none.
 pub fn leaves_of(precisions: &[Precision]) -> Result<Leaves, String> {

@@ -77,6 +77,7 @@ fn common(design: &Design, leaves: Leaves, float: &FormatView, mx_frac: u32) -> 
             .iter()
             .any(|(_, u, _)| u.row_block_frac().is_some()),
         pack_macs: design.pack_macs,
+        gate_acts: crate::numeric::zero_act_adds_nothing(leaves.mac),
         prefetch_low: PREFETCH_LOW,
     }
 }

@@ -31,6 +31,9 @@ pub struct Common {
     pub row_blocks: bool,
     /// Pairs of columns share one multiplier (`[array] pack_macs`, `hwgen_mac_int_pair`).
     pub pack_macs: bool,
+    /// A product with a zero activation adds nothing (`numeric::zero_act_adds_nothing`),
+    /// so the array zeroes invalid activations instead of holding partial sums.
+    pub gate_acts: bool,
     /// The default of `hwgen_prefetch`'s LOW (`PREFETCH_LOW`).
     pub prefetch_low: u32,
 }

@@ -5,6 +5,13 @@
 // the two banks is idle, so the next tile's weights load while the current tile computes.
 // Each column's chain has its own shift enable and bank (the array skews them).
 // Each activation carries the bank its tile uses.
+{%- if c.gate_acts %}
+//
+// A product with a zero activation adds nothing to a partial sum ({{ c.leaves.mac }}'s
+// integer products), so an invalid activation enters as zero and every element adds its
+// product unconditionally: one gate per row instead of a partial-sum multiplexer per
+// element.
+{%- endif %}
 {%- if c.pack_macs %}
 //
 // Packed multipliers (`[array] pack_macs`): columns 2p and 2p+1 share one multiplier,
@@ -47,8 +54,10 @@ module hwgen_pe_row #(
   output wire [KPF*WEIGHT_W-1:0] weight_o
 );
 
-  reg  [KPF-1:0]          act_valid_q;
   reg  [KPF-1:0]          act_bank_q;
+{%- if !c.gate_acts %}
+  reg  [KPF-1:0]          act_valid_q;
+{%- endif %}
   reg  [KPF*INPUT_W-1:0]  act_q;
   reg  [KPF*PSUM_W-1:0]   psum_q;
   reg  [KPF*WEIGHT_W-1:0] weight0_q;
@@ -61,10 +70,16 @@ module hwgen_pe_row #(
 {%- endif %}
 
   // Slot c of a chain is what element c sees from its left; slot KPF leaves the right edge.
+{%- if c.gate_acts %}
+  wire [INPUT_W-1:0]         act_in      = act_valid_i ? act_i : {INPUT_W{1'b0}};
+  wire [KPF:0]               bank_chain  = {act_bank_q, act_bank_i};
+  wire [(KPF+1)*INPUT_W-1:0] act_chain   = {act_q, act_in};
+{%- else %}
   wire [KPF:0]               valid_chain = {act_valid_q, act_valid_i};
   wire [KPF:0]               bank_chain  = {act_bank_q, act_bank_i};
   wire [(KPF+1)*INPUT_W-1:0] act_chain   = {act_q, act_i};
   wire [KPF-1:0]             act_valid_d = valid_chain[KPF-1:0];
+{%- endif %}
   wire [KPF-1:0]             act_bank_d  = bank_chain[KPF-1:0];
   wire [KPF*INPUT_W-1:0]     act_d       = act_chain[KPF*INPUT_W-1:0];
   wire [KPF*WEIGHT_W-1:0]    weight0_d;
@@ -72,14 +87,17 @@ module hwgen_pe_row #(
 
   // The activation leaving the right edge is not needed.
   wire unused_act_right;
+{%- if c.gate_acts %}
+  assign unused_act_right = ^{bank_chain[KPF], act_chain[KPF*INPUT_W +: INPUT_W]};
+{%- else %}
   assign unused_act_right = ^{valid_chain[KPF], bank_chain[KPF],
                               act_chain[KPF*INPUT_W +: INPUT_W]};
+{%- endif %}
 
   genvar col;
 
   generate
     for (col = 0; col < KPF; col = col + 1) begin : gen_pe
-      wire                valid = valid_chain[col];
       wire [PSUM_W-1:0]   up    = psum_i[col*PSUM_W +: PSUM_W];
 {%- if c.pack_macs %}
 
@@ -146,7 +164,14 @@ module hwgen_pe_row #(
       );
 {%- endif %}
 
-      assign psum_d[col*PSUM_W +: PSUM_W] = valid ? mac_psum[col*PSUM_W +: PSUM_W] : up;
+{%- if c.gate_acts %}
+
+      assign psum_d[col*PSUM_W +: PSUM_W] = mac_psum[col*PSUM_W +: PSUM_W];
+{%- else %}
+
+      assign psum_d[col*PSUM_W +: PSUM_W] = valid_chain[col] ? mac_psum[col*PSUM_W +: PSUM_W]
+                                                             : up;
+{%- endif %}
 
       // The column's weight chain: shift into the bank being filled, pass that bank down.
       wire [WEIGHT_W-1:0] w_in  = weight_i[col*WEIGHT_W +: WEIGHT_W];
@@ -162,14 +187,18 @@ module hwgen_pe_row #(
 
   always @(posedge clk_i{{ c.rst_edge }}) begin
     if ({{ c.rst_on }}) begin
+{%- if !c.gate_acts %}
       act_valid_q <= {KPF{1'b0}};
+{%- endif %}
       act_bank_q  <= {KPF{1'b0}};
       act_q       <= {(KPF*INPUT_W){1'b0}};
       psum_q      <= {(KPF*PSUM_W){1'b0}};
       weight0_q   <= {(KPF*WEIGHT_W){1'b0}};
       weight1_q   <= {(KPF*WEIGHT_W){1'b0}};
     end else begin
+{%- if !c.gate_acts %}
       act_valid_q <= act_valid_d;
+{%- endif %}
       act_bank_q  <= act_bank_d;
       act_q       <= act_d;
       psum_q      <= psum_d;
