@@ -99,6 +99,8 @@ module hwgen_vector_lane #(
   reg        [OUTPUT_W-1:0] r_d;
   reg signed [WIDE_W-1:0]   rounded;
   reg signed [WIDE_W-1:0]   slice;
+  reg signed [WIDE_W-1:0]   floored;
+  reg signed [WIDE_W-1:0]   t_wide;
   // A slice is the low OUTPUT_W bits.
   wire                      unused_slice = ^slice[WIDE_W-1:OUTPUT_W];
   // The operand row travels beside the lane's stages.
@@ -149,26 +151,30 @@ module hwgen_vector_lane #(
 
   // value / 2^amount rounded half up (floor(value + 2^(amount-1)) >>> amount), or with
   // even an exact tie (value's low amount bits 2^(amount-1)) to the even neighbour; value
-  // for amount = 0, 0 from SHIFT_ZERO on.
+  // for amount = 0, 0 from SHIFT_ZERO on. It rounds from down = value >>> amount, which
+  // the caller shares with the raw slice: adding 2^(amount-1) carries into bit amount
+  // exactly when bit amount-1 (the guard) is set, so the half-up result is down + guard,
+  // and a tie (guard set, the bits below it clear) stays at an even down.
   function signed [WIDE_W-1:0] round_shift;
     input signed [WIDE_W-1:0] value;
+    input signed [WIDE_W-1:0] down;
     input        [SHIFT_W-1:0] amount;
     input                      even;
-    reg   signed [WIDE_W-1:0] low_mask;
     reg   signed [WIDE_W-1:0] half;
+    reg                       guard;
+    reg                       tie;
     begin
-      low_mask = (WIDE_ONE <<< amount) - WIDE_ONE;
-      half     = WIDE_ONE <<< (amount - SHIFT_ONE);
+      half  = WIDE_ONE <<< (amount - SHIFT_ONE);
+      guard = |(value & half);
+      tie   = guard && ((value & (half - WIDE_ONE)) == {WIDE_W{1'b0}});
       if (amount == {SHIFT_W{1'b0}}) begin
         round_shift = value;
       end else if ({1'b0, amount} >= SHIFT_ZERO[SHIFT_W:0]) begin
         round_shift = {WIDE_W{1'b0}};
+      end else if (even && tie && !down[0]) begin
+        round_shift = down;
       end else begin
-        round_shift = (value + half) >>> amount;
-        // A tie rounded up to an odd value goes down to the even one instead.
-        if (even && ((value & low_mask) == half) && round_shift[0]) begin
-          round_shift = round_shift - WIDE_ONE;
-        end
+        round_shift = down + { {(WIDE_W-1){1'b0}}, guard};
       end
     end
   endfunction
@@ -191,7 +197,8 @@ module hwgen_vector_lane #(
     p_d = x_q * mult_ext;
     db_d = db_wide[D_W-1:0];
     // stage 3
-    rounded = round_shift(p_wide, shift_i, half_even_i);
+    floored = p_wide >>> shift_i;
+    rounded = round_shift(p_wide, floored, shift_i, half_even_i);
     m_d = m_weight * db_q;
     // raw: p saturated to the accumulator type, shifted down (floor); its low bits.
     if (p_wide > ACC_MAX) begin
@@ -199,13 +206,14 @@ module hwgen_vector_lane #(
     end else if (p_wide < ACC_MIN) begin
       slice = ACC_MIN >>> shift_i;
     end else begin
-      slice = p_wide >>> shift_i;
+      slice = floored;
     end
     q_d = raw_i ? slice[OUTPUT_W-1:0] : clamp(rounded + zp_wide);
     // stage 4
     r_d = q_q;
     t = mul_i ? dq * m_q : add_weight * dq + m_wide;
-    combined = round_shift({ {(WIDE_W-T_W){t[T_W-1]}}, t}, add_shift_i, half_even_i) + az_wide;
+    t_wide   = { {(WIDE_W-T_W){t[T_W-1]}}, t};
+    combined = round_shift(t_wide, t_wide >>> add_shift_i, add_shift_i, half_even_i) + az_wide;
     if ((ENABLE_ADD != 0) && add_i) begin
       r_d = clamp(combined);
     end
