@@ -428,3 +428,60 @@ pub fn leaves_of(precisions: &[Precision]) -> Result<Leaves, String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The array zeroes invalid activations where `zero_act_adds_nothing` says so; the golden
+    /// column sums agree: for every integer and MX format, a row with activation code 0
+    /// inserted anywhere in a column leaves its sum unchanged, whatever the row's weight
+    /// code; for every float-like format some weight code (NaN, NaR or infinity) changes it.
+    #[test]
+    fn a_zero_activation_adds_nothing_exactly_where_the_array_gates() {
+        let mut formats: Vec<Format> = format::TABLE.iter().map(|e| e.format).collect();
+        for bits in format::INT_BITS {
+            formats.push(Format::Int(IntType::new(true, bits)));
+            formats.push(Format::Int(IntType::new(false, bits)));
+        }
+        // A code of type t from a random word.
+        let pick = |r: u64, t: IntType| t.min() + (r % (t.max() - t.min() + 1) as u64) as i64;
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for f in formats {
+            let p = Precision::of(f, IntType::new(true, 32));
+            let ops = p.ops();
+            let (ti, tw) = (ops.input().code_type(), ops.weight().code_type());
+            let gates = zero_act_adds_nothing(ops.leaves().mac);
+            let mut changed = false;
+            for _ in 0..6 {
+                let n = 1 + (next() % 12) as usize;
+                let a: Vec<i64> = (0..n).map(|_| pick(next(), ti)).collect();
+                let w: Vec<i64> = (0..n).map(|_| pick(next(), tw)).collect();
+                let scales = ((next() % 255) as u8, (next() % 255) as u8);
+                let at = (next() % (n as u64 + 1)) as usize;
+                let base = ops.column(&a, &w, scales);
+                for x in tw.min()..=tw.max() {
+                    let (mut a2, mut w2) = (a.clone(), w.clone());
+                    a2.insert(at, 0);
+                    w2.insert(at, x);
+                    let sum = ops.column(&a2, &w2, scales);
+                    if gates {
+                        assert_eq!(sum, base, "{}: weight code {x} at row {at}", p.name());
+                    }
+                    changed |= sum != base;
+                }
+            }
+            assert!(
+                gates || changed,
+                "{}: no weight code changed a sum",
+                p.name()
+            );
+        }
+    }
+}
