@@ -432,6 +432,7 @@ pub fn leaves_of(precisions: &[Precision]) -> Result<Leaves, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compiler::passes::tests::Rng;
 
     /// The array zeroes invalid activations where `zero_act_adds_nothing` says so; the golden
     /// column sums agree: for every integer and MX format, a row with activation code 0
@@ -444,15 +445,10 @@ mod tests {
             formats.push(Format::Int(IntType::new(true, bits)));
             formats.push(Format::Int(IntType::new(false, bits)));
         }
-        // A code of type t from a random word.
-        let pick = |r: u64, t: IntType| t.min() + (r % (t.max() - t.min() + 1) as u64) as i64;
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = Rng::new(7);
+        // A code of type t.
+        let pick =
+            |rng: &mut Rng, t: IntType| t.min() + rng.range(0, (t.max() - t.min()) as usize) as i64;
         for f in formats {
             let p = Precision::of(f, IntType::new(true, 32));
             let ops = p.ops();
@@ -460,11 +456,11 @@ mod tests {
             let gates = zero_act_adds_nothing(ops.leaves().mac);
             let mut changed = false;
             for _ in 0..6 {
-                let n = 1 + (next() % 12) as usize;
-                let a: Vec<i64> = (0..n).map(|_| pick(next(), ti)).collect();
-                let w: Vec<i64> = (0..n).map(|_| pick(next(), tw)).collect();
-                let scales = ((next() % 255) as u8, (next() % 255) as u8);
-                let at = (next() % (n as u64 + 1)) as usize;
+                let n = rng.range(1, 12);
+                let a: Vec<i64> = (0..n).map(|_| pick(&mut rng, ti)).collect();
+                let w: Vec<i64> = (0..n).map(|_| pick(&mut rng, tw)).collect();
+                let scales = (rng.range(0, 254) as u8, rng.range(0, 254) as u8);
+                let at = rng.range(0, n);
                 let base = ops.column(&a, &w, scales);
                 for x in tw.min()..=tw.max() {
                     let (mut a2, mut w2) = (a.clone(), w.clone());

@@ -64,4 +64,4 @@ pub const PASSES: &[Pass] = &[
 ];
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
