@@ -52,6 +52,10 @@ impl Datatypes {
     pub fn psum_bits(&self, rows: u32) -> u32 {
         crate::numeric::psum_bits(&self.precisions, rows)
     }
+    /// Width in which the array of `rows` rows adds a column (`numeric::column_bits`).
+    pub fn column_bits(&self, rows: u32) -> u32 {
+        crate::numeric::column_bits(&self.precisions, rows)
+    }
     /// Input and output rows have a slot for an E8M0 block scale (some precision's rows
     /// carry one).
     pub fn row_scale_bits(&self) -> u32 {

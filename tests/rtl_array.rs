@@ -80,6 +80,11 @@ fn check_shape_gap(s: &Shape, seeds: &[u64], gap: u32) {
         trace: false,
         defines: vec![],
     };
+    // The array adds in the datapath's column width (`Datapath::column_bits`): the exact
+    // width of a sum of `rows` products, or the 32-bit accumulator's where that is narrower.
+    let col_w = column_bits(s);
+    let mut model = model;
+    model.params.push(("PSUM_W".into(), col_w.to_string()));
     let exe = model
         .build(&sim_cache())
         .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -90,7 +95,7 @@ fn check_shape_gap(s: &Shape, seeds: &[u64], gap: u32) {
         // Extreme values first so saturation-prone corners are always covered.
         let n0 = 30 + rng.range(0, 40) as usize;
         let n1 = 30 + rng.range(0, 40) as usize;
-        let weights: Vec<Vec<Vec<i64>>> = (0..2)
+        let mut weights: Vec<Vec<Vec<i64>>> = (0..2)
             .map(|_| {
                 (0..s.rows)
                     .map(|_| (0..s.cols).map(|_| rng.range(wlo, whi)).collect())
@@ -102,6 +107,12 @@ fn check_shape_gap(s: &Shape, seeds: &[u64], gap: u32) {
             .collect();
         acts[0] = vec![ilo; s.rows];
         acts[1] = vec![ihi; s.rows];
+        // Columns of extreme weights, so that the first vectors reach the largest and the
+        // smallest sums the column width must hold.
+        for row in weights[0].iter_mut() {
+            row[0] = wlo;
+            row[s.cols - 1] = whi;
+        }
 
         let dir = tempfile::tempdir().unwrap();
         let wfile = dir.path().join("weights.hex");
@@ -142,11 +153,18 @@ fn check_shape_gap(s: &Shape, seeds: &[u64], gap: u32) {
                 j,
                 "{name}: results out of order"
             );
-            let got = unpack_hex(hex, s.cols, 32);
+            let got = unpack_hex(hex, s.cols, col_w);
             let tile = usize::from(j >= n0);
             for c in 0..s.cols {
                 let sum: i64 = (0..s.rows).map(|r| acts[j][r] * weights[tile][r][c]).sum();
-                let want = (sum as u64) & 0xffff_ffff;
+                // Exact in col_w bits, or (a column wider than the accumulator) modulo 2^32.
+                let want = (sum as u64) & ((1u64 << col_w) - 1);
+                if col_w < 32 {
+                    assert!(
+                        (-(1i64 << (col_w - 1))..1i64 << (col_w - 1)).contains(&sum),
+                        "{name}: the sum {sum} does not fit the {col_w}-bit column"
+                    );
+                }
                 assert_eq!(
                     got[c], want,
                     "{name} seed {seed} gap {gap}: vector {j} (tile {tile}) column {c}"
@@ -154,6 +172,48 @@ fn check_shape_gap(s: &Shape, seeds: &[u64], gap: u32) {
             }
         }
     }
+}
+
+/// The width the Design's datapath gives the array's column sums for this shape, with the
+/// 32-bit accumulator the tests' reference wraps in.
+fn column_bits(s: &Shape) -> u32 {
+    use hwgen::numeric::{Datapath, IntPrecision, IntType};
+    let input = IntType::new(s.input_signed, s.input_bits);
+    let weight = IntType::new(s.weight_signed, s.weight_bits);
+    IntPrecision {
+        input,
+        weight,
+        accumulator: IntType::new(true, 32),
+        output: input,
+    }
+    .column_bits(s.rows as u32)
+}
+
+/// The column widths the datapath gives, derived by hand: |sum| <= rows * max|a| * max|w|,
+/// plus a sign bit.
+#[test]
+fn column_widths_by_hand() {
+    let shape = |rows, bits, input_signed, weight_signed| Shape {
+        rows,
+        cols: 4,
+        input_bits: bits,
+        input_signed,
+        weight_bits: bits,
+        weight_signed,
+        packed: false,
+    };
+    // 16 * 128 * 128 = 2^18: 19 magnitude bits and a sign.
+    assert_eq!(column_bits(&shape(16, 8, true, true)), 20);
+    // 8 * 128 * 128 = 2^17.
+    assert_eq!(column_bits(&shape(8, 8, true, true)), 19);
+    // 16 * 255 * 128 = 522240 < 2^19.
+    assert_eq!(column_bits(&shape(16, 8, false, true)), 20);
+    // 8 * 255 * 255 = 520200 < 2^19.
+    assert_eq!(column_bits(&shape(8, 8, false, false)), 20);
+    // 4 * 8 * 8 = 2^8.
+    assert_eq!(column_bits(&shape(4, 4, true, true)), 10);
+    // 8 * 2^15 * 2^15 = 2^33: wider than the accumulator, which then sets the width.
+    assert_eq!(column_bits(&shape(8, 16, true, true)), 32);
 }
 
 /// A 4x4 array of int8 by int8.

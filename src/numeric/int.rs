@@ -281,6 +281,16 @@ impl Datapath for IntPrecision {
     fn psum_bits(&self, _rows: u32) -> u32 {
         self.accumulator.bits
     }
+    /// The fewest bits whose two's complement holds every sum of `rows` products of an
+    /// input and a weight code (|sum| <= rows * max|a| * max|w|), or the accumulator's if
+    /// that is narrower (the sum then wraps as the accumulator does).
+    fn column_bits(&self, rows: u32) -> u32 {
+        let largest = |t: IntType| t.max().max(-t.min()) as u128;
+        let bound = u128::from(rows) * largest(self.input) * largest(self.weight);
+        // Bits of the magnitude, and the sign.
+        let exact = (u128::BITS - bound.leading_zeros()) + 1;
+        exact.min(self.accumulator.bits)
+    }
     /// The products summed modulo 2^acc_bits (the order does not matter).
     fn column(&self, a: &[i64], w: &[i64], _scales: (u8, u8)) -> i64 {
         let dot: i128 = a

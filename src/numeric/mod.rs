@@ -342,8 +342,15 @@ pub trait Datapath {
     fn output(&self) -> Format;
     /// Accumulator values as the accumulator rows hold them (FP32 as int32 bit patterns).
     fn acc_type(&self) -> IntType;
-    /// Width of a column result leaving the array of `rows` rows.
+    /// Width of a column result leaving the array of `rows` rows, as the accumulation leaf
+    /// takes it.
     fn psum_bits(&self, rows: u32) -> u32;
+    /// Width in which the array's processing elements add a column of `rows` products
+    /// (at most `psum_bits`): where it is narrower, every such sum is exact in it and the
+    /// compute unit sign-extends it to `psum_bits` (integer products); else `psum_bits`.
+    fn column_bits(&self, rows: u32) -> u32 {
+        self.psum_bits(rows)
+    }
     /// One pass of a column of the array, in the accumulator's domain: `a` the codes of one
     /// input row (one per array row; zero codes past the last channel), `w` the column's
     /// weight codes, `scales` the input row's and the weight column's block scales (MX).
@@ -378,10 +385,21 @@ pub trait Datapath {
 /// precision's own; for a multi-precision pair the MX precision's block sum, in which the
 /// integer layers' column sums (the same element width, as many rows as a block) are exact.
 pub fn psum_bits(precisions: &[Precision], rows: u32) -> u32 {
+    array_precision(precisions).map_or(0, |p| p.ops().psum_bits(rows))
+}
+
+/// Width in which the array's elements add a column ([`Datapath::column_bits`]) for a
+/// datapath that runs `precisions`, chosen as `psum_bits` chooses.
+pub fn column_bits(precisions: &[Precision], rows: u32) -> u32 {
+    array_precision(precisions).map_or(0, |p| p.ops().column_bits(rows))
+}
+
+/// The precision whose column sums set the array's widths: the only one, or a
+/// multi-precision pair's MX one.
+fn array_precision(precisions: &[Precision]) -> Option<&Precision> {
     precisions
         .iter()
         .find(|p| p.ops().input().block_scaled() || precisions.len() == 1)
-        .map_or(0, |p| p.ops().psum_bits(rows))
 }
 
 /// The integer multiply-add leaf (integer and MX elements): the only one whose products

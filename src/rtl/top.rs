@@ -161,6 +161,7 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
             ("WEIGHT_W", weight.bits.to_string()),
             ("WEIGHT_SIGNED", bool_param(weight.signed)),
             ("PSUM_W", d.psum_bits(u.cpf).to_string()),
+            ("COL_W", d.column_bits(u.cpf).to_string()),
             ("ACC_W", d.acc_type().bits.to_string()),
             ("OUTPUT_W", output.bits.to_string()),
             ("OUTPUT_SIGNED", bool_param(output.signed)),

@@ -40,6 +40,7 @@ module hwgen_compute_unit #(
   parameter integer       INPUT_W       = 8,
   parameter integer       WEIGHT_W      = 8,
   parameter integer       PSUM_W        = 32,
+  parameter integer       COL_W         = 32,
   parameter integer       ACC_W         = 32,
   parameter integer       INPUT_SIGNED  = 1,
   parameter integer       WEIGHT_SIGNED = 1,
@@ -432,14 +433,18 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
                                           in_scale, tok_addr_q};
   wire                  out_valid;
   wire [TAG_W-1:0]      out_tag;
+  wire [KPF*COL_W-1:0]  out_col;
   wire [KPF*PSUM_W-1:0] out_psum;
 
+  // The array's elements add in COL_W bits, in which every column sum of CPF products is
+  // exact when it is narrower than PSUM_W (the datapath's column_bits): such a sum is
+  // sign-extended to PSUM_W as it leaves.
   hwgen_systolic_array #(
     .CPF           (CPF),
     .KPF           (KPF),
     .INPUT_W       (INPUT_W),
     .WEIGHT_W      (WEIGHT_W),
-    .PSUM_W        (PSUM_W),
+    .PSUM_W        (COL_W),
     .INPUT_SIGNED  (INPUT_SIGNED),
     .WEIGHT_SIGNED (WEIGHT_SIGNED),
     .TAG_W         (TAG_W)
@@ -455,8 +460,20 @@ assign pl_scale_d = pl_read && pl_scaled_q && (pl_issued_q < PL_SCALES);
     .wshift_row_i  (w_data_i),
     .out_valid_o   (out_valid),
     .out_tag_o     (out_tag),
-    .out_psum_o    (out_psum)
+    .out_psum_o    (out_col)
   );
+
+  genvar oc;
+  generate
+    for (oc = 0; oc < KPF; oc = oc + 1) begin : gen_col_out
+      wire [COL_W-1:0] sum = out_col[oc*COL_W +: COL_W];
+      if (COL_W < PSUM_W) begin : gen_extend
+        assign out_psum[oc*PSUM_W +: PSUM_W] = { {(PSUM_W-COL_W){sum[COL_W-1]}}, sum};
+      end else begin : gen_same
+        assign out_psum[oc*PSUM_W +: PSUM_W] = sum;
+      end
+    end
+  endgenerate
 
   wire [NUM_SEM-1:0]     out_release    = out_tag[TAG_SEM +: NUM_SEM];
   wire [PREC_W-1:0]      out_prec       = out_tag[TAG_PREC +: PREC_W];
