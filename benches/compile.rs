@@ -37,20 +37,20 @@ fn main() {
         let design = hwgen::config::load(&config).expect("config is valid");
         let t = Instant::now();
         let m = hwgen::model::load(&model).expect("model is valid");
-        // Pass by pass, as `compiler::compile` runs them on one engine, to see where the
-        // time goes.
+        // The pipeline's two halves, to see where the time goes: the layer graph (legalize
+        // and fuse, whose strategy compiles candidate groups) and the rest.
         let mut passes = Vec::new();
-        let program = if hwgen::compiler::elastic::is_elastic(&design) {
-            hwgen::compiler::compile(&design, &m).expect("model compiles")
-        } else {
-            let mut c = hwgen::compiler::Compilation::new(&design, &m);
-            for p in hwgen::compiler::passes::PASSES {
-                let t = Instant::now();
-                (p.run)(&mut c).expect("model compiles");
-                passes.push(format!("{} {:.2}s", p.name, t.elapsed().as_secs_f64()));
-            }
-            c.program.expect("the last pass makes the program")
-        };
+        let g = hwgen::compiler::pipeline::graph(&design, &m).expect("model compiles");
+        passes.push(format!("graph {:.2}s", t.elapsed().as_secs_f64()));
+        let rest = Instant::now();
+        let program = hwgen::compiler::pipeline::compile_graph(
+            &design,
+            &m,
+            g,
+            &hwgen::compiler::passes::frames::branch_frames(&design, 0, 1),
+        )
+        .expect("model compiles");
+        passes.push(format!("rest {:.2}s", rest.elapsed().as_secs_f64()));
         let compile = t.elapsed();
         let t = Instant::now();
         let expected = hwgen::verify::expected(&design, &m, &program);

@@ -14,7 +14,7 @@ pub fn expected(design: &Design, model: &Model, program: &Program) -> Memory {
     let rows = design.cores()[0].1.cpf as usize;
     let mut mem = Memory::new(design.memory.data_width_bits, program.dmem.beats());
     for f in 0..program.frames() {
-        let golden = crate::golden::run(&crate::compiler::elastic::frame_model(model, f), rows);
+        let golden = crate::golden::run(&crate::compiler::frame_model(model, f), rows);
         for o in program.outputs.iter().filter(|o| o.frame == f) {
             write_tensor(&mut mem, &o.layout, &golden[&o.name]);
         }

@@ -313,9 +313,8 @@ requant = { multiplier = 100, shift = 11 }
     check("configs/8x8_int8.toml", src);
     let design = hwgen::config::load(Path::new("configs/8x8_int8.toml")).unwrap();
     let model = hwgen::model::parse_str(src, "m.toml", Path::new(".")).unwrap();
-    use hwgen::compiler::passes::*;
-    let g = fuse::run(&design, legalize::run(&design, &model).unwrap(), true);
-    let alloc = allocate::run(&design, &g);
+    let g = hwgen::compiler::pipeline::graph(&design, &model).unwrap();
+    let alloc = hwgen::compiler::passes::allocate::graph(&design, &g);
     // "input" is dead once "a" has run, so "b" takes its place; "a" is dead after "b", so
     // "c" takes the place of "a".
     assert_eq!(alloc.tensors["b"].base, alloc.tensors["input"].base);
@@ -346,8 +345,7 @@ stride = 2
     check("configs/16x16_int8.toml", src);
     let design = hwgen::config::load(Path::new("configs/16x16_int8.toml")).unwrap();
     let model = hwgen::model::parse_str(src, "m.toml", Path::new(".")).unwrap();
-    use hwgen::compiler::passes::*;
-    let g = fuse::run(&design, legalize::run(&design, &model).unwrap(), true);
+    let g = hwgen::compiler::pipeline::graph(&design, &model).unwrap();
     assert_eq!(g.nodes.len(), 1, "conv and pool should be one node");
     assert_eq!(g.nodes[0].pool, Some((2, 2)));
     assert_eq!(g.nodes[0].name, "pool");
@@ -379,8 +377,7 @@ zero_points = { output = -20 }
     let program = check(config, src);
     let design = hwgen::config::load(Path::new(config)).unwrap();
     let model = hwgen::model::parse_str(src, "m.toml", Path::new(".")).unwrap();
-    use hwgen::compiler::passes::*;
-    let g = fuse::run(&design, legalize::run(&design, &model).unwrap(), true);
+    let g = hwgen::compiler::pipeline::graph(&design, &model).unwrap();
     assert_eq!(g.nodes.len(), 1, "conv and gelu should be one node");
     assert!(g.nodes[0].then.is_some());
     assert_eq!(g.nodes[0].name, "g");

@@ -407,7 +407,7 @@ fn the_memo_gives_the_fresh_estimate() {
     for p in every_point(&space, t.0.branches.len()) {
         let Some(s) = ex.evaluate(&p) else { continue };
         let d = ex.design(&p).unwrap();
-        let fresh = hwgen::compiler::elastic::estimate(&d, &t.2).unwrap();
+        let fresh = hwgen::compiler::estimate(&d, &t.2).unwrap();
         assert_eq!(
             s.cycles_per_round, fresh.bound_cycles_per_round,
             "{}",

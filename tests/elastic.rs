@@ -386,13 +386,13 @@ fn units_of_different_h() {
 fn rounds_of_the_small_decoder() {
     let design = hwgen::config::load(Path::new("configs/codec_avatar_small.toml")).unwrap();
     let model = hwgen::model::parse_str(DECODER, "d.toml", Path::new(".")).unwrap();
-    let p = hwgen::compiler::elastic::compile_rounds(&design, &model, 2).unwrap();
+    let p = hwgen::compiler::compile_rounds(&design, &model, 2).unwrap();
     assert_eq!(p.elastic.as_ref().unwrap().frames, vec![2, 4, 4]);
     let expected = hwgen::verify::expected(&design, &model, &p);
     let mem = hwgen::verify::interpret(&design, &p).unwrap_or_else(|e| panic!("{e}"));
     let c = hwgen::verify::compare(&p, &expected, &mem);
     assert!(c.matched(), "{} {} differ", c.differing, c.unit);
-    let e = hwgen::compiler::elastic::estimate(&design, &model).unwrap();
+    let e = hwgen::compiler::estimate(&design, &model).unwrap();
     assert_eq!(e.branch_frames, vec![1, 2, 2]);
     let frames = |branch: &str| if branch == "geometry" { 1 } else { 2 };
     let beats: u64 = e.stages.iter().map(|s| frames(&s.branch) * s.beats).sum();
@@ -437,7 +437,7 @@ fn accumulator_outputs_across_stages() {
 fn a_stage_costs_its_own_layers_only() {
     let design = hwgen::config::load(Path::new("configs/codec_avatar_zu9cg.toml")).unwrap();
     let model = hwgen::model::load(Path::new("models/codec_avatar/decoder_small.toml")).unwrap();
-    let e = hwgen::compiler::elastic::estimate(&design, &model).unwrap();
+    let e = hwgen::compiler::estimate(&design, &model).unwrap();
     let mut one_engine = 0;
     for s in e.stages.iter().filter(|s| s.engines.len() == 1) {
         let own: u64 = e

@@ -162,10 +162,10 @@ fn estimate(
     model: &hwgen::model::Model,
     args: &Args,
 ) -> Result<()> {
-    use hwgen::compiler::elastic;
+    use hwgen::compiler;
     let in_files =
         |e: hwgen::compiler::CompileError| anyhow::anyhow!(e.in_files(&args.model, &args.config));
-    if !elastic::is_elastic(design) {
+    if !compiler::is_elastic(design) {
         let p = hwgen::compiler::compile(design, model).map_err(in_files)?;
         let cycles = p.estimated_cycles();
         if args.json {
@@ -182,7 +182,7 @@ fn estimate(
         }
         return Ok(());
     }
-    let e = elastic::estimate(design, model).map_err(in_files)?;
+    let e = compiler::estimate(design, model).map_err(in_files)?;
     if args.json {
         println!("{}", serde_json::to_string(&e)?);
         return Ok(());
@@ -193,7 +193,7 @@ fn estimate(
         design.name,
         design.cores().len(),
         e.pes,
-        elastic::round_label(design, &e.branch_frames)
+        compiler::round_label(design, &e.branch_frames)
     );
     for s in &e.stages {
         println!(

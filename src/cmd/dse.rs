@@ -229,7 +229,7 @@ pub fn run(args: Args) -> Result<()> {
         eprintln!("hwgen dse: the design chosen on a timeline of every engine ...");
     }
     let clock = std::time::Instant::now();
-    let timeline = hwgen::compiler::elastic::estimate(&chosen, &model)
+    let timeline = hwgen::compiler::estimate(&chosen, &model)
         .ok()
         .filter(|e| e.one_round_cycles.is_some())
         .map(|e| Timeline {
@@ -262,7 +262,7 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// The design chosen on a timeline of every engine's program (`elastic::estimate`).
+/// The design chosen on a timeline of every engine's program (`compiler::estimate`).
 #[derive(serde::Serialize)]
 struct Timeline {
     cycles_per_round: u64,

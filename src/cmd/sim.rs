@@ -251,7 +251,7 @@ struct ElasticReport {
 fn elastic_report(
     design: &hwgen::design::Design,
     program: &hwgen::compiler::Program,
-    e: &hwgen::compiler::elastic::Elastic,
+    e: &hwgen::compiler::Elastic,
     r: &hwgen::sim::run::SimResult,
     two_rounds: Option<u64>,
 ) -> ElasticReport {
@@ -301,7 +301,7 @@ fn elastic_report(
     let _ = writeln!(
         t,
         "rounds:      a round is every branch's batch of frames ({}); {} cycles per round {} (one round alone: {}), {} per frame of the largest batch: {fps:.1} frames/s at {} MHz",
-        hwgen::compiler::elastic::round_label(design, &e.frames),
+        hwgen::compiler::round_label(design, &e.frames),
         round,
         match two_rounds {
             Some(_) => "in steady state",
@@ -317,7 +317,7 @@ fn elastic_report(
         let engines: Vec<usize> = (0..cores.len())
             .filter(|&i| cores[i].0.name == b.name)
             .collect();
-        let stages: Vec<&hwgen::compiler::elastic::StageReport> =
+        let stages: Vec<&hwgen::compiler::StageReport> =
             e.stages.iter().filter(|s| s.branch == b.name).collect();
         let mac: u64 = engines
             .iter()
@@ -491,7 +491,7 @@ fn simulate_elastic(
         &hwgen::design::Design,
         &hwgen::model::Model,
         &hwgen::compiler::Program,
-        &hwgen::compiler::elastic::Elastic,
+        &hwgen::compiler::Elastic,
     ),
     exe: &std::path::Path,
     opts: &hwgen::sim::run::RunOptions,
@@ -499,7 +499,7 @@ fn simulate_elastic(
 ) -> Result<()> {
     // Two rounds may not fit the external memory the ISA addresses (every frame has its
     // own copy of the activations); the round alone then stands for the steady state.
-    let two_rounds = match hwgen::compiler::elastic::compile_rounds(design, model, 2) {
+    let two_rounds = match hwgen::compiler::compile_rounds(design, model, 2) {
         Ok(p2) => {
             let x2 = hwgen::verify::expected(design, model, &p2);
             let plain = hwgen::sim::run::RunOptions {
@@ -527,10 +527,7 @@ fn simulate_elastic(
     };
     let mut rep = elastic_report(design, program, e, r, two_rounds);
     // The cycle model (`compile --estimate`'s round) against the round measured.
-    if let (Some(two), Ok(est)) = (
-        two_rounds,
-        hwgen::compiler::elastic::estimate(design, model),
-    ) {
+    if let (Some(two), Ok(est)) = (two_rounds, hwgen::compiler::estimate(design, model)) {
         let measured = two.saturating_sub(r.cycles).max(1) as f64;
         let error = (est.cycles_per_round as f64 / measured - 1.0) * 100.0;
         let _ = std::fmt::Write::write_fmt(

@@ -1,19 +1,38 @@
-//! The compiler: model → program for one engine of a Design. The passes are files under
-//! `passes/`, registered in order in [`passes::PASSES`] with a name and a one-line
-//! description; each reads what earlier passes left in the [`Compilation`] and adds its own
-//! result. Every pass can also be called alone through its typed `run` function.
+//! The compiler: a model onto a Design, one program per engine. The pipeline is typed and
+//! listed once (`pipeline`): each pass under `passes/` is a function from one IR to the
+//! next,
+//!
+//! ```text
+//! Model -legalize-> Graph -fuse-> Graph -map-> Mapped -allocate-> Placed
+//!   -tile-> Tiling (per stage) -schedule-> Share (per replica) -frames-> Framed
+//!   -sync-> Synced (per engine) -encode-> Program
+//! ```
+//!
+//! with the mapping onto engines one pass of it (a single-engine Design is one stage of one
+//! replica, one band and one frame). The cost model (`cost`) is an analysis below the
+//! passes: the tiler and the scheduler ask it what an instruction takes, the pipeline
+//! times each replica's schedule with it for the reports, `fuse` gets its costs through the
+//! pipeline, and the estimate of an elastic run (`estimate`, which `dse` queries through a
+//! [`Memo`](estimate::Memo)) runs the pipeline up to the schedule and times it.
 //!
 //! The expected output of a program is not the compiler's business: it comes from the
 //! golden model, beside the compiler (`crate::verify`).
 
-pub mod elastic;
+pub mod cost;
+pub mod estimate;
+mod par;
 pub mod passes;
+pub mod pipeline;
 pub mod rowprog;
+pub mod step;
+
+pub use estimate::{estimate, Estimate, Memo};
+pub use passes::frames::frame_model;
+pub use pipeline::{compile, compile_frames, compile_rounds, is_elastic};
 
 use crate::design::Design;
 use crate::interp::Memory;
 use crate::isa::Instr;
-use crate::model::Model;
 use crate::numeric::Format;
 use std::fmt;
 
@@ -241,7 +260,7 @@ pub struct Program {
     pub macs_run: u64,
     /// For an elastic Design: every engine's program, the stage map and every frame's
     /// output (`instrs` is then engine 0's program).
-    pub elastic: Option<elastic::Elastic>,
+    pub elastic: Option<Elastic>,
 }
 
 impl Program {
@@ -308,58 +327,74 @@ impl Program {
     }
 }
 
-/// A compilation in progress: the inputs, and what each pass has produced so far.
-pub struct Compilation<'a> {
-    pub design: &'a Design,
-    pub model: &'a Model,
-    pub graph: Option<passes::legalize::Graph>,
-    pub alloc: Option<passes::allocate::Alloc>,
-    pub tiling: Option<Vec<passes::tile::Tiling>>,
-    pub steps: Option<Vec<passes::schedule::Step>>,
-    pub synced: Option<passes::sync::Synced>,
-    pub program: Option<Program>,
+/// One pipeline stage: the layers a unit runs and the rows each replica computes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StageReport {
+    pub branch: String,
+    pub unit: String,
+    /// Engine indices of the unit's replicas.
+    pub engines: Vec<usize>,
+    pub layers: Vec<String>,
+    /// Per replica, per layer: the output rows it computes (first, end).
+    pub rows: Vec<Vec<(String, usize, usize)>>,
+    /// Row bands each replica computes a frame in, handing each on when it is done.
+    pub bands: usize,
+    /// With more than one band: per replica, per band, the output rows each layer computes
+    /// in it (first, end).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub band_rows: Vec<Vec<Vec<(String, usize, usize)>>>,
+    /// Estimated cycles of one frame on the slowest replica.
+    pub estimated_cycles: u64,
+    /// Beats its replicas move through the memory port per frame (data and instructions),
+    /// and each replica's.
+    pub beats: u64,
+    pub replica_beats: Vec<u64>,
 }
 
-/// What a pass reads: the result of an earlier pass. Missing only when the pass list is
-/// out of order, which the registry prevents.
-fn earlier<'x, T>(v: &'x Option<T>, what: &str) -> &'x T {
-    v.as_ref()
-        .unwrap_or_else(|| panic!("pass order: {what} must run first"))
-}
-
-impl<'a> Compilation<'a> {
-    pub fn new(design: &'a Design, model: &'a Model) -> Self {
-        Compilation {
-            design,
-            model,
-            graph: None,
-            alloc: None,
-            tiling: None,
-            steps: None,
-            synced: None,
-            program: None,
+impl StageReport {
+    /// ", in N row bands" for a stage that hands its frames on in bands, else nothing.
+    pub fn in_bands(&self) -> String {
+        match self.bands {
+            0 | 1 => String::new(),
+            n => format!(", in {n} row bands"),
         }
     }
-    pub fn graph(&self) -> &passes::legalize::Graph {
-        earlier(&self.graph, "legalize")
-    }
-    pub fn alloc(&self) -> &passes::allocate::Alloc {
-        earlier(&self.alloc, "allocate")
-    }
-    pub fn tiling(&self) -> &[passes::tile::Tiling] {
-        earlier(&self.tiling, "tile").as_slice()
+}
+
+/// The multi-engine part of an elastic program.
+#[derive(Debug, Clone)]
+pub struct Elastic {
+    /// Every engine's program, as `Design::cores` orders the engines.
+    pub programs: Vec<Vec<Instr>>,
+    /// Frames each branch runs (`Design::branches` order; 0 for a branch without layers).
+    pub frames: Vec<usize>,
+    pub stages: Vec<StageReport>,
+}
+
+impl Elastic {
+    /// The slowest stage's estimated cycles for the frames its branch runs (each engine as
+    /// if alone with its memory port): the compute bound of the run.
+    pub fn compute_cycles(&self, design: &Design) -> u64 {
+        self.stages
+            .iter()
+            .map(|s| {
+                let b = design.branches.iter().position(|b| b.name == s.branch);
+                b.map_or(1, |b| self.frames[b] as u64) * s.estimated_cycles
+            })
+            .max()
+            .unwrap_or(0)
     }
 }
 
-/// Compile `model` for `design`: for a single engine every pass of `passes::PASSES`, in
-/// order; for several, one program per engine (`elastic`).
-pub fn compile(design: &Design, model: &Model) -> Result<Program, CompileError> {
-    if elastic::is_elastic(design) {
-        return elastic::compile(design, model);
-    }
-    let mut c = Compilation::new(design, model);
-    for p in passes::PASSES {
-        (p.run)(&mut c)?;
-    }
-    Ok(c.program.expect("the last pass makes the program"))
+/// A round's frames per branch, "geometry 1, texture 2, warp 2" (branches without
+/// layers, 0 frames, left out).
+pub fn round_label(design: &Design, frames: &[usize]) -> String {
+    design
+        .branches
+        .iter()
+        .zip(frames)
+        .filter(|(_, &f)| f > 0)
+        .map(|(b, f)| format!("{} {f}", b.name))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

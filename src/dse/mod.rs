@@ -9,7 +9,7 @@
 //!   the memory ports come from the budget.
 //! - **Cost of a point**: the resource model (`synth::model`, fitted to `hwgen synth
 //!   --target xilinx`); a point over a budget is never estimated.
-//! - **Value of a point**: the compiler's own estimate (`elastic::estimate`: the mapping,
+//! - **Value of a point**: the compiler's own estimate (`compiler::estimate`: the mapping,
 //!   tiling and schedule `compile` emits, memory ports included), memoized per stage. A
 //!   round runs every branch's batch, so the branches' frame rates stand in the ratio of
 //!   their batches and F-CAD's fitness (frame rates weighted by priority, minus a multiple
@@ -30,7 +30,7 @@
 //!   step down from the best, grown again. Deterministic for a seed. Each memory width is
 //!   searched as a space of its own (`search_widths`).
 
-use crate::compiler::elastic::{Estimate, Memo};
+use crate::compiler::{Estimate, Memo};
 use crate::design::Design;
 use crate::model::Model;
 use crate::numeric::Precision;

@@ -1,10 +1,16 @@
 //! allocate: place every tensor, every weight tile and every bias row in external memory,
-//! reusing the memory of dead tensors. Activations are stored as channel tiles of cpf
-//! channels, one pixel per scratchpad row, without a border: the padding a convolution
-//! reads outside a tensor is written as zero rows by its loads.
+//! reusing the memory of dead tensors on a single engine (engines of an elastic Design run
+//! layers concurrently, so a dead tensor's space is never safe to reuse there).
+//! Activations are stored as channel tiles of cpf channels, one pixel per scratchpad row,
+//! without a border: the padding a convolution reads outside a tensor is written as zero
+//! rows by its loads. Where units of different array sizes run stages, every tensor is
+//! stored pixel by pixel in tiles of the largest unit's cpf, and each stage sees it as rows
+//! of its own width ([`Alloc::for_unit`]).
 
+pub use super::legalize::window;
 use super::legalize::{Graph, Node};
-use crate::compiler::{Compilation, CompileError, TensorLayout};
+use super::map::{Mapped, Mapping};
+use crate::compiler::{CompileError, TensorLayout};
 use crate::design::{Design, Unit};
 use crate::model::lower::{Lowered, Stencil, Taps};
 use std::collections::HashMap;
@@ -137,9 +143,65 @@ pub fn tile_rows(u: &crate::design::Unit, n: &Node) -> u64 {
     u64::from(u.layer_tile_rows(n.prec))
 }
 
-pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
-    let alloc = run(c.design, c.graph());
-    // Checked before the memory image is allocated (encode).
+/// The mapping with every tensor placed: the placement, and per stage the placement as
+/// its unit sees it when units of different sizes run stages (empty otherwise: every stage
+/// sees `alloc`).
+pub struct Placed {
+    pub mapped: Mapped,
+    pub alloc: Alloc,
+    pub allocs: Vec<Alloc>,
+}
+
+impl Placed {
+    /// The placement stage `k` sees.
+    pub fn alloc_of(&self, k: usize) -> &Alloc {
+        self.allocs.get(k).unwrap_or(&self.alloc)
+    }
+}
+
+/// Place the tensors of `mapped`: on a single engine reusing dead tensors' memory (and
+/// within the ISA's addresses; an elastic run's frames are checked when they are laid out,
+/// `frames`).
+pub fn run(design: &Design, mapped: Mapped) -> Result<Placed, CompileError> {
+    let (alloc, allocs) = placements(design, &mapped.g, &mapped.map);
+    if mapped.map.single {
+        addressable(&alloc)?;
+    }
+    Ok(Placed {
+        mapped,
+        alloc,
+        allocs,
+    })
+}
+
+/// The placement of graph `g` mapped as `m`, and per stage the placement as its unit sees
+/// it when units of different sizes run stages (empty otherwise).
+pub fn placements(design: &Design, g: &Graph, m: &Mapping) -> (Alloc, Vec<Alloc>) {
+    if !m.mixed {
+        return (place(design, g, m.single, &|_| &g.unit, false), Vec::new());
+    }
+    let mut units = vec![g.unit.clone(); g.nodes.len()];
+    for (k, st) in m.stages.iter().enumerate() {
+        for &i in &st.nodes {
+            units[i] = m.unit(design, k).clone();
+        }
+    }
+    let alloc = place(design, g, false, &|i| &units[i], true);
+    let allocs = (0..m.stages.len())
+        .map(|k| alloc.for_unit(design, m.unit(design, k), &m.stages[k].nodes))
+        .collect();
+    (alloc, allocs)
+}
+
+/// The placement of a graph compiled on its unit alone, reusing dead tensors' memory (a
+/// single engine's).
+pub fn graph(design: &Design, g: &Graph) -> Alloc {
+    place(design, g, true, &|_| &g.unit, false)
+}
+
+/// The placement fits the ISA's external addresses (checked before the memory image is
+/// allocated).
+fn addressable(alloc: &Alloc) -> Result<(), CompileError> {
     let addressable = 1u64 << crate::isa::EXT_ADDR_BITS;
     if alloc.end > addressable {
         return Err(CompileError::new(
@@ -152,17 +214,7 @@ pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
             "compile a smaller model (or split it), or use a wider memory.data_width_bits",
         ));
     }
-    c.alloc = Some(alloc);
     Ok(())
-}
-
-/// Kernel size, stride and padding of the matmul a node runs (an upsampling's identity
-/// passes: one tap).
-pub fn window(n: &Node) -> (usize, usize, usize, usize) {
-    match n.work.stencil() {
-        Some(s) => (s.kh, s.kw, s.stride, s.pad),
-        None => (1, 1, 1, 0),
-    }
 }
 
 /// The weights of tile (oct, ict, ky, kx) of node `n`, or `None` when the tile connects no
@@ -382,25 +434,6 @@ fn params<'u>(g: &Graph, mut next: u64, mem_w: u64, unit_of: &dyn Fn(usize) -> &
         rows,
         end: next,
     }
-}
-
-pub fn run(design: &Design, g: &Graph) -> Alloc {
-    run_with(design, g, true)
-}
-
-/// As [`run`]; without `reuse`, every tensor keeps its own region (engines of an elastic
-/// Design run layers concurrently, so a dead tensor's space is never safe to reuse).
-pub fn run_with(design: &Design, g: &Graph, reuse: bool) -> Alloc {
-    place(design, g, reuse, &|_| &g.unit, false)
-}
-
-/// The placement of an elastic program whose nodes run on units of different array sizes
-/// (`units[i]` runs node `i`): no reuse; each node's weights, biases and identity tile in
-/// its unit's layout; every tensor stored pixel by pixel in tiles of the graph unit's cpf
-/// (the largest), so that each unit reads and writes it as rows of its own width
-/// ([`Alloc::for_unit`]).
-pub fn run_units(design: &Design, g: &Graph, units: &[Unit]) -> Alloc {
-    place(design, g, false, &|i| &units[i], true)
 }
 
 impl Alloc {

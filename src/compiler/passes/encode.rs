@@ -2,9 +2,15 @@
 //! the memory image before the run: the input, the weight tiles (element rows, then their
 //! precision's scale rows), the identity tile and the bias rows.
 
+use super::allocate::Placed;
 use super::allocate::{tile_rows, weight_tile, window_weight_row, Alloc};
+use super::frames::{self, frame_model, Framed, Reloc};
 use super::legalize::Graph;
-use crate::compiler::{Compilation, CompileError, OutputRegion, Program, TensorLayout};
+use super::map::Stage;
+use super::schedule::Scheduled;
+use crate::compiler::{
+    CompileError, Elastic, LayerReport, OutputRegion, Program, StageReport, TensorLayout,
+};
 use crate::design::Design;
 use crate::interp::Memory;
 use crate::isa::Instr;
@@ -80,38 +86,59 @@ pub fn read_tensor(mem: &Memory, l: &TensorLayout) -> Tensor {
     x
 }
 
-pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
-    let synced = c.synced.as_mut().expect("pass order: sync must run first");
-    let instrs = run(c.design, std::mem::take(&mut synced.instrs))?;
-    let (g, alloc) = (c.graph(), c.alloc());
-    c.program = Some(Program {
-        design_hash: c.design.hash(),
-        instrs,
-        dmem: memory_image(c.design, c.model, g, alloc),
-        output: alloc.tensors[&g.outputs[0]].clone(),
-        outputs: g
-            .outputs
-            .iter()
-            .map(|o| OutputRegion {
-                name: o.clone(),
-                frame: 0,
-                layout: alloc.tensors[o].clone(),
+/// The program of a run: every engine's encoded instructions (`run`), the memory image of
+/// its frames, every output of every frame, and the reports (`layers`, and per stage
+/// `stages` on an elastic Design).
+#[allow(clippy::too_many_arguments)]
+pub fn program(
+    design: &Design,
+    model: &Model,
+    plan: Scheduled,
+    framed: &Framed,
+    mut programs: Vec<Vec<Instr>>,
+    per_branch: &[usize],
+    stages: Vec<StageReport>,
+    layers: Vec<LayerReport>,
+) -> Program {
+    let Placed {
+        mapped,
+        alloc,
+        allocs,
+    } = plan.placed;
+    let (g, m) = (&mapped.g, &mapped.map);
+    let dmem = memory(design, model, (g, &alloc), (&m.stages, &allocs), framed);
+    let output = alloc.tensors[&g.outputs[0]].clone();
+    let (outputs, macs_run) = outputs(g, &alloc, &m.stages, per_branch, framed.reloc);
+    let macs = layers.iter().map(|l| l.macs).sum();
+    let elastic = (!m.single).then(|| Elastic {
+        frames: (0..design.branches.len())
+            .map(|b| match m.stages.iter().any(|s| s.branch == b) {
+                true => per_branch[b],
+                false => 0,
             })
             .collect(),
-        layers: Vec::new(),
-        fused: g.fused.clone(),
-        macs: 0,
-        macs_run: 0,
-        elastic: None,
+        programs: programs.clone(),
+        stages,
     });
-    Ok(())
+    Program {
+        design_hash: design.hash(),
+        instrs: std::mem::take(&mut programs[0]),
+        dmem,
+        output,
+        outputs,
+        macs,
+        macs_run,
+        layers,
+        fused: g.fused.clone(),
+        elastic,
+    }
 }
 
 /// The program: every instruction checked (masks, field widths), `end` appended, and the
 /// whole checked against the instruction memory.
 pub fn run(design: &Design, mut instrs: Vec<Instr>) -> Result<Vec<Instr>, CompileError> {
     instrs.push(Instr::end());
-    fits_program_space(design, instrs.len())?;
+    frames::fits_program_space(design, instrs.len())?;
     for (pc, i) in instrs.iter().enumerate() {
         i.check_masks()
             .and_then(|()| i.encode().map(|_| ()))
@@ -144,22 +171,6 @@ pub fn run(design: &Design, mut instrs: Vec<Instr>) -> Result<Vec<Instr>, Compil
         )
     })?;
     Ok(instrs)
-}
-
-/// A program of `n` instructions (with `end`) fits the engines' program address space:
-/// instructions are fetched from external memory (the instruction memory is a prefetch
-/// ring, `control.imem_depth` deep, so programs may be of any length up to that) through
-/// the 32-bit `prog_base` CSR and the prefetcher's beat counter.
-pub fn fits_program_space(design: &Design, n: usize) -> Result<(), CompileError> {
-    let beats = n as u64 * crate::isa::instr_beats(design.memory.data_width_bits);
-    if beats >= 1 << 32 {
-        return Err(CompileError::new(
-            None,
-            format!("the program has {n} instructions, {beats} beats of external memory; engines fetch programs from 32-bit beat addresses"),
-            "compile a smaller model, or split it",
-        ));
-    }
-    Ok(())
 }
 
 /// Write the tensors the host writes before a run: the model inputs and the concats of
@@ -395,4 +406,76 @@ pub fn write_params(dmem: &mut Memory, g: &Graph, alloc: &Alloc) {
             dmem.write_row(base + alloc.acc_beats, alloc.acc_beats, &row, acc);
         }
     }
+}
+
+/// External memory before the run: the single-frame image, then every later frame's inputs
+/// in that frame's copy of the activations.
+fn memory(
+    design: &Design,
+    model: &Model,
+    (g, alloc): (&Graph, &Alloc),
+    (stages, allocs): (&[Stage], &[Alloc]),
+    framed: &Framed,
+) -> crate::interp::Memory {
+    let mut dmem = crate::interp::Memory::new(design.memory.data_width_bits, framed.end as usize);
+    write_inputs(&mut dmem, model, g, alloc, |l| l.clone());
+    if allocs.is_empty() {
+        write_params(&mut dmem, g, alloc);
+    }
+    for (st, a) in stages.iter().zip(allocs) {
+        let gs = Graph {
+            unit: design.branches[st.branch].units[st.unit].clone(),
+            ..g.clone()
+        };
+        write_params(&mut dmem, &gs, a);
+    }
+    for f in 1..framed.frames {
+        let m = frame_model(model, f);
+        write_inputs(&mut dmem, &m, g, alloc, |l| framed.reloc.layout(l, f));
+    }
+    dmem
+}
+
+/// Every output, for each frame of the branch that computes it, and the MACs of the whole
+/// run.
+fn outputs(
+    g: &Graph,
+    alloc: &Alloc,
+    stages: &[Stage],
+    per_branch: &[usize],
+    reloc: Reloc,
+) -> (Vec<OutputRegion>, u64) {
+    // The branch that computes tensor t (a single engine's one branch computes them all,
+    // its model inputs and concats too).
+    let branch_of = |t: &str| match stages {
+        [one] => one.branch,
+        _ => {
+            stages
+                .iter()
+                .find(|s| s.nodes.iter().any(|&i| g.nodes[i].tensor() == t))
+                .expect("an output is computed")
+                .branch
+        }
+    };
+    let frames = per_branch.iter().copied().max().unwrap_or(1);
+    let mut outputs = Vec::new();
+    for f in 0..frames {
+        for o in &g.outputs {
+            if f < per_branch[branch_of(o)] {
+                outputs.push(OutputRegion {
+                    name: o.clone(),
+                    frame: f,
+                    layout: reloc.layout(&alloc.tensors[o], f),
+                });
+            }
+        }
+    }
+    let macs_run = stages
+        .iter()
+        .map(|st| {
+            let macs: u64 = st.nodes.iter().map(|&i| g.nodes[i].macs).sum();
+            macs * per_branch[st.branch] as u64
+        })
+        .sum();
+    (outputs, macs_run)
 }

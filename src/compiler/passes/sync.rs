@@ -45,8 +45,7 @@
 //! compute around the accumulator banks) never needs a covering wait.
 //! `max_outstanding` checks the bound on a finished program.
 
-use super::schedule::{Res, Step};
-use crate::compiler::{Compilation, CompileError};
+use crate::compiler::step::{Res, Step};
 use crate::isa::{semaphore_index, Buffer, Instr, Queue};
 use std::collections::BTreeMap;
 
@@ -55,11 +54,12 @@ pub struct Synced {
     pub instrs: Vec<Instr>,
 }
 
-pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
-    let steps = c.steps.take().expect("pass order: schedule must run first");
-    super::encode::fits_program_space(c.design, steps.len() + 1)?;
-    c.synced = Some(run(steps, c.design.control.queue_depth));
-    Ok(())
+/// Every engine's program synced (None stays None: an idle engine).
+pub fn engines(engines: Vec<Option<Vec<Step>>>, queue_depth: u32) -> Vec<Option<Synced>> {
+    engines
+        .into_iter()
+        .map(|s| s.map(|s| run(s, queue_depth)))
+        .collect()
 }
 
 pub fn run(steps: Vec<Step>, queue_depth: u32) -> Synced {
@@ -205,7 +205,7 @@ pub fn max_outstanding(instrs: &[Instr], queue_depth: u32) -> Option<(usize, usi
 }
 
 /// Per queue, the latest instruction known complete (a vector clock; program positions fit
-/// 32 bits, `encode::fits_program_space`).
+/// 32 bits, `frames::fits_program_space`).
 type Clock = [Option<u32>; 4];
 
 /// For every address of every memory (each scratchpad and external memory), the latest

@@ -7,7 +7,7 @@
 
 use super::allocate::{window, Alloc};
 use super::legalize::{Graph, Node};
-use crate::compiler::{Compilation, CompileError};
+use crate::compiler::CompileError;
 use crate::design::Design;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,23 +100,19 @@ pub fn budget(design: &Design, g: &Graph) -> Budget {
     }
 }
 
-pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
-    c.tiling = Some(run(c.design, c.graph(), c.alloc())?);
-    Ok(())
-}
-
-pub fn run(design: &Design, g: &Graph, alloc: &Alloc) -> Result<Vec<Tiling>, CompileError> {
-    run_for(design, g, alloc, |_| true)
-}
-
-/// As [`run`], for the nodes `mine` accepts (the stage an engine of an elastic Design runs);
-/// the others get a placeholder tiling that nothing schedules.
-pub fn run_for(
+/// Every layer of a stage (`nodes`, of graph `g` with the stage's unit) split into tiles
+/// that fit its unit's scratchpads; the other nodes get a placeholder tiling that nothing
+/// schedules.
+pub fn run(
     design: &Design,
     g: &Graph,
     alloc: &Alloc,
-    mine: impl Fn(usize) -> bool,
+    nodes: &[usize],
 ) -> Result<Vec<Tiling>, CompileError> {
+    let mut mine = vec![false; g.nodes.len()];
+    for &i in nodes {
+        mine[i] = true;
+    }
     let bud = budget(design, g);
     if !g.unit.buffers.accumulator_double_buffer {
         return Err(CompileError::new(
@@ -134,7 +130,7 @@ pub fn run_for(
     }
     let mut out = Vec::new();
     for (i, n) in g.nodes.iter().enumerate() {
-        if !mine(i) {
+        if !mine[i] {
             out.push(Tiling { th: 1, tw: 1, g: 1 });
             continue;
         }
@@ -186,7 +182,7 @@ pub fn run_for(
         // per-channel requantization) in one bank; small tiles make the preload of the next
         // weights the bottleneck, so never shrink a tile below the rows that hide it for the
         // sake of grouping.
-        let min_rows = super::estimate::preload_rows(g.unit.cpf) as usize;
+        let min_rows = crate::compiler::cost::preload_rows(g.unit.cpf) as usize;
         let br = n.bias_rows();
         // (A fused row program's constants and table take rows of every bank.)
         let acc_bank = bud.acc_bank - n.then_rows(g.unit.kpf as usize);
@@ -198,7 +194,7 @@ pub fn run_for(
         // plus two cycles per tile for its vector and store issue.
         let cost = |th: usize, tw: usize| -> u64 {
             over_tiles(oh, ow, th, tw, |h, w| {
-                super::estimate::matmul_cycles((h * w) as u64, g.unit.cpf, true) + 2
+                crate::compiler::cost::matmul_cycles((h * w) as u64, g.unit.cpf, true) + 2
             })
         };
         let mut best: Option<(u64, Tiling)> = None;
@@ -300,7 +296,7 @@ fn window_plan(
     let cost = |th: usize, tw: usize| -> u64 {
         over_tiles(oh, ow, th, tw, |h, w| {
             let pixels = (((h - 1) * s + kh) * ((w - 1) * s + kw)) as u64;
-            let unit = weights + pixels + super::estimate::WINDOW_PIPE;
+            let unit = weights + pixels + crate::compiler::cost::WINDOW_PIPE;
             let memory = (pixels + (h * w) as u64) * bytes_per_row / bw;
             unit.max(memory) + 2
         })
@@ -382,10 +378,10 @@ fn fused_plan(
         over_tiles(oh, ow, th, tw, |h, w| {
             let area = (((h - 1) * s + kh) * ((w - 1) * s + kw)) as u64;
             let outs = (h * w) as u64;
-            let expand = icts as u64 * super::estimate::matmul_cycles(area, cpf, true)
-                + super::estimate::preload_rows(cpf);
-            let compute =
-                octs as u64 * (expand + (kh * kw) as u64 + area + super::estimate::WINDOW_PIPE);
+            let expand = icts as u64 * crate::compiler::cost::matmul_cycles(area, cpf, true)
+                + crate::compiler::cost::preload_rows(cpf);
+            let compute = octs as u64
+                * (expand + (kh * kw) as u64 + area + crate::compiler::cost::WINDOW_PIPE);
             let vector = octs as u64 * (area + outs + 14);
             let memory = (icts as u64 * area + octs as u64 * outs) * bytes_per_row / bw;
             compute.max(vector).max(memory)

@@ -29,20 +29,28 @@
 mod rules;
 mod strategy;
 
+pub use super::legalize::Fused;
 use super::legalize::Graph;
-use crate::compiler::{Compilation, CompileError};
-use crate::design::Design;
+use crate::compiler::CompileError;
 pub use rules::{Kind, Role, Rule, RULES};
-pub use strategy::{alone, candidates, choose, cycles, Candidate, Fused};
+pub use strategy::{alone, candidates, choose, Candidate};
 
-pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
-    let g = c.graph.take().expect("pass order: legalize must run first");
-    let mut g = run(c.design, g, true);
-    float_adds_fused(&g)?;
-    shortcuts_late(&mut g);
-    g.rebuild_dag();
-    c.graph = Some(g);
-    Ok(())
+/// The fused graph of a single-engine Design (`on_chip`: the rules that keep a tensor on
+/// chip too, and a layer that only feeds a residual moved late), or of an elastic one,
+/// with `cycles` the estimated cycles of a graph compiled alone (None: it does not tile),
+/// which the strategy compares.
+pub fn run(
+    g: Graph,
+    on_chip: bool,
+    cycles: impl Fn(&Graph) -> Option<u64>,
+) -> Result<Graph, CompileError> {
+    let mut g = fuse(g, on_chip, cycles);
+    if on_chip {
+        float_adds_fused(&g)?;
+        shortcuts_late(&mut g);
+        g.rebuild_dag();
+    }
+    Ok(g)
 }
 
 /// A small float add (FP8, BF16) runs only in the vector unit of the convolution that
@@ -68,7 +76,7 @@ fn float_adds_fused(g: &Graph) -> Result<(), CompileError> {
 
 /// Fuse what the strategy chooses (`on_chip`: the rules that keep a tensor on chip too),
 /// and list the groups in `g.fused`.
-pub fn run(design: &Design, mut g: Graph, on_chip: bool) -> Graph {
+fn fuse(mut g: Graph, on_chip: bool, cycles: impl Fn(&Graph) -> Option<u64>) -> Graph {
     let rules: Vec<&Rule> = RULES.iter().filter(|r| on_chip || !r.on_chip).collect();
     let cands = candidates(&g, &rules);
     let chosen = choose(g.nodes.len(), &cands, |nodes, rule| {
@@ -78,7 +86,7 @@ pub fn run(design: &Design, mut g: Graph, on_chip: bool) -> Graph {
             (rules[r].apply)(&mut sub, &local);
             sub.rebuild_dag();
         }
-        cycles(design, &sub)
+        cycles(&sub)
     });
     g.fused = chosen
         .iter()

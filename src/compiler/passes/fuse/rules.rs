@@ -219,7 +219,7 @@ fn conv_pool(g: &Graph, m: &[usize]) -> bool {
         && c.pool.is_none()
         // Each pool tap becomes a matmul over the pooled pixels; with fewer pixels than it
         // takes to hide the next weights' preload, the preload would dominate.
-        && (p.out[0] * p.out[1]) as u64 >= super::super::estimate::preload_rows(g.unit.cpf)
+        && (p.out[0] * p.out[1]) as u64 >= crate::compiler::cost::preload_rows(g.unit.cpf)
         // A 1x1 convolution (a stem whose taps are packed into channels) reads each pool
         // tap's pixels as separate strided windows: measured on ResNet-18's stem on 16x16,
         // 1571150 cycles fused, 634942 apart.

@@ -3,29 +3,16 @@
 //! consecutive layers; then the cheapest cover of the layer sequence by single layers and
 //! candidate groups, a shortest path over positions 0..=n where layer i is an edge i -> i +
 //! 1 and a group of layers i..j an edge i -> j. An edge's cost is the estimated cycles of
-//! its layers compiled alone, fused or not (allocate, tile, schedule, sync and the
-//! estimator's timeline on a graph of just those layers). Overlapping candidates (a layer
+//! its layers compiled alone, fused or not (the cost the pipeline gives: `pipeline::cycles`,
+//! the timeline of the program of a graph of just those layers). Overlapping candidates (a layer
 //! two patterns want) exclude each other on a path, and a group that the estimate says is
 //! slower than its layers apart loses to them. Ties go to fewer layers.
 
 use super::super::legalize::{Graph, Node, Source};
-use super::super::{allocate, estimate, schedule, sync, tile};
 use super::rules::{Role, Rule};
-use crate::design::Design;
 use petgraph::algo::subgraph_isomorphisms_iter;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::{BTreeMap, HashMap};
-
-/// A group of layers the strategy fused.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Fused {
-    pub rule: String,
-    /// The model layers it joins, in order.
-    pub layers: Vec<String>,
-    /// Estimated cycles fused, and apart (each layer compiled alone).
-    pub estimated_cycles: u64,
-    pub estimated_cycles_apart: u64,
-}
 
 /// A candidate: the rule (index into the rules) and its layers, in pattern order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,17 +135,6 @@ pub fn alone(g: &Graph, nodes: &[usize]) -> Graph {
     };
     sub.rebuild_dag();
     sub
-}
-
-/// Estimated cycles of graph `g` (`estimate::timeline` of its program); None if it does
-/// not tile.
-pub fn cycles(design: &Design, g: &Graph) -> Option<u64> {
-    let alloc = allocate::run(design, g);
-    let tiling = tile::run(design, g, &alloc).ok()?;
-    let steps = schedule::run(design, g, &alloc, &tiling);
-    let synced = sync::run(steps, design.control.queue_depth);
-    let t = estimate::timeline(design, g, &alloc, &synced.steps, &synced.instrs);
-    Some(t.iter().sum())
 }
 
 /// The candidates to fuse: the cheapest cover of the layers by single layers and

@@ -179,7 +179,7 @@ pub struct Graph {
     /// The output tensors (the model's outputs, in order).
     pub outputs: Vec<String>,
     /// The groups of layers `fuse` joined.
-    pub fused: Vec<crate::compiler::passes::fuse::Fused>,
+    pub fused: Vec<Fused>,
 }
 
 /// A tensor the host writes.
@@ -353,5 +353,25 @@ impl Graph {
             .map(|(_, to)| self.dag[to])
             .max()
             .or_else(|| self.consumers(t).into_iter().max())
+    }
+}
+
+/// A group of layers the fusion strategy fused (`fuse`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Fused {
+    pub rule: String,
+    /// The model layers it joins, in order.
+    pub layers: Vec<String>,
+    /// Estimated cycles fused, and apart (each layer compiled alone).
+    pub estimated_cycles: u64,
+    pub estimated_cycles_apart: u64,
+}
+
+/// Kernel size, stride and padding of the matmul a node runs (an upsampling's identity
+/// passes: one tap).
+pub fn window(n: &Node) -> (usize, usize, usize, usize) {
+    match n.work.stencil() {
+        Some(s) => (s.kh, s.kw, s.stride, s.pad),
+        None => (1, 1, 1, 0),
     }
 }

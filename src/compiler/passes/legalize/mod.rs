@@ -4,20 +4,16 @@
 
 mod concat;
 mod graph;
+mod phases;
 
-pub use graph::{Concat, Graph, Im2col, Node, Place, Source};
+pub use graph::{window, Concat, Fused, Graph, Im2col, Node, Place, Source};
 
-use crate::compiler::{Compilation, CompileError};
+use crate::compiler::CompileError;
 use crate::design::{Datatypes, Design, Unit};
 use crate::model::lower::{Lowered, Stencil, Taps};
 use crate::model::{Layer, Model};
 use crate::numeric::{Format, Precision};
 use petgraph::graph::DiGraph;
-
-pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
-    c.graph = Some(run(c.design, c.model)?);
-    Ok(())
-}
 
 /// The graph's unit: the one engine's, or an elastic Design's first square unit with the
 /// largest array, whose cpf tiles every tensor (smaller units: `TensorLayout::view`).
@@ -146,7 +142,7 @@ pub fn run(design: &Design, model: &Model) -> Result<Graph, CompileError> {
         };
         if node.work.stencil().is_some_and(|s| s.transposed) {
             let input = model.shape_of(&l.inputs[0]).expect("input exists");
-            nodes.extend(super::phases::lower(&node, input));
+            nodes.extend(phases::lower(&node, input));
         } else {
             nodes.push(node);
         }

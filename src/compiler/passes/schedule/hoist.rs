@@ -20,17 +20,17 @@
 //! (overtaking those measured worse where memory is the bottleneck).
 
 use super::{Res, Step};
-use crate::compiler::passes::estimate;
+use crate::compiler::cost;
 use crate::isa::{Buffer, Op};
 
-/// Memory beats a step moves (`estimate::step_beats` in the compiler).
+/// Memory beats a step moves (`cost::step_beats` in the compiler).
 pub(super) type Beats<'a> = &'a dyn Fn(&Step) -> u64;
 
 /// Moves every group prologue up (see the module comment), on an array of cpf x kpf. In
 /// place: a step moves by rotating the steps it passes, which are few.
 pub(super) fn prologues(steps: &mut [Step], (cpf, kpf): (u32, u32), beats: Beats) {
     operands_early(steps, cpf, beats);
-    let drain = estimate::array_drain(cpf, kpf);
+    let drain = cost::array_drain(cpf, kpf);
     let mut i = 0;
     while i < steps.len() {
         // A prologue: loads right after a vector or store step, up to the next matmul.
@@ -229,10 +229,10 @@ fn into(s: &Step, buffers: &[Buffer]) -> bool {
         .any(|w| matches!(w, Res::Spad(b, ..) if buffers.contains(b)))
 }
 
-/// Cycles a matmul streams (`estimate::matmul_cycles`); 0 for other steps.
+/// Cycles a matmul streams (`cost::matmul_cycles`); 0 for other steps.
 fn matmul_cycles(s: &Step, cpf: u32) -> u64 {
     match &s.instr.op {
-        Op::Matmul(m) => estimate::matmul_cycles(m.count0 * m.count1, cpf, m.preload),
+        Op::Matmul(m) => cost::matmul_cycles(m.count0 * m.count1, cpf, m.preload),
         _ => 0,
     }
 }

@@ -20,57 +20,17 @@ mod rows;
 mod upsample;
 mod window;
 
-use super::allocate::{tile_rows, window, Alloc};
+use super::allocate::{tile_rows, window, Alloc, Placed};
 use super::legalize::{Graph, Node};
 use super::tile::{budget, Budget, Tiling};
-use crate::compiler::{Compilation, CompileError, TensorLayout};
+use crate::compiler::TensorLayout;
 use crate::design::Design;
-use crate::isa::{Buffer, Instr, Op as IsaOp, Queue, Transfer};
+use crate::isa::{Buffer, Instr, Op as IsaOp, Transfer};
 use crate::model::lower::{Lowered, Taps};
 use crate::model::{Combine, Requant};
+use std::ops::Range;
 
-/// A range of rows of one scratchpad, or of beats of external memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Res {
-    Spad(Buffer, u64, u64),
-    Dram(u64, u64),
-}
-
-impl Res {
-    /// Whether the two accesses share an address (an empty range shares none).
-    pub fn overlaps(&self, o: &Res) -> bool {
-        let shared = |s0: &u64, e0: &u64, s1: &u64, e1: &u64| s0.max(s1) < e0.min(e1);
-        match (self, o) {
-            (Res::Spad(a, s0, e0), Res::Spad(b, s1, e1)) => a == b && shared(s0, e0, s1, e1),
-            (Res::Dram(s0, e0), Res::Dram(s1, e1)) => shared(s0, e0, s1, e1),
-            _ => false,
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct Step {
-    pub instr: Instr,
-    pub reads: Vec<Res>,
-    pub writes: Vec<Res>,
-    /// Index of the layer it belongs to.
-    pub node: usize,
-}
-
-impl Step {
-    pub fn queue(&self) -> Queue {
-        self.instr.queue().expect("no end in the schedule")
-    }
-
-    /// Whether the two steps touch a common address with at least one of them writing it
-    /// (so their order in the program decides what each sees).
-    pub fn conflicts(&self, o: &Step) -> bool {
-        let hits = |xs: &[Res], ys: &[Res]| xs.iter().any(|x| ys.iter().any(|y| x.overlaps(y)));
-        hits(&self.writes, &o.reads)
-            || hits(&self.writes, &o.writes)
-            || hits(&self.reads, &o.writes)
-    }
-}
+pub use crate::compiler::step::{Res, Step};
 
 /// Beats touched by a two-level strided transfer of rows of `beats` beats.
 fn span(base: u64, c0: u64, s0: u64, c1: u64, s1: u64, beats: u64) -> Res {
@@ -294,19 +254,76 @@ impl Sched<'_> {
     }
 }
 
-pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
-    c.steps = Some(run(c.design, c.graph(), c.alloc(), c.tiling()));
-    Ok(())
+/// One replica's share of a frame: its rows, computed in bands, after each of which it
+/// hands on what it has.
+pub struct Share {
+    pub engine: usize,
+    /// Per node, the rows it computes (empty outside the stage).
+    pub rows: Vec<Range<usize>>,
+    /// Per band: per node, the end of the rows done once the band is done
+    /// (`rows::bands`), and the band's steps.
+    pub ends: Vec<Vec<usize>>,
+    pub bands: Vec<Vec<Step>>,
 }
 
-pub fn run(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling]) -> Vec<Step> {
-    let all: Vec<_> = g.nodes.iter().map(|n| 0..n.out[0]).collect();
-    run_rows(design, g, alloc, tiling, &all)
+impl Share {
+    /// Per node, the rows band k computes.
+    pub fn band_rows(&self, k: usize) -> Vec<Range<usize>> {
+        let start = |i: usize| match k {
+            0 => self.rows[i].start,
+            _ => self.ends[k - 1][i],
+        };
+        (0..self.rows.len())
+            .map(|i| start(i)..self.ends[k][i])
+            .collect()
+    }
+
+    /// The first band after which rows `..end` of node i are done (None: it computes none
+    /// of them).
+    pub fn band_done(&self, i: usize, end: usize) -> Option<usize> {
+        let r = &self.rows[i];
+        if end <= r.start {
+            return None;
+        }
+        let end = end.min(r.end);
+        self.ends.iter().position(|e| e[i] >= end)
+    }
 }
 
-/// As [`run`], computing output rows `rows[i]` of node i only (nothing for an empty
-/// range): the share of one engine replica of an elastic Design.
-pub fn run_rows(
+/// The schedule of one frame: the placed mapping and, per stage, every replica's share.
+pub struct Scheduled {
+    pub placed: Placed,
+    pub shares: Vec<Vec<Share>>,
+}
+
+/// One replica's share of a frame (engine `engine`, the rows `rows` of every node, in
+/// bands ending at `ends`): each band scheduled after the one before it.
+pub fn share(
+    design: &Design,
+    g: &Graph,
+    alloc: &Alloc,
+    tiling: &[Tiling],
+    engine: usize,
+    rows: Vec<std::ops::Range<usize>>,
+    ends: Vec<Vec<usize>>,
+) -> Share {
+    let mut sh = Share {
+        engine,
+        rows,
+        ends,
+        bands: Vec::new(),
+    };
+    for k in 0..sh.ends.len() {
+        let band = run(design, g, alloc, tiling, &sh.band_rows(k));
+        sh.bands.push(band);
+    }
+    sh
+}
+
+/// The schedule of output rows `rows[i]` of every node i (nothing for an empty range) of
+/// graph `g` on its unit: a single engine's whole program, or one row band of one replica's
+/// share of an elastic Design's stage.
+pub fn run(
     design: &Design,
     g: &Graph,
     alloc: &Alloc,
@@ -357,7 +374,7 @@ pub fn run_rows(
             s.node(&nc, tiling[ni], r);
         }
     }
-    let beats = |st: &Step| crate::compiler::passes::estimate::step_beats(&g.unit, alloc, st);
+    let beats = |st: &Step| crate::compiler::cost::step_beats(&g.unit, alloc, st);
     hoist::prologues(&mut s.steps, (g.unit.cpf, g.unit.kpf), &beats);
     hoist::carry_preloads(&mut s.steps, g.unit.cpf, &beats);
     s.steps

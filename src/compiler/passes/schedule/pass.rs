@@ -3,8 +3,8 @@
 //! their preloads, in program order.
 
 use super::{GroupCtx, NodeCtx, Res, Sched, Step};
+use crate::compiler::cost;
 use crate::compiler::passes::allocate::tile_present;
-use crate::compiler::passes::estimate;
 use crate::isa::{Buffer, Instr, Matmul, Op as IsaOp, Transfer, Vector};
 
 /// One matmul of a group: input-channel tile, output-channel tile (index in the group),
@@ -293,10 +293,10 @@ impl Sched<'_> {
         let unit = &self.g.unit;
         let beats = |i: usize| {
             let load = loads.get(i).and_then(|l| l.as_ref());
-            load.map_or(0, |l| estimate::step_beats(unit, self.alloc, l))
+            load.map_or(0, |l| cost::step_beats(unit, self.alloc, l))
         };
         let cpf = self.t as u32;
-        let window_beats = window_rows * estimate::row_beats(unit, self.alloc, Buffer::Input, prec);
+        let window_beats = window_rows * cost::row_beats(unit, self.alloc, Buffer::Input, prec);
         let mut at = vec![false; entries.len()];
         let mut a = 0;
         while a < entries.len() {
@@ -308,16 +308,16 @@ impl Sched<'_> {
             let mut k = b.saturating_sub(2).max(a);
             let (mut stream, mut queued) = (0u64, 0u64);
             for i in k + 1..b {
-                stream += estimate::matmul_cycles(rows, cpf, true);
+                stream += cost::matmul_cycles(rows, cpf, true);
                 queued += beats(i + 1);
             }
             // Not before the previous window (the same input-buffer half) has been read: its
             // last matmul's results leave the array some cycles after its last row, and the
             // load and the weight loads behind it in the queue would wait for that.
-            let drain = estimate::array_drain(cpf, unit.kpf);
+            let drain = cost::array_drain(cpf, unit.kpf);
             let earliest = (a + 2 + drain.div_ceil(rows.max(1)) as usize).min(k);
             while k > earliest && stream < window_beats + queued {
-                stream += estimate::matmul_cycles(rows, cpf, true);
+                stream += cost::matmul_cycles(rows, cpf, true);
                 queued += beats(k + 1);
                 k -= 1;
             }

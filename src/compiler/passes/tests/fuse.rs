@@ -268,7 +268,10 @@ residual = "input"
 activation = "relu"
 "#;
     let m = model(src);
-    let g = fuse::run(&d, legalize::run(&d, &m).expect("legal"), false);
+    let g = fuse::run(legalize::run(&d, &m).expect("legal"), false, |sub| {
+        crate::compiler::pipeline::cycles(&d, sub)
+    })
+    .expect("fuses");
     let names: Vec<&str> = g.nodes.iter().map(|n| n.name.as_str()).collect();
     assert_eq!(names, ["c1", "sum"]);
     assert_eq!(g.nodes[1].residual.as_deref(), Some("input"));
@@ -312,12 +315,8 @@ stride = 2
             let mut g = g0.clone();
             (RULES[c.rule].apply)(&mut g, &c.nodes);
             g.rebuild_dag();
-            let mut comp = Compilation::new(&d, &m);
-            comp.graph = Some(g);
-            for p in &crate::compiler::passes::PASSES[2..] {
-                (p.run)(&mut comp).unwrap_or_else(|e| panic!("{}: {e}", RULES[c.rule].name));
-            }
-            let p = comp.program.expect("encoded");
+            let p = crate::compiler::pipeline::compile_graph(&d, &m, g, &[1])
+                .unwrap_or_else(|e| panic!("{}: {e}", RULES[c.rule].name));
             assert_golden(&d, &m, &p, RULES[c.rule].name);
             seen.push(RULES[c.rule].name);
         }

@@ -8,8 +8,12 @@ mod schedule;
 mod sync;
 mod tile;
 
-use crate::compiler::passes::PASSES;
-use crate::compiler::{Compilation, CompileError};
+use crate::compiler::passes as p;
+use crate::compiler::passes::allocate::Alloc;
+use crate::compiler::passes::legalize::Graph;
+use crate::compiler::passes::tile::Tiling;
+use crate::compiler::step::Step;
+use crate::compiler::{pipeline, CompileError};
 use crate::design::Design;
 use crate::model::Model;
 
@@ -64,20 +68,69 @@ pub fn model(src: &str) -> Model {
         .unwrap_or_else(|e| panic!("{e}\n{src}"))
 }
 
-/// A compilation after the passes up to and including `last`.
+/// What a single-engine Design's pipeline has made after the pass `last` (fuse, allocate,
+/// tile or schedule), for the tests to look at.
+pub struct Through<'a> {
+    pub design: &'a Design,
+    graph: Graph,
+    alloc: Option<Alloc>,
+    tiling: Option<Vec<Tiling>>,
+    pub steps: Option<Vec<Step>>,
+}
+
+impl Through<'_> {
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+    pub fn alloc(&self) -> &Alloc {
+        self.alloc.as_ref().expect("allocate ran")
+    }
+    pub fn tiling(&self) -> &[Tiling] {
+        self.tiling.as_ref().expect("tile ran")
+    }
+}
+
+/// The single-engine pipeline run up to and including the pass `last`.
 pub fn through<'a>(
     design: &'a Design,
     model: &'a Model,
     last: &str,
-) -> Result<Compilation<'a>, CompileError> {
-    let mut c = Compilation::new(design, model);
-    for p in PASSES {
-        (p.run)(&mut c)?;
-        if p.name == last {
-            return Ok(c);
-        }
+) -> Result<Through<'a>, CompileError> {
+    assert!(
+        ["fuse", "allocate", "tile", "schedule"].contains(&last),
+        "no pass named {last} to stop after"
+    );
+    let graph = pipeline::graph(design, model)?;
+    let mut t = Through {
+        design,
+        graph,
+        alloc: None,
+        tiling: None,
+        steps: None,
+    };
+    if last == "fuse" {
+        return Ok(t);
     }
-    panic!("no pass named {last}");
+    let placed = p::allocate::run(design, p::map::run(design, t.graph)?)?;
+    t.graph = placed.mapped.g;
+    t.alloc = Some(placed.alloc);
+    if last == "allocate" {
+        return Ok(t);
+    }
+    let nodes: Vec<usize> = (0..t.graph.nodes.len()).collect();
+    t.tiling = Some(p::tile::run(design, &t.graph, t.alloc(), &nodes)?);
+    if last == "tile" {
+        return Ok(t);
+    }
+    let rows: Vec<_> = t.graph.nodes.iter().map(|n| 0..n.out[0]).collect();
+    t.steps = Some(p::schedule::run(
+        design,
+        &t.graph,
+        t.alloc(),
+        t.tiling(),
+        &rows,
+    ));
+    Ok(t)
 }
 
 /// Run `program` on the interpreter: its output must equal the golden model's; `what`

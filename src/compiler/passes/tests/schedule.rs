@@ -35,7 +35,7 @@ fn check_regions(d: &Design, steps: &[Step], what: &str) {
 
 /// Every beat of every layer's output tensor (inside its zero border) is written by exactly
 /// one store, and stores write nothing else.
-fn check_stores(c: &Compilation, steps: &[Step], what: &str) {
+fn check_stores(c: &Through, steps: &[Step], what: &str) {
     let (g, a) = (c.graph(), c.alloc());
     let mut want: HashMap<u64, String> = HashMap::new();
     for n in &g.nodes {

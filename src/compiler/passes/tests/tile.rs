@@ -5,7 +5,7 @@ use crate::compiler::passes::tile::{budget, Tiling};
 /// (pixel and output-channel tile) is in exactly one tile, and a tile's group fits the
 /// scratchpads as the Design sizes them: its members' accumulator rows and one bias row per
 /// member in one accumulator bank, a member's rows in its share of the output buffer.
-fn check_tiles(c: &Compilation, what: &str) {
+fn check_tiles(c: &Through, what: &str) {
     let g = c.graph();
     let t = g.unit.kpf as usize;
     let bud = budget(c.design, g);

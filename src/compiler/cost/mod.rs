@@ -1,44 +1,27 @@
-//! estimate: every layer's cycles for the report, from a timeline of the finished program
+//! The cost model: an analysis, not a pass. What an instruction takes on a unit (a
+//! matmul's rows or the preload it hides, a window instruction's pixels, a vector
+//! instruction's rows and pipeline, a transfer's beats), which the tiler and the scheduler
+//! ask when they choose tiles and move loads; and a timeline of a synced program
 //! (`timeline`): the four queues run in order, waits take the signals the sync pass gave
 //! them, instructions are issued once the prefetch brought them, loads, stores and the
 //! prefetch share the memory port, and the vector unit's accumulator reads wait while the
-//! array reads the same bank. An elastic Design's stages each from the timeline of one
-//! replica alone with its port (`engine_timeline`), and its rounds from a timeline of every
-//! engine at once (`system`: the ports they share, the tokens their links hold).
+//! array reads the same bank. An elastic Design's rounds come from a timeline of every
+//! engine at once (`system`: the ports they share, the tokens their links hold). The
+//! pipeline times each replica's schedule with it for the reports; the estimate of an
+//! elastic run and the design-space search query it through the pipeline.
 
 mod port;
 mod system;
-mod timeline;
+pub(crate) mod timeline;
 
-use super::schedule::{Res, Step};
-use crate::compiler::{Compilation, CompileError, LayerReport};
+use crate::compiler::passes::allocate::Alloc;
+use crate::compiler::passes::legalize::Graph;
+use crate::compiler::step::{Res, Step};
+use crate::compiler::LayerReport;
 use crate::design::{Design, Unit};
 use crate::isa::{Buffer, Op};
 pub use system::Streams;
 use timeline::{AccUse, Cost, Timeline};
-
-pub fn pass(c: &mut Compilation) -> Result<(), CompileError> {
-    let steps = &c
-        .synced
-        .as_ref()
-        .expect("pass order: sync must run first")
-        .steps;
-    let instrs = &c
-        .program
-        .as_ref()
-        .expect("pass order: encode must run first")
-        .instrs;
-    let cycles = timeline(c.design, c.graph(), c.alloc(), steps, instrs);
-    let layers = layer_reports(c.graph(), c.alloc(), &[steps], &cycles);
-    let program = c
-        .program
-        .as_mut()
-        .expect("pass order: encode must run first");
-    program.macs = layers.iter().map(|l| l.macs).sum();
-    program.macs_run = program.macs;
-    program.layers = layers;
-    Ok(())
-}
 
 /// Input rows a matmul must stream to hide the preload of the next weights: the array fills
 /// the idle bank on the activations' wavefront as soon as the matmul starts, one row per
@@ -148,12 +131,7 @@ pub fn window_cycles(w: &crate::isa::Window) -> u64 {
 
 /// Memory beats of one row of `buf` in precision `prec`: an activation row's elements, and
 /// its scale beat when the precision is block-scaled; a weight or accumulator row's beats.
-pub fn row_beats(
-    u: &crate::design::Unit,
-    alloc: &super::allocate::Alloc,
-    buf: Buffer,
-    prec: usize,
-) -> u64 {
+pub fn row_beats(u: &crate::design::Unit, alloc: &Alloc, buf: Buffer, prec: usize) -> u64 {
     // Beats of the elements of an activation row, without the scale beat.
     let act_elems = alloc.act_beats - u64::from(u.scale_bits() > 0);
     match buf {
@@ -167,7 +145,7 @@ pub fn row_beats(
 
 /// Memory beats a load or store step moves (0 for other steps): its rows outside the
 /// padding, each the beats of a row of the scratchpad it fills or empties (`row_beats`).
-pub fn step_beats(u: &crate::design::Unit, alloc: &super::allocate::Alloc, s: &Step) -> u64 {
+pub fn step_beats(u: &crate::design::Unit, alloc: &Alloc, s: &Step) -> u64 {
     let (Op::Load(t) | Op::Store(t)) = &s.instr.op else {
         return 0;
     };
@@ -186,8 +164,8 @@ pub fn step_beats(u: &crate::design::Unit, alloc: &super::allocate::Alloc, s: &S
 /// order: its instructions and memory beats in all of them, their program counters, and
 /// `cycles[i]` as layer i's estimated cycles (from a timeline).
 pub fn layer_reports(
-    g: &super::legalize::Graph,
-    alloc: &super::allocate::Alloc,
+    g: &Graph,
+    alloc: &Alloc,
     parts: &[&[Step]],
     cycles: &[u64],
 ) -> Vec<LayerReport> {
@@ -216,19 +194,6 @@ pub fn layer_reports(
         .collect()
 }
 
-/// Each layer's cycles on one engine running the scheduled `steps` alone with its memory
-/// port (the timeline of the program the sync pass makes of them), and the steps back.
-pub fn engine_timeline(
-    design: &Design,
-    g: &super::legalize::Graph,
-    alloc: &super::allocate::Alloc,
-    steps: Vec<Step>,
-) -> (Vec<u64>, Vec<Step>) {
-    let synced = super::sync::run(steps, design.control.queue_depth);
-    let cycles = timeline(design, g, alloc, &synced.steps, &synced.instrs);
-    (cycles, synced.steps)
-}
-
 /// Each layer's cycles from a timeline of the synced program: every queue runs its
 /// instructions in order, an instruction starts once its queue is free and the k-th wait on
 /// a semaphore has the k-th signal, and loads and stores share the memory port round robin
@@ -236,8 +201,8 @@ pub fn engine_timeline(
 /// its cycles run from the previous layer's end (as `hwgen sim --layers` splits the RTL run).
 pub fn timeline(
     design: &Design,
-    g: &super::legalize::Graph,
-    alloc: &super::allocate::Alloc,
+    g: &Graph,
+    alloc: &Alloc,
     steps: &[Step],
     instrs: &[crate::isa::Instr],
 ) -> Vec<u64> {
@@ -260,7 +225,7 @@ pub fn timeline(
 /// and their instructions, and its memory port.
 pub struct EngineProgram<'a> {
     pub unit: &'a Unit,
-    pub alloc: &'a super::allocate::Alloc,
+    pub alloc: &'a Alloc,
     pub steps: &'a [Step],
     pub instrs: &'a [crate::isa::Instr],
     pub port: usize,
@@ -287,7 +252,7 @@ pub fn system(design: &Design, engines: &[EngineProgram], streams: Streams) -> V
 fn engine<'a>(
     design: &Design,
     u: &Unit,
-    alloc: &super::allocate::Alloc,
+    alloc: &Alloc,
     steps: &[Step],
     instrs: &'a [crate::isa::Instr],
 ) -> Timeline<'a> {

@@ -1,4 +1,4 @@
-//! The timeline of one engine's program (`estimate::timeline`): its four queues event by
+//! The timeline of one engine's program (`cost::timeline`): its four queues event by
 //! event, the memory port shared by loads and stores, and the accumulator banks shared by
 //! the array and the vector unit.
 

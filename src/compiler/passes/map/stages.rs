@@ -1,11 +1,11 @@
-//! The mapping of a model's layers onto the branches and units of an elastic Design
-//! (F-CAD's construction step): every output to its branch, every layer to the branch
-//! that needs it (a layer several branches need goes to the one with the most compute of
-//! its own, and its result reaches the others through the fork link), and every branch's
-//! layers cut into one contiguous stage per unit, balancing the stages' cost.
+//! The stages of an elastic Design (F-CAD's construction step): every output to its
+//! branch, every layer to the branch that needs it (a layer several branches need goes to
+//! the one with the most compute of its own, and its result reaches the others through the
+//! fork link), and every branch's layers cut into one contiguous stage per unit, balancing
+//! the stages' cost.
 
-use super::super::passes::legalize::{Graph, Node};
-use super::super::CompileError;
+use super::super::legalize::{Graph, Node};
+use crate::compiler::CompileError;
 use crate::design::{Design, Unit};
 use std::collections::BTreeSet;
 

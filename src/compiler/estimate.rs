@@ -3,14 +3,15 @@
 //! programs. A [`Memo`] keeps every legalized graph and stage estimate it has made, so a
 //! search that estimates many Designs of one model schedules each distinct stage once.
 
-use super::super::passes::fuse;
-use super::super::passes::legalize::{self, Graph};
-use super::super::{CompileError, LayerReport};
-use super::{
-    add_layer_costs, allocs, branch_frames, engine_of, layer_reports, map, mapping, plan_stage,
-    LayerCost, Mapping, StageReport,
-};
-use crate::compiler::passes::allocate::Alloc;
+use super::cost::{self, EngineProgram, Streams};
+use super::passes::allocate::{self, Alloc};
+use super::passes::frames::{self, branch_frames, token_beats};
+use super::passes::legalize::{self, Graph};
+use super::passes::map::{self, engine_of, unit_of, unit_shape, Mapping, Stage};
+use super::passes::schedule::Scheduled;
+use super::passes::sync::{self, Synced};
+use super::pipeline::{self, add_layer_costs, layer_reports, Keep, LayerCost};
+use super::{CompileError, LayerReport, StageReport};
 use crate::design::Design;
 use crate::model::Model;
 use std::collections::{HashMap, HashSet};
@@ -80,15 +81,83 @@ impl Estimate {
 /// and the round from a timeline of every engine's program (where the programs of two
 /// rounds fit the external memory's addresses; else the bound stands).
 pub fn estimate(design: &Design, model: &Model) -> Result<Estimate, CompileError> {
-    let p = super::plan(design, model)?;
-    let e = summarize(design, &p.g, &p.stages, p.reports.clone(), p.layers.clone());
-    Ok(match super::programs::system_round(design, &p) {
+    let (p, costs) = pipeline::schedule(design, model, Keep::Both)?;
+    let (g, stages) = (&p.placed.mapped.g, &p.placed.mapped.map.stages);
+    let e = summarize(design, g, stages, costs.reports, costs.layers);
+    Ok(match system_round(design, &p) {
         Ok((one, steady)) => Estimate {
             one_round_cycles: Some(one),
             ..e.with_round(design, steady)
         },
         Err(_) => e,
     })
+}
+
+/// The cycles of one round alone and of a round in steady state (a run of two rounds less
+/// one of one, as `hwgen sim` measures it in RTL), from a timeline of every engine at once
+/// (`cost::system`): the engines' programs as `compile` emits them, the memory ports
+/// they share, and the tokens their stream links hold.
+fn system_round(design: &Design, plan: &Scheduled) -> Result<(u64, u64), CompileError> {
+    let cores = design.cores();
+    let links = design.links();
+    let mut stage_of = vec![None; cores.len()];
+    for (k, share) in plan.shares.iter().enumerate() {
+        for sh in share {
+            stage_of[sh.engine] = Some(k);
+        }
+    }
+    let active: Vec<bool> = stage_of.iter().map(Option::is_some).collect();
+    let beats = token_beats(design, &links, &active);
+    // A link holds its depth in beats of its sender's tokens.
+    let streams = || {
+        Streams::new(
+            cores.len(),
+            links
+                .iter()
+                .map(|l| (l.from, l.to, (u64::from(l.depth) / beats[l.from]) as usize)),
+        )
+    };
+    let ports = design.memory.ports.max(1) as usize;
+    // The cycles of `rounds` rounds.
+    let cycles = |rounds: usize| -> Result<u64, CompileError> {
+        let run = frames::run(design, plan, &branch_frames(design, 0, rounds))?;
+        let synced = sync::engines(run.engines, design.control.queue_depth);
+        let none = Synced {
+            steps: Vec::new(),
+            instrs: Vec::new(),
+        };
+        let engines: Vec<EngineProgram> = synced
+            .iter()
+            .enumerate()
+            .map(|(e, s)| {
+                let s = s.as_ref().unwrap_or(&none);
+                let (unit, alloc) = match stage_of[e] {
+                    Some(k) => (
+                        plan.placed.mapped.map.unit(design, k),
+                        plan.placed.alloc_of(k),
+                    ),
+                    None => (cores[e].1, &plan.placed.alloc),
+                };
+                EngineProgram {
+                    unit,
+                    alloc,
+                    steps: &s.steps,
+                    instrs: &s.instrs,
+                    port: e % ports,
+                }
+            })
+            .collect();
+        Ok(cost::system(design, &engines, streams())
+            .into_iter()
+            .max()
+            .unwrap_or(0))
+    };
+    // One round and two, on two threads where the machine has them.
+    let [one, two] = super::par::map(&[1, 2], super::par::cores(), |&r| cycles(r))
+        .try_into()
+        .expect("two timelines");
+    let (one, two) = (one?, two?);
+    Ok((one, two.saturating_sub(one)))
 }
 
 /// Legalized graphs and stage estimates already made, for Designs of one model that differ
@@ -115,12 +184,12 @@ pub struct Memo {
 /// A stage's estimate (its report and its part of each layer's), or why it cannot run.
 type Planned = Result<(StageReport, Vec<LayerCost>), CompileError>;
 
-/// A stage not yet scheduled: its key and everything `plan_stage` reads.
+/// A stage not yet scheduled: its key and everything `pipeline::stage` reads.
 struct Job {
     key: String,
     design: Design,
     g: Arc<Graph>,
-    stage: map::Stage,
+    stage: Stage,
     alloc: Alloc,
     replicas: Vec<Vec<Range<usize>>>,
     band_ends: Vec<Vec<Vec<usize>>>,
@@ -128,14 +197,14 @@ struct Job {
 
 impl Job {
     fn plan(&self) -> Planned {
-        let (report, _, costs) = plan_stage(
+        let (report, _, costs) = pipeline::stage(
             &self.design,
             &self.g,
             &self.stage,
             &self.alloc,
             &self.replicas,
             &self.band_ends,
-            false,
+            Keep::Costs,
         )?;
         Ok((report, costs))
     }
@@ -198,23 +267,23 @@ impl Memo {
     fn planning(&mut self, design: &Design, model: &Model) -> Result<Planning, CompileError> {
         let base = base_key(design, model);
         let g = self.graph(design, model, &base)?;
-        let m = mapping(design, &g)?;
+        let m = map::mapping(design, &g)?;
         let keys = m
             .stages
             .iter()
             .enumerate()
             .map(|(si, st)| {
-                let unit = super::unit_of(design, st);
+                let unit = unit_of(design, st);
                 let rows: Vec<_> = st.nodes.iter().map(|&i| &m.replicas[i]).collect();
                 // The graph by its unit's shape (not its name: units of different sizes
                 // may share one), the stage's unit by everything the passes read, its
                 // replicas and bands, and the rows each replica computes.
                 format!(
                     "{base}|{:?}|{:?}|{}|{:?}|{}|{}|{:?}|{:?}",
-                    super::unit_shape(&g.unit),
+                    unit_shape(&g.unit),
                     st.nodes,
                     m.mixed,
-                    super::unit_shape(unit),
+                    unit_shape(unit),
                     unit.h,
                     unit.bands,
                     rows,
@@ -234,18 +303,19 @@ impl Memo {
             if self.stages.contains_key(key) || jobs.iter().any(|j| &j.key == key) {
                 continue;
             }
-            let unit = super::unit_of(design, st);
-            let (alloc, per_stage) = allocs_made.get_or_insert_with(|| allocs(design, g, m));
+            let unit = unit_of(design, st);
+            let (alloc, per_stage) =
+                allocs_made.get_or_insert_with(|| allocate::placements(design, g, m));
             let alloc = per_stage.get(si).unwrap_or(alloc).clone();
-            let gs = match super::same_shape(unit, &g.unit) {
+            let gs = match map::same_shape(unit, &g.unit) {
                 true => g.clone(),
                 false => self
                     .shaped
                     .entry(format!(
                         "{}|{:?}|{:?}",
                         p.base,
-                        super::unit_shape(&g.unit),
-                        super::unit_shape(unit)
+                        unit_shape(&g.unit),
+                        unit_shape(unit)
                     ))
                     .or_insert_with(|| {
                         Arc::new(Graph {
@@ -307,11 +377,11 @@ impl Memo {
         // By the widest unit's shape: its name and replicas do not change the graph, and
         // a search meets every one of them.
         let widest = legalize::graph_unit(design)?;
-        let key = format!("{base}|{:?}", super::unit_shape(&widest));
+        let key = format!("{base}|{:?}", unit_shape(&widest));
         if let Some(g) = self.graphs.get(&key) {
             return Ok(g.clone());
         }
-        let g = Arc::new(fuse::run(design, legalize::run(design, model)?, false));
+        let g = Arc::new(pipeline::graph(design, model)?);
         self.graphs.insert(key, g.clone());
         Ok(g)
     }
@@ -342,7 +412,7 @@ fn base_key(design: &Design, model: &Model) -> String {
 }
 
 /// A memoized stage report with this Design's names and engine indices.
-fn renamed(design: &Design, st: &map::Stage, r: &StageReport) -> StageReport {
+fn renamed(design: &Design, st: &Stage, r: &StageReport) -> StageReport {
     let branch = &design.branches[st.branch];
     StageReport {
         branch: branch.name.clone(),
@@ -358,12 +428,12 @@ fn renamed(design: &Design, st: &map::Stage, r: &StageReport) -> StageReport {
 fn summarize(
     design: &Design,
     g: &Graph,
-    stages: &[map::Stage],
+    stages: &[Stage],
     reports: Vec<StageReport>,
     layers: Vec<LayerReport>,
 ) -> Estimate {
     let per_branch = branch_frames(design, 0, 1);
-    let frames_of = |s: &map::Stage| per_branch[s.branch] as u64;
+    let frames_of = |s: &Stage| per_branch[s.branch] as u64;
     let compute = stages
         .iter()
         .zip(&reports)

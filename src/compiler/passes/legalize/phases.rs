@@ -6,7 +6,7 @@
 //! r + s m of the kernel, flipped; each phase writes its pixels, every s-th one from its
 //! first, into the transposed convolution's output tensor (`Place`).
 
-use super::legalize::{Node, Place};
+use super::{Node, Place};
 use crate::model::lower::{Lowered, Post, Stencil, Taps};
 
 /// One phase along one dimension.

@@ -9,8 +9,8 @@
 //! reads a tensor, the producer's replicas split the rows it reads by band, and its halo
 //! rows come through memory from the neighbouring band.
 
-use super::map::Stage;
-use crate::compiler::passes::allocate::window;
+use super::stages::Stage;
+use crate::compiler::passes::legalize::window;
 use crate::compiler::passes::legalize::{Graph, Node};
 use crate::design::Design;
 use crate::model::lower::Lowered;
@@ -21,7 +21,7 @@ use std::ops::Range;
 type Need = HashMap<(String, usize), Range<usize>>;
 
 /// Per node, per replica of its stage's unit: the output rows that replica computes.
-pub(super) fn replica_rows(design: &Design, g: &Graph, stages: &[Stage]) -> Vec<Vec<Range<usize>>> {
+pub(crate) fn replica_rows(design: &Design, g: &Graph, stages: &[Stage]) -> Vec<Vec<Range<usize>>> {
     let hs: Vec<usize> = stages
         .iter()
         .map(|st| design.branches[st.branch].units[st.unit].h as usize)
@@ -180,7 +180,7 @@ fn input_rows(n: &Node, rows: Range<usize>, in_h: usize) -> Range<usize> {
 /// The tensors a node reads, with the rows of each that its output rows `rows` need: its
 /// input (through the window) and its residual operand (the same rows, or the one row of a
 /// broadcast operand). A concat stored in place is read as its operands.
-pub(super) fn reads(g: &Graph, n: &Node, rows: Range<usize>) -> Vec<(String, Range<usize>)> {
+pub(crate) fn reads(g: &Graph, n: &Node, rows: Range<usize>) -> Vec<(String, Range<usize>)> {
     if rows.is_empty() {
         return Vec::new();
     }
@@ -215,7 +215,7 @@ fn parts(g: &Graph, t: &str) -> Vec<String> {
 /// downstream waits only for the band upstream that ends where it does, halos included).
 /// Stages are cut last to first (a stage reads only earlier ones). Rows are never computed
 /// twice: band k computes rows from where band k - 1 ended.
-pub(super) fn bands(
+pub(crate) fn bands(
     design: &Design,
     g: &Graph,
     stages: &[Stage],
@@ -323,6 +323,6 @@ fn band_ends(
 
 /// The rows node `n` computes to make rows `0..end` of its tensor (the tensor's rows for
 /// a phase of a transposed convolution): the end of the node's own rows.
-pub(super) fn node_end(n: &Node, end: usize) -> usize {
+pub(crate) fn node_end(n: &Node, end: usize) -> usize {
     own_rows(n, &(0..end)).end
 }

@@ -1,49 +1,12 @@
-//! Row bands and hand-off tokens: an engine's share of a frame in bands, the rows it sends
-//! down its stream links after each band, and how many of its feeders' tokens it takes
-//! before each of its bands.
+//! Hand-off tokens: the rows an engine sends down its stream links after each band of its
+//! share of a frame, and how many of its feeders' tokens it takes before each of its bands.
 
-use super::rows;
 use crate::compiler::passes::legalize::Graph;
-use crate::compiler::passes::schedule::{Res, Step};
+use crate::compiler::passes::map::rows;
+use crate::compiler::passes::schedule::Share;
+use crate::compiler::step::{Res, Step};
 use crate::design::Design;
 use crate::isa::{Buffer, Instr, Op as IsaOp, Transfer};
-use std::ops::Range;
-
-/// One replica's share of a frame: its rows, computed in bands, after each of which it
-/// hands on what it has.
-pub(super) struct Share {
-    pub(super) engine: usize,
-    /// Per node, the rows it computes (empty outside the stage).
-    pub(super) rows: Vec<Range<usize>>,
-    /// Per band: per node, the end of the rows done once the band is done
-    /// (`rows::bands`), and the band's steps.
-    pub(super) ends: Vec<Vec<usize>>,
-    pub(super) bands: Vec<Vec<Step>>,
-}
-
-impl Share {
-    /// Per node, the rows band k computes.
-    pub(super) fn band_rows(&self, k: usize) -> Vec<Range<usize>> {
-        let start = |i: usize| match k {
-            0 => self.rows[i].start,
-            _ => self.ends[k - 1][i],
-        };
-        (0..self.rows.len())
-            .map(|i| start(i)..self.ends[k][i])
-            .collect()
-    }
-
-    /// The first band after which rows `..end` of node i are done (None: it computes none
-    /// of them).
-    fn band_done(&self, i: usize, end: usize) -> Option<usize> {
-        let r = &self.rows[i];
-        if end <= r.start {
-            return None;
-        }
-        let end = end.min(r.end);
-        self.ends.iter().position(|e| e[i] >= end)
-    }
-}
 
 /// Per band of share `sh`, the tokens of the engines that feed it (`feeds`, the replicas
 /// of one unit, whose tokens arrive joined) it must have received before the band starts:
@@ -137,7 +100,7 @@ fn out_row_beats(design: &Design, e: usize) -> u64 {
 }
 
 /// Per engine, the beats of the token it sends down its links (`token_rows`' rows).
-pub(super) fn token_beats(
+pub(crate) fn token_beats(
     design: &Design,
     links: &[crate::design::Link],
     active: &[bool],

@@ -1,32 +1,68 @@
-//! An elastic run's programs: every engine's share of every frame of a run, with its
-//! hand-off tokens, synced (`assemble`), and the estimate of a round from a timeline of all
-//! the engines at once (`system_round`).
+//! frames: every engine's program for a run, from the schedule of one frame. Each branch
+//! runs its frames back to back (so stage s works on frame f + 1 while stage s + 1 works on
+//! frame f); frame f's activations have their own copy in memory (`Reloc`), weights are
+//! shared. Between bands an engine sends a hand-off token down its stream links and takes
+//! the tokens of the engines that feed it (`tokens`): before each band enough that every
+//! row it reads of their tensors is done, and all of a frame's before its last band. An
+//! idle engine fed by an active one drains its tokens. A single engine runs one frame and
+//! hands nothing on: its program is its schedule.
 
-use super::tokens::{band_needs, token, token_beats, token_rows};
-use super::{branch_frames, in_unit, Plan};
-use crate::compiler::passes::encode;
-use crate::compiler::passes::estimate::{self, EngineProgram, Streams};
-use crate::compiler::passes::schedule::{Res, Step};
-use crate::compiler::passes::sync::{self, Synced};
+mod tokens;
+
+pub(crate) use tokens::token_beats;
+
+use super::map::in_unit;
+use super::schedule::Scheduled;
+use crate::compiler::step::{Res, Step};
 use crate::compiler::{CompileError, TensorLayout};
 use crate::design::Design;
 use crate::isa::Op as IsaOp;
+use crate::model::{Model, Tensor};
+use tokens::{band_needs, token, token_rows};
 
-/// Every engine's synced program for a run (None: an idle engine with nothing to drain),
-/// and where the run's frames live.
-pub(super) struct Programs {
-    pub(super) synced: Vec<Option<Synced>>,
-    pub(super) reloc: Reloc,
-    pub(super) frames: usize,
-    pub(super) end: u64,
+/// Every engine's steps for a run (None: an idle engine with nothing to drain), and where
+/// the run's frames live.
+pub struct Framed {
+    pub engines: Vec<Option<Vec<Step>>>,
+    pub reloc: Reloc,
+    pub frames: usize,
+    pub end: u64,
 }
 
-/// Every engine's program for a run of `per_branch[b]` frames of each branch.
-pub(super) fn assemble(
+/// Frames per branch: `rounds` times its batch (or `frames` for all), raised to the frames
+/// of every branch that forks from it (its shared layers must exist for each of theirs).
+/// Forks come from earlier branches, so one backward sweep covers chains of forks.
+pub fn branch_frames(design: &Design, frames: usize, rounds: usize) -> Vec<usize> {
+    let mut per_branch: Vec<usize> = design
+        .branches
+        .iter()
+        .map(|b| match frames {
+            0 => b.batch.max(1) as usize * rounds,
+            f => f,
+        })
+        .collect();
+    for b in (0..design.branches.len()).rev() {
+        if let Some((a, _)) = &design.branches[b].from {
+            let a = design
+                .branches
+                .iter()
+                .position(|x| x.name == *a)
+                .expect("validated fork source");
+            per_branch[a] = per_branch[a].max(per_branch[b]);
+        }
+    }
+    per_branch
+}
+
+/// Every engine's steps for a run of `per_branch[b]` frames of each branch (a single
+/// engine: one frame).
+pub fn run(
     design: &Design,
-    plan: &Plan,
+    plan: &Scheduled,
     per_branch: &[usize],
-) -> Result<Programs, CompileError> {
+) -> Result<Framed, CompileError> {
+    let (stages, alloc) = (&plan.placed.mapped.map.stages, &plan.placed.alloc);
+    let single = plan.placed.mapped.map.single;
     let branch_of = |name: &str| {
         design
             .branches
@@ -34,16 +70,16 @@ pub(super) fn assemble(
             .position(|b| b.name == name)
             .expect("branch exists")
     };
-    let frames = plan
-        .stages
+    let frames = stages
         .iter()
         .map(|s| per_branch[s.branch])
         .max()
         .unwrap_or(1);
-    let act_size = plan.alloc.inputs_end + (plan.alloc.end - plan.alloc.activations);
-    let end = plan.alloc.end + (frames as u64 - 1) * act_size;
+    let act_size = alloc.inputs_end + (alloc.end - alloc.activations);
+    let end = alloc.end + (frames as u64 - 1) * act_size;
     let addressable = 1u64 << crate::isa::EXT_ADDR_BITS;
-    if end > addressable {
+    // (A single engine's placement was checked by allocate.)
+    if end > addressable && !single {
         return Err(CompileError::new(
             None,
             format!("{frames} frames of the model's tensors, with the weights, need {end} beats of external memory; the ISA's addresses reach {addressable}"),
@@ -51,9 +87,9 @@ pub(super) fn assemble(
         ));
     }
     let reloc = Reloc {
-        input_end: plan.alloc.inputs_end,
-        activations: plan.alloc.activations,
-        end: plan.alloc.end,
+        input_end: alloc.inputs_end,
+        activations: alloc.activations,
+        end: alloc.end,
         act_size,
     };
     let cores = design.cores();
@@ -81,16 +117,17 @@ pub(super) fn assemble(
     };
     let sends_token = |e: usize| active[e] && links.iter().any(|l| l.from == e);
     let (send, receive) = token_rows(design, &links, &active);
-    let mut programs: Vec<Option<Synced>> = (0..cores.len()).map(|_| None).collect();
+    let mut programs: Vec<Option<Vec<Step>>> = (0..cores.len()).map(|_| None).collect();
     for (e, p) in programs.iter_mut().enumerate() {
         if !active[e] && tokens_in(e) > 0 {
-            let drain: Vec<Step> = (0..tokens_in(e))
-                .map(|_| token(0, false, receive[e]))
-                .collect();
-            *p = Some(sync::run(drain, design.control.queue_depth));
+            *p = Some(
+                (0..tokens_in(e))
+                    .map(|_| token(0, false, receive[e]))
+                    .collect(),
+            );
         }
     }
-    for (st, share) in plan.stages.iter().zip(&plan.shares) {
+    for (st, share) in stages.iter().zip(&plan.shares) {
         let branch = &design.branches[st.branch];
         let unit = &branch.units[st.unit];
         for sh in share {
@@ -103,7 +140,7 @@ pub(super) fn assemble(
                 .filter(|l| l.to == e && active[l.from])
                 .map(|l| l.from)
                 .collect();
-            let needs = band_needs(&plan.g, &plan.shares, &share_of, sh, &feeds);
+            let needs = band_needs(&plan.placed.mapped.g, &plan.shares, &share_of, sh, &feeds);
             for f in 0..own {
                 let mut taken = 0;
                 for (k, steps) in sh.bands.iter().enumerate() {
@@ -121,90 +158,25 @@ pub(super) fn assemble(
             for _ in (own * per_frame).min(tokens_in(e))..tokens_in(e) {
                 all.push(token(first, false, receive[e]));
             }
-            encode::fits_program_space(design, all.len() + 1)
-                .map_err(|e| in_unit(e, &branch.name, unit))?;
-            programs[e] = Some(sync::run(all, design.control.queue_depth));
+            fits_program_space(design, all.len() + 1).map_err(|e| match single {
+                true => e,
+                false => in_unit(e, &branch.name, unit),
+            })?;
+            programs[e] = Some(all);
         }
     }
-    Ok(Programs {
-        synced: programs,
+    Ok(Framed {
+        engines: programs,
         reloc,
         frames,
         end,
     })
 }
 
-/// The cycles of one round alone and of a round in steady state (a run of two rounds less
-/// one of one, as `hwgen sim` measures it in RTL), from a timeline of every engine at once
-/// (`estimate::system`): the engines' programs as `compile` emits them, the memory ports
-/// they share, and the tokens their stream links hold.
-pub(super) fn system_round(design: &Design, plan: &Plan) -> Result<(u64, u64), CompileError> {
-    let cores = design.cores();
-    let links = design.links();
-    let mut stage_of = vec![None; cores.len()];
-    for (k, share) in plan.shares.iter().enumerate() {
-        for sh in share {
-            stage_of[sh.engine] = Some(k);
-        }
-    }
-    let active: Vec<bool> = stage_of.iter().map(Option::is_some).collect();
-    let beats = token_beats(design, &links, &active);
-    // A link holds its depth in beats of its sender's tokens.
-    let streams = || {
-        Streams::new(
-            cores.len(),
-            links
-                .iter()
-                .map(|l| (l.from, l.to, (u64::from(l.depth) / beats[l.from]) as usize)),
-        )
-    };
-    let ports = design.memory.ports.max(1) as usize;
-    // The cycles of `rounds` rounds.
-    let cycles = |rounds: usize| -> Result<u64, CompileError> {
-        let run = assemble(design, plan, &branch_frames(design, 0, rounds))?;
-        let none = Synced {
-            steps: Vec::new(),
-            instrs: Vec::new(),
-        };
-        let engines: Vec<EngineProgram> = run
-            .synced
-            .iter()
-            .enumerate()
-            .map(|(e, s)| {
-                let s = s.as_ref().unwrap_or(&none);
-                let (unit, alloc) = match stage_of[e] {
-                    Some(k) => (
-                        super::unit_of(design, &plan.stages[k]),
-                        plan.allocs.get(k).unwrap_or(&plan.alloc),
-                    ),
-                    None => (cores[e].1, &plan.alloc),
-                };
-                EngineProgram {
-                    unit,
-                    alloc,
-                    steps: &s.steps,
-                    instrs: &s.instrs,
-                    port: e % ports,
-                }
-            })
-            .collect();
-        Ok(estimate::system(design, &engines, streams())
-            .into_iter()
-            .max()
-            .unwrap_or(0))
-    };
-    // One round and two, on two threads where the machine has them.
-    let [one, two] = super::par::map(&[1, 2], super::par::cores(), |&r| cycles(r))
-        .try_into()
-        .expect("two timelines");
-    let (one, two) = (one?, two?);
-    Ok((one, two.saturating_sub(one)))
-}
-
 /// Where frame f's copy of the activations lives: the input (beats 0..input_end) and the
 /// other tensors (activations..end) of frame f > 0 follow one another after `end`.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Reloc {
+pub struct Reloc {
     input_end: u64,
     activations: u64,
     end: u64,
@@ -227,7 +199,7 @@ impl Reloc {
         }
     }
 
-    pub(super) fn step(&self, s: &Step, f: usize) -> Step {
+    pub fn step(&self, s: &Step, f: usize) -> Step {
         // A transfer moves with the region it reads or writes: its first beat may lie
         // outside the tensor (a load's padding), so it is not classified by itself.
         let region = s.reads.iter().chain(&s.writes).find_map(|r| match r {
@@ -254,10 +226,47 @@ impl Reloc {
         s
     }
 
-    pub(super) fn layout(&self, l: &TensorLayout, f: usize) -> TensorLayout {
+    pub fn layout(&self, l: &TensorLayout, f: usize) -> TensorLayout {
         TensorLayout {
             base: (l.base as i64 + self.delta(l.base, f)) as u64,
             ..l.clone()
         }
     }
+}
+
+/// The model as frame `f` runs it: every input rolled by `f` pixels (frame 0 is the model
+/// itself), so that every frame computes something different.
+pub fn frame_model(model: &Model, f: usize) -> Model {
+    let mut m = model.clone();
+    for (_, x) in &mut m.inputs {
+        *x = rolled(x, f);
+    }
+    m
+}
+
+/// `x` rolled by `f` pixels (with their block scales).
+fn rolled(x: &Tensor, f: usize) -> Tensor {
+    let pixels = x.h * x.w;
+    let mut y = x.clone();
+    let shift = f % pixels.max(1);
+    y.data.rotate_right(shift * x.c);
+    let per = y.scales.len() / pixels.max(1);
+    y.scales.rotate_right(shift * per);
+    y
+}
+
+/// A program of `n` instructions (with `end`) fits the engines' program address space:
+/// instructions are fetched from external memory (the instruction memory is a prefetch
+/// ring, `control.imem_depth` deep, so programs may be of any length up to that) through
+/// the 32-bit `prog_base` CSR and the prefetcher's beat counter.
+pub fn fits_program_space(design: &Design, n: usize) -> Result<(), CompileError> {
+    let beats = n as u64 * crate::isa::instr_beats(design.memory.data_width_bits);
+    if beats >= 1 << 32 {
+        return Err(CompileError::new(
+            None,
+            format!("the program has {n} instructions, {beats} beats of external memory; engines fetch programs from 32-bit beat addresses"),
+            "compile a smaller model, or split it",
+        ));
+    }
+    Ok(())
 }

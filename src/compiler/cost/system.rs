@@ -230,7 +230,7 @@ impl<'a> System<'a> {
 #[cfg(test)]
 mod tests {
     use super::{Streams, System};
-    use crate::compiler::passes::estimate::timeline::{AccUse, Cost, Timeline};
+    use crate::compiler::cost::timeline::{AccUse, Cost, Timeline};
     use crate::isa::{Instr, Matmul, Op, Transfer};
 
     fn token(store: bool) -> Instr {
