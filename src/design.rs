@@ -129,6 +129,10 @@ fn is_one(v: &u32) -> bool {
     *v == 1
 }
 
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Control {
     pub imem_depth: u32,
@@ -150,6 +154,21 @@ pub struct VectorOps {
     pub add: bool,
 }
 
+impl VectorOps {
+    /// The operations as the config's `vector.ops` names them (requantize always).
+    pub fn names(&self) -> Vec<&'static str> {
+        let all = [
+            (true, "requantize"),
+            (self.bias, "bias"),
+            (self.relu, "relu"),
+            (self.leaky_relu, "leaky_relu"),
+            (self.maxpool, "maxpool"),
+            (self.add, "add"),
+        ];
+        all.iter().filter(|(on, _)| *on).map(|&(_, n)| n).collect()
+    }
+}
+
 /// One core of a branch: a systolic array of `cpf` rows by `kpf` columns, replicated `h`
 /// times (engine replicas that split the feature map by height).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -164,6 +183,12 @@ pub struct Unit {
     /// serialized form when 1.
     #[serde(skip_serializing_if = "is_one")]
     pub bands: u32,
+    /// Beats of each replica's hand-off buffer (0: none): the on-chip buffer the unit that
+    /// feeds this one writes rows of its output into, and this one reads its input windows
+    /// from (`[[branch.unit]] handoff_depth`). Left out of the serialized form, and so of
+    /// the hash, when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub handoff_depth: u32,
     pub datatype: Datatypes,
     pub buffers: Buffers,
     /// The window unit beside the array, when the design has one.
@@ -394,6 +419,24 @@ impl Design {
             }
         }
         out
+    }
+
+    /// The engine that writes into engine `e`'s hand-off buffer: the one engine feeding it
+    /// through a link between units of the same `h` (replica r of the unit before it, or
+    /// of its branch's `from` unit), when `e`'s unit has a buffer (`handoff_depth`). None
+    /// for an engine without a buffer or fed through a join (units of different `h`: a
+    /// consumer replica would read several producers' rows; those hand-offs go through
+    /// memory).
+    pub fn handoff_feeder(&self, e: usize) -> Option<usize> {
+        let cores = self.cores();
+        if cores[e].1.handoff_depth == 0 {
+            return None;
+        }
+        let feeding: Vec<Link> = self.links().into_iter().filter(|l| l.to == e).collect();
+        match feeding.as_slice() {
+            [l] if cores[l.from].1.h == cores[e].1.h => Some(l.from),
+            _ => None,
+        }
     }
 
     /// The datapath of the design's units (validation gives every unit the same family,

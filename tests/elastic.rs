@@ -451,3 +451,126 @@ fn a_stage_costs_its_own_layers_only() {
     }
     assert!(one_engine >= 2, "{one_engine} one-engine stages");
 }
+
+const HANDOFF: &str = include_str!("../rtl-tests/cases/elastic_handoff.toml");
+
+/// On-chip hand-offs (`handoff_depth`): the front unit's two replicas write the rows of `a`
+/// they compute into the hand-off buffers of the back unit's and, through the fork, the
+/// side unit's replicas, which read their 3x3 windows from there; every frame equals the
+/// golden model's on the interpreter, whose buffers refuse a beat overwritten before it is
+/// read. Derived by hand: a row of `a` (12 pixels, 16 int8 channels in tiles of 8, 64-bit
+/// beats) is 24 beats. The back's replica 0 computes b's rows [0, 5) (stride 2), whose
+/// windows read a's rows [0, 10); the side's replica 0 computes c's rows [0, 10), reading
+/// a's [0, 11): so the front's replica 0 computes a's rows [0, 11), replica 1 [9, 20),
+/// 22 rows, 528 beats into the buffers per frame. With buffers of 64 beats (the small
+/// config) the rows live at once do not fit and `a` goes through memory, the same program
+/// otherwise: every beat a stage moves through the buffers it moves through memory there.
+#[test]
+fn rows_handed_on_chip() {
+    let on = check("rtl-tests/configs/elastic_handoff_int8.toml", HANDOFF);
+    let off = check("rtl-tests/configs/elastic_handoff_small_int8.toml", HANDOFF);
+    let (on, off) = (&on.elastic.unwrap().stages, &off.elastic.unwrap().stages);
+    let notes = |s: &hwgen::compiler::StageReport| s.handoffs.join("; ");
+    assert_eq!(notes(&on[0]), "hands a on chip to main.back, side.side");
+    for s in &on[1..] {
+        assert!(
+            notes(s).starts_with("reads a from its hand-off buffers (at most "),
+            "{}",
+            notes(s)
+        );
+    }
+    assert_eq!(on[0].handoff_beats, 22 * 24);
+    for (a, b) in on.iter().zip(off) {
+        assert_eq!(b.handoff_beats, 0);
+        assert_eq!(
+            a.beats + a.handoff_beats,
+            b.beats,
+            "{}.{}",
+            a.branch,
+            a.unit
+        );
+    }
+    assert!(notes(&off[0]).is_empty());
+    for s in &off[1..] {
+        assert!(
+            notes(s).starts_with(
+                "reads a from memory: its rows live in unit main.back's hand-off buffer need "
+            ),
+            "{}",
+            notes(s)
+        );
+        assert!(
+            notes(s).ends_with(
+                "and it holds 64 (it goes on chip to every unit that reads it, or to none)"
+            ),
+            "{}",
+            notes(s)
+        );
+    }
+}
+
+/// The beats live in a hand-off buffer, derived by hand: two units of one replica, 1x1
+/// convolutions on an 8x4 map of 8 int8 channels (a row of 4 beats at 64 bits), each unit
+/// in 4 bands of 2 rows (8 beats), a FIFO of 2 tokens. The front starts band J once its
+/// token for band J - 1 is in the FIFO, so the back has taken J - 2 tokens and its band
+/// J - 3 (which needs J - 2) may still read from its first row, 8 (J - 3) beats in, while
+/// band J writes up to 8 (J + 1): 32 beats live. A buffer of 32 takes the hand-off, one of
+/// 16 does not, and says so.
+#[test]
+fn live_beats_of_a_hand_off_by_hand() {
+    let model = r#"
+name = "pointwise"
+seed = 5
+[input]
+shape = [8, 4, 8]
+[[layer]]
+name = "a"
+op = "conv2d"
+kernel = 1
+out_channels = 8
+activation = "relu"
+requant = { multiplier = 18, shift = 12 }
+[[layer]]
+name = "b"
+op = "conv2d"
+kernel = 1
+out_channels = 8
+requant = { multiplier = 20, shift = 12 }
+"#;
+    let config = |depth: u32| {
+        format!(
+            r#"
+[memory]
+data_width_bits = 64
+[[branch]]
+name = "main"
+batch = 2
+fifo_depth = 2
+[[branch.unit]]
+name = "front"
+cpf = 8
+kpf = 8
+bands = 4
+[[branch.unit]]
+name = "back"
+cpf = 8
+kpf = 8
+bands = 4
+handoff_depth = {depth}
+"#
+        )
+    };
+    let p = check_src(&config(32), model);
+    let s = &p.elastic.unwrap().stages;
+    assert_eq!(
+        s[1].handoffs,
+        vec!["reads a from its hand-off buffers (at most 32 of 32 beats live)".to_string()]
+    );
+    assert_eq!(s[0].handoff_beats, 8 * 4);
+    let p = check_src(&config(16), model);
+    let s = &p.elastic.unwrap().stages;
+    assert_eq!(
+        s[1].handoffs,
+        vec!["reads a from memory: its rows live in unit main.back's hand-off buffer need 32 beats (8 rows of 4 beats) and it holds 16".to_string()]
+    );
+}

@@ -170,6 +170,11 @@ cases! {
     // Broadcast operands on replicas that split the map by height: each replica reads the
     // operand's one row, which the hand-off must wait for.
     elastic_quantized_eltwise: "cases/quantized_eltwise.toml" on "rtl-tests/configs/elastic_2stage_h2_int8.toml";
+    // On-chip hand-offs: the front unit's replicas write the rows they store into the
+    // hand-off buffers of the back unit's and, through a fork, the side unit's replicas,
+    // which read their windows (3x3 halos, a stride-2 consumer) from there; only weights,
+    // the input and the outputs go through memory.
+    elastic_handoff: "cases/elastic_handoff.toml" on "rtl-tests/configs/elastic_handoff_int8.toml" with 20;
     // The scaled-down codec-avatar decoder on its three-branch design (eight engines): the
     // host-side concat of the two inputs, a fork (warp from texture's first unit),
     // transposed convolutions with untied bias and leaky ReLU, two replicas per unit, two

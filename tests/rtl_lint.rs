@@ -1,7 +1,8 @@
 //! Every shipped config emits RTL that is lint-clean under `verilator --lint-only -Wall`,
 //! compiles with Icarus in Verilog-2005 mode, and (8x8) synthesises with Yosys without
 //! inferring a latch. The RTL tests' row-unit configs (rtl-tests/configs/*rows*.toml: the
-//! only Designs whose row unit writes MX blocks or posits) are linted too.
+//! only Designs whose row unit writes MX blocks or posits) and hand-off configs
+//! (*handoff*.toml: the only ones with hand-off buffers) are linted too.
 
 mod common;
 
@@ -20,7 +21,7 @@ fn configs() -> Vec<PathBuf> {
     v
 }
 
-/// The shipped configs and the RTL tests' row-unit configs.
+/// The shipped configs and the RTL tests' row-unit and hand-off configs.
 fn lint_configs() -> Vec<PathBuf> {
     let mut v = configs();
     let mut rows: Vec<PathBuf> = std::fs::read_dir(repo().join("rtl-tests/configs"))
@@ -28,8 +29,10 @@ fn lint_configs() -> Vec<PathBuf> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.extension().is_some_and(|x| x == "toml")
-                && p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().contains("rows"))
+                && p.file_name().is_some_and(|n| {
+                    let n = n.to_string_lossy();
+                    n.contains("rows") || n.contains("handoff")
+                })
         })
         .collect();
     rows.sort();

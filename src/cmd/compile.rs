@@ -197,15 +197,18 @@ fn estimate(
     );
     for s in &e.stages {
         println!(
-            "  stage {}.{} (engines {:?}): {} layers, {} cycles and {} beats per frame{}",
+            "  stage {}.{} (engines {:?}): {} layers, {} cycles per frame{}; {}",
             s.branch,
             s.unit,
             s.engines,
             s.layers.len(),
             s.estimated_cycles,
-            s.beats,
-            s.in_bands()
+            s.in_bands(),
+            s.traffic()
         );
+        for note in &s.handoffs {
+            println!("    {note}");
+        }
     }
     let ports = match e.port_beats.len() {
         1 => "memory port".to_string(),

@@ -276,14 +276,18 @@ fn elastic_report(
     for s in &e.stages {
         let _ = writeln!(
             t,
-            "stage:       {}.{} (engines {:?}): {} — estimated {} cycles per frame{}",
+            "stage:       {}.{} (engines {:?}): {} — estimated {} cycles per frame{}; {}",
             s.branch,
             s.unit,
             s.engines,
             s.layers.join(", "),
             s.estimated_cycles,
-            s.in_bands()
+            s.in_bands(),
+            s.traffic()
         );
+        for note in &s.handoffs {
+            let _ = writeln!(t, "             {}.{} {note}", s.branch, s.unit);
+        }
         stages.push(serde_json::to_value(s).expect("serializes"));
     }
     let engines = engine_lines(&cores, r, &mut t);

@@ -5,8 +5,9 @@
 
 use super::cost::{self, EngineProgram, Streams};
 use super::passes::allocate::{self, Alloc};
-use super::passes::frames::{self, branch_frames, token_beats};
+use super::passes::frames::{self, branch_frames};
 use super::passes::legalize::{self, Graph};
+use super::passes::map::links::token_beats;
 use super::passes::map::{self, engine_of, unit_of, unit_shape, Mapping, Stage};
 use super::passes::schedule::Scheduled;
 use super::passes::sync::{self, Synced};
@@ -103,7 +104,7 @@ fn system_round(design: &Design, plan: &Scheduled) -> Result<(u64, u64), Compile
     let mut stage_of = vec![None; cores.len()];
     for (k, share) in plan.shares.iter().enumerate() {
         for sh in share {
-            stage_of[sh.engine] = Some(k);
+            stage_of[sh.part.engine] = Some(k);
         }
     }
     let active: Vec<bool> = stage_of.iter().map(Option::is_some).collect();
@@ -217,6 +218,7 @@ struct Planning {
     g: Arc<Graph>,
     m: Mapping,
     keys: Vec<String>,
+    handoffs: allocate::Handoffs,
 }
 
 impl Memo {
@@ -233,7 +235,9 @@ impl Memo {
             if !self.fresh.remove(key) {
                 self.hits += 1;
             }
-            reports.push(renamed(design, st, report));
+            let mut r = renamed(design, st, report);
+            r.handoffs = planning.handoffs.notes(design, &planning.m, reports.len());
+            reports.push(r);
             add_layer_costs(&mut layers, costs);
         }
         Ok(summarize(
@@ -268,6 +272,7 @@ impl Memo {
         let base = base_key(design, model);
         let g = self.graph(design, model, &base)?;
         let m = map::mapping(design, &g)?;
+        let handoffs = allocate::handoffs(design, &g, &m);
         let keys = m
             .stages
             .iter()
@@ -278,8 +283,9 @@ impl Memo {
                 // The graph by its unit's shape (not its name: units of different sizes
                 // may share one), the stage's unit by everything the passes read, its
                 // replicas and bands, and the rows each replica computes.
+                // The hand-offs it takes part in change its loads and stores.
                 format!(
-                    "{base}|{:?}|{:?}|{}|{:?}|{}|{}|{:?}|{:?}",
+                    "{base}|{:?}|{:?}|{}|{:?}|{}|{}|{:?}|{:?}|{}",
                     unit_shape(&g.unit),
                     st.nodes,
                     m.mixed,
@@ -287,11 +293,18 @@ impl Memo {
                     unit.h,
                     unit.bands,
                     rows,
-                    m.band_ends[si]
+                    m.band_ends[si],
+                    handoffs.key(si)
                 )
             })
             .collect();
-        Ok(Planning { base, g, m, keys })
+        Ok(Planning {
+            base,
+            g,
+            m,
+            keys,
+            handoffs,
+        })
     }
 
     /// The stages of `design` (planned as `p`) this memo does not hold.

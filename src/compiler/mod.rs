@@ -232,8 +232,10 @@ pub struct LayerReport {
     pub datatype: String,
     pub macs: u64,
     pub instructions: usize,
-    /// Beats it moves through the memory port.
+    /// Beats it moves through the memory port, and through the on-chip hand-off buffers.
     pub beats: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub handoff_beats: u64,
     pub estimated_cycles: u64,
     /// Program indices of its instructions (engine 0), for per-layer cycles of a run.
     #[serde(skip)]
@@ -349,6 +351,18 @@ pub struct StageReport {
     /// and each replica's.
     pub beats: u64,
     pub replica_beats: Vec<u64>,
+    /// Beats its replicas move through the on-chip hand-off buffers per frame (the rows
+    /// they write into the next unit's and read from their own).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub handoff_beats: u64,
+    /// The tensors its unit reads from its hand-off buffers, and those of its input it
+    /// reads from memory instead, with why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub handoffs: Vec<String>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl StageReport {
@@ -357,6 +371,18 @@ impl StageReport {
         match self.bands {
             0 | 1 => String::new(),
             n => format!(", in {n} row bands"),
+        }
+    }
+
+    /// "N beats of external memory per frame", and the beats through the hand-off buffers
+    /// where there are any.
+    pub fn traffic(&self) -> String {
+        match self.handoff_beats {
+            0 => format!("{} beats of external memory per frame", self.beats),
+            h => format!(
+                "{} beats of external memory and {h} through hand-off buffers per frame",
+                self.beats
+            ),
         }
     }
 }

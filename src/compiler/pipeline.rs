@@ -27,7 +27,7 @@ use super::par;
 use super::passes::allocate::{self, Alloc};
 use super::passes::frames::{self, branch_frames};
 use super::passes::legalize::{self, Graph};
-use super::passes::map::{self, engine_of, in_unit, same_shape, Stage};
+use super::passes::map::{self, engine_of, in_unit, same_shape, Part, Stage};
 use super::passes::schedule::{self, Scheduled, Share};
 use super::passes::{encode, fuse, sync, tile};
 use super::step::Step;
@@ -204,6 +204,11 @@ fn schedule_graph(
         }
         shares.push(sh);
     }
+    if keep != Keep::Program {
+        for (k, r) in costs.reports.iter_mut().enumerate() {
+            r.handoffs = placed.alloc.handoffs.notes(design, m, k);
+        }
+    }
     Ok((Scheduled { placed, shares }, costs))
 }
 
@@ -218,6 +223,7 @@ pub(crate) fn layer_reports(g: &Graph) -> Vec<LayerReport> {
             macs: n.macs,
             instructions: 0,
             beats: 0,
+            handoff_beats: 0,
             estimated_cycles: 0,
             pcs: Vec::new(),
         })
@@ -277,6 +283,8 @@ pub(crate) fn stage(
         estimated_cycles: 0,
         beats: 0,
         replica_beats: Vec::new(),
+        handoff_beats: 0,
+        handoffs: Vec::new(),
     };
     let mut costs: Vec<LayerCost> = Vec::new();
     if keep != Keep::Program {
@@ -290,28 +298,28 @@ pub(crate) fn stage(
             .map(|&i| (g.nodes[i].name.clone(), rows[i].start, rows[i].end))
             .collect()
     };
-    let mut in_stage = vec![false; g.nodes.len()];
-    for &i in &st.nodes {
-        in_stage[i] = true;
-    }
     for (r, ends) in band_ends.iter().enumerate() {
         let e = engine_of(design, st.branch, st.unit, r);
-        let rows: Vec<Range<usize>> = (0..g.nodes.len())
-            .map(|i| match in_stage[i] {
-                true => replicas[i].get(r).cloned().unwrap_or(0..0),
-                false => 0..0,
-            })
-            .collect();
-        let mut share = schedule::share(design, gs, alloc, &tiling, e, rows, ends.clone());
+        let part = Part {
+            engine: e,
+            rows: (0..g.nodes.len())
+                .map(|i| match st.nodes.contains(&i) {
+                    true => replicas[i].get(r).cloned().unwrap_or(0..0),
+                    false => 0..0,
+                })
+                .collect(),
+            ends: ends.clone(),
+        };
+        let mut share = schedule::share(design, gs, alloc, &tiling, part);
         if keep != Keep::Program {
             time_replica(design, gs, alloc, &mut share, keep, &mut costs, &mut report);
             report.engines.push(e);
-            report.rows.push(named(&share.rows));
-            report.bands = share.ends.len();
+            report.rows.push(named(&share.part.rows));
+            report.bands = share.part.bands();
             if report.bands > 1 {
                 report.band_rows.push(
                     (0..report.bands)
-                        .map(|k| named(&share.band_rows(k)))
+                        .map(|k| named(&share.part.band_rows(k)))
                         .collect(),
                 );
             }
@@ -369,4 +377,5 @@ fn time_replica(
         .sum();
     report.beats += beats;
     report.replica_beats.push(beats);
+    report.handoff_beats += est.iter().map(|l| l.handoff_beats).sum::<u64>();
 }

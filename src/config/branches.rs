@@ -79,10 +79,52 @@ pub(super) fn resolve(
         if let Some(s) = &rb.from {
             branch.from = fork_source(ctx, &format!("{bkey}.from"), s, &branches);
         }
+        handoff_feeders(ctx, &bkey, rb, &branch, &branches);
         branches.push(branch);
         keys.push(unit_keys);
     }
     (branches, keys)
+}
+
+/// A unit with a hand-off buffer (`handoff_depth`) is fed rows by the unit before it in
+/// its branch (the first unit: by its branch's `from` unit), replica to replica: that unit
+/// must exist and have the same `h`.
+fn handoff_feeders(ctx: &mut Ctx, bkey: &str, rb: &RawBranch, branch: &Branch, earlier: &[Branch]) {
+    let Some(raw_units) = &rb.unit else { return };
+    for (ui, (u, ru)) in branch.units.iter().zip(raw_units).enumerate() {
+        let Some(s) = &ru.handoff_depth else { continue };
+        let feeder = match ui {
+            0 => branch.from.as_ref().and_then(|(b, x)| {
+                earlier
+                    .iter()
+                    .find(|e| e.name == *b)
+                    .and_then(|e| e.units.iter().find(|y| y.name == *x))
+            }),
+            _ => Some(&branch.units[ui - 1]),
+        };
+        let key = format!("{bkey}.unit[{ui}].handoff_depth");
+        match feeder {
+            None => ctx.bad(
+                &key,
+                s,
+                format!(
+                    "unit {}.{} has a hand-off buffer, but no unit feeds it: it is its branch's first unit and the branch has no from",
+                    branch.name, u.name
+                ),
+                "remove handoff_depth, or give the branch a from unit whose output it reads",
+            ),
+            Some(f) if f.h != u.h => ctx.bad(
+                &key,
+                s,
+                format!(
+                    "unit {}.{} (h = {}) has a hand-off buffer, but the unit feeding it, {}, has h = {}; a buffer is written replica to replica, by a unit of the same h",
+                    branch.name, u.name, u.h, f.name, f.h
+                ),
+                format!("give both units the same h, or remove handoff_depth (it reads {}'s output from memory)", f.name),
+            ),
+            Some(_) => {}
+        }
+    }
 }
 
 /// `from = "branch.unit"`: a unit of an earlier branch (so the branches form a tree).
@@ -172,6 +214,7 @@ fn single_engine(
             kpf: c.unwrap_or(8),
             h: 1,
             bands: 1,
+            handoff_depth: 0,
             datatype: base.datatype.clone(),
             buffers: base.buffers,
             window: base.window,
@@ -246,6 +289,11 @@ fn branch(
     };
     (branch, keys)
 }
+
+/// The range of a unit's hand-off buffer depth in beats (`handoff_depth`, a power of two):
+/// from a few rows up to more than any FPGA's block RAM holds at 64 bits.
+pub const MIN_HANDOFF_DEPTH: i64 = 16;
+pub const MAX_HANDOFF_DEPTH: i64 = 1 << 20;
 
 /// The most row bands a unit may hand a frame on in (`bands`): more only adds instructions.
 pub const MAX_BANDS: u32 = 64;
@@ -340,12 +388,25 @@ fn unit(ctx: &mut Ctx, ukey: &str, ru: &RawUnit, base: &Inherited) -> (Unit, Buf
         .as_ref()
         .and_then(|s| ctx.int_in(&format!("{ukey}.bands"), s, 1, i64::from(MAX_BANDS)))
         .unwrap_or(1);
+    let handoff_depth = ru
+        .handoff_depth
+        .as_ref()
+        .and_then(|s| {
+            ctx.pow2_in(
+                &format!("{ukey}.handoff_depth"),
+                s,
+                MIN_HANDOFF_DEPTH,
+                MAX_HANDOFF_DEPTH,
+            )
+        })
+        .unwrap_or(0);
     let unit = Unit {
         name: ru.name.get_ref().clone(),
         cpf: cpf.unwrap_or(8),
         kpf: kpf.unwrap_or(8),
         h: h.unwrap_or(1),
         bands,
+        handoff_depth,
         datatype,
         buffers,
         window: base.window,

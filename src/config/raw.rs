@@ -155,6 +155,7 @@ pub struct RawUnit {
     pub kpf: S<i64>,
     pub h: Option<S<i64>>,
     pub bands: Option<S<i64>>,
+    pub handoff_depth: Option<S<i64>>,
     pub buffers: Option<RawBuffers>,
     pub datatype: Option<RawDatatype>,
 }

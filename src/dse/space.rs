@@ -282,6 +282,7 @@ pub fn design(template: &Design, p: &Point) -> Design {
                 kpf: s,
                 h,
                 bands: 1,
+                handoff_depth: 0,
                 ..first.clone()
             })
             .collect();

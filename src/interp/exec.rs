@@ -146,6 +146,8 @@ impl Engine {
         match &i.op {
             Op::Load(t) if t.stream => self.stream_transfer(pc, t, false, streams),
             Op::Store(t) if t.stream => self.stream_transfer(pc, t, true, streams),
+            Op::Load(t) if t.handoff => self.handoff_transfer(pc, t, false, streams),
+            Op::Store(t) if t.handoff => self.handoff_transfer(pc, t, true, streams),
             Op::Load(t) => self.transfer(pc, t, false, mem),
             Op::Store(t) => self.transfer(pc, t, true, mem),
             Op::Matmul(m) => self.matmul(pc, m),
@@ -213,6 +215,75 @@ impl Engine {
             self.transfer(pc, &local, false, &mut scratch)?;
         }
         Ok(())
+    }
+
+    /// A transfer with the hand-off buffers: a load reads the engine's own, a store writes
+    /// into those of every engine it feeds (`streams.handoff_out`, applied after the
+    /// instruction), each beat at its address modulo the buffer's depth. The rows go
+    /// through a scratch memory of consecutive rows, as a stream's do; a load's padding
+    /// rows read nothing. A load of a beat whose slot holds another address (overwritten
+    /// before it was read, or never written) is refused: the compiler sizes the hand-offs
+    /// so that this cannot happen.
+    fn handoff_transfer(
+        &mut self,
+        pc: usize,
+        t: &Transfer,
+        store: bool,
+        streams: &mut Streams,
+    ) -> Result<(), InterpError> {
+        let illegal = |reason: String| InterpError::Illegal { pc, reason };
+        if t.stream {
+            return Err(illegal(
+                "a transfer is a stream or a hand-off, not both".into(),
+            ));
+        }
+        let rows = t.moved_rows();
+        let beats = transfer_beats(&self.unit, self.mem_w, pc, t)?;
+        let per_row = beats.checked_div(rows).unwrap_or(0);
+        let local = Transfer {
+            handoff: false,
+            ext_addr: 0,
+            stride0: per_row,
+            stride1: per_row * t.count0,
+            ..*t
+        };
+        let mut scratch = Memory::new(self.mem_w, (per_row * t.count0 * t.count1) as usize);
+        let pad = |i0: u64, i1: u64| {
+            i1 < t.pad_top
+                || i1 + t.pad_bottom >= t.count1
+                || i0 < t.pad_left
+                || i0 + t.pad_right >= t.count0
+        };
+        let at = |i0: u64, i1: u64, b: u64| ext(t.ext_addr + i1 * t.stride1 + i0 * t.stride0 + b);
+        if store {
+            if streams.handoff_targets == 0 {
+                return Err(illegal(
+                    "a hand-off store on an engine that feeds no hand-off buffer".into(),
+                ));
+            }
+            self.transfer(pc, &local, true, &mut scratch)?;
+            for (k, i0, i1) in super::exec::rows(t.count0, t.count1) {
+                for b in 0..per_row {
+                    let beat = scratch.beat_hex((k * per_row + b) as usize);
+                    streams.handoff_out.push((at(i0, i1, b), beat));
+                }
+            }
+            return Ok(());
+        }
+        let ring = streams.handoff_in.as_ref().ok_or_else(|| {
+            illegal("a hand-off load on an engine without a hand-off buffer".into())
+        })?;
+        for (k, i0, i1) in super::exec::rows(t.count0, t.count1) {
+            if pad(i0, i1) {
+                continue;
+            }
+            for b in 0..per_row {
+                let addr = at(i0, i1, b);
+                let hex = ring.read(addr).map_err(illegal)?;
+                scratch.set_beat_hex((k * per_row + b) as usize, hex);
+            }
+        }
+        self.transfer(pc, &local, false, &mut scratch)
     }
 
     /// Rows between external memory and a scratchpad. A row is its elements in whole

@@ -192,6 +192,46 @@ pub fn row_type(u: &Unit, buf: Buffer) -> (usize, IntType) {
 pub struct Streams {
     pub inputs: Vec<VecDeque<String>>,
     pub outputs: Vec<VecDeque<String>>,
+    /// The engine's hand-off buffer (`Design::handoff_feeder`), while it executes an
+    /// instruction.
+    pub handoff_in: Option<Ring>,
+    /// The hand-off buffers its stores reach, and the beats (address, hex) an instruction
+    /// wrote into them, which `run_system` then writes into each.
+    pub handoff_targets: usize,
+    pub handoff_out: Vec<(u64, String)>,
+}
+
+/// A hand-off buffer: `depth` beats, beat address a held in slot a mod depth, with the
+/// address it holds.
+#[derive(Debug, Clone)]
+pub struct Ring {
+    slots: Vec<Option<(u64, String)>>,
+}
+
+impl Ring {
+    pub fn new(depth: usize) -> Ring {
+        Ring {
+            slots: vec![None; depth],
+        }
+    }
+    fn slot(&self, addr: u64) -> usize {
+        (addr % self.slots.len() as u64) as usize
+    }
+    pub fn write(&mut self, addr: u64, beat: String) {
+        let s = self.slot(addr);
+        self.slots[s] = Some((addr, beat));
+    }
+    /// The beat at `addr`, or why it is not there.
+    pub fn read(&self, addr: u64) -> Result<&str, String> {
+        match &self.slots[self.slot(addr)] {
+            Some((a, beat)) if *a == addr => Ok(beat),
+            Some((a, _)) if *a > addr => Err(format!(
+                "hand-off beat {addr} was overwritten by beat {a} before it was read (the buffer holds {} beats)",
+                self.slots.len()
+            )),
+            _ => Err(format!("hand-off beat {addr} read before it was written")),
+        }
+    }
 }
 
 /// The semaphore counts of one engine.
@@ -357,39 +397,24 @@ pub fn run_system(
         .map(|p| Queues::new(p, design.control.queue_depth as usize))
         .collect::<Result<Vec<_>, _>>()?;
     let mut fifos: Vec<VecDeque<String>> = links.iter().map(|_| VecDeque::new()).collect();
-    let links_in =
-        |e: usize| -> Vec<usize> { (0..links.len()).filter(|&l| links[l].to == e).collect() };
-    let links_out =
-        |e: usize| -> Vec<usize> { (0..links.len()).filter(|&l| links[l].from == e).collect() };
-    // A stream transfer starts whole, so it must fit its FIFO, and needs a link.
-    for (e, program) in programs.iter().enumerate() {
-        for (pc, i) in program.iter().enumerate() {
-            let (isa::Op::Load(t) | isa::Op::Store(t)) = &i.op else {
-                continue;
-            };
-            if !t.stream {
-                continue;
-            }
-            let store = matches!(i.op, isa::Op::Store(_));
-            let link = if store { links_out(e) } else { links_in(e) }
-                .into_iter()
-                .min_by_key(|&l| links[l].depth);
-            let beats = exec::transfer_beats(cores[e].1, design.memory.data_width_bits, pc, t)?;
-            let reason = match link {
-                None => format!(
-                    "engine {e}: a stream {} without a {} link",
-                    if store { "store" } else { "load" },
-                    if store { "downstream" } else { "upstream" }
-                ),
-                Some(l) if beats > u64::from(links[l].depth) => format!(
-                    "engine {e}: a stream transfer of {beats} beats is larger than its FIFO ({} beats)",
-                    links[l].depth
-                ),
-                Some(_) => continue,
-            };
-            return Err(InterpError::Illegal { pc, reason });
-        }
-    }
+    // Each engine's hand-off buffer, and the engines whose buffers its stores reach.
+    let mut rings: Vec<Option<Ring>> = (0..cores.len())
+        .map(|e| {
+            design
+                .handoff_feeder(e)
+                .map(|_| Ring::new(cores[e].1.handoff_depth as usize))
+        })
+        .collect();
+    let fed: Vec<Vec<usize>> = (0..cores.len())
+        .map(|e| {
+            (0..cores.len())
+                .filter(|&t| design.handoff_feeder(t) == Some(e))
+                .collect()
+        })
+        .collect();
+    let links_in = |e: usize| links_of(&links, e, |l| l.to);
+    let links_out = |e: usize| links_of(&links, e, |l| l.from);
+    check_streams(design, programs)?;
     loop {
         let mut progressed = false;
         for e in 0..queues.len() {
@@ -399,6 +424,9 @@ pub fn run_system(
             let mut streams = Streams {
                 inputs: li.iter().map(|&l| std::mem::take(&mut fifos[l])).collect(),
                 outputs: lo.iter().map(|&l| std::mem::take(&mut fifos[l])).collect(),
+                handoff_in: rings[e].take(),
+                handoff_targets: fed[e].len(),
+                handoff_out: Vec::new(),
             };
             // Readiness reads the FIFO levels as they stand before this engine's turn; a
             // load takes from every FIFO that feeds the engine and a store goes to every
@@ -431,35 +459,102 @@ pub fn run_system(
             for (&l, f) in lo.iter().zip(streams.outputs) {
                 fifos[l] = f;
             }
+            rings[e] = streams.handoff_in;
+            for (addr, beat) in streams.handoff_out {
+                for &t in &fed[e] {
+                    if let Some(r) = rings[t].as_mut() {
+                        r.write(addr, beat.clone());
+                    }
+                }
+            }
             progressed |= r?;
         }
         if queues.iter().all(Queues::done) {
             return Ok(engines);
         }
         if !progressed {
-            let mut pending = Vec::new();
-            for (e, q) in queues.iter().enumerate() {
-                if q.done() {
-                    continue;
-                }
-                let (b, u, r) = cores[e];
-                for p in q.pending(&sems[e]) {
-                    pending.push(format!("engine {e} ({}.{}[{r}]): {p}", b.name, u.name));
-                }
-                for (l, link) in links.iter().enumerate() {
-                    if link.to == e || link.from == e {
-                        pending.push(format!(
-                            "{}: {} of {} beats",
-                            link.doc,
-                            fifos[l].len(),
-                            link.depth
-                        ));
-                    }
-                }
-            }
-            return Err(InterpError::Deadlock { pending });
+            return Err(deadlock(design, &queues, &sems, &fifos));
         }
     }
+}
+
+/// The links (indices) whose end `end` is engine e.
+fn links_of(
+    links: &[crate::design::Link],
+    e: usize,
+    end: fn(&crate::design::Link) -> usize,
+) -> Vec<usize> {
+    (0..links.len()).filter(|&l| end(&links[l]) == e).collect()
+}
+
+/// Every stream transfer starts whole, so it must fit its FIFO, and needs a link.
+fn check_streams(design: &Design, programs: &[Vec<Instr>]) -> Result<(), InterpError> {
+    let cores = design.cores();
+    let links = design.links();
+    let links_in = |e: usize| links_of(&links, e, |l| l.to);
+    let links_out = |e: usize| links_of(&links, e, |l| l.from);
+    for (e, program) in programs.iter().enumerate() {
+        for (pc, i) in program.iter().enumerate() {
+            let (isa::Op::Load(t) | isa::Op::Store(t)) = &i.op else {
+                continue;
+            };
+            if !t.stream {
+                continue;
+            }
+            let store = matches!(i.op, isa::Op::Store(_));
+            let link = if store { links_out(e) } else { links_in(e) }
+                .into_iter()
+                .min_by_key(|&l| links[l].depth);
+            let beats = exec::transfer_beats(cores[e].1, design.memory.data_width_bits, pc, t)?;
+            let reason = match link {
+                None => format!(
+                    "engine {e}: a stream {} without a {} link",
+                    if store { "store" } else { "load" },
+                    if store { "downstream" } else { "upstream" }
+                ),
+                Some(l) if beats > u64::from(links[l].depth) => format!(
+                    "engine {e}: a stream transfer of {beats} beats is larger than its FIFO ({} beats)",
+                    links[l].depth
+                ),
+                Some(_) => continue,
+            };
+            return Err(InterpError::Illegal { pc, reason });
+        }
+    }
+    Ok(())
+}
+
+/// The deadlock of a system in which no engine can start anything: per engine, what it
+/// waits for, and the levels of its links.
+fn deadlock(
+    design: &Design,
+    queues: &[Queues],
+    sems: &[Semaphores],
+    fifos: &[VecDeque<String>],
+) -> InterpError {
+    let cores = design.cores();
+    let links = design.links();
+    let mut pending = Vec::new();
+    for (e, q) in queues.iter().enumerate() {
+        if q.done() {
+            continue;
+        }
+        let (b, u, r) = cores[e];
+        for p in q.pending(&sems[e]) {
+            pending.push(format!("engine {e} ({}.{}[{r}]): {p}", b.name, u.name));
+        }
+        for (l, link) in links.iter().enumerate() {
+            if link.to == e || link.from == e {
+                pending.push(format!(
+                    "{}: {} of {} beats",
+                    link.doc,
+                    fifos[l].len(),
+                    link.depth
+                ));
+            }
+        }
+    }
+    InterpError::Deadlock { pending }
 }
 
 /// Check `program`'s synchronisation without computing anything: every instruction can

@@ -512,3 +512,29 @@ fn a_layer_norm_on_the_row_unit_by_hand() {
         .unwrap_err();
     assert!(err.to_string().contains("row unit"), "{err}");
 }
+
+/// A hand-off buffer of 4 beats holds beat a in slot a mod 4: the last 4 beats written are
+/// there, an older one has been overwritten by the beat 4 after it, and one not yet written
+/// is refused.
+#[test]
+fn a_hand_off_buffer_is_a_ring_of_its_depth() {
+    let mut ring = Ring::new(4);
+    for a in 0..7u64 {
+        ring.write(a, format!("{a:02x}"));
+    }
+    for a in 3..7u64 {
+        assert_eq!(ring.read(a), Ok(format!("{a:02x}").as_str()));
+    }
+    let err = ring.read(2).unwrap_err();
+    assert!(err.contains("beat 2 was overwritten by beat 6"), "{err}");
+    assert!(err.contains("holds 4 beats"), "{err}");
+    assert_eq!(
+        ring.read(7).unwrap_err(),
+        "hand-off beat 7 read before it was written"
+    );
+    let fresh = Ring::new(4);
+    assert_eq!(
+        fresh.read(1).unwrap_err(),
+        "hand-off beat 1 read before it was written"
+    );
+}

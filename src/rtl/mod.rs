@@ -72,6 +72,7 @@ fn common(design: &Design, leaves: Leaves, float: &FormatView, mx_frac: u32) -> 
         uexp_w: UNPACKED_EXP_W,
         window: design.cores().iter().any(|(_, u, _)| u.window.is_some()),
         rows: design.cores().iter().any(|(_, u, _)| u.rows.is_some()),
+        handoff: design.cores().iter().any(|(_, u, _)| u.handoff_depth > 0),
         row_blocks: design
             .cores()
             .iter()

@@ -191,12 +191,17 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
             ),
             ("QUEUE_DEPTH", design.control.queue_depth.to_string()),
             ("SEM_COUNT_W", isa::SEM_COUNT_BITS.to_string()),
+        ];
+        if c.handoff {
+            params.push(("HANDOFF_DEPTH", u.handoff_depth.to_string()));
+        }
+        params.extend([
             ("ENABLE_BIAS", bool_param(design.vector.bias)),
             ("ENABLE_RELU", bool_param(design.vector.relu)),
             ("ENABLE_LEAKY", bool_param(design.vector.leaky_relu)),
             ("ENABLE_POOL", bool_param(design.vector.maxpool)),
             ("ENABLE_ADD", bool_param(design.vector.add)),
-        ];
+        ]);
         if let Some(w) = u.window {
             params.push(("KERNEL", w.kernel.to_string()));
             params.push(("LINE", w.line.to_string()));
@@ -229,6 +234,11 @@ pub(super) fn top_view<'a>(c: &'a Common, design: &Design) -> TopView<'a> {
                 1 => "port_rsp_rdata".to_string(),
                 ports => format!("mem{}_rsp_rdata", i as u32 % ports),
             },
+            handoff_feeds: (0..cores.len()).any(|e| design.handoff_feeder(e) == Some(i)),
+            handoff_from: design.handoff_feeder(i).map(|f| {
+                let (fb, fu, fr) = cores[f];
+                names::core_instance(&fb.name, &fu.name, fr)
+            }),
         });
     }
     // Links (`Design::links`).

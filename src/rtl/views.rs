@@ -27,6 +27,9 @@ pub struct Common {
     pub window: bool,
     /// The design has a row unit on every vector queue (`[rows]`).
     pub rows: bool,
+    /// Some unit has hand-off buffers (`handoff_depth`): engines write into the buffers of
+    /// the engines they feed and read their own.
+    pub handoff: bool,
     /// Its row unit reads and writes MX blocks (`Unit::row_block_frac`).
     pub row_blocks: bool,
     /// Pairs of columns share one multiplier (`[array] pack_macs`, `hwgen_mac_int_pair`).
@@ -240,6 +243,10 @@ pub struct CoreView {
     pub has_stream_out: bool,
     /// The read-data bus of the memory port the engine uses.
     pub rsp_rdata: String,
+    /// The engine whose hand-off writes reach this one's buffer (its core name), if any.
+    pub handoff_from: Option<String>,
+    /// Some engine's hand-off buffer takes this one's writes.
+    pub handoff_feeds: bool,
 }
 
 pub struct LinkView {

@@ -79,7 +79,11 @@ pub const FITTED_VECTOR: VectorOps = VectorOps {
 /// model was fitted on.
 pub fn engine(ops: &VectorOps, packed: bool, u: &Unit) -> Result<Predicted, String> {
     if *ops != FITTED_VECTOR {
-        return Err(format!("the model is fitted on the vector ops requantize, bias, relu and leaky_relu only; this design's are {ops:?}"));
+        return Err(format!(
+            "the model is fitted on the vector ops {} only; this design's are {}",
+            FITTED_VECTOR.names().join(", "),
+            ops.names().join(", ")
+        ));
     }
     if u.window.is_some() {
         return Err("the model is fitted on units without a window unit".to_string());

@@ -35,7 +35,9 @@ module hwgen_core #(
   parameter integer IMEM_DEPTH    = 1024,
   parameter integer IMEM_ADDR_W   = 10,
   parameter integer QUEUE_DEPTH   = 8,
-  parameter integer SEM_COUNT_W   = 4,
+  parameter integer SEM_COUNT_W   = 4,{% if c.handoff %}
+  // beats of the hand-off buffer the unit feeding this one writes into (0: none)
+  parameter integer HANDOFF_DEPTH = 0,{% endif %}
   // vector operations
   parameter integer ENABLE_BIAS   = 1,
   parameter integer ENABLE_RELU   = 1,
@@ -76,6 +78,16 @@ module hwgen_core #(
   output wire                               stream_out_valid_o,
   input  wire                               stream_out_ready_i,
   output wire [MEM_W-1:0]                   stream_out_data_o,
+{%- if c.handoff %}
+  // writes into this engine's hand-off buffer, from the unit feeding it
+  input  wire                               handoff_in_we_i,
+  input  wire [MEM_ADDR_W-1:0]              handoff_in_addr_i,
+  input  wire [MEM_W-1:0]                   handoff_in_wdata_i,
+  // writes into the hand-off buffers of the engines this one feeds
+  output wire                               handoff_out_we_o,
+  output wire [MEM_ADDR_W-1:0]              handoff_out_addr_o,
+  output wire [MEM_W-1:0]                   handoff_out_wdata_o,
+{%- endif %}
   // performance counters, `HWGEN_PERF_COUNTERS x 32 bits
   output wire [`HWGEN_PERF_COUNTERS*32-1:0] perf_o
 );
@@ -462,6 +474,39 @@ module hwgen_core #(
     .lo_wr_grant_o (out_lo_wr_grant)
   );
 
+{%- if c.handoff %}
+
+  // The hand-off buffer: written by the unit feeding this one, read by the load unit, both
+  // at beat addresses modulo HANDOFF_DEPTH (a ring the compiler sizes the hand-offs for).
+  wire                  ho_re;
+  wire [MEM_ADDR_W-1:0] ho_raddr;
+  wire [MEM_W-1:0]      ho_rdata;
+  generate
+    if (HANDOFF_DEPTH > 0) begin : gen_handoff
+      hwgen_sram #(
+        .WIDTH   (MEM_W),
+        .DEPTH   (HANDOFF_DEPTH),
+        .ADDR_W  (MEM_ADDR_W),
+        .INDEX_W ($clog2(HANDOFF_DEPTH))
+      ) u_handoff_buffer (
+        .clk_i   (clk_i),
+        .we_i    (handoff_in_we_i),
+        .waddr_i (handoff_in_addr_i),
+        .wdata_i (handoff_in_wdata_i),
+        .re_i    (ho_re),
+        .raddr_i (ho_raddr),
+        .rdata_o (ho_rdata)
+      );
+    end else begin : gen_no_handoff
+      // (No buffer: the compiler hands nothing to this engine on chip.)
+      assign ho_rdata = {MEM_W{1'b0}};
+      wire unused_handoff_in;
+      assign unused_handoff_in = ^{handoff_in_we_i, handoff_in_addr_i, handoff_in_wdata_i,
+                                   ho_re, ho_raddr};
+    end
+  endgenerate
+{%- endif %}
+
   // ---------------------------------------------------------------------------------------
   // Executors.
   // ---------------------------------------------------------------------------------------
@@ -511,6 +556,11 @@ module hwgen_core #(
     .stream_valid_i  (stream_in_valid_i),
     .stream_ready_o  (stream_in_ready_o),
     .stream_data_i   (stream_in_data_i),
+{%- if c.handoff %}
+    .handoff_re_o    (ho_re),
+    .handoff_addr_o  (ho_raddr),
+    .handoff_rdata_i (ho_rdata),
+{%- endif %}
     .wr_valid_o      (ld_wr_valid),
     .wr_ready_i      (ld_wr_ready),
     .wr_buffer_o     (ld_wr_buffer),
@@ -872,6 +922,11 @@ module hwgen_core #(
     .stream_valid_o  (stream_out_valid_o),
     .stream_ready_i  (stream_out_ready_i),
     .stream_data_o   (stream_out_data_o),
+{%- if c.handoff %}
+    .handoff_we_o    (handoff_out_we_o),
+    .handoff_addr_o  (handoff_out_addr_o),
+    .handoff_wdata_o (handoff_out_wdata_o),
+{%- endif %}
     .busy_o          (exec_busy[`HWGEN_QUEUE_STORE]),
     .stall_o         (exec_stall[`HWGEN_QUEUE_STORE])
   );

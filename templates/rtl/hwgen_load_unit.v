@@ -13,6 +13,12 @@
 // first lanes); the row's other lanes are written zero. With widen, those beats hold 16- or
 // 8-bit integers, each sign-extended into its accumulator lane.
 //
+{%- if c.handoff %}
+// A load with handoff reads the engine's hand-off buffer (one cycle read latency, no
+// back-pressure) at its beat addresses modulo the buffer's depth, instead of external
+// memory.
+//
+{%- endif %}
 // Rows in a load's padding (its first pad_top and last pad_bottom outer iterations, and the
 // first pad_left and last pad_right rows of every outer iteration: pixels outside a tensor)
 // read no memory: the request side skips them and the response side writes them, in order
@@ -71,6 +77,12 @@ module hwgen_load_unit #(
   input  wire                   stream_valid_i,
   output wire                   stream_ready_o,
   input  wire [MEM_W-1:0]       stream_data_i,
+{%- if c.handoff %}
+  // the engine's hand-off buffer (reads; data one cycle after the request)
+  output wire                   handoff_re_o,
+  output wire [ADDR_W-1:0]      handoff_addr_o,
+  input  wire [MEM_W-1:0]       handoff_rdata_i,
+{%- endif %}
   // scratchpad writes
   output wire                   wr_valid_o,
   input  wire                   wr_ready_i,
@@ -124,6 +136,7 @@ module hwgen_load_unit #(
   wire [`HWGEN_TRANSFER_PAD_VALUE_W-1:0]  f_pad_value;
   wire                                    f_transpose;
   wire                                    f_reblock;
+  wire                                    f_handoff;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -146,7 +159,8 @@ module hwgen_load_unit #(
     .widen_o      (f_widen),
     .pad_value_o  (f_pad_value),
     .transpose_o  (f_transpose),
-    .reblock_o    (f_reblock)
+    .reblock_o    (f_reblock),
+    .handoff_o    (f_handoff)
   );
 
   // ---------------------------------------------------------------------------------------
@@ -197,11 +211,23 @@ module hwgen_load_unit #(
 
   wire [GEOM_W-1:0] head_geom = {f_count0, f_count1, f_pad_top, f_pad_bottom, f_pad_left,
                                  f_pad_right};
+{%- if c.handoff %}
+  wire              f_handoff_on = f_handoff;
+{%- else %}
+  // (No hand-off buffer: the interpreter refuses a load with handoff.)
+  wire              f_handoff_on = 1'b0;
+  wire              unused_handoff;
+  assign unused_handoff = f_handoff;
+{%- endif %}
 
   reg               req_busy_q;
   reg               req_busy_d;
   reg               req_stream_q;
   reg               req_stream_d;
+  reg               req_handoff_q;
+  reg               req_handoff_d;
+  reg               ho_rsp_q;        // a hand-off read was issued last cycle
+  wire              ho_rsp_d;
   reg [BEAT_W-1:0]  req_beats_q;
   reg [BEAT_W-1:0]  req_beats_d;
   reg [BEAT_W-1:0]  req_beat_q;
@@ -239,17 +265,22 @@ module hwgen_load_unit #(
     .stall_o         (stall_o)
   );
 
-  // A stream transfer starts only when no memory read is still in flight, so the response
-  // FIFO never receives from both sources in one cycle.
+  // A stream or hand-off transfer starts its beats only when no memory read is still in
+  // flight, and a stream or memory transfer only when no hand-off read is, so the response
+  // FIFO never receives from two sources in one cycle.
   wire credit   = (inflight_q != FLIGHT_MAX);
   wire req_pad  = is_pad(req_geom_q, req_i0_q, req_i1_q);
   // A padding row is skipped in one cycle, without a request.
   wire req_skip = req_busy_q && agen_valid && req_pad;
+  wire mem_quiet = (mem_pending_q == {(RSP_PTR_W+1){1'b0}});
   wire issuing  = req_busy_q && agen_valid && !req_pad && credit &&
-                  (!req_stream_q || (mem_pending_q == {(RSP_PTR_W+1){1'b0}}));
-  wire mem_fire  = issuing && !req_stream_q && mem_req_ready_i;
+                  (!(req_stream_q || req_handoff_q) || mem_quiet) &&
+                  (req_handoff_q || !ho_rsp_q);
+  wire mem_fire  = issuing && !req_stream_q && !req_handoff_q && mem_req_ready_i;
   wire strm_fire = issuing && req_stream_q && stream_valid_i;
-  wire beat_fire = mem_fire || strm_fire;
+  wire ho_fire   = issuing && req_handoff_q;
+  wire beat_fire = mem_fire || strm_fire || ho_fire;
+  assign ho_rsp_d = ho_fire;
   wire row_sent  = beat_fire && (req_beat_q == req_beats_q - BEAT_ONE);
 
   hwgen_addr_gen #(
@@ -368,8 +399,14 @@ module hwgen_load_unit #(
   reg                 wr_pad_q;       // the row waiting to be written is padding
   reg                 wr_pad_d;
 
+{%- if c.handoff %}
+  wire             rsp_in_valid = strm_fire || mem_rsp_valid_i || ho_rsp_q;
+  wire [MEM_W-1:0] rsp_in_data  = strm_fire ? stream_data_i
+                                : ho_rsp_q  ? handoff_rdata_i : mem_rsp_rdata_i;
+{%- else %}
   wire             rsp_in_valid = strm_fire || mem_rsp_valid_i;
   wire [MEM_W-1:0] rsp_in_data  = strm_fire ? stream_data_i : mem_rsp_rdata_i;
+{%- endif %}
   wire             rsp_valid;
   wire [MEM_W-1:0] rsp_data;
   // A row is taken by the scratchpad, or (transposing loads) by the transposer; the
@@ -424,6 +461,7 @@ module hwgen_load_unit #(
   always @* begin
     req_busy_d    = req_busy_q;
     req_stream_d  = req_stream_q;
+    req_handoff_d = req_handoff_q;
     req_beats_d   = req_beats_q;
     req_beat_d    = req_beat_q;
     inflight_d    = inflight_q;
@@ -443,6 +481,7 @@ module hwgen_load_unit #(
     if (start) begin
       req_busy_d   = 1'b1;
       req_stream_d = f_stream;
+      req_handoff_d = f_handoff_on;
       req_beats_d  = beats_of_head;
       req_beat_d   = {BEAT_W{1'b0}};
       req_geom_d   = head_geom;
@@ -509,6 +548,8 @@ module hwgen_load_unit #(
     if ({{ c.rst_on }}) begin
       req_busy_q    <= 1'b0;
       req_stream_q  <= 1'b0;
+      req_handoff_q <= 1'b0;
+      ho_rsp_q      <= 1'b0;
       req_beats_q   <= BEAT_ONE;
       req_beat_q    <= {BEAT_W{1'b0}};
       inflight_q    <= {(RSP_PTR_W+1){1'b0}};
@@ -527,6 +568,8 @@ module hwgen_load_unit #(
     end else begin
       req_busy_q    <= req_busy_d;
       req_stream_q  <= req_stream_d;
+      req_handoff_q <= req_handoff_d;
+      ho_rsp_q      <= ho_rsp_d;
       req_beats_q   <= req_beats_d;
       req_beat_q    <= req_beat_d;
       inflight_q    <= inflight_d;
@@ -682,8 +725,12 @@ module hwgen_load_unit #(
   assign wr_data_o  = row_data;
 {%- endif %}
 
-  assign mem_req_valid_o = issuing && !req_stream_q;
+  assign mem_req_valid_o = issuing && !req_stream_q && !req_handoff_q;
   assign mem_req_addr_o  = agen_addr + { {(ADDR_W-BEAT_W){1'b0}}, req_beat_q};
+{%- if c.handoff %}
+  assign handoff_re_o    = ho_fire;
+  assign handoff_addr_o  = mem_req_addr_o;
+{%- endif %}
   assign stream_ready_o  = issuing && req_stream_q;
   assign wr_buffer_o     = ctx_buffer;
   assign sem_release_o   = done ? ctx_release : {NUM_SEM{1'b0}};

@@ -5,6 +5,11 @@
 // row of one beat per cycle) while the memory port accepts them. Output rows of a design
 // with block scales end with SCALE_BEATS beats holding the scale; a store of rows of a
 // precision without scales (bit prec of PREC_SCALED clear) leaves them out.
+{%- if c.handoff %}
+// A store with handoff writes its beats into the hand-off buffers of the engines its stream
+// links feed (a write a cycle, never refused) at their addresses modulo each buffer's
+// depth, instead of external memory.
+{%- endif %}
 `include "hwgen_isa.vh"
 module hwgen_store_unit #(
   parameter integer       INSTR_W     = `HWGEN_INSTR_W,
@@ -44,6 +49,12 @@ module hwgen_store_unit #(
   output wire                   stream_valid_o,
   input  wire                   stream_ready_i,
   output wire [MEM_W-1:0]       stream_data_o,
+{%- if c.handoff %}
+  // the hand-off buffers downstream (writes)
+  output wire                   handoff_we_o,
+  output wire [ADDR_W-1:0]      handoff_addr_o,
+  output wire [MEM_W-1:0]       handoff_wdata_o,
+{%- endif %}
   // performance
   output wire                   busy_o,
   output wire                   stall_o
@@ -80,6 +91,7 @@ module hwgen_store_unit #(
   wire [`HWGEN_TRANSFER_PAD_VALUE_W-1:0] f_pad_value;
   wire                                   f_transpose;
   wire                                   f_reblock;
+  wire                                   f_handoff;
 
   hwgen_decode_transfer u_decode (
     .instr_i     (head_instr_i),
@@ -102,7 +114,8 @@ module hwgen_store_unit #(
     .widen_o      (f_widen),
     .pad_value_o  (f_pad_value),
     .transpose_o  (f_transpose),
-    .reblock_o    (f_reblock)
+    .reblock_o    (f_reblock),
+    .handoff_o    (f_handoff)
   );
 
   // A store always reads the output buffer, whole rows, and takes no padding and no
@@ -110,11 +123,21 @@ module hwgen_store_unit #(
   wire unused_buffer;
   assign unused_buffer = ^{f_buffer, f_pads, f_row_beats, f_widen, f_pad_value, f_transpose,
                            f_reblock};
+{%- if c.handoff %}
+  wire f_handoff_on = f_handoff;
+{%- else %}
+  // (No hand-off buffers downstream: the interpreter refuses a store with handoff.)
+  wire f_handoff_on = 1'b0;
+  wire unused_handoff;
+  assign unused_handoff = f_handoff;
+{%- endif %}
 
   reg                   active_q;
   reg                   active_d;
   reg                   stream_q;
   reg                   stream_d;
+  reg                   handoff_q;
+  reg                   handoff_d;
   reg [SPAD_ADDR_W-1:0] spad_base_q;
   reg [SPAD_ADDR_W-1:0] spad_base_d;
   reg [NUM_SEM-1:0]     release_q;
@@ -149,7 +172,7 @@ module hwgen_store_unit #(
   wire                   unused_ahead_ready;
 
   wire sending   = active_q && head_valid;
-  wire beat_fire = sending && (stream_q ? stream_ready_i : mem_req_ready_i);
+  wire beat_fire = sending && (handoff_q || (stream_q ? stream_ready_i : mem_req_ready_i));
   wire row_done  = beat_fire && (beat_q == last_beat_q);
 
   // A row is read when the FIFO will have room for it the cycle its data arrives: the rows
@@ -250,6 +273,7 @@ module hwgen_store_unit #(
   always @* begin
     active_d    = active_q;
     stream_d    = stream_q;
+    handoff_d   = handoff_q;
     spad_base_d = spad_base_q;
     release_d   = release_q;
     beat_d      = beat_q;
@@ -258,6 +282,7 @@ module hwgen_store_unit #(
     if (start) begin
       active_d    = 1'b1;
       stream_d    = f_stream;
+      handoff_d   = f_handoff_on;
       spad_base_d = f_spad_addr;
       release_d   = f_signal & PRODUCED;
       last_beat_d = PREC_SCALED[f_prec] ? BEAT_LAST : BEAT_LAST - SCALE_BEATS_N;
@@ -283,6 +308,7 @@ module hwgen_store_unit #(
     if ({{ c.rst_on }}) begin
       active_q    <= 1'b0;
       stream_q    <= 1'b0;
+      handoff_q   <= 1'b0;
       spad_base_q <= {SPAD_ADDR_W{1'b0}};
       release_q   <= {NUM_SEM{1'b0}};
       beat_q      <= {BEAT_W{1'b0}};
@@ -291,6 +317,7 @@ module hwgen_store_unit #(
     end else begin
       active_q    <= active_d;
       stream_q    <= stream_d;
+      handoff_q   <= handoff_d;
       spad_base_q <= spad_base_d;
       release_q   <= release_d;
       beat_q      <= beat_d;
@@ -301,11 +328,16 @@ module hwgen_store_unit #(
 
   assign rd_valid_o      = active_q && rd_agen_valid && room;
   assign rd_addr_o       = spad_base_q + rd_index[SPAD_ADDR_W-1:0];
-  assign mem_req_valid_o = sending && !stream_q;
+  assign mem_req_valid_o = sending && !stream_q && !handoff_q;
   assign mem_req_addr_o  = agen_addr + { {(ADDR_W-BEAT_W){1'b0}}, beat_q};
   assign mem_req_wdata_o = beat_data;
   assign stream_valid_o  = sending && stream_q;
   assign stream_data_o   = beat_data;
+{%- if c.handoff %}
+  assign handoff_we_o    = sending && handoff_q;
+  assign handoff_addr_o  = mem_req_addr_o;
+  assign handoff_wdata_o = beat_data;
+{%- endif %}
   assign sem_release_o   = done ? release_q : {NUM_SEM{1'b0}};
   assign busy_o          = active_q;
 

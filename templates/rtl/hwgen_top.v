@@ -150,6 +150,17 @@ module hwgen_top #(
   wire             unused_{{ k.name }}_stream_out_valid;
   wire [MEM_W-1:0] unused_{{ k.name }}_stream_out_data;
 {%- endif %}
+{%- if c.handoff %}
+  // its writes into the hand-off buffers of the engines it feeds
+  wire                  {{ k.name }}_ho_we;
+  wire [MEM_ADDR_W-1:0] {{ k.name }}_ho_addr;
+  wire [MEM_W-1:0]      {{ k.name }}_ho_wdata;
+{%- if !k.handoff_feeds %}
+  // (No engine's hand-off buffer is fed by this one.)
+  wire                  unused_{{ k.name }}_ho;
+  assign unused_{{ k.name }}_ho = ^{ {{- k.name }}_ho_we, {{ k.name }}_ho_addr, {{ k.name }}_ho_wdata};
+{%- endif %}
+{%- endif %}
 
   hwgen_core #(
 {%- for p in k.params %}
@@ -186,6 +197,20 @@ module hwgen_top #(
     .stream_out_valid_o (unused_{{ k.name }}_stream_out_valid),
     .stream_out_ready_i (1'b0),
     .stream_out_data_o  (unused_{{ k.name }}_stream_out_data),
+{%- endif %}
+{%- if c.handoff %}
+{%- if let Some(f) = k.handoff_from %}
+    .handoff_in_we_i     ({{ f }}_ho_we),
+    .handoff_in_addr_i   ({{ f }}_ho_addr),
+    .handoff_in_wdata_i  ({{ f }}_ho_wdata),
+{%- else %}
+    .handoff_in_we_i     (1'b0),
+    .handoff_in_addr_i   ({MEM_ADDR_W{1'b0}}),
+    .handoff_in_wdata_i  ({MEM_W{1'b0}}),
+{%- endif %}
+    .handoff_out_we_o    ({{ k.name }}_ho_we),
+    .handoff_out_addr_o  ({{ k.name }}_ho_addr),
+    .handoff_out_wdata_o ({{ k.name }}_ho_wdata),
 {%- endif %}
     .perf_o             (perf[{{ k.index }}*PERF_W +: PERF_W])
   );

@@ -160,6 +160,23 @@ pub fn step_beats(u: &crate::design::Unit, alloc: &Alloc, s: &Step) -> u64 {
     t.moved_rows() * per_row
 }
 
+/// Beats a step moves through the memory port: `step_beats`, but none for a transfer with
+/// the on-chip hand-off buffers.
+pub fn port_beats(u: &crate::design::Unit, alloc: &Alloc, s: &Step) -> u64 {
+    match &s.instr.op {
+        Op::Load(t) | Op::Store(t) if t.handoff => 0,
+        _ => step_beats(u, alloc, s),
+    }
+}
+
+/// Beats a step moves through the on-chip hand-off buffers.
+pub fn handoff_beats(u: &crate::design::Unit, alloc: &Alloc, s: &Step) -> u64 {
+    match &s.instr.op {
+        Op::Load(t) | Op::Store(t) if t.handoff => step_beats(u, alloc, s),
+        _ => 0,
+    }
+}
+
 /// Each layer's report for a program given in parts (an elastic engine's row bands), in
 /// order: its instructions and memory beats in all of them, their program counters, and
 /// `cycles[i]` as layer i's estimated cycles (from a timeline).
@@ -187,7 +204,8 @@ pub fn layer_reports(
             datatype: u.datatype.get(n.prec).name(),
             macs: n.macs,
             instructions: steps.len(),
-            beats: steps.iter().map(|&(_, s)| step_beats(u, alloc, s)).sum(),
+            beats: steps.iter().map(|&(_, s)| port_beats(u, alloc, s)).sum(),
+            handoff_beats: steps.iter().map(|&(_, s)| handoff_beats(u, alloc, s)).sum(),
             estimated_cycles: cycles,
             pcs: steps.iter().map(|&(pc, _)| pc).collect(),
         })
@@ -290,6 +308,13 @@ fn engine<'a>(
                 input_rows: if v.to_input { v.count } else { 0 },
                 after_array: 0,
             },
+            // The hand-off buffers take a beat a cycle, and a cycle to read.
+            Op::Load(t) | Op::Store(t) if t.handoff => {
+                let pad = t.count0 * t.count1 - t.moved_rows();
+                Cost::Local {
+                    cycles: step_beats(u, alloc, s) + pad + 1,
+                }
+            }
             // A token moves a beat a cycle through its link.
             Op::Load(t) | Op::Store(t) if t.stream => Cost::Stream {
                 send: matches!(s.instr.op, Op::Store(_)),

@@ -205,6 +205,12 @@ impl<'a> System<'a> {
                         t.finish(pc, end);
                         self.streams.record(e, send, end);
                     }
+                    Cost::Local { cycles } => {
+                        let at = at.max(t.before_done(unit.index(), pc));
+                        t.start(pc, at);
+                        t.free[unit.index()] = at + cycles;
+                        t.finish(pc, at + cycles);
+                    }
                     Cost::Fixed { .. } => {
                         unreachable!("loads and stores are transfers or tokens")
                     }

@@ -94,6 +94,11 @@ pub(super) enum Cost {
     /// A hand-off token of `beats` beats sent down the engine's stream links (`send`) or
     /// taken from the one into it: it waits for room in every link, or for the token.
     Stream { send: bool, beats: u64 },
+    /// A transfer with the on-chip hand-off buffers: `cycles` of its unit (a beat or a
+    /// padding row a cycle, and the buffer's read), without the memory port; it starts
+    /// once the unit's earlier transfers have released (a load's reads of memory have
+    /// returned).
+    Local { cycles: u64 },
 }
 
 impl Cost {
@@ -402,6 +407,14 @@ impl<'a> Timeline<'a> {
             }
         }
         self.next[self.queue[pc]] += 1;
+    }
+
+    /// The cycle queue q's instruction before pc released its semaphores (0 for its first).
+    pub(super) fn before_done(&self, q: usize, pc: usize) -> u64 {
+        match self.pos[pc].checked_sub(1) {
+            Some(p) => self.done[self.order[q][p]],
+            None => 0,
+        }
     }
 
     /// Instruction pc releases its semaphores at cycle `end`.

@@ -108,7 +108,7 @@ pub fn program(
     let (g, m) = (&mapped.g, &mapped.map);
     let dmem = memory(design, model, (g, &alloc), (&m.stages, &allocs), framed);
     let output = alloc.tensors[&g.outputs[0]].clone();
-    let (outputs, macs_run) = outputs(g, &alloc, &m.stages, per_branch, framed.reloc);
+    let (outputs, macs_run) = outputs(g, &alloc, &m.stages, per_branch, &framed.reloc);
     let macs = layers.iter().map(|l| l.macs).sum();
     let elastic = (!m.single).then(|| Elastic {
         frames: (0..design.branches.len())
@@ -443,7 +443,7 @@ fn outputs(
     alloc: &Alloc,
     stages: &[Stage],
     per_branch: &[usize],
-    reloc: Reloc,
+    reloc: &Reloc,
 ) -> (Vec<OutputRegion>, u64) {
     // The branch that computes tensor t (a single engine's one branch computes them all,
     // its model inputs and concats too).

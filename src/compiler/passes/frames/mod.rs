@@ -9,16 +9,17 @@
 
 mod tokens;
 
-pub(crate) use tokens::token_beats;
-
 use super::map::in_unit;
+use super::map::links::token_rows;
+use super::map::rows::band_needs;
+use super::map::Part;
 use super::schedule::Scheduled;
 use crate::compiler::step::{Res, Step};
 use crate::compiler::{CompileError, TensorLayout};
 use crate::design::Design;
 use crate::isa::Op as IsaOp;
 use crate::model::{Model, Tensor};
-use tokens::{band_needs, token, token_rows};
+use tokens::token;
 
 /// Every engine's steps for a run (None: an idle engine with nothing to drain), and where
 /// the run's frames live.
@@ -75,34 +76,23 @@ pub fn run(
         .map(|s| per_branch[s.branch])
         .max()
         .unwrap_or(1);
-    let act_size = alloc.inputs_end + (alloc.end - alloc.activations);
-    let end = alloc.end + (frames as u64 - 1) * act_size;
-    let addressable = 1u64 << crate::isa::EXT_ADDR_BITS;
-    // (A single engine's placement was checked by allocate.)
-    if end > addressable && !single {
-        return Err(CompileError::new(
-            None,
-            format!("{frames} frames of the model's tensors, with the weights, need {end} beats of external memory; the ISA's addresses reach {addressable}"),
-            "lower the branches' batch, or compile a smaller model",
-        ));
-    }
-    let reloc = Reloc {
-        input_end: alloc.inputs_end,
-        activations: alloc.activations,
-        end: alloc.end,
-        act_size,
-    };
+    let (reloc, end) = relocate(alloc, frames, single)?;
     let cores = design.cores();
     let links = design.links();
     // Per engine, its stage and replica (None: idle).
     let mut share_of = vec![None; cores.len()];
     for (k, share) in plan.shares.iter().enumerate() {
         for (r, sh) in share.iter().enumerate() {
-            share_of[sh.engine] = Some((k, r));
+            share_of[sh.part.engine] = Some((k, r));
         }
     }
     let active: Vec<bool> = share_of.iter().map(Option::is_some).collect();
-    let bands_of = |e: usize| share_of[e].map_or(0, |(k, r)| plan.shares[k][r].ends.len());
+    let parts: Vec<Vec<Part>> = plan
+        .shares
+        .iter()
+        .map(|st| st.iter().map(|sh| sh.part.clone()).collect())
+        .collect();
+    let bands_of = |e: usize| share_of[e].map_or(0, |(k, r)| plan.shares[k][r].part.bands());
     let frames_of = |e: usize| per_branch[branch_of(&cores[e].0.name)];
     // A band's token leaves an active engine for every engine it feeds, one per band of
     // every frame of its branch; the engine fed loads each before the first of its bands
@@ -130,8 +120,8 @@ pub fn run(
     for (st, share) in stages.iter().zip(&plan.shares) {
         let branch = &design.branches[st.branch];
         let unit = &branch.units[st.unit];
-        for sh in share {
-            let e = sh.engine;
+        for (replica, sh) in share.iter().enumerate() {
+            let e = sh.part.engine;
             let first = st.nodes[0];
             let mut all = Vec::new();
             let own = per_branch[st.branch];
@@ -140,7 +130,7 @@ pub fn run(
                 .filter(|l| l.to == e && active[l.from])
                 .map(|l| l.from)
                 .collect();
-            let needs = band_needs(&plan.placed.mapped.g, &plan.shares, &share_of, sh, &feeds);
+            let needs = band_needs(&plan.placed.mapped.g, &parts, &share_of, &sh.part, &feeds);
             for f in 0..own {
                 let mut taken = 0;
                 for (k, steps) in sh.bands.iter().enumerate() {
@@ -148,7 +138,7 @@ pub fn run(
                         all.push(token(first, false, receive[e]));
                     }
                     taken = needs[k];
-                    all.extend(steps.iter().map(|s| reloc.step(s, f)));
+                    all.extend(steps.iter().map(|s| reloc.step(s, f, replica)));
                     if sends_token(e) {
                         all.push(token(first, true, send[e]));
                     }
@@ -173,21 +163,92 @@ pub fn run(
     })
 }
 
+/// Where every frame's tensors live (`Reloc`), and the first beat after them, checked
+/// against the ISA's external addresses and the hand-off regions.
+fn relocate(
+    alloc: &super::allocate::Alloc,
+    frames: usize,
+    single: bool,
+) -> Result<(Reloc, u64), CompileError> {
+    let act_size = alloc.inputs_end + (alloc.end - alloc.activations);
+    let end = alloc.end + (frames as u64 - 1) * act_size;
+    let addressable = 1u64 << crate::isa::EXT_ADDR_BITS;
+    // (A single engine's placement was checked by allocate.)
+    if end > addressable && !single {
+        return Err(CompileError::new(
+            None,
+            format!("{frames} frames of the model's tensors, with the weights, need {end} beats of external memory; the ISA's addresses reach {addressable}"),
+            "lower the branches' batch, or compile a smaller model",
+        ));
+    }
+    let on_chip = &alloc.handoffs.on_chip;
+    if !on_chip.is_empty() && end > super::allocate::HANDOFF_BASE {
+        return Err(CompileError::new(
+            None,
+            format!("{frames} frames of the model's tensors, with the weights, need {end} beats of external memory; with tensors handed on chip the ISA's addresses reach {} of it (the hand-off buffers take the rest)", super::allocate::HANDOFF_BASE),
+            "lower the branches' batch, or compile a smaller model",
+        ));
+    }
+    let span = |h: &super::allocate::Handoff| {
+        h.size
+            + (frames as u64).saturating_sub(1) * h.frame_beats.iter().copied().max().unwrap_or(0)
+    };
+    if let Some(h) = on_chip
+        .iter()
+        .find(|h| span(h) > super::allocate::HANDOFF_REGION)
+    {
+        return Err(CompileError::new(
+            None,
+            format!(
+                "{frames} frames of {}, handed on chip, span {} beats of the hand-off addresses; each tensor has {}",
+                h.tensor,
+                span(h),
+                super::allocate::HANDOFF_REGION
+            ),
+            "lower the branches' batch",
+        ));
+    }
+    let reloc = Reloc {
+        input_end: alloc.inputs_end,
+        activations: alloc.activations,
+        end: alloc.end,
+        act_size,
+        handoffs: on_chip
+            .iter()
+            .map(|h| (h.base, h.frame_beats.clone()))
+            .collect(),
+    };
+    Ok((reloc, end))
+}
+
 /// Where frame f's copy of the activations lives: the input (beats 0..input_end) and the
 /// other tensors (activations..end) of frame f > 0 follow one another after `end`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Reloc {
     input_end: u64,
     activations: u64,
     end: u64,
     act_size: u64,
+    /// The tensors handed on chip: (first beat, per replica the beats a frame's rows move);
+    /// frame f's rows follow
+    /// frame f - 1's, so that the buffers' rings run on across frames.
+    handoffs: Vec<(u64, Vec<u64>)>,
 }
 
 impl Reloc {
     /// How far beat `addr` moves for frame `f` (weights do not move).
-    fn delta(&self, addr: u64, f: usize) -> i64 {
+    /// (A beat handed on chip moves by what replica `replica` of its producer writes a
+    /// frame; layouts, of tensors in memory, take replica 0.)
+    fn delta(&self, addr: u64, f: usize, replica: usize) -> i64 {
         if f == 0 {
             return 0;
+        }
+        if let Some((_, moves)) = self
+            .handoffs
+            .iter()
+            .find(|(b, _)| (*b..b + super::allocate::HANDOFF_REGION).contains(&addr))
+        {
+            return (f as u64 * moves[replica]) as i64;
         }
         let base = self.end + (f as u64 - 1) * self.act_size;
         if addr < self.input_end {
@@ -199,7 +260,8 @@ impl Reloc {
         }
     }
 
-    pub fn step(&self, s: &Step, f: usize) -> Step {
+    /// Step `s` of replica `replica`'s program as frame `f` runs it.
+    pub fn step(&self, s: &Step, f: usize, replica: usize) -> Step {
         // A transfer moves with the region it reads or writes: its first beat may lie
         // outside the tensor (a load's padding), so it is not classified by itself.
         let region = s.reads.iter().chain(&s.writes).find_map(|r| match r {
@@ -209,7 +271,7 @@ impl Reloc {
         let mut s = s.clone();
         let move_res = |r: &mut Res| {
             if let Res::Dram(a, b) = r {
-                let d = self.delta(*a, f);
+                let d = self.delta(*a, f, replica);
                 *a = (*a as i64 + d) as u64;
                 *b = (*b as i64 + d) as u64;
             }
@@ -218,7 +280,7 @@ impl Reloc {
         s.writes.iter_mut().for_each(move_res);
         if let IsaOp::Load(t) | IsaOp::Store(t) = &mut s.instr.op {
             if !t.stream {
-                let d = region.map_or(0, |a| self.delta(a, f));
+                let d = region.map_or(0, |a| self.delta(a, f, replica));
                 t.ext_addr =
                     (t.ext_addr as i64 + d).rem_euclid(1 << crate::isa::EXT_ADDR_BITS) as u64;
             }
@@ -228,7 +290,7 @@ impl Reloc {
 
     pub fn layout(&self, l: &TensorLayout, f: usize) -> TensorLayout {
         TensorLayout {
-            base: (l.base as i64 + self.delta(l.base, f)) as u64,
+            base: (l.base as i64 + self.delta(l.base, f, 0)) as u64,
             ..l.clone()
         }
     }

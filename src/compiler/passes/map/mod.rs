@@ -12,6 +12,7 @@
 //! A single-engine Design is the mapping of one stage (its one unit runs every layer), one
 //! replica (every row) and one band.
 
+pub mod links;
 pub(crate) mod rows;
 mod stages;
 
@@ -50,6 +51,74 @@ impl Mapping {
     /// The unit stage `k` runs on.
     pub fn unit<'d>(&self, design: &'d Design, k: usize) -> &'d Unit {
         unit_of(design, &self.stages[k])
+    }
+}
+
+/// One replica's part of a frame: its engine, the rows of every node it computes (empty
+/// outside its stage), and per band, per node, the end of the rows done once the band is
+/// done (`rows::bands`).
+#[derive(Debug, Clone)]
+pub struct Part {
+    pub engine: usize,
+    pub rows: Vec<Range<usize>>,
+    pub ends: Vec<Vec<usize>>,
+}
+
+impl Part {
+    /// Bands it computes a frame in.
+    pub fn bands(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Per node, the rows band k computes.
+    pub fn band_rows(&self, k: usize) -> Vec<Range<usize>> {
+        let start = |i: usize| match k {
+            0 => self.rows[i].start,
+            _ => self.ends[k - 1][i],
+        };
+        (0..self.rows.len())
+            .map(|i| start(i)..self.ends[k][i])
+            .collect()
+    }
+
+    /// The first band after which rows `..end` of node i are done (None: it computes none
+    /// of them).
+    pub fn band_done(&self, i: usize, end: usize) -> Option<usize> {
+        let r = &self.rows[i];
+        if end <= r.start {
+            return None;
+        }
+        let end = end.min(r.end);
+        self.ends.iter().position(|e| e[i] >= end)
+    }
+}
+
+impl Mapping {
+    /// Every replica's part of a frame, per stage.
+    pub fn parts(&self, design: &Design, g: &Graph) -> Vec<Vec<Part>> {
+        (0..self.stages.len())
+            .map(|k| {
+                let st = &self.stages[k];
+                let mut in_stage = vec![false; g.nodes.len()];
+                for &i in &st.nodes {
+                    in_stage[i] = true;
+                }
+                self.band_ends[k]
+                    .iter()
+                    .enumerate()
+                    .map(|(r, ends)| Part {
+                        engine: engine_of(design, st.branch, st.unit, r),
+                        rows: (0..g.nodes.len())
+                            .map(|i| match in_stage[i] {
+                                true => self.replicas[i].get(r).cloned().unwrap_or(0..0),
+                                false => 0..0,
+                            })
+                            .collect(),
+                        ends: ends.clone(),
+                    })
+                    .collect()
+            })
+            .collect()
     }
 }
 

@@ -10,6 +10,7 @@
 //! rows come through memory from the neighbouring band.
 
 use super::stages::Stage;
+use super::Part;
 use crate::compiler::passes::legalize::window;
 use crate::compiler::passes::legalize::{Graph, Node};
 use crate::design::Design;
@@ -325,4 +326,65 @@ fn band_ends(
 /// a phase of a transposed convolution): the end of the node's own rows.
 pub(crate) fn node_end(n: &Node, end: usize) -> usize {
     own_rows(n, &(0..end)).end
+}
+
+/// Per band of part `sh`, the tokens of the engines that feed it (`feeds`, the replicas
+/// of one unit, whose tokens arrive joined) it must have received before the band starts:
+/// enough that every row the band reads of their tensors is done, and all of a frame's
+/// before its last band. A tensor of a stage further up is complete once the feeding
+/// unit's last token of the frame arrives (every engine takes all of a frame's tokens
+/// before its last band), so a band reading one waits for all of them.
+pub fn band_needs(
+    g: &Graph,
+    parts: &[Vec<Part>],
+    share_of: &[Option<(usize, usize)>],
+    sh: &Part,
+    feeds: &[usize],
+) -> Vec<usize> {
+    let Some(&(from, _)) = feeds.first().and_then(|&q| share_of[q].as_ref()) else {
+        return vec![0; sh.bands()];
+    };
+    let all = parts[from][0].bands();
+    // Whether a replica of stage k computes rows of node i.
+    let runs = |k: usize, i: usize| parts[k].iter().any(|s| !s.rows[i].is_empty());
+    let (own, _) = share_of[sh.engine].expect("a share's engine is active");
+    let mut needs = Vec::with_capacity(sh.bands());
+    let mut need = 0;
+    for k in 0..sh.bands() {
+        if k + 1 == sh.bands() {
+            need = all;
+        }
+        for (j, r) in sh.band_rows(k).into_iter().enumerate() {
+            for (t, want) in reads(g, &g.nodes[j], r) {
+                let writers: Vec<usize> = g
+                    .nodes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| n.tensor() == t)
+                    .map(|(i, _)| i)
+                    .collect();
+                // A model input is in memory, and the stage's own tensors are computed
+                // by this engine in program order.
+                if writers.is_empty() || writers.iter().any(|&i| runs(own, i)) {
+                    continue;
+                }
+                if !writers.iter().any(|&i| runs(from, i)) {
+                    need = all;
+                    continue;
+                }
+                for &q in feeds {
+                    let (kq, rq) = share_of[q].expect("a feeding engine is active");
+                    let p = &parts[kq][rq];
+                    for &i in &writers {
+                        let end = node_end(&g.nodes[i], want.end);
+                        if let Some(m) = p.band_done(i, end) {
+                            need = need.max(m + 1);
+                        }
+                    }
+                }
+            }
+        }
+        needs.push(need);
+    }
+    needs
 }

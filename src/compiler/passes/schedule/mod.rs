@@ -22,13 +22,13 @@ mod window;
 
 use super::allocate::{tile_rows, window, Alloc, Placed};
 use super::legalize::{Graph, Node};
+use super::map::Part;
 use super::tile::{budget, Budget, Tiling};
 use crate::compiler::TensorLayout;
 use crate::design::Design;
 use crate::isa::{Buffer, Instr, Op as IsaOp, Transfer};
 use crate::model::lower::{Lowered, Taps};
 use crate::model::{Combine, Requant};
-use std::ops::Range;
 
 pub use crate::compiler::step::{Res, Step};
 
@@ -254,40 +254,12 @@ impl Sched<'_> {
     }
 }
 
-/// One replica's share of a frame: its rows, computed in bands, after each of which it
-/// hands on what it has.
+/// One replica's share of a frame: its part (`map::Part`: its rows, in bands), and each
+/// band's steps.
+#[derive(Debug, Clone)]
 pub struct Share {
-    pub engine: usize,
-    /// Per node, the rows it computes (empty outside the stage).
-    pub rows: Vec<Range<usize>>,
-    /// Per band: per node, the end of the rows done once the band is done
-    /// (`rows::bands`), and the band's steps.
-    pub ends: Vec<Vec<usize>>,
+    pub part: Part,
     pub bands: Vec<Vec<Step>>,
-}
-
-impl Share {
-    /// Per node, the rows band k computes.
-    pub fn band_rows(&self, k: usize) -> Vec<Range<usize>> {
-        let start = |i: usize| match k {
-            0 => self.rows[i].start,
-            _ => self.ends[k - 1][i],
-        };
-        (0..self.rows.len())
-            .map(|i| start(i)..self.ends[k][i])
-            .collect()
-    }
-
-    /// The first band after which rows `..end` of node i are done (None: it computes none
-    /// of them).
-    pub fn band_done(&self, i: usize, end: usize) -> Option<usize> {
-        let r = &self.rows[i];
-        if end <= r.start {
-            return None;
-        }
-        let end = end.min(r.end);
-        self.ends.iter().position(|e| e[i] >= end)
-    }
 }
 
 /// The schedule of one frame: the placed mapping and, per stage, every replica's share.
@@ -296,28 +268,13 @@ pub struct Scheduled {
     pub shares: Vec<Vec<Share>>,
 }
 
-/// One replica's share of a frame (engine `engine`, the rows `rows` of every node, in
-/// bands ending at `ends`): each band scheduled after the one before it.
-pub fn share(
-    design: &Design,
-    g: &Graph,
-    alloc: &Alloc,
-    tiling: &[Tiling],
-    engine: usize,
-    rows: Vec<std::ops::Range<usize>>,
-    ends: Vec<Vec<usize>>,
-) -> Share {
-    let mut sh = Share {
-        engine,
-        rows,
-        ends,
-        bands: Vec::new(),
-    };
-    for k in 0..sh.ends.len() {
-        let band = run(design, g, alloc, tiling, &sh.band_rows(k));
-        sh.bands.push(band);
-    }
-    sh
+/// One replica's share of a frame (its part): each band scheduled after the one before
+/// it.
+pub fn share(design: &Design, g: &Graph, alloc: &Alloc, tiling: &[Tiling], part: Part) -> Share {
+    let bands = (0..part.bands())
+        .map(|k| run(design, g, alloc, tiling, &part.band_rows(k)))
+        .collect();
+    Share { part, bands }
 }
 
 /// The schedule of output rows `rows[i]` of every node i (nothing for an empty range) of
@@ -377,7 +334,21 @@ pub fn run(
     let beats = |st: &Step| crate::compiler::cost::step_beats(&g.unit, alloc, st);
     hoist::prologues(&mut s.steps, (g.unit.cpf, g.unit.kpf), &beats);
     hoist::carry_preloads(&mut s.steps, g.unit.cpf, &beats);
+    mark_handoffs(&mut s.steps);
     s.steps
+}
+
+/// Loads and stores of tensors handed on chip (placed at virtual beats from
+/// `allocate::HANDOFF_BASE`) move them through the hand-off buffers.
+fn mark_handoffs(steps: &mut [Step]) {
+    let on_chip =
+        |r: &Res| matches!(r, Res::Dram(a, b) if a < b && *a >= super::allocate::HANDOFF_BASE);
+    for s in steps {
+        let handoff = s.reads.iter().chain(&s.writes).any(on_chip);
+        if let IsaOp::Load(t) | IsaOp::Store(t) = &mut s.instr.op {
+            t.handoff = handoff;
+        }
+    }
 }
 
 fn node_ctx<'a>(g: &'a Graph, alloc: &'a Alloc, ni: usize, n: &'a Node) -> NodeCtx<'a> {

@@ -7,12 +7,15 @@
 //! stored pixel by pixel in tiles of the largest unit's cpf, and each stage sees it as rows
 //! of its own width ([`Alloc::for_unit`]).
 
+mod handoff;
+
 pub use super::legalize::window;
 use super::legalize::{Graph, Node};
 use super::map::{Mapped, Mapping};
 use crate::compiler::{CompileError, TensorLayout};
 use crate::design::{Design, Unit};
 use crate::model::lower::{Lowered, Stencil, Taps};
+pub use handoff::{decide as handoffs, Handoff, Handoffs, HANDOFF_BASE, HANDOFF_REGION};
 use std::collections::HashMap;
 
 /// A cpf x kpf block of weights: row r (an input channel) holds kpf output channels.
@@ -58,6 +61,9 @@ pub struct Alloc {
     pub inputs_end: u64,
     pub activations: u64,
     pub end: u64,
+    /// The tensors stages hand on chip (at virtual beats from `HANDOFF_BASE`, outside
+    /// external memory), and those a unit with a hand-off buffer reads from memory instead.
+    pub handoffs: Handoffs,
 }
 
 /// Where a node's untied bias lives and how one pixel of a channel tile is stored: an
@@ -177,8 +183,12 @@ pub fn run(design: &Design, mapped: Mapped) -> Result<Placed, CompileError> {
 /// The placement of graph `g` mapped as `m`, and per stage the placement as its unit sees
 /// it when units of different sizes run stages (empty otherwise).
 pub fn placements(design: &Design, g: &Graph, m: &Mapping) -> (Alloc, Vec<Alloc>) {
+    let handoffs = handoff::decide(design, g, m);
     if !m.mixed {
-        return (place(design, g, m.single, &|_| &g.unit, false), Vec::new());
+        return (
+            place(design, g, m.single, &|_| &g.unit, false, handoffs),
+            Vec::new(),
+        );
     }
     let mut units = vec![g.unit.clone(); g.nodes.len()];
     for (k, st) in m.stages.iter().enumerate() {
@@ -186,7 +196,7 @@ pub fn placements(design: &Design, g: &Graph, m: &Mapping) -> (Alloc, Vec<Alloc>
             units[i] = m.unit(design, k).clone();
         }
     }
-    let alloc = place(design, g, false, &|i| &units[i], true);
+    let alloc = place(design, g, false, &|i| &units[i], true, handoffs);
     let allocs = (0..m.stages.len())
         .map(|k| alloc.for_unit(design, m.unit(design, k), &m.stages[k].nodes))
         .collect();
@@ -196,7 +206,7 @@ pub fn placements(design: &Design, g: &Graph, m: &Mapping) -> (Alloc, Vec<Alloc>
 /// The placement of a graph compiled on its unit alone, reusing dead tensors' memory (a
 /// single engine's).
 pub fn graph(design: &Design, g: &Graph) -> Alloc {
-    place(design, g, true, &|_| &g.unit, false)
+    place(design, g, true, &|_| &g.unit, false, Handoffs::default())
 }
 
 /// The placement fits the ISA's external addresses (checked before the memory image is
@@ -488,6 +498,7 @@ impl Alloc {
             acc_beats: u64::from(u.acc_row_bits()) / mem_w,
             act_beats: u64::from(u.input_elem_bits()).div_ceil(mem_w),
             weight_tile_rows: u64::from(u.weight_tile_rows()),
+            handoffs: self.handoffs.clone(),
             ..*self
         }
     }
@@ -558,6 +569,7 @@ fn place<'u>(
     reuse: bool,
     unit_of: &dyn Fn(usize) -> &'u Unit,
     interleave: bool,
+    handoffs: Handoffs,
 ) -> Alloc {
     let u = &g.unit;
     let t = u.cpf as usize;
@@ -620,8 +632,12 @@ fn place<'u>(
         next += l.size_beats();
         tensors.insert(c.name.clone(), l);
     }
-    let mut free: Vec<(u64, u64)> = Vec::new(); // (base, beats)
-                                                // Views live as long as their concat: only inputs of their own are freed.
+    let mut regions = Regions {
+        free: Vec::new(),
+        next,
+        reuse,
+    };
+    // Views live as long as their concat: only inputs of their own are freed.
     let mut live: Vec<String> = g
         .inputs
         .iter()
@@ -638,7 +654,7 @@ fn place<'u>(
             let dead = !g.is_output(name) && last_use(name).is_some_and(|u| u < i);
             if dead {
                 let l = &tensors[name];
-                free.push((l.base, l.size_beats()));
+                regions.free.push((l.base, l.size_beats()));
             }
             !dead
         });
@@ -655,25 +671,15 @@ fn place<'u>(
             tensors.insert(name.to_string(), v);
             continue;
         }
-        let size = layout(name, shape, pad, 0).size_beats();
-        let reuse = if reuse {
-            free.iter().position(|(_, beats)| *beats >= size)
-        } else {
-            None
-        };
-        let base = match reuse {
-            Some(k) => {
-                let (base, beats) = free.remove(k);
-                if beats > size {
-                    free.push((base + size, beats - size));
-                }
-                base
-            }
-            None => {
-                next += size;
-                next - size
-            }
-        };
+        // A tensor handed on chip: pixel by pixel (a band of rows is then one span of
+        // beats, the ring's), at its virtual beats.
+        if let Some(h) = handoffs.of(name) {
+            let l =
+                TensorLayout::tiled(name, shape, g.format_of(name), 0, t, beats_of(name), h.base);
+            tensors.insert(name.to_string(), l.interleaved());
+            continue;
+        }
+        let base = regions.take(layout(name, shape, pad, 0).size_beats());
         tensors.insert(name.to_string(), layout(name, shape, pad, base));
         live.push(name.to_string());
     }
@@ -693,6 +699,38 @@ fn place<'u>(
         act_beats,
         inputs_end,
         activations,
-        end: next,
+        end: regions.next,
+        handoffs,
+    }
+}
+
+/// External memory for activations: regions freed by dead tensors (base, beats), reused
+/// first fit when `reuse`, and the first beat never used.
+struct Regions {
+    free: Vec<(u64, u64)>,
+    next: u64,
+    reuse: bool,
+}
+
+impl Regions {
+    /// The base of `size` beats.
+    fn take(&mut self, size: u64) -> u64 {
+        let fit = match self.reuse {
+            true => self.free.iter().position(|(_, beats)| *beats >= size),
+            false => None,
+        };
+        match fit {
+            Some(k) => {
+                let (base, beats) = self.free.remove(k);
+                if beats > size {
+                    self.free.push((base + size, beats - size));
+                }
+                base
+            }
+            None => {
+                self.next += size;
+                self.next - size
+            }
+        }
     }
 }
