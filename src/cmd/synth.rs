@@ -109,7 +109,7 @@ pub fn table(r: &Report, config: &str) -> String {
             let _ = writeln!(
                 t,
                 "{:<34} {:>9} {:>8.0} {:>8.0} {:>8} {:>6.0} {:>7.0} {:>6}",
-                "  its resource model", "", m.ffs, m.luts, "", m.dsps, m.bram18, ""
+                "  its resource model", "", m.ffs, m.luts, m.lutram, m.dsps, m.bram18, ""
             );
         }
         if let Some(why) = &u.no_model {

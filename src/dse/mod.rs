@@ -334,7 +334,7 @@ fn scored(
         engines: d.cores().len(),
         dsps,
         bram18,
-        luts: r.luts.ceil() as u64,
+        luts: (r.luts + r.lutram).ceil() as u64,
         ffs: r.ffs.ceil() as u64,
         compute_cycles: e.compute_cycles,
         memory_cycles: e.memory_cycles,

@@ -94,7 +94,7 @@ impl Budget {
         let (dsps, bram, luts) = (
             r.dsps.ceil() as u64,
             r.bram18.ceil() as u64,
-            r.luts.ceil() as u64,
+            (r.luts + r.lutram).ceil() as u64,
         );
         if dsps > self.dsps {
             over.push(format!("{dsps} DSPs > {}", self.dsps));
@@ -328,7 +328,8 @@ pub fn memory_for(
 /// text): the template's tables with the budget's clock and memory ports, the branches'
 /// batch and priority, and each branch's units replaced; `header` becomes its opening
 /// comment, and `name`, when given, its `name`. Keys of the template's first unit other
-/// than its name and shape carry over to every unit.
+/// than its name, shape, bands and hand-off buffer carry over to every unit (the search
+/// makes every unit hand on whole frames through memory).
 pub fn config_toml(
     template_src: &str,
     d: &Design,
@@ -377,7 +378,7 @@ pub fn config_toml(
             },
             _ => Table::new(),
         };
-        for k in ["name", "cpf", "kpf", "h", "bands"] {
+        for k in ["name", "cpf", "kpf", "h", "bands", "handoff_depth"] {
             extra.remove(k);
         }
         let units = b
@@ -438,5 +439,26 @@ mod tests {
         assert_eq!(memory_for(1.0, 200, 128).unwrap(), (1, 5));
         assert_eq!(memory_for(1000.0, 200, 64).unwrap(), (16, 8));
         assert!(memory_for(0.1, 200, 128).is_err());
+    }
+
+    /// A template whose forked branch's first unit hands on chip and in bands: the
+    /// written design's units do neither (every unit would otherwise inherit them, units
+    /// the search gave another h than their feeder's too), and it parses.
+    #[test]
+    fn written_units_drop_bands_and_hand_off_buffers() {
+        let src = "[[branch]]\nname = \"main\"\n[[branch.unit]]\nname = \"a\"\ncpf = 8\nkpf = 8\n[[branch]]\nname = \"side\"\nfrom = \"main.a\"\n[[branch.unit]]\nname = \"s\"\ncpf = 8\nkpf = 8\nbands = 4\nhandoff_depth = 256\n";
+        let template = crate::config::parse_str(src, "t.toml", "t").unwrap();
+        assert_eq!(template.branches[1].units[0].handoff_depth, 256);
+        let p = Point(vec![vec![(8, 1)], vec![(8, 2), (8, 1)]]);
+        let text = config_toml(src, &design(&template, &p), "", None).unwrap();
+        assert!(
+            !text.contains("handoff_depth") && !text.contains("bands"),
+            "{text}"
+        );
+        let d = crate::config::parse_str(&text, "w.toml", "w").unwrap();
+        assert!(d
+            .cores()
+            .iter()
+            .all(|(_, u, _)| u.handoff_depth == 0 && u.bands == 1));
     }
 }

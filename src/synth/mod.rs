@@ -492,10 +492,11 @@ fn report(
             let array_dsps = Resources::of(&arrays).dsps;
             let h = f64::from(u.h);
             let predicted = (target == Target::Xilinx).then(|| {
-                model::engine(&design.vector, design.pack_macs, u).map(|e| model::Predicted {
+                model::replica(design, u).map(|e| model::Predicted {
                     dsps: e.dsps * h,
                     bram18: e.bram18 * h,
                     luts: e.luts * h,
+                    lutram: e.lutram * h,
                     ffs: e.ffs * h,
                 })
             });
