@@ -175,13 +175,7 @@ impl Engine {
     ) -> Result<(), InterpError> {
         let beats = self.stream_beats(pc, t)?;
         let per_row = beats / (t.count0 * t.count1).max(1);
-        let local = Transfer {
-            stream: false,
-            ext_addr: 0,
-            stride0: per_row,
-            stride1: per_row * t.count0,
-            ..*t
-        };
+        let local = t.as_consecutive_rows(per_row);
         let mut scratch = Memory::new(self.mem_w, beats as usize);
         let missing = if store {
             streams.outputs.is_empty()
@@ -240,20 +234,8 @@ impl Engine {
         let rows = t.moved_rows();
         let beats = transfer_beats(&self.unit, self.mem_w, pc, t)?;
         let per_row = beats.checked_div(rows).unwrap_or(0);
-        let local = Transfer {
-            handoff: false,
-            ext_addr: 0,
-            stride0: per_row,
-            stride1: per_row * t.count0,
-            ..*t
-        };
+        let local = t.as_consecutive_rows(per_row);
         let mut scratch = Memory::new(self.mem_w, (per_row * t.count0 * t.count1) as usize);
-        let pad = |i0: u64, i1: u64| {
-            i1 < t.pad_top
-                || i1 + t.pad_bottom >= t.count1
-                || i0 < t.pad_left
-                || i0 + t.pad_right >= t.count0
-        };
         let at = |i0: u64, i1: u64, b: u64| ext(t.ext_addr + i1 * t.stride1 + i0 * t.stride0 + b);
         if store {
             if streams.handoff_targets == 0 {
@@ -274,7 +256,7 @@ impl Engine {
             illegal("a hand-off load on an engine without a hand-off buffer".into())
         })?;
         for (k, i0, i1) in super::exec::rows(t.count0, t.count1) {
-            if pad(i0, i1) {
+            if t.is_pad(i0, i1) {
                 continue;
             }
             for b in 0..per_row {
@@ -380,10 +362,7 @@ impl Engine {
                 }
             } else {
                 // A row in the padding reads no memory.
-                let pad = i1 < t.pad_top
-                    || i1 + t.pad_bottom >= t.count1
-                    || i0 < t.pad_left
-                    || i0 + t.pad_right >= t.count0;
+                let pad = t.is_pad(i0, i1);
                 let mut vals = if pad {
                     vec![pad_elem; n]
                 } else {

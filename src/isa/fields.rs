@@ -281,4 +281,27 @@ impl Transfer {
         rows(self.count0, self.pad_left, self.pad_right)
             * rows(self.count1, self.pad_top, self.pad_bottom)
     }
+
+    /// Whether row (i0, i1) of the transfer is in its padding (a load writes it without
+    /// reading memory).
+    pub fn is_pad(&self, i0: u64, i1: u64) -> bool {
+        i1 < self.pad_top
+            || i1 + self.pad_bottom >= self.count1
+            || i0 < self.pad_left
+            || i0 + self.pad_right >= self.count0
+    }
+
+    /// The same rows laid out one after another from beat 0, `per_row` beats each, in
+    /// plain memory (neither stream nor hand-off): how a stream or a hand-off transfer
+    /// stages its rows.
+    pub fn as_consecutive_rows(&self, per_row: u64) -> Transfer {
+        Transfer {
+            stream: false,
+            handoff: false,
+            ext_addr: 0,
+            stride0: per_row,
+            stride1: per_row * self.count0,
+            ..*self
+        }
+    }
 }
