@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Resource-model fit (issue 14): synthesizes one-unit int8 designs of several array sizes
 # and buffer depths, with and without packed multipliers (`[array] pack_macs`), with `hwgen synth --target xilinx --json` (UltraScale+), writes their
-# per-unit DSP, BRAM18, LUT and FF counts to target/resources/samples.csv, fits the linear
+# per-unit DSP, BRAM18, LUT (logic and LUT RAM) and FF counts to target/resources/samples.csv, fits the linear
 # model of src/synth/model.rs to the samples marked "fit" and prints its constants and its
 # error on the samples marked "held-out" (configurations the fit has not seen).
 # Usage: scripts/fit_resources.sh [--reuse]   (--reuse: keep samples already synthesized)
@@ -71,7 +71,7 @@ TOML
   mv "$json.tmp" "$json"
 done
 {
-  echo "role,cpf,input_depth,weight_depth,accumulator_depth,output_depth,pack_macs,dsps,bram18,luts,lutram,ffs,features"
+  echo "role,cpf,input_depth,weight_depth,accumulator_depth,output_depth,pack_macs,dsps,bram18,luts,lutram,ffs,lutram_derived,features"
   for s in "${samples[@]}"; do
     read -r role cpf ind wd ad od pack <<<"$s"
     json="$out/$(sample_name $s).json"
@@ -82,7 +82,8 @@ u = r["units"][0]
 t = u["total"]
 # The model's own features, as hwgen computes them (src/synth/model.rs).
 f = " ".join(repr(x) for x in u["model_features"])
-print(",".join(sys.argv[2:9] + [str(t[k]) for k in ("dsps", "bram18", "luts", "lutram", "ffs")] + [f]))
+# The LUT RAM hwgen derives (model::derived_lutram) is taken out before the fit.
+print(",".join(sys.argv[2:9] + [str(t[k]) for k in ("dsps", "bram18", "luts", "lutram", "ffs")] + [repr(u["model_lutram_derived"]), f]))
 PY
   done
 } >"$out/samples.csv"
@@ -97,20 +98,23 @@ def features(r):
     # MACs (cpf x kpf), output lanes (kpf), scratchpad Kbit, one, packed pairs: from
     # hwgen's report.
     return [float(x) for x in r["features"].split()]
-names = {"dsps": "DSPS", "bram18": "BRAM18", "luts": "LUTS", "ffs": "FFS"}
+names = {"dsps": "DSPS", "bram18": "BRAM18", "luts": "LUTS", "lutram": "LUTRAM", "ffs": "FFS"}
 fit = [r for r in rows if r["role"] == "fit"]
 held = [r for r in rows if r["role"] == "held-out"]
 X = np.array([features(r) for r in fit])
 print("// Fitted by scripts/fit_resources.sh on", len(fit), "configurations; features:")
 print("// [cpf x kpf, kpf, scratchpad Kbit, 1, pairs sharing a multiplier].")
+def target(r, k):
+    # LUT RAM: what hwgen does not derive (src/synth/model.rs adds that part back).
+    return float(r[k]) - (float(r["lutram_derived"]) if k == "lutram" else 0.0)
 for k, const in names.items():
-    y = np.array([float(r[k]) for r in fit])
+    y = np.array([target(r, k) for r in fit])
     w, *_ = np.linalg.lstsq(X, y, rcond=None)
     w = [round(v, 4) for v in w]
     print(f"pub const {const}: [f64; 5] = [{', '.join(repr(float(v)) for v in w)}];")
     errs = []
     for r in held:
-        p = float(np.dot(w, features(r)))
+        p = float(np.dot(w, features(r))) + float(r["lutram_derived"]) * (k == "lutram")
         a = float(r[k])
         errs.append(abs(p - a) / max(a, 1.0) * 100)
         print(f"//   held-out cpf={r['cpf']} depths={r['input_depth']}/{r['weight_depth']}/{r['accumulator_depth']}/{r['output_depth']} pack_macs={r['pack_macs']}: {k} model {p:.0f}, synthesis {a:.0f}")

@@ -75,7 +75,8 @@ kpf = 4
 /// Xilinx UltraScale+: DSP slices and block RAM appear (RAMB36 counted as two 18-Kbit
 /// blocks), the array's MACs per DSP are reported, and the resource model predicts the
 /// synthesized unit within the error its fit states on held-out designs (DSPs exactly,
-/// BRAM18 within 7%, LUTs and FFs within 1%; here with some margin: 10% and 3%).
+/// BRAM18 within 7%, LUTs and FFs within 3%, LUT RAM exactly; here with some margin: 10%,
+/// 3% and 5%). Its 128-row output buffer is in LUT RAM, which the model derives.
 #[test]
 fn xilinx_dsps_block_ram_and_the_resource_model() {
     if !have_tool("yosys", "synth xilinx") {
@@ -97,6 +98,7 @@ fn xilinx_dsps_block_ram_and_the_resource_model() {
     assert_eq!(m.dsps.round() as u64, u.total.dsps, "{m:?} {:?}", u.total);
     assert!(near(m.bram18, u.total.bram18, 0.10), "{m:?} {:?}", u.total);
     assert!(near(m.luts, u.total.luts, 0.03), "{m:?} {:?}", u.total);
+    assert!(near(m.lutram, u.total.lutram, 0.05), "{m:?} {:?}", u.total);
     assert!(near(m.ffs, u.total.ffs, 0.03), "{m:?} {:?}", u.total);
 }
 

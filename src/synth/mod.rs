@@ -151,6 +151,9 @@ pub struct UnitRow {
     /// The resource model's features of one of its engines (`model::features`), which
     /// `scripts/fit_resources.sh` fits on.
     pub model_features: [f64; 5],
+    /// The LUT RAM of one of its engines the model derives rather than fits
+    /// (`model::derived_lutram`); the fit takes it out of the synthesized LUT RAM first.
+    pub model_lutram_derived: f64,
     /// Why the resource model does not apply to the unit (xilinx).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_model: Option<String>,
@@ -511,6 +514,7 @@ fn report(
                 model: predicted.as_ref().and_then(|p| p.as_ref().ok()).copied(),
                 no_model: predicted.and_then(Result::err),
                 model_features: model::features(u, design.pack_macs),
+                model_lutram_derived: model::derived_lutram(u),
                 total: Resources::of(&cells),
             });
         }
