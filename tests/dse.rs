@@ -255,6 +255,48 @@ fn deterministic_for_a_seed() {
     assert_eq!(run(5, 1), run(5, 2));
 }
 
+/// Memory widths searched at once, each on a thread of its own, or one after another: the
+/// same best, runner-ups and counts, and the best is the better of each width searched
+/// alone.
+#[test]
+fn widths_at_once_or_in_turn() {
+    let t = small();
+    let space = Space {
+        sizes: vec![8, 16],
+        max_h: 3,
+        max_units: 3,
+    };
+    let budget = Budget {
+        dsps: 700,
+        bram18: 600,
+        bandwidth_gbs: 6.4,
+        luts: None,
+        ffs: None,
+    };
+    let run = |threads, widths: &[u32]| {
+        let o = Options {
+            threads,
+            iterations: 6,
+            ..options(budget, space.clone(), 3)
+        };
+        let (o, _) = dse::search_widths(&t.0, &t.1, "t.toml", &t.2, &o, widths, &mut |_, _| {})
+            .expect("search");
+        let points: Vec<(u32, Point)> = std::iter::once(&o.best)
+            .chain(&o.runner_ups)
+            .map(|s| (s.memory_width_bits, s.point.clone()))
+            .collect();
+        (
+            points,
+            (o.estimated, o.stages_scheduled),
+            o.best.cycles_per_round,
+        )
+    };
+    let both = run(2, &[32, 64]);
+    assert_eq!(both, run(1, &[32, 64]));
+    let alone = [run(1, &[32]).2, run(1, &[64]).2];
+    assert_eq!(both.2, alone.into_iter().min().unwrap());
+}
+
 fn hwgen(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_hwgen"))
         .args(args)

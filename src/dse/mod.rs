@@ -28,7 +28,7 @@
 //!   redistribution): 1 to 3 seeded random steps either way from the current point, grown
 //!   again, kept if better or, annealed, now and then if worse. *Polish*: every point one
 //!   step down from the best, grown again. Deterministic for a seed. Each memory width is
-//!   searched as a space of its own (`search_widths`).
+//!   searched as a space of its own, the widths at once (`search_widths`).
 
 use crate::compiler::{Estimate, Memo};
 use crate::design::Design;
@@ -599,8 +599,11 @@ pub fn search(ex: &mut Explorer, progress: &mut dyn FnMut(f64, &str)) -> Result<
 
 /// [`search`] once per memory width in `widths` (the template's when empty): each width
 /// its own space (a narrower beat allows smaller arrays and more ports for the same
-/// bandwidth). The best over all widths, the runner-ups among every width's, and the
-/// explorer that found the best (which writes its parameter file).
+/// bandwidth), the widths searched at once on threads of their own when the search has
+/// more than one (each search depends on its width alone, so the outcome is the same).
+/// The best over all widths, the runner-ups among every width's, and the explorer that
+/// found the best (which writes its parameter file). `progress` gets the mean of the
+/// widths' fractions done; the outcome's `seconds` are the whole search's.
 pub fn search_widths<'m>(
     template: &Design,
     src: &str,
@@ -608,25 +611,48 @@ pub fn search_widths<'m>(
     model: &'m Model,
     options: &Options,
     widths: &[u32],
-    progress: &mut dyn FnMut(f64, &str),
+    progress: &mut (dyn FnMut(f64, &str) + Send),
 ) -> Result<(Outcome, Explorer<'m>), String> {
+    let start = std::time::Instant::now();
     let own = [template.memory.data_width_bits];
     let widths = if widths.is_empty() { &own[..] } else { widths };
-    let mut found: Option<(Outcome, Explorer<'m>)> = None;
-    let mut others: Vec<Scored> = Vec::new();
-    let mut errors = Vec::new();
-    let n = widths.len() as f64;
-    for (k, &w) in widths.iter().enumerate() {
+    let n = widths.len();
+    let done = std::sync::Mutex::new((vec![0.0; n], progress));
+    let one = |k: usize| -> Result<(Outcome, Explorer<'m>), String> {
+        let w = widths[k];
         let mut t = template.clone();
         t.memory.data_width_bits = w;
         t.memory.bytes_per_cycle = w / 8;
         let mut ex = Explorer::new(&t, src, file, model, options.clone())?;
-        let mut each =
-            |f: f64, what: &str| progress((k as f64 + f) / n, &format!("{w}-bit memory: {what}"));
-        let out = match search(&mut ex, &mut each) {
-            Ok(o) => o,
+        let mut each = |f: f64, what: &str| {
+            let mut g = done.lock().unwrap_or_else(|p| p.into_inner());
+            let (fractions, progress) = &mut *g;
+            fractions[k] = f;
+            let mean = fractions.iter().sum::<f64>() / n as f64;
+            progress(mean, &format!("{w}-bit memory: {what}"));
+        };
+        let out = search(&mut ex, &mut each).map_err(|e| format!("with {w}-bit memory: {e}"))?;
+        Ok((out, ex))
+    };
+    let results: Vec<_> = match n > 1 && options.threads > 1 {
+        true => std::thread::scope(|s| {
+            let one = &one;
+            let handles: Vec<_> = (0..n).map(|k| s.spawn(move || one(k))).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        }),
+        false => (0..n).map(one).collect(),
+    };
+    let mut found: Option<(Outcome, Explorer<'m>)> = None;
+    let mut others: Vec<Scored> = Vec::new();
+    let mut errors = Vec::new();
+    for r in results {
+        let (out, ex) = match r {
+            Ok(x) => x,
             Err(e) => {
-                errors.push(format!("with {w}-bit memory: {e}"));
+                errors.push(e);
                 continue;
             }
         };
@@ -646,12 +672,12 @@ pub fn search_widths<'m>(
                 win.invalid += lose.invalid;
                 win.stages_scheduled += lose.stages_scheduled;
                 win.stages_reused += lose.stages_reused;
-                win.seconds += lose.seconds;
                 found = Some((win, wex));
             }
         }
     }
     let (mut out, ex) = found.ok_or_else(|| errors.join("; "))?;
+    out.seconds = start.elapsed().as_secs_f64();
     others.append(&mut out.runner_ups);
     others.sort_by(order);
     out.runner_ups = others.into_iter().take(options.runner_ups).collect();
