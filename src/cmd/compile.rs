@@ -252,15 +252,12 @@ fn estimate(
     );
     match hwgen::synth::model::design(design) {
         Ok(r) => println!(
-            "  resource model (Xilinx UltraScale+, src/synth/model.rs): {:.0} DSP48E2, {:.0} BRAM18, {:.0} LUTs{}, {:.0} FFs",
+            "  resource model (Xilinx UltraScale+, src/synth/model.rs): {:.0} DSP48E2, {:.0} BRAM18, {:.0} LUTs ({:.0} logic, {:.0} LUT RAM: FIFOs, small output buffers, hand-off buffers), {:.0} FFs",
             r.dsps,
             r.bram18,
+            r.luts + r.lutram,
             r.luts,
-            if r.lutram > 0.0 {
-                format!(" (+{:.0} as hand-off LUT RAM)", r.lutram)
-            } else {
-                String::new()
-            },
+            r.lutram,
             r.ffs
         ),
         Err(why) => println!("  no resource model: {why}"),
