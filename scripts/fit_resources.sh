@@ -104,17 +104,18 @@ held = [r for r in rows if r["role"] == "held-out"]
 X = np.array([features(r) for r in fit])
 print("// Fitted by scripts/fit_resources.sh on", len(fit), "configurations; features:")
 print("// [cpf x kpf, kpf, scratchpad Kbit, 1, pairs sharing a multiplier].")
-def target(r, k):
-    # LUT RAM: what hwgen does not derive (src/synth/model.rs adds that part back).
-    return float(r[k]) - (float(r["lutram_derived"]) if k == "lutram" else 0.0)
+def derived(r, k):
+    # The part of resource k that hwgen derives rather than fits (model::derived_lutram,
+    # LUT RAM only): taken out of the synthesized count for the fit, added back to predict.
+    return float(r["lutram_derived"]) if k == "lutram" else 0.0
 for k, const in names.items():
-    y = np.array([target(r, k) for r in fit])
+    y = np.array([float(r[k]) - derived(r, k) for r in fit])
     w, *_ = np.linalg.lstsq(X, y, rcond=None)
     w = [round(v, 4) for v in w]
     print(f"pub const {const}: [f64; 5] = [{', '.join(repr(float(v)) for v in w)}];")
     errs = []
     for r in held:
-        p = float(np.dot(w, features(r))) + float(r["lutram_derived"]) * (k == "lutram")
+        p = float(np.dot(w, features(r))) + derived(r, k)
         a = float(r[k])
         errs.append(abs(p - a) / max(a, 1.0) * 100)
         print(f"//   held-out cpf={r['cpf']} depths={r['input_depth']}/{r['weight_depth']}/{r['accumulator_depth']}/{r['output_depth']} pack_macs={r['pack_macs']}: {k} model {p:.0f}, synthesis {a:.0f}")

@@ -16,6 +16,8 @@ hw=$PWD/target/release/hwgen
 in=target/dse_table4
 out=target/synth_table4
 mkdir -p "$out"
+# A report is written whole or not at all (a killed synthesis leaves no partial one).
+trap 'rm -f "$out"/case*.json.tmp' EXIT
 cases=("$@")
 if [ ${#cases[@]} -eq 0 ]; then
   for f in "$in"/case*.toml; do
@@ -23,6 +25,9 @@ if [ ${#cases[@]} -eq 0 ]; then
     n=${f##*/case}; cases+=("${n%.toml}")
   done
 fi
+for n in "${cases[@]}"; do
+  [[ "$n" =~ ^[1-5]$ ]] || { echo "case '$n': Table IV has cases 1 to 5; give e.g. scripts/synth_table4.sh 1 4" >&2; exit 2; }
+done
 rows=()
 for n in "${cases[@]}"; do
   toml=$in/case$n.toml

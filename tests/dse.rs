@@ -60,6 +60,18 @@ fn options(budget: Budget, space: Space, seed: u64) -> Options {
     }
 }
 
+/// A budget of `dsps` DSPs and `bram18` BRAM18 at 6.4 GB/s, LUTs and flip-flops
+/// unbudgeted.
+fn budget_of(dsps: u64, bram18: u64) -> Budget {
+    Budget {
+        dsps,
+        bram18,
+        bandwidth_gbs: 6.4,
+        luts: None,
+        ffs: None,
+    }
+}
+
 fn search(t: &(Design, String, Model), o: Options) -> (dse::Outcome, Explorer<'_>) {
     let mut ex = Explorer::new(&t.0, &t.1, "t.toml", &t.2, o).expect("explorer");
     let out = dse::search(&mut ex, &mut |_, _| {}).expect("search");
@@ -130,13 +142,7 @@ fn finds_the_brute_force_optimum_on_small_spaces() {
         (&sm, space(3, 2), vec![400, 900, 1300]),
     ];
     for (t, space, dsps) in cases {
-        let all = Budget {
-            dsps: u64::MAX,
-            bram18: u64::MAX,
-            bandwidth_gbs: 6.4,
-            luts: None,
-            ffs: None,
-        };
+        let all = budget_of(u64::MAX, u64::MAX);
         let mut ex =
             Explorer::new(&t.0, &t.1, "t.toml", &t.2, options(all, space.clone(), 1)).unwrap();
         let points = every_point(&space, t.0.branches.len());
@@ -151,13 +157,7 @@ fn finds_the_brute_force_optimum_on_small_spaces() {
             let best = scored.iter().filter(|s| s.dsps <= d).min_by_key(|s| key(s));
             let best = best.expect("a point within budget");
             for seed in [1, 7] {
-                let budget = Budget {
-                    dsps: d,
-                    bram18: 10_000,
-                    bandwidth_gbs: 6.4,
-                    luts: None,
-                    ffs: None,
-                };
+                let budget = budget_of(d, 10_000);
                 let (out, _) = search(t, options(budget, space.clone(), seed));
                 assert_eq!(
                     key(&out.best),
@@ -228,13 +228,7 @@ fn deterministic_for_a_seed() {
         max_h: 4,
         max_units: 3,
     };
-    let budget = Budget {
-        dsps: 900,
-        bram18: 1000,
-        bandwidth_gbs: 6.4,
-        luts: None,
-        ffs: None,
-    };
+    let budget = budget_of(900, 1000);
     let run = |seed, threads| {
         let o = Options {
             threads,
@@ -266,13 +260,7 @@ fn widths_at_once_or_in_turn() {
         max_h: 3,
         max_units: 3,
     };
-    let budget = Budget {
-        dsps: 700,
-        bram18: 600,
-        bandwidth_gbs: 6.4,
-        luts: None,
-        ffs: None,
-    };
+    let budget = budget_of(700, 600);
     let run = |threads, widths: &[u32]| {
         let o = Options {
             threads,
@@ -437,13 +425,7 @@ fn the_memo_gives_the_fresh_estimate() {
         max_h: 2,
         max_units: 1,
     };
-    let all = Budget {
-        dsps: u64::MAX,
-        bram18: u64::MAX,
-        bandwidth_gbs: 6.4,
-        luts: None,
-        ffs: None,
-    };
+    let all = budget_of(u64::MAX, u64::MAX);
     let mut ex = Explorer::new(&t.0, &t.1, "t.toml", &t.2, options(all, space.clone(), 1)).unwrap();
     let mut checked = 0;
     for p in every_point(&space, t.0.branches.len()) {

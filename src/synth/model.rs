@@ -8,10 +8,17 @@
 //! the array's MACs (cpf x kpf), the output lanes (kpf: the vector unit's
 //! requantization), the scratchpads' Kbit (input, weight, both accumulator banks,
 //! output), a constant (control, load/store units and the instruction queue at the
-//! default `imem_depth`), and the pairs of MACs that share one multiplier (cpf x kpf / 2 under `[array] pack_macs`, else 0). It covers the units F-CAD's
-//! decoder needs (integer datatypes, the vector unit's requantization, bias and
-//! activations); a window unit (depthwise convolution and pooling) and a row unit
-//! (transformers) are not in it, and `engine` refuses units with one.
+//! default `imem_depth`), and the pairs of MACs that share one multiplier (cpf x kpf / 2
+//! under `[array] pack_macs`, else 0). It covers the units F-CAD's decoder needs (integer
+//! datatypes, the vector unit's requantization, bias and activations); a window unit
+//! (depthwise convolution and pooling) and a row unit (transformers) are not in it, and
+//! `engine` refuses units with one.
+//!
+//! What it does not see (`scripts/synth_table4.sh` on the Table IV designs): the samples
+//! are int8 with a memory beat as wide as an array row, so wider integers are extrapolated
+//! (int16 designs synthesized to 20% more LUTs and 32% more FFs than it said) and a unit
+//! whose rows span two beats takes about 5% more LUTs; and `design` leaves out the top
+//! level.
 //!
 //! Synthesis maps one 8-bit MAC to one DSP48E2 (DSPS: one per MAC, two per output lane for
 //! the requantization multiply, one in the load unit); with `pack_macs` two MACs share
@@ -38,9 +45,11 @@ pub const FFS: [f64; 5] = [67.9991, 276.9468, -0.43, 2165.5491, 16.7601];
 pub struct Predicted {
     pub dsps: f64,
     pub bram18: f64,
-    /// Logic LUTs, and LUTs used as memory (the engine's FIFOs, an output buffer of at
-    /// most `LUTRAM_OUTPUT_DEPTH` rows, the hand-off buffers).
+    /// Logic LUTs.
     pub luts: f64,
+    /// LUTs used as memory: the engine's FIFOs, an output buffer of at most
+    /// `LUTRAM_OUTPUT_DEPTH` rows, a hand-off buffer of at most 64 beats. A part's LUTs
+    /// hold both (budgets add them).
     pub lutram: f64,
     pub ffs: f64,
 }
@@ -171,8 +180,9 @@ pub fn replica(design: &Design, u: &Unit) -> Result<Predicted, String> {
     })
 }
 
-/// Every engine of `design` (the top level's links and arbiters are left out: a few
-/// hundred LUTs, no DSP or block RAM).
+/// Every engine of `design`. The top level (stream links' FIFOs, memory arbiters, CSRs)
+/// is left out: no DSP or block RAM, but 3,900 to 8,100 logic LUTs and 660 to 1,220 of LUT
+/// RAM on the Table IV designs' 11 to 22 engines (`scripts/synth_table4.sh`).
 pub fn design(design: &Design) -> Result<Predicted, String> {
     let mut p = Predicted::default();
     for (_, u, _) in design.cores() {
