@@ -251,15 +251,19 @@ fn estimate(
         e.macs_per_frame
     );
     match hwgen::synth::model::design(design) {
-        Ok(r) => println!(
-            "  resource model (Xilinx UltraScale+, src/synth/model.rs): {:.0} DSP48E2, {:.0} BRAM18, {:.0} LUTs ({:.0} logic, {:.0} LUT RAM: FIFOs, small output buffers, hand-off buffers), {:.0} FFs",
-            r.dsps,
-            r.bram18,
-            r.luts + r.lutram,
-            r.luts,
-            r.lutram,
-            r.ffs
-        ),
+        Ok(r) => {
+            let top = hwgen::synth::model::top(design);
+            println!(
+                "  resource model (Xilinx UltraScale+, src/synth/model.rs): {:.0} DSP48E2, {:.0} BRAM18, {:.0} LUTs ({:.0} logic, {:.0} LUT RAM: FIFOs, small output buffers, hand-off buffers; {:.0} of the LUTs in the top level's links, arbiters and CSRs), {:.0} FFs",
+                r.dsps,
+                r.bram18,
+                r.luts + r.lutram,
+                r.luts,
+                r.lutram,
+                top.luts + top.lutram,
+                r.ffs
+            )
+        }
         Err(why) => println!("  no resource model: {why}"),
     }
     Ok(())

@@ -150,7 +150,7 @@ pub struct UnitRow {
     pub model: Option<model::Predicted>,
     /// The resource model's features of one of its engines (`model::features`), which
     /// `scripts/fit_resources.sh` fits on.
-    pub model_features: [f64; 5],
+    pub model_features: [f64; model::FEATURES],
     /// The LUT RAM of one of its engines the model derives rather than fits
     /// (`model::derived_lutram`); the fit takes it out of the synthesized LUT RAM first.
     pub model_lutram_derived: f64,
@@ -175,6 +175,12 @@ pub struct Report {
     pub units: Vec<UnitRow>,
     /// What is outside every unit's cores: links, joins, arbiters, CSRs.
     pub top_overhead: Resources,
+    /// What the resource model predicts for the top overhead (xilinx, whole design).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_model: Option<model::Predicted>,
+    /// The resource model's features of the top level (`model::top_features`), which
+    /// `scripts/fit_resources.sh` fits on.
+    pub top_features: [f64; model::TOP_FEATURES],
     pub modules: Vec<ModuleRow>,
     /// Every leaf cell type of the whole design and its count.
     pub cells: Cells,
@@ -513,7 +519,7 @@ fn report(
                 macs_per_dsp: (array_dsps > 0).then(|| macs as f64 / array_dsps as f64),
                 model: predicted.as_ref().and_then(|p| p.as_ref().ok()).copied(),
                 no_model: predicted.and_then(Result::err),
-                model_features: model::features(u, design.pack_macs),
+                model_features: model::features(design, u),
                 model_lutram_derived: model::derived_lutram(u),
                 total: Resources::of(&cells),
             });
@@ -547,6 +553,8 @@ fn report(
         total: Resources::of(total_cells),
         units,
         top_overhead: Resources::of(&overhead),
+        top_model: (target == Target::Xilinx && top == TOP).then(|| model::top(design)),
+        top_features: model::top_features(design),
         modules: modules.into_values().collect(),
         cells: total_cells.clone(),
         place_and_route: None,

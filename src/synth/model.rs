@@ -33,11 +33,15 @@ use crate::design::{Design, Unit, VectorOps};
 // packed): DSPs exact, BRAM18 mean 4.0% max 6.5%, LUTs 1.1% / 2.6%, LUT RAM exact (once
 // `derived_lutram` is taken out), FFs 0.7% / 1.2%.
 // Features: [cpf x kpf, kpf, scratchpad Kbit, 1, pairs sharing a multiplier].
-pub const DSPS: [f64; 5] = [1.0, 2.0, -0.0, 1.0, -1.0];
-pub const BRAM18: [f64; 5] = [-0.0208, 2.4167, 0.0256, 14.3333, -0.0];
-pub const LUTS: [f64; 5] = [34.1152, 1287.388, 0.1617, 1959.8683, 4.0824];
-pub const LUTRAM: [f64; 5] = [0.0, 14.0, -0.0, 696.0, -0.0];
-pub const FFS: [f64; 5] = [67.9991, 276.9468, -0.43, 2165.5491, 16.7601];
+pub const DSPS: [f64; FEATURES] = [1.0, 2.0, -0.0, 1.0, -1.0, 0.0, 0.0];
+pub const BRAM18: [f64; FEATURES] = [-0.0208, 2.4167, 0.0256, 14.3333, -0.0, 0.0, 0.0];
+pub const LUTS: [f64; FEATURES] = [34.1152, 1287.388, 0.1617, 1959.8683, 4.0824, 0.0, 0.0];
+pub const LUTRAM: [f64; FEATURES] = [0.0, 14.0, -0.0, 696.0, -0.0, 0.0, 0.0];
+pub const FFS: [f64; FEATURES] = [67.9991, 276.9468, -0.43, 2165.5491, 16.7601, 0.0, 0.0];
+// The top level (`top_features`), fitted on its share of multi-engine designs.
+pub const TOP_LUTS: [f64; TOP_FEATURES] = [0.0, 0.0, 0.0, 0.0, 0.0];
+pub const TOP_LUTRAM: [f64; TOP_FEATURES] = [0.0, 0.0, 0.0, 0.0, 0.0];
+pub const TOP_FFS: [f64; TOP_FEATURES] = [0.0, 0.0, 0.0, 0.0, 0.0];
 // END FITTED
 
 /// The resources the model predicts.
@@ -54,28 +58,76 @@ pub struct Predicted {
     pub ffs: f64,
 }
 
-/// The model's features of one engine of unit `u`, whose MACs share multipliers in pairs
-/// when `packed` (`Design::pack_macs`).
-pub fn features(u: &Unit, packed: bool) -> [f64; 5] {
+/// How many features an engine has (`features`).
+pub const FEATURES: usize = 7;
+
+/// The model's features of one engine of unit `u` of design `d`: the array's MACs, the
+/// output lanes, the scratchpads' Kbit, a constant, the pairs of MACs sharing one
+/// multiplier (`pack_macs`), the MACs' operand bits beyond two 8-bit operands (in 8-bit
+/// MACs: 1 per MAC for int16 x int16), and the bits of input, weight and output rows
+/// beyond one memory beat (rows the load and store units move in several beats).
+pub fn features(d: &Design, u: &Unit) -> [f64; FEATURES] {
     let b = &u.buffers;
     let rows = |depth: u32, bits: u32| u64::from(depth) * u64::from(bits);
     let bits = rows(b.input_depth, u.input_row_bits())
         + rows(b.weight_depth, u.weight_row_bits())
         + u64::from(u.acc_banks()) * rows(b.accumulator_depth, u.acc_row_bits())
         + rows(b.output_depth, u.output_row_bits());
+    let macs = f64::from(u.cpf * u.kpf);
+    let operand_bits = f64::from(u.datatype.input_type().bits + u.datatype.weight_type().bits);
+    let beat = d.memory.data_width_bits;
+    let beyond = [
+        u.input_row_bits(),
+        u.weight_row_bits(),
+        u.output_row_bits(),
+    ]
+    .iter()
+    .map(|&w| w.saturating_sub(beat))
+    .sum::<u32>();
     [
-        f64::from(u.cpf * u.kpf),
+        macs,
         f64::from(u.kpf),
         bits as f64 / 1024.0,
         1.0,
-        match packed {
+        match d.pack_macs {
             true => f64::from(u.cpf * u.kpf / 2),
             false => 0.0,
         },
+        macs * (operand_bits - 16.0).max(0.0) / 16.0,
+        f64::from(beyond),
     ]
 }
 
-fn dot(w: &[f64; 5], x: &[f64; 5]) -> f64 {
+/// How many features the top level has (`top_features`).
+pub const TOP_FEATURES: usize = 5;
+
+/// The address width of every memory request (`MEM_ADDR_W` in `hwgen_top`).
+const MEM_ADDR_BITS: u32 = 32;
+
+/// The model's features of design `d`'s top level (what is outside its engines: the
+/// stream links' FIFOs, the memory arbiters, the CSRs): the engines (each one's CSRs,
+/// counters and stream ends), the request bits the arbiters multiplex (engine e uses port
+/// e mod ports, so the ports merge engines - ports requests of an address and a beat
+/// each beyond their first), the links' FIFO Kbit, the ports, and a constant.
+pub fn top_features(d: &Design) -> [f64; TOP_FEATURES] {
+    let engines = d.cores().len() as u32;
+    let ports = d.memory.ports.min(engines.max(1));
+    let w = d.memory.data_width_bits;
+    let fifo_bits: u64 = d
+        .links()
+        .iter()
+        .map(|l| u64::from(l.depth) * u64::from(w))
+        .sum();
+    [
+        f64::from(engines),
+        f64::from((engines - ports) * (w + MEM_ADDR_BITS + 1)),
+        fifo_bits as f64 / 1024.0,
+        f64::from(ports),
+        1.0,
+    ]
+}
+
+fn dot<const N: usize>(w: &[f64; N], x: &[f64; N]) -> f64 {
     w.iter().zip(x).map(|(a, b)| a * b).sum::<f64>().max(0.0)
 }
 
@@ -89,10 +141,10 @@ pub const FITTED_VECTOR: VectorOps = VectorOps {
     add: false,
 };
 
-/// One engine of unit `u` in a design whose vector unit has `ops` (and whose MACs share
-/// multipliers in pairs when `packed`); an error says why the unit is outside what the
+/// One engine of unit `u` of design `d`; an error says why the unit is outside what the
 /// model was fitted on.
-pub fn engine(ops: &VectorOps, packed: bool, u: &Unit) -> Result<Predicted, String> {
+pub fn engine(d: &Design, u: &Unit) -> Result<Predicted, String> {
+    let ops = &d.vector;
     if *ops != FITTED_VECTOR {
         return Err(format!(
             "the model is fitted on the vector ops {} only; this design's are {}",
@@ -114,7 +166,7 @@ pub fn engine(ops: &VectorOps, packed: bool, u: &Unit) -> Result<Predicted, Stri
     {
         return Err("the model is fitted on integer datatypes".to_string());
     }
-    let x = features(u, packed);
+    let x = features(d, u);
     Ok(Predicted {
         dsps: dot(&DSPS, &x),
         bram18: dot(&BRAM18, &x),
@@ -171,7 +223,7 @@ const LUTRAM_DEPTH: u32 = 64;
 
 /// One replica of unit `u` of `design`: its engine and its hand-off buffer.
 pub fn replica(design: &Design, u: &Unit) -> Result<Predicted, String> {
-    let e = engine(&design.vector, design.pack_macs, u)?;
+    let e = engine(design, u)?;
     let b = handoff_buffer(u.handoff_depth, design.memory.data_width_bits);
     Ok(Predicted {
         bram18: e.bram18 + b.bram18,
@@ -180,11 +232,21 @@ pub fn replica(design: &Design, u: &Unit) -> Result<Predicted, String> {
     })
 }
 
-/// Every engine of `design`. The top level (stream links' FIFOs, memory arbiters, CSRs)
-/// is left out: no DSP or block RAM, but 3,900 to 8,100 logic LUTs and 660 to 1,220 of LUT
-/// RAM on the Table IV designs' 11 to 22 engines (`scripts/synth_table4.sh`).
+/// The top level of `design` (stream links' FIFOs, memory arbiters, CSRs): no DSP or
+/// block RAM; logic LUTs, LUT RAM and flip-flops linear in `top_features`.
+pub fn top(design: &Design) -> Predicted {
+    let x = top_features(design);
+    Predicted {
+        luts: dot(&TOP_LUTS, &x),
+        lutram: dot(&TOP_LUTRAM, &x),
+        ffs: dot(&TOP_FFS, &x),
+        ..Predicted::default()
+    }
+}
+
+/// The whole of `design`: every engine and the top level.
 pub fn design(design: &Design) -> Result<Predicted, String> {
-    let mut p = Predicted::default();
+    let mut p = top(design);
     for (_, u, _) in design.cores() {
         let e = replica(design, u)?;
         p.dsps += e.dsps;
@@ -224,12 +286,18 @@ mod tests {
         let src = "name = \"m\"\n[datatype]\ninput = \"int8\"\nweight = \"int8\"\naccumulator = \"int32\"\noutput = \"int8\"\n[buffers]\ninput_depth = 256\nweight_depth = 256\naccumulator_depth = 128\noutput_depth = 128\n[memory]\ndata_width_bits = 64\n[[branch]]\nname = \"b\"\n[[branch.unit]]\nname = \"u\"\ncpf = 8\nkpf = 8\n";
         let d = crate::config::parse_str(src, "m.toml", "m").unwrap();
         let u = &d.branches[0].units[0];
-        assert_eq!(features(u, false), [64.0, 8.0, 104.0, 1.0, 0.0]);
-        assert_eq!(features(u, true), [64.0, 8.0, 104.0, 1.0, 32.0]);
-        assert!(engine(&d.vector, false, u)
-            .unwrap_err()
-            .contains("vector ops"));
-        let p = engine(&FITTED_VECTOR, false, u).unwrap();
+        let fitted = Design {
+            vector: FITTED_VECTOR,
+            ..d.clone()
+        };
+        let packed = Design {
+            pack_macs: true,
+            ..fitted.clone()
+        };
+        assert_eq!(features(&d, u), [64.0, 8.0, 104.0, 1.0, 0.0, 0.0, 0.0]);
+        assert_eq!(features(&packed, u), [64.0, 8.0, 104.0, 1.0, 32.0, 0.0, 0.0]);
+        assert!(engine(&d, u).unwrap_err().contains("vector ops"));
+        let p = engine(&fitted, u).unwrap();
         assert_eq!(p.dsps.round(), 81.0);
         // Synthesis: 35 BRAM18, 14371 LUTs, 968 LUTs of LUT RAM (the 128-row output
         // buffer's 160, derived, and 808 for the FIFOs), 8695 FFs; the fit leaves a
@@ -239,25 +307,23 @@ mod tests {
         assert_eq!(derived_lutram(u), 160.0);
         assert_eq!(p.lutram.round(), 968.0);
         assert!((p.ffs - 8695.0).abs() <= 0.02 * 8695.0, "{p:?}");
-        let fitted = Design {
-            vector: FITTED_VECTOR,
-            ..d.clone()
-        };
+        // One engine on one port: no request to multiplex, no link.
+        assert_eq!(top_features(&fitted), [1.0, 0.0, 0.0, 1.0, 1.0]);
         assert_eq!(design(&fitted).unwrap().dsps.round(), 81.0);
         // Packed: the array's 64 MACs on 32 DSPs, 16 + 1 besides them (hand count; the
         // packed held-out 8x8 unit of the fit synthesizes to 49).
-        assert_eq!(engine(&FITTED_VECTOR, true, u).unwrap().dsps.round(), 49.0);
-        let packed = Design {
-            pack_macs: true,
-            ..fitted
-        };
+        assert_eq!(engine(&packed, u).unwrap().dsps.round(), 49.0);
         assert_eq!(design(&packed).unwrap().dsps.round(), 49.0);
         // A row unit (and the zero-point correction that comes with it) is outside the fit.
         let rows =
             crate::config::parse_str(&format!("{src}\n[rows]\nenabled = true\n"), "m.toml", "m")
                 .unwrap();
-        let with_rows = &rows.branches[0].units[0];
-        assert!(engine(&FITTED_VECTOR, false, with_rows)
+        let with_rows = &rows.branches[0].units[0].clone();
+        let rows = Design {
+            vector: FITTED_VECTOR,
+            ..rows
+        };
+        assert!(engine(&rows, with_rows)
             .unwrap_err()
             .contains("row unit"));
     }
