@@ -26,22 +26,33 @@
 
 use crate::design::{Design, Unit, VectorOps};
 
-// FITTED by scripts/fit_resources.sh (Yosys 0.23, synth_xilinx -family xcup) on 8
-// one-unit int8 designs (cpf = kpf 4, 8, 16; scratchpads 256/256/128/128 and
+// FITTED by scripts/fit_resources.sh (Yosys 0.23, synth_xilinx -family xcup) on 14
+// one-unit designs (the 8 int8 ones below, and int16 4x4/8x8/16x16 and int8 units whose
+// rows span two beats; held-out now also int16 16x16 and 8x8 and a packed 16x16 on 64-bit
+// memory: LUTs 1.5% mean / 4.0% max, LUT RAM 2.6% / 7.2%, FFs 0.7% / 1.4%, BRAM18 4.8% /
+// 11.2%, DSPs exact). The top level on 8 multi-engine designs; held out (a decoder-shaped
+// 9-engine design, 12 engines on 12 ports) it under-predicts LUTs by 19-25% and LUT RAM by
+// 21-25%: its features do not yet capture the arbiters and link FIFOs well. Earlier fit, int8 only:
+// 8 one-unit int8 designs (cpf = kpf 4, 8, 16; scratchpads 256/256/128/128 and
 // 1024/1024/512/512 rows; three of them with pack_macs); error on 5 held-out designs (4 and
 // 1024/1024/512/512, 8 and 512/512/256/256, 16 and 512/1024/256/512; the last two also
 // packed): DSPs exact, BRAM18 mean 4.0% max 6.5%, LUTs 1.1% / 2.6%, LUT RAM exact (once
 // `derived_lutram` is taken out), FFs 0.7% / 1.2%.
-// Features: [cpf x kpf, kpf, scratchpad Kbit, 1, pairs sharing a multiplier].
-pub const DSPS: [f64; FEATURES] = [1.0, 2.0, -0.0, 1.0, -1.0, 0.0, 0.0];
-pub const BRAM18: [f64; FEATURES] = [-0.0208, 2.4167, 0.0256, 14.3333, -0.0, 0.0, 0.0];
-pub const LUTS: [f64; FEATURES] = [34.1152, 1287.388, 0.1617, 1959.8683, 4.0824, 0.0, 0.0];
-pub const LUTRAM: [f64; FEATURES] = [0.0, 14.0, -0.0, 696.0, -0.0, 0.0, 0.0];
-pub const FFS: [f64; FEATURES] = [67.9991, 276.9468, -0.43, 2165.5491, 16.7601, 0.0, 0.0];
+// Features: [cpf x kpf, kpf, scratchpad Kbit, 1, pairs sharing a multiplier, operand bits
+// beyond 8 + 8 per 16 (per MAC), row bits beyond a beat].
+pub const DSPS: [f64; FEATURES] = [1.0, 2.0, 0.0, 1.0, -1.0, 0.0, 0.0];
+pub const BRAM18: [f64; FEATURES] = [-0.0382, 2.7025, 0.0279, 13.6309, -0.0019, 0.0388, -0.0083];
+pub const LUTS: [f64; FEATURES] = [
+    30.5295, 1361.8566, -0.0984, 1782.6527, 3.6019, 40.0527, -1.6901,
+];
+pub const LUTRAM: [f64; FEATURES] = [-0.1592, 17.1746, -0.0085, 699.1731, -0.117, 1.1534, -0.5757];
+pub const FFS: [f64; FEATURES] = [
+    67.5991, 286.057, -0.4838, 2158.6076, 16.5329, 50.6637, 0.0315,
+];
 // The top level (`top_features`), fitted on its share of multi-engine designs.
-pub const TOP_LUTS: [f64; TOP_FEATURES] = [0.0, 0.0, 0.0, 0.0, 0.0];
-pub const TOP_LUTRAM: [f64; TOP_FEATURES] = [0.0, 0.0, 0.0, 0.0, 0.0];
-pub const TOP_FFS: [f64; TOP_FEATURES] = [0.0, 0.0, 0.0, 0.0, 0.0];
+pub const TOP_LUTS: [f64; TOP_FEATURES] = [338.015, -1.246, 161.3226, -210.0139, 889.4853];
+pub const TOP_LUTRAM: [f64; TOP_FEATURES] = [-13.6464, 0.3497, 97.8381, 23.8416, -17.1177];
+pub const TOP_FFS: [f64; TOP_FEATURES] = [42.187, -0.1152, 40.6644, 10.4932, 101.2734];
 // END FITTED
 
 /// The resources the model predicts.
@@ -76,14 +87,10 @@ pub fn features(d: &Design, u: &Unit) -> [f64; FEATURES] {
     let macs = f64::from(u.cpf * u.kpf);
     let operand_bits = f64::from(u.datatype.input_type().bits + u.datatype.weight_type().bits);
     let beat = d.memory.data_width_bits;
-    let beyond = [
-        u.input_row_bits(),
-        u.weight_row_bits(),
-        u.output_row_bits(),
-    ]
-    .iter()
-    .map(|&w| w.saturating_sub(beat))
-    .sum::<u32>();
+    let beyond = [u.input_row_bits(), u.weight_row_bits(), u.output_row_bits()]
+        .iter()
+        .map(|&w| w.saturating_sub(beat))
+        .sum::<u32>();
     [
         macs,
         f64::from(u.kpf),
@@ -295,7 +302,10 @@ mod tests {
             ..fitted.clone()
         };
         assert_eq!(features(&d, u), [64.0, 8.0, 104.0, 1.0, 0.0, 0.0, 0.0]);
-        assert_eq!(features(&packed, u), [64.0, 8.0, 104.0, 1.0, 32.0, 0.0, 0.0]);
+        assert_eq!(
+            features(&packed, u),
+            [64.0, 8.0, 104.0, 1.0, 32.0, 0.0, 0.0]
+        );
         assert!(engine(&d, u).unwrap_err().contains("vector ops"));
         let p = engine(&fitted, u).unwrap();
         assert_eq!(p.dsps.round(), 81.0);
@@ -305,7 +315,7 @@ mod tests {
         assert!((p.bram18 - 35.0).abs() <= 0.07 * 35.0, "{p:?}");
         assert!((p.luts - 14371.0).abs() <= 0.03 * 14371.0, "{p:?}");
         assert_eq!(derived_lutram(u), 160.0);
-        assert_eq!(p.lutram.round(), 968.0);
+        assert!((p.lutram - 968.0).abs() <= 0.05 * 968.0, "{p:?}");
         assert!((p.ffs - 8695.0).abs() <= 0.02 * 8695.0, "{p:?}");
         // One engine on one port: no request to multiplex, no link.
         assert_eq!(top_features(&fitted), [1.0, 0.0, 0.0, 1.0, 1.0]);
@@ -323,8 +333,6 @@ mod tests {
             vector: FITTED_VECTOR,
             ..rows
         };
-        assert!(engine(&rows, with_rows)
-            .unwrap_err()
-            .contains("row unit"));
+        assert!(engine(&rows, with_rows).unwrap_err().contains("row unit"));
     }
 }
